@@ -1,0 +1,25 @@
+// Small file helpers with Status errors that name the path.
+#ifndef LOCKSTEP_COMMON_FILES_H_
+#define LOCKSTEP_COMMON_FILES_H_
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace lockstep {
+
+absl::StatusOr<std::string> ReadFileToString(const std::string& path);
+
+// Writes `content` to `path` so that a reader sees the old file or the whole
+// new one, never a part: write to "<path>.tmp.<pid>", fsync, rename, fsync
+// the directory.
+absl::Status WriteFileAtomically(const std::string& path, std::string_view content);
+
+// Hex SHA-256 of `data` (OpenSSL EVP).
+std::string Sha256Hex(std::string_view data);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_COMMON_FILES_H_
