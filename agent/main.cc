@@ -1,1 +1,151 @@
-int main() { return 0; }
+// lockstep-agent: runs on every client, OSS and MDS node; does what its
+// controller asks within what its operator allowed (--root, --role).
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "agent/agent_core.h"
+#include "agent/agent_service.h"
+#include "common/log.h"
+#include "common/names.h"
+#include "common/net.h"
+#include <grpcpp/grpcpp.h>
+
+ABSL_FLAG(std::string, listen, "0.0.0.0:7070", "address to listen on, HOST:PORT (PORT 0 = any)");
+ABSL_FLAG(std::vector<std::string>, root, {},
+          "directory below which the agent may create files; repeat or comma-separate");
+ABSL_FLAG(std::string, role, "client", "client | oss | mds");
+ABSL_FLAG(bool, insecure, false, "plaintext gRPC, allowed only on a loopback listen address");
+ABSL_FLAG(uint32_t, default_lease_ms, 5000, "lease when a controller asks for none");
+ABSL_FLAG(bool, allow_drop_caches, true, "let controllers sync and drop this host's caches");
+
+namespace lockstep {
+namespace {
+
+// absl keeps only the last of repeated flags; --root may be repeated.
+std::vector<std::string> TakeRoots(int* argc, char** argv) {
+  std::vector<std::string> roots;
+  int out = 1;
+  for (int i = 1; i < *argc; ++i) {
+    std::string a = argv[i];
+    if ((a == "--root" || a == "-root") && i + 1 < *argc) {
+      roots.push_back(argv[++i]);
+    } else if (absl::StartsWith(a, "--root=") || absl::StartsWith(a, "-root=")) {
+      for (auto part : absl::StrSplit(a.substr(a.find('=') + 1), ',', absl::SkipEmpty())) {
+        roots.emplace_back(part);
+      }
+    } else {
+      argv[out++] = argv[i];
+    }
+  }
+  *argc = out;
+  return roots;
+}
+
+int Main(int argc, char** argv) {
+  SetLogTag("lockstep-agent");
+  absl::SetProgramUsageMessage(
+      "lockstep-agent --listen HOST:PORT --root DIR [--root DIR ...] [--role client|oss|mds] "
+      "[--insecure]");
+  std::vector<std::string> roots = TakeRoots(&argc, argv);
+  absl::ParseCommandLine(argc, argv);
+  for (const auto& r : absl::GetFlag(FLAGS_root)) roots.push_back(r);
+
+  AgentOptions options;
+  std::string role = absl::GetFlag(FLAGS_role);
+  if (auto parsed = ParseRole(role)) {
+    options.role = *parsed;
+  } else {
+    std::fprintf(stderr, "lockstep-agent: --role %s is not one of client, oss, mds\n", role.c_str());
+    return 2;
+  }
+  options.roots = roots;
+  options.default_lease_ms = absl::GetFlag(FLAGS_default_lease_ms);
+  options.allow_drop_caches = absl::GetFlag(FLAGS_allow_drop_caches);
+
+  const std::string listen = absl::GetFlag(FLAGS_listen);
+  auto hostport = SplitHostPort(listen);
+  if (!hostport.ok()) {
+    std::fprintf(stderr, "lockstep-agent: --listen: %s\n",
+                 std::string(hostport.status().message()).c_str());
+    return 2;
+  }
+  std::shared_ptr<grpc::ServerCredentials> creds;
+  if (absl::GetFlag(FLAGS_insecure)) {
+    if (!IsLoopbackHost(hostport->first)) {
+      std::fprintf(stderr,
+                   "lockstep-agent: --insecure is allowed only on a loopback address, not %s: "
+                   "anyone on the network could make this agent write files and drop caches. "
+                   "Set up certificates (deploy/certs.sh) or listen on 127.0.0.1.\n",
+                   listen.c_str());
+      return 2;
+    }
+    creds = grpc::InsecureServerCredentials();
+  } else {
+    std::fprintf(stderr,
+                 "lockstep-agent: no TLS material given; this build needs --insecure on a "
+                 "loopback address\n");
+    return 2;
+  }
+
+  auto core = AgentCore::Create(options);
+  if (!core.ok()) {
+    std::fprintf(stderr, "lockstep-agent: %s\n", std::string(core.status().message()).c_str());
+    return 2;
+  }
+  std::unique_ptr<grpc::Service> service = MakeAgentService(core->get());
+
+  // Signals go to one thread that shuts the server down.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(listen, creds, &port);
+  builder.RegisterService(service.get());
+  builder.SetMaxReceiveMessageSize(64 << 20);
+  builder.SetMaxSendMessageSize(64 << 20);
+  // Let controllers keep the connection alive with pings (conventions.md).
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || port == 0) {
+    std::fprintf(stderr, "lockstep-agent: cannot listen on %s (in use, or not a local address)\n",
+                 listen.c_str());
+    return 1;
+  }
+  std::printf("listening on %s\n", JoinHostPort(hostport->first, port).c_str());
+  std::fflush(stdout);
+  LogInfo("role %s, roots: %s", role, absl::StrJoin(roots, ", "));
+
+  std::thread waiter([&server, signals] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    LogInfo("signal %d: shutting down", sig);
+    server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  });
+  server->Wait();
+  waiter.join();
+  core->reset();
+  return 0;
+}
+
+}  // namespace
+}  // namespace lockstep
+
+int main(int argc, char** argv) { return lockstep::Main(argc, argv); }

@@ -3,6 +3,7 @@
 #ifndef LOCKSTEP_COMMON_CLOCK_H_
 #define LOCKSTEP_COMMON_CLOCK_H_
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -18,7 +19,8 @@ int64_t MonotonicNs();
 // gives µs-level release when the thread owns a core. Returns at once when
 // the instant has passed. `abort` (if given) is polled while spinning and
 // between sleeps of at most 50 ms; returns false if it became true.
-bool WaitUntilRealtime(int64_t unix_ns, int64_t spin_ns, const volatile bool* abort = nullptr);
+bool WaitUntilRealtime(int64_t unix_ns, int64_t spin_ns,
+                       const std::atomic<bool>* abort = nullptr);
 
 // RFC 3339 UTC with microseconds, e.g. "2026-11-29T20:15:03.123456Z".
 

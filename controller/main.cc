@@ -1,1 +1,104 @@
-int main() { return 0; }
+// lockstep: the controller CLI.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_join.h"
+#include "common/log.h"
+#include "controller/coordinator.h"
+#include "controller/exit_codes.h"
+#include "controller/plan.h"
+
+ABSL_FLAG(int, local, 0, "start N agents on loopback (the embedded default) instead of the plan's");
+ABSL_FLAG(std::string, out, "./lockstep-results", "results directory; each run gets <out>/<run-id>/");
+ABSL_FLAG(bool, insecure, false, "plaintext gRPC to agents; allowed only for loopback addresses");
+
+namespace lockstep {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+void OnSignal(int) { g_interrupted.store(true); }
+
+constexpr char kUsage[] =
+    "usage:\n"
+    "  lockstep run [--local N] [--out DIR] [--insecure] PLAN.toml\n"
+    "\n"
+    "Runs PLAN.toml on its agents (or on N local agents) and prints IOR-style results;\n"
+    "writes <out>/<run-id>/{plan.toml,run.json,summary.txt,journal.jsonl}.\n";
+
+int RunCommand(int argc, char** argv, const std::string& command_line) {
+  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  if (positional.size() != 2) {
+    std::fprintf(stderr, "%s", kUsage);
+    return kExitUsage;
+  }
+  auto plan = LoadPlan(positional[1]);
+  if (!plan.ok()) {
+    std::fprintf(stderr, "lockstep: %s\n", std::string(plan.status().message()).c_str());
+    return kExitUsage;
+  }
+  RunOptions options;
+  options.out_dir = absl::GetFlag(FLAGS_out);
+  options.local_agents = absl::GetFlag(FLAGS_local);
+  if (options.local_agents < 0 || options.local_agents > 256) {
+    std::fprintf(stderr, "lockstep: --local %d: use 1 to 256 agents\n", options.local_agents);
+    return kExitUsage;
+  }
+  options.insecure = absl::GetFlag(FLAGS_insecure);
+  options.command_line = command_line;
+  options.print = [](const std::string& s) {
+    std::fwrite(s.data(), 1, s.size(), stdout);
+    std::fflush(stdout);
+  };
+  if (::isatty(2)) {
+    options.progress = [](const std::string& s) {
+      std::fprintf(stderr, "\r\033[K%s", s.c_str());
+      std::fflush(stderr);
+    };
+  }
+  options.interrupted = &g_interrupted;
+  struct sigaction sa = {};
+  sa.sa_handler = OnSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  RunOutcome outcome = RunPlan(*plan, options);
+  if (outcome.exit_code != kExitOk) {
+    std::fprintf(stderr, "lockstep: %s\n", outcome.error.c_str());
+  }
+  return outcome.exit_code;
+}
+
+int Main(int argc, char** argv) {
+  SetLogTag("lockstep");
+  absl::SetProgramUsageMessage(kUsage);
+  std::vector<std::string> words(argv, argv + argc);
+  std::string command_line = absl::StrJoin(words, " ");
+  if (argc < 2) {
+    std::fprintf(stderr, "%s", kUsage);
+    return kExitUsage;
+  }
+  std::string cmd = argv[1];
+  if (cmd == "run") {
+    // Let absl see "lockstep run ..." as the program and its flags.
+    return RunCommand(argc - 1, argv + 1, command_line);
+  }
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    std::printf("%s", kUsage);
+    return kExitOk;
+  }
+  std::fprintf(stderr, "lockstep: unknown command \"%s\"\n%s", cmd.c_str(), kUsage);
+  return kExitUsage;
+}
+
+}  // namespace
+}  // namespace lockstep
+
+int main(int argc, char** argv) { return lockstep::Main(argc, argv); }

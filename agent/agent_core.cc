@@ -1,0 +1,370 @@
+#include "agent/agent_core.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <set>
+#include <thread>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "agent/host_facts.h"
+#include "common/clock.h"
+#include "common/layout.h"
+#include "common/log.h"
+#include "common/names.h"
+
+namespace lockstep {
+namespace {
+
+std::string RandomHex(int bytes) {
+  absl::BitGen gen;
+  std::string out;
+  for (int i = 0; i < bytes; ++i) out += absl::StrFormat("%02x", absl::Uniform<uint32_t>(gen, 0, 256));
+  return out;
+}
+
+}  // namespace
+
+struct AgentCore::Impl {
+  AgentOptions options;
+  AllowedRoots roots;
+  std::string instance = RandomHex(8);
+
+  mutable absl::Mutex mu;
+  bool shutting_down ABSL_GUARDED_BY(mu) = false;
+  std::string session_id ABSL_GUARDED_BY(mu);
+  std::string run_id ABSL_GUARDED_BY(mu);
+  std::string controller ABSL_GUARDED_BY(mu);
+  int64_t attached_unix_ns ABSL_GUARDED_BY(mu) = 0;
+  uint32_t lease_ms ABSL_GUARDED_BY(mu) = 0;
+  int64_t lease_deadline_mono_ns ABSL_GUARDED_BY(mu) = 0;
+  std::unique_ptr<PhaseRunner> runner ABSL_GUARDED_BY(mu);
+  // Files write phases of this session created and Cleanup has not removed:
+  // removed when the lease expires, so a dead controller leaves nothing.
+  std::set<std::string> session_files ABSL_GUARDED_BY(mu);
+  std::thread watchdog;
+
+  absl::Status CheckSession(const std::string& id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (session_id.empty()) {
+      return absl::FailedPreconditionError(
+          "no session: this agent is idle (restarted, or its lease expired); attach again");
+    }
+    if (id != session_id) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "busy: run %s from %s since %s holds this agent", run_id, controller,
+          FormatRfc3339(attached_unix_ns)));
+    }
+    return absl::OkStatus();
+  }
+
+  // Ends the session; returns what the caller must tear down outside mu.
+  void EndSessionLocked(std::unique_ptr<PhaseRunner>* runner_out, std::set<std::string>* files_out)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    *runner_out = std::move(runner);
+    if (files_out != nullptr) *files_out = std::move(session_files);
+    session_files.clear();
+    session_id.clear();
+    run_id.clear();
+    controller.clear();
+    lease_deadline_mono_ns = 0;
+  }
+
+  void WatchdogMain();
+};
+
+void AgentCore::Impl::WatchdogMain() {
+  absl::MutexLock lock(&mu);
+  while (!shutting_down) {
+    absl::Duration wait = absl::Seconds(1);
+    if (!session_id.empty()) {
+      int64_t left = lease_deadline_mono_ns - MonotonicNs();
+      wait = absl::Nanoseconds(std::max<int64_t>(left, 0)) + absl::Milliseconds(1);
+    }
+    mu.AwaitWithTimeout(absl::Condition(&shutting_down), wait);
+    if (shutting_down) break;
+    if (session_id.empty() || MonotonicNs() < lease_deadline_mono_ns) continue;
+
+    std::string lost_run = run_id;
+    std::string lost_controller = controller;
+    uint32_t lease = lease_ms;
+    std::unique_ptr<PhaseRunner> r;
+    std::set<std::string> files;
+    EndSessionLocked(&r, &files);
+    mu.Unlock();
+    LogWarning("lease of %u ms expired: controller %s of run %s is silent; aborting and removing "
+               "%u file(s)",
+               lease, lost_controller, lost_run, files.size());
+    if (r) {
+      r->Abort(absl::StrFormat("the controller's lease (%u ms) expired", lease));
+      r.reset();  // joins the task threads
+    }
+    for (const std::string& f : files) {
+      if (::unlink(f.c_str()) != 0 && errno != ENOENT) {
+        LogWarning("cannot remove %s: %s", f, std::strerror(errno));
+      }
+    }
+    mu.Lock();
+  }
+}
+
+AgentCore::AgentCore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
+  Impl* raw = impl_.get();
+  impl_->watchdog = std::thread([raw] { raw->WatchdogMain(); });
+}
+
+AgentCore::~AgentCore() {
+  std::unique_ptr<PhaseRunner> r;
+  {
+    absl::MutexLock lock(&impl_->mu);
+    impl_->shutting_down = true;
+    r = std::move(impl_->runner);
+  }
+  if (impl_->watchdog.joinable()) impl_->watchdog.join();
+  r.reset();
+}
+
+absl::StatusOr<std::unique_ptr<AgentCore>> AgentCore::Create(const AgentOptions& options) {
+  auto roots = AllowedRoots::Create(options.roots);
+  if (!roots.ok()) return roots.status();
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->roots = *roots;
+  return std::unique_ptr<AgentCore>(new AgentCore(std::move(impl)));
+}
+
+v1::HostFacts AgentCore::Facts() const {
+  return GatherHostFacts(impl_->options.role, impl_->roots.roots(), impl_->instance);
+}
+
+absl::StatusOr<v1::AttachReply> AgentCore::Attach(const v1::AttachRequest& request) {
+  v1::AttachReply reply;
+  {
+    absl::MutexLock lock(&impl_->mu);
+    if (!impl_->session_id.empty() && MonotonicNs() < impl_->lease_deadline_mono_ns) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "busy: run %s from %s since %s; wait for it to finish (or its lease of %u ms to "
+          "expire)",
+          impl_->run_id, impl_->controller, FormatRfc3339(impl_->attached_unix_ns),
+          impl_->lease_ms));
+    }
+    if (impl_->runner && !impl_->runner->Done()) impl_->runner->Abort("a new session attached");
+    impl_->runner.reset();
+    impl_->session_files.clear();
+    uint32_t lease = request.lease_ms() == 0 ? impl_->options.default_lease_ms : request.lease_ms();
+    lease = std::max(lease, impl_->options.min_lease_ms);
+    impl_->session_id = RandomHex(16);
+    impl_->run_id = request.run_id();
+    impl_->controller = request.controller();
+    impl_->attached_unix_ns = RealtimeNs();
+    impl_->lease_ms = lease;
+    impl_->lease_deadline_mono_ns = MonotonicNs() + int64_t{lease} * 1'000'000;
+    reply.set_session_id(impl_->session_id);
+  }
+  LogInfo("attached: run %s from %s", request.run_id(), request.controller());
+  *reply.mutable_facts() = Facts();
+  return reply;
+}
+
+absl::StatusOr<v1::HeartbeatReply> AgentCore::Heartbeat(const v1::HeartbeatRequest& request) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::Status s = impl_->CheckSession(request.session_id());
+  if (!s.ok()) return s;
+  impl_->lease_deadline_mono_ns = MonotonicNs() + int64_t{impl_->lease_ms} * 1'000'000;
+  v1::HeartbeatReply reply;
+  reply.set_agent_unix_ns(RealtimeNs());
+  reply.set_state(impl_->runner == nullptr       ? "attached"
+                  : impl_->runner->Done()        ? "attached"
+                  : impl_->runner->Started()     ? "running"
+                                                 : "prepared");
+  return reply;
+}
+
+absl::Status AgentCore::Detach(const v1::DetachRequest& request) {
+  std::unique_ptr<PhaseRunner> r;
+  {
+    absl::MutexLock lock(&impl_->mu);
+    absl::Status s = impl_->CheckSession(request.session_id());
+    if (!s.ok()) return s;
+    LogInfo("detached: run %s", impl_->run_id);
+    impl_->EndSessionLocked(&r, nullptr);
+  }
+  if (r) r->Abort("the controller detached");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::ClockReply> AgentCore::Clock(const v1::ClockRequest& request,
+                                                int64_t receive_unix_ns) {
+  {
+    absl::MutexLock lock(&impl_->mu);
+    absl::Status s = impl_->CheckSession(request.session_id());
+    if (!s.ok()) return s;
+  }
+  v1::ClockReply reply;
+  reply.set_receive_unix_ns(receive_unix_ns);
+  reply.set_transmit_unix_ns(RealtimeNs());
+  return reply;
+}
+
+absl::StatusOr<v1::PrepareReply> AgentCore::Prepare(const v1::PrepareRequest& request) {
+  const v1::PhaseSpec& spec = request.spec();
+  std::unique_ptr<PhaseRunner> old;
+  {
+    absl::MutexLock lock(&impl_->mu);
+    absl::Status s = impl_->CheckSession(request.session_id());
+    if (!s.ok()) return s;
+    if (impl_->options.role != v1::CLIENT) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "this agent has role %s; only client agents run I/O tasks (phase %s)",
+          RoleName(impl_->options.role), spec.phase_id()));
+    }
+    if (impl_->runner && !impl_->runner->Done()) {
+      if (impl_->runner->Started()) {
+        return absl::FailedPreconditionError(absl::StrFormat(
+            "phase %s is still running; abort it before preparing %s",
+            impl_->runner->spec().phase_id(), spec.phase_id()));
+      }
+      impl_->runner->Abort("replaced by phase " + spec.phase_id());
+    }
+    old = std::move(impl_->runner);
+  }
+  old.reset();
+  if (spec.tasks() > impl_->options.max_tasks) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "phase %s asks for %u tasks on this agent; its limit is %u", spec.phase_id(), spec.tasks(),
+        impl_->options.max_tasks));
+  }
+  auto dir = impl_->roots.Resolve(spec.dir());
+  if (!dir.ok()) return dir.status();
+  auto runner = PhaseRunner::Prepare(spec, *dir);
+  if (!runner.ok()) return runner.status();
+  v1::PrepareReply reply;
+  reply.set_resolved_dir(*dir);
+  for (const std::string& f : (*runner)->files()) reply.add_files(f);
+  reply.set_threads_parked(spec.tasks());
+  absl::MutexLock lock(&impl_->mu);
+  absl::Status s = impl_->CheckSession(request.session_id());
+  if (!s.ok()) return s;  // the lease expired meanwhile; the runner is destroyed here
+  if (spec.kind() == v1::WRITE) {
+    for (const std::string& f : (*runner)->files()) impl_->session_files.insert(f);
+  }
+  impl_->runner = std::move(*runner);
+  return reply;
+}
+
+absl::StatusOr<v1::CacheReply> AgentCore::CacheBarrier(const v1::CacheRequest& request) {
+  {
+    absl::MutexLock lock(&impl_->mu);
+    absl::Status s = impl_->CheckSession(request.session_id());
+    if (!s.ok()) return s;
+  }
+  v1::CacheReply reply;
+  if (request.sync()) {
+    int64_t t0 = MonotonicNs();
+    ::sync();
+    reply.set_sync_ns(MonotonicNs() - t0);
+    reply.set_synced(true);
+  }
+  if (request.drop_mode() != 0) {
+    if (request.drop_mode() > 3) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "drop mode %u is not 1 (page cache), 2 (dentries and inodes) or 3 (both)",
+          request.drop_mode()));
+    }
+    std::string why;
+    if (!impl_->options.allow_drop_caches) {
+      why = "dropping caches is disabled in this agent's configuration";
+    } else {
+      int64_t t0 = MonotonicNs();
+      int fd = ::open(impl_->options.drop_caches_path.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd < 0) {
+        why = absl::StrFormat("cannot open %s: %s (needs uid 0 in the initial user namespace)",
+                              impl_->options.drop_caches_path, std::strerror(errno));
+      } else {
+        std::string v = absl::StrFormat("%u\n", request.drop_mode());
+        if (::write(fd, v.data(), v.size()) != static_cast<ssize_t>(v.size())) {
+          why = absl::StrFormat("cannot write %s: %s", impl_->options.drop_caches_path,
+                                std::strerror(errno));
+        } else {
+          reply.set_dropped(true);
+          reply.set_drop_ns(MonotonicNs() - t0);
+        }
+        ::close(fd);
+      }
+    }
+    if (!why.empty()) {
+      if (request.required()) {
+        return absl::PermissionDeniedError(
+            absl::StrFormat("drop_caches required by the plan but not done: %s", why));
+      }
+      reply.set_warning(why);
+    }
+  }
+  return reply;
+}
+
+absl::Status AgentCore::Start(const v1::StartRequest& request, PhaseRunner::EventSink sink) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::Status s = impl_->CheckSession(request.session_id());
+  if (!s.ok()) return s;
+  if (!impl_->runner || impl_->runner->spec().phase_id() != request.phase_id()) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("phase %s is not prepared on this agent; call Prepare first",
+                        request.phase_id()));
+  }
+  // Spin only when asked: the controller knows how many tasks share a host.
+  int64_t spin_ns = std::clamp<int64_t>(request.spin_ns(), 0, 5'000'000);
+  return impl_->runner->Start(request.start_at_unix_ns(), spin_ns,
+                              request.progress_interval_ms() == 0 ? 1000
+                                                                  : request.progress_interval_ms(),
+                              std::move(sink));
+}
+
+absl::StatusOr<v1::AbortReply> AgentCore::Abort(const v1::AbortRequest& request) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::Status s = impl_->CheckSession(request.session_id());
+  if (!s.ok()) return s;
+  v1::AbortReply reply;
+  if (impl_->runner && !impl_->runner->Done()) {
+    reply.set_was_running(impl_->runner->Started());
+    impl_->runner->Abort(request.reason().empty() ? "aborted by the controller" : request.reason());
+  }
+  return reply;
+}
+
+absl::StatusOr<v1::CleanupReply> AgentCore::Cleanup(const v1::CleanupRequest& request) {
+  {
+    absl::MutexLock lock(&impl_->mu);
+    absl::Status s = impl_->CheckSession(request.session_id());
+    if (!s.ok()) return s;
+  }
+  auto dir = impl_->roots.Resolve(request.spec().dir());
+  if (!dir.ok()) return dir.status();
+  v1::CleanupReply reply;
+  reply.set_remove_start_ns(RealtimeNs());
+  auto removed = RemovePhaseFiles(request.spec(), *dir);
+  reply.set_remove_stop_ns(RealtimeNs());
+  if (!removed.ok()) return removed.status();
+  reply.set_removed(*removed);
+  absl::MutexLock lock(&impl_->mu);
+  // Forget the removed files: they no longer need removing at lease expiry.
+  v1::PhaseSpec own = request.spec();
+  own.set_reorder_shift(0);
+  for (uint32_t i = 0; i < own.tasks(); ++i) {
+    impl_->session_files.erase(TaskFilePath(*dir, own, own.first_rank() + i));
+  }
+  return reply;
+}
+
+std::string AgentCore::State() const {
+  absl::MutexLock lock(&impl_->mu);
+  if (impl_->session_id.empty()) return "idle";
+  if (!impl_->runner || impl_->runner->Done()) return "attached";
+  return impl_->runner->Started() ? "running" : "prepared";
+}
+
+}  // namespace lockstep

@@ -1,0 +1,65 @@
+// Everything an agent does, independent of gRPC: sessions and leases, phase
+// preparation and start, cache barriers, cleanup. The gRPC service
+// (agent_service.h) only translates calls into these methods.
+#ifndef LOCKSTEP_AGENT_AGENT_CORE_H_
+#define LOCKSTEP_AGENT_AGENT_CORE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "agent/phase_runner.h"
+#include "agent/roots.h"
+#include "lockstep/v1/agent.pb.h"
+
+namespace lockstep {
+
+struct AgentOptions {
+  v1::Role role = v1::CLIENT;
+  std::vector<std::string> roots;
+  // Used when an Attach asks for none; bounds any asked for.
+  uint32_t default_lease_ms = 5000;
+  uint32_t min_lease_ms = 200;
+  uint32_t max_tasks = 4096;
+  bool allow_drop_caches = true;
+  // Where drop_caches is written; tests point it elsewhere.
+  std::string drop_caches_path = "/proc/sys/vm/drop_caches";
+};
+
+class AgentCore {
+ public:
+  // Errors: InvalidArgument for roots that do not exist.
+  static absl::StatusOr<std::unique_ptr<AgentCore>> Create(const AgentOptions& options);
+  ~AgentCore();
+
+  v1::HostFacts Facts() const;
+
+  // Takes the agent for one run. FailedPrecondition "busy: run R from C since
+  // T" while another session's lease is alive.
+  absl::StatusOr<v1::AttachReply> Attach(const v1::AttachRequest& request);
+  // Renews the lease. FailedPrecondition for an unknown or expired session.
+  absl::StatusOr<v1::HeartbeatReply> Heartbeat(const v1::HeartbeatRequest& request);
+  absl::Status Detach(const v1::DetachRequest& request);
+  absl::StatusOr<v1::ClockReply> Clock(const v1::ClockRequest& request, int64_t receive_unix_ns);
+
+  absl::StatusOr<v1::PrepareReply> Prepare(const v1::PrepareRequest& request);
+  absl::StatusOr<v1::CacheReply> CacheBarrier(const v1::CacheRequest& request);
+  // Starts the prepared phase; events reach `sink` from another thread.
+  absl::Status Start(const v1::StartRequest& request, PhaseRunner::EventSink sink);
+  absl::StatusOr<v1::AbortReply> Abort(const v1::AbortRequest& request);
+  absl::StatusOr<v1::CleanupReply> Cleanup(const v1::CleanupRequest& request);
+
+  // "idle", "attached", "prepared", "running".
+  std::string State() const;
+
+  struct Impl;
+
+ private:
+  explicit AgentCore(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_AGENT_AGENT_CORE_H_

@@ -1,0 +1,195 @@
+#include "agent/agent_service.h"
+
+#include <deque>
+
+#include "absl/synchronization/mutex.h"
+#include "common/clock.h"
+#include "common/log.h"
+
+namespace lockstep {
+
+grpc::Status ToGrpcStatus(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+}
+
+namespace {
+
+using AgentBase = v1::Agent::WithCallbackMethod_Start<v1::Agent::Service>;
+
+// The events of one phase, from the runner's monitor thread to the stream.
+// Shared by the reactor and the runner's sink so that either may go first.
+class Outbox {
+ public:
+  explicit Outbox(grpc::ServerWriteReactor<v1::PhaseEvent>* reactor) : reactor_(reactor) {}
+
+  // From the runner: queue an event and start writing if idle.
+  void Push(const v1::PhaseEvent& event) {
+    grpc::ServerWriteReactor<v1::PhaseEvent>* r = nullptr;
+    {
+      absl::MutexLock lock(&mu_);
+      if (reactor_ == nullptr) return;  // the call is gone
+      if (event.has_result()) final_queued_ = true;
+      queue_.push_back(event);
+      if (writing_) return;
+      writing_ = true;
+      current_ = std::move(queue_.front());
+      queue_.pop_front();
+      r = reactor_;
+    }
+    r->StartWrite(&current_);
+  }
+
+  // From the reactor after a write: next event, or finish after the result.
+  void WriteDone(bool ok) {
+    grpc::ServerWriteReactor<v1::PhaseEvent>* r = nullptr;
+    bool finish = false;
+    {
+      absl::MutexLock lock(&mu_);
+      if (reactor_ == nullptr) return;
+      r = reactor_;
+      if (!ok) {
+        finish = !finished_;
+        finished_ = true;
+        writing_ = false;
+      } else if (current_.has_result()) {
+        finish = !finished_;
+        finished_ = true;
+        writing_ = false;
+      } else if (queue_.empty()) {
+        writing_ = false;
+        return;
+      } else {
+        current_ = std::move(queue_.front());
+        queue_.pop_front();
+      }
+    }
+    if (finish) {
+      r->Finish(ok ? grpc::Status::OK : grpc::Status(grpc::StatusCode::CANCELLED, "write failed"));
+    } else {
+      r->StartWrite(&current_);
+    }
+  }
+
+  void FinishWith(const grpc::Status& status) {
+    grpc::ServerWriteReactor<v1::PhaseEvent>* r = nullptr;
+    {
+      absl::MutexLock lock(&mu_);
+      if (reactor_ == nullptr || finished_) return;
+      finished_ = true;
+      r = reactor_;
+    }
+    r->Finish(status);
+  }
+
+  void Detach() {
+    absl::MutexLock lock(&mu_);
+    reactor_ = nullptr;
+  }
+
+ private:
+  absl::Mutex mu_;
+  grpc::ServerWriteReactor<v1::PhaseEvent>* reactor_ ABSL_GUARDED_BY(mu_);
+  std::deque<v1::PhaseEvent> queue_ ABSL_GUARDED_BY(mu_);
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool final_queued_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  // Owned by the in-flight write; touched only by the writer of the moment.
+  v1::PhaseEvent current_;
+};
+
+class StartReactor : public grpc::ServerWriteReactor<v1::PhaseEvent> {
+ public:
+  StartReactor(AgentCore* core, const v1::StartRequest& request)
+      : outbox_(std::make_shared<Outbox>(this)) {
+    std::shared_ptr<Outbox> outbox = outbox_;
+    absl::Status s =
+        core->Start(request, [outbox](const v1::PhaseEvent& event) { outbox->Push(event); });
+    if (!s.ok()) outbox_->FinishWith(ToGrpcStatus(s));
+  }
+
+  void OnWriteDone(bool ok) override { outbox_->WriteDone(ok); }
+  void OnCancel() override {
+    // The lease decides about the phase; a dropped stream alone does not.
+    LogWarning("the controller cancelled a Start stream");
+  }
+  void OnDone() override {
+    outbox_->Detach();
+    delete this;
+  }
+
+ private:
+  std::shared_ptr<Outbox> outbox_;
+};
+
+class AgentServiceImpl final : public AgentBase {
+ public:
+  explicit AgentServiceImpl(AgentCore* core) : core_(core) {}
+
+  grpc::Status Identify(grpc::ServerContext*, const v1::IdentifyRequest*,
+                        v1::HostFacts* reply) override {
+    *reply = core_->Facts();
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Attach(grpc::ServerContext* ctx, const v1::AttachRequest* request,
+                      v1::AttachReply* reply) override {
+    return Reply(ctx, "Attach", core_->Attach(*request), reply);
+  }
+  grpc::Status Heartbeat(grpc::ServerContext* ctx, const v1::HeartbeatRequest* request,
+                         v1::HeartbeatReply* reply) override {
+    return Reply(ctx, "Heartbeat", core_->Heartbeat(*request), reply);
+  }
+  grpc::Status Detach(grpc::ServerContext* ctx, const v1::DetachRequest* request,
+                      v1::DetachReply*) override {
+    return Log(ctx, "Detach", core_->Detach(*request));
+  }
+  grpc::Status Clock(grpc::ServerContext* ctx, const v1::ClockRequest* request,
+                     v1::ClockReply* reply) override {
+    int64_t received = RealtimeNs();
+    return Reply(ctx, "Clock", core_->Clock(*request, received), reply);
+  }
+  grpc::Status Prepare(grpc::ServerContext* ctx, const v1::PrepareRequest* request,
+                       v1::PrepareReply* reply) override {
+    return Reply(ctx, "Prepare", core_->Prepare(*request), reply);
+  }
+  grpc::Status CacheBarrier(grpc::ServerContext* ctx, const v1::CacheRequest* request,
+                            v1::CacheReply* reply) override {
+    return Reply(ctx, "CacheBarrier", core_->CacheBarrier(*request), reply);
+  }
+  grpc::ServerWriteReactor<v1::PhaseEvent>* Start(grpc::CallbackServerContext*,
+                                                  const v1::StartRequest* request) override {
+    return new StartReactor(core_, *request);
+  }
+  grpc::Status Abort(grpc::ServerContext* ctx, const v1::AbortRequest* request,
+                     v1::AbortReply* reply) override {
+    return Reply(ctx, "Abort", core_->Abort(*request), reply);
+  }
+  grpc::Status Cleanup(grpc::ServerContext* ctx, const v1::CleanupRequest* request,
+                       v1::CleanupReply* reply) override {
+    return Reply(ctx, "Cleanup", core_->Cleanup(*request), reply);
+  }
+
+ private:
+  template <typename T>
+  grpc::Status Reply(grpc::ServerContext* ctx, const char* method, absl::StatusOr<T> result,
+                     T* reply) {
+    if (!result.ok()) return Log(ctx, method, result.status());
+    *reply = std::move(*result);
+    return grpc::Status::OK;
+  }
+  grpc::Status Log(grpc::ServerContext* ctx, const char* method, const absl::Status& s) {
+    if (!s.ok()) LogWarning("%s from %s: %s", method, ctx->peer(), s.ToString());
+    return ToGrpcStatus(s);
+  }
+
+  AgentCore* core_;
+};
+
+}  // namespace
+
+std::unique_ptr<grpc::Service> MakeAgentService(AgentCore* core) {
+  return std::make_unique<AgentServiceImpl>(core);
+}
+
+}  // namespace lockstep

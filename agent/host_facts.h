@@ -1,0 +1,23 @@
+// What an agent reports about its host (Identify / Attach).
+#ifndef LOCKSTEP_AGENT_HOST_FACTS_H_
+#define LOCKSTEP_AGENT_HOST_FACTS_H_
+
+#include <string>
+#include <vector>
+
+#include "lockstep/v1/agent.pb.h"
+
+namespace lockstep {
+
+// Gathers host name, kernel, OS, cores, memory, the allowed roots' file
+// systems and free space, whether drop_caches is permitted, and the clock
+// discipline when it can tell. Never fails: unknown facts stay empty.
+v1::HostFacts GatherHostFacts(v1::Role role, const std::vector<std::string>& roots,
+                              const std::string& instance_id);
+
+// statfs(2) f_type as a name ("ext4", "tmpfs", "lustre", ...), or hex.
+std::string FileSystemType(const std::string& path);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_AGENT_HOST_FACTS_H_

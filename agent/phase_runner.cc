@@ -1,0 +1,512 @@
+#include "agent/phase_runner.h"
+
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "common/histogram.h"
+#include "common/layout.h"
+#include "common/pattern.h"
+
+namespace lockstep {
+namespace {
+
+constexpr uint32_t kSeriesIntervalMs = 100;
+constexpr size_t kBufferAlign = 4096;
+
+struct AlignedFree {
+  void operator()(char* p) const { std::free(p); }
+};
+using AlignedBuffer = std::unique_ptr<char, AlignedFree>;
+
+absl::StatusOr<AlignedBuffer> AllocateAligned(size_t bytes) {
+  void* p = nullptr;
+  size_t rounded = (bytes + kBufferAlign - 1) / kBufferAlign * kBufferAlign;
+  if (posix_memalign(&p, kBufferAlign, rounded) != 0) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("cannot allocate a %u-byte I/O buffer; use a smaller transfer_size", bytes));
+  }
+  return AlignedBuffer(static_cast<char*>(p));
+}
+
+// pwrite(2) until all of `len` is written; returns 0 or an errno.
+int PwriteFull(int fd, const char* buf, size_t len, uint64_t offset, size_t* done) {
+  *done = 0;
+  while (*done < len) {
+    ssize_t n = ::pwrite(fd, buf + *done, len - *done, static_cast<off_t>(offset + *done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (n == 0) return EIO;
+    *done += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+// pread(2) until `len` bytes or end of file; returns 0 or an errno.
+int PreadFull(int fd, char* buf, size_t len, uint64_t offset, size_t* done) {
+  *done = 0;
+  while (*done < len) {
+    ssize_t n = ::pread(fd, buf + *done, len - *done, static_cast<off_t>(offset + *done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (n == 0) break;  // end of file
+    *done += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+absl::Status ValidateSpec(const v1::PhaseSpec& s) {
+  auto bad = [&](const std::string& why) {
+    return absl::InvalidArgumentError(absl::StrFormat("phase %s: %s", s.phase_id(), why));
+  };
+  if (s.kind() != v1::WRITE && s.kind() != v1::READ) return bad("kind must be write or read");
+  if (s.file_name().empty() || s.file_name().find('/') != std::string::npos) {
+    return bad(absl::StrFormat("file name \"%s\" must be a plain name without '/'", s.file_name()));
+  }
+  if (s.transfer_bytes() == 0) return bad("transfer size is 0");
+  if (s.transfer_bytes() % 8 != 0) return bad("transfer size must be a multiple of 8 bytes");
+  if (s.block_bytes() == 0) return bad("block size is 0");
+  if (s.block_bytes() % s.transfer_bytes() != 0) {
+    return bad(absl::StrFormat("block size %u is not a multiple of transfer size %u",
+                               s.block_bytes(), s.transfer_bytes()));
+  }
+  if (s.segments() == 0) return bad("segments is 0");
+  if (s.tasks() == 0) return bad("no tasks for this agent");
+  if (s.total_tasks() == 0 || s.first_rank() + s.tasks() > s.total_tasks()) {
+    return bad(absl::StrFormat("ranks %u..%u do not fit in %u tasks", s.first_rank(),
+                               s.first_rank() + s.tasks() - 1, s.total_tasks()));
+  }
+  if (s.direct() && s.transfer_bytes() % 4096 != 0) {
+    return bad(absl::StrFormat(
+        "O_DIRECT needs a transfer size that is a multiple of 4096, got %u", s.transfer_bytes()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+struct Task {
+  uint32_t rank = 0;
+  uint32_t data_rank = 0;
+  std::string path;
+  AlignedBuffer buf;
+  AlignedBuffer scratch;  // verify
+  v1::TaskResult result;
+  LatencyHistogram hist;
+  std::atomic<uint64_t> bytes{0};
+  std::atomic<uint64_t> ops{0};
+  std::thread thread;
+};
+
+struct PhaseRunner::Impl {
+  v1::PhaseSpec spec;
+  std::string dir;
+  std::vector<std::unique_ptr<Task>> tasks;
+  std::vector<std::string> files;
+
+  std::atomic<bool> abort{false};
+  std::atomic<bool> done{false};
+
+  absl::Mutex mu;
+  bool start_given ABSL_GUARDED_BY(mu) = false;
+  int64_t start_at ABSL_GUARDED_BY(mu) = 0;
+  int64_t spin_ns ABSL_GUARDED_BY(mu) = 0;
+  uint32_t tasks_done ABSL_GUARDED_BY(mu) = 0;
+  std::string abort_reason ABSL_GUARDED_BY(mu);
+
+  EventSink sink;
+  uint32_t progress_interval_ms = 1000;
+  std::thread monitor;
+
+  void TaskMain(Task* t);
+  void RunIo(Task* t);
+  void Fail(Task* t, const std::string& what, int err, uint64_t offset);
+  void MonitorMain();
+  void RequestAbort(const std::string& reason) {
+    // Under mu, so that tasks parked in Await see it.
+    absl::MutexLock lock(&mu);
+    if (abort_reason.empty()) abort_reason = reason;
+    abort.store(true);
+  }
+};
+
+void PhaseRunner::Impl::Fail(Task* t, const std::string& what, int err, uint64_t offset) {
+  if (t->result.error().empty()) {
+    std::string msg = absl::StrFormat("task %u: %s %s at offset %u", t->rank, what, t->path,
+                                      offset);
+    if (err != 0) msg += absl::StrFormat(": %s (errno %d)", std::strerror(err), err);
+    msg += absl::StrFormat(" after %u bytes", t->bytes.load());
+    t->result.set_error(msg);
+    t->result.set_error_errno(err);
+    t->result.set_error_offset(offset);
+    RequestAbort(msg);
+  }
+}
+
+void PhaseRunner::Impl::RunIo(Task* t) {
+  const v1::PhaseSpec& s = spec;
+  const bool write = s.kind() == v1::WRITE;
+  int flags = O_CLOEXEC | (write ? (O_RDWR | O_CREAT) : O_RDONLY);
+  if (s.direct()) flags |= O_DIRECT;
+  const size_t xfer = s.transfer_bytes();
+  const uint64_t per_block = TransfersPerBlock(s);
+  const uint64_t tag = PatternTag(s.pattern_seed(), t->data_rank);
+  const bool stamp_only = xfer % kPatternBlockBytes == 0;
+
+  t->result.set_open_start_ns(RealtimeNs());
+  int fd = ::open(t->path.c_str(), flags, 0664);
+  int open_err = errno;
+  t->result.set_open_stop_ns(RealtimeNs());
+  if (fd < 0) {
+    t->result.set_rdwr_start_ns(t->result.open_stop_ns());
+    t->result.set_rdwr_stop_ns(t->result.open_stop_ns());
+    t->result.set_close_start_ns(t->result.open_stop_ns());
+    t->result.set_close_stop_ns(t->result.open_stop_ns());
+    Fail(t, write ? "cannot create" : "cannot open", open_err, 0);
+    return;
+  }
+
+  t->result.set_rdwr_start_ns(RealtimeNs());
+  bool first = true;
+  uint64_t bytes = 0;
+  uint64_t ops = 0;
+  for (uint64_t seg = 0; seg < s.segments() && t->result.error().empty(); ++seg) {
+    for (uint64_t j = 0; j < per_block; ++j) {
+      if (abort.load(std::memory_order_relaxed)) break;
+      const uint64_t offset = TransferOffset(s, t->data_rank, seg, j);
+      size_t moved = 0;
+      int err = 0;
+      if (write) {
+        if (stamp_only) {
+          StampPattern(t->buf.get(), xfer, offset, tag);
+        } else {
+          FillPattern(t->buf.get(), xfer, offset, tag);
+        }
+      }
+      if (first) {
+        t->result.set_first_io_ns(RealtimeNs());
+        first = false;
+      }
+      const int64_t t0 = MonotonicNs();
+      if (write) {
+        err = PwriteFull(fd, t->buf.get(), xfer, offset, &moved);
+        if (err == 0 && s.fsync_per_transfer() && ::fsync(fd) != 0) err = errno;
+      } else {
+        err = PreadFull(fd, t->buf.get(), xfer, offset, &moved);
+      }
+      const int64_t t1 = MonotonicNs();
+      t->hist.Record(static_cast<uint64_t>(t1 - t0));
+      bytes += moved;
+      ++ops;
+      t->bytes.store(bytes, std::memory_order_relaxed);
+      t->ops.store(ops, std::memory_order_relaxed);
+      if (err != 0) {
+        Fail(t, write ? "write to" : "read from", err, offset + moved);
+        break;
+      }
+      if (!write && moved < xfer) {
+        Fail(t,
+             absl::StrFormat("file is short (got %u of %u bytes; written by a different layout?):",
+                             moved, xfer),
+             0, offset + moved);
+        break;
+      }
+      if (!write && s.verify()) {
+        auto mismatch = CheckPattern(t->buf.get(), xfer, offset, tag, t->scratch.get());
+        if (mismatch) {
+          Fail(t, absl::StrFormat("verification failed (%s) in", mismatch->Describe()), 0,
+               mismatch->file_offset);
+          t->result.set_error_offset(mismatch->file_offset);
+          t->result.set_verify_failed(true);
+          break;
+        }
+      }
+    }
+    if (abort.load(std::memory_order_relaxed)) break;
+  }
+  if (write && s.fsync_at_end() && t->result.error().empty() && !abort.load()) {
+    if (::fsync(fd) != 0) Fail(t, "fsync of", errno, bytes);
+  }
+  t->result.set_rdwr_stop_ns(RealtimeNs());
+  t->result.set_close_start_ns(RealtimeNs());
+  if (::close(fd) != 0 && t->result.error().empty()) Fail(t, "close of", errno, bytes);
+  t->result.set_close_stop_ns(RealtimeNs());
+  t->result.set_bytes(bytes);
+  t->result.set_ops(ops);
+}
+
+void PhaseRunner::Impl::TaskMain(Task* t) {
+  int64_t at = 0;
+  int64_t spin = 0;
+  {
+    absl::MutexLock lock(&mu);
+    mu.Await(absl::Condition(
+        +[](Impl* self) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+          return self->start_given || self->abort.load();
+        },
+        this));
+    at = start_at;
+    spin = spin_ns;
+  }
+  if (!abort.load()) {
+    // Wake within ~1 µs of the instant instead of the default 50 µs slack.
+    ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    if (WaitUntilRealtime(at, spin, &abort)) RunIo(t);
+  }
+  if (abort.load() && t->result.error().empty()) {
+    absl::MutexLock lock(&mu);
+    t->result.set_error(absl::StrFormat("task %u stopped: %s", t->rank, abort_reason));
+  }
+  absl::MutexLock lock(&mu);
+  ++tasks_done;
+}
+
+void PhaseRunner::Impl::MonitorMain() {
+  int64_t at;
+  {
+    absl::MutexLock lock(&mu);
+    at = start_at;
+  }
+  std::vector<uint64_t> series;
+  uint64_t last_series_bytes = 0;
+  int64_t next_series = at + int64_t{kSeriesIntervalMs} * 1'000'000;
+  int64_t next_progress = at + int64_t{progress_interval_ms} * 1'000'000;
+  const uint32_t n = static_cast<uint32_t>(tasks.size());
+  auto total_bytes = [&] {
+    uint64_t b = 0;
+    for (auto& t : tasks) b += t->bytes.load(std::memory_order_relaxed);
+    return b;
+  };
+  for (;;) {
+    int64_t now = RealtimeNs();
+    int64_t wake = std::min(next_series, next_progress);
+    bool all_done;
+    uint32_t done_count;
+    {
+      absl::MutexLock lock(&mu);
+      mu.AwaitWithTimeout(
+          absl::Condition(
+              +[](Impl* self) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                return self->tasks_done == self->tasks.size();
+              },
+              this),
+          absl::Nanoseconds(std::max<int64_t>(wake - now, 0)));
+      all_done = tasks_done == n;
+      done_count = tasks_done;
+    }
+    now = RealtimeNs();
+    if (all_done) break;
+    if (now >= next_series) {
+      uint64_t b = total_bytes();
+      while (next_series <= now) {
+        series.push_back(b - last_series_bytes);
+        last_series_bytes = b;
+        next_series += int64_t{kSeriesIntervalMs} * 1'000'000;
+      }
+    }
+    if (now >= next_progress) {
+      v1::PhaseEvent ev;
+      v1::Progress* p = ev.mutable_progress();
+      p->set_bytes(total_bytes());
+      uint64_t ops = 0;
+      for (auto& t : tasks) ops += t->ops.load(std::memory_order_relaxed);
+      p->set_ops(ops);
+      p->set_elapsed_ns(now - at);
+      p->set_tasks_done(done_count);
+      sink(ev);
+      while (next_progress <= now) next_progress += int64_t{progress_interval_ms} * 1'000'000;
+    }
+  }
+  for (auto& t : tasks) {
+    if (t->thread.joinable()) t->thread.join();
+  }
+  uint64_t b = total_bytes();
+  if (b > last_series_bytes || series.empty()) series.push_back(b - last_series_bytes);
+
+  v1::PhaseEvent ev;
+  v1::PhaseResult* r = ev.mutable_result();
+  r->set_phase_id(spec.phase_id());
+  r->set_ok(true);
+  for (auto& t : tasks) {
+    t->result.set_rank(t->rank);
+    t->result.set_file(t->path);
+    t->hist.ToProto(t->result.mutable_latency());
+    if (!t->result.error().empty() && r->ok()) {
+      r->set_ok(false);
+    }
+    *r->add_tasks() = t->result;
+  }
+  if (!r->ok()) {
+    // The first real failure, not the "stopped" echoes it caused.
+    for (auto& t : tasks) {
+      if (t->result.error_errno() != 0 || t->result.error().find("stopped:") == std::string::npos) {
+        if (!t->result.error().empty()) {
+          r->set_error(t->result.error());
+          break;
+        }
+      }
+    }
+    if (r->error().empty()) {
+      absl::MutexLock lock(&mu);
+      r->set_error(abort_reason);
+    }
+  }
+  r->set_series_interval_ms(kSeriesIntervalMs);
+  for (uint64_t v : series) r->add_series_bytes(v);
+  sink(ev);
+  done.store(true);
+}
+
+PhaseRunner::PhaseRunner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+PhaseRunner::~PhaseRunner() {
+  impl_->RequestAbort("phase runner shut down");
+  if (impl_->monitor.joinable()) {
+    impl_->monitor.join();
+  }
+  for (auto& t : impl_->tasks) {
+    if (t->thread.joinable()) t->thread.join();
+  }
+}
+
+absl::StatusOr<std::unique_ptr<PhaseRunner>> PhaseRunner::Prepare(const v1::PhaseSpec& spec,
+                                                                  const std::string& dir) {
+  absl::Status valid = ValidateSpec(spec);
+  if (!valid.ok()) return valid;
+  auto impl = std::make_unique<Impl>();
+  impl->spec = spec;
+  impl->dir = dir;
+  const bool write = spec.kind() == v1::WRITE;
+  std::set<std::string> seen;
+  for (uint32_t i = 0; i < spec.tasks(); ++i) {
+    auto t = std::make_unique<Task>();
+    t->rank = spec.first_rank() + i;
+    t->data_rank = DataRank(spec, t->rank);
+    t->path = TaskFilePath(dir, spec, t->rank);
+    if (seen.insert(t->path).second) impl->files.push_back(t->path);
+    impl->tasks.push_back(std::move(t));
+  }
+  // Stale files from an earlier run would change what a write measures
+  // (IOR removes the old file before the write phase).
+  if (write) {
+    auto removed = RemovePhaseFiles(spec, dir);
+    if (!removed.ok()) return removed.status();
+  } else {
+    for (auto& t : impl->tasks) {
+      struct stat st;
+      uint64_t need = RequiredFileSize(spec, t->data_rank);
+      if (::stat(t->path.c_str(), &st) != 0) {
+        return absl::FailedPreconditionError(absl::StrFormat(
+            "read phase %s: file %s of task %u does not exist (%s); run a write phase with the "
+            "same dir, file_per_process, block_size, segments and tasks first, with keep = true "
+            "if it is in another run",
+            spec.phase_id(), t->path, t->rank, std::strerror(errno)));
+      }
+      if (static_cast<uint64_t>(st.st_size) < need) {
+        return absl::FailedPreconditionError(absl::StrFormat(
+            "read phase %s: file %s of task %u is %d bytes, the layout needs %u; it was written "
+            "with a different block_size, segments or tasks",
+            spec.phase_id(), t->path, t->rank, static_cast<int64_t>(st.st_size), need));
+      }
+    }
+  }
+  for (auto& t : impl->tasks) {
+    auto buf = AllocateAligned(spec.transfer_bytes());
+    if (!buf.ok()) return buf.status();
+    t->buf = std::move(*buf);
+    if (write) {
+      FillPattern(t->buf.get(), spec.transfer_bytes(), TransferOffset(spec, t->data_rank, 0, 0),
+                  PatternTag(spec.pattern_seed(), t->data_rank));
+    } else {
+      std::memset(t->buf.get(), 0, spec.transfer_bytes());
+      if (spec.verify()) {
+        auto scratch = AllocateAligned(spec.transfer_bytes());
+        if (!scratch.ok()) return scratch.status();
+        t->scratch = std::move(*scratch);
+      }
+    }
+  }
+  Impl* raw = impl.get();
+  for (auto& t : impl->tasks) {
+    Task* tp = t.get();
+    tp->thread = std::thread([raw, tp] { raw->TaskMain(tp); });
+  }
+  return std::unique_ptr<PhaseRunner>(new PhaseRunner(std::move(impl)));
+}
+
+absl::Status PhaseRunner::Start(int64_t start_at_unix_ns, int64_t spin_ns,
+                                uint32_t progress_interval_ms, EventSink sink) {
+  {
+    absl::MutexLock lock(&impl_->mu);
+    if (impl_->start_given) {
+      return absl::FailedPreconditionError(
+          absl::StrFormat("phase %s was already started", impl_->spec.phase_id()));
+    }
+    if (impl_->abort.load()) {
+      return absl::AbortedError(absl::StrFormat("phase %s was aborted before its start: %s",
+                                                impl_->spec.phase_id(), impl_->abort_reason));
+    }
+    impl_->sink = std::move(sink);
+    impl_->progress_interval_ms = std::max<uint32_t>(progress_interval_ms, 50);
+    impl_->start_at = start_at_unix_ns;
+    impl_->spin_ns = spin_ns;
+    impl_->start_given = true;
+  }
+  Impl* raw = impl_.get();
+  impl_->monitor = std::thread([raw] { raw->MonitorMain(); });
+  return absl::OkStatus();
+}
+
+void PhaseRunner::Abort(const std::string& reason) { impl_->RequestAbort(reason); }
+
+bool PhaseRunner::Done() const { return impl_->done.load(); }
+
+bool PhaseRunner::Started() const {
+  absl::MutexLock lock(&impl_->mu);
+  return impl_->start_given;
+}
+
+const v1::PhaseSpec& PhaseRunner::spec() const { return impl_->spec; }
+const std::vector<std::string>& PhaseRunner::files() const { return impl_->files; }
+
+absl::StatusOr<uint32_t> RemovePhaseFiles(const v1::PhaseSpec& spec, const std::string& dir) {
+  uint32_t removed = 0;
+  std::set<std::string> paths;
+  if (spec.file_per_process()) {
+    v1::PhaseSpec own = spec;
+    own.set_reorder_shift(0);  // a task removes the file it owns, not the one it read
+    for (uint32_t i = 0; i < spec.tasks(); ++i) {
+      paths.insert(TaskFilePath(dir, own, spec.first_rank() + i));
+    }
+  } else if (spec.first_rank() == 0) {
+    paths.insert(TaskFilePath(dir, spec, 0));
+  }
+  for (const std::string& p : paths) {
+    if (::unlink(p.c_str()) == 0) {
+      ++removed;
+    } else if (errno != ENOENT) {
+      return absl::InternalError(
+          absl::StrFormat("cannot remove %s: %s", p, std::strerror(errno)));
+    }
+  }
+  return removed;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,89 @@
+#include "agent/roots.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace lockstep {
+namespace {
+
+absl::StatusOr<std::string> RealPath(const std::string& path) {
+  char buf[PATH_MAX];
+  if (::realpath(path.c_str(), buf) == nullptr) {
+    int err = errno;
+    if (err == ENOENT || err == ENOTDIR) {
+      return absl::NotFoundError(absl::StrFormat("%s does not exist", path));
+    }
+    return absl::PermissionDeniedError(
+        absl::StrFormat("cannot resolve %s: %s", path, std::strerror(err)));
+  }
+  return std::string(buf);
+}
+
+bool IsUnder(const std::string& path, const std::string& root) {
+  if (root == "/") return true;
+  return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+                          path[root.size()] == '/');
+}
+
+}  // namespace
+
+absl::StatusOr<AllowedRoots> AllowedRoots::Create(const std::vector<std::string>& roots) {
+  if (roots.empty()) {
+    return absl::InvalidArgumentError(
+        "no allowed root: give at least one --root DIR (the agent creates files only below it)");
+  }
+  AllowedRoots out;
+  for (const std::string& r : roots) {
+    auto real = RealPath(r);
+    if (!real.ok()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "allowed root %s: %s; create it or fix --root", r, std::string(real.status().message())));
+    }
+    struct stat st;
+    if (::stat(real->c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("allowed root %s is not a directory; fix --root", r));
+    }
+    out.roots_.push_back(*real);
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> AllowedRoots::Resolve(const std::string& dir) const {
+  if (dir.empty()) {
+    return absl::InvalidArgumentError("empty directory; set dir in the plan's phase");
+  }
+  std::string candidate = dir[0] == '/' ? dir : roots_.front() + "/" + dir;
+  auto real = RealPath(candidate);
+  if (!real.ok()) {
+    if (absl::IsNotFound(real.status())) {
+      return absl::NotFoundError(absl::StrFormat(
+          "directory %s does not exist; create it (the agent does not create phase directories)",
+          candidate));
+    }
+    return real.status();
+  }
+  for (const std::string& root : roots_) {
+    if (IsUnder(*real, root)) {
+      struct stat st;
+      if (::stat(real->c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        return absl::InvalidArgumentError(absl::StrFormat("%s is not a directory", *real));
+      }
+      return *real;
+    }
+  }
+  std::string how = *real == candidate ? "" : absl::StrFormat(" (resolves to %s)", *real);
+  return absl::PermissionDeniedError(absl::StrFormat(
+      "directory %s%s is outside the agent's allowed roots [%s]; use a directory below one of "
+      "them or start the agent with --root for it",
+      dir, how, absl::StrJoin(roots_, ", ")));
+}
+
+}  // namespace lockstep

@@ -1,0 +1,33 @@
+// The directories an agent may create files in, and the safe resolution of
+// plan paths against them.
+#ifndef LOCKSTEP_AGENT_ROOTS_H_
+#define LOCKSTEP_AGENT_ROOTS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace lockstep {
+
+class AllowedRoots {
+ public:
+  // Canonicalizes each root (realpath). Errors name a root that does not
+  // exist or is not a directory.
+  static absl::StatusOr<AllowedRoots> Create(const std::vector<std::string>& roots);
+
+  // Resolves a plan directory: a relative `dir` is taken under the first
+  // root; the result (after resolving "..", symlinks) must be a root or lie
+  // below one. Errors: NotFound (dir missing, says which host path),
+  // PermissionDenied (outside the roots, lists them).
+  absl::StatusOr<std::string> Resolve(const std::string& dir) const;
+
+  const std::vector<std::string>& roots() const { return roots_; }
+
+ private:
+  std::vector<std::string> roots_;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_AGENT_ROOTS_H_

@@ -1,0 +1,22 @@
+// Host:port handling shared by agent and controller.
+#ifndef LOCKSTEP_COMMON_NET_H_
+#define LOCKSTEP_COMMON_NET_H_
+
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "absl/status/statusor.h"
+
+namespace lockstep {
+
+// "host:port", "[v6]:port" → {host, port}. InvalidArgument names the text.
+absl::StatusOr<std::pair<std::string, int>> SplitHostPort(std::string_view address);
+std::string JoinHostPort(const std::string& host, int port);
+
+// 127.0.0.0/8, ::1, "localhost".
+bool IsLoopbackHost(std::string_view host);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_COMMON_NET_H_

@@ -1,0 +1,751 @@
+#include "controller/coordinator.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "common/files.h"
+#include "common/layout.h"
+#include "common/names.h"
+#include "common/net.h"
+#include "controller/agent_client.h"
+#include "controller/clock_sync.h"
+#include "controller/exit_codes.h"
+#include "controller/ior_math.h"
+#include "controller/ior_output.h"
+#include "controller/local_agents.h"
+#include "controller/run_store.h"
+
+namespace lockstep {
+namespace {
+
+constexpr absl::Duration kRpcTimeout = absl::Seconds(30);
+// Prepare may remove large files on a slow file system.
+constexpr absl::Duration kPrepareTimeout = absl::Minutes(10);
+constexpr absl::Duration kCacheTimeout = absl::Minutes(30);
+constexpr int64_t kSpinNs = 500'000;
+
+// A phase failed; carries the exit code that describes why.
+struct Failure {
+  int exit_code = kExitOk;
+  std::string message;
+  explicit operator bool() const { return exit_code != kExitOk; }
+};
+
+Failure Fail(int code, std::string message) { return Failure{code, std::move(message)}; }
+
+int ExitCodeForSetup(const absl::Status& s) {
+  switch (s.code()) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kPermissionDenied:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kOutOfRange:
+      return kExitUsage;
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kUnauthenticated:
+      return kExitAgentLost;
+    default:
+      return kExitIoError;
+  }
+}
+
+// One agent's Start stream: progress events, then its result.
+class PhaseStream : public grpc::ClientReadReactor<v1::PhaseEvent> {
+ public:
+  using ProgressFn = std::function<void(size_t, const v1::Progress&)>;
+
+  PhaseStream(AgentClient* agent, size_t index, v1::StartRequest request, ProgressFn on_progress)
+      : agent_(agent), index_(index), request_(std::move(request)),
+        on_progress_(std::move(on_progress)) {
+    agent_->stub()->async()->Start(&ctx_, &request_, this);
+    StartRead(&event_);
+    StartCall();
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) return;  // OnDone follows
+    if (event_.has_result()) {
+      absl::MutexLock lock(&mu_);
+      result_ = event_.result();
+      have_result_ = true;
+    } else if (event_.has_progress() && on_progress_) {
+      on_progress_(index_, event_.progress());
+    }
+    StartRead(&event_);
+  }
+
+  void OnDone(const grpc::Status& status) override {
+    absl::MutexLock lock(&mu_);
+    status_ = status;
+    done_ = true;
+  }
+
+  bool WaitDone(absl::Duration timeout) {
+    absl::MutexLock lock(&mu_);
+    mu_.AwaitWithTimeout(absl::Condition(&done_), timeout);
+    return done_;
+  }
+  void Cancel() { ctx_.TryCancel(); }
+
+  // REQUIRES: WaitDone returned true.
+  absl::StatusOr<v1::PhaseResult> Result() {
+    absl::MutexLock lock(&mu_);
+    if (have_result_) return result_;
+    if (!status_.ok()) return FromGrpc(status_, agent_->address());
+    return absl::UnavailableError(
+        absl::StrFormat("agent %s: the phase stream ended without a result", agent_->address()));
+  }
+
+ private:
+  AgentClient* agent_;
+  size_t index_;
+  grpc::ClientContext ctx_;
+  v1::StartRequest request_;
+  ProgressFn on_progress_;
+  v1::PhaseEvent event_;
+  absl::Mutex mu_;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;
+  bool have_result_ ABSL_GUARDED_BY(mu_) = false;
+  v1::PhaseResult result_ ABSL_GUARDED_BY(mu_);
+  grpc::Status status_ ABSL_GUARDED_BY(mu_);
+};
+
+// Renews every agent's lease every lease/3 and tells who went silent.
+class Heartbeater {
+ public:
+  Heartbeater(std::vector<AgentClient*> agents, uint32_t lease_ms)
+      : agents_(std::move(agents)), lease_ms_(lease_ms),
+        last_ok_ns_(agents_.size(), MonotonicNs()), lost_(agents_.size()) {
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~Heartbeater() {
+    {
+      absl::MutexLock lock(&mu_);
+      stop_ = true;
+    }
+    thread_.join();
+  }
+  // Index and reason of the first agent whose lease lapsed, if any.
+  std::optional<std::pair<size_t, std::string>> Lost() {
+    absl::MutexLock lock(&mu_);
+    for (size_t i = 0; i < lost_.size(); ++i) {
+      if (!lost_[i].empty()) return std::make_pair(i, lost_[i]);
+    }
+    return std::nullopt;
+  }
+
+ private:
+  void Loop() {
+    const absl::Duration period = absl::Milliseconds(std::max<uint32_t>(lease_ms_ / 3, 20));
+    for (;;) {
+      {
+        absl::MutexLock lock(&mu_);
+        mu_.AwaitWithTimeout(absl::Condition(&stop_), period);
+        if (stop_) return;
+      }
+      std::vector<v1::HeartbeatRequest> reqs(agents_.size());
+      for (size_t i = 0; i < agents_.size(); ++i) reqs[i].set_session_id(agents_[i]->session_id);
+      auto replies = FanOut<v1::HeartbeatRequest, v1::HeartbeatReply>(
+          agents_, reqs, absl::Milliseconds(lease_ms_), LOCKSTEP_ASYNC(Heartbeat));
+      int64_t now = MonotonicNs();
+      absl::MutexLock lock(&mu_);
+      for (size_t i = 0; i < agents_.size(); ++i) {
+        if (replies[i].ok()) {
+          last_ok_ns_[i] = now;
+        } else if (absl::IsFailedPrecondition(replies[i].status())) {
+          lost_[i] = std::string(replies[i].status().message()) +
+                     " (the agent dropped our session: restarted, or its lease expired)";
+        } else if (now - last_ok_ns_[i] > int64_t{lease_ms_} * 1'000'000 && lost_[i].empty()) {
+          lost_[i] = absl::StrFormat("no heartbeat answer for %d ms (lease %u ms): %s",
+                                     (now - last_ok_ns_[i]) / 1'000'000, lease_ms_,
+                                     replies[i].status().message());
+        }
+      }
+    }
+  }
+
+  std::vector<AgentClient*> agents_;
+  uint32_t lease_ms_;
+  absl::Mutex mu_;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<int64_t> last_ok_ns_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> lost_ ABSL_GUARDED_BY(mu_);
+  std::thread thread_;
+};
+
+class Coordinator {
+ public:
+  Coordinator(const Plan& plan, const RunOptions& options) : plan_(plan), options_(options) {}
+  RunOutcome Run();
+
+ private:
+  void Print(const std::string& text) {
+    report_ += text;
+    if (options_.print) options_.print(text);
+  }
+  Failure SetUpAgents();
+  Failure RunTest(uint32_t test_id);
+  Failure RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t rep, v1::TestRecord* test,
+                   std::vector<v1::IterationRow>* rows);
+  Failure RemoveFiles(const std::vector<v1::PhaseSpec>& specs, uint32_t rep, bool timed,
+                      v1::PhaseRecord* last_phase);
+  void AbortAll(const std::string& phase_id, const std::string& reason);
+  std::vector<v1::PhaseSpec> ClientSpecs(const v1::PhaseSpec& base);
+  v1::PhaseSpec BaseSpec(const PhasePlan& phase, uint32_t test_id, uint32_t rep);
+  bool Interrupted() const { return options_.interrupted && options_.interrupted->load(); }
+  void Finish(RunOutcome* outcome, const Failure& failure);
+
+  const Plan& plan_;
+  const RunOptions& options_;
+  std::unique_ptr<LocalAgents> local_;
+  std::unique_ptr<RunStore> store_;
+  std::vector<std::unique_ptr<AgentClient>> agents_;
+  std::vector<AgentClient*> clients_;  // role client, in rank order
+  std::vector<AgentClient*> all_;
+  std::vector<ClockEstimate> clocks_;  // by index in agents_
+  std::map<AgentClient*, size_t> index_;
+  std::unique_ptr<Heartbeater> heartbeat_;
+  v1::RunRecord record_;
+  std::string report_;
+};
+
+Failure Coordinator::SetUpAgents() {
+  std::vector<AgentPlan> plans = plan_.agents;
+  int local = options_.local_agents;
+  if (local == 0 && plans.empty()) local = 2;
+  bool insecure = options_.insecure;
+  if (local > 0) {
+    LocalAgentsOptions lo;
+    lo.count = local;
+    auto started = LocalAgents::Start(lo);
+    if (!started.ok()) return Fail(kExitConnect, std::string(started.status().message()));
+    local_ = std::move(*started);
+    plans.clear();
+    for (const std::string& a : local_->addresses()) plans.push_back({a, v1::CLIENT});
+    insecure = true;  // loopback only, by construction
+  }
+  std::shared_ptr<grpc::ChannelCredentials> creds = options_.credentials;
+  if (insecure) {
+    for (const AgentPlan& a : plans) {
+      auto hp = SplitHostPort(a.address);
+      if (!hp.ok() || !IsLoopbackHost(hp->first)) {
+        return Fail(kExitUsage,
+                    absl::StrFormat("--insecure is allowed only for loopback agents, and %s is "
+                                    "not one: set up certificates (deploy/certs.sh) and pass "
+                                    "--tls_dir",
+                                    a.address));
+      }
+    }
+    creds = grpc::InsecureChannelCredentials();
+  } else if (!creds) {
+    return Fail(kExitUsage,
+                "no TLS material: pass --tls_dir DIR (made by deploy/certs.sh), or --insecure "
+                "for agents on loopback");
+  }
+  for (const AgentPlan& a : plans) {
+    agents_.push_back(std::make_unique<AgentClient>(a.address, a.role, creds));
+    all_.push_back(agents_.back().get());
+    index_[agents_.back().get()] = agents_.size() - 1;
+    if (a.role == v1::CLIENT) clients_.push_back(agents_.back().get());
+  }
+  // Connect to all at once: the slowest decides, not the sum.
+  std::vector<absl::Status> connected(agents_.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < agents_.size(); ++i) {
+    threads.emplace_back([&, i] {
+      connected[i] = agents_[i]->Connect(absl::Milliseconds(plan_.connect_timeout_ms));
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::vector<std::string> unreachable;
+  for (size_t i = 0; i < agents_.size(); ++i) {
+    v1::AgentRecord* ar = record_.add_agents();
+    ar->set_address(agents_[i]->address());
+    ar->set_role(agents_[i]->role());
+    ar->set_status(connected[i].ok() ? "ok" : "unreachable");
+    if (!connected[i].ok()) {
+      ar->set_error(std::string(connected[i].message()));
+      unreachable.push_back(std::string(connected[i].message()));
+    }
+  }
+  if (!unreachable.empty()) return Fail(kExitConnect, absl::StrJoin(unreachable, "\n"));
+
+  char host[256] = {0};
+  ::gethostname(host, sizeof(host) - 1);
+  std::vector<v1::AttachRequest> attach(agents_.size());
+  for (auto& r : attach) {
+    r.set_run_id(record_.run_id());
+    r.set_controller(absl::StrFormat("%s pid %d", host, ::getpid()));
+    r.set_lease_ms(plan_.lease_ms);
+  }
+  auto replies = FanOut<v1::AttachRequest, v1::AttachReply>(all_, attach, kRpcTimeout,
+                                                            LOCKSTEP_ASYNC(Attach));
+  std::vector<std::string> refused;
+  for (size_t i = 0; i < agents_.size(); ++i) {
+    v1::AgentRecord* ar = record_.mutable_agents(static_cast<int>(i));
+    if (!replies[i].ok()) {
+      ar->set_status("refused");
+      ar->set_error(std::string(replies[i].status().message()));
+      refused.push_back(std::string(replies[i].status().message()));
+      continue;
+    }
+    agents_[i]->session_id = replies[i]->session_id();
+    agents_[i]->facts = replies[i]->facts();
+    *ar->mutable_facts() = replies[i]->facts();
+    if (replies[i]->facts().role() != agents_[i]->role()) {
+      refused.push_back(absl::StrFormat(
+          "agent %s runs with role %s but the plan says %s; fix the plan or the agent's --role",
+          agents_[i]->address(), RoleName(replies[i]->facts().role()),
+          RoleName(agents_[i]->role())));
+    }
+  }
+  if (!refused.empty()) return Fail(kExitConnect, absl::StrJoin(refused, "\n"));
+
+  // Clock offsets: map every agent timestamp into our time base.
+  for (size_t i = 0; i < agents_.size(); ++i) {
+    auto est = EstimateClock(agents_[i].get(), 8);
+    if (!est.ok()) return Fail(kExitAgentLost, std::string(est.status().message()));
+    clocks_.push_back(*est);
+    v1::ClockEstimate* ce = record_.mutable_agents(static_cast<int>(i))->mutable_clock();
+    ce->set_offset_ns(est->offset_ns);
+    ce->set_delay_ns(est->delay_ns);
+    ce->set_uncertainty_ns(est->delay_ns / 2);
+    ce->set_samples(est->samples);
+  }
+  heartbeat_ = std::make_unique<Heartbeater>(all_, plan_.lease_ms);
+  return {};
+}
+
+v1::PhaseSpec Coordinator::BaseSpec(const PhasePlan& phase, uint32_t test_id, uint32_t rep) {
+  v1::PhaseSpec s;
+  s.set_phase_id(absl::StrFormat("t%u/r%u/%s", test_id, rep, phase.name));
+  s.set_phase_name(phase.name);
+  s.set_kind(phase.kind);
+  s.set_test_id(test_id);
+  s.set_repetition(rep);
+  s.set_dir(phase.dir);
+  s.set_file_name(phase.file_name);
+  s.set_file_per_process(phase.file_per_process);
+  uint32_t tpa = plan_.TasksPerAgent(phase, test_id);
+  s.set_tasks(tpa);
+  s.set_total_tasks(tpa * static_cast<uint32_t>(clients_.size()));
+  s.set_transfer_bytes(phase.transfer_bytes);
+  s.set_block_bytes(phase.block_bytes);
+  s.set_segments(phase.segments);
+  s.set_fsync_at_end(phase.fsync);
+  s.set_fsync_per_transfer(phase.fsync_per_transfer);
+  s.set_direct(phase.direct);
+  s.set_verify(phase.verify);
+  s.set_pattern_seed(plan_.seed);
+  // IOR -C: shift by the tasks of one node, so each reads another node's data.
+  if (phase.reorder_tasks) s.set_reorder_shift(tpa);
+  return s;
+}
+
+std::vector<v1::PhaseSpec> Coordinator::ClientSpecs(const v1::PhaseSpec& base) {
+  std::vector<v1::PhaseSpec> out;
+  for (size_t i = 0; i < clients_.size(); ++i) {
+    v1::PhaseSpec s = base;
+    s.set_first_rank(static_cast<uint32_t>(i) * base.tasks());
+    out.push_back(s);
+  }
+  return out;
+}
+
+void Coordinator::AbortAll(const std::string& phase_id, const std::string& reason) {
+  std::vector<v1::AbortRequest> reqs(clients_.size());
+  for (size_t i = 0; i < clients_.size(); ++i) {
+    reqs[i].set_session_id(clients_[i]->session_id);
+    reqs[i].set_phase_id(phase_id);
+    reqs[i].set_reason(reason);
+  }
+  FanOut<v1::AbortRequest, v1::AbortReply>(clients_, reqs, absl::Seconds(5), LOCKSTEP_ASYNC(Abort));
+}
+
+Failure Coordinator::RemoveFiles(const std::vector<v1::PhaseSpec>& bases, uint32_t rep,
+                                 bool timed, v1::PhaseRecord* last_phase) {
+  int64_t start = INT64_MAX, stop = 0;
+  std::vector<std::string> errors;
+  for (const v1::PhaseSpec& base : bases) {
+    std::vector<v1::CleanupRequest> reqs;
+    for (const v1::PhaseSpec& s : ClientSpecs(base)) {
+      v1::CleanupRequest r;
+      r.set_session_id(clients_[reqs.size()]->session_id);
+      *r.mutable_spec() = s;
+      reqs.push_back(r);
+    }
+    auto replies = FanOut<v1::CleanupRequest, v1::CleanupReply>(clients_, reqs, kPrepareTimeout,
+                                                                LOCKSTEP_ASYNC(Cleanup));
+    for (size_t i = 0; i < clients_.size(); ++i) {
+      if (!replies[i].ok()) {
+        errors.push_back(std::string(replies[i].status().message()));
+        continue;
+      }
+      int64_t off = clocks_[index_[clients_[i]]].offset_ns;
+      start = std::min(start, replies[i]->remove_start_ns() - off);
+      stop = std::max(stop, replies[i]->remove_stop_ns() - off);
+    }
+  }
+  if (timed && stop >= start && start != INT64_MAX) {
+    double seconds = static_cast<double>(stop - start) / 1e9;
+    Print(FormatRemoveRow(seconds, rep));
+    if (last_phase) {
+      v1::IterationRow* r = last_phase->mutable_remove_row();
+      r->set_access("remove");
+      r->set_total_s(seconds);
+      r->set_iter(rep);
+    }
+  }
+  if (!errors.empty()) return Fail(kExitIoError, absl::StrJoin(errors, "\n"));
+  return {};
+}
+
+Failure Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t rep,
+                              v1::TestRecord* test, std::vector<v1::IterationRow>* rows) {
+  const v1::PhaseSpec base = BaseSpec(phase, test_id, rep);
+  std::vector<v1::PhaseSpec> specs = ClientSpecs(base);
+  v1::PhaseRecord* pr = test->add_phases();
+  pr->set_phase_id(base.phase_id());
+  pr->set_phase(phase.name);
+  pr->set_kind(phase.kind);
+  pr->set_repetition(rep);
+  *pr->mutable_spec() = base;
+
+  // 1. Prepare everywhere before anyone starts (IOR's barrier before open).
+  std::vector<v1::PrepareRequest> prep(clients_.size());
+  for (size_t i = 0; i < clients_.size(); ++i) {
+    prep[i].set_session_id(clients_[i]->session_id);
+    *prep[i].mutable_spec() = specs[i];
+  }
+  auto prepared = FanOut<v1::PrepareRequest, v1::PrepareReply>(clients_, prep, kPrepareTimeout,
+                                                               LOCKSTEP_ASYNC(Prepare));
+  for (size_t i = 0; i < clients_.size(); ++i) {
+    if (!prepared[i].ok()) {
+      AbortAll(base.phase_id(), "another agent failed to prepare");
+      pr->set_ok(false);
+      pr->set_error(std::string(prepared[i].status().message()));
+      return Fail(ExitCodeForSetup(prepared[i].status()),
+                  absl::StrFormat("phase %s: %s", base.phase_id(), prepared[i].status().message()));
+    }
+  }
+  if (Interrupted()) {
+    AbortAll(base.phase_id(), "interrupted");
+    return Fail(kExitInterrupted, "interrupted before the start of " + base.phase_id());
+  }
+
+  // 2. One instant for all, far enough ahead for the slowest to hear of it.
+  int64_t max_delay = 0;
+  for (AgentClient* c : clients_) max_delay = std::max(max_delay, clocks_[index_[c]].delay_ns);
+  const int64_t lead_ns = 30'000'000 + 4 * max_delay + 200'000 * int64_t(clients_.size());
+  const int64_t start_at = RealtimeNs() + lead_ns;
+  pr->set_start_at_ns(start_at);
+  // Spin only where a host's tasks fit on its cores.
+  std::map<std::string, uint32_t> tasks_on_host;
+  for (AgentClient* c : clients_) tasks_on_host[c->facts.hostname()] += base.tasks();
+  std::vector<std::unique_ptr<PhaseStream>> calls;
+  std::vector<v1::Progress> progress(clients_.size());
+  absl::Mutex progress_mu;
+  const int64_t phase_t0 = MonotonicNs();
+  for (size_t i = 0; i < clients_.size(); ++i) {
+    AgentClient* c = clients_[i];
+    v1::StartRequest req;
+    req.set_session_id(c->session_id);
+    req.set_phase_id(base.phase_id());
+    req.set_start_at_unix_ns(start_at + clocks_[index_[c]].offset_ns);
+    req.set_progress_interval_ms(plan_.progress_interval_ms);
+    bool fits = tasks_on_host[c->facts.hostname()] <= std::max<uint32_t>(c->facts.cores(), 1);
+    req.set_spin_ns(fits ? kSpinNs : 0);
+    calls.push_back(std::make_unique<PhaseStream>(
+        c, i, req, [&](size_t idx, const v1::Progress& p) {
+          absl::MutexLock lock(&progress_mu);
+          progress[idx] = p;
+        }));
+  }
+
+  // 3. Wait for every result; watch leases and interrupts meanwhile.
+  Failure failure;
+  const uint64_t expected = AggregateBytes(base);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    while (!calls[i]->WaitDone(absl::Milliseconds(100))) {
+      if (options_.progress) {
+        uint64_t bytes = 0;
+        {
+          absl::MutexLock lock(&progress_mu);
+          for (const auto& p : progress) bytes += p.bytes();
+        }
+        double elapsed = static_cast<double>(MonotonicNs() - phase_t0) / 1e9;
+        double rate = elapsed > 0 ? static_cast<double>(bytes) / elapsed / (1 << 20) : 0;
+        double eta = rate > 0 && expected > bytes
+                         ? static_cast<double>(expected - bytes) / (1 << 20) / rate
+                         : 0;
+        options_.progress(absl::StrFormat("%s rep %u: %.0f MiB/s, %.1f%%, %.1f s elapsed, ETA %.0f s",
+                                          base.phase_id(), rep, rate,
+                                          expected ? 100.0 * bytes / expected : 0.0, elapsed, eta));
+      }
+      if (auto lost = heartbeat_->Lost(); lost && !failure) {
+        failure = Fail(kExitAgentLost, absl::StrFormat("agent %s lost during %s: %s",
+                                                       all_[lost->first]->address(),
+                                                       base.phase_id(), lost->second));
+        record_.mutable_agents(static_cast<int>(lost->first))->set_status("lost");
+        record_.mutable_agents(static_cast<int>(lost->first))->set_error(lost->second);
+        AbortAll(base.phase_id(), failure.message);
+        for (auto& c : calls) c->Cancel();
+      }
+      if (Interrupted() && !failure) {
+        failure = Fail(kExitInterrupted, "interrupted during " + base.phase_id());
+        AbortAll(base.phase_id(), "interrupted by the operator");
+      }
+    }
+  }
+  if (options_.progress) options_.progress("");
+
+  // 4. Collect, map into our time base, reduce.
+  std::vector<v1::TaskResult> all_tasks;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    AgentClient* c = clients_[i];
+    const int64_t off = clocks_[index_[c]].offset_ns;
+    v1::AgentPhaseRecord* apr = pr->add_agents();
+    apr->set_address(c->address());
+    auto result = calls[i]->Result();
+    if (!result.ok()) {
+      apr->set_error(std::string(result.status().message()));
+      if (!failure) failure = Fail(kExitAgentLost, std::string(result.status().message()));
+      continue;
+    }
+    apr->set_series_interval_ms(result->series_interval_ms());
+    *apr->mutable_series_bytes() = result->series_bytes();
+    for (v1::TaskResult t : result->tasks()) {
+      for (auto [get, set] :
+           std::initializer_list<std::pair<int64_t (v1::TaskResult::*)() const,
+                                           void (v1::TaskResult::*)(int64_t)>>{
+               {&v1::TaskResult::open_start_ns, &v1::TaskResult::set_open_start_ns},
+               {&v1::TaskResult::open_stop_ns, &v1::TaskResult::set_open_stop_ns},
+               {&v1::TaskResult::rdwr_start_ns, &v1::TaskResult::set_rdwr_start_ns},
+               {&v1::TaskResult::rdwr_stop_ns, &v1::TaskResult::set_rdwr_stop_ns},
+               {&v1::TaskResult::close_start_ns, &v1::TaskResult::set_close_start_ns},
+               {&v1::TaskResult::close_stop_ns, &v1::TaskResult::set_close_stop_ns},
+               {&v1::TaskResult::first_io_ns, &v1::TaskResult::set_first_io_ns}}) {
+        if ((t.*get)() != 0) (t.*set)((t.*get)() - off);
+      }
+      *apr->add_tasks() = t;
+      all_tasks.push_back(t);
+    }
+    if (!result->ok()) {
+      apr->set_error(result->error());
+      if (!failure) {
+        bool verify = false;
+        for (const auto& t : result->tasks()) verify |= t.verify_failed();
+        failure = Fail(verify ? kExitVerify : kExitIoError,
+                       absl::StrFormat("phase %s on agent %s: %s", base.phase_id(), c->address(),
+                                       result->error()));
+      }
+    }
+  }
+  std::vector<const v1::TaskResult*> ptrs;
+  for (const auto& t : all_tasks) ptrs.push_back(&t);
+  *pr->mutable_row() = ReduceIteration(ptrs, base, rep);
+  pr->set_start_skew_ns(StartSkewNs(ptrs));
+  *pr->mutable_latency() = SummarizeLatency(ptrs);
+  pr->set_ok(!failure);
+  if (failure) pr->set_error(failure.message);
+  absl::Status js = store_->AppendJournal(*pr);
+  if (!js.ok()) Print(absl::StrFormat("warning: %s\n", js.message()));
+  if (failure) return failure;
+  Print(FormatIterationRow(pr->row()));
+  rows->push_back(pr->row());
+  return {};
+}
+
+Failure Coordinator::RunTest(uint32_t test_id) {
+  v1::TestRecord* test = record_.add_tests();
+  test->set_test_id(test_id);
+  const PhasePlan& first = plan_.phases.front();
+  uint32_t tpa = plan_.TasksPerAgent(first, test_id);
+  test->set_tasks_per_agent(tpa);
+  test->set_total_tasks(tpa * static_cast<uint32_t>(clients_.size()));
+  test->set_client_agents(static_cast<uint32_t>(clients_.size()));
+
+  TestDescription desc;
+  desc.path = first.dir + "/" + first.file_name;
+  desc.spec = BaseSpec(first, test_id, 0);
+  desc.nodes = static_cast<uint32_t>(clients_.size());
+  desc.tasks_per_node = tpa;
+  desc.repetitions = plan_.repetitions;
+  desc.reorder = first.reorder_tasks;
+  Print(absl::StrFormat("\nTest %u started: %s\n", test_id,
+                        absl::FormatTime("%a %b %e %H:%M:%S %Y", absl::Now(),
+                                         absl::LocalTimeZone())));
+  Print(FormatOptions(desc));
+  Print("\nResults: \n\n");
+  Print(FormatResultsHeader());
+
+  std::map<std::string, std::vector<v1::IterationRow>> rows;  // by phase
+  for (uint32_t rep = 0; rep < plan_.repetitions; ++rep) {
+    // Files this iteration wrote, by (dir, name, layout), and whether to keep them.
+    std::vector<v1::PhaseSpec> written;
+    std::set<std::string> kept;
+    for (const PhasePlan& phase : plan_.phases) {
+      if (phase.keep) kept.insert(phase.dir + "/" + phase.file_name);
+    }
+    for (const PhasePlan& phase : plan_.phases) {
+      if (phase.kind == v1::WRITE) written.push_back(BaseSpec(phase, test_id, rep));
+      Failure f = RunPhase(phase, test_id, rep, test, &rows[phase.name]);
+      if (f) {
+        // Leave nothing behind: remove what this iteration wrote, kept or not.
+        RemoveFiles(written, rep, false, nullptr);
+        return f;
+      }
+    }
+    std::vector<v1::PhaseSpec> remove;
+    for (const v1::PhaseSpec& s : written) {
+      if (!kept.count(s.dir() + "/" + s.file_name())) remove.push_back(s);
+    }
+    if (!remove.empty()) {
+      Failure f = RemoveFiles(remove, rep, true, test->mutable_phases(test->phases_size() - 1));
+      if (f) return f;
+    }
+    if (Interrupted()) return Fail(kExitInterrupted, "interrupted");
+  }
+  for (const PhasePlan& phase : plan_.phases) {
+    *test->add_summary() = SummarizePhase(rows[phase.name], BaseSpec(phase, test_id, 0),
+                                          phase.name, test_id, plan_.TasksPerAgent(phase, test_id),
+                                          phase.reorder_tasks);
+  }
+  // Lockstep's own columns, after IOR's table: start skew and latency.
+  Print("\nphase        iter  start skew(us)  lat p50(us)  p99(us)  p99.9(us)  max(us)\n");
+  for (const v1::PhaseRecord& p : test->phases()) {
+    Print(absl::StrFormat("%-12s %4u  %14.1f  %11.1f  %7.1f  %9.1f  %7.1f\n", p.phase(),
+                          p.repetition(), static_cast<double>(p.start_skew_ns()) / 1e3,
+                          p.latency().p50_us(), p.latency().p99_us(), p.latency().p999_us(),
+                          p.latency().max_us()));
+  }
+  return {};
+}
+
+void Coordinator::Finish(RunOutcome* outcome, const Failure& failure) {
+  if (failure) {
+    record_.set_status(failure.exit_code == kExitInterrupted ? "interrupted"
+                       : record_.tests_size() > 0 && record_.tests(0).summary_size() > 0
+                           ? "partial"
+                           : "failed");
+    record_.set_error(failure.message);
+    outcome->exit_code = failure.exit_code;
+    outcome->error = failure.message;
+  } else {
+    record_.set_status("complete");
+  }
+  // Summary of all tests, as IOR prints it.
+  std::vector<v1::SummaryRow> all_rows;
+  for (const v1::TestRecord& t : record_.tests()) {
+    for (const v1::SummaryRow& r : t.summary()) all_rows.push_back(r);
+  }
+  if (!all_rows.empty()) {
+    Print(FormatSummaryHeader());
+    for (const v1::SummaryRow& r : all_rows) Print(FormatSummaryRow(r));
+    for (const v1::TestRecord& t : record_.tests()) {
+      std::vector<v1::SummaryRow> rows(t.summary().begin(), t.summary().end());
+      Print("\n");
+      Print(FormatMaxLines(rows));
+    }
+  }
+  record_.set_finished_at(FormatRfc3339(RealtimeNs()));
+  Print(absl::StrFormat("\nFinished            : %s\n",
+                        absl::FormatTime("%a %b %e %H:%M:%S %Y", absl::Now(),
+                                         absl::LocalTimeZone())));
+  if (failure) {
+    Print(absl::StrFormat("Status              : %s: %s\n", record_.status(), failure.message));
+  }
+  if (store_) {
+    Print(absl::StrFormat("Results             : %s/\n", store_->dir()));
+    absl::Status s = store_->WriteRunJson(record_);
+    if (s.ok()) s = store_->WriteSummary(report_);
+    if (!s.ok()) {
+      Print(absl::StrFormat("error: %s\n", s.message()));
+      if (outcome->exit_code == kExitOk) outcome->exit_code = kExitFailure;
+    }
+    outcome->run_dir = store_->dir();
+  }
+}
+
+RunOutcome Coordinator::Run() {
+  RunOutcome outcome;
+  auto store = RunStore::Create(options_.out_dir, plan_.name, plan_.text);
+  if (!store.ok()) {
+    outcome.exit_code = kExitUsage;
+    outcome.error = std::string(store.status().message());
+    return outcome;
+  }
+  store_ = std::move(*store);
+  char host[256] = {0};
+  ::gethostname(host, sizeof(host) - 1);
+  record_.set_format_version(1);
+  record_.set_run_id(store_->run_id());
+  record_.set_name(plan_.name);
+  record_.set_plan_sha256(Sha256Hex(plan_.text));
+  record_.set_plan_file(plan_.source);
+  record_.set_started_at(FormatRfc3339(RealtimeNs()));
+  record_.set_controller_host(host);
+  record_.set_lockstep_version(LOCKSTEP_VERSION);
+  record_.set_command_line(options_.command_line);
+
+  Print(absl::StrFormat("Lockstep-%s: coordinated test of parallel I/O (IOR-compatible output)\n",
+                        LOCKSTEP_VERSION));
+  Print(absl::StrFormat("Began               : %s\n",
+                        absl::FormatTime("%a %b %e %H:%M:%S %Y", absl::Now(),
+                                         absl::LocalTimeZone())));
+  Print(absl::StrFormat("Command line        : %s\n", options_.command_line));
+  Print(absl::StrFormat("Machine             : Linux %s\n", host));
+  Print(absl::StrFormat("Run                 : %s (plan %s)\n", store_->run_id(), plan_.source));
+
+  Failure failure = SetUpAgents();
+  if (!failure) {
+    std::vector<std::string> lines;
+    for (size_t i = 0; i < agents_.size(); ++i) {
+      const v1::HostFacts& f = agents_[i]->facts;
+      std::string fs = f.roots_size() > 0 ? f.roots(0).fs_type() : "?";
+      lines.push_back(absl::StrFormat(
+          "  %-21s %-6s %s, %u cores, kernel %s, %s, clock offset %+.1f us (±%.1f us)",
+          agents_[i]->address(), RoleName(agents_[i]->role()), f.hostname(), f.cores(),
+          f.kernel(), fs, static_cast<double>(clocks_[i].offset_ns) / 1e3,
+          static_cast<double>(clocks_[i].delay_ns) / 2e3));
+    }
+    Print(absl::StrFormat("Agents              : %u (%u client)\n%s\n", agents_.size(),
+                          clients_.size(), absl::StrJoin(lines, "\n")));
+    for (uint32_t t = 0; t < plan_.tests() && !failure; ++t) failure = RunTest(t);
+  }
+  heartbeat_.reset();
+  // Hand the agents back, even after a failure (best effort).
+  std::vector<AgentClient*> attached;
+  std::vector<v1::DetachRequest> detach;
+  for (AgentClient* a : all_) {
+    if (a->session_id.empty()) continue;
+    attached.push_back(a);
+    detach.emplace_back().set_session_id(a->session_id);
+  }
+  if (!attached.empty()) {
+    FanOut<v1::DetachRequest, v1::DetachReply>(attached, detach, absl::Seconds(5),
+                                               LOCKSTEP_ASYNC(Detach));
+  }
+  Finish(&outcome, failure);
+  return outcome;
+}
+
+}  // namespace
+
+RunOutcome RunPlan(const Plan& plan, const RunOptions& options) {
+  Coordinator c(plan, options);
+  return c.Run();
+}
+
+}  // namespace lockstep

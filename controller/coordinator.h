@@ -1,0 +1,46 @@
+// Drives a plan on its agents, phase by phase in lockstep, and reports it:
+// attach → clock offsets → for each test, repetition and phase: prepare on
+// all clients, then one start instant for all, collect, reduce → remove
+// files → summary, run.json, summary.txt.
+#ifndef LOCKSTEP_CONTROLLER_COORDINATOR_H_
+#define LOCKSTEP_CONTROLLER_COORDINATOR_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "controller/plan.h"
+
+namespace lockstep {
+
+struct RunOptions {
+  std::string out_dir = "./lockstep-results";
+  // Agents to start on loopback; 0 = use the plan's agents (or 2 if it lists
+  // none).
+  int local_agents = 0;
+  // Plaintext to agents; refused for non-loopback addresses.
+  bool insecure = false;
+  std::shared_ptr<grpc::ChannelCredentials> credentials;  // TLS, when not insecure
+  std::string command_line;
+  // Where the report goes (stdout in the CLI).
+  std::function<void(const std::string&)> print;
+  // Live progress (stderr on a terminal); may be empty.
+  std::function<void(const std::string&)> progress;
+  // Set from a signal handler: abort the phase, clean up, exit 130.
+  const std::atomic<bool>* interrupted = nullptr;
+};
+
+struct RunOutcome {
+  int exit_code = 0;
+  std::string run_dir;   // empty if the results directory was never created
+  std::string error;     // what went wrong, for the last line printed
+};
+
+RunOutcome RunPlan(const Plan& plan, const RunOptions& options);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_COORDINATOR_H_

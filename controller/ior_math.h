@@ -1,0 +1,41 @@
+// IOR's arithmetic: reduction of task timers into one iteration's figures,
+// and statistics over repetitions (ior-semantics.md).
+#ifndef LOCKSTEP_CONTROLLER_IOR_MATH_H_
+#define LOCKSTEP_CONTROLLER_IOR_MATH_H_
+
+#include <vector>
+
+#include "lockstep/v1/agent.pb.h"
+#include "lockstep/v1/results.pb.h"
+
+namespace lockstep {
+
+// One iteration of one phase from all its tasks (timestamps in one time base):
+//   open  = max(open_stop)  − min(open_start)
+//   wrrd  = max(rdwr_stop)  − min(rdwr_start)
+//   close = max(close_stop) − min(close_start)
+//   total = max(close_stop) − min(open_start)
+//   bw    = bytes / total;  iops = bytes / transfer / wrrd
+// `spec` gives transfer, block, segments and total_tasks.
+v1::IterationRow ReduceIteration(const std::vector<const v1::TaskResult*>& tasks,
+                                 const v1::PhaseSpec& spec, uint32_t iter);
+
+// max − min of the tasks' first-I/O instants.
+int64_t StartSkewNs(const std::vector<const v1::TaskResult*>& tasks);
+
+struct RepStats {
+  double max = 0, min = 0, mean = 0, sd = 0;  // sd: population (÷ n), as IOR
+};
+RepStats PopulationStats(const std::vector<double>& values);
+
+// One row of "Summary of all tests" from the iterations of one phase.
+v1::SummaryRow SummarizePhase(const std::vector<v1::IterationRow>& rows,
+                              const v1::PhaseSpec& spec, const std::string& phase_name,
+                              uint32_t test_id, uint32_t tasks_per_node, bool reorder);
+
+// Latency percentiles of the merged histograms of all tasks.
+v1::LatencySummary SummarizeLatency(const std::vector<const v1::TaskResult*>& tasks);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_IOR_MATH_H_

@@ -1,0 +1,444 @@
+#include "controller/plan.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/files.h"
+#include "common/names.h"
+#include "common/net.h"
+#include "common/sizes.h"
+
+#include <toml++/toml.h>
+
+namespace lockstep {
+namespace {
+
+// Reads one table's keys, remembering which were used, with positioned errors.
+class TableReader {
+ public:
+  TableReader(const toml::table& table, std::string source, std::string where,
+              std::vector<std::string> valid)
+      : table_(table), source_(std::move(source)), where_(std::move(where)),
+        valid_(std::move(valid)) {}
+
+  std::string Pos(const toml::node& node) const {
+    const auto& b = node.source().begin;
+    return absl::StrFormat("%s:%d:%d", source_, b.line, b.column);
+  }
+  std::string Pos() const { return Pos(table_); }
+
+  absl::Status Error(const toml::node& node, const std::string& key, const std::string& why) const {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %s key '%s': %s", Pos(node), where_, key, why));
+  }
+  absl::Status Missing(const std::string& key, const std::string& how) const {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %s has no '%s'; %s", Pos(), where_, key, how));
+  }
+
+  absl::Status CheckUnknown() const {
+    for (const auto& [k, v] : table_) {
+      std::string key(k.str());
+      if (std::find(valid_.begin(), valid_.end(), key) == valid_.end()) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: unknown key '%s' in %s; valid keys: %s", Pos(v), key, where_,
+            absl::StrJoin(valid_, ", ")));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  const toml::node* Get(const std::string& key) const { return table_.get(key); }
+
+  absl::Status String(const std::string& key, std::string* out) const {
+    const toml::node* n = Get(key);
+    if (n == nullptr) return absl::OkStatus();
+    if (!n->is_string()) return Error(*n, key, absl::StrFormat("expected a string, got %s", TypeName(*n)));
+    *out = n->as_string()->get();
+    return absl::OkStatus();
+  }
+
+  absl::Status Bool(const std::string& key, bool* out) const {
+    const toml::node* n = Get(key);
+    if (n == nullptr) return absl::OkStatus();
+    if (!n->is_boolean()) {
+      return Error(*n, key, absl::StrFormat("expected true or false, got %s", TypeName(*n)));
+    }
+    *out = n->as_boolean()->get();
+    return absl::OkStatus();
+  }
+
+  absl::Status Uint(const std::string& key, uint64_t min, uint64_t max, uint64_t* out) const {
+    const toml::node* n = Get(key);
+    if (n == nullptr) return absl::OkStatus();
+    return UintNode(*n, key, min, max, out);
+  }
+
+  absl::Status UintNode(const toml::node& n, const std::string& key, uint64_t min, uint64_t max,
+                        uint64_t* out) const {
+    if (!n.is_integer()) {
+      return Error(n, key, absl::StrFormat("expected an integer, got %s", TypeName(n)));
+    }
+    int64_t v = n.as_integer()->get();
+    if (v < 0 || static_cast<uint64_t>(v) < min || static_cast<uint64_t>(v) > max) {
+      return Error(n, key, absl::StrFormat("%d is out of range; use %u to %u", v, min, max));
+    }
+    *out = static_cast<uint64_t>(v);
+    return absl::OkStatus();
+  }
+
+  // A size: an integer (bytes) or a string with a unit ("1m", "4GiB").
+  absl::Status Size(const std::string& key, uint64_t* out) const {
+    const toml::node* n = Get(key);
+    if (n == nullptr) return absl::OkStatus();
+    uint64_t v = 0;
+    if (n->is_integer()) {
+      if (n->as_integer()->get() < 0) return Error(*n, key, "a size cannot be negative");
+      v = static_cast<uint64_t>(n->as_integer()->get());
+    } else if (n->is_string()) {
+      auto parsed = ParseSize(n->as_string()->get());
+      if (!parsed.ok()) return Error(*n, key, std::string(parsed.status().message()));
+      v = *parsed;
+    } else {
+      return Error(*n, key, absl::StrFormat("expected a size such as \"1m\" or 1048576, got %s",
+                                            TypeName(*n)));
+    }
+    if (v == 0) return Error(*n, key, "a size must be greater than zero");
+    *out = v;
+    return absl::OkStatus();
+  }
+
+  static std::string TypeName(const toml::node& n) {
+    switch (n.type()) {
+      case toml::node_type::string: return "a string";
+      case toml::node_type::integer: return "an integer";
+      case toml::node_type::floating_point: return "a float";
+      case toml::node_type::boolean: return "a boolean";
+      case toml::node_type::array: return "an array";
+      case toml::node_type::table: return "a table";
+      default: return "a date/time";
+    }
+  }
+
+ private:
+  const toml::table& table_;
+  std::string source_;
+  std::string where_;
+  std::vector<std::string> valid_;
+};
+
+const std::vector<std::string> kRunKeys = {"name", "repetitions", "connect_timeout_ms", "lease_ms",
+                                           "progress_interval_ms", "seed"};
+const std::vector<std::string> kAgentKeys = {"address", "role"};
+const std::vector<std::string> kPhaseKeys = {
+    "name",    "kind",      "dir",    "file_name",  "file_per_process", "tasks_per_agent",
+    "transfer_size", "block_size", "segments", "repetitions", "fsync", "fsync_per_transfer",
+    "direct",  "keep",      "verify", "reorder_tasks"};
+const std::vector<std::string> kTopKeys = {"run", "agent", "phase"};
+
+absl::Status ParseRun(const toml::table& t, const std::string& source, Plan* plan) {
+  TableReader r(t, source, "[run]", kRunKeys);
+  absl::Status s = r.CheckUnknown();
+  if (!s.ok()) return s;
+  uint64_t v = 0;
+  if (!(s = r.String("name", &plan->name)).ok()) return s;
+  v = plan->repetitions;
+  if (!(s = r.Uint("repetitions", 1, 10000, &v)).ok()) return s;
+  plan->repetitions = static_cast<uint32_t>(v);
+  v = plan->connect_timeout_ms;
+  if (!(s = r.Uint("connect_timeout_ms", 100, 600000, &v)).ok()) return s;
+  plan->connect_timeout_ms = static_cast<uint32_t>(v);
+  v = plan->lease_ms;
+  if (!(s = r.Uint("lease_ms", 200, 600000, &v)).ok()) return s;
+  plan->lease_ms = static_cast<uint32_t>(v);
+  v = plan->progress_interval_ms;
+  if (!(s = r.Uint("progress_interval_ms", 50, 600000, &v)).ok()) return s;
+  plan->progress_interval_ms = static_cast<uint32_t>(v);
+  if (!(s = r.Uint("seed", 0, UINT64_MAX >> 1, &plan->seed)).ok()) return s;
+  return absl::OkStatus();
+}
+
+absl::Status ParseAgent(const toml::table& t, const std::string& source, int index, Plan* plan) {
+  TableReader r(t, source, absl::StrFormat("[[agent]] #%d", index + 1), kAgentKeys);
+  absl::Status s = r.CheckUnknown();
+  if (!s.ok()) return s;
+  AgentPlan a;
+  if (!(s = r.String("address", &a.address)).ok()) return s;
+  if (a.address.empty()) return r.Missing("address", "add address = \"HOST:PORT\"");
+  auto hp = SplitHostPort(a.address);
+  if (!hp.ok()) return r.Error(*r.Get("address"), "address", std::string(hp.status().message()));
+  if (hp->second == 0) return r.Error(*r.Get("address"), "address", "port 0 is not an agent's port");
+  std::string role = "client";
+  if (!(s = r.String("role", &role)).ok()) return s;
+  auto parsed = ParseRole(role);
+  if (!parsed) {
+    return r.Error(*r.Get("role"), "role",
+                   absl::StrFormat("\"%s\" is not a role; use client, oss or mds", role));
+  }
+  a.role = *parsed;
+  for (const AgentPlan& other : plan->agents) {
+    if (other.address == a.address) {
+      return r.Error(*r.Get("address"), "address",
+                     absl::StrFormat("%s is listed twice; each agent once", a.address));
+    }
+  }
+  plan->agents.push_back(a);
+  return absl::OkStatus();
+}
+
+absl::Status ParsePhase(const toml::table& t, const std::string& source, int index, Plan* plan,
+                        std::map<std::string, uint64_t>* phase_reps, size_t* sweep_len,
+                        std::string* sweep_owner) {
+  std::string label = absl::StrFormat("[[phase]] #%d", index + 1);
+  PhasePlan p;
+  {
+    TableReader pre(t, source, label, kPhaseKeys);
+    absl::Status s = pre.String("name", &p.name);
+    if (!s.ok()) return s;
+    if (!p.name.empty()) label = absl::StrFormat("[[phase]] '%s'", p.name);
+  }
+  TableReader r(t, source, label, kPhaseKeys);
+  absl::Status s = r.CheckUnknown();
+  if (!s.ok()) return s;
+  if (p.name.empty()) return r.Missing("name", "add name = \"seq-write\" (unique per plan)");
+  for (const PhasePlan& other : plan->phases) {
+    if (other.name == p.name) {
+      return r.Error(*r.Get("name"), "name",
+                     absl::StrFormat("\"%s\" is used by two phases; names must be unique", p.name));
+    }
+  }
+  std::string kind;
+  if (!(s = r.String("kind", &kind)).ok()) return s;
+  if (kind.empty()) return r.Missing("kind", "add kind = \"write\" or \"read\"");
+  auto k = ParsePhaseKind(kind);
+  if (!k) {
+    return r.Error(*r.Get("kind"), "kind",
+                   absl::StrFormat("\"%s\" is not a phase kind; use write or read", kind));
+  }
+  p.kind = *k;
+  if (!(s = r.String("dir", &p.dir)).ok()) return s;
+  if (p.dir.empty()) {
+    return r.Missing("dir", "add dir = \"/path/on/the/agents\" (relative: below the agent's first root)");
+  }
+  if (!(s = r.String("file_name", &p.file_name)).ok()) return s;
+  if (p.file_name.empty() || p.file_name.find('/') != std::string::npos) {
+    return r.Error(*r.Get("file_name"), "file_name", "must be a plain file name without '/'");
+  }
+  if (!(s = r.Bool("file_per_process", &p.file_per_process)).ok()) return s;
+
+  // tasks_per_agent: an integer or a non-empty array of integers.
+  if (const toml::node* n = r.Get("tasks_per_agent")) {
+    if (n->is_array()) {
+      const toml::array& arr = *n->as_array();
+      if (arr.empty()) return r.Error(*n, "tasks_per_agent", "the list is empty");
+      for (const toml::node& e : arr) {
+        uint64_t v = 0;
+        if (!(s = r.UintNode(e, "tasks_per_agent", 1, kMaxTasksPerAgent, &v)).ok()) return s;
+        p.tasks_per_agent.push_back(static_cast<uint32_t>(v));
+      }
+      if (p.tasks_per_agent.size() > 1) {
+        if (*sweep_len > 1 && *sweep_len != p.tasks_per_agent.size()) {
+          return r.Error(*n, "tasks_per_agent",
+                         absl::StrFormat("a sweep of %u values, but phase '%s' sweeps %u; phases "
+                                         "of one plan sweep together (test i uses value i), so "
+                                         "give them lists of the same length",
+                                         p.tasks_per_agent.size(), *sweep_owner, *sweep_len));
+        }
+        *sweep_len = p.tasks_per_agent.size();
+        *sweep_owner = p.name;
+      }
+    } else {
+      uint64_t v = 0;
+      if (!(s = r.UintNode(*n, "tasks_per_agent", 1, kMaxTasksPerAgent, &v)).ok()) return s;
+      p.tasks_per_agent.push_back(static_cast<uint32_t>(v));
+    }
+  } else {
+    p.tasks_per_agent.push_back(1);
+  }
+
+  if (!(s = r.Size("transfer_size", &p.transfer_bytes)).ok()) return s;
+  if (!(s = r.Size("block_size", &p.block_bytes)).ok()) return s;
+  if (!(s = r.Uint("segments", 1, UINT32_MAX, &p.segments)).ok()) return s;
+  if (p.transfer_bytes % 8 != 0) {
+    return r.Error(*r.Get("transfer_size"), "transfer_size",
+                   absl::StrFormat("%u bytes is not a multiple of 8 (IOR's rule)", p.transfer_bytes));
+  }
+  if (p.transfer_bytes > p.block_bytes) {
+    const toml::node* n = r.Get("transfer_size") ? r.Get("transfer_size") : r.Get("block_size");
+    return r.Error(*n, "transfer_size",
+                   absl::StrFormat("transfer %s is larger than block %s; make block_size a "
+                                   "multiple of transfer_size",
+                                   HumanBytes(p.transfer_bytes), HumanBytes(p.block_bytes)));
+  }
+  if (p.block_bytes % p.transfer_bytes != 0) {
+    const toml::node* n = r.Get("block_size") ? r.Get("block_size") : r.Get("transfer_size");
+    return r.Error(*n, "block_size",
+                   absl::StrFormat("block %u bytes is not a multiple of transfer %u bytes",
+                                   p.block_bytes, p.transfer_bytes));
+  }
+  if (const toml::node* n = r.Get("repetitions")) {
+    uint64_t v = 0;
+    if (!(s = r.UintNode(*n, "repetitions", 1, 10000, &v)).ok()) return s;
+    (*phase_reps)[p.name] = v;
+  }
+  if (!(s = r.Bool("fsync", &p.fsync)).ok()) return s;
+  if (!(s = r.Bool("fsync_per_transfer", &p.fsync_per_transfer)).ok()) return s;
+  if (!(s = r.Bool("direct", &p.direct)).ok()) return s;
+  if (!(s = r.Bool("keep", &p.keep)).ok()) return s;
+  if (!(s = r.Bool("verify", &p.verify)).ok()) return s;
+  if (!(s = r.Bool("reorder_tasks", &p.reorder_tasks)).ok()) return s;
+  if (p.direct && p.transfer_bytes % 4096 != 0) {
+    return r.Error(*r.Get("direct"), "direct",
+                   absl::StrFormat("O_DIRECT needs transfer_size a multiple of 4 KiB, got %u bytes",
+                                   p.transfer_bytes));
+  }
+  if (p.kind == v1::READ && (p.fsync || p.fsync_per_transfer)) {
+    return r.Error(*(r.Get("fsync") ? r.Get("fsync") : r.Get("fsync_per_transfer")), "fsync",
+                   "applies to write phases only");
+  }
+  if (p.kind == v1::WRITE && p.verify) {
+    return r.Error(*r.Get("verify"), "verify",
+                   "applies to read phases (a read phase with verify = true checks what the write "
+                   "phase wrote)");
+  }
+  plan->phases.push_back(std::move(p));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+uint32_t Plan::tests() const {
+  size_t n = 1;
+  for (const PhasePlan& p : phases) n = std::max(n, p.tasks_per_agent.size());
+  return static_cast<uint32_t>(n);
+}
+
+uint32_t Plan::TasksPerAgent(const PhasePlan& p, uint32_t t) const {
+  if (p.tasks_per_agent.empty()) return 1;
+  if (p.tasks_per_agent.size() == 1) return p.tasks_per_agent[0];
+  return p.tasks_per_agent[std::min<size_t>(t, p.tasks_per_agent.size() - 1)];
+}
+
+absl::StatusOr<Plan> ParsePlan(const std::string& text, const std::string& source) {
+  Plan plan;
+  plan.source = source;
+  plan.text = text;
+  toml::table root;
+  try {
+    root = toml::parse(std::string_view(text), std::string(source));
+  } catch (const toml::parse_error& e) {
+    const auto& b = e.source().begin;
+    return absl::InvalidArgumentError(absl::StrFormat("%s:%d:%d: malformed TOML: %s", source,
+                                                      b.line, b.column,
+                                                      std::string(e.description())));
+  }
+  for (const auto& [k, v] : root) {
+    std::string key(k.str());
+    if (std::find(kTopKeys.begin(), kTopKeys.end(), key) == kTopKeys.end()) {
+      const auto& b = v.source().begin;
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s:%d:%d: unknown top-level key '%s'; valid: [run], [[agent]], [[phase]]", source,
+          b.line, b.column, key));
+    }
+  }
+  absl::Status s;
+  if (const toml::node* run = root.get("run")) {
+    if (!run->is_table()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: 'run' must be a table: write [run]", source));
+    }
+    if (!(s = ParseRun(*run->as_table(), source, &plan)).ok()) return s;
+  }
+  if (const toml::node* agents = root.get("agent")) {
+    if (!agents->is_array_of_tables()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s:%d: 'agent' must be an array of tables: write [[agent]] for each agent", source,
+          agents->source().begin.line));
+    }
+    int i = 0;
+    for (const toml::node& a : *agents->as_array()) {
+      if (!(s = ParseAgent(*a.as_table(), source, i++, &plan)).ok()) return s;
+    }
+  }
+  const toml::node* phases = root.get("phase");
+  if (phases == nullptr) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: the plan has no [[phase]]; add at least one, e.g. [[phase]] name = \"w\" kind = "
+        "\"write\" dir = \"/scratch/lockstep\"",
+        source));
+  }
+  if (!phases->is_array_of_tables()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s:%d: 'phase' must be an array of tables: write [[phase]] for each phase", source,
+        phases->source().begin.line));
+  }
+  std::map<std::string, uint64_t> phase_reps;
+  size_t sweep_len = 1;
+  std::string sweep_owner;
+  int i = 0;
+  for (const toml::node& p : *phases->as_array()) {
+    if (!(s = ParsePhase(*p.as_table(), source, i++, &plan, &phase_reps, &sweep_len, &sweep_owner))
+             .ok()) {
+      return s;
+    }
+  }
+  // Repetitions: IOR repeats all phases of a test together (-i), so phases
+  // that set their own must agree with each other and with [run].
+  bool run_sets_reps = root["run"]["repetitions"].is_integer();
+  std::string first_name;
+  uint64_t first_reps = 0;
+  for (const auto& [name, reps] : phase_reps) {
+    if (first_name.empty()) {
+      first_name = name;
+      first_reps = reps;
+    } else if (reps != first_reps) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: phase '%s' has repetitions = %u but phase '%s' has %u; a test repeats all its "
+          "phases together (IOR -i): use one value, best in [run]",
+          source, name, reps, first_name, first_reps));
+    }
+  }
+  if (!first_name.empty()) {
+    if (run_sets_reps && first_reps != plan.repetitions) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: phase '%s' has repetitions = %u but [run] has %u; keep one of them", source,
+          first_name, first_reps, plan.repetitions));
+    }
+    plan.repetitions = static_cast<uint32_t>(first_reps);
+  }
+  if (plan.name.empty()) {
+    std::string base = source.substr(source.find_last_of('/') + 1);
+    if (base.size() > 5 && base.substr(base.size() - 5) == ".toml") base.resize(base.size() - 5);
+    plan.name = base.empty() ? "lockstep" : base;
+  }
+  bool has_client = plan.agents.empty();
+  for (const AgentPlan& a : plan.agents) has_client |= a.role == v1::CLIENT;
+  if (!has_client) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: no [[agent]] has role = \"client\"; phases need at least one client to run tasks",
+        source));
+  }
+  for (const PhasePlan& p : plan.phases) {
+    if (p.reorder_tasks && plan.agents.size() == 1) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: phase '%s' has reorder_tasks = true with one agent: the tasks would read their own "
+          "node's data; list two or more client agents",
+          source, p.name));
+    }
+  }
+  return plan;
+}
+
+absl::StatusOr<Plan> LoadPlan(const std::string& path) {
+  auto text = ReadFileToString(path);
+  if (!text.ok()) {
+    return absl::InvalidArgumentError(absl::StrFormat("cannot read plan: %s",
+                                                      std::string(text.status().message())));
+  }
+  return ParsePlan(*text, path);
+}
+
+}  // namespace lockstep

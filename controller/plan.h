@@ -1,0 +1,64 @@
+// A plan: the TOML file `lockstep run` executes. Parsing and validation only;
+// every error names the file, line and column, the key and the fix.
+#ifndef LOCKSTEP_CONTROLLER_PLAN_H_
+#define LOCKSTEP_CONTROLLER_PLAN_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "lockstep/v1/agent.pb.h"
+
+namespace lockstep {
+
+inline constexpr uint32_t kMaxTasksPerAgent = 4096;
+
+struct AgentPlan {
+  std::string address;  // HOST:PORT
+  v1::Role role = v1::CLIENT;
+};
+
+struct PhasePlan {
+  std::string name;
+  v1::PhaseKind kind = v1::WRITE;
+  std::string dir;
+  std::string file_name = "testfile";
+  bool file_per_process = false;          // IOR's default is one shared file
+  std::vector<uint32_t> tasks_per_agent;  // more than one value: a sweep
+  uint64_t transfer_bytes = 256 * 1024;   // IOR defaults: -t 256k -b 1m -s 1
+  uint64_t block_bytes = 1024 * 1024;
+  uint64_t segments = 1;
+  bool fsync = false;                     // IOR -e
+  bool fsync_per_transfer = false;        // IOR -Y
+  bool direct = false;
+  bool keep = false;                      // IOR -k
+  bool verify = false;                    // IOR -R (read phases)
+  bool reorder_tasks = false;             // IOR -C
+};
+
+struct Plan {
+  std::string source;      // file name for messages
+  std::string text;        // the TOML as read
+  std::string name;
+  uint32_t repetitions = 1;
+  uint32_t connect_timeout_ms = 5000;
+  uint32_t lease_ms = 5000;
+  uint32_t progress_interval_ms = 1000;
+  uint64_t seed = 1;
+  std::vector<AgentPlan> agents;  // empty: local agents
+  std::vector<PhasePlan> phases;
+
+  // Number of tests (sweep points): the length of the list-valued keys.
+  uint32_t tests() const;
+  // tasks_per_agent of phase `p` in test `t`.
+  uint32_t TasksPerAgent(const PhasePlan& p, uint32_t t) const;
+};
+
+// Parses and validates `text`; `source` names it in errors ("plan.toml").
+absl::StatusOr<Plan> ParsePlan(const std::string& text, const std::string& source);
+absl::StatusOr<Plan> LoadPlan(const std::string& path);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_PLAN_H_
