@@ -341,8 +341,12 @@ absl::StatusOr<X509Ptr> MakeCertificate(const CertSpec& spec, EVP_PKEY* subject_
     RETURN_IF_ERROR(AddExtension(cert.get(), signer_cert, NID_subject_key_identifier, "hash"));
   } else {
     RETURN_IF_ERROR(AddExtension(cert.get(), signer_cert, NID_basic_constraints, "critical,CA:FALSE"));
-    RETURN_IF_ERROR(AddExtension(cert.get(), signer_cert, NID_key_usage,
-                                 "critical,digitalSignature,keyEncipherment"));
+    // keyEncipherment only for RSA keys: RFC 5480 does not allow it for EC
+    // keys (and TLS 1.3 / ECDHE never encrypts to the certificate key).
+    const bool rsa = EVP_PKEY_get_base_id(subject_key) == EVP_PKEY_RSA;
+    RETURN_IF_ERROR(AddExtension(
+        cert.get(), signer_cert, NID_key_usage,
+        rsa ? "critical,digitalSignature,keyEncipherment" : "critical,digitalSignature"));
     RETURN_IF_ERROR(AddExtension(cert.get(), signer_cert, NID_ext_key_usage, "serverAuth,clientAuth"));
     RETURN_IF_ERROR(AddExtension(cert.get(), signer_cert, NID_subject_key_identifier, "hash"));
     RETURN_IF_ERROR(AddExtension(cert.get(), signer_cert, NID_authority_key_identifier, "keyid:always"));

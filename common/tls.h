@@ -66,7 +66,9 @@ absl::StatusOr<TlsPem> LoadTlsFiles(const TlsFiles& files);
 absl::Status CreateCa(const std::string& dir, const std::string& common_name, int valid_days);
 
 // Issues a leaf certificate signed by ca_dir/ca.pem + ca_dir/ca.key, usable
-// both as TLS server and client (extendedKeyUsage serverAuth, clientAuth).
+// both as TLS server and client (basicConstraints CA:FALSE, keyUsage
+// digitalSignature -- keyEncipherment is for RSA keys only, RFC 5480 --
+// extendedKeyUsage serverAuth + clientAuth).
 // Writes <out_prefix>.pem (0644) and <out_prefix>.key (0600) atomically.
 // `sans` become subjectAltNames: entries that parse as IPv4/IPv6 addresses are
 // IP SANs, others DNS SANs ("*.x" allowed). The certificate is valid from
