@@ -160,6 +160,25 @@ absl::StatusOr<X509Ptr> ParseCert(const std::string& pem, const std::string& pat
   return cert;
 }
 
+// Every certificate in a PEM bundle (a CA file may hold several during a CA
+// change); InvalidArgument when there is none.
+absl::StatusOr<std::vector<X509Ptr>> ParseCertBundle(const std::string& pem,
+                                                     const std::string& path) {
+  std::vector<X509Ptr> certs;
+  ASSIGN_OR_RETURN(X509Ptr first, ParseCert(pem, path));
+  certs.push_back(std::move(first));
+  BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  if (!bio) return OpensslError("reading a certificate bundle");
+  X509Ptr skip(PEM_read_bio_X509(bio.get(), nullptr, NoPassword, nullptr));  // == first
+  for (;;) {
+    X509Ptr next(PEM_read_bio_X509(bio.get(), nullptr, NoPassword, nullptr));
+    if (!next) break;
+    certs.push_back(std::move(next));
+  }
+  ERR_clear_error();  // the read that ended the loop leaves "no start line"
+  return certs;
+}
+
 absl::StatusOr<PkeyPtr> ParseKey(const std::string& pem, const std::string& path) {
   BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   PkeyPtr key(bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, NoPassword, nullptr) : nullptr);
@@ -195,6 +214,12 @@ absl::StatusOr<std::string> ReadTlsFile(const std::string& path, absl::string_vi
           "TLS %s %s does not exist; run `lockstep certs init --dir %s` to create the CA and "
           "certificates (or fix the path)",
           std::string(what), path, DirName(path)));
+    }
+    if (absl::IsPermissionDenied(content.status())) {
+      return absl::PermissionDeniedError(absl::StrFormat(
+          "TLS %s: %s; run as the user that owns it (keys are mode 0600) or fix its "
+          "permissions",
+          std::string(what), content.status().message()));
     }
     return Annotate(content.status(), absl::StrCat("TLS ", what));
   }
@@ -367,7 +392,9 @@ absl::Status WriteKeyAndCert(const std::string& prefix_or_dir_base, EVP_PKEY* ke
   ASSIGN_OR_RETURN(std::string key_pem, KeyToPem(key));
   ASSIGN_OR_RETURN(std::string cert_pem, CertToPem(cert));
   // Key first: a cert whose key is missing would be the more confusing half.
-  RETURN_IF_ERROR(WriteFileAtomicallyWithMode(prefix_or_dir_base + ".key", key_pem, 0600));
+  absl::Status written = WriteFileAtomicallyWithMode(prefix_or_dir_base + ".key", key_pem, 0600);
+  OPENSSL_cleanse(key_pem.data(), key_pem.size());
+  RETURN_IF_ERROR(written);
   RETURN_IF_ERROR(WriteFileAtomicallyWithMode(prefix_or_dir_base + ".pem", cert_pem, 0644));
   return absl::OkStatus();
 }
@@ -421,7 +448,7 @@ absl::StatusOr<TlsPem> LoadTlsFiles(const TlsFiles& files) {
   ASSIGN_OR_RETURN(pem.ca, ReadTlsFile(files.ca_pem, "CA certificate"));
   ASSIGN_OR_RETURN(pem.cert, ReadTlsFile(files.cert_pem, "certificate"));
   ASSIGN_OR_RETURN(pem.key, ReadTlsFile(files.key_pem, "private key"));
-  ASSIGN_OR_RETURN(X509Ptr ca, ParseCert(pem.ca, files.ca_pem));
+  ASSIGN_OR_RETURN(std::vector<X509Ptr> cas, ParseCertBundle(pem.ca, files.ca_pem));
   ASSIGN_OR_RETURN(X509Ptr cert, ParseCert(pem.cert, files.cert_pem));
   ASSIGN_OR_RETURN(PkeyPtr key, ParseKey(pem.key, files.key_pem));
   if (X509_check_private_key(cert.get(), key.get()) != 1) {
@@ -433,8 +460,13 @@ absl::StatusOr<TlsPem> LoadTlsFiles(const TlsFiles& files) {
   }
   StorePtr store(X509_STORE_new());
   StoreCtxPtr ctx(X509_STORE_CTX_new());
-  if (!store || !ctx || X509_STORE_add_cert(store.get(), ca.get()) != 1 ||
-      X509_STORE_CTX_init(ctx.get(), store.get(), cert.get(), nullptr) != 1) {
+  if (!store || !ctx) return OpensslError("setting up certificate verification");
+  for (const X509Ptr& ca : cas) {
+    if (X509_STORE_add_cert(store.get(), ca.get()) != 1) {
+      return OpensslError(absl::StrFormat("adding CA certificate from %s", files.ca_pem));
+    }
+  }
+  if (X509_STORE_CTX_init(ctx.get(), store.get(), cert.get(), nullptr) != 1) {
     return OpensslError("setting up certificate verification");
   }
   if (X509_verify_cert(ctx.get()) != 1) {
@@ -442,7 +474,8 @@ absl::StatusOr<TlsPem> LoadTlsFiles(const TlsFiles& files) {
     int depth = X509_STORE_CTX_get_error_depth(ctx.get());
     OpensslErrors();
     const char* which = depth == 0 ? files.cert_pem.c_str() : files.ca_pem.c_str();
-    X509* bad = depth == 0 ? cert.get() : ca.get();
+    X509* bad = X509_STORE_CTX_get_current_cert(ctx.get());
+    if (bad == nullptr) bad = cert.get();
     switch (err) {
       case X509_V_ERR_CERT_HAS_EXPIRED:
         return absl::FailedPreconditionError(absl::StrFormat(

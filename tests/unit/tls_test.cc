@@ -232,6 +232,16 @@ TEST(TlsLoad, ExpiredForeignAndMismatchedAreRefusedBeforeAnyHandshake) {
   EXPECT_EQ(LoadTlsFiles(not_pem).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(TlsLoad, CaBundleWithSeveralCasIsAccepted) {
+  TlsEnv& env = TlsEnv::Get();
+  const std::string bundle = env.root + "/bundle.pem";
+  ASSERT_TRUE(WriteFileAtomically(bundle, *ReadFileToString(env.b + "/ca.pem") +
+                                              *ReadFileToString(env.a + "/ca.pem"))
+                  .ok());
+  EXPECT_TRUE(LoadTlsFiles({bundle, env.a + "/agent.pem", env.a + "/agent.key"}).ok());
+  EXPECT_TRUE(LoadTlsFiles({bundle, env.b + "/controller.pem", env.b + "/controller.key"}).ok());
+}
+
 // ---- Loopback rule ----------------------------------------------------------
 
 TEST(TlsLoopback, IsLoopbackHost) {
