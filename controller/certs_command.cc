@@ -22,8 +22,11 @@ namespace {
 constexpr char kUsage[] =
     "usage: lockstep certs init --dir DIR [--agent NAME[,SAN...]]... [--controller NAME]\n"
     "                           [--days N] [--force]\n"
+    "       lockstep certs issue --dir DIR [--agent NAME[,SAN...]]... [--controller NAME]\n"
+    "                           [--days N] [--force]\n"
     "\n"
-    "Makes a private CA and certificates for mutual TLS between controller and agents:\n"
+    "init makes a private CA and certificates for mutual TLS between controller and agents;\n"
+    "issue adds certificates signed by the existing CA in DIR (e.g. for a new agent):\n"
     "  DIR/ca.pem, DIR/ca.key                 the CA (keep ca.key on the controller host only)\n"
     "  DIR/controller.pem, DIR/controller.key the controller's certificate (CN = --controller)\n"
     "  DIR/agent-NAME.pem, DIR/agent-NAME.key one per --agent\n"
@@ -47,6 +50,7 @@ struct InitOptions {
   std::string dir;
   std::vector<AgentSpec> agents;
   std::string controller = "controller";
+  bool controller_given = false;
   int days = kDefaultDays;
   bool force = false;
 };
@@ -91,6 +95,7 @@ absl::StatusOr<InitOptions> ParseInit(const std::vector<std::string>& args) {
     } else if (flag == "--controller") {
       if (value.empty()) return absl::InvalidArgumentError("--controller must not be empty");
       opts.controller = value;
+      opts.controller_given = true;
     } else if (flag == "--days") {
       if (!absl::SimpleAtoi(value, &opts.days) || opts.days < 1) {
         return absl::InvalidArgumentError(
@@ -139,7 +144,11 @@ std::string Quote(const std::string& s) {
   return plain ? s : absl::StrCat("'", s, "'");
 }
 
-int RunInit(const InitOptions& opts) {
+// make_ca: `init` (new CA + controller + agents); else `issue` (agents, and the
+// controller when --controller is given, signed by the existing CA).
+int RunCerts(const InitOptions& opts, bool make_ca) {
+  const char* cmd = make_ca ? "init" : "issue";
+  const bool issue_controller = make_ca || opts.controller_given;
   std::error_code ec;
   std::filesystem::path abs = std::filesystem::absolute(opts.dir, ec);
   const std::string dir = ec ? opts.dir : abs.lexically_normal().string();
@@ -149,7 +158,9 @@ int RunInit(const InitOptions& opts) {
   };
   const std::string out = strip_slash(dir);
 
-  std::vector<std::string> prefixes = {out + "/ca", out + "/controller"};
+  std::vector<std::string> prefixes;
+  if (make_ca) prefixes.push_back(out + "/ca");
+  if (issue_controller) prefixes.push_back(out + "/controller");
   for (const AgentSpec& agent : opts.agents) prefixes.push_back(out + "/agent-" + agent.name);
   if (!opts.force) {
     std::vector<std::string> existing;
@@ -159,23 +170,27 @@ int RunInit(const InitOptions& opts) {
       }
     }
     if (!existing.empty()) {
-      std::fprintf(stderr,
-                   "lockstep certs init: refusing to replace %s; pass --force to replace them "
-                   "(a new CA invalidates every certificate the old one issued) or choose "
-                   "another --dir\n",
-                   absl::StrJoin(existing, ", ").c_str());
+      std::fprintf(stderr, "lockstep certs %s: refusing to replace %s; %s\n", cmd,
+                   absl::StrJoin(existing, ", ").c_str(),
+                   make_ca ? "pass --force to replace them (a new CA invalidates every "
+                             "certificate the old one issued), choose another --dir, or add "
+                             "certificates with `lockstep certs issue`"
+                           : "pass --force to replace them");
       return 1;
     }
   }
 
-  auto fail = [](const absl::Status& s) {
-    std::fprintf(stderr, "lockstep certs init: %s\n", std::string(s.message()).c_str());
+  auto fail = [cmd](const absl::Status& s) {
+    std::fprintf(stderr, "lockstep certs %s: %s\n", cmd, std::string(s.message()).c_str());
     return 1;
   };
-  absl::Status s = CreateCa(out, "lockstep CA", opts.days);
-  if (!s.ok()) return fail(s);
-  std::printf("wrote %s/ca.pem, %s/ca.key (CA, valid %d days)\n", out.c_str(), out.c_str(),
-              opts.days);
+  absl::Status s;
+  if (make_ca) {
+    s = CreateCa(out, "lockstep CA", opts.days);
+    if (!s.ok()) return fail(s);
+    std::printf("wrote %s/ca.pem, %s/ca.key (CA, valid %d days)\n", out.c_str(), out.c_str(),
+                opts.days);
+  }
   std::vector<std::string> controller_sans;
   if (std::all_of(opts.controller.begin(), opts.controller.end(), [](char c) {
         return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ||
@@ -183,11 +198,13 @@ int RunInit(const InitOptions& opts) {
       })) {
     controller_sans.push_back(opts.controller);
   }
-  s = IssueCertificate(out, out + "/controller", opts.controller, controller_sans,
-                       -kLeafBackdateS, opts.days);
-  if (!s.ok()) return fail(s);
-  std::printf("wrote %s/controller.pem, %s/controller.key (CN=%s)\n", out.c_str(), out.c_str(),
-              opts.controller.c_str());
+  if (issue_controller) {
+    s = IssueCertificate(out, out + "/controller", opts.controller, controller_sans,
+                         -kLeafBackdateS, opts.days);
+    if (!s.ok()) return fail(s);
+    std::printf("wrote %s/controller.pem, %s/controller.key (CN=%s)\n", out.c_str(),
+                out.c_str(), opts.controller.c_str());
+  }
   for (const AgentSpec& agent : opts.agents) {
     const std::string prefix = out + "/agent-" + agent.name;
     s = IssueCertificate(out, prefix, agent.name, agent.sans, -kLeafBackdateS, opts.days);
@@ -196,21 +213,30 @@ int RunInit(const InitOptions& opts) {
                 agent.name.c_str(), absl::StrJoin(agent.sans, ", ").c_str());
   }
 
-  std::printf("\ncontroller flags:\n  --tls-ca %s --tls-cert %s --tls-key %s\n",
-              Quote(out + "/ca.pem").c_str(), Quote(out + "/controller.pem").c_str(),
-              Quote(out + "/controller.key").c_str());
+  std::printf("\n");
+  if (issue_controller) {
+    std::printf("controller flags:\n  --tls-ca %s --tls-cert %s --tls-key %s\n",
+                Quote(out + "/ca.pem").c_str(), Quote(out + "/controller.pem").c_str(),
+                Quote(out + "/controller.key").c_str());
+  }
+  const std::string allow =
+      issue_controller ? absl::StrCat(" --tls-allow ", Quote(opts.controller)) : "";
   for (const AgentSpec& agent : opts.agents) {
     const std::string prefix = out + "/agent-" + agent.name;
     std::printf(
         "agent %s (copy ca.pem, agent-%s.pem, agent-%s.key to it; the controller must dial it "
-        "as one of: %s):\n  --tls-ca %s --tls-cert %s --tls-key %s --tls-allow %s\n",
+        "as one of: %s):\n  --tls-ca %s --tls-cert %s --tls-key %s%s\n",
         agent.name.c_str(), agent.name.c_str(), agent.name.c_str(),
         absl::StrJoin(agent.sans, ", ").c_str(), Quote(out + "/ca.pem").c_str(),
-        Quote(prefix + ".pem").c_str(), Quote(prefix + ".key").c_str(),
-        Quote(opts.controller).c_str());
+        Quote(prefix + ".pem").c_str(), Quote(prefix + ".key").c_str(), allow.c_str());
   }
-  if (opts.agents.empty()) {
-    std::printf("no --agent given: add agents with --agent NAME[,SAN...] (and --force)\n");
+  if (!opts.agents.empty() && !issue_controller) {
+    std::printf("(add --tls-allow NAME to the agent flags: NAME of the controller certificate)\n");
+  }
+  if (make_ca && opts.agents.empty()) {
+    std::printf("no --agent given: add agents later with `lockstep certs issue --dir %s "
+                "--agent NAME[,SAN...]`\n",
+                Quote(out).c_str());
   }
   std::printf("keep %s/ca.key private: whoever holds it can mint certificates the agents "
               "accept\n",
@@ -229,7 +255,7 @@ int RunCertsCommand(const std::vector<std::string>& args) {
     std::fputs(kUsage, stdout);
     return 0;
   }
-  if (args[0] != "init") {
+  if (args[0] != "init" && args[0] != "issue") {
     std::fprintf(stderr, "lockstep certs: unknown subcommand \"%s\"\n%s", args[0].c_str(), kUsage);
     return 2;
   }
@@ -238,13 +264,17 @@ int RunCertsCommand(const std::vector<std::string>& args) {
     std::fputs(kUsage, stdout);
     return 0;
   }
+  const bool make_ca = args[0] == "init";
   absl::StatusOr<InitOptions> opts = ParseInit(rest);
+  if (opts.ok() && !make_ca && opts->agents.empty() && !opts->controller_given) {
+    opts = absl::InvalidArgumentError("issue needs at least one --agent or --controller");
+  }
   if (!opts.ok()) {
-    std::fprintf(stderr, "lockstep certs init: %s\n%s", std::string(opts.status().message()).c_str(),
-                 kUsage);
+    std::fprintf(stderr, "lockstep certs %s: %s\n%s", args[0].c_str(),
+                 std::string(opts.status().message()).c_str(), kUsage);
     return 2;
   }
-  return RunInit(*opts);
+  return RunCerts(*opts, make_ca);
 }
 
 }  // namespace lockstep

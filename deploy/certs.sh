@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Makes the private CA and the controller/agent certificates for mutual TLS:
 #   deploy/certs.sh --dir DIR [--agent NAME[,SAN...]]... [--controller NAME] [--days N] [--force]
-# is `lockstep certs init` with the same arguments (see `lockstep certs --help`).
+# is `lockstep certs init` with the same arguments (see `lockstep certs --help`);
+#   deploy/certs.sh issue --dir DIR --agent NAME[,SAN...]
+# adds certificates signed by the existing CA (`lockstep certs issue`).
 # The binary is $LOCKSTEP_BIN if set, else the newest build/ or build-*/ under
 # the repository, else `lockstep` on PATH.
 set -euo pipefail
@@ -32,4 +34,6 @@ if ! "$bin" certs --help 2>/dev/null | grep -q "lockstep certs init"; then
   echo "certs.sh: $bin has no 'certs' command; rebuild it from this repository or set LOCKSTEP_BIN" >&2
   exit 1
 fi
-exec "$bin" certs init "$@"
+sub=init
+if [[ "${1:-}" == init || "${1:-}" == issue ]]; then sub="$1"; shift; fi
+exec "$bin" certs "$sub" "$@"

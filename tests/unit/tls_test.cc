@@ -485,6 +485,31 @@ TEST(TlsCertsCommand, InitWritesUsableFilesAndRefusesToOverwrite) {
   std::filesystem::remove_all(std::filesystem::path(dir).parent_path());
 }
 
+TEST(TlsCertsCommand, IssueAddsAnAgentToTheExistingCa) {
+  std::string dir = MakeTempDir() + "/pki";
+  testing::internal::CaptureStdout();
+  ASSERT_EQ(RunCertsCommand({"init", "--dir", dir, "--agent", "node1"}), 0);
+  std::string ca_before = *ReadFileToString(dir + "/ca.pem");
+  ASSERT_EQ(RunCertsCommand({"issue", "--dir", dir, "--agent", "node2,10.1.1.2"}), 0);
+  std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_THAT(out, HasSubstr(dir + "/agent-node2.pem"));
+  EXPECT_EQ(*ReadFileToString(dir + "/ca.pem"), ca_before);  // same CA
+  auto node1 = LoadTlsFiles({dir + "/ca.pem", dir + "/agent-node1.pem", dir + "/agent-node1.key"});
+  auto node2 = LoadTlsFiles({dir + "/ca.pem", dir + "/agent-node2.pem", dir + "/agent-node2.key"});
+  EXPECT_TRUE(node1.ok()) << node1.status();
+  EXPECT_TRUE(node2.ok()) << node2.status();
+
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(RunCertsCommand({"issue", "--dir", dir, "--agent", "node2"}), 1);  // exists
+  EXPECT_EQ(RunCertsCommand({"issue", "--dir", dir + "/none", "--agent", "n"}), 1);  // no CA
+  EXPECT_EQ(RunCertsCommand({"issue", "--dir", dir}), 2);  // nothing to issue
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_THAT(err, HasSubstr(dir + "/agent-node2.pem"));
+  EXPECT_THAT(err, HasSubstr(dir + "/none/ca.pem"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/none"));
+  std::filesystem::remove_all(std::filesystem::path(dir).parent_path());
+}
+
 TEST(TlsCertsCommand, UsageErrors) {
   testing::internal::CaptureStderr();
   EXPECT_EQ(RunCertsCommand({}), 2);
