@@ -5,6 +5,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/tls.h"
 
 namespace lockstep {
 
@@ -102,12 +103,14 @@ class StartReactor : public grpc::ServerWriteReactor<v1::PhaseEvent> {
  public:
   StartReactor(AgentCore* core, const v1::StartRequest& request)
       : outbox_(std::make_shared<Outbox>(this)) {
+    if (core == nullptr) return;  // refused: see Refuse()
     std::shared_ptr<Outbox> outbox = outbox_;
     absl::Status s =
         core->Start(request, [outbox](const v1::PhaseEvent& event) { outbox->Push(event); });
     if (!s.ok()) outbox_->FinishWith(ToGrpcStatus(s));
   }
 
+  void Refuse(const grpc::Status& status) { outbox_->FinishWith(status); }
   void OnWriteDone(bool ok) override { outbox_->WriteDone(ok); }
   void OnCancel() override {
     // The lease decides about the phase; a dropped stream alone does not.
@@ -124,49 +127,64 @@ class StartReactor : public grpc::ServerWriteReactor<v1::PhaseEvent> {
 
 class AgentServiceImpl final : public AgentBase {
  public:
-  explicit AgentServiceImpl(AgentCore* core) : core_(core) {}
+  AgentServiceImpl(AgentCore* core, AgentServiceOptions options)
+      : core_(core), options_(std::move(options)) {}
 
-  grpc::Status Identify(grpc::ServerContext*, const v1::IdentifyRequest*,
+  grpc::Status Identify(grpc::ServerContext* ctx, const v1::IdentifyRequest*,
                         v1::HostFacts* reply) override {
+    if (auto s = Authorize(ctx, "Identify"); !s.ok()) return s;
     *reply = core_->Facts();
     return grpc::Status::OK;
   }
 
   grpc::Status Attach(grpc::ServerContext* ctx, const v1::AttachRequest* request,
                       v1::AttachReply* reply) override {
+    if (auto s = Authorize(ctx, "Attach"); !s.ok()) return s;
     return Reply(ctx, "Attach", core_->Attach(*request), reply);
   }
   grpc::Status Heartbeat(grpc::ServerContext* ctx, const v1::HeartbeatRequest* request,
                          v1::HeartbeatReply* reply) override {
+    if (auto s = Authorize(ctx, "Heartbeat"); !s.ok()) return s;
     return Reply(ctx, "Heartbeat", core_->Heartbeat(*request), reply);
   }
   grpc::Status Detach(grpc::ServerContext* ctx, const v1::DetachRequest* request,
                       v1::DetachReply*) override {
+    if (auto s = Authorize(ctx, "Detach"); !s.ok()) return s;
     return Log(ctx, "Detach", core_->Detach(*request));
   }
   grpc::Status Clock(grpc::ServerContext* ctx, const v1::ClockRequest* request,
                      v1::ClockReply* reply) override {
     int64_t received = RealtimeNs();
+    if (auto s = Authorize(ctx, "Clock"); !s.ok()) return s;
     return Reply(ctx, "Clock", core_->Clock(*request, received), reply);
   }
   grpc::Status Prepare(grpc::ServerContext* ctx, const v1::PrepareRequest* request,
                        v1::PrepareReply* reply) override {
+    if (auto s = Authorize(ctx, "Prepare"); !s.ok()) return s;
     return Reply(ctx, "Prepare", core_->Prepare(*request), reply);
   }
   grpc::Status CacheBarrier(grpc::ServerContext* ctx, const v1::CacheRequest* request,
                             v1::CacheReply* reply) override {
+    if (auto s = Authorize(ctx, "CacheBarrier"); !s.ok()) return s;
     return Reply(ctx, "CacheBarrier", core_->CacheBarrier(*request), reply);
   }
-  grpc::ServerWriteReactor<v1::PhaseEvent>* Start(grpc::CallbackServerContext*,
+  grpc::ServerWriteReactor<v1::PhaseEvent>* Start(grpc::CallbackServerContext* ctx,
                                                   const v1::StartRequest* request) override {
+    if (auto s = Authorize(ctx, "Start"); !s.ok()) {
+      auto* reactor = new StartReactor(nullptr, *request);
+      reactor->Refuse(s);
+      return reactor;
+    }
     return new StartReactor(core_, *request);
   }
   grpc::Status Abort(grpc::ServerContext* ctx, const v1::AbortRequest* request,
                      v1::AbortReply* reply) override {
+    if (auto s = Authorize(ctx, "Abort"); !s.ok()) return s;
     return Reply(ctx, "Abort", core_->Abort(*request), reply);
   }
   grpc::Status Cleanup(grpc::ServerContext* ctx, const v1::CleanupRequest* request,
                        v1::CleanupReply* reply) override {
+    if (auto s = Authorize(ctx, "Cleanup"); !s.ok()) return s;
     return Reply(ctx, "Cleanup", core_->Cleanup(*request), reply);
   }
 
@@ -183,13 +201,26 @@ class AgentServiceImpl final : public AgentBase {
     return ToGrpcStatus(s);
   }
 
+  template <typename Ctx>
+  grpc::Status Authorize(Ctx* ctx, const char* method) {
+    if (!options_.require_tls_peer) return grpc::Status::OK;
+    absl::Status s = CheckPeerAllowed(*ctx->auth_context(), options_.allowed_controllers);
+    if (!s.ok()) {
+      LogWarning("%s from %s refused: %s", method, ctx->peer(), s.ToString());
+      return ToGrpcStatus(s);
+    }
+    return grpc::Status::OK;
+  }
+
   AgentCore* core_;
+  AgentServiceOptions options_;
 };
 
 }  // namespace
 
-std::unique_ptr<grpc::Service> MakeAgentService(AgentCore* core) {
-  return std::make_unique<AgentServiceImpl>(core);
+std::unique_ptr<grpc::Service> MakeAgentService(AgentCore* core,
+                                                const AgentServiceOptions& options) {
+  return std::make_unique<AgentServiceImpl>(core, options);
 }
 
 }  // namespace lockstep

@@ -11,7 +11,15 @@
 
 namespace lockstep {
 
-std::unique_ptr<grpc::Service> MakeAgentService(AgentCore* core);
+struct AgentServiceOptions {
+  // With TLS: every call's peer certificate must name one of these (CN or
+  // SAN); empty = any certificate that chains to the CA.
+  bool require_tls_peer = false;
+  std::vector<std::string> allowed_controllers;
+};
+
+std::unique_ptr<grpc::Service> MakeAgentService(AgentCore* core,
+                                                const AgentServiceOptions& options);
 
 // absl::Status → grpc::Status with the same code and message.
 grpc::Status ToGrpcStatus(const absl::Status& status);

@@ -21,6 +21,7 @@
 #include "common/log.h"
 #include "common/names.h"
 #include "common/net.h"
+#include "common/tls.h"
 #include <grpcpp/grpcpp.h>
 
 ABSL_FLAG(std::string, listen, "0.0.0.0:7070", "address to listen on, HOST:PORT (PORT 0 = any)");
@@ -30,6 +31,12 @@ ABSL_FLAG(std::string, role, "client", "client | oss | mds");
 ABSL_FLAG(bool, insecure, false, "plaintext gRPC, allowed only on a loopback listen address");
 ABSL_FLAG(uint32_t, default_lease_ms, 5000, "lease when a controller asks for none");
 ABSL_FLAG(bool, allow_drop_caches, true, "let controllers sync and drop this host's caches");
+ABSL_FLAG(std::string, tls_ca, "", "CA certificate (PEM) that controllers must chain to");
+ABSL_FLAG(std::string, tls_cert, "", "this agent's certificate (PEM)");
+ABSL_FLAG(std::string, tls_key, "", "this agent's private key (PEM, mode 0600)");
+ABSL_FLAG(std::vector<std::string>, tls_allow, {"controller"},
+          "names (certificate CN or SAN) of controllers allowed to drive this agent; \"*\" = any "
+          "certificate from the CA");
 
 namespace lockstep {
 namespace {
@@ -83,6 +90,7 @@ int Main(int argc, char** argv) {
     return 2;
   }
   std::shared_ptr<grpc::ServerCredentials> creds;
+  AgentServiceOptions service_options;
   if (absl::GetFlag(FLAGS_insecure)) {
     if (!IsLoopbackHost(hostport->first)) {
       std::fprintf(stderr,
@@ -94,10 +102,25 @@ int Main(int argc, char** argv) {
     }
     creds = grpc::InsecureServerCredentials();
   } else {
-    std::fprintf(stderr,
-                 "lockstep-agent: no TLS material given; this build needs --insecure on a "
-                 "loopback address\n");
-    return 2;
+    TlsFiles files{absl::GetFlag(FLAGS_tls_ca), absl::GetFlag(FLAGS_tls_cert),
+                   absl::GetFlag(FLAGS_tls_key)};
+    if (files.ca_pem.empty() || files.cert_pem.empty() || files.key_pem.empty()) {
+      std::fprintf(stderr,
+                   "lockstep-agent: no TLS material: give --tls_ca, --tls_cert and --tls_key "
+                   "(make them with deploy/certs.sh init --dir DIR --agent NAME,HOST,IP), or "
+                   "--insecure with a loopback --listen address\n");
+      return 2;
+    }
+    auto tls = MakeServerCredentials(files);
+    if (!tls.ok()) {
+      std::fprintf(stderr, "lockstep-agent: %s\n", std::string(tls.status().message()).c_str());
+      return 2;
+    }
+    creds = *tls;
+    for (const std::string& name : absl::GetFlag(FLAGS_tls_allow)) {
+      if (name != "*") service_options.allowed_controllers.push_back(name);
+    }
+    service_options.require_tls_peer = true;
   }
 
   auto core = AgentCore::Create(options);
@@ -105,7 +128,7 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "lockstep-agent: %s\n", std::string(core.status().message()).c_str());
     return 2;
   }
-  std::unique_ptr<grpc::Service> service = MakeAgentService(core->get());
+  std::unique_ptr<grpc::Service> service = MakeAgentService(core->get(), service_options);
 
   // Signals go to one thread that shuts the server down.
   sigset_t signals;

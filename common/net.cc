@@ -1,7 +1,5 @@
 #include "common/net.h"
 
-#include <arpa/inet.h>
-
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 
@@ -39,16 +37,6 @@ absl::StatusOr<std::pair<std::string, int>> SplitHostPort(std::string_view addre
 std::string JoinHostPort(const std::string& host, int port) {
   if (host.find(':') != std::string::npos) return absl::StrFormat("[%s]:%d", host, port);
   return absl::StrFormat("%s:%d", host, port);
-}
-
-bool IsLoopbackHost(std::string_view host) {
-  std::string h(host);
-  if (h == "localhost" || h == "::1") return true;
-  struct in_addr v4;
-  if (inet_pton(AF_INET, h.c_str(), &v4) == 1) {
-    return (ntohl(v4.s_addr) >> 24) == 127;
-  }
-  return false;
 }
 
 }  // namespace lockstep

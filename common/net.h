@@ -14,8 +14,7 @@ namespace lockstep {
 absl::StatusOr<std::pair<std::string, int>> SplitHostPort(std::string_view address);
 std::string JoinHostPort(const std::string& host, int port);
 
-// 127.0.0.0/8, ::1, "localhost".
-bool IsLoopbackHost(std::string_view host);
+// IsLoopbackHost() lives in common/tls.h, beside the rule it serves.
 
 }  // namespace lockstep
 

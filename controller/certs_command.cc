@@ -215,23 +215,23 @@ int RunCerts(const InitOptions& opts, bool make_ca) {
 
   std::printf("\n");
   if (issue_controller) {
-    std::printf("controller flags:\n  --tls-ca %s --tls-cert %s --tls-key %s\n",
+    std::printf("controller flags:\n  --tls_ca %s --tls_cert %s --tls_key %s\n",
                 Quote(out + "/ca.pem").c_str(), Quote(out + "/controller.pem").c_str(),
                 Quote(out + "/controller.key").c_str());
   }
   const std::string allow =
-      issue_controller ? absl::StrCat(" --tls-allow ", Quote(opts.controller)) : "";
+      issue_controller ? absl::StrCat(" --tls_allow ", Quote(opts.controller)) : "";
   for (const AgentSpec& agent : opts.agents) {
     const std::string prefix = out + "/agent-" + agent.name;
     std::printf(
         "agent %s (copy ca.pem, agent-%s.pem, agent-%s.key to it; the controller must dial it "
-        "as one of: %s):\n  --tls-ca %s --tls-cert %s --tls-key %s%s\n",
+        "as one of: %s):\n  --tls_ca %s --tls_cert %s --tls_key %s%s\n",
         agent.name.c_str(), agent.name.c_str(), agent.name.c_str(),
         absl::StrJoin(agent.sans, ", ").c_str(), Quote(out + "/ca.pem").c_str(),
         Quote(prefix + ".pem").c_str(), Quote(prefix + ".key").c_str(), allow.c_str());
   }
   if (!opts.agents.empty() && !issue_controller) {
-    std::printf("(add --tls-allow NAME to the agent flags: NAME of the controller certificate)\n");
+    std::printf("(add --tls_allow NAME to the agent flags: NAME of the controller certificate)\n");
   }
   if (make_ca && opts.agents.empty()) {
     std::printf("no --agent given: add agents later with `lockstep certs issue --dir %s "

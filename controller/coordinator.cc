@@ -18,6 +18,7 @@
 #include "common/layout.h"
 #include "common/names.h"
 #include "common/net.h"
+#include "common/tls.h"
 #include "controller/agent_client.h"
 #include "controller/clock_sync.h"
 #include "controller/exit_codes.h"

@@ -12,6 +12,8 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_join.h"
 #include "common/log.h"
+#include "common/tls.h"
+#include "controller/certs_command.h"
 #include "controller/coordinator.h"
 #include "controller/exit_codes.h"
 #include "controller/plan.h"
@@ -19,6 +21,11 @@
 ABSL_FLAG(int, local, 0, "start N agents on loopback (the embedded default) instead of the plan's");
 ABSL_FLAG(std::string, out, "./lockstep-results", "results directory; each run gets <out>/<run-id>/");
 ABSL_FLAG(bool, insecure, false, "plaintext gRPC to agents; allowed only for loopback addresses");
+ABSL_FLAG(std::string, tls_dir, "",
+          "directory made by deploy/certs.sh: uses ca.pem, controller.pem, controller.key");
+ABSL_FLAG(std::string, tls_ca, "", "CA certificate (PEM) agents must chain to (overrides --tls_dir)");
+ABSL_FLAG(std::string, tls_cert, "", "controller certificate (PEM) (overrides --tls_dir)");
+ABSL_FLAG(std::string, tls_key, "", "controller private key (PEM) (overrides --tls_dir)");
 
 namespace lockstep {
 namespace {
@@ -29,7 +36,8 @@ void OnSignal(int) { g_interrupted.store(true); }
 
 constexpr char kUsage[] =
     "usage:\n"
-    "  lockstep run [--local N] [--out DIR] [--insecure] PLAN.toml\n"
+    "  lockstep run [--local N] [--out DIR] [--insecure | --tls_dir DIR] PLAN.toml\n"
+    "  lockstep certs init --dir DIR [--agent NAME[,SAN...]]... [--controller NAME]\n"
     "\n"
     "Runs PLAN.toml on its agents (or on N local agents) and prints IOR-style results;\n"
     "writes <out>/<run-id>/{plan.toml,run.json,summary.txt,journal.jsonl}.\n";
@@ -53,6 +61,27 @@ int RunCommand(int argc, char** argv, const std::string& command_line) {
     return kExitUsage;
   }
   options.insecure = absl::GetFlag(FLAGS_insecure);
+  if (!options.insecure) {
+    std::string dir = absl::GetFlag(FLAGS_tls_dir);
+    TlsFiles files;
+    files.ca_pem = !absl::GetFlag(FLAGS_tls_ca).empty() ? absl::GetFlag(FLAGS_tls_ca)
+                   : dir.empty()                        ? ""
+                                                        : dir + "/ca.pem";
+    files.cert_pem = !absl::GetFlag(FLAGS_tls_cert).empty() ? absl::GetFlag(FLAGS_tls_cert)
+                     : dir.empty()                          ? ""
+                                                            : dir + "/controller.pem";
+    files.key_pem = !absl::GetFlag(FLAGS_tls_key).empty() ? absl::GetFlag(FLAGS_tls_key)
+                    : dir.empty()                         ? ""
+                                                          : dir + "/controller.key";
+    if (!files.ca_pem.empty() || !files.cert_pem.empty() || !files.key_pem.empty()) {
+      auto creds = MakeChannelCredentials(files);
+      if (!creds.ok()) {
+        std::fprintf(stderr, "lockstep: %s\n", std::string(creds.status().message()).c_str());
+        return kExitUsage;
+      }
+      options.credentials = *creds;
+    }
+  }
   options.command_line = command_line;
   options.print = [](const std::string& s) {
     std::fwrite(s.data(), 1, s.size(), stdout);
@@ -89,6 +118,9 @@ int Main(int argc, char** argv) {
   if (cmd == "run") {
     // Let absl see "lockstep run ..." as the program and its flags.
     return RunCommand(argc - 1, argv + 1, command_line);
+  }
+  if (cmd == "certs") {
+    return RunCertsCommand(std::vector<std::string>(argv + 2, argv + argc));
   }
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     std::printf("%s", kUsage);

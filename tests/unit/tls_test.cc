@@ -454,7 +454,7 @@ TEST(TlsCertsCommand, InitWritesUsableFilesAndRefusesToOverwrite) {
   ASSERT_EQ(RunCertsCommand(args), 0);
   std::string out = testing::internal::GetCapturedStdout();
   EXPECT_THAT(out, HasSubstr(dir + "/agent-node7.pem"));
-  EXPECT_THAT(out, HasSubstr("--tls-cert " + dir + "/controller.pem"));
+  EXPECT_THAT(out, HasSubstr("--tls_cert " + dir + "/controller.pem"));
 
   for (const char* f : {"ca", "controller", "agent-node7", "agent-node8"}) {
     EXPECT_EQ(FileMode(dir + "/" + f + ".key"), 0600) << f;
