@@ -495,7 +495,9 @@ absl::StatusOr<uint32_t> RemovePhaseFiles(const v1::PhaseSpec& spec, const std::
     for (uint32_t i = 0; i < spec.tasks(); ++i) {
       paths.insert(TaskFilePath(dir, own, spec.first_rank() + i));
     }
-  } else if (spec.first_rank() == 0) {
+  } else {
+    // IOR's rank 0 alone removes a shared file; every agent tries, so that a
+    // directory that is not shared after all is left clean too.
     paths.insert(TaskFilePath(dir, spec, 0));
   }
   for (const std::string& p : paths) {

@@ -60,8 +60,8 @@ class PhaseRunner {
 };
 
 // Removes the files this agent's tasks of `spec` own (file per process: one
-// per task; shared file: only the agent holding rank 0). Returns the number
-// removed; a missing file is not an error.
+// per task; shared file: the file). Returns the number removed; a missing
+// file is not an error.
 absl::StatusOr<uint32_t> RemovePhaseFiles(const v1::PhaseSpec& spec, const std::string& dir);
 
 }  // namespace lockstep

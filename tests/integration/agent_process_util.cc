@@ -1,0 +1,91 @@
+#include "integration/agent_process_util.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include <google/protobuf/util/json_util.h>
+
+#include "common/files.h"
+#include "absl/strings/str_format.h"
+#include "controller/local_agents.h"
+
+namespace lockstep::testing {
+
+std::string BinDir() { return LOCKSTEP_BIN_DIR; }
+std::string SourceDir() { return LOCKSTEP_SOURCE_DIR; }
+
+AgentProcess::AgentProcess(const std::string& root, std::vector<std::string> extra) {
+  static int counter = 0;
+  log_ = absl::StrFormat("%s/agent-%d-%d.log", root.substr(0, root.find_last_of('/')), ::getpid(),
+                         counter++);
+  std::vector<std::string> argv = {BinDir() + "/lockstep-agent", "--listen", "127.0.0.1:0",
+                                   "--root", root, "--insecure"};
+  for (auto& e : extra) argv.push_back(e);
+  int pid = 0;
+  auto addr = SpawnAndReadLine(argv, log_, "listening on ", absl::Seconds(10), &pid);
+  if (!addr.ok()) {
+    ADD_FAILURE() << addr.status();
+    return;
+  }
+  pid_ = pid;
+  address_ = *addr;
+}
+
+AgentProcess::~AgentProcess() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGCONT);  // a stopped agent cannot handle SIGTERM
+    StopProcess(pid_, absl::Seconds(5));
+  }
+}
+
+void AgentProcess::Kill(int signal) {
+  if (pid_ <= 0) return;
+  ::kill(pid_, signal);
+  if (signal == SIGKILL) {
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+}
+
+CommandResult RunLockstep(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {BinDir() + "/lockstep"};
+  for (const auto& a : args) argv.push_back(a);
+  return RunCommand(argv);
+}
+
+v1::RunRecord ReadRunJson(const std::string& run_dir) {
+  v1::RunRecord rec;
+  auto text = ReadFileToString(run_dir + "/run.json");
+  if (!text.ok()) {
+    ADD_FAILURE() << text.status();
+    return rec;
+  }
+  auto s = google::protobuf::util::JsonStringToMessage(*text, &rec);
+  if (!s.ok()) ADD_FAILURE() << "run.json does not parse: " << s.ToString();
+  return rec;
+}
+
+std::string RunDirFromOutput(const std::string& out) {
+  const std::string key = "Results             : ";
+  size_t p = out.rfind(key);
+  if (p == std::string::npos) return "";
+  size_t e = out.find('\n', p);
+  std::string dir = out.substr(p + key.size(), e - p - key.size());
+  if (!dir.empty() && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
+std::vector<std::string> ListFiles(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    out.push_back(e.path().filename().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace lockstep::testing

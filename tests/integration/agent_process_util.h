@@ -1,0 +1,51 @@
+// Real lockstep-agent processes on loopback, for integration and fault tests.
+#ifndef LOCKSTEP_TESTS_INTEGRATION_AGENT_PROCESS_UTIL_H_
+#define LOCKSTEP_TESTS_INTEGRATION_AGENT_PROCESS_UTIL_H_
+
+#include <string>
+#include <vector>
+
+#include "lockstep/v1/results.pb.h"
+#include "test_util.h"
+
+namespace lockstep::testing {
+
+std::string BinDir();
+std::string SourceDir();
+
+// One agent process; stopped (SIGTERM, then SIGKILL) on destruction.
+class AgentProcess {
+ public:
+  // Starts `lockstep-agent --listen 127.0.0.1:0 --root ROOT --insecure EXTRA...`.
+  explicit AgentProcess(const std::string& root, std::vector<std::string> extra = {});
+  ~AgentProcess();
+  AgentProcess(const AgentProcess&) = delete;
+  AgentProcess& operator=(const AgentProcess&) = delete;
+
+  bool ok() const { return pid_ > 0; }
+  const std::string& address() const { return address_; }
+  int pid() const { return pid_; }
+  const std::string& log_path() const { return log_; }
+  void Kill(int signal);
+
+ private:
+  int pid_ = -1;
+  std::string address_;
+  std::string log_;
+};
+
+// Runs the real `lockstep` binary with `args`.
+CommandResult RunLockstep(const std::vector<std::string>& args);
+
+// Parses <run_dir>/run.json; fails the test on error.
+v1::RunRecord ReadRunJson(const std::string& run_dir);
+
+// The run directory named on the "Results : DIR/" line of the output.
+std::string RunDirFromOutput(const std::string& out);
+
+// Files directly in `dir` (names), sorted.
+std::vector<std::string> ListFiles(const std::string& dir);
+
+}  // namespace lockstep::testing
+
+#endif  // LOCKSTEP_TESTS_INTEGRATION_AGENT_PROCESS_UTIL_H_

@@ -1,0 +1,260 @@
+// The agent's machinery without gRPC: allowed roots, the phase runner on
+// real files, sessions and leases.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "absl/synchronization/notification.h"
+#include "agent/agent_core.h"
+#include "agent/phase_runner.h"
+#include "agent/roots.h"
+#include "common/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test_util.h"
+
+namespace lockstep {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::TempDir;
+
+TEST(Roots, ResolvesInsideAndRefusesEscapes) {
+  TempDir tmp;
+  std::filesystem::create_directories(tmp / "root/sub");
+  std::filesystem::create_directories(tmp / "outside");
+  std::filesystem::create_directory_symlink(tmp / "outside", tmp / "root/link");
+  auto roots = AllowedRoots::Create({tmp / "root"});
+  ASSERT_OK(roots);
+  EXPECT_EQ(*roots->Resolve("sub"), tmp / "root/sub");
+  EXPECT_EQ(*roots->Resolve(tmp / "root/sub/.."), tmp / "root");
+
+  auto dotdot = roots->Resolve("sub/../../outside");
+  EXPECT_EQ(dotdot.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(dotdot.status().message(), HasSubstr("outside the agent's allowed roots"));
+  auto link = roots->Resolve("link");
+  EXPECT_EQ(link.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(link.status().message(), HasSubstr("resolves to " + tmp / "outside"));
+  EXPECT_EQ(roots->Resolve("/etc").status().code(), absl::StatusCode::kPermissionDenied);
+  auto missing = roots->Resolve("nope");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(missing.status().message(), HasSubstr("does not exist"));
+  EXPECT_FALSE(AllowedRoots::Create({tmp / "missing-root"}).ok());
+  EXPECT_FALSE(AllowedRoots::Create({}).ok());
+}
+
+v1::PhaseSpec Spec(v1::PhaseKind kind, bool fpp) {
+  v1::PhaseSpec s;
+  s.set_phase_id("t0/r0/p");
+  s.set_kind(kind);
+  s.set_file_name("testfile");
+  s.set_file_per_process(fpp);
+  s.set_tasks(2);
+  s.set_first_rank(0);
+  s.set_total_tasks(2);
+  s.set_transfer_bytes(64 * 1024);
+  s.set_block_bytes(1024 * 1024);
+  s.set_segments(2);
+  s.set_pattern_seed(9);
+  s.set_verify(kind == v1::READ);
+  return s;
+}
+
+// Runs a prepared runner now and returns its result.
+v1::PhaseResult RunNow(PhaseRunner* r) {
+  absl::Notification done;
+  v1::PhaseResult result;
+  EXPECT_OK(r->Start(RealtimeNs() + 1'000'000, 0, 50, [&](const v1::PhaseEvent& e) {
+    if (e.has_result()) {
+      result = e.result();
+      done.Notify();
+    }
+  }));
+  EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  return result;
+}
+
+TEST(PhaseRunner, WritesThenReadsAndVerifiesBothLayouts) {
+  for (bool fpp : {true, false}) {
+    TempDir tmp;
+    auto w = PhaseRunner::Prepare(Spec(v1::WRITE, fpp), tmp.path());
+    ASSERT_OK(w);
+    v1::PhaseResult wr = RunNow(w->get());
+    ASSERT_TRUE(wr.ok()) << wr.error();
+    ASSERT_EQ(wr.tasks_size(), 2);
+    for (const auto& t : wr.tasks()) {
+      EXPECT_EQ(t.bytes(), 2u * 1024 * 1024);
+      EXPECT_EQ(t.ops(), 32u);
+      EXPECT_EQ(t.latency().total_count(), 32u);
+      EXPECT_LE(t.open_start_ns(), t.open_stop_ns());
+      EXPECT_LE(t.open_stop_ns(), t.rdwr_start_ns());
+      EXPECT_LE(t.rdwr_start_ns(), t.first_io_ns());
+      EXPECT_LE(t.rdwr_stop_ns(), t.close_start_ns());
+    }
+    if (fpp) {
+      EXPECT_EQ(std::filesystem::file_size(tmp / "testfile.00000000"), 2u << 20);
+      EXPECT_EQ(std::filesystem::file_size(tmp / "testfile.00000001"), 2u << 20);
+    } else {
+      EXPECT_EQ(std::filesystem::file_size(tmp / "testfile"), 4u << 20);
+    }
+    auto r = PhaseRunner::Prepare(Spec(v1::READ, fpp), tmp.path());
+    ASSERT_OK(r);
+    v1::PhaseResult rr = RunNow(r->get());
+    EXPECT_TRUE(rr.ok()) << rr.error();
+    EXPECT_EQ(rr.tasks(0).bytes() + rr.tasks(1).bytes(), 4u << 20);
+  }
+}
+
+TEST(PhaseRunner, VerificationReportsFileAndOffsetOfACorruptByte) {
+  TempDir tmp;
+  auto w = PhaseRunner::Prepare(Spec(v1::WRITE, true), tmp.path());
+  ASSERT_OK(w);
+  ASSERT_TRUE(RunNow(w->get()).ok());
+  {
+    int fd = ::open((tmp / "testfile.00000001").c_str(), O_RDWR);
+    char c;
+    ASSERT_EQ(::pread(fd, &c, 1, 1500000), 1);
+    c ^= 0x01;
+    ASSERT_EQ(::pwrite(fd, &c, 1, 1500000), 1);
+    ::close(fd);
+  }
+  auto r = PhaseRunner::Prepare(Spec(v1::READ, true), tmp.path());
+  ASSERT_OK(r);
+  v1::PhaseResult rr = RunNow(r->get());
+  EXPECT_FALSE(rr.ok());
+  EXPECT_THAT(rr.error(), HasSubstr("testfile.00000001"));
+  EXPECT_THAT(rr.error(), HasSubstr("data differs at offset 1500000"));
+  EXPECT_TRUE(rr.tasks(1).verify_failed());
+  EXPECT_EQ(rr.tasks(1).error_offset(), 1500000u);
+}
+
+TEST(PhaseRunner, ReadRefusesMissingOrShortFiles) {
+  TempDir tmp;
+  auto missing = PhaseRunner::Prepare(Spec(v1::READ, true), tmp.path());
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(missing.status().message(), HasSubstr("testfile.00000000 of task 0 does not exist"));
+  auto w = PhaseRunner::Prepare(Spec(v1::WRITE, true), tmp.path());
+  ASSERT_OK(w);
+  ASSERT_TRUE(RunNow(w->get()).ok());
+  ::truncate((tmp / "testfile.00000001").c_str(), 1000);
+  auto shortf = PhaseRunner::Prepare(Spec(v1::READ, true), tmp.path());
+  EXPECT_EQ(shortf.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(shortf.status().message(), HasSubstr("is 1000 bytes, the layout needs 2097152"));
+}
+
+TEST(PhaseRunner, AbortBeforeStartReleasesThreads) {
+  TempDir tmp;
+  auto w = PhaseRunner::Prepare(Spec(v1::WRITE, true), tmp.path());
+  ASSERT_OK(w);
+  (*w)->Abort("test");
+  EXPECT_EQ((*w)->Start(RealtimeNs(), 0, 100, [](const v1::PhaseEvent&) {}).code(),
+            absl::StatusCode::kAborted);
+  w->reset();  // joins; hangs here if a task thread stayed parked
+}
+
+TEST(PhaseRunner, AbortStopsARunningPhase) {
+  TempDir tmp;
+  v1::PhaseSpec s = Spec(v1::WRITE, true);
+  s.set_transfer_bytes(4096);
+  s.set_block_bytes(1ULL << 34);  // far more than the test will let it write
+  auto w = PhaseRunner::Prepare(s, tmp.path());
+  ASSERT_OK(w);
+  absl::Notification progressed, done;
+  v1::PhaseResult result;
+  ASSERT_OK((*w)->Start(RealtimeNs(), 0, 50, [&](const v1::PhaseEvent& e) {
+    if (e.has_progress() && e.progress().bytes() > 0 && !progressed.HasBeenNotified()) {
+      progressed.Notify();
+    }
+    if (e.has_result()) {
+      result = e.result();
+      done.Notify();
+    }
+  }));
+  ASSERT_TRUE(progressed.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  (*w)->Abort("operator said stop");
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_FALSE(result.ok());
+  EXPECT_THAT(result.error(), HasSubstr("operator said stop"));
+}
+
+TEST(AgentCore, OneControllerAtATimeAndLeaseExpiryCleansUp) {
+  TempDir tmp;
+  AgentOptions o;
+  o.roots = {tmp.path()};
+  o.min_lease_ms = 50;
+  auto core = AgentCore::Create(o);
+  ASSERT_OK(core);
+  v1::AttachRequest a;
+  a.set_run_id("run-1");
+  a.set_controller("ctl-A");
+  a.set_lease_ms(300);
+  auto first = (*core)->Attach(a);
+  ASSERT_OK(first);
+  a.set_controller("ctl-B");
+  auto second = (*core)->Attach(a);
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(second.status().message(), HasSubstr("busy: run run-1 from ctl-A since"));
+
+  v1::PrepareRequest p;
+  p.set_session_id(first->session_id());
+  *p.mutable_spec() = Spec(v1::WRITE, true);
+  p.mutable_spec()->set_dir(".");
+  ASSERT_OK((*core)->Prepare(p));
+  v1::StartRequest st;
+  st.set_session_id(first->session_id());
+  st.set_phase_id("t0/r0/p");
+  st.set_start_at_unix_ns(RealtimeNs());
+  absl::Notification done;
+  ASSERT_OK((*core)->Start(st, [&](const v1::PhaseEvent& e) {
+    if (e.has_result()) done.Notify();
+  }));
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_TRUE(std::filesystem::exists(tmp / "testfile.00000000"));
+  // No heartbeat: the lease lapses, the agent forgets the session and
+  // removes what the session wrote.
+  EXPECT_TRUE(testing::Eventually([&] { return (*core)->State() == "idle"; }));
+  EXPECT_FALSE(std::filesystem::exists(tmp / "testfile.00000000"));
+  EXPECT_FALSE(std::filesystem::exists(tmp / "testfile.00000001"));
+  v1::HeartbeatRequest hb;
+  hb.set_session_id(first->session_id());
+  EXPECT_EQ((*core)->Heartbeat(hb).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_OK((*core)->Attach(a));  // a new controller may now take it
+}
+
+TEST(AgentCore, ServersDoNotRunTasksAndDropCachesIsReported) {
+  TempDir tmp;
+  AgentOptions o;
+  o.roots = {tmp.path()};
+  o.role = v1::OSS;
+  o.drop_caches_path = tmp / "no-such-dir/drop_caches";
+  auto core = AgentCore::Create(o);
+  ASSERT_OK(core);
+  v1::AttachRequest a;
+  a.set_lease_ms(10000);
+  auto s = (*core)->Attach(a);
+  ASSERT_OK(s);
+  v1::PrepareRequest p;
+  p.set_session_id(s->session_id());
+  *p.mutable_spec() = Spec(v1::WRITE, true);
+  p.mutable_spec()->set_dir(".");
+  auto prep = (*core)->Prepare(p);
+  EXPECT_EQ(prep.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(prep.status().message(), HasSubstr("role oss; only client agents run I/O"));
+
+  v1::CacheRequest c;
+  c.set_session_id(s->session_id());
+  c.set_sync(true);
+  c.set_drop_mode(3);
+  auto warn = (*core)->CacheBarrier(c);
+  ASSERT_OK(warn);
+  EXPECT_TRUE(warn->synced());
+  EXPECT_FALSE(warn->dropped());
+  EXPECT_THAT(warn->warning(), HasSubstr("drop_caches"));
+  c.set_required(true);
+  EXPECT_EQ((*core)->CacheBarrier(c).status().code(), absl::StatusCode::kPermissionDenied);
+}
+
+}  // namespace
+}  // namespace lockstep

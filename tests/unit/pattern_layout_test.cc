@@ -1,0 +1,94 @@
+#include <cstring>
+#include <vector>
+
+#include "common/layout.h"
+#include "common/pattern.h"
+#include "gtest/gtest.h"
+
+namespace lockstep {
+namespace {
+
+TEST(Pattern, StampMatchesFullFill) {
+  const size_t len = 1 << 20;
+  std::vector<char> a(len), b(len);
+  uint64_t tag = PatternTag(42, 3);
+  FillPattern(a.data(), len, 0, tag);
+  StampPattern(a.data(), len, 7 * len, tag);
+  FillPattern(b.data(), len, 7 * len, tag);
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), len), 0);
+}
+
+TEST(Pattern, FindsAFlippedByteWithItsOffset) {
+  const size_t len = 64 * 1024;
+  std::vector<char> buf(len), scratch(len);
+  uint64_t tag = PatternTag(1, 0);
+  FillPattern(buf.data(), len, 1 << 20, tag);
+  EXPECT_FALSE(CheckPattern(buf.data(), len, 1 << 20, tag, scratch.data()).has_value());
+  buf[12345] ^= 0x10;
+  auto m = CheckPattern(buf.data(), len, 1 << 20, tag, scratch.data());
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->file_offset, (1u << 20) + 12345);
+  EXPECT_NE(m->expected_word, m->found_word);
+  EXPECT_NE(m->Describe().find("offset 1060921"), std::string::npos) << m->Describe();
+}
+
+TEST(Pattern, EncodesWriterAndPlace) {
+  const size_t len = 8192;
+  std::vector<char> a(len), b(len), scratch(len);
+  FillPattern(a.data(), len, 0, PatternTag(1, 0));
+  // Another rank's data, or the right data at the wrong offset, is caught.
+  EXPECT_TRUE(CheckPattern(a.data(), len, 0, PatternTag(1, 1), scratch.data()).has_value());
+  EXPECT_TRUE(CheckPattern(a.data(), len, 8192, PatternTag(1, 0), scratch.data()).has_value());
+  EXPECT_TRUE(CheckPattern(a.data(), len, 0, PatternTag(2, 0), scratch.data()).has_value());
+}
+
+v1::PhaseSpec Spec(bool fpp) {
+  v1::PhaseSpec s;
+  s.set_file_name("testfile");
+  s.set_file_per_process(fpp);
+  s.set_transfer_bytes(1024);
+  s.set_block_bytes(4096);
+  s.set_segments(3);
+  s.set_total_tasks(4);
+  return s;
+}
+
+TEST(Layout, FilePerProcessOffsets) {
+  v1::PhaseSpec s = Spec(true);
+  // offset = i*block + j*transfer
+  EXPECT_EQ(TransferOffset(s, 2, 0, 0), 0u);
+  EXPECT_EQ(TransferOffset(s, 2, 1, 3), 4096u + 3 * 1024);
+  EXPECT_EQ(TransferOffset(s, 2, 2, 1), 2 * 4096u + 1024);
+  EXPECT_EQ(RequiredFileSize(s, 2), 3 * 4096u);
+  EXPECT_EQ(TaskFilePath("/d", s, 7 % 4), "/d/testfile.00000003");
+  EXPECT_EQ(AggregateBytes(s), 3 * 4096u * 4);
+}
+
+TEST(Layout, SharedFileOffsets) {
+  v1::PhaseSpec s = Spec(false);
+  // offset = i*tasks*block + rank*block + j*transfer
+  EXPECT_EQ(TransferOffset(s, 0, 0, 0), 0u);
+  EXPECT_EQ(TransferOffset(s, 1, 0, 0), 4096u);
+  EXPECT_EQ(TransferOffset(s, 3, 2, 2), 2 * 4 * 4096u + 3 * 4096u + 2 * 1024);
+  EXPECT_EQ(RequiredFileSize(s, 3), 3 * 4 * 4096u);
+  EXPECT_EQ(TaskFilePath("/d/", s, 3), "/d/testfile");
+}
+
+TEST(Layout, StridedIsBlockEqualsTransfer) {
+  v1::PhaseSpec s = Spec(false);
+  s.set_block_bytes(1024);
+  s.set_segments(100);
+  EXPECT_EQ(TransfersPerBlock(s), 1u);
+  EXPECT_EQ(TransferOffset(s, 1, 5, 0), 5 * 4 * 1024u + 1024);
+}
+
+TEST(Layout, ReorderReadsAnotherTasksData) {
+  v1::PhaseSpec s = Spec(true);
+  s.set_reorder_shift(2);  // IOR -C with 2 tasks per node
+  EXPECT_EQ(DataRank(s, 0), 2u);
+  EXPECT_EQ(DataRank(s, 3), 1u);
+  EXPECT_EQ(TaskFilePath("/d", s, 3), "/d/testfile.00000001");
+}
+
+}  // namespace
+}  // namespace lockstep
