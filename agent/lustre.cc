@@ -188,6 +188,7 @@ absl::StatusOr<CommandOutput> RunCommand(const std::vector<std::string>& argv, i
 
   CommandOutput out;
   bool out_open = true, err_open = true, exited = false, timed_out = false;
+  bool status_lost = false;
   int status = 0;
   char buf[65536];
   while (out_open || err_open || !exited) {
@@ -232,7 +233,13 @@ absl::StatusOr<CommandOutput> RunCommand(const std::vector<std::string>& argv, i
     drain(out_i, out_r, out_open, out.stdout_text);
     drain(err_i, err_r, err_open, out.stderr_text);
     if (pid_i >= 0 && fds[pid_i].revents != 0) {
-      if (::waitpid(pid, &status, WNOHANG) == pid) exited = true;
+      pid_t w = ::waitpid(pid, &status, WNOHANG);
+      if (w == pid) {
+        exited = true;
+      } else if (w < 0 && errno == ECHILD) {
+        exited = true;  // SIGCHLD is ignored: the kernel reaped it
+        status_lost = true;
+      }
     }
   }
 
@@ -255,10 +262,17 @@ absl::StatusOr<CommandOutput> RunCommand(const std::vector<std::string>& argv, i
         out.stderr_text.empty() ? "" : "; stderr: ", FirstLine(out.stderr_text)));
   }
   if (!exited) {
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    pid_t w;
+    while ((w = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
     }
+    if (w < 0) status_lost = true;
   }
   out.elapsed_ns = MonotonicNs() - start_ns;
+  if (status_lost) {
+    return absl::InternalError(absl::StrFormat(
+        "%s: exit status lost (waitpid found no child); the agent must not ignore SIGCHLD",
+        cmd));
+  }
   if (WIFSIGNALED(status)) {
     out.exit_code = 128 + WTERMSIG(status);
     return absl::InternalError(absl::StrFormat("%s: killed by signal %d%s%s", cmd,

@@ -69,7 +69,7 @@ struct MeanMaxAcc {
     if (n == 0 || v > max) max = v;
     ++n;
   }
-  double mean() const { return n ? sum / n : 0.0; }
+  double mean() const { return n ? std::min(sum / n, max) : 0.0; }  // no FP excess
 };
 
 void SetMeanMax(double mean, double max, v1::MeanMax* out) {

@@ -516,6 +516,7 @@ TEST(TelemetrySampler, RealProcIsSane) {
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_GE(s->samples(), 2u);
   EXPECT_GT(s->interval_s(), 0.1);
+  if (std::getenv("LOCKSTEP_PRINT_TELEMETRY")) printf("%s\n", s->DebugString().c_str());
   const v1::CpuStats& c = s->cpu();
   EXPECT_GE(c.cores(), 1u);
   double sum = 0;
