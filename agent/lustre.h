@@ -1,0 +1,167 @@
+// Lustre hooks for the agent: striping of phase directories, lctl parameters
+// (with restore), the Lustre version, and the statfs check that a path is on
+// Lustre. External tools run only through RunCommand: an argument vector
+// handed to execve, never a shell, so plan strings are never interpreted.
+#ifndef LOCKSTEP_AGENT_LUSTRE_H_
+#define LOCKSTEP_AGENT_LUSTRE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace lockstep {
+
+// ---- Running a tool ---------------------------------------------------------
+
+struct CommandOutput {
+  int exit_code = 0;
+  std::string stdout_text;  // at most kMaxCommandOutputBytes each; the rest is dropped
+  std::string stderr_text;
+  int64_t elapsed_ns = 0;   // monotonic
+};
+
+inline constexpr size_t kMaxCommandOutputBytes = 8 << 20;
+
+// Runs argv[0] (looked up on PATH) with argv, stdin from /dev/null, in its own
+// process group, and collects stdout/stderr. Errors:
+//   NotFound          argv[0] is not on PATH
+//   PermissionDenied  argv[0] is not executable
+//   DeadlineExceeded  still running after timeout_ms: the process group was
+//                     SIGKILLed (a child stuck in D state is reaped later)
+//   Internal          non-zero exit or killed by a signal; the message names
+//                     the command, the exit code and stderr's first line
+//   InvalidArgument   empty argv or timeout_ms <= 0
+absl::StatusOr<CommandOutput> RunCommand(const std::vector<std::string>& argv, int timeout_ms);
+
+// "lfs setstripe -c 4 '/mnt/my dir'": argv for messages (quoted for reading,
+// never for a shell).
+std::string FormatCommand(const std::vector<std::string>& argv);
+
+// ---- File system type -----------------------------------------------------
+
+inline constexpr uint64_t kLustreSuperMagic = 0x0BD00BD0;
+
+struct FsType {
+  uint64_t magic = 0;  // statfs f_type
+  std::string name;    // "lustre", "ext4", "xfs", ... or "0x1234abcd"
+};
+
+// statfs(path). NotFound / PermissionDenied name the path.
+absl::StatusOr<FsType> FsTypeOf(const std::string& path);
+absl::StatusOr<bool> IsLustre(const std::string& path);
+
+// ---- Parsers (pure, for the tools' output) -----------------------------------
+
+struct StripeInfo {
+  std::string raw;  // the tool's whole output, always recorded
+  // From "stripe_count: 4 stripe_size: 1048576 ... stripe_offset: -1 pool: p"
+  // (directory default) or "lmm_stripe_count: 4" ... (plain file layout).
+  // Unset for composite (PFL/DoM) layouts, where only `raw` is meaningful.
+  std::optional<int64_t> stripe_count;
+  std::optional<uint64_t> stripe_size_bytes;
+  std::optional<int64_t> stripe_index;  // stripe_offset; -1 = any OST
+  std::string pool;
+};
+StripeInfo ParseGetStripe(std::string_view text);
+
+struct ParamValue {
+  std::string name;   // "osc.lustre-OST0000-osc-ffff8803.checksums"
+  std::string value;  // "1"; multi-line values keep their newlines
+};
+// `lctl get_param PATTERN` output: "name=value" lines; lines without
+// "name=" continue the previous value.
+std::vector<ParamValue> ParseParamLines(std::string_view text);
+
+// "2.15.3\n" (sysfs, new lctl) or "lustre: 2.10.8\nkernel: ..." (old procfs).
+absl::StatusOr<std::string> ParseLustreVersion(std::string_view text);
+
+// ---- lfs / lctl -------------------------------------------------------------
+
+struct StripeSettings {
+  int64_t stripe_count = 0;        // 0 = file system default, -1 = all OSTs
+  uint64_t stripe_size_bytes = 0;  // 0 = default; else a multiple of 64 KiB, < 4 GiB
+  int64_t stripe_index = -1;       // first OST; -1 = let the MDS choose
+  std::string pool;                // "" = no pool
+};
+
+struct LustreToolsOptions {
+  std::string lfs = "lfs";    // looked up on PATH
+  std::string lctl = "lctl";
+  int timeout_ms = 30000;     // per tool run
+  // Read before asking lctl for the version.
+  std::vector<std::string> version_files = {"/sys/fs/lustre/version",
+                                            "/proc/fs/lustre/version"};
+  // SetStripe/GetStripe refuse paths whose statfs type is not Lustre. Only
+  // tests turn this off.
+  bool require_lustre = true;
+};
+
+class LustreTools {
+ public:
+  explicit LustreTools(LustreToolsOptions options = {});
+
+  // lfs setstripe -c N -S SIZE [-i IDX] [-p POOL] DIR. `dir` must be an
+  // absolute path to an existing directory on Lustre; FailedPrecondition
+  // names it and its file system type otherwise.
+  absl::Status SetStripe(const std::string& dir, const StripeSettings& settings) const;
+  // lfs getstripe -d DIR for a directory, lfs getstripe PATH for a file.
+  absl::StatusOr<StripeInfo> GetStripe(const std::string& path) const;
+
+  // The version files, else `lctl get_param -n version`. NotFound when
+  // neither says (not a Lustre node).
+  absl::StatusOr<std::string> Version() const;
+
+  // lctl get_param -n NAME: the value(s) as printed, trailing newline dropped.
+  // With a wildcard the values of all matches come one per line, without
+  // names: use GetParams to tell them apart.
+  absl::StatusOr<std::string> GetParam(const std::string& name) const;
+  // lctl get_param PATTERN, split per matching parameter.
+  absl::StatusOr<std::vector<ParamValue>> GetParams(const std::string& pattern) const;
+  // lctl set_param NAME=VALUE (NAME may hold wildcards, VALUE may be an
+  // action such as "clear").
+  absl::Status SetParam(const std::string& name, const std::string& value) const;
+  // lctl set_param N1=V1 N2=V2 ... in one run.
+  absl::Status SetParams(const std::vector<ParamValue>& values) const;
+
+  const LustreToolsOptions& options() const { return options_; }
+
+ private:
+  LustreToolsOptions options_;
+};
+
+// Sets a Lustre parameter for a scope and puts every matching parameter back
+// to the value it had before, one by one (so "osc.*.checksums" restores each
+// OSC's own value). For settings only: an action such as
+// ldlm.namespaces.*.lru_size=clear is refused (restoring the read-back LRU
+// size would pin it and disable LRU resizing); use SetParam for those.
+class ScopedParam {
+ public:
+  static absl::StatusOr<std::unique_ptr<ScopedParam>> Set(const LustreTools& tools,
+                                                          const std::string& name,
+                                                          const std::string& value);
+  // Restores; a failure is logged with the values that could not be restored.
+  ~ScopedParam();
+  ScopedParam(const ScopedParam&) = delete;
+  ScopedParam& operator=(const ScopedParam&) = delete;
+
+  // Restores now. Idempotent; later calls (and the destructor) do nothing.
+  absl::Status Restore();
+  const std::vector<ParamValue>& saved() const { return saved_; }
+
+ private:
+  ScopedParam(const LustreTools& tools, std::vector<ParamValue> saved)
+      : tools_(tools), saved_(std::move(saved)) {}
+  LustreTools tools_;  // a copy: the scope may outlive the caller's object
+  std::vector<ParamValue> saved_;
+  bool restored_ = false;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_AGENT_LUSTRE_H_

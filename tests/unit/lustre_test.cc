@@ -1,0 +1,414 @@
+#include "agent/lustre.h"
+
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "common/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace lockstep {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr char kGetStripeDir[] =
+    "stripe_count:  4 stripe_size:   1048576 pattern:       raid0 stripe_offset: -1 "
+    "pool:          flash\n";
+
+constexpr char kGetStripeFile[] =
+    "/mnt/lustre/file\n"
+    "lmm_stripe_count:  2\n"
+    "lmm_stripe_size:   4194304\n"
+    "lmm_pattern:       raid0\n"
+    "lmm_layout_gen:    0\n"
+    "lmm_stripe_offset: 1\n"
+    "\tobdidx\t\t objid\t\t objid\t\t group\n"
+    "\t     1\t            35\t         0x23\t             0\n"
+    "\t     0\t            35\t         0x23\t             0\n";
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void WriteFile(const std::string& path, const std::string& text, mode_t mode = 0644) {
+  fs::create_directories(fs::path(path).parent_path());
+  {
+    std::ofstream f(path, std::ios::trunc);
+    f << text;
+  }
+  ASSERT_EQ(::chmod(path.c_str(), mode), 0) << path;
+}
+
+// A temp dir with fake `lfs` and `lctl` first on PATH. Each fake appends
+// "tool<TAB>arg1<TAB>arg2..." to log(); lctl keeps parameters as files in
+// state/ (one file per parameter, named like the parameter).
+class LustreFakeTools : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string templ = ::testing::TempDir() + "/lustre_test.XXXXXX";
+    ASSERT_NE(::mkdtemp(templ.data()), nullptr);
+    dir_ = templ;
+    const char* path = std::getenv("PATH");
+    old_path_ = path ? path : "";
+    std::string log_line =
+        absl::StrFormat("{ printf '%%s' \"${0##*/}\"; for a in \"$@\"; do printf '\\t%%s' "
+                        "\"$a\"; done; printf '\\n'; } >> '%s'\n",
+                        log());
+    WriteFile(dir_ + "/bin/lfs",
+              absl::StrFormat("#!/bin/sh\n%s"
+                              "case \"$1\" in\n"
+                              "getstripe)\n"
+                              "  if [ \"$2\" = -d ]; then printf '%%s' '%s';\n"
+                              "  else printf '%%s' '%s'; fi;;\n"
+                              "esac\n",
+                              log_line, kGetStripeDir, kGetStripeFile),
+              0755);
+    WriteFile(dir_ + "/bin/lctl",
+              absl::StrFormat(
+                  "#!/bin/sh\n%s"
+                  "STATE='%s'\n"
+                  "case \"$1\" in\n"
+                  "get_param)\n"
+                  "  shift\n"
+                  "  noname=; if [ \"$1\" = -n ]; then shift; noname=1; fi\n"
+                  "  found=\n"
+                  "  for f in \"$STATE\"/$1; do\n"
+                  "    [ -e \"$f\" ] || continue\n"
+                  "    found=1\n"
+                  "    if [ -n \"$noname\" ]; then cat \"$f\";\n"
+                  "    else printf '%%s=%%s\\n' \"${f##*/}\" \"$(cat \"$f\")\"; fi\n"
+                  "  done\n"
+                  "  if [ -z \"$found\" ]; then\n"
+                  "    echo \"error: get_param: param_path '$1': No such file or directory\" >&2\n"
+                  "    exit 2\n"
+                  "  fi;;\n"
+                  "set_param)\n"
+                  "  shift\n"
+                  "  for kv in \"$@\"; do\n"
+                  "    name=${kv%%%%=*}; val=${kv#*=}; found=\n"
+                  "    for f in \"$STATE\"/$name; do\n"
+                  "      [ -e \"$f\" ] && { printf '%%s\\n' \"$val\" > \"$f\"; found=1; }\n"
+                  "    done\n"
+                  "    if [ -z \"$found\" ]; then\n"
+                  "      echo \"error: set_param: param_path '$name': No such file\" >&2\n"
+                  "      exit 2\n"
+                  "    fi\n"
+                  "  done;;\n"
+                  "hang)\n"
+                  "  sleep 30 &\n"
+                  "  echo $! > '%s/sleep.pid'\n"
+                  "  wait;;\n"
+                  "esac\n",
+                  log_line, state(), dir_),
+              0755);
+    WriteFile(state() + "/version", "2.15.3\n");
+    WriteFile(state() + "/osc.lustre-OST0000-osc-ffff8803.checksums", "1\n");
+    WriteFile(state() + "/osc.lustre-OST0001-osc-ffff8803.checksums", "0\n");
+    WriteFile(state() + "/ldlm.namespaces.lustre-OST0000-osc-ffff8803.lru_size", "0\n");
+    ASSERT_EQ(::setenv("PATH", (dir_ + "/bin:" + old_path_).c_str(), 1), 0);
+  }
+
+  void TearDown() override {
+    ::setenv("PATH", old_path_.c_str(), 1);
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  std::string log() const { return dir_ + "/argv.log"; }
+  std::string state() const { return dir_ + "/state"; }
+  std::vector<std::string> LogLines() const {
+    return absl::StrSplit(ReadAll(log()), '\n', absl::SkipEmpty());
+  }
+  std::string Param(const std::string& name) const { return ReadAll(state() + "/" + name); }
+
+  LustreToolsOptions Options() const {
+    LustreToolsOptions o;
+    o.require_lustre = false;  // the temp dir is not on Lustre
+    o.timeout_ms = 5000;
+    o.version_files = {};
+    return o;
+  }
+
+  std::string dir_;
+  std::string old_path_;
+};
+
+// ---- Parsers ----------------------------------------------------------------
+
+TEST(LustreParse, GetStripeDirectoryDefault) {
+  StripeInfo s = ParseGetStripe(kGetStripeDir);
+  EXPECT_EQ(s.raw, kGetStripeDir);
+  EXPECT_EQ(s.stripe_count, 4);
+  EXPECT_EQ(s.stripe_size_bytes, 1048576u);
+  EXPECT_EQ(s.stripe_index, -1);
+  EXPECT_EQ(s.pool, "flash");
+  // Old format: numeric pattern, no pool.
+  StripeInfo old = ParseGetStripe("stripe_count:  1 stripe_size:   1048576 pattern:       0 "
+                                  "stripe_offset: -1\n");
+  EXPECT_EQ(old.stripe_count, 1);
+  EXPECT_EQ(old.pool, "");
+}
+
+TEST(LustreParse, GetStripeFileAndComposite) {
+  StripeInfo s = ParseGetStripe(kGetStripeFile);
+  EXPECT_EQ(s.stripe_count, 2);
+  EXPECT_EQ(s.stripe_size_bytes, 4194304u);
+  EXPECT_EQ(s.stripe_index, 1);
+  StripeInfo pfl = ParseGetStripe(
+      "/mnt/lustre/pfl\n  lcm_layout_gen:    2\n  lcm_mirror_count:  1\n  lcm_entry_count:   2\n"
+      "    lcme_id:             1\n      lmm_stripe_count:  1\n");
+  EXPECT_FALSE(pfl.stripe_count.has_value());
+  EXPECT_THAT(pfl.raw, HasSubstr("lcm_layout_gen"));
+}
+
+TEST(LustreParse, ParamLinesAndVersion) {
+  std::vector<ParamValue> v = ParseParamLines(
+      "osc.lustre-OST0000-osc-ffff8803.checksums=1\n"
+      "osc.lustre-OST0001-osc-ffff8803.checksums=0\n"
+      "osc.lustre-OST0000-osc-ffff8803.stats=\n"
+      "snapshot_time             1589386915.403463171 secs.nsecs\n"
+      "req_waittime              10 samples [usec] 1 2 3 4\n");
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0].name, "osc.lustre-OST0000-osc-ffff8803.checksums");
+  EXPECT_EQ(v[0].value, "1");
+  EXPECT_EQ(v[1].value, "0");
+  EXPECT_EQ(v[2].name, "osc.lustre-OST0000-osc-ffff8803.stats");
+  EXPECT_THAT(v[2].value, HasSubstr("\nreq_waittime"));
+  EXPECT_EQ(*ParseLustreVersion("2.15.3\n"), "2.15.3");
+  EXPECT_EQ(*ParseLustreVersion("lustre: 2.10.8\nkernel: patchless_client\nbuild:  "
+                                "2.10.8-RC1\n"),
+            "2.10.8");
+  EXPECT_FALSE(ParseLustreVersion("").ok());
+  EXPECT_FALSE(ParseLustreVersion("kernel: patchless_client\n").ok());
+}
+
+TEST(LustreFs, TempDirIsNotLustreAndStripingIsRefused) {
+  std::string dir = ::testing::TempDir();
+  auto is = IsLustre(dir);
+  ASSERT_TRUE(is.ok()) << is.status();
+  EXPECT_FALSE(*is);
+  auto t = FsTypeOf(dir);
+  ASSERT_TRUE(t.ok());
+  EXPECT_FALSE(t->name.empty());
+
+  LustreTools tools;  // require_lustre
+  absl::Status s = tools.SetStripe(fs::absolute(dir).string(), {.stripe_count = 4});
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr(fs::absolute(dir).string()));
+  EXPECT_THAT(std::string(s.message()), HasSubstr(t->name));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("not Lustre"));
+  EXPECT_EQ(FsTypeOf("/nonexistent/lockstep").status().code(), absl::StatusCode::kNotFound);
+}
+
+// ---- lfs / lctl through fakes -------------------------------------------------
+
+TEST_F(LustreFakeTools, SetStripeExactArgv) {
+  LustreTools tools(Options());
+  ASSERT_TRUE(tools.SetStripe("/mnt/lustre/run1", {.stripe_count = 4,
+                                                   .stripe_size_bytes = 1 << 20,
+                                                   .stripe_index = 2,
+                                                   .pool = "flash"})
+                  .ok());
+  ASSERT_TRUE(tools.SetStripe("/mnt/lustre/run2", {.stripe_count = -1}).ok());
+  EXPECT_THAT(LogLines(),
+              ElementsAre("lfs\tsetstripe\t-c\t4\t-S\t1048576\t-i\t2\t-p\tflash\t/mnt/lustre/run1",
+                          "lfs\tsetstripe\t-c\t-1\t-S\t0\t/mnt/lustre/run2"));
+  // Bad values are refused before lfs runs, naming the value and the dir.
+  absl::Status bad = tools.SetStripe("/mnt/lustre/run1", {.stripe_size_bytes = 1000});
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.message()), HasSubstr("1000"));
+  EXPECT_THAT(std::string(bad.message()), HasSubstr("/mnt/lustre/run1"));
+  EXPECT_FALSE(tools.SetStripe("relative/dir", {}).ok());
+  EXPECT_FALSE(tools.SetStripe("/mnt/lustre/x", {.pool = "-rf"}).ok());
+  EXPECT_EQ(LogLines().size(), 2u);
+}
+
+TEST_F(LustreFakeTools, GetStripeDirAndFile) {
+  LustreTools tools(Options());
+  WriteFile(dir_ + "/data/file", "x");
+  auto d = tools.GetStripe(dir_ + "/data");
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->stripe_count, 4);
+  EXPECT_EQ(d->pool, "flash");
+  auto f = tools.GetStripe(dir_ + "/data/file");
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->stripe_count, 2);
+  EXPECT_EQ(f->raw, kGetStripeFile);
+  EXPECT_THAT(LogLines(), ElementsAre("lfs\tgetstripe\t-d\t" + dir_ + "/data",
+                                      "lfs\tgetstripe\t" + dir_ + "/data/file"));
+}
+
+TEST_F(LustreFakeTools, GetAndSetParams) {
+  LustreTools tools(Options());
+  auto one = tools.GetParam("osc.lustre-OST0000-osc-ffff8803.checksums");
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(*one, "1");
+  auto all = tools.GetParams("osc.*.checksums");
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].name, "osc.lustre-OST0000-osc-ffff8803.checksums");
+  EXPECT_EQ((*all)[0].value, "1");
+  EXPECT_EQ((*all)[1].value, "0");
+  ASSERT_TRUE(tools.SetParam("ldlm.namespaces.*.lru_size", "clear").ok());
+  EXPECT_EQ(Param("ldlm.namespaces.lustre-OST0000-osc-ffff8803.lru_size"), "clear\n");
+  EXPECT_THAT(LogLines(),
+              ElementsAre("lctl\tget_param\t-n\tosc.lustre-OST0000-osc-ffff8803.checksums",
+                          "lctl\tget_param\tosc.*.checksums",  // '*' reaches lctl unexpanded
+                          "lctl\tset_param\tldlm.namespaces.*.lru_size=clear"));
+  EXPECT_FALSE(tools.SetParam("osc.*.checksums=1 x", "0").ok());
+  EXPECT_FALSE(tools.SetParam("-n", "0").ok());
+}
+
+TEST_F(LustreFakeTools, ScopedParamRestoresEachInstance) {
+  LustreTools tools(Options());
+  {
+    auto scope = ScopedParam::Set(tools, "osc.*.checksums", "0");
+    ASSERT_TRUE(scope.ok()) << scope.status();
+    EXPECT_EQ(Param("osc.lustre-OST0000-osc-ffff8803.checksums"), "0\n");
+    EXPECT_EQ(Param("osc.lustre-OST0001-osc-ffff8803.checksums"), "0\n");
+    EXPECT_EQ((*scope)->saved().size(), 2u);
+  }
+  EXPECT_EQ(Param("osc.lustre-OST0000-osc-ffff8803.checksums"), "1\n");
+  EXPECT_EQ(Param("osc.lustre-OST0001-osc-ffff8803.checksums"), "0\n");
+  EXPECT_THAT(LogLines(),
+              ElementsAre("lctl\tget_param\tosc.*.checksums",
+                          "lctl\tset_param\tosc.*.checksums=0",
+                          "lctl\tset_param\tosc.lustre-OST0000-osc-ffff8803.checksums=1\t"
+                          "osc.lustre-OST0001-osc-ffff8803.checksums=0"));
+
+  // Explicit Restore() is idempotent: the destructor does nothing more.
+  {
+    auto scope = ScopedParam::Set(tools, "osc.lustre-OST0001-osc-ffff8803.checksums", "1");
+    ASSERT_TRUE(scope.ok());
+    ASSERT_TRUE((*scope)->Restore().ok());
+    ASSERT_TRUE((*scope)->Restore().ok());
+  }
+  EXPECT_EQ(LogLines().size(), 6u);
+
+  // Actions cannot be scoped; unknown names fail before anything is set.
+  auto clear = ScopedParam::Set(tools, "ldlm.namespaces.*.lru_size", "clear");
+  EXPECT_EQ(clear.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(clear.status().message()), HasSubstr("SetParam"));
+  auto missing = ScopedParam::Set(tools, "osc.*.no_such_param", "1");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("exit code 2"));
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("No such file or directory"));
+  EXPECT_THAT(std::string(missing.status().message()),
+              HasSubstr("lctl get_param osc.*.no_such_param"));
+  EXPECT_EQ(LogLines().size(), 7u);  // only the failed get_param
+}
+
+TEST_F(LustreFakeTools, VersionFromFileThenLctl) {
+  LustreToolsOptions o = Options();
+  WriteFile(dir_ + "/proc_version", "lustre: 2.12.9\nkernel: patchless_client\nbuild:  2.12.9\n");
+  o.version_files = {dir_ + "/no_such_version", dir_ + "/proc_version"};
+  auto v = LustreTools(o).Version();
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(*v, "2.12.9");
+  EXPECT_TRUE(LogLines().empty());
+  o.version_files = {dir_ + "/no_such_version"};
+  v = LustreTools(o).Version();
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(*v, "2.15.3");
+  EXPECT_THAT(LogLines(), ElementsAre("lctl\tget_param\t-n\tversion"));
+  o.lctl = "lockstep-no-such-lctl";
+  v = LustreTools(o).Version();
+  EXPECT_EQ(v.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(v.status().message()), HasSubstr("no_such_version"));
+  EXPECT_THAT(std::string(v.status().message()), HasSubstr("not on PATH"));
+}
+
+TEST_F(LustreFakeTools, NoShellInterpretsArguments) {
+  LustreTools tools(Options());
+  std::string evil = "; touch " + dir_ + "/pwned";
+  std::string evil2 = "$(touch " + dir_ + "/pwned2) `touch " + dir_ + "/pwned3` *";
+  ASSERT_TRUE(tools.SetStripe("/mnt/lustre/a" + evil, {}).ok());
+  auto out = RunCommand({"lfs", evil, evil2, "it's \"quoted\""}, 5000);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(LogLines(),
+              ElementsAre("lfs\tsetstripe\t-c\t0\t-S\t0\t/mnt/lustre/a" + evil,
+                          "lfs\t" + evil + "\t" + evil2 + "\tit's \"quoted\""));
+  EXPECT_FALSE(fs::exists(dir_ + "/pwned"));
+  EXPECT_FALSE(fs::exists(dir_ + "/pwned2"));
+  EXPECT_FALSE(fs::exists(dir_ + "/pwned3"));
+}
+
+TEST_F(LustreFakeTools, MissingToolIsNotFound) {
+  auto r = RunCommand({"lockstep-no-such-tool", "x"}, 1000);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("lockstep-no-such-tool"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("not on PATH"));
+  LustreToolsOptions o = Options();
+  o.lctl = "lockstep-no-such-lctl";
+  EXPECT_EQ(LustreTools(o).GetParam("osc.*.checksums").status().code(),
+            absl::StatusCode::kNotFound);
+  WriteFile(dir_ + "/bin/notexec", "#!/bin/sh\n", 0644);
+  EXPECT_EQ(RunCommand({dir_ + "/bin/notexec"}, 1000).status().code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(RunCommand({}, 1000).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(LustreFakeTools, OutputAndExitCodes) {
+  WriteFile(dir_ + "/bin/mixed",
+            "#!/bin/sh\necho out1; echo err1 >&2; echo out2; echo err2 >&2; exit ${1:-0}\n",
+            0755);
+  auto ok = RunCommand({"mixed"}, 5000);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->stdout_text, "out1\nout2\n");
+  EXPECT_EQ(ok->stderr_text, "err1\nerr2\n");
+  EXPECT_EQ(ok->exit_code, 0);
+  EXPECT_GT(ok->elapsed_ns, 0);
+  auto bad = RunCommand({"mixed", "3"}, 5000);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("mixed 3"));
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("exit code 3"));
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("err1"));
+  EXPECT_THAT(std::string(bad.status().message()), ::testing::Not(HasSubstr("err2")));
+}
+
+TEST_F(LustreFakeTools, HangingToolIsKilledWithinTheTimeout) {
+  int64_t start = MonotonicNs();
+  auto r = RunCommand({"lctl", "hang"}, 500);
+  int64_t took_ms = (MonotonicNs() - start) / 1000000;
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("lctl hang"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("500 ms"));
+  EXPECT_GE(took_ms, 450);
+  EXPECT_LT(took_ms, 2500);
+  // The tool's own child (sleep 30) was killed with its process group.
+  std::string pid_text = ReadAll(dir_ + "/sleep.pid");
+  ASSERT_FALSE(pid_text.empty());
+  pid_t sleep_pid = std::stoi(pid_text);
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, sleep_pid, 0));
+  if (pidfd >= 0) {
+    struct pollfd p = {pidfd, POLLIN, 0};
+    EXPECT_EQ(::poll(&p, 1, 2000), 1) << "sleep " << sleep_pid << " still alive";
+    ::close(pidfd);
+  } else {
+    EXPECT_EQ(errno, ESRCH);  // already gone
+  }
+}
+
+}  // namespace
+}  // namespace lockstep
