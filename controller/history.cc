@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/files.h"
@@ -36,6 +37,23 @@ absl::Status CheckFinite(double v, std::string_view origin, const std::string& f
       "run.json %s: field %s is %g; a bandwidth must be a finite number >= 0 (the file is "
       "corrupt: re-export it from the run directory or the history db)",
       std::string(origin), field, v));
+}
+
+// protobuf's JSON errors read "INVALID_ARGUMENT:<what>\n<context>\n^": keep
+// one line.
+std::string CleanProtobufError(std::string s) {
+  absl::string_view v(s);
+  absl::ConsumePrefix(&v, "INVALID_ARGUMENT:");
+  std::string out;
+  for (char c : v) {
+    if (c == '\n' || c == '\r') {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == '^')) out.pop_back();
+  return out;
 }
 
 }  // namespace
@@ -64,7 +82,7 @@ absl::StatusOr<v1::RunRecord> ParseRunJson(std::string_view json, std::string_vi
       return absl::InvalidArgumentError(absl::StrFormat(
           "run.json %s: not a valid lockstep.v1.RunRecord: %s (the file is cut short, "
           "hand-edited or not a run.json)",
-          where, st.ToString()));
+          where, CleanProtobufError(st.ToString())));
     }
   }
   if (run.format_version() > kMaxRunFormatVersion) {
@@ -462,10 +480,13 @@ absl::StatusOr<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::stri
 HistoryStore::~HistoryStore() { sqlite3_close(db_); }
 
 absl::Status HistoryStore::Init() {
-  Stmt version(db_, path_);
-  RETURN_IF_ERROR(version.Prepare("PRAGMA user_version"));
-  ASSIGN_OR_RETURN(bool row, version.Step("cannot read the schema version"));
-  int64_t v = row ? version.Int(0) : 0;
+  int64_t v = 0;
+  {
+    Stmt version(db_, path_);
+    RETURN_IF_ERROR(version.Prepare("PRAGMA user_version"));
+    ASSIGN_OR_RETURN(bool row, version.Step("cannot read the schema version"));
+    v = row ? version.Int(0) : 0;
+  }  // finalized: no read transaction stays open
   if (v > kSchemaVersion) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "history db %s has schema version %d but this lockstep knows %d; upgrade lockstep or "
@@ -474,11 +495,12 @@ absl::Status HistoryStore::Init() {
   }
   RETURN_IF_ERROR(Exec(db_, path_, "PRAGMA foreign_keys = ON", "cannot enable foreign keys"));
   if (v == 0) {
-    Stmt wal(db_, path_);
-    RETURN_IF_ERROR(wal.Prepare("PRAGMA journal_mode = WAL"));
-    ASSIGN_OR_RETURN(bool got, wal.Step("cannot switch to WAL mode"));
-    if (!got || absl::AsciiStrToLower(wal.Text(0)) != "wal") {
-      // Some file systems (NFS without locks) refuse WAL; the db still works.
+    {
+      // Some file systems (NFS without locks) refuse WAL and answer with
+      // another mode; the db still works, with readers blocking the writer.
+      Stmt wal(db_, path_);
+      RETURN_IF_ERROR(wal.Prepare("PRAGMA journal_mode = WAL"));
+      RETURN_IF_ERROR(wal.Step("cannot switch to WAL mode").status());
     }
     Transaction tx(db_, path_);
     RETURN_IF_ERROR(tx.Begin());
