@@ -125,6 +125,7 @@ std::string RunToJson(const v1::RunRecord& run) {
   std::string out;
   google::protobuf::util::JsonPrintOptions opts;
   opts.add_whitespace = true;
+  opts.preserve_proto_field_names = true;  // as the run writer does
   (void)google::protobuf::util::MessageToJsonString(run, &out, opts);
   return out;
 }

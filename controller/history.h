@@ -45,7 +45,7 @@ inline constexpr char kDefaultHistoryPath[] = "lockstep-results/history.db";
 // format_version or run_id.
 absl::StatusOr<v1::RunRecord> ParseRunJson(std::string_view json, std::string_view origin);
 absl::StatusOr<v1::RunRecord> ReadRunJson(const std::string& path);
-// protobuf's JSON form, indented.
+// protobuf's JSON form with the .proto field names, indented.
 std::string RunToJson(const v1::RunRecord& run);
 
 // Parses "2026-01-31" (a whole UTC day starts) or RFC 3339 into unix ns.
