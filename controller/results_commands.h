@@ -1,0 +1,40 @@
+// The CLI of results: subcommands of `lockstep` that read, store, compare,
+// gate and report recorded runs. Each takes the arguments after its
+// subcommand word, parses its own flags (`--flag value` or `--flag=value`),
+// prints usage and returns 2 on a bad flag, and returns 0 on success.
+//
+//   lockstep history [--db FILE] [--plan NAME|SHA256] [--site S] [--tag T]
+//                    [--since DATE] [--until DATE] [--status S] [--limit N]
+//   lockstep import  [--db FILE] [--site S] [--tag T]... RUN.json...
+//   lockstep export  [--db FILE] RUN_ID [OUT.json|-] [--csv F] [--openmetrics F]
+//                    [--influx F] [--html F]
+//   lockstep compare [--db FILE] RUN RUN [RUN...] [--csv F] [--html F]
+//   lockstep gate    [--db FILE] RUN [--baseline RUN|last-good] [--max-drop 5%]...
+//                    [--junit FILE]
+//   lockstep report  [--db FILE] RUN... [--html F] [--csv F] [--openmetrics F]
+//                    [--influx F] [--title T]
+//
+// RUN is a run.json path (an existing file) or a run id in the history db.
+// --db defaults to ./lockstep-results/history.db.
+//
+// Exit codes: 0 success; 1 a runtime failure (db locked or unwritable, run
+// not found); 2 bad flags or bad input (a malformed run.json). gate: 0 pass,
+// 1 regression, 2 bad input, 3 no baseline found.
+#ifndef LOCKSTEP_CONTROLLER_RESULTS_COMMANDS_H_
+#define LOCKSTEP_CONTROLLER_RESULTS_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+namespace lockstep {
+
+int HistoryCommand(const std::vector<std::string>& args);
+int ImportCommand(const std::vector<std::string>& args);
+int ExportCommand(const std::vector<std::string>& args);
+int CompareCommand(const std::vector<std::string>& args);
+int GateCommand(const std::vector<std::string>& args);
+int ReportHtmlCommand(const std::vector<std::string>& args);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_RESULTS_COMMANDS_H_

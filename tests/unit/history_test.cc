@@ -1,0 +1,309 @@
+#include "controller/history.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "absl/strings/str_format.h"
+#include "common/files.h"
+#include "controller/compare.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+#include "unit/results_fixtures.h"
+
+namespace lockstep {
+namespace {
+
+using testing::MakeRun;
+using testing::Reps;
+using testing::SynthRun;
+using testing::TempDir;
+
+bool Has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+
+TEST(HistoryStore, RecordLoadListRoundTrip) {
+  std::string dir = TempDir("hist");
+  auto store = HistoryStore::Open(dir + "/sub/history.db");  // creates sub/
+  ASSERT_TRUE(store.ok()) << store.status();
+  SynthRun a;
+  a.run_id = "r1";
+  a.results = {{"write", 4, Reps(1000, 0.02, 5)}, {"read", 4, Reps(2000, 0.02, 5)},
+               {"write", 8, Reps(1800, 0.02, 5)}};
+  SynthRun b = a;
+  b.run_id = "r2";
+  b.name = "other";
+  b.plan_sha256 = "0123456789abcdef";
+  b.started_at = "2026-02-01T08:00:00Z";
+  SynthRun c = a;
+  c.run_id = "r3";
+  c.started_at = "2026-02-03T08:00:00Z";
+  c.status = "failed";
+  v1::RunRecord ra = MakeRun(a);
+  ASSERT_TRUE((*store)->Record(ra, "lab", {"nightly", "ssd"}).ok());
+  ASSERT_TRUE((*store)->Record(MakeRun(b), "cloud", {"nightly"}).ok());
+  ASSERT_TRUE((*store)->Record(MakeRun(c), "lab", {}).ok());
+  // Recording again replaces, never duplicates.
+  ASSERT_TRUE((*store)->Record(ra, "lab", {"nightly", "ssd"}).ok());
+
+  auto loaded = (*store)->Load("r1");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*loaded, ra));
+
+  auto all = (*store)->List({});
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].run_id, "r3");  // newest first
+  EXPECT_EQ((*all)[2].run_id, "r1");
+  EXPECT_EQ((*all)[2].results, 3);
+  EXPECT_EQ((*all)[2].agents, 2);
+  EXPECT_EQ((*all)[2].tags, (std::vector<std::string>{"nightly", "ssd"}));
+
+  auto ids = [&](RunFilter f) {
+    std::vector<std::string> out;
+    auto l = (*store)->List(f);
+    EXPECT_TRUE(l.ok()) << l.status();
+    if (l.ok()) for (const auto& r : *l) out.push_back(r.run_id);
+    return out;
+  };
+  RunFilter f;
+  f.plan = "seed";
+  EXPECT_EQ(ids(f), (std::vector<std::string>{"r3", "r1"}));
+  f = {};
+  f.plan = "0123456789";  // sha256 prefix
+  EXPECT_EQ(ids(f), (std::vector<std::string>{"r2"}));
+  f = {};
+  f.site = "lab";
+  EXPECT_EQ(ids(f), (std::vector<std::string>{"r3", "r1"}));
+  f = {};
+  f.tag = "ssd";
+  EXPECT_EQ(ids(f), (std::vector<std::string>{"r1"}));
+  f = {};
+  f.since = "2026-02-01";
+  f.until = "2026-02-01";  // the whole day
+  EXPECT_EQ(ids(f), (std::vector<std::string>{"r2"}));
+  f = {};
+  f.status = "complete";
+  f.limit = 1;
+  EXPECT_EQ(ids(f), (std::vector<std::string>{"r2"}));
+  f = {};
+  f.since = "last week";
+  auto bad = (*store)->List(f);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(Has(std::string(bad.status().message()), "--since")) << bad.status();
+
+  auto missing = (*store)->Load("nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(Has(std::string(missing.status().message()), "nope"));
+
+  auto last = (*store)->LastGood(a.plan_sha256, a.name, "");
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ(*last, "r1");  // r3 failed
+  EXPECT_EQ((*store)->LastGood(a.plan_sha256, a.name, "r1").status().code(),
+            absl::StatusCode::kNotFound);
+  // Falls back to the name when the hash is unknown.
+  EXPECT_EQ(*(*store)->LastGood("deadbeef", "other", ""), "r2");
+
+  RunFilter tf;
+  tf.plan = a.plan_sha256;
+  auto trend = (*store)->ResultTrend(KeyOf(ra.tests(0).summary(0)).ToString(), tf);
+  ASSERT_TRUE(trend.ok()) << trend.status();
+  ASSERT_EQ(trend->size(), 2u);
+  EXPECT_EQ((*trend)[0].run_id, "r3");
+  EXPECT_EQ((*trend)[1].repetitions, 5u);
+}
+
+TEST(HistoryStore, ImportThenExportKeepsTheFileByteForByte) {
+  std::string dir = TempDir("hist");
+  SynthRun a;
+  a.run_id = "imp-1";
+  a.results = {{"write", 2, Reps(700, 0.05, 3)}};
+  std::string text = "  " + RunToJson(MakeRun(a)) + "\n";
+  ASSERT_TRUE(WriteFileAtomically(dir + "/run.json", text).ok());
+  auto store = HistoryStore::Open(dir + "/h.db");
+  ASSERT_TRUE(store.ok());
+  auto ids = (*store)->Import({dir + "/run.json"}, "lab", {"t1"});
+  ASSERT_TRUE(ids.ok()) << ids.status();
+  EXPECT_EQ(*ids, std::vector<std::string>{"imp-1"});
+  ASSERT_TRUE((*store)->Export("imp-1", dir + "/out.json").ok());
+  EXPECT_EQ(*ReadFileToString(dir + "/out.json"), text);
+  auto s = (*store)->Summary("imp-1");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->site, "lab");
+  EXPECT_FALSE((*store)->Export("missing", dir + "/x.json").ok());
+}
+
+TEST(HistoryStore, ImportRejectsNewerFormatNamingFileAndField) {
+  std::string dir = TempDir("hist");
+  SynthRun a;
+  a.results = {{"write", 2, Reps(700, 0.05, 3)}};
+  v1::RunRecord run = MakeRun(a);
+  run.set_format_version(7);
+  std::string json = RunToJson(run);
+  // A newer writer adds fields this build does not know.
+  json.insert(json.find('{') + 1, "\n \"futureField\": {\"x\": 1},");
+  std::string path = dir + "/new.json";
+  ASSERT_TRUE(WriteFileAtomically(path, json).ok());
+  auto store = HistoryStore::Open(dir + "/h.db");
+  ASSERT_TRUE(store.ok());
+  auto r = (*store)->Import({path}, "", {});
+  ASSERT_FALSE(r.ok());
+  std::string msg(r.status().message());
+  EXPECT_TRUE(Has(msg, path)) << msg;
+  EXPECT_TRUE(Has(msg, "format_version is 7")) << msg;
+  EXPECT_TRUE(Has(msg, "upgrade lockstep")) << msg;
+}
+
+TEST(HistoryStore, ImportRejectsCorruptFilesAndLeavesTheDbUnchanged) {
+  std::string dir = TempDir("hist");
+  SynthRun a;
+  a.run_id = "good";
+  a.results = {{"write", 2, Reps(700, 0.05, 3)}};
+  std::string good = RunToJson(MakeRun(a));
+  ASSERT_TRUE(WriteFileAtomically(dir + "/good.json", good).ok());
+  ASSERT_TRUE(WriteFileAtomically(dir + "/cut.json", good.substr(0, good.size() / 2)).ok());
+  ASSERT_TRUE(WriteFileAtomically(dir + "/empty.json", "").ok());
+  ASSERT_TRUE(WriteFileAtomically(dir + "/typed.json", R"({"formatVersion": "one", "runId": "x"})").ok());
+  ASSERT_TRUE(WriteFileAtomically(dir + "/noid.json", R"({"formatVersion": 1})").ok());
+  v1::RunRecord neg = MakeRun(a);
+  neg.mutable_tests(0)->mutable_summary(0)->set_bw_mib_per_rep(1, -5);
+  ASSERT_TRUE(WriteFileAtomically(dir + "/neg.json", RunToJson(neg)).ok());
+
+  auto store = HistoryStore::Open(dir + "/h.db");
+  ASSERT_TRUE(store.ok());
+  struct Case {
+    const char* file;
+    const char* expect;
+  } cases[] = {{"cut.json", "not a valid lockstep.v1.RunRecord"},
+               {"empty.json", "empty"},
+               {"typed.json", "not a valid"},
+               {"noid.json", "field run_id"},
+               {"neg.json", "tests[0].summary[0].bw_mib_per_rep[1]"},
+               {"missing.json", "missing.json"}};
+  for (const auto& c : cases) {
+    std::string p = dir + "/" + c.file;
+    auto r = (*store)->Import({dir + "/good.json", p}, "", {});
+    ASSERT_FALSE(r.ok()) << c.file;
+    std::string msg(r.status().message());
+    EXPECT_TRUE(Has(msg, p)) << msg;
+    EXPECT_TRUE(Has(msg, c.expect)) << c.file << ": " << msg;
+  }
+  // The good file in the same batch was not recorded either.
+  EXPECT_TRUE((*store)->List({})->empty());
+}
+
+TEST(HistoryStore, LockedDbGivesAClearError) {
+  std::string dir = TempDir("hist");
+  std::string path = dir + "/h.db";
+  HistoryOptions o;
+  o.busy_timeout_ms = 100;
+  auto store = HistoryStore::Open(path, o);
+  ASSERT_TRUE(store.ok());
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE; DELETE FROM runs;", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  SynthRun a;
+  a.results = {{"write", 2, Reps(700, 0.05, 3)}};
+  absl::Status s = (*store)->Record(MakeRun(a), "", {});
+  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  std::string msg(s.message());
+  EXPECT_TRUE(Has(msg, path)) << msg;
+  EXPECT_TRUE(Has(msg, "locked")) << msg;
+  EXPECT_TRUE(Has(msg, "--db")) << msg;
+  // Once the other writer is gone it works.
+  EXPECT_TRUE((*store)->Record(MakeRun(a), "", {}).ok());
+}
+
+TEST(HistoryStore, UnwritableOrMissingDbGivesAClearError) {
+  auto s = HistoryStore::Open("/proc/lockstep-no/history.db");
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(Has(std::string(s.status().message()), "/proc/lockstep-no")) << s.status();
+  EXPECT_TRUE(Has(std::string(s.status().message()), "--db")) << s.status();
+
+  std::string dir = TempDir("hist");
+  auto d = HistoryStore::Open(dir);
+  ASSERT_FALSE(d.ok());
+  EXPECT_TRUE(Has(std::string(d.status().message()), "is a directory")) << d.status();
+
+  HistoryOptions ro;
+  ro.create_if_missing = false;
+  auto m = HistoryStore::Open(dir + "/none.db", ro);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kNotFound);
+  struct stat st;
+  EXPECT_NE(::stat((dir + "/none.db").c_str(), &st), 0);  // not created
+
+  ASSERT_TRUE(WriteFileAtomically(dir + "/junk.db", std::string(4096, 'x')).ok());
+  auto j = HistoryStore::Open(dir + "/junk.db");
+  ASSERT_FALSE(j.ok());
+  EXPECT_TRUE(Has(std::string(j.status().message()), "junk.db")) << j.status();
+}
+
+// 1,000 runs x 4 results = 4,000 result rows; listing, last-good, trends and
+// a compare of two loaded runs must be fast. Figures are printed, not asserted.
+TEST(HistoryScale, ThousandRunsListAndCompare) {
+  std::string dir = TempDir("hist");
+  auto store = HistoryStore::Open(dir + "/h.db");
+  ASSERT_TRUE(store.ok());
+  using Clock = std::chrono::steady_clock;
+  auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  auto t0 = Clock::now();
+  const int kRuns = 1000;
+  for (int i = 0; i < kRuns; ++i) {
+    SynthRun s;
+    s.run_id = absl::StrFormat("run-%04d", i);
+    s.name = i % 2 ? "seed" : "other";
+    s.plan_sha256 = i % 2 ? "aaaa1111" : "bbbb2222";
+    s.started_at = absl::StrFormat("2026-%02d-%02dT%02d:%02d:00Z", 1 + i / 300, 1 + (i / 12) % 25,
+                                   i % 24, i % 60);
+    s.results = {{"write", 4, Reps(1000 + i, 0.02, 5, i)}, {"read", 4, Reps(2000, 0.02, 5, i)},
+                 {"write", 8, Reps(1800, 0.02, 5, i)}, {"read", 8, Reps(3600, 0.02, 5, i)}};
+    ASSERT_TRUE((*store)->Record(MakeRun(s), i % 3 ? "lab" : "cloud", {i % 5 ? "ci" : "manual"}).ok());
+  }
+  auto t1 = Clock::now();
+  RunFilter f;
+  f.plan = "seed";
+  f.site = "lab";
+  f.tag = "ci";
+  f.since = "2026-02-01";
+  f.limit = 0;
+  auto list = (*store)->List(f);
+  ASSERT_TRUE(list.ok());
+  auto t2 = Clock::now();
+  auto all = (*store)->List(RunFilter{.limit = 0});
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), static_cast<size_t>(kRuns));
+  auto t3 = Clock::now();
+  auto last = (*store)->LastGood("aaaa1111", "seed", "");
+  ASSERT_TRUE(last.ok());
+  auto t4 = Clock::now();
+  RunFilter tf;
+  tf.plan = "aaaa1111";
+  tf.status = "complete";
+  tf.limit = 10;
+  auto trend = (*store)->ResultTrend("write/write tasks=4 tpn=2 xfer=1 MiB block=16 MiB seg=1 fpp", tf);
+  ASSERT_TRUE(trend.ok());
+  EXPECT_EQ(trend->size(), 10u);
+  auto t5 = Clock::now();
+  auto a = (*store)->Load("run-0001");
+  auto b = (*store)->Load("run-0999");
+  ASSERT_TRUE(a.ok() && b.ok());
+  Comparison c = CompareRuns(*a, *b);
+  EXPECT_EQ(c.matched.size(), 4u);
+  auto t6 = Clock::now();
+  std::printf(
+      "[ figures  ] %d runs / %d results: record all %.0f ms (%.2f ms/run); filtered list (%zu "
+      "rows) %.2f ms; list all %.2f ms; last-good %.2f ms; trend of one result %.2f ms; load 2 "
+      "+ compare %.2f ms\n",
+      kRuns, kRuns * 4, ms(t1 - t0), ms(t1 - t0) / kRuns, list->size(), ms(t2 - t1), ms(t3 - t2),
+      ms(t4 - t3), ms(t5 - t4), ms(t6 - t5));
+}
+
+}  // namespace
+}  // namespace lockstep
