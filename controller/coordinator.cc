@@ -677,6 +677,7 @@ void Coordinator::Finish(RunOutcome* outcome, const Failure& failure) {
     }
     outcome->run_dir = store_->dir();
   }
+  outcome->record = record_;
 }
 
 RunOutcome Coordinator::Run() {

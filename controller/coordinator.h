@@ -13,6 +13,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "controller/plan.h"
+#include "lockstep/v1/results.pb.h"
 
 namespace lockstep {
 
@@ -37,6 +38,7 @@ struct RunOutcome {
   int exit_code = 0;
   std::string run_dir;   // empty if the results directory was never created
   std::string error;     // what went wrong, for the last line printed
+  v1::RunRecord record;  // what run.json holds
 };
 
 RunOutcome RunPlan(const Plan& plan, const RunOptions& options);

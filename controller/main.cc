@@ -15,12 +15,18 @@
 #include "common/tls.h"
 #include "controller/certs_command.h"
 #include "controller/coordinator.h"
+#include "controller/history.h"
+#include "controller/results_commands.h"
 #include "controller/exit_codes.h"
 #include "controller/plan.h"
 
 ABSL_FLAG(int, local, 0, "start N agents on loopback (the embedded default) instead of the plan's");
 ABSL_FLAG(std::string, out, "./lockstep-results", "results directory; each run gets <out>/<run-id>/");
 ABSL_FLAG(bool, insecure, false, "plaintext gRPC to agents; allowed only for loopback addresses");
+ABSL_FLAG(std::string, db, "", "history database (default <out>/history.db)");
+ABSL_FLAG(bool, history, true, "record the run in the history database");
+ABSL_FLAG(std::string, site, "", "site name recorded with the run (for comparing sites)");
+ABSL_FLAG(std::vector<std::string>, tag, {}, "tags recorded with the run (comma-separated)");
 ABSL_FLAG(std::string, tls_dir, "",
           "directory made by deploy/certs.sh: uses ca.pem, controller.pem, controller.key");
 ABSL_FLAG(std::string, tls_ca, "", "CA certificate (PEM) agents must chain to (overrides --tls_dir)");
@@ -37,6 +43,11 @@ void OnSignal(int) { g_interrupted.store(true); }
 constexpr char kUsage[] =
     "usage:\n"
     "  lockstep run [--local N] [--out DIR] [--insecure | --tls_dir DIR] PLAN.toml\n"
+    "  lockstep history [--db F] [--plan NAME] [--site S] [--tag T] [--since DATE] [--limit N]\n"
+    "  lockstep import RUN.json... | lockstep export RUN_ID [OUT.json]\n"
+    "  lockstep compare RUN RUN [RUN...]\n"
+    "  lockstep gate RUN --baseline ID|PATH|last-good [--max-drop 5%] [--junit FILE]\n"
+    "  lockstep report RUN... --html FILE [--csv FILE]\n"
     "  lockstep certs init --dir DIR [--agent NAME[,SAN...]]... [--controller NAME]\n"
     "\n"
     "Runs PLAN.toml on its agents (or on N local agents) and prints IOR-style results;\n"
@@ -102,6 +113,21 @@ int RunCommand(int argc, char** argv, const std::string& command_line) {
   if (outcome.exit_code != kExitOk) {
     std::fprintf(stderr, "lockstep: %s\n", outcome.error.c_str());
   }
+  if (absl::GetFlag(FLAGS_history) && !outcome.run_dir.empty()) {
+    std::string db = absl::GetFlag(FLAGS_db);
+    if (db.empty()) db = options.out_dir + "/history.db";
+    auto store = HistoryStore::Open(db);
+    absl::Status s = store.ok() ? (*store)->Record(outcome.record, absl::GetFlag(FLAGS_site),
+                                                   absl::GetFlag(FLAGS_tag))
+                                : store.status();
+    if (!s.ok()) {
+      std::fprintf(stderr,
+                   "lockstep: warning: run not recorded in history (%s); its files are in %s and "
+                   "`lockstep import %s/run.json` records it later\n",
+                   std::string(s.message()).c_str(), outcome.run_dir.c_str(),
+                   outcome.run_dir.c_str());
+    }
+  }
   return outcome.exit_code;
 }
 
@@ -119,6 +145,13 @@ int Main(int argc, char** argv) {
     // Let absl see "lockstep run ..." as the program and its flags.
     return RunCommand(argc - 1, argv + 1, command_line);
   }
+  std::vector<std::string> rest(argv + 2, argv + argc);
+  if (cmd == "history") return HistoryCommand(rest);
+  if (cmd == "import") return ImportCommand(rest);
+  if (cmd == "export") return ExportCommand(rest);
+  if (cmd == "compare") return CompareCommand(rest);
+  if (cmd == "gate") return GateCommand(rest);
+  if (cmd == "report") return ReportHtmlCommand(rest);
   if (cmd == "certs") {
     return RunCertsCommand(std::vector<std::string>(argv + 2, argv + argc));
   }
