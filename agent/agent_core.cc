@@ -5,11 +5,13 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <set>
 #include <thread>
 
 #include "absl/random/random.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "agent/host_facts.h"
@@ -47,7 +49,21 @@ struct AgentCore::Impl {
   // Files write phases of this session created and Cleanup has not removed:
   // removed when the lease expires, so a dead controller leaves nothing.
   std::set<std::string> session_files ABSL_GUARDED_BY(mu);
+  // Client checksums set for the current phase; restored when it is replaced,
+  // at Detach and when the lease expires.
+  std::unique_ptr<ScopedParam> checksums ABSL_GUARDED_BY(mu);
+  std::map<std::string, uint64_t> windows ABSL_GUARDED_BY(mu);  // phase id → telemetry window
+  std::unique_ptr<TelemetrySampler> sampler;  // constant after Create; may be null
+  std::unique_ptr<LustreTools> lustre;        // constant after Create
   std::thread watchdog;
+
+  absl::Status NeedLustre(const std::string& what) const {
+    if (options.allow_lustre) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s needs Lustre tools (lfs/lctl), which this agent's configuration does not allow; "
+        "start lockstep-agent with --allow_lustre on Lustre nodes",
+        what));
+  }
 
   absl::Status CheckSession(const std::string& id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     if (session_id.empty()) {
@@ -68,6 +84,8 @@ struct AgentCore::Impl {
     *runner_out = std::move(runner);
     if (files_out != nullptr) *files_out = std::move(session_files);
     session_files.clear();
+    checksums.reset();  // restores the client checksums
+    windows.clear();
     session_id.clear();
     run_id.clear();
     controller.clear();
@@ -134,6 +152,14 @@ absl::StatusOr<std::unique_ptr<AgentCore>> AgentCore::Create(const AgentOptions&
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->roots = *roots;
+  impl->lustre = std::make_unique<LustreTools>(options.lustre_options);
+  if (options.telemetry) {
+    auto sampler = TelemetrySampler::Create(options.telemetry_options);
+    if (!sampler.ok()) return sampler.status();
+    impl->sampler = std::move(*sampler);
+    absl::Status s = impl->sampler->Start();
+    if (!s.ok()) return s;
+  }
   return std::unique_ptr<AgentCore>(new AgentCore(std::move(impl)));
 }
 
@@ -240,9 +266,41 @@ absl::StatusOr<v1::PrepareReply> AgentCore::Prepare(const v1::PrepareRequest& re
   }
   auto dir = impl_->roots.Resolve(spec.dir());
   if (!dir.ok()) return dir.status();
+  v1::PrepareReply reply;
+  // Lustre settings first: striping applies only to files created after it.
+  {
+    absl::MutexLock lock(&impl_->mu);
+    impl_->checksums.reset();  // the previous phase's setting ends here
+  }
+  if (spec.set_stripe()) {
+    absl::Status s = impl_->NeedLustre("striping (stripe_count/stripe_size/stripe_index/pool)");
+    if (!s.ok()) return s;
+    StripeSettings st;
+    st.stripe_count = spec.stripe_count();
+    st.stripe_size_bytes = spec.stripe_size_bytes();
+    st.stripe_index = spec.stripe_index();
+    st.pool = spec.stripe_pool();
+    s = impl_->lustre->SetStripe(*dir, st);
+    if (!s.ok()) return s;
+    auto layout = impl_->lustre->GetStripe(*dir);
+    reply.set_stripe_layout(layout.ok() ? layout->raw
+                                        : std::string("getstripe failed: ") +
+                                              std::string(layout.status().message()));
+  }
+  if (spec.checksums() != v1::CHECKSUMS_UNCHANGED) {
+    absl::Status s = impl_->NeedLustre("checksums = true/false");
+    if (!s.ok()) return s;
+    auto scope = ScopedParam::Set(*impl_->lustre, "osc.*.checksums",
+                                  spec.checksums() == v1::CHECKSUMS_ON ? "1" : "0");
+    if (!scope.ok()) return scope.status();
+    std::vector<std::string> before;
+    for (const ParamValue& p : (*scope)->saved()) before.push_back(p.name + "=" + p.value);
+    reply.set_checksums_before(absl::StrJoin(before, "\n"));
+    absl::MutexLock lock(&impl_->mu);
+    impl_->checksums = std::move(*scope);
+  }
   auto runner = PhaseRunner::Prepare(spec, *dir);
   if (!runner.ok()) return runner.status();
-  v1::PrepareReply reply;
   reply.set_resolved_dir(*dir);
   for (const std::string& f : (*runner)->files()) reply.add_files(f);
   reply.set_threads_parked(spec.tasks());
@@ -304,6 +362,23 @@ absl::StatusOr<v1::CacheReply> AgentCore::CacheBarrier(const v1::CacheRequest& r
       reply.set_warning(why);
     }
   }
+  if (request.lustre_lru_clear()) {
+    absl::Status s = impl_->NeedLustre("lustre_lru_clear");
+    if (s.ok()) {
+      int64_t t0 = MonotonicNs();
+      s = impl_->lustre->SetParam("ldlm.namespaces.*.lru_size", "clear");
+      if (s.ok()) {
+        reply.set_lru_cleared(true);
+        reply.set_lru_ns(MonotonicNs() - t0);
+      }
+    }
+    if (!s.ok()) {
+      if (request.required()) return s;
+      reply.set_warning(reply.warning().empty()
+                            ? std::string(s.message())
+                            : reply.warning() + "; " + std::string(s.message()));
+    }
+  }
   return reply;
 }
 
@@ -318,10 +393,27 @@ absl::Status AgentCore::Start(const v1::StartRequest& request, PhaseRunner::Even
   }
   // Spin only when asked: the controller knows how many tasks share a host.
   int64_t spin_ns = std::clamp<int64_t>(request.spin_ns(), 0, 5'000'000);
+  PhaseRunner::EventSink wrapped = std::move(sink);
+  if (TelemetrySampler* sampler = impl_->sampler.get()) {
+    // The host's telemetry over the phase rides on its result.
+    uint64_t window = sampler->BeginWindow();
+    wrapped = [sampler, window, inner = std::move(wrapped)](const v1::PhaseEvent& event) {
+      if (!event.has_result()) return inner(event);
+      v1::PhaseEvent with = event;
+      auto summary = sampler->EndWindow(window);
+      if (summary.ok()) {
+        *with.mutable_result()->mutable_telemetry() = std::move(*summary);
+      } else {
+        with.mutable_result()->mutable_telemetry()->add_warnings(
+            std::string(summary.status().message()));
+      }
+      inner(with);
+    };
+  }
   return impl_->runner->Start(request.start_at_unix_ns(), spin_ns,
                               request.progress_interval_ms() == 0 ? 1000
                                                                   : request.progress_interval_ms(),
-                              std::move(sink));
+                              std::move(wrapped));
 }
 
 absl::StatusOr<v1::AbortReply> AgentCore::Abort(const v1::AbortRequest& request) {
@@ -357,6 +449,32 @@ absl::StatusOr<v1::CleanupReply> AgentCore::Cleanup(const v1::CleanupRequest& re
   for (uint32_t i = 0; i < own.tasks(); ++i) {
     impl_->session_files.erase(TaskFilePath(*dir, own, own.first_rank() + i));
   }
+  return reply;
+}
+
+absl::StatusOr<v1::TelemetryReply> AgentCore::Telemetry(const v1::TelemetryRequest& request) {
+  v1::TelemetryReply reply;
+  absl::MutexLock lock(&impl_->mu);
+  absl::Status s = impl_->CheckSession(request.session_id());
+  if (!s.ok()) return s;
+  if (impl_->sampler == nullptr) {
+    if (request.end()) reply.mutable_telemetry()->add_warnings("telemetry is off on this agent");
+    return reply;
+  }
+  if (!request.end()) {
+    impl_->windows[request.phase_id()] = impl_->sampler->BeginWindow();
+    return reply;
+  }
+  auto it = impl_->windows.find(request.phase_id());
+  if (it == impl_->windows.end()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "no telemetry window is open for phase %s; open it first", request.phase_id()));
+  }
+  uint64_t window = it->second;
+  impl_->windows.erase(it);
+  auto summary = impl_->sampler->EndWindow(window);
+  if (!summary.ok()) return summary.status();
+  *reply.mutable_telemetry() = std::move(*summary);
   return reply;
 }
 

@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/lustre.h"
 #include "agent/phase_runner.h"
 #include "agent/roots.h"
+#include "agent/telemetry.h"
 #include "lockstep/v1/agent.pb.h"
 
 namespace lockstep {
@@ -25,6 +27,13 @@ struct AgentOptions {
   bool allow_drop_caches = true;
   // Where drop_caches is written; tests point it elsewhere.
   std::string drop_caches_path = "/proc/sys/vm/drop_caches";
+  // Telemetry sampled on this host over every phase.
+  bool telemetry = true;
+  TelemetryOptions telemetry_options;
+  // lfs / lctl are run (argument vectors, never a shell) only when allowed:
+  // striping, client checksums, lock LRU flush.
+  bool allow_lustre = false;
+  LustreToolsOptions lustre_options;
 };
 
 class AgentCore {
@@ -49,6 +58,7 @@ class AgentCore {
   absl::Status Start(const v1::StartRequest& request, PhaseRunner::EventSink sink);
   absl::StatusOr<v1::AbortReply> Abort(const v1::AbortRequest& request);
   absl::StatusOr<v1::CleanupReply> Cleanup(const v1::CleanupRequest& request);
+  absl::StatusOr<v1::TelemetryReply> Telemetry(const v1::TelemetryRequest& request);
 
   // "idle", "attached", "prepared", "running".
   std::string State() const;

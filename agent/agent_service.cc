@@ -182,6 +182,11 @@ class AgentServiceImpl final : public AgentBase {
     if (auto s = Authorize(ctx, "Abort"); !s.ok()) return s;
     return Reply(ctx, "Abort", core_->Abort(*request), reply);
   }
+  grpc::Status Telemetry(grpc::ServerContext* ctx, const v1::TelemetryRequest* request,
+                         v1::TelemetryReply* reply) override {
+    if (auto s = Authorize(ctx, "Telemetry"); !s.ok()) return s;
+    return Reply(ctx, "Telemetry", core_->Telemetry(*request), reply);
+  }
   grpc::Status Cleanup(grpc::ServerContext* ctx, const v1::CleanupRequest* request,
                        v1::CleanupReply* reply) override {
     if (auto s = Authorize(ctx, "Cleanup"); !s.ok()) return s;

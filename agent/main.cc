@@ -31,6 +31,12 @@ ABSL_FLAG(std::string, role, "client", "client | oss | mds");
 ABSL_FLAG(bool, insecure, false, "plaintext gRPC, allowed only on a loopback listen address");
 ABSL_FLAG(uint32_t, default_lease_ms, 5000, "lease when a controller asks for none");
 ABSL_FLAG(bool, allow_drop_caches, true, "let controllers sync and drop this host's caches");
+ABSL_FLAG(bool, allow_lustre, false,
+          "let controllers run lfs setstripe/getstripe and lctl set_param (checksums, lock LRU)");
+ABSL_FLAG(uint32_t, telemetry_interval_ms, 1000, "telemetry sampling interval (>= 50)");
+ABSL_FLAG(std::vector<std::string>, devices, {},
+          "block devices to report (default: all whole disks)");
+ABSL_FLAG(std::vector<std::string>, ifaces, {}, "network interfaces to report (default: all)");
 ABSL_FLAG(std::string, tls_ca, "", "CA certificate (PEM) that controllers must chain to");
 ABSL_FLAG(std::string, tls_cert, "", "this agent's certificate (PEM)");
 ABSL_FLAG(std::string, tls_key, "", "this agent's private key (PEM, mode 0600)");
@@ -81,6 +87,10 @@ int Main(int argc, char** argv) {
   options.roots = roots;
   options.default_lease_ms = absl::GetFlag(FLAGS_default_lease_ms);
   options.allow_drop_caches = absl::GetFlag(FLAGS_allow_drop_caches);
+  options.allow_lustre = absl::GetFlag(FLAGS_allow_lustre);
+  options.telemetry_options.interval_ms = absl::GetFlag(FLAGS_telemetry_interval_ms);
+  options.telemetry_options.devices = absl::GetFlag(FLAGS_devices);
+  options.telemetry_options.ifaces = absl::GetFlag(FLAGS_ifaces);
 
   const std::string listen = absl::GetFlag(FLAGS_listen);
   auto hostport = SplitHostPort(listen);

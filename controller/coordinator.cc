@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
@@ -199,6 +200,11 @@ class Coordinator {
   Failure RunTest(uint32_t test_id);
   Failure RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t rep, v1::TestRecord* test,
                    std::vector<v1::IterationRow>* rows);
+  Failure RunPhaseOnce(const PhasePlan& phase, const v1::PhaseSpec& base, v1::PhaseRecord* pr);
+  Failure CacheBarrier(const std::string& mode, const std::string& phase_id,
+                       std::map<AgentClient*, v1::CacheReply>* done);
+  Failure MeasureClocks();
+  std::vector<std::string> TelemetryLines(const v1::PhaseRecord& pr) const;
   Failure RemoveFiles(const std::vector<v1::PhaseSpec>& specs, uint32_t rep, bool timed,
                       v1::PhaseRecord* last_phase);
   void AbortAll(const std::string& phase_id, const std::string& reason);
@@ -213,6 +219,7 @@ class Coordinator {
   std::unique_ptr<RunStore> store_;
   std::vector<std::unique_ptr<AgentClient>> agents_;
   std::vector<AgentClient*> clients_;  // role client, in rank order
+  std::vector<AgentClient*> servers_;  // roles oss and mds
   std::vector<AgentClient*> all_;
   std::vector<ClockEstimate> clocks_;  // by index in agents_
   std::map<AgentClient*, size_t> index_;
@@ -258,7 +265,11 @@ Failure Coordinator::SetUpAgents() {
     agents_.push_back(std::make_unique<AgentClient>(a.address, a.role, creds));
     all_.push_back(agents_.back().get());
     index_[agents_.back().get()] = agents_.size() - 1;
-    if (a.role == v1::CLIENT) clients_.push_back(agents_.back().get());
+    if (a.role == v1::CLIENT) {
+      clients_.push_back(agents_.back().get());
+    } else {
+      servers_.push_back(agents_.back().get());
+    }
   }
   // Connect to all at once: the slowest decides, not the sum.
   std::vector<absl::Status> connected(agents_.size());
@@ -313,19 +324,143 @@ Failure Coordinator::SetUpAgents() {
   }
   if (!refused.empty()) return Fail(kExitConnect, absl::StrJoin(refused, "\n"));
 
-  // Clock offsets: map every agent timestamp into our time base.
-  for (size_t i = 0; i < agents_.size(); ++i) {
-    auto est = EstimateClock(agents_[i].get(), 8);
-    if (!est.ok()) return Fail(kExitAgentLost, std::string(est.status().message()));
-    clocks_.push_back(*est);
-    v1::ClockEstimate* ce = record_.mutable_agents(static_cast<int>(i))->mutable_clock();
-    ce->set_offset_ns(est->offset_ns);
-    ce->set_delay_ns(est->delay_ns);
-    ce->set_uncertainty_ns(est->delay_ns / 2);
-    ce->set_samples(est->samples);
-  }
+  Failure f = MeasureClocks();
+  if (f) return f;
   heartbeat_ = std::make_unique<Heartbeater>(all_, plan_.lease_ms);
   return {};
+}
+
+Failure Coordinator::MeasureClocks() {
+  // Map every agent timestamp into our time base; re-measured before every
+  // test so that drift over a long run stays small.
+  std::vector<ClockEstimate> clocks(agents_.size());
+  std::vector<absl::Status> errors(agents_.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < agents_.size(); ++i) {
+    threads.emplace_back([&, i] {
+      auto est = EstimateClock(agents_[i].get(), 8);
+      if (est.ok()) {
+        clocks[i] = *est;
+      } else {
+        errors[i] = est.status();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::vector<std::string> bad;
+  for (size_t i = 0; i < agents_.size(); ++i) {
+    if (!errors[i].ok()) return Fail(kExitAgentLost, std::string(errors[i].message()));
+    v1::ClockEstimate* ce = record_.mutable_agents(static_cast<int>(i))->mutable_clock();
+    ce->set_offset_ns(clocks[i].offset_ns);
+    ce->set_delay_ns(clocks[i].delay_ns);
+    ce->set_uncertainty_ns(clocks[i].delay_ns / 2);
+    ce->set_samples(clocks[i].samples);
+    const int64_t bound_ns = int64_t{plan_.max_clock_uncertainty_us} * 1000;
+    if (bound_ns > 0 && clocks[i].delay_ns / 2 > bound_ns) {
+      bad.push_back(absl::StrFormat(
+          "agent %s: clock offset uncertainty %.1f us (half the best of %u round trips of %.1f "
+          "us) exceeds max_clock_uncertainty_us = %u; the network is too slow or loaded for "
+          "that bound",
+          agents_[i]->address(), clocks[i].delay_ns / 2e3, clocks[i].samples,
+          clocks[i].delay_ns / 1e3, plan_.max_clock_uncertainty_us));
+    }
+  }
+  clocks_ = clocks;
+  if (!bad.empty()) {
+    if (plan_.on_clock == "fail") return Fail(kExitConnect, absl::StrJoin(bad, "\n"));
+    for (const std::string& b : bad) Print("warning: " + b + "\n");
+  }
+  return {};
+}
+
+Failure Coordinator::CacheBarrier(const std::string& mode, const std::string& phase_id,
+                                  std::map<AgentClient*, v1::CacheReply>* done) {
+  if (mode == "none") return {};
+  std::vector<AgentClient*> servers = mode == "all" ? servers_ : std::vector<AgentClient*>{};
+  // The order people follow by hand: sync clients (their dirty data goes to
+  // the servers), then sync servers, then drop caches everywhere.
+  auto step = [&](const std::vector<AgentClient*>& who, bool sync, uint32_t drop,
+                  bool lru) -> Failure {
+    if (who.empty()) return {};
+    std::vector<v1::CacheRequest> reqs(who.size());
+    for (size_t i = 0; i < who.size(); ++i) {
+      reqs[i].set_session_id(who[i]->session_id);
+      reqs[i].set_phase_id(phase_id);
+      reqs[i].set_sync(sync);
+      reqs[i].set_drop_mode(drop);
+      reqs[i].set_required(plan_.cache_required);
+      reqs[i].set_lustre_lru_clear(lru && who[i]->role() == v1::CLIENT);
+    }
+    auto replies = FanOut<v1::CacheRequest, v1::CacheReply>(who, reqs, kCacheTimeout,
+                                                           LOCKSTEP_ASYNC(CacheBarrier));
+    for (size_t i = 0; i < who.size(); ++i) {
+      if (!replies[i].ok()) {
+        return Fail(absl::IsPermissionDenied(replies[i].status()) ||
+                            absl::IsFailedPrecondition(replies[i].status())
+                        ? kExitUsage
+                        : kExitAgentLost,
+                    absl::StrFormat("cache barrier before %s: %s", phase_id,
+                                    replies[i].status().message()));
+      }
+      v1::CacheReply& acc = (*done)[who[i]];
+      if (replies[i]->synced()) {
+        acc.set_synced(true);
+        acc.set_sync_ns(replies[i]->sync_ns());
+      }
+      if (replies[i]->dropped()) {
+        acc.set_dropped(true);
+        acc.set_drop_ns(replies[i]->drop_ns());
+      }
+      if (replies[i]->lru_cleared()) {
+        acc.set_lru_cleared(true);
+        acc.set_lru_ns(replies[i]->lru_ns());
+      }
+      if (!replies[i]->warning().empty()) {
+        acc.set_warning(replies[i]->warning());
+        Print(absl::StrFormat("warning: %s %s: %s\n", RoleName(who[i]->role()),
+                              who[i]->address(), replies[i]->warning()));
+      }
+    }
+    return {};
+  };
+  std::vector<AgentClient*> everyone = clients_;
+  everyone.insert(everyone.end(), servers.begin(), servers.end());
+  if (Failure f = step(clients_, true, 0, false)) return f;
+  if (Failure f = step(servers, true, 0, false)) return f;
+  return step(everyone, false, plan_.drop_mode, plan_.lustre_lru_clear);
+}
+
+std::vector<std::string> Coordinator::TelemetryLines(const v1::PhaseRecord& pr) const {
+  // One line per role, like the seed reports: "oss (2): sys 50%, iowait 10%".
+  struct Acc {
+    int n = 0;
+    double busy_cores = 0, cores = 0, user = 0, sys = 0, iowait = 0;
+    double disk_mb_s = 0, net_mb_s = 0;
+  };
+  std::map<v1::Role, Acc> by_role;
+  for (const v1::AgentPhaseRecord& a : pr.agents()) {
+    if (!a.has_telemetry() || a.telemetry().samples() == 0) continue;
+    const v1::TelemetrySummary& t = a.telemetry();
+    Acc& acc = by_role[a.role()];
+    ++acc.n;
+    acc.busy_cores += t.cpu().busy_cores().mean();
+    acc.cores += t.cpu().cores();
+    acc.user += t.cpu().user_pct().mean();
+    acc.sys += t.cpu().system_pct().mean();
+    acc.iowait += t.cpu().iowait_pct().mean();
+    for (const auto& d : t.disks()) acc.disk_mb_s += d.read_mb_s().mean() + d.write_mb_s().mean();
+    for (const auto& n : t.nets()) acc.net_mb_s += n.rx_mb_s().mean() + n.tx_mb_s().mean();
+  }
+  std::vector<std::string> lines;
+  for (const auto& [role, acc] : by_role) {
+    lines.push_back(absl::StrFormat(
+        "  %s (%d): cpu %.0f%% user, %.0f%% sys, %.0f%% iowait; busy %.1f of %.0f cores; disk "
+        "%.1f MB/s, net %.1f MB/s",
+        role == v1::CLIENT ? "clients" : RoleName(role), acc.n, acc.user / acc.n,
+        acc.sys / acc.n, acc.iowait / acc.n, acc.busy_cores, acc.cores, acc.disk_mb_s,
+        acc.net_mb_s));
+  }
+  return lines;
 }
 
 v1::PhaseSpec Coordinator::BaseSpec(const PhasePlan& phase, uint32_t test_id, uint32_t rep) {
@@ -351,6 +486,12 @@ v1::PhaseSpec Coordinator::BaseSpec(const PhasePlan& phase, uint32_t test_id, ui
   s.set_pattern_seed(plan_.seed);
   // IOR -C: shift by the tasks of one node, so each reads another node's data.
   if (phase.reorder_tasks) s.set_reorder_shift(tpa);
+  s.set_set_stripe(phase.set_stripe);
+  s.set_stripe_count(phase.stripe_count);
+  s.set_stripe_size_bytes(phase.stripe_size_bytes);
+  s.set_stripe_index(phase.stripe_index);
+  s.set_stripe_pool(phase.stripe_pool);
+  s.set_checksums(phase.checksums);
   return s;
 }
 
@@ -415,13 +556,45 @@ Failure Coordinator::RemoveFiles(const std::vector<v1::PhaseSpec>& bases, uint32
 Failure Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t rep,
                               v1::TestRecord* test, std::vector<v1::IterationRow>* rows) {
   const v1::PhaseSpec base = BaseSpec(phase, test_id, rep);
+  const int max_attempts = plan_.on_skew == "repeat" ? 3 : 1;
+  for (int attempt = 1;; ++attempt) {
+    v1::PhaseRecord* pr = test->add_phases();
+    pr->set_attempts(static_cast<uint32_t>(attempt));
+    Failure f = RunPhaseOnce(phase, base, pr);
+    absl::Status js = store_->AppendJournal(*pr);
+    if (!js.ok()) Print(absl::StrFormat("warning: %s\n", js.message()));
+    if (f) return f;
+    if (pr->skew_exceeded()) {
+      std::string why = absl::StrFormat(
+          "start skew %.1f us of %s exceeds max_start_skew_us = %u", pr->start_skew_ns() / 1e3,
+          base.phase_id(), plan_.max_start_skew_us);
+      if (plan_.on_skew == "fail") return Fail(kExitSkew, why);
+      if (attempt < max_attempts) {
+        Print(absl::StrFormat("# %s; repeating (attempt %d of %d)\n", why, attempt + 1,
+                              max_attempts));
+        pr->set_error("superseded: " + why);
+        continue;
+      }
+      Print(absl::StrFormat("# %s (marked)\n", why));
+    }
+    Print(FormatIterationRow(pr->row()));
+    for (const std::string& line : pr->telemetry_lines()) Print("#" + line + "\n");
+    rows->push_back(pr->row());
+    return {};
+  }
+}
+
+Failure Coordinator::RunPhaseOnce(const PhasePlan& phase, const v1::PhaseSpec& base,
+                                  v1::PhaseRecord* pr) {
   std::vector<v1::PhaseSpec> specs = ClientSpecs(base);
-  v1::PhaseRecord* pr = test->add_phases();
+  const uint32_t rep = base.repetition();
   pr->set_phase_id(base.phase_id());
   pr->set_phase(phase.name);
   pr->set_kind(phase.kind);
   pr->set_repetition(rep);
   *pr->mutable_spec() = base;
+  const std::string cache = plan_.CacheMode(phase);
+  pr->set_cache(cache);
 
   // 1. Prepare everywhere before anyone starts (IOR's barrier before open).
   std::vector<v1::PrepareRequest> prep(clients_.size());
@@ -440,12 +613,35 @@ Failure Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t
                   absl::StrFormat("phase %s: %s", base.phase_id(), prepared[i].status().message()));
     }
   }
+
+  // 2. Cache barrier: sync and drop on clients (and servers) after the
+  // files are laid out and before the start.
+  std::map<AgentClient*, v1::CacheReply> cache_done;
+  if (Failure f = CacheBarrier(cache, base.phase_id(), &cache_done)) {
+    AbortAll(base.phase_id(), "cache barrier failed");
+    pr->set_ok(false);
+    pr->set_error(f.message);
+    return f;
+  }
   if (Interrupted()) {
     AbortAll(base.phase_id(), "interrupted");
     return Fail(kExitInterrupted, "interrupted before the start of " + base.phase_id());
   }
 
-  // 2. One instant for all, far enough ahead for the slowest to hear of it.
+  // 3. Servers take part through telemetry windows around the phase.
+  auto server_window = [&](bool end) {
+    std::vector<v1::TelemetryRequest> reqs(servers_.size());
+    for (size_t i = 0; i < servers_.size(); ++i) {
+      reqs[i].set_session_id(servers_[i]->session_id);
+      reqs[i].set_phase_id(base.phase_id());
+      reqs[i].set_end(end);
+    }
+    return FanOut<v1::TelemetryRequest, v1::TelemetryReply>(servers_, reqs, kRpcTimeout,
+                                                           LOCKSTEP_ASYNC(Telemetry));
+  };
+  if (!servers_.empty()) server_window(false);
+
+  // 4. One instant for all, far enough ahead for the slowest to hear of it.
   int64_t max_delay = 0;
   for (AgentClient* c : clients_) max_delay = std::max(max_delay, clocks_[index_[c]].delay_ns);
   const int64_t lead_ns = 30'000'000 + 4 * max_delay + 200'000 * int64_t(clients_.size());
@@ -474,25 +670,33 @@ Failure Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t
         }));
   }
 
-  // 3. Wait for every result; watch leases and interrupts meanwhile.
+  // 5. Wait for every result; watch leases and interrupts meanwhile.
   Failure failure;
   const uint64_t expected = AggregateBytes(base);
+  int64_t next_plain_ns = phase_t0 + 10'000'000'000;
   for (size_t i = 0; i < calls.size(); ++i) {
     while (!calls[i]->WaitDone(absl::Milliseconds(100))) {
+      uint64_t bytes = 0;
+      {
+        absl::MutexLock lock(&progress_mu);
+        for (const auto& p : progress) bytes += p.bytes();
+      }
+      const int64_t now = MonotonicNs();
+      double elapsed = static_cast<double>(now - phase_t0) / 1e9;
+      double rate = elapsed > 0 ? static_cast<double>(bytes) / elapsed / (1 << 20) : 0;
+      double eta = rate > 0 && expected > bytes
+                       ? static_cast<double>(expected - bytes) / (1 << 20) / rate
+                       : 0;
+      std::string line = absl::StrFormat(
+          "%s: %.0f MiB/s, %.1f%%, %.1f s elapsed, ETA %.0f s", base.phase_id(), rate,
+          expected ? 100.0 * static_cast<double>(bytes) / static_cast<double>(expected) : 0.0,
+          elapsed, eta);
       if (options_.progress) {
-        uint64_t bytes = 0;
-        {
-          absl::MutexLock lock(&progress_mu);
-          for (const auto& p : progress) bytes += p.bytes();
-        }
-        double elapsed = static_cast<double>(MonotonicNs() - phase_t0) / 1e9;
-        double rate = elapsed > 0 ? static_cast<double>(bytes) / elapsed / (1 << 20) : 0;
-        double eta = rate > 0 && expected > bytes
-                         ? static_cast<double>(expected - bytes) / (1 << 20) / rate
-                         : 0;
-        options_.progress(absl::StrFormat("%s rep %u: %.0f MiB/s, %.1f%%, %.1f s elapsed, ETA %.0f s",
-                                          base.phase_id(), rep, rate,
-                                          expected ? 100.0 * bytes / expected : 0.0, elapsed, eta));
+        options_.progress(line);
+      } else if (now >= next_plain_ns && options_.print_progress_lines) {
+        // Not a terminal: a plain line every 10 s, kept out of the report.
+        options_.print_progress_lines(line);
+        next_plain_ns = now + 10'000'000'000;
       }
       if (auto lost = heartbeat_->Lost(); lost && !failure) {
         failure = Fail(kExitAgentLost, absl::StrFormat("agent %s lost during %s: %s",
@@ -510,14 +714,19 @@ Failure Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t
     }
   }
   if (options_.progress) options_.progress("");
+  std::vector<absl::StatusOr<v1::TelemetryReply>> server_telemetry;
+  if (!servers_.empty()) server_telemetry = server_window(true);
 
-  // 4. Collect, map into our time base, reduce.
+  // 6. Collect, map into our time base, reduce.
   std::vector<v1::TaskResult> all_tasks;
   for (size_t i = 0; i < calls.size(); ++i) {
     AgentClient* c = clients_[i];
     const int64_t off = clocks_[index_[c]].offset_ns;
     v1::AgentPhaseRecord* apr = pr->add_agents();
     apr->set_address(c->address());
+    apr->set_role(c->role());
+    apr->set_stripe_layout(prepared[i]->stripe_layout());
+    if (cache_done.count(c)) *apr->mutable_cache() = cache_done[c];
     auto result = calls[i]->Result();
     if (!result.ok()) {
       apr->set_error(std::string(result.status().message()));
@@ -526,6 +735,7 @@ Failure Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t
     }
     apr->set_series_interval_ms(result->series_interval_ms());
     *apr->mutable_series_bytes() = result->series_bytes();
+    if (result->has_telemetry()) *apr->mutable_telemetry() = result->telemetry();
     for (v1::TaskResult t : result->tasks()) {
       for (auto [get, set] :
            std::initializer_list<std::pair<int64_t (v1::TaskResult::*)() const,
@@ -553,19 +763,33 @@ Failure Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t
       }
     }
   }
+  for (size_t i = 0; i < servers_.size(); ++i) {
+    AgentClient* sv = servers_[i];
+    v1::AgentPhaseRecord* apr = pr->add_agents();
+    apr->set_address(sv->address());
+    apr->set_role(sv->role());
+    if (cache_done.count(sv)) *apr->mutable_cache() = cache_done[sv];
+    if (i < server_telemetry.size()) {
+      if (server_telemetry[i].ok()) {
+        *apr->mutable_telemetry() = server_telemetry[i]->telemetry();
+      } else {
+        apr->set_error(std::string(server_telemetry[i].status().message()));
+      }
+    }
+  }
   std::vector<const v1::TaskResult*> ptrs;
   for (const auto& t : all_tasks) ptrs.push_back(&t);
   *pr->mutable_row() = ReduceIteration(ptrs, base, rep);
   pr->set_start_skew_ns(StartSkewNs(ptrs));
   *pr->mutable_latency() = SummarizeLatency(ptrs);
+  for (const std::string& line : TelemetryLines(*pr)) pr->add_telemetry_lines(line);
+  if (plan_.max_start_skew_us > 0 &&
+      pr->start_skew_ns() > int64_t{plan_.max_start_skew_us} * 1000) {
+    pr->set_skew_exceeded(true);
+  }
   pr->set_ok(!failure);
   if (failure) pr->set_error(failure.message);
-  absl::Status js = store_->AppendJournal(*pr);
-  if (!js.ok()) Print(absl::StrFormat("warning: %s\n", js.message()));
-  if (failure) return failure;
-  Print(FormatIterationRow(pr->row()));
-  rows->push_back(pr->row());
-  return {};
+  return failure;
 }
 
 Failure Coordinator::RunTest(uint32_t test_id) {
@@ -626,9 +850,10 @@ Failure Coordinator::RunTest(uint32_t test_id) {
   // Lockstep's own columns, after IOR's table: start skew and latency.
   Print("\nphase        iter  start skew(us)  lat p50(us)  p99(us)  p99.9(us)  max(us)\n");
   for (const v1::PhaseRecord& p : test->phases()) {
-    Print(absl::StrFormat("%-12s %4u  %14.1f  %11.1f  %7.1f  %9.1f  %7.1f\n", p.phase(),
+    if (absl::StartsWith(p.error(), "superseded")) continue;
+    Print(absl::StrFormat("%-12s %4u  %14.1f%s %11.1f  %7.1f  %9.1f  %7.1f\n", p.phase(),
                           p.repetition(), static_cast<double>(p.start_skew_ns()) / 1e3,
-                          p.latency().p50_us(), p.latency().p99_us(), p.latency().p999_us(),
+                          p.skew_exceeded() ? "!" : " ", p.latency().p50_us(), p.latency().p99_us(), p.latency().p999_us(),
                           p.latency().max_us()));
   }
   return {};
@@ -724,7 +949,10 @@ RunOutcome Coordinator::Run() {
     }
     Print(absl::StrFormat("Agents              : %u (%u client)\n%s\n", agents_.size(),
                           clients_.size(), absl::StrJoin(lines, "\n")));
-    for (uint32_t t = 0; t < plan_.tests() && !failure; ++t) failure = RunTest(t);
+    for (uint32_t t = 0; t < plan_.tests() && !failure; ++t) {
+      if (t > 0) failure = MeasureClocks();
+      if (!failure) failure = RunTest(t);
+    }
   }
   heartbeat_.reset();
   // Hand the agents back, even after a failure (best effort).

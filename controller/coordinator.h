@@ -28,8 +28,12 @@ struct RunOptions {
   std::string command_line;
   // Where the report goes (stdout in the CLI).
   std::function<void(const std::string&)> print;
-  // Live progress (stderr on a terminal); may be empty.
+  // Live progress, one line updated in place (stderr on a terminal); may be
+  // empty.
   std::function<void(const std::string&)> progress;
+  // When `progress` is empty: plain progress lines every 10 s (stderr when
+  // not a terminal); may be empty.
+  std::function<void(const std::string&)> print_progress_lines;
   // Set from a signal handler: abort the phase, clean up, exit 130.
   const std::atomic<bool>* interrupted = nullptr;
 };

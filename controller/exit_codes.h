@@ -12,6 +12,7 @@ enum ExitCode : int {
   kExitAgentLost = 4,     // an agent went silent or died mid-run
   kExitIoError = 5,       // a task's I/O failed (ENOSPC, EIO, missing file, ...)
   kExitVerify = 6,        // data verification found a difference
+  kExitSkew = 7,          // a phase's start skew exceeded the plan's bound (on_skew = "fail")
   kExitInterrupted = 130, // SIGINT / SIGTERM
 };
 

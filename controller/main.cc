@@ -103,6 +103,10 @@ int RunCommand(int argc, char** argv, const std::string& command_line) {
       std::fprintf(stderr, "\r\033[K%s", s.c_str());
       std::fflush(stderr);
     };
+  } else {
+    options.print_progress_lines = [](const std::string& s) {
+      std::fprintf(stderr, "progress: %s\n", s.c_str());
+    };
   }
   options.interrupted = &g_interrupted;
   struct sigaction sa = {};

@@ -130,13 +130,25 @@ class TableReader {
   std::vector<std::string> valid_;
 };
 
-const std::vector<std::string> kRunKeys = {"name", "repetitions", "connect_timeout_ms", "lease_ms",
-                                           "progress_interval_ms", "seed"};
+const std::vector<std::string> kRunKeys = {
+    "name",          "repetitions",     "connect_timeout_ms", "lease_ms",
+    "progress_interval_ms", "seed",     "cache",              "drop_mode",
+    "cache_required", "lustre_lru_clear", "max_start_skew_us", "on_skew",
+    "max_clock_uncertainty_us", "on_clock"};
 const std::vector<std::string> kAgentKeys = {"address", "role"};
 const std::vector<std::string> kPhaseKeys = {
     "name",    "kind",      "dir",    "file_name",  "file_per_process", "tasks_per_agent",
     "transfer_size", "block_size", "segments", "repetitions", "fsync", "fsync_per_transfer",
-    "direct",  "keep",      "verify", "reorder_tasks"};
+    "direct",  "keep",      "verify", "reorder_tasks", "cache", "stripe_count", "stripe_size",
+    "stripe_index", "stripe_pool", "checksums"};
+
+// `key` must be one of `choices`.
+absl::Status OneOf(const TableReader& r, const std::string& key, const std::string& value,
+                   const std::vector<std::string>& choices) {
+  if (std::find(choices.begin(), choices.end(), value) != choices.end()) return absl::OkStatus();
+  return r.Error(*r.Get(key), key,
+                 absl::StrFormat("\"%s\" is not one of %s", value, absl::StrJoin(choices, ", ")));
+}
 const std::vector<std::string> kTopKeys = {"run", "agent", "phase"};
 
 absl::Status ParseRun(const toml::table& t, const std::string& source, Plan* plan) {
@@ -158,6 +170,29 @@ absl::Status ParseRun(const toml::table& t, const std::string& source, Plan* pla
   if (!(s = r.Uint("progress_interval_ms", 50, 600000, &v)).ok()) return s;
   plan->progress_interval_ms = static_cast<uint32_t>(v);
   if (!(s = r.Uint("seed", 0, UINT64_MAX >> 1, &plan->seed)).ok()) return s;
+  if (!(s = r.String("cache", &plan->cache)).ok()) return s;
+  if (r.Get("cache") && !(s = OneOf(r, "cache", plan->cache, {"none", "clients", "all"})).ok()) {
+    return s;
+  }
+  v = plan->drop_mode;
+  if (!(s = r.Uint("drop_mode", 1, 3, &v)).ok()) return s;
+  plan->drop_mode = static_cast<uint32_t>(v);
+  if (!(s = r.Bool("cache_required", &plan->cache_required)).ok()) return s;
+  if (!(s = r.Bool("lustre_lru_clear", &plan->lustre_lru_clear)).ok()) return s;
+  v = plan->max_start_skew_us;
+  if (!(s = r.Uint("max_start_skew_us", 0, 60'000'000, &v)).ok()) return s;
+  plan->max_start_skew_us = static_cast<uint32_t>(v);
+  if (!(s = r.String("on_skew", &plan->on_skew)).ok()) return s;
+  if (r.Get("on_skew") && !(s = OneOf(r, "on_skew", plan->on_skew, {"mark", "repeat", "fail"})).ok()) {
+    return s;
+  }
+  v = plan->max_clock_uncertainty_us;
+  if (!(s = r.Uint("max_clock_uncertainty_us", 0, 60'000'000, &v)).ok()) return s;
+  plan->max_clock_uncertainty_us = static_cast<uint32_t>(v);
+  if (!(s = r.String("on_clock", &plan->on_clock)).ok()) return s;
+  if (r.Get("on_clock") && !(s = OneOf(r, "on_clock", plan->on_clock, {"warn", "fail"})).ok()) {
+    return s;
+  }
   return absl::OkStatus();
 }
 
@@ -290,6 +325,41 @@ absl::Status ParsePhase(const toml::table& t, const std::string& source, int ind
   if (!(s = r.Bool("keep", &p.keep)).ok()) return s;
   if (!(s = r.Bool("verify", &p.verify)).ok()) return s;
   if (!(s = r.Bool("reorder_tasks", &p.reorder_tasks)).ok()) return s;
+  if (!(s = r.String("cache", &p.cache)).ok()) return s;
+  if (r.Get("cache") && !(s = OneOf(r, "cache", p.cache, {"none", "clients", "all"})).ok()) {
+    return s;
+  }
+  // Striping: any stripe key asks for `lfs setstripe` on dir.
+  for (const char* k : {"stripe_count", "stripe_size", "stripe_index", "stripe_pool"}) {
+    if (r.Get(k)) p.set_stripe = true;
+  }
+  if (const toml::node* n = r.Get("stripe_count")) {
+    if (!n->is_integer() || n->as_integer()->get() < -1 || n->as_integer()->get() > 65535) {
+      return r.Error(*n, "stripe_count", "use -1 (all OSTs), 0 (file system default) or 1..65535");
+    }
+    p.stripe_count = static_cast<int32_t>(n->as_integer()->get());
+  }
+  if (r.Get("stripe_size")) {
+    if (!(s = r.Size("stripe_size", &p.stripe_size_bytes)).ok()) return s;
+    if (p.stripe_size_bytes % 65536 != 0) {
+      return r.Error(*r.Get("stripe_size"), "stripe_size",
+                     absl::StrFormat("%u bytes is not a multiple of 64 KiB (Lustre's rule)",
+                                     p.stripe_size_bytes));
+    }
+  }
+  if (const toml::node* n = r.Get("stripe_index")) {
+    if (!n->is_integer() || n->as_integer()->get() < -1 || n->as_integer()->get() > 65535) {
+      return r.Error(*n, "stripe_index", "use -1 (any OST) or an OST index");
+    }
+    p.stripe_index = static_cast<int32_t>(n->as_integer()->get());
+  }
+  if (!(s = r.String("stripe_pool", &p.stripe_pool)).ok()) return s;
+  if (const toml::node* n = r.Get("checksums")) {
+    bool on = false;
+    if (!(s = r.Bool("checksums", &on)).ok()) return s;
+    p.checksums = on ? v1::CHECKSUMS_ON : v1::CHECKSUMS_OFF;
+    (void)n;
+  }
   if (p.direct && p.transfer_bytes % 4096 != 0) {
     return r.Error(*r.Get("direct"), "direct",
                    absl::StrFormat("O_DIRECT needs transfer_size a multiple of 4 KiB, got %u bytes",
@@ -413,6 +483,14 @@ absl::StatusOr<Plan> ParsePlan(const std::string& text, const std::string& sourc
     std::string base = source.substr(source.find_last_of('/') + 1);
     if (base.size() > 5 && base.substr(base.size() - 5) == ".toml") base.resize(base.size() - 5);
     plan.name = base.empty() ? "lockstep" : base;
+  }
+  if (plan.max_clock_uncertainty_us > 0 && plan.max_start_skew_us > 0 &&
+      plan.max_clock_uncertainty_us > plan.max_start_skew_us) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: max_clock_uncertainty_us = %u is larger than max_start_skew_us = %u: a skew bound "
+        "tighter than the clocks' uncertainty cannot be checked; raise the skew bound or lower "
+        "the uncertainty bound",
+        source, plan.max_clock_uncertainty_us, plan.max_start_skew_us));
   }
   bool has_client = plan.agents.empty();
   for (const AgentPlan& a : plan.agents) has_client |= a.role == v1::CLIENT;

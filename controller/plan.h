@@ -35,6 +35,14 @@ struct PhasePlan {
   bool keep = false;                      // IOR -k
   bool verify = false;                    // IOR -R (read phases)
   bool reorder_tasks = false;             // IOR -C
+  std::string cache;                      // overrides [run] cache when set
+  // Lustre striping of `dir` before the phase's files are created.
+  bool set_stripe = false;
+  int32_t stripe_count = 0;               // 0 default, -1 all OSTs
+  uint64_t stripe_size_bytes = 0;         // 0 default; multiple of 64 KiB
+  int32_t stripe_index = -1;
+  std::string stripe_pool;
+  v1::ChecksumMode checksums = v1::CHECKSUMS_UNCHANGED;
 };
 
 struct Plan {
@@ -46,6 +54,19 @@ struct Plan {
   uint32_t lease_ms = 5000;
   uint32_t progress_interval_ms = 1000;
   uint64_t seed = 1;
+  // Cache barrier before every phase: "none", "clients" or "all" (clients
+  // and servers): sync clients, sync servers, then drop_caches everywhere.
+  std::string cache = "none";
+  uint32_t drop_mode = 3;         // value written to /proc/sys/vm/drop_caches
+  bool cache_required = false;    // fail (not warn) where dropping is refused
+  bool lustre_lru_clear = false;  // ldlm.namespaces.*.lru_size=clear on clients
+  // Start skew bound: 0 = none. Beyond it a phase is marked, repeated (up to
+  // 3 times) or fails the run.
+  uint32_t max_start_skew_us = 0;
+  std::string on_skew = "mark";   // "mark", "repeat", "fail"
+  // Clock offset uncertainty bound (0 = none): "warn" or "fail".
+  uint32_t max_clock_uncertainty_us = 0;
+  std::string on_clock = "warn";
   std::vector<AgentPlan> agents;  // empty: local agents
   std::vector<PhasePlan> phases;
 
@@ -53,6 +74,8 @@ struct Plan {
   uint32_t tests() const;
   // tasks_per_agent of phase `p` in test `t`.
   uint32_t TasksPerAgent(const PhasePlan& p, uint32_t t) const;
+  // The cache mode of phase `p`: its own, else the plan's.
+  const std::string& CacheMode(const PhasePlan& p) const { return p.cache.empty() ? cache : p.cache; }
 };
 
 // Parses and validates `text`; `source` names it in errors ("plan.toml").
