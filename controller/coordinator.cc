@@ -25,6 +25,7 @@
 #include "controller/ior_math.h"
 #include "controller/ior_output.h"
 #include "controller/local_agents.h"
+#include "controller/phase_reduce.h"
 #include "controller/run_store.h"
 
 namespace lockstep {
@@ -229,6 +230,7 @@ Failure Coordinator::SetUpAgents() {
   if (local > 0) {
     LocalAgentsOptions lo;
     lo.count = local;
+    lo.root = options_.local_root;
     auto started = LocalAgents::Start(lo);
     if (!started.ok()) return Fail(kExitConnect, std::string(started.status().message()));
     local_ = std::move(*started);
@@ -351,6 +353,7 @@ v1::PhaseSpec Coordinator::BaseSpec(const PhasePlan& phase, uint32_t test_id, ui
   s.set_pattern_seed(plan_.seed);
   // IOR -C: shift by the tasks of one node, so each reads another node's data.
   if (phase.reorder_tasks) s.set_reorder_shift(tpa);
+  SetWorkloadFields(phase, plan_.seed, &s);
   return s;
 }
 
@@ -536,7 +539,9 @@ Failure Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t
                {&v1::TaskResult::rdwr_stop_ns, &v1::TaskResult::set_rdwr_stop_ns},
                {&v1::TaskResult::close_start_ns, &v1::TaskResult::set_close_start_ns},
                {&v1::TaskResult::close_stop_ns, &v1::TaskResult::set_close_stop_ns},
-               {&v1::TaskResult::first_io_ns, &v1::TaskResult::set_first_io_ns}}) {
+               {&v1::TaskResult::first_io_ns, &v1::TaskResult::set_first_io_ns},
+               {&v1::TaskResult::readback_start_ns, &v1::TaskResult::set_readback_start_ns},
+               {&v1::TaskResult::readback_stop_ns, &v1::TaskResult::set_readback_stop_ns}}) {
         if ((t.*get)() != 0) (t.*set)((t.*get)() - off);
       }
       *apr->add_tasks() = t;
@@ -555,7 +560,7 @@ Failure Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t
   }
   std::vector<const v1::TaskResult*> ptrs;
   for (const auto& t : all_tasks) ptrs.push_back(&t);
-  *pr->mutable_row() = ReduceIteration(ptrs, base, rep);
+  ReducePhase(ptrs, base, rep, pr);
   pr->set_start_skew_ns(StartSkewNs(ptrs));
   *pr->mutable_latency() = SummarizeLatency(ptrs);
   pr->set_ok(!failure);
@@ -564,6 +569,7 @@ Failure Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t
   if (!js.ok()) Print(absl::StrFormat("warning: %s\n", js.message()));
   if (failure) return failure;
   Print(FormatIterationRow(pr->row()));
+  for (const v1::IterationRow& extra : pr->extra_rows()) Print(FormatIterationRow(extra));
   rows->push_back(pr->row());
   return {};
 }
@@ -600,7 +606,9 @@ Failure Coordinator::RunTest(uint32_t test_id) {
       if (phase.keep) kept.insert(phase.dir + "/" + phase.file_name);
     }
     for (const PhasePlan& phase : plan_.phases) {
-      if (phase.kind == v1::WRITE) written.push_back(BaseSpec(phase, test_id, rep));
+      if (phase.kind == v1::WRITE || phase.kind == v1::SMALL_FILES) {
+        written.push_back(BaseSpec(phase, test_id, rep));
+      }
       Failure f = RunPhase(phase, test_id, rep, test, &rows[phase.name]);
       if (f) {
         // Leave nothing behind: remove what this iteration wrote, kept or not.
