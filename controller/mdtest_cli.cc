@@ -1,6 +1,7 @@
 #include "controller/mdtest_cli.h"
 
 #include "absl/strings/str_format.h"
+#include "common/names.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
 #include "controller/cli_common.h"
