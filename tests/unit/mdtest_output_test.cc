@@ -39,7 +39,7 @@ TEST(MdtestOutput, RateIsItemsOverTheSlowestWindow) {
 TEST(MdtestOutput, Golden) {
   std::vector<MdtestRates> rows = {
       {v1::MD_DIR_CREATE, {1000, 2000, 3000}},
-      {v1::MD_FILE_CREATE, {12345.6785, 12000, 11000.5}},
+      {v1::MD_FILE_CREATE, {12345.625, 12000, 11000.5}},
       {v1::MD_TREE_REMOVE, {50, 50, 50}},
   };
   EXPECT_EQ(FormatMdtestSummary(rows, 3),
@@ -48,7 +48,7 @@ TEST(MdtestOutput, Golden) {
             "   Operation                         Max            Min           Mean        Std Dev\n"
             "   ---------                         ---            ---           ----        -------\n"
             "   Directory creation           3000.000       1000.000       2000.000       1000.000\n"
-            "   File creation               12345.679      11000.500      11782.059        698.570\n"
+            "   File creation               12345.625      11000.500      11782.042        698.548\n"
             "   Tree removal                   50.000         50.000         50.000          0.000\n");
 }
 
@@ -61,7 +61,7 @@ TEST(MdtestOutput, CollectsRatesInMdtestsOrder) {
       p->set_kind(v1::MDTEST);
       p->mutable_spec()->set_md_op(op);
       p->set_ok(true);
-      p->set_md_rate(100.0 * op + rep);
+      p->set_md_rate(100.0 * static_cast<int>(op) + rep);
     }
   }
   auto rates = CollectMdtestRates(rec);

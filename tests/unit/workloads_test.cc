@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
 #include "agent/phase_runner.h"
 #include "agent/workloads.h"
@@ -53,7 +54,7 @@ v1::PhaseResult RunNow(PhaseRunner* r) {
   return result;
 }
 
-v1::PhaseResult Run(const v1::PhaseSpec& s, const std::string& dir) {
+v1::PhaseResult RunSpec(const v1::PhaseSpec& s, const std::string& dir) {
   auto r = PhaseRunner::Prepare(s, dir);
   EXPECT_OK(r);
   if (!r.ok()) return {};
@@ -110,12 +111,12 @@ TEST(RandomOffsets, WrittenShuffledReadsBackSequentiallyAndVerified) {
   v1::PhaseSpec w = Spec(v1::WRITE);
   w.set_random_offsets(true);
   w.set_verify_after_write(true);
-  v1::PhaseResult wr = Run(w, tmp.path());
+  v1::PhaseResult wr = RunSpec(w, tmp.path());
   ASSERT_TRUE(wr.ok()) << wr.error();
   EXPECT_EQ(wr.tasks(0).bytes(), 2u << 20);
   v1::PhaseSpec r = Spec(v1::READ);
   r.set_verify(true);
-  v1::PhaseResult rr = Run(r, tmp.path());
+  v1::PhaseResult rr = RunSpec(r, tmp.path());
   EXPECT_TRUE(rr.ok()) << rr.error();
 }
 
@@ -172,7 +173,7 @@ TEST(Stonewall, WearOutEvensOutTheTasksPairs) {
   w.set_fsync_per_transfer(true);  // slow enough to reach the wall on a disk
   w.set_stonewall_seconds(1);
   w.set_stonewall_wear_out(true);
-  v1::PhaseResult res = Run(w, tmp.path());
+  v1::PhaseResult res = RunSpec(w, tmp.path());
   ASSERT_TRUE(res.ok()) << res.error();
   ASSERT_EQ(res.tasks_size(), 2);
   uint64_t most = std::max(res.tasks(0).stonewall_pairs(), res.tasks(1).stonewall_pairs());
@@ -185,16 +186,16 @@ TEST(Stonewall, WearOutEvensOutTheTasksPairs) {
 
 TEST(Rewrite, ReadsModifiesAndWritesBackVerifiably) {
   TempDir tmp;
-  ASSERT_TRUE(Run(Spec(v1::WRITE), tmp.path()).ok());
+  ASSERT_TRUE(RunSpec(Spec(v1::WRITE), tmp.path()).ok());
   v1::PhaseSpec rw = Spec(v1::REWRITE);
   rw.set_verify(true);
-  v1::PhaseResult res = Run(rw, tmp.path());
+  v1::PhaseResult res = RunSpec(rw, tmp.path());
   ASSERT_TRUE(res.ok()) << res.error();
   EXPECT_EQ(res.tasks(0).bytes(), 2u << 20);
   EXPECT_EQ(res.tasks(0).ops(), 32u);
   v1::PhaseSpec r = Spec(v1::READ);
   r.set_verify(true);
-  EXPECT_TRUE(Run(r, tmp.path()).ok());
+  EXPECT_TRUE(RunSpec(r, tmp.path()).ok());
   // A rewrite needs the file.
   std::filesystem::remove(tmp / "f.00000001");
   EXPECT_EQ(PhaseRunner::Prepare(rw, tmp.path()).status().code(),
@@ -207,7 +208,7 @@ TEST(IntraBarriers, RunWithTheAgentsTasks) {
   w.set_tasks(4);
   w.set_total_tasks(4);
   w.set_intra_barriers(true);
-  v1::PhaseResult res = Run(w, tmp.path());
+  v1::PhaseResult res = RunSpec(w, tmp.path());
   ASSERT_TRUE(res.ok()) << res.error();
   // Nobody starts transferring before everybody opened.
   int64_t max_open = 0, min_rdwr = INT64_MAX;
@@ -225,7 +226,7 @@ TEST(SmallFiles, CreatesATreeOfVariedSizesAndReadsItBack) {
   s.set_small_file_min_bytes(100);
   s.set_small_file_max_bytes(20000);
   s.set_small_files_per_dir(100);
-  v1::PhaseResult res = Run(s, tmp.path());
+  v1::PhaseResult res = RunSpec(s, tmp.path());
   ASSERT_TRUE(res.ok()) << res.error();
   uint64_t expect = 0;
   std::set<uint64_t> sizes;
@@ -274,7 +275,7 @@ TEST(Mdtest, EverySubPhaseForUniqueAndSharedTrees) {
                             v1::MD_DIR_REMOVE, v1::MD_FILE_CREATE, v1::MD_FILE_STAT,
                             v1::MD_FILE_READ, v1::MD_FILE_REMOVE, v1::MD_TREE_REMOVE}) {
       s.set_md_op(op);
-      v1::PhaseResult res = Run(s, tmp.path());
+      v1::PhaseResult res = RunSpec(s, tmp.path());
       ASSERT_TRUE(res.ok()) << "op " << op << ": " << res.error();
       uint64_t ops = res.tasks(0).ops() + res.tasks(1).ops();
       if (op == v1::MD_TREE_CREATE || op == v1::MD_TREE_REMOVE) {
