@@ -1,6 +1,7 @@
 #include "agent/agent_core.h"
 
 #include <fcntl.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,6 +20,7 @@
 #include "common/layout.h"
 #include "common/log.h"
 #include "common/names.h"
+#include "common/sizes.h"
 
 namespace lockstep {
 namespace {
@@ -266,6 +268,26 @@ absl::StatusOr<v1::PrepareReply> AgentCore::Prepare(const v1::PrepareRequest& re
   }
   auto dir = impl_->roots.Resolve(spec.dir());
   if (!dir.ok()) return dir.status();
+  if (spec.kind() == v1::WRITE) {
+    // This agent's share; on a shared file system the others' shares come on top.
+    const uint64_t share = spec.tasks() * spec.block_bytes() * spec.segments();
+    if (impl_->options.max_bytes_per_phase > 0 && share > impl_->options.max_bytes_per_phase) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "phase %s would write %s on this agent; its limit is %s (limits.max_bytes_per_phase "
+          "in the agent config)",
+          spec.phase_id(), HumanBytes(share), HumanBytes(impl_->options.max_bytes_per_phase)));
+    }
+    struct statvfs sv;
+    if (!spec.ignore_free_space() && ::statvfs(dir->c_str(), &sv) == 0) {
+      const uint64_t free_bytes = static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize;
+      if (share > free_bytes) {
+        return absl::ResourceExhaustedError(absl::StrFormat(
+            "phase %s needs %s in %s on this agent and only %s is free; shrink block_size or "
+            "tasks, free space, or run with --force",
+            spec.phase_id(), HumanBytes(share), *dir, HumanBytes(free_bytes)));
+      }
+    }
+  }
   v1::PrepareReply reply;
   // Lustre settings first: striping applies only to files created after it.
   {

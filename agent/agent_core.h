@@ -24,6 +24,7 @@ struct AgentOptions {
   uint32_t default_lease_ms = 5000;
   uint32_t min_lease_ms = 200;
   uint32_t max_tasks = 4096;
+  uint64_t max_bytes_per_phase = 0;  // what this agent's tasks may write in one phase; 0 = any
   bool allow_drop_caches = true;
   // Where drop_caches is written; tests point it elsewhere.
   std::string drop_caches_path = "/proc/sys/vm/drop_caches";

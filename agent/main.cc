@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "agent/agent_core.h"
+#include "agent/config.h"
 #include "agent/agent_service.h"
 #include "common/log.h"
 #include "common/names.h"
@@ -24,6 +26,8 @@
 #include "common/tls.h"
 #include <grpcpp/grpcpp.h>
 
+ABSL_FLAG(std::string, config, "",
+          "agent configuration file (TOML, see agent/config.h); flags given explicitly override it");
 ABSL_FLAG(std::string, listen, "0.0.0.0:7070", "address to listen on, HOST:PORT (PORT 0 = any)");
 ABSL_FLAG(std::vector<std::string>, root, {},
           "directory below which the agent may create files; repeat or comma-separate");
@@ -73,26 +77,66 @@ int Main(int argc, char** argv) {
       "lockstep-agent --listen HOST:PORT --root DIR [--root DIR ...] [--role client|oss|mds] "
       "[--insecure]");
   std::vector<std::string> roots = TakeRoots(&argc, argv);
+  // Which flags were given (this absl keeps IsSpecifiedOnCommandLine private).
+  std::set<std::string> given_flags;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") break;
+    if (a.size() < 2 || a[0] != '-') continue;
+    a = a.substr(a[1] == '-' ? 2 : 1);
+    a = a.substr(0, a.find('='));
+    if (absl::StartsWith(a, "no")) given_flags.insert(a.substr(2));
+    given_flags.insert(a);
+  }
   absl::ParseCommandLine(argc, argv);
   for (const auto& r : absl::GetFlag(FLAGS_root)) roots.push_back(r);
 
-  AgentOptions options;
-  std::string role = absl::GetFlag(FLAGS_role);
+  // The config file gives the defaults; flags given explicitly win.
+  AgentConfig config;
+  if (!absl::GetFlag(FLAGS_config).empty()) {
+    auto loaded = LoadAgentConfig(absl::GetFlag(FLAGS_config));
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "lockstep-agent: %s\n", std::string(loaded.status().message()).c_str());
+      return 2;
+    }
+    config = *loaded;
+  }
+  auto given = [&](const char* name) { return given_flags.count(name) > 0; };
+  const bool no_config = absl::GetFlag(FLAGS_config).empty();
+  auto pick = [&](const char* name, auto flag_value, auto config_value) {
+    return given(name) || no_config ? flag_value : config_value;
+  };
+  AgentOptions options = config.options;
+  std::string role = pick("role", absl::GetFlag(FLAGS_role),
+                          std::string(RoleName(config.options.role)));
   if (auto parsed = ParseRole(role)) {
     options.role = *parsed;
   } else {
     std::fprintf(stderr, "lockstep-agent: --role %s is not one of client, oss, mds\n", role.c_str());
     return 2;
   }
-  options.roots = roots;
-  options.default_lease_ms = absl::GetFlag(FLAGS_default_lease_ms);
-  options.allow_drop_caches = absl::GetFlag(FLAGS_allow_drop_caches);
-  options.allow_lustre = absl::GetFlag(FLAGS_allow_lustre);
-  options.telemetry_options.interval_ms = absl::GetFlag(FLAGS_telemetry_interval_ms);
-  options.telemetry_options.devices = absl::GetFlag(FLAGS_devices);
-  options.telemetry_options.ifaces = absl::GetFlag(FLAGS_ifaces);
+  options.roots = roots.empty() ? config.options.roots : roots;
+  options.default_lease_ms =
+      pick("default_lease_ms", absl::GetFlag(FLAGS_default_lease_ms), config.options.default_lease_ms);
+  options.allow_drop_caches = pick("allow_drop_caches", absl::GetFlag(FLAGS_allow_drop_caches),
+                                   config.options.allow_drop_caches);
+  options.allow_lustre =
+      pick("allow_lustre", absl::GetFlag(FLAGS_allow_lustre), config.options.allow_lustre);
+  options.telemetry_options.interval_ms =
+      pick("telemetry_interval_ms", absl::GetFlag(FLAGS_telemetry_interval_ms),
+           config.options.telemetry_options.interval_ms);
+  options.telemetry_options.devices =
+      pick("devices", absl::GetFlag(FLAGS_devices), config.options.telemetry_options.devices);
+  options.telemetry_options.ifaces =
+      pick("ifaces", absl::GetFlag(FLAGS_ifaces), config.options.telemetry_options.ifaces);
+  const bool insecure = pick("insecure", absl::GetFlag(FLAGS_insecure), config.insecure);
+  const std::string tls_ca = pick("tls_ca", absl::GetFlag(FLAGS_tls_ca), config.tls_ca);
+  const std::string tls_cert = pick("tls_cert", absl::GetFlag(FLAGS_tls_cert), config.tls_cert);
+  const std::string tls_key = pick("tls_key", absl::GetFlag(FLAGS_tls_key), config.tls_key);
+  const std::vector<std::string> tls_allow =
+      pick("tls_allow", absl::GetFlag(FLAGS_tls_allow), config.tls_allow);
 
-  const std::string listen = absl::GetFlag(FLAGS_listen);
+  const std::string listen = pick("listen", absl::GetFlag(FLAGS_listen), config.listen);
   auto hostport = SplitHostPort(listen);
   if (!hostport.ok()) {
     std::fprintf(stderr, "lockstep-agent: --listen: %s\n",
@@ -101,7 +145,7 @@ int Main(int argc, char** argv) {
   }
   std::shared_ptr<grpc::ServerCredentials> creds;
   AgentServiceOptions service_options;
-  if (absl::GetFlag(FLAGS_insecure)) {
+  if (insecure) {
     if (!IsLoopbackHost(hostport->first)) {
       std::fprintf(stderr,
                    "lockstep-agent: --insecure is allowed only on a loopback address, not %s: "
@@ -112,8 +156,7 @@ int Main(int argc, char** argv) {
     }
     creds = grpc::InsecureServerCredentials();
   } else {
-    TlsFiles files{absl::GetFlag(FLAGS_tls_ca), absl::GetFlag(FLAGS_tls_cert),
-                   absl::GetFlag(FLAGS_tls_key)};
+    TlsFiles files{tls_ca, tls_cert, tls_key};
     if (files.ca_pem.empty() || files.cert_pem.empty() || files.key_pem.empty()) {
       std::fprintf(stderr,
                    "lockstep-agent: no TLS material: give --tls_ca, --tls_cert and --tls_key "
@@ -127,7 +170,7 @@ int Main(int argc, char** argv) {
       return 2;
     }
     creds = *tls;
-    for (const std::string& name : absl::GetFlag(FLAGS_tls_allow)) {
+    for (const std::string& name : tls_allow) {
       if (name != "*") service_options.allowed_controllers.push_back(name);
     }
     service_options.require_tls_peer = true;
@@ -164,7 +207,7 @@ int Main(int argc, char** argv) {
   }
   std::printf("listening on %s\n", JoinHostPort(hostport->first, port).c_str());
   std::fflush(stdout);
-  LogInfo("role %s, roots: %s", role, absl::StrJoin(roots, ", "));
+  LogInfo("role %s, roots: %s", role, absl::StrJoin(options.roots, ", "));
 
   std::thread waiter([&server, signals] {
     int sig = 0;

@@ -7,18 +7,22 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <thread>
 
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "agent/workloads.h"
 #include "common/clock.h"
 #include "common/histogram.h"
 #include "common/layout.h"
+#include "common/names.h"
 #include "common/pattern.h"
 
 namespace lockstep {
@@ -26,6 +30,12 @@ namespace {
 
 constexpr uint32_t kSeriesIntervalMs = 100;
 constexpr size_t kBufferAlign = 4096;
+constexpr uint64_t kMaxSmallBuffer = 64ull << 20;
+constexpr uint64_t kMaxTreeDirs = 10'000'000;
+
+bool IsTransferKind(v1::PhaseKind k) {
+  return k == v1::WRITE || k == v1::READ || k == v1::REWRITE;
+}
 
 struct AlignedFree {
   void operator()(char* p) const { std::free(p); }
@@ -76,9 +86,43 @@ absl::Status ValidateSpec(const v1::PhaseSpec& s) {
   auto bad = [&](const std::string& why) {
     return absl::InvalidArgumentError(absl::StrFormat("phase %s: %s", s.phase_id(), why));
   };
-  if (s.kind() != v1::WRITE && s.kind() != v1::READ) return bad("kind must be write or read");
+  if (!IsTransferKind(s.kind()) && s.kind() != v1::SMALL_FILES && s.kind() != v1::MDTEST) {
+    return bad("kind must be write, read, rewrite, small_files or mdtest");
+  }
   if (s.file_name().empty() || s.file_name().find('/') != std::string::npos) {
     return bad(absl::StrFormat("file name \"%s\" must be a plain name without '/'", s.file_name()));
+  }
+  if (s.tasks() == 0) return bad("no tasks for this agent");
+  if (s.total_tasks() == 0 || s.first_rank() + s.tasks() > s.total_tasks()) {
+    return bad(absl::StrFormat("ranks %u..%u do not fit in %u tasks", s.first_rank(),
+                               s.first_rank() + s.tasks() - 1, s.total_tasks()));
+  }
+  if (s.kind() == v1::SMALL_FILES) {
+    if (s.small_files() == 0) return bad("small_files is 0");
+    if (s.small_file_min_bytes() > s.small_file_max_bytes()) {
+      return bad(absl::StrFormat("small file size range %u..%u is empty", s.small_file_min_bytes(),
+                                 s.small_file_max_bytes()));
+    }
+    if (s.small_file_max_bytes() > kMaxSmallBuffer) {
+      return bad(absl::StrFormat("small files of up to %u bytes: the limit is %u",
+                                 s.small_file_max_bytes(), kMaxSmallBuffer));
+    }
+    return absl::OkStatus();
+  }
+  if (s.kind() == v1::MDTEST) {
+    if (s.md_op() == v1::MD_OP_UNSPECIFIED) return bad("mdtest phase without md_op");
+    if (s.md_write_bytes() > kMaxSmallBuffer || s.md_read_bytes() > kMaxSmallBuffer) {
+      return bad(absl::StrFormat("mdtest -w/-e of more than %u bytes", kMaxSmallBuffer));
+    }
+    if (s.md_branching() > 1 && s.md_depth() > 0 &&
+        std::pow(double(s.md_branching()), double(s.md_depth())) > double(kMaxTreeDirs)) {
+      return bad(absl::StrFormat("a tree of branching %u and depth %u has more than %u dirs",
+                                 s.md_branching(), s.md_depth(), kMaxTreeDirs));
+    }
+    if (MdtestTreeDirs(s.md_branching(), s.md_depth()) > kMaxTreeDirs) {
+      return bad(absl::StrFormat("a tree of more than %u directories", kMaxTreeDirs));
+    }
+    return absl::OkStatus();
   }
   if (s.transfer_bytes() == 0) return bad("transfer size is 0");
   if (s.transfer_bytes() % 8 != 0) return bad("transfer size must be a multiple of 8 bytes");
@@ -108,6 +152,7 @@ struct Task {
   std::string path;
   AlignedBuffer buf;
   AlignedBuffer scratch;  // verify
+  std::optional<Permutation> perm;  // IOR -z
   v1::TaskResult result;
   LatencyHistogram hist;
   std::atomic<uint64_t> bytes{0};
@@ -120,6 +165,9 @@ struct PhaseRunner::Impl {
   std::string dir;
   std::vector<std::unique_ptr<Task>> tasks;
   std::vector<std::string> files;
+  // MDTEST: the trees' directories, per task (index into tasks); shared
+  // trees are the same for every task.
+  std::vector<std::vector<std::string>> trees;
 
   std::atomic<bool> abort{false};
   std::atomic<bool> done{false};
@@ -130,6 +178,12 @@ struct PhaseRunner::Impl {
   int64_t spin_ns ABSL_GUARDED_BY(mu) = 0;
   uint32_t tasks_done ABSL_GUARDED_BY(mu) = 0;
   std::string abort_reason ABSL_GUARDED_BY(mu);
+  // Stonewall wear-out: pairs reported by the tasks that reached the wall.
+  uint32_t wear_reported ABSL_GUARDED_BY(mu) = 0;
+  uint64_t wear_max_pairs ABSL_GUARDED_BY(mu) = 0;
+  // IOR -g: a reusable barrier over this agent's tasks.
+  uint32_t barrier_arrived ABSL_GUARDED_BY(mu) = 0;
+  uint64_t barrier_generation ABSL_GUARDED_BY(mu) = 0;
 
   EventSink sink;
   uint32_t progress_interval_ms = 1000;
@@ -137,7 +191,15 @@ struct PhaseRunner::Impl {
 
   void TaskMain(Task* t);
   void RunIo(Task* t);
+  void RunWork(Task* t, size_t index);
+  void VerifyAfterWrite(Task* t, uint64_t pairs);
   void Fail(Task* t, const std::string& what, int err, uint64_t offset);
+  void FailAt(Task* t, const std::string& what, const std::string& path, int err,
+              uint64_t offset);
+  // Reports `pairs` and waits until every task did; returns the largest.
+  uint64_t WearOut(uint64_t pairs);
+  // Waits until every task of this agent arrived (or the phase aborts).
+  void Barrier();
   void MonitorMain();
   void RequestAbort(const std::string& reason) {
     // Under mu, so that tasks parked in Await see it.
@@ -148,8 +210,44 @@ struct PhaseRunner::Impl {
 };
 
 void PhaseRunner::Impl::Fail(Task* t, const std::string& what, int err, uint64_t offset) {
+  FailAt(t, what, t->path, err, offset);
+}
+
+uint64_t PhaseRunner::Impl::WearOut(uint64_t pairs) {
+  absl::MutexLock lock(&mu);
+  wear_max_pairs = std::max(wear_max_pairs, pairs);
+  ++wear_reported;
+  mu.Await(absl::Condition(
+      +[](Impl* self) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        return self->wear_reported == self->tasks.size() || self->abort.load();
+      },
+      this));
+  return wear_max_pairs;
+}
+
+void PhaseRunner::Impl::Barrier() {
+  absl::MutexLock lock(&mu);
+  const uint64_t gen = barrier_generation;
+  if (++barrier_arrived == tasks.size()) {
+    barrier_arrived = 0;
+    ++barrier_generation;
+    return;
+  }
+  struct Arg {
+    Impl* self;
+    uint64_t gen;
+  } arg{this, gen};
+  mu.Await(absl::Condition(
+      +[](Arg* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        return a->self->barrier_generation != a->gen || a->self->abort.load();
+      },
+      &arg));
+}
+
+void PhaseRunner::Impl::FailAt(Task* t, const std::string& what, const std::string& path, int err,
+                               uint64_t offset) {
   if (t->result.error().empty()) {
-    std::string msg = absl::StrFormat("task %u: %s %s at offset %u", t->rank, what, t->path,
+    std::string msg = absl::StrFormat("task %u: %s %s at offset %u", t->rank, what, path,
                                       offset);
     if (err != 0) msg += absl::StrFormat(": %s (errno %d)", std::strerror(err), err);
     msg += absl::StrFormat(" after %u bytes", t->bytes.load());
@@ -162,13 +260,19 @@ void PhaseRunner::Impl::Fail(Task* t, const std::string& what, int err, uint64_t
 
 void PhaseRunner::Impl::RunIo(Task* t) {
   const v1::PhaseSpec& s = spec;
-  const bool write = s.kind() == v1::WRITE;
-  int flags = O_CLOEXEC | (write ? (O_RDWR | O_CREAT) : O_RDONLY);
+  const v1::PhaseKind kind = s.kind();
+  const bool write = kind == v1::WRITE;
+  const bool rewrite = kind == v1::REWRITE;
+  const bool reads = kind == v1::READ || rewrite;
+  int flags = O_CLOEXEC | (write ? (O_RDWR | O_CREAT) : rewrite ? O_RDWR : O_RDONLY);
   if (s.direct()) flags |= O_DIRECT;
   const size_t xfer = s.transfer_bytes();
   const uint64_t per_block = TransfersPerBlock(s);
+  const uint64_t total_pairs = TransfersPerTask(s);
+  const Permutation* perm = t->perm ? &*t->perm : nullptr;
   const uint64_t tag = PatternTag(s.pattern_seed(), t->data_rank);
   const bool stamp_only = xfer % kPatternBlockBytes == 0;
+  const char* what_io = write ? "write to" : rewrite ? "rewrite of" : "read from";
 
   t->result.set_open_start_ns(RealtimeNs());
   int fd = ::open(t->path.c_str(), flags, 0664);
@@ -182,74 +286,182 @@ void PhaseRunner::Impl::RunIo(Task* t) {
     Fail(t, write ? "cannot create" : "cannot open", open_err, 0);
     return;
   }
+  if (s.intra_barriers()) Barrier();  // IOR -g: after open
 
   t->result.set_rdwr_start_ns(RealtimeNs());
+  const int64_t wall_ns =
+      s.stonewall_seconds() > 0 ? MonotonicNs() + int64_t{s.stonewall_seconds()} * 1'000'000'000
+                                : INT64_MAX;
   bool first = true;
   uint64_t bytes = 0;
-  uint64_t ops = 0;
-  for (uint64_t seg = 0; seg < s.segments() && t->result.error().empty(); ++seg) {
-    for (uint64_t j = 0; j < per_block; ++j) {
-      if (abort.load(std::memory_order_relaxed)) break;
-      const uint64_t offset = TransferOffset(s, t->data_rank, seg, j);
-      size_t moved = 0;
-      int err = 0;
-      if (write) {
-        if (stamp_only) {
-          StampPattern(t->buf.get(), xfer, offset, tag);
-        } else {
-          FillPattern(t->buf.get(), xfer, offset, tag);
-        }
-      }
-      if (first) {
-        t->result.set_first_io_ns(RealtimeNs());
-        first = false;
-      }
-      const int64_t t0 = MonotonicNs();
-      if (write) {
-        err = PwriteFull(fd, t->buf.get(), xfer, offset, &moved);
-        if (err == 0 && s.fsync_per_transfer() && ::fsync(fd) != 0) err = errno;
+  uint64_t k = 0;  // pairs done
+  // One transfer (or read-modify-write pair); false stops the loop.
+  auto one = [&](uint64_t kk) -> bool {
+    const uint64_t offset = OrderedTransferOffset(s, t->data_rank, perm, per_block, kk);
+    size_t moved = 0;
+    int err = 0;
+    if (write) {
+      if (stamp_only) {
+        StampPattern(t->buf.get(), xfer, offset, tag);
       } else {
-        err = PreadFull(fd, t->buf.get(), xfer, offset, &moved);
+        FillPattern(t->buf.get(), xfer, offset, tag);
       }
-      const int64_t t1 = MonotonicNs();
-      t->hist.Record(static_cast<uint64_t>(t1 - t0));
-      bytes += moved;
-      ++ops;
-      t->bytes.store(bytes, std::memory_order_relaxed);
-      t->ops.store(ops, std::memory_order_relaxed);
-      if (err != 0) {
-        Fail(t, write ? "write to" : "read from", err, offset + moved);
-        break;
+    }
+    if (first) {
+      t->result.set_first_io_ns(RealtimeNs());
+      first = false;
+    }
+    const int64_t t0 = MonotonicNs();
+    if (write) {
+      err = PwriteFull(fd, t->buf.get(), xfer, offset, &moved);
+      if (err == 0 && s.fsync_per_transfer() && ::fsync(fd) != 0) err = errno;
+    } else {
+      err = PreadFull(fd, t->buf.get(), xfer, offset, &moved);
+    }
+    if (rewrite && err == 0 && moved == xfer) {
+      // Modify in memory (re-stamp each 4 KiB block's offset word: the data
+      // stays the pattern, so a later verified read still checks it), then
+      // write it back where it came from.
+      StampPattern(t->buf.get(), xfer, offset, tag);
+      err = PwriteFull(fd, t->buf.get(), xfer, offset, &moved);
+      if (err == 0 && s.fsync_per_transfer() && ::fsync(fd) != 0) err = errno;
+    }
+    const int64_t t1 = MonotonicNs();
+    t->hist.Record(static_cast<uint64_t>(t1 - t0));
+    bytes += moved;
+    t->bytes.store(bytes, std::memory_order_relaxed);
+    t->ops.store(kk + 1, std::memory_order_relaxed);
+    if (err != 0) {
+      Fail(t, what_io, err, offset + moved);
+      return false;
+    }
+    if (reads && moved < xfer) {
+      Fail(t,
+           absl::StrFormat("file is short (got %u of %u bytes; written by a different layout?):",
+                           moved, xfer),
+           0, offset + moved);
+      return false;
+    }
+    if (reads && s.verify()) {
+      auto mismatch = CheckPattern(t->buf.get(), xfer, offset, tag, t->scratch.get());
+      if (mismatch) {
+        Fail(t, absl::StrFormat("verification failed (%s) in", mismatch->Describe()), 0,
+             mismatch->file_offset);
+        t->result.set_error_offset(mismatch->file_offset);
+        t->result.set_verify_failed(true);
+        return false;
       }
-      if (!write && moved < xfer) {
-        Fail(t,
-             absl::StrFormat("file is short (got %u of %u bytes; written by a different layout?):",
-                             moved, xfer),
-             0, offset + moved);
-        break;
-      }
-      if (!write && s.verify()) {
-        auto mismatch = CheckPattern(t->buf.get(), xfer, offset, tag, t->scratch.get());
-        if (mismatch) {
-          Fail(t, absl::StrFormat("verification failed (%s) in", mismatch->Describe()), 0,
-               mismatch->file_offset);
-          t->result.set_error_offset(mismatch->file_offset);
-          t->result.set_verify_failed(true);
+    }
+    return true;
+  };
+  bool hit = false;
+  bool ok = true;
+  for (; k < total_pairs; ++k) {
+    if (abort.load(std::memory_order_relaxed)) break;
+    if (MonotonicNs() >= wall_ns) {
+      hit = true;
+      break;
+    }
+    if (!one(k)) {
+      ok = false;
+      ++k;
+      break;
+    }
+  }
+  if (s.stonewall_seconds() > 0) {
+    t->result.set_stonewall_pairs(k);
+    t->result.set_stonewall_hit(hit);
+    // IOR -O stoneWallingWearOut=1: continue to the most pairs any task did.
+    if (s.stonewall_wear_out()) {
+      uint64_t target = WearOut(ok ? k : total_pairs);
+      for (; ok && k < std::min(target, total_pairs); ++k) {
+        if (abort.load(std::memory_order_relaxed)) break;
+        if (!one(k)) {
+          ++k;
           break;
         }
       }
     }
-    if (abort.load(std::memory_order_relaxed)) break;
   }
-  if (write && s.fsync_at_end() && t->result.error().empty() && !abort.load()) {
+  if ((write || rewrite) && s.fsync_at_end() && t->result.error().empty() && !abort.load()) {
     if (::fsync(fd) != 0) Fail(t, "fsync of", errno, bytes);
   }
   t->result.set_rdwr_stop_ns(RealtimeNs());
+  if (s.intra_barriers()) Barrier();  // IOR -g: after the transfers
   t->result.set_close_start_ns(RealtimeNs());
   if (::close(fd) != 0 && t->result.error().empty()) Fail(t, "close of", errno, bytes);
   t->result.set_close_stop_ns(RealtimeNs());
   t->result.set_bytes(bytes);
-  t->result.set_ops(ops);
+  t->result.set_ops(k);
+  if (write && s.verify_after_write() && t->result.error().empty() && !abort.load()) {
+    VerifyAfterWrite(t, k);
+  }
+}
+
+// IOR -W: untimed, after the close: re-read what this task wrote, in the
+// order it wrote it, and compare with the pattern.
+void PhaseRunner::Impl::VerifyAfterWrite(Task* t, uint64_t pairs) {
+  const v1::PhaseSpec& s = spec;
+  const size_t xfer = s.transfer_bytes();
+  const uint64_t per_block = TransfersPerBlock(s);
+  const Permutation* perm = t->perm ? &*t->perm : nullptr;
+  const uint64_t tag = PatternTag(s.pattern_seed(), t->data_rank);
+  int fd = ::open(t->path.c_str(), O_RDONLY | O_CLOEXEC | (s.direct() ? O_DIRECT : 0));
+  if (fd < 0) {
+    Fail(t, "cannot open for verification after write", errno, 0);
+    return;
+  }
+  for (uint64_t k = 0; k < pairs; ++k) {
+    if (abort.load(std::memory_order_relaxed)) break;
+    const uint64_t offset = OrderedTransferOffset(s, t->data_rank, perm, per_block, k);
+    size_t moved = 0;
+    int err = PreadFull(fd, t->buf.get(), xfer, offset, &moved);
+    if (err != 0) {
+      Fail(t, "verification after write: read from", err, offset + moved);
+      break;
+    }
+    if (moved < xfer) {
+      Fail(t, absl::StrFormat("verification after write: file is short (got %u of %u bytes):",
+                              moved, xfer),
+           0, offset + moved);
+      t->result.set_verify_failed(true);
+      break;
+    }
+    auto mismatch = CheckPattern(t->buf.get(), xfer, offset, tag, t->scratch.get());
+    if (mismatch) {
+      Fail(t, absl::StrFormat("verification after write failed (%s) in", mismatch->Describe()), 0,
+           mismatch->file_offset);
+      t->result.set_error_offset(mismatch->file_offset);
+      t->result.set_verify_failed(true);
+      break;
+    }
+  }
+  ::close(fd);
+}
+
+void PhaseRunner::Impl::RunWork(Task* t, size_t index) {
+  TaskWork w;
+  w.spec = &spec;
+  w.dir = dir;
+  w.rank = t->rank;
+  w.buf = t->buf.get();
+  w.scratch = t->scratch.get();
+  w.tree = trees.empty() ? nullptr : &trees[index];
+  w.abort = &abort;
+  w.result = &t->result;
+  w.hist = &t->hist;
+  w.bytes = &t->bytes;
+  w.ops = &t->ops;
+  w.fail = [this, t](const std::string& what, const std::string& path, int err, uint64_t offset,
+                     bool verify) {
+    FailAt(t, what, path, err, offset);
+    if (verify) t->result.set_verify_failed(true);
+  };
+  if (spec.kind() == v1::SMALL_FILES) {
+    RunSmallFilesTask(w);
+  } else {
+    RunMdtestTask(w);
+  }
 }
 
 void PhaseRunner::Impl::TaskMain(Task* t) {
@@ -268,7 +480,15 @@ void PhaseRunner::Impl::TaskMain(Task* t) {
   if (!abort.load()) {
     // Wake within ~1 µs of the instant instead of the default 50 µs slack.
     ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-    if (WaitUntilRealtime(at, spin, &abort)) RunIo(t);
+    if (WaitUntilRealtime(at, spin, &abort)) {
+      if (IsTransferKind(spec.kind())) {
+        RunIo(t);
+      } else {
+        size_t index = 0;
+        while (tasks[index].get() != t) ++index;
+        RunWork(t, index);
+      }
+    }
   }
   if (abort.load() && t->result.error().empty()) {
     absl::MutexLock lock(&mu);
@@ -390,57 +610,83 @@ absl::StatusOr<std::unique_ptr<PhaseRunner>> PhaseRunner::Prepare(const v1::Phas
                                                                   const std::string& dir) {
   absl::Status valid = ValidateSpec(spec);
   if (!valid.ok()) return valid;
+  // IOR -d: the delay comes before the stale files are removed and before
+  // the start barrier, so it is never timed.
+  if (spec.delay_seconds() > 0) absl::SleepFor(absl::Seconds(spec.delay_seconds()));
   auto impl = std::make_unique<Impl>();
   impl->spec = spec;
   impl->dir = dir;
-  const bool write = spec.kind() == v1::WRITE;
+  const v1::PhaseKind kind = spec.kind();
+  const bool write = kind == v1::WRITE;
   std::set<std::string> seen;
   for (uint32_t i = 0; i < spec.tasks(); ++i) {
     auto t = std::make_unique<Task>();
     t->rank = spec.first_rank() + i;
-    t->data_rank = DataRank(spec, t->rank);
-    t->path = TaskFilePath(dir, spec, t->rank);
+    t->data_rank = IsTransferKind(kind) ? DataRank(spec, t->rank) : t->rank;
+    if (kind == v1::SMALL_FILES) {
+      t->path = SmallFilesRoot(dir, spec, t->rank);
+    } else if (kind == v1::MDTEST) {
+      t->path = MdtestTreeRoot(dir, spec, t->rank);
+      impl->trees.push_back(MdtestTreePaths(t->path, spec.md_branching(), spec.md_depth()));
+    } else {
+      t->path = TaskFilePath(dir, spec, t->rank);
+    }
+    if (spec.random_offsets() && IsTransferKind(kind)) {
+      t->perm.emplace(TransfersPerTask(spec), RandomOffsetsKey(spec, t->data_rank));
+    }
     if (seen.insert(t->path).second) impl->files.push_back(t->path);
     impl->tasks.push_back(std::move(t));
   }
   // Stale files from an earlier run would change what a write measures
   // (IOR removes the old file before the write phase).
-  if (write) {
+  if (write || kind == v1::SMALL_FILES ||
+      (kind == v1::MDTEST && spec.md_op() == v1::MD_TREE_CREATE)) {
     auto removed = RemovePhaseFiles(spec, dir);
     if (!removed.ok()) return removed.status();
-  } else {
+  } else if (IsTransferKind(kind)) {
     for (auto& t : impl->tasks) {
       struct stat st;
       uint64_t need = RequiredFileSize(spec, t->data_rank);
       if (::stat(t->path.c_str(), &st) != 0) {
         return absl::FailedPreconditionError(absl::StrFormat(
-            "read phase %s: file %s of task %u does not exist (%s); run a write phase with the "
+            "%s phase %s: file %s of task %u does not exist (%s); run a write phase with the "
             "same dir, file_per_process, block_size, segments and tasks first, with keep = true "
             "if it is in another run",
-            spec.phase_id(), t->path, t->rank, std::strerror(errno)));
+            PhaseKindName(kind), spec.phase_id(), t->path, t->rank, std::strerror(errno)));
       }
       if (static_cast<uint64_t>(st.st_size) < need) {
         return absl::FailedPreconditionError(absl::StrFormat(
-            "read phase %s: file %s of task %u is %d bytes, the layout needs %u; it was written "
+            "%s phase %s: file %s of task %u is %d bytes, the layout needs %u; it was written "
             "with a different block_size, segments or tasks",
-            spec.phase_id(), t->path, t->rank, static_cast<int64_t>(st.st_size), need));
+            PhaseKindName(kind), spec.phase_id(), t->path, t->rank,
+            static_cast<int64_t>(st.st_size), need));
       }
     }
   }
+  size_t buf_bytes = spec.transfer_bytes();
+  if (kind == v1::SMALL_FILES) buf_bytes = std::max<uint64_t>(spec.small_file_max_bytes(), 8);
+  if (kind == v1::MDTEST) {
+    buf_bytes = std::max<uint64_t>({spec.md_write_bytes(), spec.md_read_bytes(), 8});
+  }
+  const bool need_scratch = (kind == v1::READ && spec.verify()) ||
+                            (kind == v1::REWRITE && spec.verify()) ||
+                            (write && spec.verify_after_write()) || kind == v1::SMALL_FILES;
   for (auto& t : impl->tasks) {
-    auto buf = AllocateAligned(spec.transfer_bytes());
+    auto buf = AllocateAligned(buf_bytes);
     if (!buf.ok()) return buf.status();
     t->buf = std::move(*buf);
     if (write) {
       FillPattern(t->buf.get(), spec.transfer_bytes(), TransferOffset(spec, t->data_rank, 0, 0),
                   PatternTag(spec.pattern_seed(), t->data_rank));
+    } else if (kind == v1::SMALL_FILES || kind == v1::MDTEST) {
+      FillPattern(t->buf.get(), buf_bytes / 8 * 8, 0, PatternTag(spec.pattern_seed(), t->rank));
     } else {
       std::memset(t->buf.get(), 0, spec.transfer_bytes());
-      if (spec.verify()) {
-        auto scratch = AllocateAligned(spec.transfer_bytes());
-        if (!scratch.ok()) return scratch.status();
-        t->scratch = std::move(*scratch);
-      }
+    }
+    if (need_scratch) {
+      auto scratch = AllocateAligned(buf_bytes);
+      if (!scratch.ok()) return scratch.status();
+      t->scratch = std::move(*scratch);
     }
   }
   Impl* raw = impl.get();
@@ -488,6 +734,24 @@ const std::vector<std::string>& PhaseRunner::files() const { return impl_->files
 
 absl::StatusOr<uint32_t> RemovePhaseFiles(const v1::PhaseSpec& spec, const std::string& dir) {
   uint32_t removed = 0;
+  if (spec.kind() == v1::SMALL_FILES || spec.kind() == v1::MDTEST) {
+    // Whole trees: each task's own, or the shared mdtest tree (rank 0's).
+    std::set<std::string> roots;
+    for (uint32_t i = 0; i < spec.tasks(); ++i) {
+      const uint32_t rank = spec.first_rank() + i;
+      if (spec.kind() == v1::SMALL_FILES) {
+        roots.insert(SmallFilesRoot(dir, spec, rank));
+      } else if (spec.md_unique_dir() || rank == 0) {
+        roots.insert(MdtestTreeRoot(dir, spec, rank));
+      }
+    }
+    for (const std::string& r : roots) {
+      auto n = RemoveTree(r);
+      if (!n.ok()) return n.status();
+      if (*n > 0) ++removed;
+    }
+    return removed;
+  }
   std::set<std::string> paths;
   if (spec.file_per_process()) {
     v1::PhaseSpec own = spec;

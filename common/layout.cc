@@ -41,4 +41,51 @@ uint64_t AggregateBytes(const v1::PhaseSpec& spec) {
   return spec.block_bytes() * spec.segments() * spec.total_tasks();
 }
 
+uint64_t TransfersPerTask(const v1::PhaseSpec& spec) {
+  return TransfersPerBlock(spec) * spec.segments();
+}
+
+namespace {
+uint64_t Mix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+}  // namespace
+
+Permutation::Permutation(uint64_t n, uint64_t key) : n_(n) {
+  uint32_t bits = 2;
+  while (bits < 64 && (uint64_t{1} << bits) < n) bits += 2;
+  half_bits_ = bits / 2;
+  half_mask_ = (uint64_t{1} << half_bits_) - 1;
+  uint64_t k = key;
+  for (uint64_t& rk : keys_) {
+    k = Mix64(k);
+    rk = k;
+  }
+}
+
+uint64_t Permutation::operator()(uint64_t i) const {
+  uint64_t x = i;
+  // Cycle walking: a bijection of [0, 4^h) restricted to [0, n) by applying
+  // it again until the value falls in range; n > 4^h / 4 keeps this short.
+  do {
+    uint64_t left = x >> half_bits_;
+    uint64_t right = x & half_mask_;
+    for (uint64_t rk : keys_) {
+      uint64_t f = Mix64(right ^ rk) & half_mask_;
+      uint64_t next = left ^ f;
+      left = right;
+      right = next;
+    }
+    x = (left << half_bits_) | right;
+  } while (x >= n_);
+  return x;
+}
+
+uint64_t RandomOffsetsKey(const v1::PhaseSpec& spec, uint32_t data_rank) {
+  return Mix64(spec.random_seed() ^ Mix64(uint64_t{data_rank} + 0x5EEDULL));
+}
+
 }  // namespace lockstep

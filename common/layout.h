@@ -31,6 +31,38 @@ uint64_t RequiredFileSize(const v1::PhaseSpec& spec, uint32_t data_rank);
 // block × segments × total tasks ("aggregate filesize").
 uint64_t AggregateBytes(const v1::PhaseSpec& spec);
 
+// Transfers of one task over all its segments (IOR's "pairs" to do).
+uint64_t TransfersPerTask(const v1::PhaseSpec& spec);
+
+// A bijection of [0, n) chosen by `key`, with O(1) memory: a 4-round Feistel
+// network on the smallest power of four >= n, cycle-walking back into range.
+// IOR -z: transfer k of a task goes to index Permutation(n, key)(k), so every
+// transfer is done exactly once, in an order that differs per task and seed.
+class Permutation {
+ public:
+  Permutation(uint64_t n, uint64_t key);
+  // REQUIRES: i < n.
+  uint64_t operator()(uint64_t i) const;
+  uint64_t size() const { return n_; }
+
+ private:
+  uint64_t n_;
+  uint32_t half_bits_;
+  uint64_t half_mask_;
+  uint64_t keys_[4];
+};
+
+// The key of a task's shuffle (IOR -z) from the spec's seed and the data rank.
+uint64_t RandomOffsetsKey(const v1::PhaseSpec& spec, uint32_t data_rank);
+
+// Offset of the task's `k`-th transfer in its issue order: sequential
+// (segment by segment) or, with random_offsets, through `perm`.
+inline uint64_t OrderedTransferOffset(const v1::PhaseSpec& spec, uint32_t data_rank,
+                                      const Permutation* perm, uint64_t per_block, uint64_t k) {
+  const uint64_t idx = perm != nullptr ? (*perm)(k) : k;
+  return TransferOffset(spec, data_rank, idx / per_block, idx % per_block);
+}
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_COMMON_LAYOUT_H_

@@ -22,6 +22,9 @@ const char* PhaseKindName(v1::PhaseKind kind) {
   switch (kind) {
     case v1::WRITE: return "write";
     case v1::READ: return "read";
+    case v1::REWRITE: return "rewrite";
+    case v1::SMALL_FILES: return "small_files";
+    case v1::MDTEST: return "mdtest";
     default: return "unspecified";
   }
 }
@@ -29,7 +32,50 @@ const char* PhaseKindName(v1::PhaseKind kind) {
 std::optional<v1::PhaseKind> ParsePhaseKind(std::string_view name) {
   if (name == "write") return v1::WRITE;
   if (name == "read") return v1::READ;
+  if (name == "rewrite") return v1::REWRITE;
+  if (name == "small_files") return v1::SMALL_FILES;
+  if (name == "mdtest") return v1::MDTEST;
   return std::nullopt;
+}
+
+namespace {
+struct MdtestOpNames {
+  v1::MdtestOp op;
+  const char* name;
+  const char* title;
+};
+constexpr MdtestOpNames kMdtestOps[] = {
+    {v1::MD_TREE_CREATE, "tree_create", "Tree creation"},
+    {v1::MD_DIR_CREATE, "dir_create", "Directory creation"},
+    {v1::MD_DIR_STAT, "dir_stat", "Directory stat"},
+    {v1::MD_DIR_REMOVE, "dir_remove", "Directory removal"},
+    {v1::MD_FILE_CREATE, "file_create", "File creation"},
+    {v1::MD_FILE_STAT, "file_stat", "File stat"},
+    {v1::MD_FILE_READ, "file_read", "File read"},
+    {v1::MD_FILE_REMOVE, "file_remove", "File removal"},
+    {v1::MD_TREE_REMOVE, "tree_remove", "Tree removal"},
+};
+}  // namespace
+
+const char* MdtestOpName(v1::MdtestOp op) {
+  for (const auto& e : kMdtestOps) {
+    if (e.op == op) return e.name;
+  }
+  return "unspecified";
+}
+
+std::optional<v1::MdtestOp> ParseMdtestOp(std::string_view name) {
+  for (const auto& e : kMdtestOps) {
+    if (name == e.name) return e.op;
+  }
+  return std::nullopt;
+}
+
+const char* MdtestOpTitle(v1::MdtestOp op) {
+  for (const auto& e : kMdtestOps) {
+    if (e.op == op) return e.title;
+  }
+  return "unspecified";
 }
 
 }  // namespace lockstep

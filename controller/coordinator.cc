@@ -26,6 +26,7 @@
 #include "controller/ior_math.h"
 #include "controller/ior_output.h"
 #include "controller/local_agents.h"
+#include "controller/phase_reduce.h"
 #include "controller/run_store.h"
 
 namespace lockstep {
@@ -236,6 +237,7 @@ Failure Coordinator::SetUpAgents() {
   if (local > 0) {
     LocalAgentsOptions lo;
     lo.count = local;
+    lo.root = options_.local_root;
     auto started = LocalAgents::Start(lo);
     if (!started.ok()) return Fail(kExitConnect, std::string(started.status().message()));
     local_ = std::move(*started);
@@ -492,6 +494,8 @@ v1::PhaseSpec Coordinator::BaseSpec(const PhasePlan& phase, uint32_t test_id, ui
   s.set_stripe_index(phase.stripe_index);
   s.set_stripe_pool(phase.stripe_pool);
   s.set_checksums(phase.checksums);
+  s.set_ignore_free_space(options_.force);
+  SetWorkloadFields(phase, plan_.seed, &s);
   return s;
 }
 
@@ -578,6 +582,7 @@ Failure Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t
       Print(absl::StrFormat("# %s (marked)\n", why));
     }
     Print(FormatIterationRow(pr->row()));
+    for (const v1::IterationRow& extra : pr->extra_rows()) Print(FormatIterationRow(extra));
     for (const std::string& line : pr->telemetry_lines()) Print("#" + line + "\n");
     rows->push_back(pr->row());
     return {};
@@ -746,7 +751,9 @@ Failure Coordinator::RunPhaseOnce(const PhasePlan& phase, const v1::PhaseSpec& b
                {&v1::TaskResult::rdwr_stop_ns, &v1::TaskResult::set_rdwr_stop_ns},
                {&v1::TaskResult::close_start_ns, &v1::TaskResult::set_close_start_ns},
                {&v1::TaskResult::close_stop_ns, &v1::TaskResult::set_close_stop_ns},
-               {&v1::TaskResult::first_io_ns, &v1::TaskResult::set_first_io_ns}}) {
+               {&v1::TaskResult::first_io_ns, &v1::TaskResult::set_first_io_ns},
+               {&v1::TaskResult::readback_start_ns, &v1::TaskResult::set_readback_start_ns},
+               {&v1::TaskResult::readback_stop_ns, &v1::TaskResult::set_readback_stop_ns}}) {
         if ((t.*get)() != 0) (t.*set)((t.*get)() - off);
       }
       *apr->add_tasks() = t;
@@ -779,7 +786,7 @@ Failure Coordinator::RunPhaseOnce(const PhasePlan& phase, const v1::PhaseSpec& b
   }
   std::vector<const v1::TaskResult*> ptrs;
   for (const auto& t : all_tasks) ptrs.push_back(&t);
-  *pr->mutable_row() = ReduceIteration(ptrs, base, rep);
+  ReducePhase(ptrs, base, rep, pr);
   pr->set_start_skew_ns(StartSkewNs(ptrs));
   *pr->mutable_latency() = SummarizeLatency(ptrs);
   for (const std::string& line : TelemetryLines(*pr)) pr->add_telemetry_lines(line);
@@ -824,7 +831,9 @@ Failure Coordinator::RunTest(uint32_t test_id) {
       if (phase.keep) kept.insert(phase.dir + "/" + phase.file_name);
     }
     for (const PhasePlan& phase : plan_.phases) {
-      if (phase.kind == v1::WRITE) written.push_back(BaseSpec(phase, test_id, rep));
+      if (phase.kind == v1::WRITE || phase.kind == v1::SMALL_FILES) {
+        written.push_back(BaseSpec(phase, test_id, rep));
+      }
       Failure f = RunPhase(phase, test_id, rep, test, &rows[phase.name]);
       if (f) {
         // Leave nothing behind: remove what this iteration wrote, kept or not.

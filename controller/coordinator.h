@@ -22,8 +22,12 @@ struct RunOptions {
   // Agents to start on loopback; 0 = use the plan's agents (or 2 if it lists
   // none).
   int local_agents = 0;
+  // Allowed root of the local agents; empty: a new temporary directory.
+  std::string local_root;
   // Plaintext to agents; refused for non-loopback addresses.
   bool insecure = false;
+  // Run even where an agent reports less free space than its share.
+  bool force = false;
   std::shared_ptr<grpc::ChannelCredentials> credentials;  // TLS, when not insecure
   std::string command_line;
   // Where the report goes (stdout in the CLI).

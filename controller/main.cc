@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/tls.h"
 #include "controller/certs_command.h"
+#include "controller/cli_commands.h"
 #include "controller/coordinator.h"
 #include "controller/history.h"
 #include "controller/results_commands.h"
@@ -23,6 +24,7 @@
 ABSL_FLAG(int, local, 0, "start N agents on loopback (the embedded default) instead of the plan's");
 ABSL_FLAG(std::string, out, "./lockstep-results", "results directory; each run gets <out>/<run-id>/");
 ABSL_FLAG(bool, insecure, false, "plaintext gRPC to agents; allowed only for loopback addresses");
+ABSL_FLAG(bool, force, false, "run even where an agent has less free space than its share");
 ABSL_FLAG(std::string, db, "", "history database (default <out>/history.db)");
 ABSL_FLAG(bool, history, true, "record the run in the history database");
 ABSL_FLAG(std::string, site, "", "site name recorded with the run (for comparing sites)");
@@ -48,6 +50,8 @@ constexpr char kUsage[] =
     "  lockstep compare RUN RUN [RUN...]\n"
     "  lockstep gate RUN --baseline ID|PATH|last-good [--max-drop 5%] [--junit FILE]\n"
     "  lockstep report RUN... --html FILE [--csv FILE]\n"
+    "  lockstep ior <IOR options> [--agents H:P,... | --hostfile F | --local N] [--out DIR]\n"
+    "  lockstep mdtest <mdtest options> [--tasks N] [--agents ... as for ior]\n"
     "  lockstep certs init --dir DIR [--agent NAME[,SAN...]]... [--controller NAME]\n"
     "\n"
     "Runs PLAN.toml on its agents (or on N local agents) and prints IOR-style results;\n"
@@ -72,6 +76,7 @@ int RunCommand(int argc, char** argv, const std::string& command_line) {
     return kExitUsage;
   }
   options.insecure = absl::GetFlag(FLAGS_insecure);
+  options.force = absl::GetFlag(FLAGS_force);
   if (!options.insecure) {
     std::string dir = absl::GetFlag(FLAGS_tls_dir);
     TlsFiles files;
@@ -150,6 +155,14 @@ int Main(int argc, char** argv) {
     return RunCommand(argc - 1, argv + 1, command_line);
   }
   std::vector<std::string> rest(argv + 2, argv + argc);
+  if (cmd == "ior" || cmd == "mdtest") {
+    struct sigaction sa = {};
+    sa.sa_handler = OnSignal;
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    return cmd == "ior" ? IorCommand(rest, command_line, &g_interrupted)
+                        : MdtestCommand(rest, command_line, &g_interrupted);
+  }
   if (cmd == "history") return HistoryCommand(rest);
   if (cmd == "import") return ImportCommand(rest);
   if (cmd == "export") return ExportCommand(rest);

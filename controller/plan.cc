@@ -10,6 +10,7 @@
 #include "common/names.h"
 #include "common/net.h"
 #include "common/sizes.h"
+#include "common/status_macros.h"
 
 #include <toml++/toml.h>
 
@@ -140,7 +141,10 @@ const std::vector<std::string> kPhaseKeys = {
     "name",    "kind",      "dir",    "file_name",  "file_per_process", "tasks_per_agent",
     "transfer_size", "block_size", "segments", "repetitions", "fsync", "fsync_per_transfer",
     "direct",  "keep",      "verify", "reorder_tasks", "cache", "stripe_count", "stripe_size",
-    "stripe_index", "stripe_pool", "checksums"};
+    "stripe_index", "stripe_pool", "checksums", "random_offsets", "stonewall_seconds",
+    "stonewall_wear_out", "verify_after_write", "delay_seconds", "intra_barriers", "small_files",
+    "small_file_min_size", "small_file_max_size", "small_files_per_dir", "md_op", "md_branching",
+    "md_depth", "md_items", "md_unique_dir", "md_write_size", "md_read_size"};
 
 // `key` must be one of `choices`.
 absl::Status OneOf(const TableReader& r, const std::string& key, const std::string& value,
@@ -150,6 +154,123 @@ absl::Status OneOf(const TableReader& r, const std::string& key, const std::stri
                  absl::StrFormat("\"%s\" is not one of %s", value, absl::StrJoin(choices, ", ")));
 }
 const std::vector<std::string> kTopKeys = {"run", "agent", "phase"};
+
+// Keys of IOR's finer options and of the small_files and mdtest kinds, and
+// their consistency with the phase's kind and layout.
+absl::Status ParseWorkloadKeys(const TableReader& r, PhasePlan* p) {
+  uint64_t v = 0;
+  auto only_for = [&](const char* key, bool allowed, const char* kinds) -> absl::Status {
+    if (r.Get(key) != nullptr && !allowed) {
+      return r.Error(*r.Get(key), key,
+                     absl::StrFormat("applies to %s phases, not to kind = \"%s\"", kinds,
+                                     PhaseKindName(p->kind)));
+    }
+    return absl::OkStatus();
+  };
+  const bool transfer = p->kind == v1::WRITE || p->kind == v1::READ || p->kind == v1::REWRITE;
+  RETURN_IF_ERROR(r.Bool("random_offsets", &p->random_offsets));
+  RETURN_IF_ERROR(only_for("random_offsets", transfer, "write, read and rewrite"));
+  v = p->stonewall_seconds;
+  RETURN_IF_ERROR(r.Uint("stonewall_seconds", 0, 86400 * 7, &v));
+  p->stonewall_seconds = static_cast<uint32_t>(v);
+  RETURN_IF_ERROR(only_for("stonewall_seconds", transfer, "write, read and rewrite"));
+  RETURN_IF_ERROR(r.Bool("stonewall_wear_out", &p->stonewall_wear_out));
+  RETURN_IF_ERROR(r.Bool("verify_after_write", &p->verify_after_write));
+  RETURN_IF_ERROR(only_for("verify_after_write", p->kind == v1::WRITE, "write"));
+  v = p->delay_seconds;
+  RETURN_IF_ERROR(r.Uint("delay_seconds", 0, 86400, &v));
+  p->delay_seconds = static_cast<uint32_t>(v);
+  RETURN_IF_ERROR(r.Bool("intra_barriers", &p->intra_barriers));
+  RETURN_IF_ERROR(only_for("intra_barriers", transfer, "write, read and rewrite"));
+  if (p->random_offsets && p->block_bytes == p->transfer_bytes && p->segments == 1) {
+    return r.Error(*r.Get("random_offsets"), "random_offsets",
+                   "block_size equals transfer_size with one segment: each task has a single "
+                   "transfer, nothing to shuffle; make block_size a multiple of transfer_size");
+  }
+  if (p->stonewall_wear_out && p->stonewall_seconds == 0) {
+    return r.Error(*r.Get("stonewall_wear_out"), "stonewall_wear_out",
+                   "needs stonewall_seconds > 0 (wear-out continues after the stonewall)");
+  }
+
+  const bool small = p->kind == v1::SMALL_FILES;
+  RETURN_IF_ERROR(r.Uint("small_files", 1, uint64_t{1} << 32, &p->small_files));
+  RETURN_IF_ERROR(r.Size("small_file_min_size", &p->small_file_min_bytes));
+  RETURN_IF_ERROR(r.Size("small_file_max_size", &p->small_file_max_bytes));
+  v = p->small_files_per_dir;
+  RETURN_IF_ERROR(r.Uint("small_files_per_dir", 1, 1'000'000, &v));
+  p->small_files_per_dir = static_cast<uint32_t>(v);
+  for (const char* key :
+       {"small_files", "small_file_min_size", "small_file_max_size", "small_files_per_dir"}) {
+    RETURN_IF_ERROR(only_for(key, small, "small_files"));
+  }
+  if (small) {
+    if (p->small_files == 0) {
+      return r.Missing("small_files", "add small_files = 1000 (files per task)");
+    }
+    if (p->small_file_min_bytes > p->small_file_max_bytes) {
+      return r.Error(*r.Get("small_file_min_size"), "small_file_min_size",
+                     absl::StrFormat("%s is larger than small_file_max_size %s",
+                                     HumanBytes(p->small_file_min_bytes),
+                                     HumanBytes(p->small_file_max_bytes)));
+    }
+    if (p->small_file_max_bytes > (64u << 20)) {
+      const toml::node* n = r.Get("small_file_max_size");
+      return r.Error(*n, "small_file_max_size", "small files are at most 64 MiB each");
+    }
+  }
+
+  const bool md = p->kind == v1::MDTEST;
+  std::string op;
+  RETURN_IF_ERROR(r.String("md_op", &op));
+  v = p->md_branching;
+  RETURN_IF_ERROR(r.Uint("md_branching", 1, 1'000'000, &v));
+  p->md_branching = static_cast<uint32_t>(v);
+  v = p->md_depth;
+  RETURN_IF_ERROR(r.Uint("md_depth", 0, 64, &v));
+  p->md_depth = static_cast<uint32_t>(v);
+  RETURN_IF_ERROR(r.Uint("md_items", 0, uint64_t{1} << 40, &p->md_items));
+  RETURN_IF_ERROR(r.Bool("md_unique_dir", &p->md_unique_dir));
+  if (r.Get("md_write_size")) RETURN_IF_ERROR(r.Size("md_write_size", &p->md_write_bytes));
+  if (r.Get("md_read_size")) RETURN_IF_ERROR(r.Size("md_read_size", &p->md_read_bytes));
+  for (const char* key : {"md_op", "md_branching", "md_depth", "md_items", "md_unique_dir",
+                          "md_write_size", "md_read_size"}) {
+    RETURN_IF_ERROR(only_for(key, md, "mdtest"));
+  }
+  if (md) {
+    if (op.empty()) {
+      return r.Missing("md_op", "add md_op = \"file_create\" (tree_create, dir_create, dir_stat, "
+                                "dir_remove, file_create, file_stat, file_read, file_remove, "
+                                "tree_remove)");
+    }
+    auto parsed = ParseMdtestOp(op);
+    if (!parsed) {
+      return r.Error(*r.Get("md_op"), "md_op",
+                     absl::StrFormat("\"%s\" is not an mdtest operation; use tree_create, "
+                                     "dir_create, dir_stat, dir_remove, file_create, file_stat, "
+                                     "file_read, file_remove or tree_remove",
+                                     op));
+    }
+    p->md_op = *parsed;
+    const bool tree_op = p->md_op == v1::MD_TREE_CREATE || p->md_op == v1::MD_TREE_REMOVE;
+    if (!tree_op && p->md_items == 0) {
+      return r.Missing("md_items", "add md_items = 1000 (items per task, mdtest -n)");
+    }
+    if (p->md_write_bytes > (64u << 20) || p->md_read_bytes > (64u << 20)) {
+      const toml::node* n = r.Get("md_write_size") ? r.Get("md_write_size") : r.Get("md_read_size");
+      return r.Error(*n, n == r.Get("md_write_size") ? "md_write_size" : "md_read_size",
+                     "at most 64 MiB per file");
+    }
+    double dirs = 0, level = 1;
+    for (uint32_t d = 0; d <= p->md_depth; ++d, level *= p->md_branching) dirs += level;
+    if (dirs > 1e7) {
+      return r.Error(*(r.Get("md_depth") ? r.Get("md_depth") : r.Get("md_branching")), "md_depth",
+                     absl::StrFormat("a tree of branching %u and depth %u has %.0f directories; "
+                                     "the limit is 10 million",
+                                     p->md_branching, p->md_depth, dirs));
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::Status ParseRun(const toml::table& t, const std::string& source, Plan* plan) {
   TableReader r(t, source, "[run]", kRunKeys);
@@ -251,7 +372,9 @@ absl::Status ParsePhase(const toml::table& t, const std::string& source, int ind
   auto k = ParsePhaseKind(kind);
   if (!k) {
     return r.Error(*r.Get("kind"), "kind",
-                   absl::StrFormat("\"%s\" is not a phase kind; use write or read", kind));
+                   absl::StrFormat("\"%s\" is not a phase kind; use write, read, rewrite, "
+                                   "small_files or mdtest",
+                                   kind));
   }
   p.kind = *k;
   if (!(s = r.String("dir", &p.dir)).ok()) return s;
@@ -365,6 +488,7 @@ absl::Status ParsePhase(const toml::table& t, const std::string& source, int ind
                    absl::StrFormat("O_DIRECT needs transfer_size a multiple of 4 KiB, got %u bytes",
                                    p.transfer_bytes));
   }
+  RETURN_IF_ERROR(ParseWorkloadKeys(r, &p));
   if (p.kind == v1::READ && (p.fsync || p.fsync_per_transfer)) {
     return r.Error(*(r.Get("fsync") ? r.Get("fsync") : r.Get("fsync_per_transfer")), "fsync",
                    "applies to write phases only");
@@ -499,7 +623,15 @@ absl::StatusOr<Plan> ParsePlan(const std::string& text, const std::string& sourc
         "%s: no [[agent]] has role = \"client\"; phases need at least one client to run tasks",
         source));
   }
+  size_t clients = 0;
+  for (const AgentPlan& a : plan.agents) clients += a.role == v1::CLIENT ? 1 : 0;
   for (const PhasePlan& p : plan.phases) {
+    if (p.intra_barriers && clients > 1) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: phase '%s' has intra_barriers = true with %u client agents: the barriers (IOR -g) "
+          "span the tasks of one agent only; use one client agent or drop intra_barriers",
+          source, p.name, clients));
+    }
     if (p.reorder_tasks && plan.agents.size() == 1) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: phase '%s' has reorder_tasks = true with one agent: the tasks would read their own "

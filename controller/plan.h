@@ -43,6 +43,28 @@ struct PhasePlan {
   int32_t stripe_index = -1;
   std::string stripe_pool;
   v1::ChecksumMode checksums = v1::CHECKSUMS_UNCHANGED;
+  bool random_offsets = false;            // IOR -z
+  uint32_t stonewall_seconds = 0;         // IOR -D
+  bool stonewall_wear_out = false;        // IOR -O stoneWallingWearOut=1 (per agent)
+  bool verify_after_write = false;        // IOR -W (write phases, untimed)
+  uint32_t delay_seconds = 0;             // IOR -d (untimed)
+  bool intra_barriers = false;            // IOR -g (one client agent only)
+
+  // kind = "small_files": per task, `small_files` files of sizes log-uniform
+  // in [small_file_min_size, small_file_max_size], small_files_per_dir per dir.
+  uint64_t small_files = 0;
+  uint64_t small_file_min_bytes = 4096;
+  uint64_t small_file_max_bytes = 65536;
+  uint32_t small_files_per_dir = 100;
+
+  // kind = "mdtest": one sub-phase (md_op) of mdtest for every task.
+  v1::MdtestOp md_op = v1::MD_OP_UNSPECIFIED;
+  uint32_t md_branching = 1;              // mdtest -b
+  uint32_t md_depth = 0;                  // mdtest -z
+  uint64_t md_items = 0;                  // mdtest -n (per task)
+  bool md_unique_dir = false;             // mdtest -u
+  uint64_t md_write_bytes = 0;            // mdtest -w
+  uint64_t md_read_bytes = 0;             // mdtest -e
 };
 
 struct Plan {

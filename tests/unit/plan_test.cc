@@ -170,5 +170,62 @@ TEST(Plan, PhaseOptionConflicts) {
               HasSubstr("O_DIRECT needs"));
 }
 
+std::string WithKind(const std::string& kind, const std::string& extra) {
+  return "[[phase]]\nname = \"p\"\nkind = \"" + kind + "\"\ndir = \"/x\"\n" + extra;
+}
+
+TEST(Plan, IorFinerOptionsAndNewKinds) {
+  auto plan = ParsePlan(WithPhase("random_offsets = true\nstonewall_seconds = 30\n"
+                                  "stonewall_wear_out = true\nverify_after_write = true\n"
+                                  "delay_seconds = 2\nintra_barriers = true\n"),
+                        "plan.toml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const PhasePlan& p = plan->phases[0];
+  EXPECT_TRUE(p.random_offsets && p.stonewall_wear_out && p.verify_after_write && p.intra_barriers);
+  EXPECT_EQ(p.stonewall_seconds, 30u);
+  EXPECT_EQ(p.delay_seconds, 2u);
+
+  auto small = ParsePlan(WithKind("small_files", "small_files = 500\nsmall_file_min_size = \"1k\"\n"
+                                                 "small_file_max_size = \"64k\"\nsmall_files_per_dir = 50\n"),
+                         "plan.toml");
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_EQ(small->phases[0].kind, v1::SMALL_FILES);
+  EXPECT_EQ(small->phases[0].small_file_max_bytes, 65536u);
+
+  auto md = ParsePlan(WithKind("mdtest", "md_op = \"file_create\"\nmd_items = 100\nmd_branching = 2\n"
+                                         "md_depth = 3\nmd_unique_dir = true\nmd_write_size = \"4k\"\n"),
+                      "plan.toml");
+  ASSERT_TRUE(md.ok()) << md.status();
+  EXPECT_EQ(md->phases[0].md_op, v1::MD_FILE_CREATE);
+  EXPECT_EQ(md->phases[0].md_write_bytes, 4096u);
+  EXPECT_EQ(Error(WithKind("rewrite", "verify = true\n")), "OK");
+}
+
+TEST(Plan, IorFinerOptionsErrorsArePositioned) {
+  EXPECT_THAT(Error(WithPhase("random_offsets = true\nblock_size = \"1m\"\ntransfer_size = \"1m\"\n")),
+              HasSubstr("plan.toml:5:18: [[phase]] 'w' key 'random_offsets': block_size equals"));
+  EXPECT_THAT(Error(WithPhase("stonewall_wear_out = true\n")),
+              HasSubstr("key 'stonewall_wear_out': needs stonewall_seconds"));
+  EXPECT_THAT(Error(WithKind("read", "verify_after_write = true\n")),
+              HasSubstr("key 'verify_after_write': applies to write phases"));
+  EXPECT_THAT(Error(WithKind("mdtest", "random_offsets = true\nmd_op = \"dir_stat\"\nmd_items = 1\n")),
+              HasSubstr("applies to write, read and rewrite phases"));
+  EXPECT_THAT(Error(WithPhase("small_files = 10\n")), HasSubstr("applies to small_files phases"));
+  EXPECT_THAT(Error(WithKind("small_files", "")), HasSubstr("has no 'small_files'"));
+  EXPECT_THAT(Error(WithKind("small_files", "small_files = 1\nsmall_file_min_size = \"8k\"\n"
+                                            "small_file_max_size = \"4k\"\n")),
+              HasSubstr("key 'small_file_min_size': 8 KiB is larger"));
+  EXPECT_THAT(Error(WithKind("mdtest", "md_items = 5\n")), HasSubstr("has no 'md_op'"));
+  EXPECT_THAT(Error(WithKind("mdtest", "md_op = \"rename\"\n")),
+              HasSubstr("\"rename\" is not an mdtest operation"));
+  EXPECT_THAT(Error(WithKind("mdtest", "md_op = \"file_stat\"\n")), HasSubstr("has no 'md_items'"));
+  EXPECT_THAT(Error(WithKind("mdtest", "md_op = \"tree_create\"\nmd_branching = 1000\nmd_depth = 4\n")),
+              HasSubstr("the limit is 10 million"));
+  EXPECT_THAT(Error(WithKind("bonnie", "")), HasSubstr("use write, read, rewrite, small_files or mdtest"));
+  EXPECT_THAT(Error("[[agent]]\naddress = \"h:1\"\n[[agent]]\naddress = \"h:2\"\n" +
+                    WithPhase("intra_barriers = true\n")),
+              HasSubstr("intra_barriers = true with 2 client agents"));
+}
+
 }  // namespace
 }  // namespace lockstep

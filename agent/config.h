@@ -1,0 +1,49 @@
+// The agent's configuration file (`lockstep-agent --config FILE`, TOML).
+// Command-line flags given explicitly override it.
+//
+//   listen = "0.0.0.0:7070"
+//   role = "client"                  # client | oss | mds
+//   roots = ["/lustre/scratch/lockstep"]
+//   insecure = false                 # plaintext; loopback listen addresses only
+//   [tls]
+//   ca = "/etc/lockstep/ca.pem"
+//   cert = "/etc/lockstep/agent.pem"
+//   key = "/etc/lockstep/agent.key"
+//   allow = ["controller"]           # controller certificate names; ["*"] = any from the CA
+//   [permissions]
+//   drop_caches = true
+//   lustre = false                   # lfs setstripe, lctl set_param
+//   [limits]
+//   max_tasks = 4096
+//   max_bytes_per_phase = "0"        # 0 = no limit; sizes as in plans
+//   default_lease_ms = 5000
+//   [telemetry]
+//   interval_ms = 1000
+//   devices = ["sda"]
+//   ifaces = ["eth0"]
+#ifndef LOCKSTEP_AGENT_CONFIG_H_
+#define LOCKSTEP_AGENT_CONFIG_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "agent/agent_core.h"
+
+namespace lockstep {
+
+struct AgentConfig {
+  std::string listen = "0.0.0.0:7070";
+  bool insecure = false;
+  std::string tls_ca, tls_cert, tls_key;
+  std::vector<std::string> tls_allow = {"controller"};
+  AgentOptions options;
+};
+
+// Parses `text` (named `source` in errors: "file:line:column: key: why").
+absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text, const std::string& source);
+absl::StatusOr<AgentConfig> LoadAgentConfig(const std::string& path);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_AGENT_CONFIG_H_

@@ -1,0 +1,32 @@
+// Helpers shared by the IOR and mdtest command-line translators.
+#ifndef LOCKSTEP_CONTROLLER_CLI_COMMON_H_
+#define LOCKSTEP_CONTROLLER_CLI_COMMON_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "controller/ior_cli.h"
+
+namespace lockstep {
+
+// A whole number in [min, max]; errors name "OPT VALUE".
+absl::StatusOr<uint64_t> CliUint(const std::string& opt, const std::string& value, uint64_t min,
+                                 uint64_t max);
+
+// Consumes one of lockstep's long options at args[*i] (advancing *i past its
+// value); false when args[*i] is not one of them.
+absl::StatusOr<bool> ParseControllerOption(const std::vector<std::string>& args, size_t* i,
+                                           ControllerCli* c, const FileReader& read_file);
+
+// Agents and tasks: the plan's agents from --agents/--hostfile (else local
+// agents), and tasks_per_agent of every phase from the total (`total_opt`,
+// 0 = not given; must divide evenly) or --tasks-per-agent.
+absl::Status PlaceTasks(uint32_t total_tasks, const std::string& total_opt, CliCommand* cmd);
+
+// "-o /a/b/f" -> dir "/a/b", file "f"; no slash: dir ".".
+void SplitOutputPath(const std::string& path, std::string* dir, std::string* file);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_CLI_COMMON_H_

@@ -1,0 +1,464 @@
+#include "controller/ior_cli.h"
+
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/names.h"
+#include "common/net.h"
+#include "common/sizes.h"
+#include "common/status_macros.h"
+#include "controller/cli_common.h"
+
+namespace lockstep {
+namespace {
+
+// IOR options we translate, and those we refuse with the reason.
+constexpr const char* kIorFlags = "FwrWReYCzkgvq";
+constexpr const char* kIorValues = "abtsoiNDdOG";
+
+struct Refusal {
+  char letter;
+  const char* why;
+};
+constexpr Refusal kIorRefused[] = {
+    {'c', "collective I/O (MPI-IO) has no POSIX equivalent"},
+    {'E', "use existing file: lockstep always removes stale files before a write"},
+    {'m', "multiple files per task (-m) is not implemented"},
+    {'u', "unique directory per task (-u) is not implemented for IOR; use -F"},
+    {'x', "stonewall status file (-x) is not implemented"},
+    {'X', "random task reordering seed (-X) is not implemented; -C reorders by node"},
+    {'Z', "random task reordering (-Z) is not implemented; -C reorders by node"},
+    {'Q', "task-per-node offset (-Q) is not implemented; -C shifts by one agent's tasks"},
+    {'T', "maximum time (-T) is not implemented; use -D (stonewall)"},
+    {'l', "data packet types (-l) are not implemented: lockstep writes its own checkable pattern"},
+    {'f', "IOR scripts (-f) are not supported; use a lockstep plan (lockstep run)"},
+    {'H', "hints (-H) have no POSIX meaning"},
+    {'n', "no-fill (-n) is not implemented"},
+    {'p', "preallocation (-p) is not implemented"},
+    {'P', "-P is not implemented"},
+    {'S', "-S is not implemented"},
+    {'V', "MPI file views (-V) have no POSIX meaning"},
+    {'y', "dual mount (-y) is not implemented"},
+    {'j', "outlier threshold (-j) is not implemented"},
+    {'J', "-J (alignment) is not implemented"},
+    {'L', "-L is not implemented"},
+    {'M', "-M (memory hog) is not implemented"},
+    {'B', "-B is not implemented"},
+    {'A', "-A (reference number) is not implemented"},
+    {'U', "-U (hints file) is not implemented"},
+};
+
+absl::Status Bad(const std::string& option, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrFormat("%s: %s", option, why));
+}
+
+absl::StatusOr<uint64_t> Size(const std::string& opt, const std::string& v) {
+  auto s = ParseSize(v);
+  if (!s.ok()) return Bad(opt + " " + v, std::string(s.status().message()));
+  if (*s == 0) return Bad(opt + " " + v, "must be greater than zero");
+  return *s;
+}
+
+}  // namespace
+
+absl::StatusOr<uint64_t> CliUint(const std::string& opt, const std::string& v, uint64_t min,
+                                 uint64_t max) {
+  uint64_t n = 0;
+  if (!absl::SimpleAtoi(v, &n) || v.empty() || v[0] == '-' || v[0] == '+') {
+    return Bad(opt + " " + v, "expected a whole number");
+  }
+  if (n < min || n > max) {
+    return Bad(opt + " " + v, absl::StrFormat("out of range; use %u to %u", min, max));
+  }
+  return n;
+}
+
+absl::StatusOr<bool> ParseControllerOption(const std::vector<std::string>& args, size_t* i,
+                                           ControllerCli* c, const FileReader& read_file) {
+  const std::string& a = args[*i];
+  if (a.rfind("--", 0) != 0) return false;
+  std::string name = a, value;
+  bool has_value = false;
+  if (size_t eq = a.find('='); eq != std::string::npos) {
+    name = a.substr(0, eq);
+    value = a.substr(eq + 1);
+    has_value = true;
+  }
+  auto need_value = [&]() -> absl::Status {
+    if (has_value) return absl::OkStatus();
+    if (*i + 1 >= args.size()) return Bad(name, "needs a value");
+    value = args[++*i];
+    return absl::OkStatus();
+  };
+  auto add_agent = [&](std::string addr, const std::string& where) -> absl::Status {
+    addr = std::string(absl::StripAsciiWhitespace(addr));
+    if (addr.empty()) return absl::OkStatus();
+    auto hp = SplitHostPort(addr);
+    if (!hp.ok() || hp->second == 0) {
+      return Bad(where, absl::StrFormat("\"%s\" is not HOST:PORT", addr));
+    }
+    if (std::find(c->agents.begin(), c->agents.end(), addr) != c->agents.end()) {
+      return Bad(where, absl::StrFormat("agent %s is listed twice", addr));
+    }
+    c->agents.push_back(addr);
+    return absl::OkStatus();
+  };
+  if (name == "--agents") {
+    RETURN_IF_ERROR(need_value());
+    for (absl::string_view part : absl::StrSplit(value, ',')) {
+      RETURN_IF_ERROR(add_agent(std::string(part), "--agents"));
+    }
+  } else if (name == "--hostfile") {
+    RETURN_IF_ERROR(need_value());
+    auto text = read_file(value);
+    if (!text.ok()) return Bad("--hostfile " + value, std::string(text.status().message()));
+    int line_no = 0;
+    for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+      ++line_no;
+      std::string l(line.substr(0, line.find('#')));
+      RETURN_IF_ERROR(add_agent(l, absl::StrFormat("--hostfile %s:%d", value, line_no)));
+    }
+  } else if (name == "--local") {
+    RETURN_IF_ERROR(need_value());
+    ASSIGN_OR_RETURN(uint64_t n, CliUint("--local", value, 1, 256));
+    c->local_agents = static_cast<int>(n);
+  } else if (name == "--tasks-per-agent") {
+    RETURN_IF_ERROR(need_value());
+    ASSIGN_OR_RETURN(uint64_t n, CliUint("--tasks-per-agent", value, 1, kMaxTasksPerAgent));
+    c->tasks_per_agent = static_cast<uint32_t>(n);
+  } else if (name == "--out") {
+    RETURN_IF_ERROR(need_value());
+    c->out_dir = value;
+  } else if (name == "--tls_dir") {
+    RETURN_IF_ERROR(need_value());
+    c->tls_dir = value;
+  } else if (name == "--insecure") {
+    if (has_value) return Bad(name, "takes no value");
+    c->insecure = true;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+absl::Status PlaceTasks(uint32_t total_tasks, const std::string& total_opt, CliCommand* cmd) {
+  ControllerCli& c = cmd->controller;
+  if (!c.agents.empty() && c.local_agents > 0) {
+    return Bad("--local", "cannot be combined with --agents or --hostfile");
+  }
+  for (const std::string& a : c.agents) cmd->plan.agents.push_back({a, v1::CLIENT});
+  if (c.agents.empty() && c.local_agents == 0) {
+    c.local_agents = total_tasks > 0 && total_tasks % 2 == 1 ? 1 : 2;
+  }
+  const uint32_t agents = c.agents.empty() ? static_cast<uint32_t>(c.local_agents)
+                                           : static_cast<uint32_t>(c.agents.size());
+  uint32_t tpa = c.tasks_per_agent == 0 ? 1 : c.tasks_per_agent;
+  if (total_tasks > 0) {
+    if (total_tasks % agents != 0) {
+      return Bad(absl::StrFormat("%s %u", total_opt, total_tasks),
+                 absl::StrFormat("%u tasks cannot be spread evenly over %u agents; use a "
+                                 "multiple of %u or change the agents",
+                                 total_tasks, agents, agents));
+    }
+    if (c.tasks_per_agent != 0 && c.tasks_per_agent * agents != total_tasks) {
+      return Bad(absl::StrFormat("%s %u", total_opt, total_tasks),
+                 absl::StrFormat("disagrees with --tasks-per-agent %u on %u agents (%u tasks)",
+                                 c.tasks_per_agent, agents, c.tasks_per_agent * agents));
+    }
+    tpa = total_tasks / agents;
+    if (tpa > kMaxTasksPerAgent) {
+      return Bad(absl::StrFormat("%s %u", total_opt, total_tasks),
+                 absl::StrFormat("%u tasks per agent is above the limit %u", tpa,
+                                 kMaxTasksPerAgent));
+    }
+  }
+  for (PhasePlan& p : cmd->plan.phases) p.tasks_per_agent = {tpa};
+  cmd->notes.push_back(absl::StrFormat("%u agent%s (%s) x %u task%s = %u tasks", agents,
+                                       agents == 1 ? "" : "s",
+                                       c.agents.empty() ? "local" : absl::StrJoin(c.agents, ","),
+                                       tpa, tpa == 1 ? "" : "s", agents * tpa));
+  return absl::OkStatus();
+}
+
+void SplitOutputPath(const std::string& path, std::string* dir, std::string* file) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) {
+    *dir = ".";
+    *file = path;
+  } else {
+    *dir = slash == 0 ? "/" : path.substr(0, slash);
+    *file = path.substr(slash + 1);
+  }
+}
+
+absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& args,
+                                               const FileReader& read_file) {
+  CliCommand cmd;
+  Plan& plan = cmd.plan;
+  plan.name = "ior";
+  plan.source = "ior command line";
+  bool F = false, w = false, r = false, W = false, R = false, e = false, Y = false, C = false,
+       z = false, k = false, g = false, direct = false, wear_out = false;
+  uint64_t block = 1 << 20, xfer = 256 << 10, segments = 1, reps = 1, total_tasks = 0;
+  uint64_t stonewall = 0, delay = 0;
+  std::string output = "testFile";
+  std::string api = "POSIX";
+  bool block_given = false, xfer_given = false;
+
+  auto set_o = [&](const std::string& kv) -> absl::Status {
+    for (absl::string_view item : absl::StrSplit(kv, ',')) {
+      std::string it(item);
+      size_t eq = it.find('=');
+      if (eq == std::string::npos) return Bad("-O " + kv, "expected key=value");
+      std::string key = it.substr(0, eq), val = it.substr(eq + 1);
+      const std::string opt = "-O " + it;
+      if (key == "summaryFormat") {
+        std::string v = absl::AsciiStrToUpper(val);
+        if (v == "JSON") {
+          cmd.summary_format = SummaryFormat::kJson;
+        } else if (v == "CSV") {
+          cmd.summary_format = SummaryFormat::kCsv;
+        } else if (v == "DEFAULT" || v == "TEXT") {
+          cmd.summary_format = SummaryFormat::kText;
+        } else {
+          return Bad(opt, "summaryFormat is JSON, CSV or default");
+        }
+      } else if (key == "summaryFile") {
+        if (val.empty()) return Bad(opt, "needs a file name");
+        cmd.summary_file = val;
+      } else if (key == "stoneWallingWearOut") {
+        ASSIGN_OR_RETURN(uint64_t n, CliUint(opt, val, 0, 1));
+        wear_out = n == 1;
+      } else if (key == "lustreStripeCount") {
+        if (val != "0") {
+          return Bad(opt, "only 0 (the file system's default striping) is accepted; set "
+                          "striping on the directory with lfs setstripe");
+        }
+        cmd.notes.push_back("-O lustreStripeCount=0: the file system's default striping");
+      } else {
+        return Bad(opt, absl::StrFormat("unknown -O key '%s'; known: summaryFormat, summaryFile, "
+                                        "stoneWallingWearOut, lustreStripeCount",
+                                        key));
+      }
+    }
+    return absl::OkStatus();
+  };
+
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    ASSIGN_OR_RETURN(bool consumed, ParseControllerOption(args, &i, &cmd.controller, read_file));
+    if (consumed) continue;
+    if (a == "--posix.odirect") {
+      direct = true;
+      continue;
+    }
+    if (a.rfind("--", 0) == 0) {
+      return Bad(a, "unknown option (lockstep ior understands --posix.odirect and its own "
+                    "--agents, --hostfile, --local, --tasks-per-agent, --out, --insecure, "
+                    "--tls_dir)");
+    }
+    if (a.size() < 2 || a[0] != '-') {
+      return Bad(a, "unexpected argument; IOR options start with '-'");
+    }
+    // A cluster of flags ("-wr") or one value option ("-b 4m", "-b4m").
+    for (size_t j = 1; j < a.size(); ++j) {
+      const char o = a[j];
+      const std::string opt = std::string("-") + o;
+      for (const Refusal& ref : kIorRefused) {
+        if (ref.letter == o) return Bad(opt, absl::StrFormat("refused: %s", ref.why));
+      }
+      if (std::string(kIorValues).find(o) != std::string::npos) {
+        std::string v;
+        if (j + 1 < a.size()) {
+          v = a.substr(j + 1);
+        } else if (i + 1 < args.size()) {
+          v = args[++i];
+        } else {
+          return Bad(opt, "needs a value");
+        }
+        switch (o) {
+          case 'a':
+            if (v != "POSIX") {
+              return Bad(opt + " " + v, "only the POSIX API is supported (lockstep's agents use "
+                                        "open/pwrite/pread)");
+            }
+            api = v;
+            break;
+          case 'b': { ASSIGN_OR_RETURN(block, Size(opt, v)); block_given = true; break; }
+          case 't': { ASSIGN_OR_RETURN(xfer, Size(opt, v)); xfer_given = true; break; }
+          case 's': { ASSIGN_OR_RETURN(segments, CliUint(opt, v, 1, UINT32_MAX)); break; }
+          case 'i': { ASSIGN_OR_RETURN(reps, CliUint(opt, v, 1, 10000)); break; }
+          case 'N': { ASSIGN_OR_RETURN(total_tasks, CliUint(opt, v, 1, 1u << 24)); break; }
+          case 'D': { ASSIGN_OR_RETURN(stonewall, CliUint(opt, v, 0, 86400 * 7)); break; }
+          case 'd': { ASSIGN_OR_RETURN(delay, CliUint(opt, v, 0, 86400)); break; }
+          case 'G': { ASSIGN_OR_RETURN(plan.seed, CliUint(opt, v, 0, UINT64_MAX >> 1)); break; }
+          case 'o':
+            if (v.empty() || v.back() == '/') {
+              return Bad(opt + " " + v, "needs a file path, not a directory");
+            }
+            output = v;
+            break;
+          case 'O': RETURN_IF_ERROR(set_o(v)); break;
+        }
+        break;  // the value ended the token
+      }
+      switch (o) {
+        case 'F': F = true; break;
+        case 'w': w = true; break;
+        case 'r': r = true; break;
+        case 'W': W = true; break;
+        case 'R': R = true; break;
+        case 'e': e = true; break;
+        case 'Y': Y = true; break;
+        case 'C': C = true; break;
+        case 'z': z = true; break;
+        case 'k': k = true; break;
+        case 'g': g = true; break;
+        case 'v': break;  // our output is IOR's verbose level already
+        case 'q': break;  // quit on error: lockstep always stops a phase at its first error
+        default:
+          return Bad(opt, "unknown IOR option");
+      }
+    }
+  }
+  (void)block_given;
+  (void)xfer_given;
+  // Consistency, each error naming the options at fault.
+  if (xfer % 8 != 0) return Bad(absl::StrFormat("-t %u", xfer), "must be a multiple of 8 bytes");
+  if (block % xfer != 0) {
+    return Bad(absl::StrFormat("-b %u", block),
+               absl::StrFormat("block size must be a multiple of the transfer size -t %u", xfer));
+  }
+  if (z && block == xfer && segments == 1) {
+    return Bad("-z", absl::StrFormat("random offsets with -b equal to -t (%s) and one segment: "
+                                     "each task has a single transfer, nothing to shuffle",
+                                     HumanBytes(block)));
+  }
+  if (wear_out && stonewall == 0) {
+    return Bad("-O stoneWallingWearOut=1", "needs -D SECONDS (wear-out follows the stonewall)");
+  }
+  if (direct && xfer % 4096 != 0) {
+    return Bad("--posix.odirect", absl::StrFormat("needs -t a multiple of 4096, got %u", xfer));
+  }
+  if (W && !w) return Bad("-W", "checks what the write phase wrote; add -w");
+  if (!w && !r && !W && !R) w = r = true;  // IOR's default
+  if (R) r = true;
+
+  std::string dir, file;
+  SplitOutputPath(output, &dir, &file);
+  if (file.empty()) return Bad("-o " + output, "needs a file name");
+  PhasePlan base;
+  base.dir = dir;
+  base.file_name = file;
+  base.file_per_process = F;
+  base.transfer_bytes = xfer;
+  base.block_bytes = block;
+  base.segments = segments;
+  base.direct = direct;
+  base.keep = k;
+  base.random_offsets = z;
+  base.stonewall_seconds = static_cast<uint32_t>(stonewall);
+  base.stonewall_wear_out = wear_out;
+  base.delay_seconds = static_cast<uint32_t>(delay);
+  base.intra_barriers = g;
+  if (w) {
+    PhasePlan p = base;
+    p.name = "write";
+    p.kind = v1::WRITE;
+    p.fsync = e;
+    p.fsync_per_transfer = Y;
+    p.verify_after_write = W;
+    plan.phases.push_back(p);
+  }
+  if (r) {
+    PhasePlan p = base;
+    p.name = "read";
+    p.kind = v1::READ;
+    p.verify = R;
+    p.reorder_tasks = C;
+    plan.phases.push_back(p);
+  } else if (C) {
+    return Bad("-C", "reorders the tasks of the read phase; add -r");
+  }
+  plan.repetitions = static_cast<uint32_t>(reps);
+  RETURN_IF_ERROR(PlaceTasks(static_cast<uint32_t>(total_tasks), "-N", &cmd));
+  const size_t agents =
+      cmd.controller.agents.empty() ? cmd.controller.local_agents : cmd.controller.agents.size();
+  if (C && agents < 2) {
+    return Bad("-C", "with one agent every task would read its own node's data; use two or "
+                     "more agents");
+  }
+  if (g && agents > 1) {
+    return Bad("-g", absl::StrFormat("intra-phase barriers span one agent's tasks only, and "
+                                     "there are %u agents; use --local 1 or one --agents entry",
+                                     agents));
+  }
+  if (wear_out && agents > 1) {
+    cmd.notes.push_back(
+        "-O stoneWallingWearOut=1: wear-out evens out the tasks of each agent (the most pairs "
+        "of that agent's tasks), not across agents");
+  }
+  plan.text = PlanToToml(plan);
+  return cmd;
+}
+
+std::string PlanToToml(const Plan& plan) {
+  std::string s = absl::StrFormat("# translated by lockstep\n[run]\nname = \"%s\"\nrepetitions = %u\nseed = %u\n",
+                                  plan.name, plan.repetitions, plan.seed);
+  for (const AgentPlan& a : plan.agents) {
+    s += absl::StrFormat("\n[[agent]]\naddress = \"%s\"\nrole = \"%s\"\n", a.address,
+                         RoleName(a.role));
+  }
+  for (const PhasePlan& p : plan.phases) {
+    s += absl::StrFormat("\n[[phase]]\nname = \"%s\"\nkind = \"%s\"\ndir = \"%s\"\nfile_name = \"%s\"\n",
+                         p.name, PhaseKindName(p.kind), p.dir, p.file_name);
+    s += absl::StrFormat("tasks_per_agent = %u\n", p.tasks_per_agent.empty() ? 1 : p.tasks_per_agent[0]);
+    auto b = [&](const char* key, bool v) {
+      if (v) s += absl::StrFormat("%s = true\n", key);
+    };
+    auto u = [&](const char* key, uint64_t v) {
+      if (v) s += absl::StrFormat("%s = %u\n", key, v);
+    };
+    if (p.kind == v1::WRITE || p.kind == v1::READ || p.kind == v1::REWRITE) {
+      b("file_per_process", p.file_per_process);
+      u("transfer_size", p.transfer_bytes);
+      u("block_size", p.block_bytes);
+      u("segments", p.segments);
+      b("fsync", p.fsync);
+      b("fsync_per_transfer", p.fsync_per_transfer);
+      b("direct", p.direct);
+      b("verify", p.verify);
+      b("reorder_tasks", p.reorder_tasks);
+      b("random_offsets", p.random_offsets);
+      u("stonewall_seconds", p.stonewall_seconds);
+      b("stonewall_wear_out", p.stonewall_wear_out);
+      b("verify_after_write", p.verify_after_write);
+      b("intra_barriers", p.intra_barriers);
+    }
+    b("keep", p.keep);
+    u("delay_seconds", p.delay_seconds);
+    if (p.kind == v1::SMALL_FILES) {
+      u("small_files", p.small_files);
+      u("small_file_min_size", p.small_file_min_bytes);
+      u("small_file_max_size", p.small_file_max_bytes);
+      u("small_files_per_dir", p.small_files_per_dir);
+    }
+    if (p.kind == v1::MDTEST) {
+      s += absl::StrFormat("md_op = \"%s\"\n", MdtestOpName(p.md_op));
+      u("md_branching", p.md_branching);
+      u("md_depth", p.md_depth);
+      u("md_items", p.md_items);
+      b("md_unique_dir", p.md_unique_dir);
+      u("md_write_size", p.md_write_bytes);
+      u("md_read_size", p.md_read_bytes);
+    }
+  }
+  return s;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,177 @@
+// Translation of unchanged IOR and mdtest command lines into plans.
+#include "controller/ior_cli.h"
+
+#include "absl/strings/str_split.h"
+#include "controller/mdtest_cli.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test_util.h"
+
+namespace lockstep {
+namespace {
+
+using ::testing::HasSubstr;
+
+FileReader NoFiles() {
+  return [](const std::string& path) -> absl::StatusOr<std::string> {
+    if (path == "hosts") return std::string("# agents\nn1:7070\n\nn2:7070  # second\n");
+    return absl::NotFoundError(path + ": no such file");
+  };
+}
+
+absl::StatusOr<CliCommand> Ior(const std::string& line) {
+  return ParseIorCommandLine(absl::StrSplit(line, ' ', absl::SkipEmpty()), NoFiles());
+}
+absl::StatusOr<CliCommand> Md(const std::string& line) {
+  return ParseMdtestCommandLine(absl::StrSplit(line, ' ', absl::SkipEmpty()), NoFiles());
+}
+
+// The error of a bad command line, or "OK".
+std::string IorError(const std::string& line) {
+  auto c = Ior(line);
+  if (c.ok()) return "OK";
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument) << line;
+  return std::string(c.status().message());
+}
+std::string MdError(const std::string& line) {
+  auto c = Md(line);
+  if (c.ok()) return "OK";
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument) << line;
+  return std::string(c.status().message());
+}
+
+TEST(IorCli, TranslatesTheSeedLine) {
+  auto c = Ior("-F -a POSIX -r -w -b 60g -t 1m -o /lustre/ki/pfs/out/ior.dat -i 2 -v");
+  ASSERT_OK(c);
+  const Plan& p = c->plan;
+  EXPECT_EQ(p.repetitions, 2u);
+  ASSERT_EQ(p.phases.size(), 2u);
+  EXPECT_EQ(p.phases[0].kind, v1::WRITE);
+  EXPECT_EQ(p.phases[1].kind, v1::READ);
+  for (const PhasePlan& ph : p.phases) {
+    EXPECT_EQ(ph.dir, "/lustre/ki/pfs/out");
+    EXPECT_EQ(ph.file_name, "ior.dat");
+    EXPECT_TRUE(ph.file_per_process);
+    EXPECT_EQ(ph.block_bytes, 64424509440u);
+    EXPECT_EQ(ph.transfer_bytes, 1u << 20);
+    EXPECT_EQ(ph.segments, 1u);
+    EXPECT_FALSE(ph.keep);
+    EXPECT_EQ(ph.tasks_per_agent, std::vector<uint32_t>{1});
+  }
+  EXPECT_EQ(c->controller.local_agents, 2);
+  EXPECT_EQ(c->summary_format, SummaryFormat::kText);
+  // The plan it keeps is a valid lockstep plan with the same content.
+  auto again = ParsePlan(p.text, "plan.toml");
+  ASSERT_OK(again);
+  EXPECT_EQ(again->phases.size(), 2u);
+  EXPECT_EQ(again->phases[0].block_bytes, 64424509440u);
+  EXPECT_EQ(again->repetitions, 2u);
+}
+
+TEST(IorCli, TranslatesTheFinerOptions) {
+  auto c = Ior("-w -r -W -R -e -Y -z -k -D 30 -O stoneWallingWearOut=1 -d 2 -s 4 -b 4m -t 64k "
+               "-O summaryFormat=JSON -O lustreStripeCount=0 --posix.odirect -N 8 "
+               "--hostfile hosts -G 77 -o f");
+  ASSERT_OK(c);
+  ASSERT_EQ(c->plan.phases.size(), 2u);
+  const PhasePlan& w = c->plan.phases[0];
+  const PhasePlan& r = c->plan.phases[1];
+  EXPECT_TRUE(w.fsync && w.fsync_per_transfer && w.verify_after_write && w.random_offsets);
+  EXPECT_TRUE(w.keep && w.direct && w.stonewall_wear_out);
+  EXPECT_EQ(w.stonewall_seconds, 30u);
+  EXPECT_EQ(w.delay_seconds, 2u);
+  EXPECT_EQ(w.segments, 4u);
+  EXPECT_EQ(w.dir, ".");
+  EXPECT_TRUE(r.verify);
+  EXPECT_FALSE(r.fsync);
+  EXPECT_EQ(c->plan.seed, 77u);
+  EXPECT_EQ(c->summary_format, SummaryFormat::kJson);
+  EXPECT_EQ(c->controller.agents, (std::vector<std::string>{"n1:7070", "n2:7070"}));
+  EXPECT_EQ(w.tasks_per_agent, std::vector<uint32_t>{4});
+  ASSERT_EQ(c->plan.agents.size(), 2u);
+  ASSERT_OK(ParsePlan(c->plan.text, "plan.toml"));
+  EXPECT_EQ(Ior("-O summaryFormat=CSV -C --agents a:1,b:2")->summary_format, SummaryFormat::kCsv);
+  EXPECT_TRUE(Ior("-C --agents a:1,b:2")->plan.phases[1].reorder_tasks);
+  EXPECT_TRUE(Ior("-g --local 1")->plan.phases[0].intra_barriers);
+  EXPECT_EQ(Ior("-wr -b4m -t1m")->plan.phases[0].block_bytes, 4u << 20);  // clusters, glued values
+  EXPECT_EQ(Ior("-N 3")->controller.local_agents, 1);  // odd: one local agent
+  EXPECT_EQ(Ior("-w")->plan.phases.size(), 1u);
+  EXPECT_EQ(Ior("-R")->plan.phases.size(), 1u);  // -R alone: a verified read
+}
+
+TEST(IorCli, RefusesWhatItCannotHonour) {
+  EXPECT_THAT(IorError("-b 1x"), HasSubstr("-b 1x: "));
+  EXPECT_THAT(IorError("-t 0"), HasSubstr("-t 0: must be greater than zero"));
+  EXPECT_THAT(IorError("-b 1m -t 3m"), HasSubstr("multiple of the transfer size"));
+  EXPECT_THAT(IorError("-z -b 1m -t 1m"), HasSubstr("-z: random offsets with -b equal to -t"));
+  EXPECT_THAT(IorError("-C --local 1"), HasSubstr("-C: with one agent"));
+  EXPECT_THAT(IorError("-C -w"), HasSubstr("-C: reorders the tasks of the read phase"));
+  EXPECT_THAT(IorError("-g"), HasSubstr("-g: intra-phase barriers span one agent's tasks"));
+  EXPECT_THAT(IorError("-c"), HasSubstr("-c: refused: collective I/O"));
+  EXPECT_THAT(IorError("-E"), HasSubstr("-E: refused"));
+  EXPECT_THAT(IorError("-Q 1"), HasSubstr("-Q: refused"));
+  EXPECT_THAT(IorError("-K"), HasSubstr("-K: unknown IOR option"));
+  EXPECT_THAT(IorError("--mpiio.foo"), HasSubstr("--mpiio.foo: unknown option"));
+  EXPECT_THAT(IorError("stray"), HasSubstr("stray: unexpected argument"));
+  EXPECT_THAT(IorError("-a MPIIO"), HasSubstr("-a MPIIO: only the POSIX API"));
+  EXPECT_THAT(IorError("-O foo=1"), HasSubstr("unknown -O key 'foo'"));
+  EXPECT_THAT(IorError("-O summaryFormat=XML"), HasSubstr("summaryFormat is JSON, CSV"));
+  EXPECT_THAT(IorError("-O lustreStripeCount=4"), HasSubstr("-O lustreStripeCount=4: only 0"));
+  EXPECT_THAT(IorError("-O stoneWallingWearOut=1"), HasSubstr("needs -D SECONDS"));
+  EXPECT_THAT(IorError("-W -r"), HasSubstr("-W: checks what the write phase wrote"));
+  EXPECT_THAT(IorError("-N 3 --agents a:1,b:2"), HasSubstr("-N 3: 3 tasks cannot be spread evenly over 2"));
+  EXPECT_THAT(IorError("-N 4 --tasks-per-agent 3"), HasSubstr("disagrees with --tasks-per-agent 3"));
+  EXPECT_THAT(IorError("-t 1000 --posix.odirect -b 1000"), HasSubstr("--posix.odirect: needs -t"));
+  EXPECT_THAT(IorError("-i"), HasSubstr("-i: needs a value"));
+  EXPECT_THAT(IorError("-i two"), HasSubstr("-i two: expected a whole number"));
+  EXPECT_THAT(IorError("-o dir/"), HasSubstr("needs a file path"));
+  EXPECT_THAT(IorError("--agents a:1,a:1"), HasSubstr("listed twice"));
+  EXPECT_THAT(IorError("--agents nope"), HasSubstr("not HOST:PORT"));
+  EXPECT_THAT(IorError("--hostfile missing"), HasSubstr("--hostfile missing: "));
+  EXPECT_THAT(IorError("--local 1 --agents a:1"), HasSubstr("--local: cannot be combined"));
+}
+
+TEST(MdtestCli, TranslatesSubPhasesInMdtestsOrder) {
+  auto c = Md("-n 1000 -u -b 2 -z 2 -w 4k -e 4k -i 3 -d /scratch/md --tasks 4");
+  ASSERT_OK(c);
+  std::vector<std::string> names;
+  for (const PhasePlan& p : c->plan.phases) {
+    names.push_back(p.name);
+    EXPECT_EQ(p.kind, v1::MDTEST);
+    EXPECT_EQ(p.md_items, 1000u);
+    EXPECT_TRUE(p.md_unique_dir);
+    EXPECT_EQ(p.md_branching, 2u);
+    EXPECT_EQ(p.md_depth, 2u);
+    EXPECT_EQ(p.md_write_bytes, 4096u);
+    EXPECT_EQ(p.dir, "/scratch/md");
+    EXPECT_EQ(p.tasks_per_agent, std::vector<uint32_t>{2});
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"tree_create", "dir_create", "dir_stat",
+                                             "dir_remove", "file_create", "file_stat",
+                                             "file_read", "file_remove", "tree_remove"}));
+  EXPECT_EQ(c->plan.repetitions, 3u);
+  ASSERT_OK(ParsePlan(c->plan.text, "plan.toml"));
+  auto files = Md("-n 10 -F -C");
+  ASSERT_OK(files);
+  ASSERT_EQ(files->plan.phases.size(), 2u);
+  EXPECT_EQ(files->plan.phases[1].md_op, v1::MD_FILE_CREATE);
+  // -I: items per directory, over the whole tree of 1+3 dirs.
+  EXPECT_EQ(Md("-I 5 -b 3 -z 1")->plan.phases[0].md_items, 20u);
+}
+
+TEST(MdtestCli, RefusesWhatItCannotHonour) {
+  EXPECT_THAT(MdError("-u"), HasSubstr("-n: the number of items"));
+  EXPECT_THAT(MdError("-n 5 -I 5"), HasSubstr("-I: give the number of items"));
+  EXPECT_THAT(MdError("-n 5 -L"), HasSubstr("-L: refused"));
+  EXPECT_THAT(MdError("-n 5 -S"), HasSubstr("-S: refused"));
+  EXPECT_THAT(MdError("-n 5 -N 2"), HasSubstr("-N: refused"));
+  EXPECT_THAT(MdError("-n 5 -Q"), HasSubstr("-Q: unknown mdtest option"));
+  EXPECT_THAT(MdError("-n x"), HasSubstr("-n x: expected a whole number"));
+  EXPECT_THAT(MdError("-n 5 -w 1x"), HasSubstr("-w 1x: "));
+  EXPECT_THAT(MdError("-n 5 -e 8 -w 4"), HasSubstr("-e 8: reads more than each file holds"));
+  EXPECT_THAT(MdError("-n 5 -b 100 -z 5"), HasSubstr("-b 100 -z 5: a tree of"));
+  EXPECT_THAT(MdError("-n 5 --tasks 3 --agents a:1,b:2"), HasSubstr("--tasks 3: 3 tasks cannot"));
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -1,0 +1,295 @@
+// IOR's finer options in the phase runner (-z, -D with wear-out, -W, -g),
+// the rewrite, small_files and mdtest kinds, on real files.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/notification.h"
+#include "agent/phase_runner.h"
+#include "agent/workloads.h"
+#include "common/clock.h"
+#include "common/layout.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test_util.h"
+
+namespace lockstep {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::TempDir;
+
+v1::PhaseSpec Spec(v1::PhaseKind kind) {
+  v1::PhaseSpec s;
+  s.set_phase_id("t0/r0/p");
+  s.set_kind(kind);
+  s.set_file_name("f");
+  s.set_file_per_process(true);
+  s.set_tasks(2);
+  s.set_total_tasks(2);
+  s.set_transfer_bytes(64 * 1024);
+  s.set_block_bytes(1024 * 1024);
+  s.set_segments(2);
+  s.set_pattern_seed(5);
+  s.set_random_seed(5);
+  return s;
+}
+
+v1::PhaseResult RunNow(PhaseRunner* r) {
+  absl::Notification done;
+  v1::PhaseResult result;
+  EXPECT_OK(r->Start(RealtimeNs() + 1'000'000, 0, 50, [&](const v1::PhaseEvent& e) {
+    if (e.has_result()) {
+      result = e.result();
+      done.Notify();
+    }
+  }));
+  EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(60)));
+  return result;
+}
+
+v1::PhaseResult RunSpec(const v1::PhaseSpec& s, const std::string& dir) {
+  auto r = PhaseRunner::Prepare(s, dir);
+  EXPECT_OK(r);
+  if (!r.ok()) return {};
+  return RunNow(r->get());
+}
+
+TEST(Permutation, EveryIndexExactlyOnce) {
+  for (uint64_t n : {1u, 2u, 3u, 7u, 64u, 1000u, 4097u, 65536u}) {
+    Permutation p(n, 42);
+    std::vector<bool> seen(n, false);
+    for (uint64_t i = 0; i < n; ++i) {
+      uint64_t v = p(i);
+      ASSERT_LT(v, n);
+      ASSERT_FALSE(seen[v]) << "n=" << n << " value " << v << " twice";
+      seen[v] = true;
+    }
+  }
+  // Shuffled, and differently for another key.
+  Permutation a(1000, 1), b(1000, 2);
+  int fixed = 0, same = 0;
+  for (uint64_t i = 0; i < 1000; ++i) {
+    fixed += a(i) == i;
+    same += a(i) == b(i);
+  }
+  EXPECT_LT(fixed, 50);
+  EXPECT_LT(same, 50);
+}
+
+TEST(RandomOffsets, LayoutCoversEachTransferOnceForBothLayouts) {
+  for (bool fpp : {true, false}) {
+    v1::PhaseSpec s = Spec(v1::WRITE);
+    s.set_file_per_process(fpp);
+    s.set_random_offsets(true);
+    for (uint32_t rank = 0; rank < 2; ++rank) {
+      Permutation p(TransfersPerTask(s), RandomOffsetsKey(s, rank));
+      std::set<uint64_t> want, got;
+      std::vector<uint64_t> order;
+      for (uint64_t seg = 0; seg < s.segments(); ++seg) {
+        for (uint64_t j = 0; j < TransfersPerBlock(s); ++j) want.insert(TransferOffset(s, rank, seg, j));
+      }
+      for (uint64_t k = 0; k < TransfersPerTask(s); ++k) {
+        uint64_t off = OrderedTransferOffset(s, rank, &p, TransfersPerBlock(s), k);
+        order.push_back(off);
+        EXPECT_TRUE(got.insert(off).second) << "offset " << off << " twice";
+      }
+      EXPECT_EQ(got, want);
+      EXPECT_FALSE(std::is_sorted(order.begin(), order.end()));
+    }
+  }
+}
+
+TEST(RandomOffsets, WrittenShuffledReadsBackSequentiallyAndVerified) {
+  TempDir tmp;
+  v1::PhaseSpec w = Spec(v1::WRITE);
+  w.set_random_offsets(true);
+  w.set_verify_after_write(true);
+  v1::PhaseResult wr = RunSpec(w, tmp.path());
+  ASSERT_TRUE(wr.ok()) << wr.error();
+  EXPECT_EQ(wr.tasks(0).bytes(), 2u << 20);
+  v1::PhaseSpec r = Spec(v1::READ);
+  r.set_verify(true);
+  v1::PhaseResult rr = RunSpec(r, tmp.path());
+  EXPECT_TRUE(rr.ok()) << rr.error();
+}
+
+TEST(VerifyAfterWrite, CatchesAByteCorruptedAfterTheWrite) {
+  TempDir tmp;
+  v1::PhaseSpec w = Spec(v1::WRITE);
+  w.set_tasks(1);
+  w.set_total_tasks(1);
+  w.set_segments(1);
+  w.set_transfer_bytes(1 << 20);
+  w.set_block_bytes(64 << 20);
+  w.set_verify_after_write(true);
+  const std::string path = tmp / "f.00000000";
+  const uint64_t bad = (64 << 20) - 1000;
+  auto runner = PhaseRunner::Prepare(w, tmp.path());
+  ASSERT_OK(runner);
+  // Flip one byte near the end as soon as the writer has written it; the
+  // untimed re-read starts at offset 0, so it reaches the byte afterwards.
+  std::atomic<bool> flipped{false};
+  std::thread corrupt([&] {
+    const int64_t deadline = MonotonicNs() + 30'000'000'000;
+    while (MonotonicNs() < deadline) {
+      struct stat st;
+      if (::stat(path.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_size) == (64u << 20)) {
+        int fd = ::open(path.c_str(), O_RDWR);
+        char c = 0;
+        if (::pread(fd, &c, 1, bad) == 1) {
+          c ^= 0x10;
+          flipped = ::pwrite(fd, &c, 1, bad) == 1;
+        }
+        ::close(fd);
+        return;
+      }
+    }
+  });
+  v1::PhaseResult res = RunNow(runner->get());
+  corrupt.join();
+  ASSERT_TRUE(flipped.load());
+  EXPECT_FALSE(res.ok());
+  EXPECT_TRUE(res.tasks(0).verify_failed());
+  EXPECT_EQ(res.tasks(0).error_offset(), bad);
+  EXPECT_THAT(res.error(), HasSubstr("verification after write failed"));
+  EXPECT_THAT(res.error(), HasSubstr("f.00000000"));
+  EXPECT_THAT(res.error(), HasSubstr(absl::StrFormat("data differs at offset %u", bad)));
+  EXPECT_THAT(res.error(), HasSubstr("expected word 0x"));
+}
+
+TEST(Stonewall, WearOutEvensOutTheTasksPairs) {
+  TempDir tmp;
+  v1::PhaseSpec w = Spec(v1::WRITE);
+  w.set_transfer_bytes(4096);
+  w.set_block_bytes(32 << 20);
+  w.set_segments(1);
+  w.set_fsync_per_transfer(true);  // slow enough to reach the wall on a disk
+  w.set_stonewall_seconds(1);
+  w.set_stonewall_wear_out(true);
+  v1::PhaseResult res = RunSpec(w, tmp.path());
+  ASSERT_TRUE(res.ok()) << res.error();
+  ASSERT_EQ(res.tasks_size(), 2);
+  uint64_t most = std::max(res.tasks(0).stonewall_pairs(), res.tasks(1).stonewall_pairs());
+  for (const auto& t : res.tasks()) {
+    EXPECT_EQ(t.ops(), most) << "every task continues to the most pairs done";
+    EXPECT_EQ(t.bytes(), most * 4096);
+    if (!t.stonewall_hit()) EXPECT_EQ(t.stonewall_pairs(), (32u << 20) / 4096);
+  }
+}
+
+TEST(Rewrite, ReadsModifiesAndWritesBackVerifiably) {
+  TempDir tmp;
+  ASSERT_TRUE(RunSpec(Spec(v1::WRITE), tmp.path()).ok());
+  v1::PhaseSpec rw = Spec(v1::REWRITE);
+  rw.set_verify(true);
+  v1::PhaseResult res = RunSpec(rw, tmp.path());
+  ASSERT_TRUE(res.ok()) << res.error();
+  EXPECT_EQ(res.tasks(0).bytes(), 2u << 20);
+  EXPECT_EQ(res.tasks(0).ops(), 32u);
+  v1::PhaseSpec r = Spec(v1::READ);
+  r.set_verify(true);
+  EXPECT_TRUE(RunSpec(r, tmp.path()).ok());
+  // A rewrite needs the file.
+  std::filesystem::remove(tmp / "f.00000001");
+  EXPECT_EQ(PhaseRunner::Prepare(rw, tmp.path()).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(IntraBarriers, RunWithTheAgentsTasks) {
+  TempDir tmp;
+  v1::PhaseSpec w = Spec(v1::WRITE);
+  w.set_tasks(4);
+  w.set_total_tasks(4);
+  w.set_intra_barriers(true);
+  v1::PhaseResult res = RunSpec(w, tmp.path());
+  ASSERT_TRUE(res.ok()) << res.error();
+  // Nobody starts transferring before everybody opened.
+  int64_t max_open = 0, min_rdwr = INT64_MAX;
+  for (const auto& t : res.tasks()) {
+    max_open = std::max(max_open, t.open_stop_ns());
+    min_rdwr = std::min(min_rdwr, t.rdwr_start_ns());
+  }
+  EXPECT_GE(min_rdwr, max_open);
+}
+
+TEST(SmallFiles, CreatesATreeOfVariedSizesAndReadsItBack) {
+  TempDir tmp;
+  v1::PhaseSpec s = Spec(v1::SMALL_FILES);
+  s.set_small_files(250);
+  s.set_small_file_min_bytes(100);
+  s.set_small_file_max_bytes(20000);
+  s.set_small_files_per_dir(100);
+  v1::PhaseResult res = RunSpec(s, tmp.path());
+  ASSERT_TRUE(res.ok()) << res.error();
+  uint64_t expect = 0;
+  std::set<uint64_t> sizes;
+  for (uint64_t i = 0; i < 250; ++i) {
+    uint64_t size = SmallFileSize(s, 1, i);
+    EXPECT_GE(size, 96u);
+    EXPECT_LE(size, 20000u);
+    sizes.insert(size);
+    expect += size;
+  }
+  EXPECT_GT(sizes.size(), 100u);
+  EXPECT_EQ(res.tasks(1).ops(), 250u);
+  EXPECT_EQ(res.tasks(1).bytes(), expect);
+  EXPECT_EQ(res.tasks(1).readback_bytes(), expect);
+  EXPECT_GE(res.tasks(1).readback_start_ns(), res.tasks(1).rdwr_stop_ns());
+  EXPECT_EQ(std::filesystem::file_size(tmp / "f.small.00000001/d000002/f00000249"),
+            SmallFileSize(s, 1, 249));
+  ASSERT_OK(RemovePhaseFiles(s, tmp.path()));
+  EXPECT_FALSE(std::filesystem::exists(tmp / "f.small.00000000"));
+}
+
+TEST(Mdtest, TreeSize) {
+  EXPECT_EQ(MdtestTreeDirs(1, 0), 1u);
+  EXPECT_EQ(MdtestTreeDirs(1, 5), 6u);
+  EXPECT_EQ(MdtestTreeDirs(2, 3), 15u);   // (2^4-1)/(2-1)
+  EXPECT_EQ(MdtestTreeDirs(10, 2), 111u); // (10^3-1)/9
+  EXPECT_EQ(MdtestTreeDirs(3, 0), 1u);
+  auto paths = MdtestTreePaths("/r", 2, 2);
+  ASSERT_EQ(paths.size(), 7u);
+  EXPECT_EQ(paths[0], "/r");
+  EXPECT_EQ(paths[2], "/r/mdtest_tree.2");
+  EXPECT_EQ(paths[5], "/r/mdtest_tree.2/mdtest_tree.5");
+}
+
+TEST(Mdtest, EverySubPhaseForUniqueAndSharedTrees) {
+  for (bool unique : {true, false}) {
+    TempDir tmp;
+    v1::PhaseSpec s = Spec(v1::MDTEST);
+    s.set_md_branching(2);
+    s.set_md_depth(1);
+    s.set_md_items(30);
+    s.set_md_unique_dir(unique);
+    s.set_md_write_bytes(3000);
+    s.set_md_read_bytes(3000);
+    for (v1::MdtestOp op : {v1::MD_TREE_CREATE, v1::MD_DIR_CREATE, v1::MD_DIR_STAT,
+                            v1::MD_DIR_REMOVE, v1::MD_FILE_CREATE, v1::MD_FILE_STAT,
+                            v1::MD_FILE_READ, v1::MD_FILE_REMOVE, v1::MD_TREE_REMOVE}) {
+      s.set_md_op(op);
+      v1::PhaseResult res = RunSpec(s, tmp.path());
+      ASSERT_TRUE(res.ok()) << "op " << op << ": " << res.error();
+      uint64_t ops = res.tasks(0).ops() + res.tasks(1).ops();
+      if (op == v1::MD_TREE_CREATE || op == v1::MD_TREE_REMOVE) {
+        EXPECT_EQ(ops, unique ? 6u : 3u) << op;
+      } else {
+        EXPECT_EQ(ops, 60u) << op;
+      }
+      if (op == v1::MD_FILE_CREATE) {
+        EXPECT_EQ(res.tasks(0).bytes(), 30u * 3000);
+      }
+    }
+    EXPECT_TRUE(std::filesystem::is_empty(tmp.path())) << "unique=" << unique;
+  }
+}
+
+}  // namespace
+}  // namespace lockstep
