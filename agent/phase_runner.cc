@@ -1,6 +1,8 @@
 #include "agent/phase_runner.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -480,7 +482,19 @@ void PhaseRunner::Impl::TaskMain(Task* t) {
   if (!abort.load()) {
     // Wake within ~1 µs of the instant instead of the default 50 µs slack.
     ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-    if (WaitUntilRealtime(at, spin, &abort)) {
+    // While waiting for the instant, a real-time priority (where permitted)
+    // makes the wake-up preempt whatever else runs on the core; the task
+    // drops back to normal scheduling before its first I/O.
+    struct sched_param rt = {};
+    rt.sched_priority = 1;
+    const bool raised = spin > 0 && pthread_setschedparam(pthread_self(), SCHED_FIFO, &rt) == 0;
+    const bool released = WaitUntilRealtime(at, spin, &abort);
+    if (raised) {
+      struct sched_param normal = {};
+      pthread_setschedparam(pthread_self(), SCHED_OTHER, &normal);
+    }
+    if (released) {
+      t->result.set_release_ns(RealtimeNs());
       if (IsTransferKind(spec.kind())) {
         RunIo(t);
       } else {

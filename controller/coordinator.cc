@@ -752,6 +752,7 @@ Failure Coordinator::RunPhaseOnce(const PhasePlan& phase, const v1::PhaseSpec& b
                {&v1::TaskResult::close_start_ns, &v1::TaskResult::set_close_start_ns},
                {&v1::TaskResult::close_stop_ns, &v1::TaskResult::set_close_stop_ns},
                {&v1::TaskResult::first_io_ns, &v1::TaskResult::set_first_io_ns},
+               {&v1::TaskResult::release_ns, &v1::TaskResult::set_release_ns},
                {&v1::TaskResult::readback_start_ns, &v1::TaskResult::set_readback_start_ns},
                {&v1::TaskResult::readback_stop_ns, &v1::TaskResult::set_readback_stop_ns}}) {
         if ((t.*get)() != 0) (t.*set)((t.*get)() - off);
@@ -788,6 +789,7 @@ Failure Coordinator::RunPhaseOnce(const PhasePlan& phase, const v1::PhaseSpec& b
   for (const auto& t : all_tasks) ptrs.push_back(&t);
   ReducePhase(ptrs, base, rep, pr);
   pr->set_start_skew_ns(StartSkewNs(ptrs));
+  pr->set_release_skew_ns(ReleaseSkewNs(ptrs));
   *pr->mutable_latency() = SummarizeLatency(ptrs);
   for (const std::string& line : TelemetryLines(*pr)) pr->add_telemetry_lines(line);
   if (plan_.max_start_skew_us > 0 &&
@@ -857,12 +859,13 @@ Failure Coordinator::RunTest(uint32_t test_id) {
                                           phase.reorder_tasks);
   }
   // Lockstep's own columns, after IOR's table: start skew and latency.
-  Print("\nphase        iter  start skew(us)  lat p50(us)  p99(us)  p99.9(us)  max(us)\n");
+  Print("\nphase        iter  start skew(us)  release skew(us)  lat p50(us)  p99(us)  p99.9(us)  max(us)\n");
   for (const v1::PhaseRecord& p : test->phases()) {
     if (absl::StartsWith(p.error(), "superseded")) continue;
-    Print(absl::StrFormat("%-12s %4u  %14.1f%s %11.1f  %7.1f  %9.1f  %7.1f\n", p.phase(),
+    Print(absl::StrFormat("%-12s %4u  %14.1f%s %16.1f  %11.1f  %7.1f  %9.1f  %7.1f\n", p.phase(),
                           p.repetition(), static_cast<double>(p.start_skew_ns()) / 1e3,
-                          p.skew_exceeded() ? "!" : " ", p.latency().p50_us(), p.latency().p99_us(), p.latency().p999_us(),
+                          p.skew_exceeded() ? "!" : " ",
+                          static_cast<double>(p.release_skew_ns()) / 1e3, p.latency().p50_us(), p.latency().p99_us(), p.latency().p999_us(),
                           p.latency().max_us()));
   }
   return {};

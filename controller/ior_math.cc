@@ -64,6 +64,16 @@ int64_t StartSkewNs(const std::vector<const v1::TaskResult*>& tasks) {
   return hi >= lo ? hi - lo : 0;
 }
 
+int64_t ReleaseSkewNs(const std::vector<const v1::TaskResult*>& tasks) {
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+  for (const v1::TaskResult* t : tasks) {
+    if (t->release_ns() == 0) continue;
+    lo = std::min(lo, t->release_ns());
+    hi = std::max(hi, t->release_ns());
+  }
+  return hi >= lo ? hi - lo : 0;
+}
+
 RepStats PopulationStats(const std::vector<double>& values) {
   RepStats s;
   if (values.empty()) return s;

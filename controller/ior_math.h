@@ -22,6 +22,8 @@ v1::IterationRow ReduceIteration(const std::vector<const v1::TaskResult*>& tasks
 
 // max − min of the tasks' first-I/O instants.
 int64_t StartSkewNs(const std::vector<const v1::TaskResult*>& tasks);
+// max − min of the instants the tasks were released (before their open).
+int64_t ReleaseSkewNs(const std::vector<const v1::TaskResult*>& tasks);
 
 struct RepStats {
   double max = 0, min = 0, mean = 0, sd = 0;  // sd: population (÷ n), as IOR
