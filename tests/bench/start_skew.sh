@@ -42,6 +42,8 @@ ap.add_argument("--phases", type=int, default=20)
 ap.add_argument("--cases", default="a,b,c,d")
 ap.add_argument("--no-bpftrace", action="store_true")
 ap.add_argument("--json", default="")
+ap.add_argument("--block", default="4m", help="block_size per task (transfer 1m, or the block if smaller)")
+ap.add_argument("--keep", action="store_true", help="keep the run directories and bpftrace output")
 a = ap.parse_args()
 bins = benchlib.Bins(os.path.abspath(a.build))
 
@@ -113,6 +115,7 @@ class Probe:
 
 
 def plan_for(addresses, tasks, phases, name):
+    xfer = a.block if a.block.lower().endswith("k") else "1m"
     return (f'[run]\nname = "{name}"\nrepetitions = {phases}\n\n'
             + benchlib.agent_tables(addresses)
             + f'''[[phase]]
@@ -121,8 +124,8 @@ kind = "write"
 dir = "."
 file_per_process = true
 tasks_per_agent = {tasks}
-transfer_size = "1m"
-block_size = "4m"
+transfer_size = "{xfer}"
+block_size = "{a.block}"
 ''')
 
 
@@ -162,7 +165,8 @@ for key in a.cases.split(","):
         ph = list(benchlib.phases(rec))
         skew_us = [int(p.get("start_skew_ns", 0)) / 1e3 for p in ph]
         r = {"case": c["label"], "phases": len(ph), "skew_us": skew_us,
-             "delay_us": [int(ag.get("clock", {}).get("delay_ns", 0)) / 1e3 for ag in rec["agents"]]}
+             "delay_us": [int(ag.get("clock", {}).get("delay_ns", 0)) / 1e3 for ag in rec["agents"]],
+             "offset_us": [int(ag.get("clock", {}).get("offset_ns", 0)) / 1e3 for ag in rec["agents"]]}
         # Barrier round: Prepare sent -> last first I/O; and its parts.
         rounds, prep, lead, late = [], [], [], []
         for p in ph:
@@ -207,5 +211,8 @@ if a.json:
     with open(a.json, "w") as f:
         json.dump(results, f, indent=1)
 shutil.rmtree(shm, ignore_errors=True)
-shutil.rmtree(work, ignore_errors=True)
+if a.keep:
+    print(f"# kept {work}")
+else:
+    shutil.rmtree(work, ignore_errors=True)
 PY
