@@ -10,7 +10,9 @@
 # yet). fio runs with the same parameters: psync, bs = transfer, size = block,
 # numjobs = tasks, fallocate=none (fresh files are allocated inside the timed
 # window, as IOR and Lockstep do), end_fsync=1 for fsync = true, direct=1 for
-# direct = true, group_reporting.
+# direct = true, group_reporting. fio runs twice per repetition: as processes
+# (its default) and with --thread (jobs as threads of one process, which is
+# how Lockstep runs its tasks; on a loaded machine the two differ, see README).
 #
 # Prints, per case and operation, the median over the repetitions of
 #   ratio(IOR bw)  = Lockstep bw (bytes / open-to-close time, IOR's definition) / fio bw_bytes
@@ -116,12 +118,14 @@ direct = {"true" if direct else "false"}
     return out
 
 
-def fio_case(fs, direct, xfer, tasks, block, ops):
+def fio_case(fs, direct, xfer, tasks, block, ops, thread=False):
     d = os.path.join(roots[fs], "fio")
     clean(d)
     common = ["fio", "--output-format=json", f"--directory={d}", "--ioengine=psync",
               "--fallocate=none", f"--size={block}", f"--numjobs={tasks}", "--group_reporting",
               "--filename_format=fc.$jobnum", f"--direct={1 if direct else 0}"]
+    if thread:
+        common.append("--thread")  # jobs as threads of one process, as Lockstep's tasks are
     out = {}
 
     def run(name, rw, bs, extra=()):
@@ -149,22 +153,30 @@ for fs, root in roots.items():
 results = []
 try:
     for (label, fs, direct, xfer, tasks, block, ops) in CASES:
-        samples = {op: {"ior": [], "wrrd": [], "fio": [], "r_ior": [], "r_wrrd": []} for op in ops}
+        samples = {op: {k: [] for k in ("ior", "wrrd", "fio", "fiot", "r_ior", "r_wrrd", "r_thr")}
+                   for op in ops}
         for rep in range(a.reps):
-            order = ("L", "F") if rep % 2 == 0 else ("F", "L")
+            # Rotate the order (L F T, F T L, T L F, ...) so that drift in the
+            # machine's load does not favour one tool.
+            order = ["L", "F", "T"][rep % 3:] + ["L", "F", "T"][:rep % 3]
             got = {}
             for who in order:
                 if who == "L":
                     got["L"] = lockstep_case(fs, direct, xfer, tasks, block, ops)
-                else:
+                elif who == "F":
                     got["F"] = fio_case(fs, direct, xfer, tasks, block, ops)
+                else:
+                    got["T"] = fio_case(fs, direct, xfer, tasks, block, ops, thread=True)
             for op in ops:
-                L, F = got["L"][op], got["F"][op]
-                if L["bytes"] != F["bytes"]:
-                    raise RuntimeError(f"{label} {op}: Lockstep moved {L['bytes']} bytes, fio {F['bytes']}")
+                L, F, T = got["L"][op], got["F"][op], got["T"][op]
+                if not L["bytes"] == F["bytes"] == T["bytes"]:
+                    raise RuntimeError(f"{label} {op}: Lockstep moved {L['bytes']} bytes, fio "
+                                       f"{F['bytes']}, fio --thread {T['bytes']}")
                 s = samples[op]
-                s["ior"].append(L["ior_bw"]); s["wrrd"].append(L["wrrd_bw"]); s["fio"].append(F["bw"])
+                s["ior"].append(L["ior_bw"]); s["wrrd"].append(L["wrrd_bw"])
+                s["fio"].append(F["bw"]); s["fiot"].append(T["bw"])
                 s["r_ior"].append(L["ior_bw"] / F["bw"]); s["r_wrrd"].append(L["wrrd_bw"] / F["bw"])
+                s["r_thr"].append(L["wrrd_bw"] / T["bw"])
         for op in ops:
             s = samples[op]
             results.append({"case": label, "tasks": tasks, "op": op, "transfer": xfer,
@@ -172,7 +184,8 @@ try:
                             "median": {k: benchlib.median(v) for k, v in s.items()}})
             m = results[-1]["median"]
             print(f"{label:48s} t={tasks} {op:5s}  L(IOR) {m['ior']:8.0f}  L(wrrd) {m['wrrd']:8.0f}  "
-                  f"fio {m['fio']:8.0f} MiB/s   ratio IOR {m['r_ior']:.2f}  wrrd {m['r_wrrd']:.2f}",
+                  f"fio {m['fio']:8.0f}  fio-thread {m['fiot']:8.0f} MiB/s   ratio IOR {m['r_ior']:.2f}  "
+                  f"wrrd {m['r_wrrd']:.2f}  wrrd/fio-thread {m['r_thr']:.2f}",
                   flush=True)
 finally:
     for ag in agents.values():
@@ -183,12 +196,13 @@ finally:
 
 print()
 print("| case | tasks | op | Lockstep MiB/s (IOR: open→close) | Lockstep MiB/s (bytes/wrrd) | fio bw MiB/s "
-      "| ratio IOR/fio | ratio wrrd/fio | ratio wrrd/fio min–max |")
-print("|---|---|---|---|---|---|---|---|---|")
+      "| fio --thread bw MiB/s | ratio IOR/fio | ratio wrrd/fio (min–max) | ratio wrrd/fio --thread (min–max) |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for r in results:
     m = r["median"]
     print(f"| {r['case']} | {r['tasks']} | {r['op']} | {m['ior']:.0f} | {m['wrrd']:.0f} | {m['fio']:.0f} "
-          f"| {m['r_ior']:.2f} | {m['r_wrrd']:.2f} | {min(r['r_wrrd']):.2f}–{max(r['r_wrrd']):.2f} |")
+          f"| {m['fiot']:.0f} | {m['r_ior']:.2f} | {m['r_wrrd']:.2f} ({min(r['r_wrrd']):.2f}–{max(r['r_wrrd']):.2f}) "
+          f"| {m['r_thr']:.2f} ({min(r['r_thr']):.2f}–{max(r['r_thr']):.2f}) |")
 if a.json:
     with open(a.json, "w") as f:
         json.dump(results, f, indent=1)
