@@ -17,6 +17,7 @@
 # Prints, per case and operation, the median over the repetitions of
 #   ratio(IOR bw)  = Lockstep bw (bytes / open-to-close time, IOR's definition) / fio bw_bytes
 #   ratio(wrrd bw) = Lockstep bytes / wrrd time (I/O only, like fio's)        / fio bw_bytes
+#   ratio(wrrd bw) / fio --thread bw_bytes
 # plus the medians themselves. Lockstep's agent is one loopback agent started
 # here (the same binary and flags `--local` uses; `--local` cannot place its
 # root on /dev/shm or a chosen disk directory).
