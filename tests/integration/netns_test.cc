@@ -73,7 +73,7 @@ class Namespaces {
 };
 
 // Removes namespaces named by an earlier run of this test whose process is gone
-// (a SIGKILLed test cannot run its destructors).
+// (a SIGKILLed test cannot run its destructors), and kills what still runs in them.
 void RemoveStaleNamespaces(const std::string& ip) {
   CommandResult r = RunCommand({ip, "netns", "list"});
   for (absl::string_view line : absl::StrSplit(r.out, '\n', absl::SkipEmpty())) {
@@ -85,6 +85,14 @@ void RemoveStaleNamespaces(const std::string& ip) {
     int pid = 0;
     if (digits == 0 || !absl::SimpleAtoi(rest.substr(0, digits), &pid)) continue;
     if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+    // Agents it started outlived it (they do not die with their parent).
+    CommandResult pids = RunCommand({ip, "netns", "pids", name});
+    for (absl::string_view p : absl::StrSplit(pids.out, '\n', absl::SkipEmpty())) {
+      int agent = 0;
+      if (absl::SimpleAtoi(p, &agent) && agent > 1) ::kill(agent, SIGKILL);
+    }
+    std::fprintf(stderr, "netns_test: removing namespace %s of dead test process %d\n",
+                 name.c_str(), pid);
     Ip(ip, {"netns", "del", name});
   }
 }
