@@ -194,6 +194,10 @@ finally:
     for fs in agents:
         for sub in ("lockstep", "fio"):
             shutil.rmtree(os.path.join(roots[fs], sub), ignore_errors=True)
+        try:
+            os.rmdir(roots[fs])  # only if empty: never what was there before
+        except OSError:
+            pass
 
 print()
 print("| case | tasks | op | Lockstep MiB/s (IOR: open→close) | Lockstep MiB/s (bytes/wrrd) | fio bw MiB/s "
