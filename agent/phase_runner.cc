@@ -604,8 +604,11 @@ void PhaseRunner::Impl::MonitorMain() {
   }
   r->set_series_interval_ms(kSeriesIntervalMs);
   for (uint64_t v : series) r->add_series_bytes(v);
-  sink(ev);
+  // Done before the result leaves: a controller holding the result may send
+  // the next Prepare at once, and Prepare refuses a runner that is not Done()
+  // ("still running"). Every task thread is joined above, so nothing runs.
   done.store(true);
+  sink(ev);
 }
 
 PhaseRunner::PhaseRunner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

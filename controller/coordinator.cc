@@ -607,8 +607,10 @@ Failure Coordinator::RunPhaseOnce(const PhasePlan& phase, const v1::PhaseSpec& b
     prep[i].set_session_id(clients_[i]->session_id);
     *prep[i].mutable_spec() = specs[i];
   }
+  pr->set_prepare_sent_ns(RealtimeNs());
   auto prepared = FanOut<v1::PrepareRequest, v1::PrepareReply>(clients_, prep, kPrepareTimeout,
                                                                LOCKSTEP_ASYNC(Prepare));
+  pr->set_prepared_ns(RealtimeNs());
   for (size_t i = 0; i < clients_.size(); ++i) {
     if (!prepared[i].ok()) {
       AbortAll(base.phase_id(), "another agent failed to prepare");

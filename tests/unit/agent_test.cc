@@ -107,6 +107,26 @@ TEST(PhaseRunner, WritesThenReadsAndVerifiesBothLayouts) {
   }
 }
 
+// A controller holding a phase's result may send the next Prepare at once,
+// and the agent refuses to replace a runner that is not Done() ("still
+// running"): Done() must already hold when the result is handed out.
+TEST(PhaseRunner, IsDoneWhenItsResultIsSent) {
+  TempDir tmp;
+  auto w = PhaseRunner::Prepare(Spec(v1::WRITE, true), tmp.path());
+  ASSERT_OK(w);
+  PhaseRunner* runner = w->get();
+  absl::Notification got;
+  bool done_at_result = false;
+  ASSERT_OK(runner->Start(RealtimeNs() + 1'000'000, 0, 50, [&](const v1::PhaseEvent& e) {
+    if (e.has_result()) {
+      done_at_result = runner->Done();
+      got.Notify();
+    }
+  }));
+  ASSERT_TRUE(got.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_TRUE(done_at_result);
+}
+
 TEST(PhaseRunner, VerificationReportsFileAndOffsetOfACorruptByte) {
   TempDir tmp;
   auto w = PhaseRunner::Prepare(Spec(v1::WRITE, true), tmp.path());
