@@ -709,7 +709,12 @@ absl::StatusOr<std::unique_ptr<PhaseRunner>> PhaseRunner::Prepare(const v1::Phas
   Impl* raw = impl.get();
   for (auto& t : impl->tasks) {
     Task* tp = t.get();
-    tp->thread = std::thread([raw, tp] { raw->TaskMain(tp); });
+    tp->thread = std::thread([raw, tp] {
+      // Named so that perf and bpftrace can pick the I/O threads out.
+      std::string name = absl::StrFormat("ls-task-%u", tp->rank).substr(0, 15);
+      pthread_setname_np(pthread_self(), name.c_str());
+      raw->TaskMain(tp);
+    });
   }
   return std::unique_ptr<PhaseRunner>(new PhaseRunner(std::move(impl)));
 }

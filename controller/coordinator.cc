@@ -570,8 +570,10 @@ Failure Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t
     if (f) return f;
     if (pr->skew_exceeded()) {
       std::string why = absl::StrFormat(
-          "start skew %.1f us of %s exceeds max_start_skew_us = %u", pr->start_skew_ns() / 1e3,
-          base.phase_id(), plan_.max_start_skew_us);
+          "start skew %.1f us (± %.1f us of clock uncertainty) of %s exceeds max_start_skew_us = "
+          "%u",
+          pr->start_skew_ns() / 1e3, pr->start_skew_uncertainty_ns() / 1e3, base.phase_id(),
+          plan_.max_start_skew_us);
       if (plan_.on_skew == "fail") return Fail(kExitSkew, why);
       if (attempt < max_attempts) {
         Print(absl::StrFormat("# %s; repeating (attempt %d of %d)\n", why, attempt + 1,
@@ -792,10 +794,17 @@ Failure Coordinator::RunPhaseOnce(const PhasePlan& phase, const v1::PhaseSpec& b
   ReducePhase(ptrs, base, rep, pr);
   pr->set_start_skew_ns(StartSkewNs(ptrs));
   pr->set_release_skew_ns(ReleaseSkewNs(ptrs));
+  {
+    std::vector<int64_t> unc;
+    for (AgentClient* c : clients_) unc.push_back(clocks_[index_[c]].delay_ns / 2);
+    std::sort(unc.rbegin(), unc.rend());
+    pr->set_start_skew_uncertainty_ns(unc.size() >= 2 ? unc[0] + unc[1] : 0);
+  }
   *pr->mutable_latency() = SummarizeLatency(ptrs);
   for (const std::string& line : TelemetryLines(*pr)) pr->add_telemetry_lines(line);
   if (plan_.max_start_skew_us > 0 &&
-      pr->start_skew_ns() > int64_t{plan_.max_start_skew_us} * 1000) {
+      pr->start_skew_ns() + pr->start_skew_uncertainty_ns() >
+          int64_t{plan_.max_start_skew_us} * 1000) {
     pr->set_skew_exceeded(true);
   }
   pr->set_ok(!failure);

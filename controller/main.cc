@@ -24,6 +24,9 @@
 ABSL_FLAG(int, local, 0, "start N agents on loopback (the embedded default) instead of the plan's");
 ABSL_FLAG(std::string, out, "./lockstep-results", "results directory; each run gets <out>/<run-id>/");
 ABSL_FLAG(bool, insecure, false, "plaintext gRPC to agents; allowed only for loopback addresses");
+ABSL_FLAG(std::string, local_root, "",
+          "with --local: the agents' allowed root (default: a new directory under /tmp, removed "
+          "afterwards)");
 ABSL_FLAG(bool, force, false, "run even where an agent has less free space than its share");
 ABSL_FLAG(std::string, db, "", "history database (default <out>/history.db)");
 ABSL_FLAG(bool, history, true, "record the run in the history database");
@@ -77,6 +80,7 @@ int RunCommand(int argc, char** argv, const std::string& command_line) {
   }
   options.insecure = absl::GetFlag(FLAGS_insecure);
   options.force = absl::GetFlag(FLAGS_force);
+  options.local_root = absl::GetFlag(FLAGS_local_root);
   if (!options.insecure) {
     std::string dir = absl::GetFlag(FLAGS_tls_dir);
     TlsFiles files;

@@ -192,7 +192,8 @@ TEST(NetnsTest, ClientOssMdsInNamespacesOverTls) {
   }
 
   const std::string plan = tmp / "plan.toml";
-  std::ofstream(plan) << "[run]\nname = \"netns\"\nrepetitions = 1\n\n" << tables << R"(
+  std::ofstream(plan) << "[run]\nname = \"netns\"\nrepetitions = 1\ncache = \"all\"\n\n"
+                      << tables << R"(
 [[phase]]
 name = "w"
 kind = "write"
@@ -239,6 +240,27 @@ verify = true
     }
     EXPECT_TRUE(client_seen);
     EXPECT_EQ(tasks, 2);
+    // cache = "all": every agent, client or server, synced and dropped its
+    // caches before the phase, and reported its telemetry over the phase.
+    EXPECT_EQ(p.cache(), "all");
+    EXPECT_EQ(p.agents_size(), 3);
+    for (const v1::AgentPhaseRecord& a : p.agents()) {
+      EXPECT_TRUE(a.cache().synced()) << a.address();
+      EXPECT_TRUE(a.cache().dropped()) << a.address() << ": " << a.cache().warning();
+      EXPECT_GT(a.cache().sync_ns(), 0) << a.address();
+      EXPECT_GE(a.telemetry().samples(), 2u) << a.address();
+      EXPECT_GT(a.telemetry().cpu().cores(), 0u) << a.address();
+    }
+    // The start skew is the spread of the tasks' first I/O, in our clock.
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (const v1::AgentPhaseRecord& a : p.agents()) {
+      for (const v1::TaskResult& t : a.tasks()) {
+        ASSERT_GT(t.first_io_ns(), 0);
+        lo = std::min(lo, t.first_io_ns());
+        hi = std::max(hi, t.first_io_ns());
+      }
+    }
+    EXPECT_EQ(p.start_skew_ns(), hi - lo);
     EXPECT_EQ(p.row().bytes(), 4u << 20);
     EXPECT_EQ(p.row().bytes(), p.row().expected_bytes());
   }
