@@ -565,24 +565,32 @@ Failure Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t
     v1::PhaseRecord* pr = test->add_phases();
     pr->set_attempts(static_cast<uint32_t>(attempt));
     Failure f = RunPhaseOnce(phase, base, pr);
-    absl::Status js = store_->AppendJournal(*pr);
-    if (!js.ok()) Print(absl::StrFormat("warning: %s\n", js.message()));
-    if (f) return f;
-    if (pr->skew_exceeded()) {
-      std::string why = absl::StrFormat(
+    bool repeat = false;
+    std::string why;
+    if (!f && pr->skew_exceeded()) {
+      why = absl::StrFormat(
           "start skew %.1f us (± %.1f us of clock uncertainty) of %s exceeds max_start_skew_us = "
           "%u",
           pr->start_skew_ns() / 1e3, pr->start_skew_uncertainty_ns() / 1e3, base.phase_id(),
           plan_.max_start_skew_us);
-      if (plan_.on_skew == "fail") return Fail(kExitSkew, why);
-      if (attempt < max_attempts) {
-        Print(absl::StrFormat("# %s; repeating (attempt %d of %d)\n", why, attempt + 1,
-                              max_attempts));
-        pr->set_error("superseded: " + why);
-        continue;
+      if (plan_.on_skew == "fail") {
+        f = Fail(kExitSkew, why);
+        pr->set_ok(false);
+        pr->set_error(why);
+      } else if (attempt < max_attempts) {
+        pr->set_error("superseded: " + why);  // before the journal sees it
+        repeat = true;
       }
-      Print(absl::StrFormat("# %s (marked)\n", why));
     }
+    absl::Status js = store_->AppendJournal(*pr);
+    if (!js.ok()) Print(absl::StrFormat("warning: %s\n", js.message()));
+    if (f) return f;
+    if (repeat) {
+      Print(absl::StrFormat("# %s; repeating (attempt %d of %d)\n", why, attempt + 1,
+                            max_attempts));
+      continue;
+    }
+    if (pr->skew_exceeded()) Print(absl::StrFormat("# %s (marked)\n", why));
     Print(FormatIterationRow(pr->row()));
     for (const v1::IterationRow& extra : pr->extra_rows()) Print(FormatIterationRow(extra));
     for (const std::string& line : pr->telemetry_lines()) Print("#" + line + "\n");

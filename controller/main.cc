@@ -17,6 +17,7 @@
 #include "controller/cli_commands.h"
 #include "controller/coordinator.h"
 #include "controller/history.h"
+#include "controller/journal_report.h"
 #include "controller/results_commands.h"
 #include "controller/exit_codes.h"
 #include "controller/plan.h"
@@ -53,6 +54,7 @@ constexpr char kUsage[] =
     "  lockstep compare RUN RUN [RUN...]\n"
     "  lockstep gate RUN --baseline ID|PATH|last-good [--max-drop 5%] [--junit FILE]\n"
     "  lockstep report RUN... --html FILE [--csv FILE]\n"
+    "  lockstep report RUN_DIR      (summary again; rebuilt from journal.jsonl if run.json is missing)\n"
     "  lockstep ior <IOR options> [--agents H:P,... | --hostfile F | --local N] [--out DIR]\n"
     "  lockstep mdtest <mdtest options> [--tasks N] [--agents ... as for ior]\n"
     "  lockstep certs init --dir DIR [--agent NAME[,SAN...]]... [--controller NAME]\n"
@@ -172,7 +174,15 @@ int Main(int argc, char** argv) {
   if (cmd == "export") return ExportCommand(rest);
   if (cmd == "compare") return CompareCommand(rest);
   if (cmd == "gate") return GateCommand(rest);
-  if (cmd == "report") return ReportHtmlCommand(rest);
+  if (cmd == "report") {
+    // `lockstep report RUN_DIR`: the summary again, rebuilt from the journal
+    // if run.json is missing; with --html/--csv/...: the HTML report.
+    if (rest.size() == 1 && rest[0].rfind("--", 0) != 0 &&
+        ::access((rest[0] + "/journal.jsonl").c_str(), F_OK) == 0) {
+      return ReportRunDirCommand(rest[0]);
+    }
+    return ReportHtmlCommand(rest);
+  }
   if (cmd == "certs") {
     return RunCertsCommand(std::vector<std::string>(argv + 2, argv + argc));
   }

@@ -1,0 +1,153 @@
+#include "controller/journal_report.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <map>
+
+#include <google/protobuf/util/json_util.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "common/files.h"
+#include "controller/exit_codes.h"
+#include "controller/ior_math.h"
+#include "controller/ior_output.h"
+#include "controller/run_store.h"
+
+namespace lockstep {
+namespace {
+
+// Summary rows of every test from its accepted phase records.
+void Summarize(v1::TestRecord* test) {
+  test->clear_summary();
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<v1::IterationRow>> rows;
+  std::map<std::string, v1::PhaseSpec> specs;
+  for (const v1::PhaseRecord& p : test->phases()) {
+    if (!p.ok() || absl::StartsWith(p.error(), "superseded")) continue;
+    if (!rows.count(p.phase())) order.push_back(p.phase());
+    rows[p.phase()].push_back(p.row());
+    specs[p.phase()] = p.spec();
+  }
+  for (const std::string& name : order) {
+    const v1::PhaseSpec& spec = specs[name];
+    *test->add_summary() = SummarizePhase(rows[name], spec, name, test->test_id(), spec.tasks(),
+                                          spec.reorder_shift() != 0);
+  }
+}
+
+std::string Render(const v1::RunRecord& run) {
+  std::string out;
+  out += absl::StrFormat("Run                 : %s (%s)\n", run.run_id(), run.status());
+  for (const v1::TestRecord& t : run.tests()) {
+    out += absl::StrFormat("\nTest %u: %u tasks on %u client agents\n\n", t.test_id(),
+                           t.total_tasks(), t.client_agents());
+    out += FormatResultsHeader();
+    for (const v1::PhaseRecord& p : t.phases()) {
+      if (absl::StartsWith(p.error(), "superseded")) continue;
+      if (!p.ok()) {
+        out += absl::StrFormat("# %s failed: %s\n", p.phase_id(), p.error());
+        continue;
+      }
+      out += FormatIterationRow(p.row());
+      if (p.has_remove_row()) out += FormatRemoveRow(p.remove_row().total_s(), p.repetition());
+    }
+  }
+  std::vector<v1::SummaryRow> all;
+  for (const v1::TestRecord& t : run.tests()) {
+    for (const v1::SummaryRow& r : t.summary()) all.push_back(r);
+  }
+  if (!all.empty()) {
+    out += FormatSummaryHeader();
+    for (const v1::SummaryRow& r : all) out += FormatSummaryRow(r);
+    for (const v1::TestRecord& t : run.tests()) {
+      out += "\n" + FormatMaxLines({t.summary().begin(), t.summary().end()});
+    }
+  }
+  if (!run.error().empty()) out += absl::StrFormat("\nStatus              : %s: %s\n", run.status(), run.error());
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
+  RebuiltRun out;
+  auto json = ReadFileToString(run_dir + "/run.json");
+  if (json.ok()) {
+    auto s = google::protobuf::util::JsonStringToMessage(*json, &out.record);
+    if (!s.ok()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s/run.json does not parse (%s); move it aside and run `lockstep report %s` again to "
+          "rebuild it from the journal",
+          run_dir, s.ToString(), run_dir));
+    }
+    out.text = Render(out.record);
+    return out;
+  }
+  auto journal = ReadFileToString(run_dir + "/journal.jsonl");
+  if (!journal.ok()) {
+    return absl::NotFoundError(absl::StrFormat(
+        "%s has neither run.json nor journal.jsonl: not a lockstep run directory", run_dir));
+  }
+  out.from_journal = true;
+  v1::RunRecord& run = out.record;
+  run.set_format_version(1);
+  std::string base = run_dir;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  run.set_run_id(base.substr(base.find_last_of('/') + 1));
+  run.set_status("interrupted");
+  run.set_error("the controller stopped before writing run.json; rebuilt from journal.jsonl");
+  auto plan = ReadFileToString(run_dir + "/plan.toml");
+  if (plan.ok()) run.set_plan_sha256(Sha256Hex(*plan));
+  std::map<uint32_t, v1::TestRecord*> tests;
+  int line_no = 0;
+  for (absl::string_view line : absl::StrSplit(*journal, '\n', absl::SkipEmpty())) {
+    ++line_no;
+    v1::PhaseRecord p;
+    if (!google::protobuf::util::JsonStringToMessage(std::string(line), &p).ok()) {
+      ++out.torn_lines;  // the last line of a crash mid-append
+      continue;
+    }
+    uint32_t id = p.spec().test_id();
+    if (!tests.count(id)) {
+      v1::TestRecord* t = run.add_tests();
+      t->set_test_id(id);
+      t->set_tasks_per_agent(p.spec().tasks());
+      t->set_total_tasks(p.spec().total_tasks());
+      t->set_client_agents(p.spec().tasks() ? p.spec().total_tasks() / p.spec().tasks() : 0);
+      tests[id] = t;
+    }
+    *tests[id]->add_phases() = p;
+  }
+  for (auto& [id, t] : tests) Summarize(t);
+  out.text = Render(run);
+  return out;
+}
+
+int ReportRunDirCommand(const std::string& run_dir) {
+  auto rebuilt = RebuildRun(run_dir);
+  if (!rebuilt.ok()) {
+    std::fprintf(stderr, "lockstep report: %s\n", std::string(rebuilt.status().message()).c_str());
+    return kExitUsage;
+  }
+  std::fwrite(rebuilt->text.data(), 1, rebuilt->text.size(), stdout);
+  if (rebuilt->torn_lines > 0) {
+    std::fprintf(stderr, "lockstep report: %d journal line(s) did not parse (cut by a crash) and "
+                 "were left out\n", rebuilt->torn_lines);
+  }
+  if (rebuilt->from_journal) {
+    absl::Status s = WriteFileAtomically(run_dir + "/run.json", ToJson(rebuilt->record, true) + "\n");
+    if (s.ok()) s = WriteFileAtomically(run_dir + "/summary.txt", rebuilt->text);
+    if (!s.ok()) {
+      std::fprintf(stderr, "lockstep report: %s\n", std::string(s.message()).c_str());
+      return kExitFailure;
+    }
+    std::fprintf(stderr, "lockstep report: wrote %s/run.json (status interrupted) and summary.txt\n",
+                 run_dir.c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace lockstep

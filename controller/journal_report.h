@@ -1,0 +1,31 @@
+// `lockstep report RUN_DIR`: the summary of a run rebuilt from its journal,
+// for a run whose controller died before writing run.json (or to print a
+// finished run again).
+#ifndef LOCKSTEP_CONTROLLER_JOURNAL_REPORT_H_
+#define LOCKSTEP_CONTROLLER_JOURNAL_REPORT_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "lockstep/v1/results.pb.h"
+
+namespace lockstep {
+
+struct RebuiltRun {
+  v1::RunRecord record;   // from run.json when present, else from the journal
+  std::string text;       // IOR-style rows, summary and Max lines
+  int torn_lines = 0;     // journal lines that did not parse (a crash mid-write)
+  bool from_journal = false;
+};
+
+// Reads RUN_DIR/journal.jsonl (and run.json if present). Errors name the
+// file and line. A complete run.json wins over the journal.
+absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir);
+
+// The command: prints the summary; when run.json is missing, writes run.json
+// (status "interrupted") and summary.txt atomically. Returns an exit code.
+int ReportRunDirCommand(const std::string& run_dir);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_JOURNAL_REPORT_H_

@@ -1,0 +1,78 @@
+#include "controller/journal_report.h"
+
+#include <fstream>
+
+#include "absl/strings/str_format.h"
+#include "controller/run_store.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test_util.h"
+
+namespace lockstep {
+namespace {
+
+using ::testing::HasSubstr;
+
+v1::PhaseRecord Phase(uint32_t rep, double total_s, const std::string& error = "") {
+  v1::PhaseRecord p;
+  p.set_phase_id(absl::StrFormat("t0/r%u/w", rep));
+  p.set_phase("w");
+  p.set_kind(v1::WRITE);
+  p.set_repetition(rep);
+  v1::PhaseSpec* s = p.mutable_spec();
+  s->set_kind(v1::WRITE);
+  s->set_tasks(2);
+  s->set_total_tasks(4);
+  s->set_transfer_bytes(1 << 20);
+  s->set_block_bytes(8 << 20);
+  s->set_segments(1);
+  s->set_file_per_process(true);
+  p.mutable_row()->set_access("write");
+  p.mutable_row()->set_bytes(32 << 20);
+  p.mutable_row()->set_total_s(total_s);
+  p.mutable_row()->set_bw_mib(32 / total_s);
+  p.set_ok(error.empty() || error.rfind("superseded", 0) == 0);
+  p.set_error(error);
+  return p;
+}
+
+TEST(JournalReport, RebuildsTheSummaryFromTheJournalOfAKilledRun) {
+  testing::TempDir dir;
+  {
+    std::ofstream j(dir / "journal.jsonl");
+    j << ToJson(Phase(0, 1.0), false) << "\n";
+    j << ToJson(Phase(1, 9.0, "superseded: start skew"), false) << "\n";
+    j << ToJson(Phase(1, 2.0), false) << "\n";
+    j << "{\"phase_id\": \"t0/r2/w\", \"pha";  // cut by the crash
+  }
+  std::ofstream(dir / "plan.toml") << "[[phase]]\n";
+  auto r = RebuildRun(dir.path());
+  ASSERT_OK(r);
+  EXPECT_TRUE(r->from_journal);
+  EXPECT_EQ(r->torn_lines, 1);
+  EXPECT_EQ(r->record.status(), "interrupted");
+  ASSERT_EQ(r->record.tests_size(), 1);
+  ASSERT_EQ(r->record.tests(0).summary_size(), 1);
+  const v1::SummaryRow& s = r->record.tests(0).summary(0);
+  EXPECT_EQ(s.repetitions(), 2u);  // the superseded attempt is left out
+  EXPECT_DOUBLE_EQ(s.bw_max_mib(), 32.0);
+  EXPECT_DOUBLE_EQ(s.bw_min_mib(), 16.0);
+  EXPECT_THAT(r->text, HasSubstr("Summary of all tests:"));
+  EXPECT_THAT(r->text, HasSubstr("Max Write: 32.00 MiB/sec"));
+
+  EXPECT_EQ(ReportRunDirCommand(dir.path()), 0);
+  auto again = RebuildRun(dir.path());  // now from the run.json it wrote
+  ASSERT_OK(again);
+  EXPECT_FALSE(again->from_journal);
+  EXPECT_EQ(again->record.tests(0).summary(0).repetitions(), 2u);
+}
+
+TEST(JournalReport, NotARunDirectory) {
+  testing::TempDir dir;
+  auto r = RebuildRun(dir.path());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(r.status().message(), HasSubstr("neither run.json nor journal.jsonl"));
+}
+
+}  // namespace
+}  // namespace lockstep
