@@ -163,7 +163,9 @@ void PhaseRunner::Impl::Fail(Task* t, const std::string& what, int err, uint64_t
 void PhaseRunner::Impl::RunIo(Task* t) {
   const v1::PhaseSpec& s = spec;
   const bool write = s.kind() == v1::WRITE;
-  int flags = O_CLOEXEC | (write ? (O_RDWR | O_CREAT) : O_RDONLY);
+  // O_NOFOLLOW: the agent runs as root; a symlink planted at a task's file
+  // name (after Prepare removed the stale file) must not redirect the write.
+  int flags = O_CLOEXEC | O_NOFOLLOW | (write ? (O_RDWR | O_CREAT) : O_RDONLY);
   if (s.direct()) flags |= O_DIRECT;
   const size_t xfer = s.transfer_bytes();
   const uint64_t per_block = TransfersPerBlock(s);
