@@ -53,7 +53,7 @@ for t in "${targets[@]}"; do
   if ! UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     "$exe" -max_total_time="$SECONDS_EACH" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
       -artifact_prefix="$art/" "${dict[@]}" "$work" "$SRC/tests/fuzz/corpus/$t" \
-      2>&1 | tee "$BUILD/$t.log" | grep -E "^#[0-9]+ +(INITED|DONE)|^stat::|ERROR|SUMMARY|Test unit written"; then
+      2>&1 | tee "$BUILD/$t.log" | grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)|^stat::|ERROR|SUMMARY|Test unit written"; then
     :
   fi
   if [[ ${PIPESTATUS[0]} -ne 0 ]] || ls "$art"/crash-* "$art"/leak-* "$art"/timeout-* >/dev/null 2>&1; then
