@@ -53,10 +53,23 @@ double MsSince(Clock::time_point t0, Clock::time_point t1 = Clock::now()) {
   return std::chrono::duration<double, std::milli>(t1 - t0).count();
 }
 
-void Report(const std::string& what, double ms) {
+// The last line a controller printed to stderr (its one-line verdict).
+std::string LastLine(const std::string& err) {
+  std::string e = err;
+  while (!e.empty() && e.back() == '\n') e.pop_back();
+  return e.substr(e.find_last_of('\n') == std::string::npos ? 0 : e.find_last_of('\n') + 1);
+}
+
+void Report(const std::string& what, double ms, const std::string& err = "") {
+  if (!err.empty()) std::printf("[fault] %s: says \"%s\"\n", what.c_str(), LastLine(err).c_str());
   std::printf("[fault] %s: %.0f ms\n", what.c_str(), ms);
   std::fflush(stdout);
   ::testing::Test::RecordProperty(what, absl::StrFormat("%.0f ms", ms));
+}
+
+void Say(const std::string& what, const std::string& err) {
+  std::printf("[fault] %s: says \"%s\"\n", what.c_str(), LastLine(err).c_str());
+  std::fflush(stdout);
 }
 
 bool IsRoot() { return ::geteuid() == 0; }
@@ -250,7 +263,7 @@ TEST_F(FaultTest, AgentKilledMidPhaseIsNamedAndSurvivorsCleanUp) {
 
   ASSERT_EQ(ctl.Wait(milliseconds(kLeaseMs + 10000)), kExitAgentLost) << ctl.Output();
   const double detect_ms = MsSince(t0, ctl.exited_at());
-  Report("agent SIGKILL: controller exit after kill", detect_ms);
+  Report("agent SIGKILL: controller exit after kill", detect_ms, ctl.err());
   EXPECT_LT(detect_ms, kLeaseMs + kMarginMs);
   EXPECT_THAT(ctl.err(), HasSubstr("agent " + victim + " lost during t0/r0/w"));
   v1::RunRecord rec = ReadRunJson(RunDirFromOutput(ctl.out()));
@@ -282,7 +295,7 @@ TEST_F(FaultTest, AgentStoppedMidPhaseCountsAsLostAndCleansUpWhenResumed) {
 
   ASSERT_EQ(ctl.Wait(milliseconds(kLeaseMs + 10000)), kExitAgentLost) << ctl.Output();
   const double detect_ms = MsSince(t0, ctl.exited_at());
-  Report("agent SIGSTOP: controller exit after stop", detect_ms);
+  Report("agent SIGSTOP: controller exit after stop", detect_ms, ctl.err());
   EXPECT_LT(detect_ms, kLeaseMs + kMarginMs);
   EXPECT_THAT(ctl.err(), HasSubstr("agent " + victim + " lost during t0/r0/w: no heartbeat answer"));
   v1::RunRecord rec = ReadRunJson(RunDirFromOutput(ctl.out()));
@@ -375,7 +388,7 @@ TEST_F(FaultTest, AgentRestartedBetweenPhasesIsLostWithAClearMessage) {
   };
   RunOutcome outcome = RunPlan(*plan, options);
   ASSERT_TRUE(restarted);
-  Report("agent restart between phases: run end after restart", MsSince(t0));
+  Report("agent restart between phases: run end after restart", MsSince(t0), outcome.error);
   EXPECT_EQ(outcome.exit_code, kExitAgentLost) << outcome.error;
   EXPECT_THAT(outcome.error, HasSubstr("agent " + victim + " lost before t0/r0/w2"));
   EXPECT_THAT(outcome.error, HasSubstr("no session: this agent is idle (restarted"));
@@ -394,6 +407,7 @@ TEST_F(FaultTest, SecondControllerIsToldWhoHoldsTheAgents) {
   CommandResult second = RunLockstep(
       RunArgs(WritePlan(RunHeader() + AllAgents() + SmallWritePhase("w", "other"))));
   EXPECT_EQ(second.exit_code, kExitConnect) << second.out << second.err;
+  Say("second controller", second.err);
   EXPECT_THAT(second.err, HasSubstr("busy: run "));
   EXPECT_THAT(second.err, HasSubstr(" pid "));
   EXPECT_THAT(second.err, HasSubstr(" since 20"));
@@ -420,6 +434,7 @@ TEST_F(FaultTest, PathEscapesAreRefusedBeforeAnyFileIsCreated) {
     CommandResult r = RunLockstep(RunArgs(WritePlan(RunHeader() + AllAgents() + phase)));
     EXPECT_EQ(r.exit_code, kExitUsage) << dir << "\n" << r.out << r.err;
     EXPECT_THAT(r.err, HasSubstr("is outside the agent's allowed roots")) << dir;
+    Say(absl::StrFormat("path escape dir=%s", dir), r.err);
     if (std::string(dir) == "data/link") {
       EXPECT_THAT(r.err, HasSubstr("(resolves to " + outside.path() + ")"));
     }
@@ -450,6 +465,7 @@ TEST_F(FaultTest, EnospcOnASmallTmpfsNamesErrnoFileAndOffset) {
   phase += "tasks_per_agent = 2\n";
   CommandResult r = RunLockstep(RunArgs(WritePlan(RunHeader() + AllAgents() + phase)));
   EXPECT_EQ(r.exit_code, kExitIoError) << r.out << r.err;
+  Say("ENOSPC", r.err);
   EXPECT_THAT(r.err, HasSubstr("No space left on device (errno 28)"));
   EXPECT_THAT(r.err, HasSubstr("write to " + small + "/testfile.0000000"));
   EXPECT_THAT(r.err, HasSubstr(" at offset "));
@@ -530,10 +546,11 @@ TEST_F(TlsFaultTest, RightCertificatesWork) {
 TEST_F(TlsFaultTest, ControllerFromAnotherCaIsRefused) {
   const auto t0 = Clock::now();
   CommandResult r = RunTls({"--tls_dir", tmp_ / "b"});
-  Report("TLS wrong CA: controller exit", MsSince(t0));
+  Report("TLS wrong CA: controller exit", MsSince(t0), r.err);
   EXPECT_EQ(r.exit_code, kExitConnect) << r.out << r.err;
-  EXPECT_THAT(r.err, HasSubstr("agent " + agents_[0]->address() + " did not answer"));
-  EXPECT_THAT(r.err, HasSubstr("TLS settings match"));
+  EXPECT_THAT(r.err, HasSubstr("agent " + agents_[0]->address() +
+                               " accepts TCP connections but the gRPC handshake did not complete"));
+  EXPECT_THAT(r.err, HasSubstr("the TLS settings do not match"));
   // The agent refuses too, whatever the client trusts.
   auto foreign = Raw(tmp_ / "a/ca.pem", tmp_ / "b/controller.pem", tmp_ / "b/controller.key");
   EXPECT_THAT(ProbeState(agents_[0]->address(), foreign), HasSubstr("code 14"));
@@ -544,6 +561,7 @@ TEST_F(TlsFaultTest, ControllerWithoutCertificateIsRefused) {
   // The CLI will not even try without a certificate...
   CommandResult r = RunTls({"--tls_ca", tmp_ / "a/ca.pem"});
   EXPECT_EQ(r.exit_code, kExitUsage) << r.out << r.err;
+  Say("no controller certificate", r.err);
   // ...and a client that does (trusting the right CA) fails the handshake.
   EXPECT_THAT(ProbeState(agents_[0]->address(), Raw(tmp_ / "a/ca.pem", "", "")),
               HasSubstr("code 14"));
@@ -555,6 +573,7 @@ TEST_F(TlsFaultTest, ExpiredControllerCertificateIsRefused) {
                             "--tls_key", tmp_ / "a/expired.key"});
   EXPECT_EQ(r.exit_code, kExitUsage) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("expired"));
+  Say("expired controller certificate", r.err);
   // Bypassing the controller's own check, the agent refuses it in the handshake.
   auto expired = Raw(tmp_ / "a/ca.pem", tmp_ / "a/expired.pem", tmp_ / "a/expired.key");
   EXPECT_THAT(ProbeState(agents_[0]->address(), expired), HasSubstr("code 14"));
@@ -564,9 +583,9 @@ TEST_F(TlsFaultTest, ExpiredControllerCertificateIsRefused) {
 TEST_F(TlsFaultTest, PlaintextToATlsAgentIsRefused) {
   const auto t0 = Clock::now();
   CommandResult r = RunTls({"--insecure"});
-  Report("TLS plaintext to TLS agent: controller exit", MsSince(t0));
+  Report("TLS plaintext to TLS agent: controller exit", MsSince(t0), r.err);
   EXPECT_EQ(r.exit_code, kExitConnect) << r.out << r.err;
-  EXPECT_THAT(r.err, HasSubstr("did not answer"));
+  EXPECT_THAT(r.err, HasSubstr("accepts TCP connections but the gRPC handshake did not complete"));
   EXPECT_THAT(ProbeState(agents_[0]->address()), HasSubstr("code 14"));
   ExpectAgentUntouched();
 }
@@ -633,7 +652,7 @@ TEST_F(FaultTest, NetworkCutMidPhase) {
   ASSERT_EQ(sh({"link", "set", host_if, "down"}), "");
   ASSERT_EQ(ctl.Wait(milliseconds(kLeaseMs + 10000)), kExitAgentLost) << ctl.Output();
   const double detect_ms = MsSince(t0, ctl.exited_at());
-  Report("network cut: controller exit after link down", detect_ms);
+  Report("network cut: controller exit after link down", detect_ms, ctl.err());
   EXPECT_LT(detect_ms, kLeaseMs + kMarginMs);
   EXPECT_THAT(ctl.err(), HasSubstr("agent " + agents_[0]->address() + " lost during t0/r0/w"));
   // The agent, cut off, lets the lease lapse and removes its file.
