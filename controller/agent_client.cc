@@ -92,7 +92,7 @@ absl::Status AgentClient::Connect(absl::Duration timeout) {
         "agent %s accepts TCP connections but the gRPC handshake did not complete within %s: "
         "the TLS settings do not match (the agent's certificate is not from our CA or lacks "
         "this name/IP as a SAN, ours is not from its CA, or one side runs plaintext "
-        "--insecure and the other TLS); the agent's log names the refused peer",
+        "--insecure and the other TLS)",
         address_, absl::FormatDuration(timeout)));
   }
   return absl::UnavailableError(absl::StrFormat(
