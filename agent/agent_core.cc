@@ -77,6 +77,14 @@ struct AgentCore::Impl {
           "busy: run %s from %s since %s holds this agent", run_id, controller,
           FormatRfc3339(attached_unix_ns)));
     }
+    // An expired lease is not renewed by a late call (a stopped agent that
+    // resumes may find calls queued in its sockets): the watchdog ends it.
+    if (MonotonicNs() >= lease_deadline_mono_ns) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "no session: the lease of %u ms of run %s expired; its tasks are aborted and its files "
+          "removed; attach again",
+          lease_ms, run_id));
+    }
     return absl::OkStatus();
   }
 
@@ -171,6 +179,9 @@ v1::HostFacts AgentCore::Facts() const {
 
 absl::StatusOr<v1::AttachReply> AgentCore::Attach(const v1::AttachRequest& request) {
   v1::AttachReply reply;
+  std::string stale_run;
+  std::unique_ptr<PhaseRunner> stale_runner, stale_runner2;
+  std::set<std::string> stale_files;
   {
     absl::MutexLock lock(&impl_->mu);
     if (!impl_->session_id.empty() && MonotonicNs() < impl_->lease_deadline_mono_ns) {
@@ -180,9 +191,15 @@ absl::StatusOr<v1::AttachReply> AgentCore::Attach(const v1::AttachRequest& reque
           impl_->run_id, impl_->controller, FormatRfc3339(impl_->attached_unix_ns),
           impl_->lease_ms));
     }
+    // A session whose lease expired and the watchdog has not ended yet: end
+    // it here, removing its files (below, before the new controller can
+    // prepare anything), as the watchdog would.
+    if (!impl_->session_id.empty()) {
+      stale_run = impl_->run_id;
+      impl_->EndSessionLocked(&stale_runner, &stale_files);
+    }
     if (impl_->runner && !impl_->runner->Done()) impl_->runner->Abort("a new session attached");
-    impl_->runner.reset();
-    impl_->session_files.clear();
+    stale_runner2 = std::move(impl_->runner);
     uint32_t lease = request.lease_ms() == 0 ? impl_->options.default_lease_ms : request.lease_ms();
     lease = std::max(lease, impl_->options.min_lease_ms);
     impl_->session_id = RandomHex(16);
@@ -192,6 +209,18 @@ absl::StatusOr<v1::AttachReply> AgentCore::Attach(const v1::AttachRequest& reque
     impl_->lease_ms = lease;
     impl_->lease_deadline_mono_ns = MonotonicNs() + int64_t{lease} * 1'000'000;
     reply.set_session_id(impl_->session_id);
+  }
+  if (stale_runner) stale_runner->Abort("the lease expired and a new session attached");
+  stale_runner.reset();  // joins the task threads
+  stale_runner2.reset();
+  if (!stale_run.empty()) {
+    LogWarning("run %s: lease expired; removing %u file(s) before attaching run %s", stale_run,
+               stale_files.size(), request.run_id());
+  }
+  for (const std::string& f : stale_files) {
+    if (::unlink(f.c_str()) != 0 && errno != ENOENT) {
+      LogWarning("cannot remove %s: %s", f, std::strerror(errno));
+    }
   }
   LogInfo("attached: run %s from %s", request.run_id(), request.controller());
   *reply.mutable_facts() = Facts();
@@ -451,11 +480,20 @@ absl::StatusOr<v1::AbortReply> AgentCore::Abort(const v1::AbortRequest& request)
 }
 
 absl::StatusOr<v1::CleanupReply> AgentCore::Cleanup(const v1::CleanupRequest& request) {
+  std::unique_ptr<PhaseRunner> unfinished;
   {
     absl::MutexLock lock(&impl_->mu);
     absl::Status s = impl_->CheckSession(request.session_id());
     if (!s.ok()) return s;
+    // On a failure path the phase may still be winding down: stop and join its
+    // tasks first, or a task that has not yet opened (O_CREAT) its file would
+    // create it after the removal below.
+    if (impl_->runner && !impl_->runner->Done()) {
+      impl_->runner->Abort("the controller is removing the phase's files");
+      unfinished = std::move(impl_->runner);
+    }
   }
+  unfinished.reset();
   auto dir = impl_->roots.Resolve(request.spec().dir());
   if (!dir.ok()) return dir.status();
   v1::CleanupReply reply;

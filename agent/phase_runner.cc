@@ -266,7 +266,9 @@ void PhaseRunner::Impl::RunIo(Task* t) {
   const bool write = kind == v1::WRITE;
   const bool rewrite = kind == v1::REWRITE;
   const bool reads = kind == v1::READ || rewrite;
-  int flags = O_CLOEXEC | (write ? (O_RDWR | O_CREAT) : rewrite ? O_RDWR : O_RDONLY);
+  // O_NOFOLLOW: the agent runs as root; a symlink planted at a task's file
+  // name (after Prepare removed the stale file) must not redirect the write.
+  int flags = O_CLOEXEC | O_NOFOLLOW | (write ? (O_RDWR | O_CREAT) : rewrite ? O_RDWR : O_RDONLY);
   if (s.direct()) flags |= O_DIRECT;
   const size_t xfer = s.transfer_bytes();
   const uint64_t per_block = TransfersPerBlock(s);

@@ -47,7 +47,17 @@ struct Failure {
 
 Failure Fail(int code, std::string message) { return Failure{code, std::move(message)}; }
 
+// The agent no longer knows our session: it restarted, its lease expired, or
+// another controller took it since. The agent says so with FAILED_PRECONDITION
+// "no session: ..." or "busy: ..." (agent_core.cc CheckSession).
+bool IsSessionLost(const absl::Status& s) {
+  return absl::IsFailedPrecondition(s) &&
+         (s.message().find("no session") != absl::string_view::npos ||
+          s.message().find("busy: ") != absl::string_view::npos);
+}
+
 int ExitCodeForSetup(const absl::Status& s) {
+  if (IsSessionLost(s)) return kExitAgentLost;
   switch (s.code()) {
     case absl::StatusCode::kInvalidArgument:
     case absl::StatusCode::kPermissionDenied:
@@ -157,22 +167,39 @@ class Heartbeater {
         mu_.AwaitWithTimeout(absl::Condition(&stop_), period);
         if (stop_) return;
       }
-      std::vector<v1::HeartbeatRequest> reqs(agents_.size());
-      for (size_t i = 0; i < agents_.size(); ++i) reqs[i].set_session_id(agents_[i]->session_id);
+      // Lost agents get no more heartbeats: queued in a hung agent's socket,
+      // they could renew a lease that should lapse.
+      std::vector<AgentClient*> targets;
+      std::vector<size_t> which;
+      std::vector<v1::HeartbeatRequest> reqs;
+      {
+        absl::MutexLock lock(&mu_);
+        for (size_t i = 0; i < agents_.size(); ++i) {
+          if (!lost_[i].empty()) continue;
+          targets.push_back(agents_[i]);
+          which.push_back(i);
+          reqs.emplace_back().set_session_id(agents_[i]->session_id);
+        }
+      }
+      if (targets.empty()) continue;
+      // A round waits for its slowest answer: with a deadline of the lease, one
+      // hung agent would space the rounds lease + period apart and let every
+      // other agent's lease expire. The period keeps rounds ≤ 2 periods apart.
       auto replies = FanOut<v1::HeartbeatRequest, v1::HeartbeatReply>(
-          agents_, reqs, absl::Milliseconds(lease_ms_), LOCKSTEP_ASYNC(Heartbeat));
+          targets, reqs, period, LOCKSTEP_ASYNC(Heartbeat));
       int64_t now = MonotonicNs();
       absl::MutexLock lock(&mu_);
-      for (size_t i = 0; i < agents_.size(); ++i) {
-        if (replies[i].ok()) {
+      for (size_t k = 0; k < targets.size(); ++k) {
+        const size_t i = which[k];
+        if (replies[k].ok()) {
           last_ok_ns_[i] = now;
-        } else if (absl::IsFailedPrecondition(replies[i].status())) {
-          lost_[i] = std::string(replies[i].status().message()) +
+        } else if (absl::IsFailedPrecondition(replies[k].status())) {
+          lost_[i] = std::string(replies[k].status().message()) +
                      " (the agent dropped our session: restarted, or its lease expired)";
-        } else if (now - last_ok_ns_[i] > int64_t{lease_ms_} * 1'000'000 && lost_[i].empty()) {
+        } else if (now - last_ok_ns_[i] > int64_t{lease_ms_} * 1'000'000) {
           lost_[i] = absl::StrFormat("no heartbeat answer for %d ms (lease %u ms): %s",
                                      (now - last_ok_ns_[i]) / 1'000'000, lease_ms_,
-                                     replies[i].status().message());
+                                     replies[k].status().message());
         }
       }
     }
@@ -209,6 +236,15 @@ class Coordinator {
   Failure RemoveFiles(const std::vector<v1::PhaseSpec>& specs, uint32_t rep, bool timed,
                       v1::PhaseRecord* last_phase);
   void AbortAll(const std::string& phase_id, const std::string& reason);
+  // Records that `agent` is gone (status "lost" in run.json). Lost agents get
+  // no further calls: a hung one would hold every fan-out until its deadline,
+  // and its own lease watchdog removes its files.
+  void MarkLost(AgentClient* agent, const std::string& reason);
+  std::vector<AgentClient*> Reachable(const std::vector<AgentClient*>& agents) const;
+  // Agents lost because they no longer know our session but still answer
+  // (restarted): the new process does not know what the old one wrote, so
+  // attach again only to remove the files of `bases`, then detach.
+  void CleanUpRestarted(const std::vector<v1::PhaseSpec>& bases);
   std::vector<v1::PhaseSpec> ClientSpecs(const v1::PhaseSpec& base);
   v1::PhaseSpec BaseSpec(const PhasePlan& phase, uint32_t test_id, uint32_t rep);
   bool Interrupted() const { return options_.interrupted && options_.interrupted->load(); }
@@ -225,6 +261,9 @@ class Coordinator {
   std::vector<ClockEstimate> clocks_;  // by index in agents_
   std::map<AgentClient*, size_t> index_;
   std::unique_ptr<Heartbeater> heartbeat_;
+  std::set<AgentClient*> lost_;
+  std::set<AgentClient*> restarted_;  // lost with "no session": they answer
+  std::string controller_name_;       // "host pid N", sent with Attach
   v1::RunRecord record_;
   std::string report_;
 };
@@ -297,10 +336,11 @@ Failure Coordinator::SetUpAgents() {
 
   char host[256] = {0};
   ::gethostname(host, sizeof(host) - 1);
+  controller_name_ = absl::StrFormat("%s pid %d", host, ::getpid());
   std::vector<v1::AttachRequest> attach(agents_.size());
   for (auto& r : attach) {
     r.set_run_id(record_.run_id());
-    r.set_controller(absl::StrFormat("%s pid %d", host, ::getpid()));
+    r.set_controller(controller_name_);
     r.set_lease_ms(plan_.lease_ms);
   }
   auto replies = FanOut<v1::AttachRequest, v1::AttachReply>(all_, attach, kRpcTimeout,
@@ -509,14 +549,56 @@ std::vector<v1::PhaseSpec> Coordinator::ClientSpecs(const v1::PhaseSpec& base) {
   return out;
 }
 
-void Coordinator::AbortAll(const std::string& phase_id, const std::string& reason) {
-  std::vector<v1::AbortRequest> reqs(clients_.size());
+void Coordinator::MarkLost(AgentClient* agent, const std::string& reason) {
+  if (!lost_.insert(agent).second) return;
+  if (reason.find("no session") != std::string::npos) restarted_.insert(agent);
+  v1::AgentRecord* ar = record_.mutable_agents(static_cast<int>(index_[agent]));
+  ar->set_status("lost");
+  ar->set_error(reason);
+}
+
+std::vector<AgentClient*> Coordinator::Reachable(const std::vector<AgentClient*>& agents) const {
+  std::vector<AgentClient*> out;
+  for (AgentClient* a : agents) {
+    if (!lost_.count(a)) out.push_back(a);
+  }
+  return out;
+}
+
+void Coordinator::CleanUpRestarted(const std::vector<v1::PhaseSpec>& bases) {
   for (size_t i = 0; i < clients_.size(); ++i) {
-    reqs[i].set_session_id(clients_[i]->session_id);
+    AgentClient* c = clients_[i];
+    if (!restarted_.count(c)) continue;
+    v1::AttachRequest attach;
+    attach.set_run_id(record_.run_id());
+    attach.set_controller(controller_name_ + " (removing files after a failure)");
+    attach.set_lease_ms(plan_.lease_ms);
+    auto attached = FanOut<v1::AttachRequest, v1::AttachReply>({c}, {attach}, absl::Seconds(5),
+                                                               LOCKSTEP_ASYNC(Attach));
+    if (!attached[0].ok()) continue;  // taken by someone else, or gone again
+    for (const v1::PhaseSpec& base : bases) {
+      v1::CleanupRequest req;
+      req.set_session_id(attached[0]->session_id());
+      *req.mutable_spec() = ClientSpecs(base)[i];
+      FanOut<v1::CleanupRequest, v1::CleanupReply>({c}, {req}, absl::Seconds(30),
+                                                   LOCKSTEP_ASYNC(Cleanup));
+    }
+    v1::DetachRequest detach;
+    detach.set_session_id(attached[0]->session_id());
+    FanOut<v1::DetachRequest, v1::DetachReply>({c}, {detach}, absl::Seconds(5),
+                                               LOCKSTEP_ASYNC(Detach));
+  }
+}
+
+void Coordinator::AbortAll(const std::string& phase_id, const std::string& reason) {
+  std::vector<AgentClient*> targets = Reachable(clients_);
+  std::vector<v1::AbortRequest> reqs(targets.size());
+  for (size_t i = 0; i < targets.size(); ++i) {
+    reqs[i].set_session_id(targets[i]->session_id);
     reqs[i].set_phase_id(phase_id);
     reqs[i].set_reason(reason);
   }
-  FanOut<v1::AbortRequest, v1::AbortReply>(clients_, reqs, absl::Seconds(5), LOCKSTEP_ASYNC(Abort));
+  FanOut<v1::AbortRequest, v1::AbortReply>(targets, reqs, absl::Seconds(5), LOCKSTEP_ASYNC(Abort));
 }
 
 Failure Coordinator::RemoveFiles(const std::vector<v1::PhaseSpec>& bases, uint32_t rep,
@@ -524,21 +606,26 @@ Failure Coordinator::RemoveFiles(const std::vector<v1::PhaseSpec>& bases, uint32
   int64_t start = INT64_MAX, stop = 0;
   std::vector<std::string> errors;
   for (const v1::PhaseSpec& base : bases) {
+    // Each client removes the files of its own ranks; lost agents clean up
+    // by themselves when their lease expires.
+    std::vector<v1::PhaseSpec> specs = ClientSpecs(base);
+    std::vector<AgentClient*> targets;
     std::vector<v1::CleanupRequest> reqs;
-    for (const v1::PhaseSpec& s : ClientSpecs(base)) {
-      v1::CleanupRequest r;
-      r.set_session_id(clients_[reqs.size()]->session_id);
-      *r.mutable_spec() = s;
-      reqs.push_back(r);
-    }
-    auto replies = FanOut<v1::CleanupRequest, v1::CleanupReply>(clients_, reqs, kPrepareTimeout,
-                                                                LOCKSTEP_ASYNC(Cleanup));
     for (size_t i = 0; i < clients_.size(); ++i) {
+      if (lost_.count(clients_[i])) continue;
+      targets.push_back(clients_[i]);
+      v1::CleanupRequest& r = reqs.emplace_back();
+      r.set_session_id(clients_[i]->session_id);
+      *r.mutable_spec() = specs[i];
+    }
+    auto replies = FanOut<v1::CleanupRequest, v1::CleanupReply>(targets, reqs, kPrepareTimeout,
+                                                                LOCKSTEP_ASYNC(Cleanup));
+    for (size_t i = 0; i < targets.size(); ++i) {
       if (!replies[i].ok()) {
         errors.push_back(std::string(replies[i].status().message()));
         continue;
       }
-      int64_t off = clocks_[index_[clients_[i]]].offset_ns;
+      int64_t off = clocks_[index_[targets[i]]].offset_ns;
       start = std::min(start, replies[i]->remove_start_ns() - off);
       stop = std::max(stop, replies[i]->remove_stop_ns() - off);
     }
@@ -623,11 +710,18 @@ Failure Coordinator::RunPhaseOnce(const PhasePlan& phase, const v1::PhaseSpec& b
   pr->set_prepared_ns(RealtimeNs());
   for (size_t i = 0; i < clients_.size(); ++i) {
     if (!prepared[i].ok()) {
+      const absl::Status& st = prepared[i].status();
+      const int code = ExitCodeForSetup(st);
+      std::string message =
+          code == kExitAgentLost
+              ? absl::StrFormat("agent %s lost before %s: %s", clients_[i]->address(),
+                                base.phase_id(), st.message())
+              : absl::StrFormat("phase %s: %s", base.phase_id(), st.message());
+      if (code == kExitAgentLost) MarkLost(clients_[i], std::string(st.message()));
       AbortAll(base.phase_id(), "another agent failed to prepare");
       pr->set_ok(false);
-      pr->set_error(std::string(prepared[i].status().message()));
-      return Fail(ExitCodeForSetup(prepared[i].status()),
-                  absl::StrFormat("phase %s: %s", base.phase_id(), prepared[i].status().message()));
+      pr->set_error(message);
+      return Fail(code, message);
     }
   }
 
@@ -719,8 +813,7 @@ Failure Coordinator::RunPhaseOnce(const PhasePlan& phase, const v1::PhaseSpec& b
         failure = Fail(kExitAgentLost, absl::StrFormat("agent %s lost during %s: %s",
                                                        all_[lost->first]->address(),
                                                        base.phase_id(), lost->second));
-        record_.mutable_agents(static_cast<int>(lost->first))->set_status("lost");
-        record_.mutable_agents(static_cast<int>(lost->first))->set_error(lost->second);
+        MarkLost(all_[lost->first], lost->second);
         AbortAll(base.phase_id(), failure.message);
         for (auto& c : calls) c->Cancel();
       }
@@ -747,7 +840,14 @@ Failure Coordinator::RunPhaseOnce(const PhasePlan& phase, const v1::PhaseSpec& b
     auto result = calls[i]->Result();
     if (!result.ok()) {
       apr->set_error(std::string(result.status().message()));
-      if (!failure) failure = Fail(kExitAgentLost, std::string(result.status().message()));
+      // Our own cancellation after another agent's loss is not this agent's fault.
+      if (!absl::IsCancelled(result.status()) || !failure) {
+        MarkLost(c, std::string(result.status().message()));
+      }
+      if (!failure) {
+        failure = Fail(kExitAgentLost, absl::StrFormat("agent %s lost during %s: %s", c->address(),
+                                                       base.phase_id(), result.status().message()));
+      }
       continue;
     }
     apr->set_series_interval_ms(result->series_interval_ms());
@@ -859,6 +959,7 @@ Failure Coordinator::RunTest(uint32_t test_id) {
       if (f) {
         // Leave nothing behind: remove what this iteration wrote, kept or not.
         RemoveFiles(written, rep, false, nullptr);
+        CleanUpRestarted(written);
         return f;
       }
     }
@@ -990,7 +1091,7 @@ RunOutcome Coordinator::Run() {
   std::vector<AgentClient*> attached;
   std::vector<v1::DetachRequest> detach;
   for (AgentClient* a : all_) {
-    if (a->session_id.empty()) continue;
+    if (a->session_id.empty() || lost_.count(a)) continue;
     attached.push_back(a);
     detach.emplace_back().set_session_id(a->session_id);
   }

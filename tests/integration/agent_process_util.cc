@@ -17,12 +17,15 @@ namespace lockstep::testing {
 std::string BinDir() { return LOCKSTEP_BIN_DIR; }
 std::string SourceDir() { return LOCKSTEP_SOURCE_DIR; }
 
-AgentProcess::AgentProcess(const std::string& root, std::vector<std::string> extra) {
+AgentProcess::AgentProcess(const std::string& root, std::vector<std::string> extra,
+                           bool insecure, std::vector<std::string> prefix) {
   static int counter = 0;
   log_ = absl::StrFormat("%s/agent-%d-%d.log", root.substr(0, root.find_last_of('/')), ::getpid(),
                          counter++);
-  std::vector<std::string> argv = {BinDir() + "/lockstep-agent", "--listen", "127.0.0.1:0",
-                                   "--root", root, "--insecure"};
+  std::vector<std::string> argv = std::move(prefix);
+  argv.push_back(BinDir() + "/lockstep-agent");
+  argv.insert(argv.end(), {"--listen", "127.0.0.1:0", "--root", root});
+  if (insecure) argv.push_back("--insecure");
   for (auto& e : extra) argv.push_back(e);
   int pid = 0;
   auto addr = SpawnAndReadLine(argv, log_, "listening on ", absl::Seconds(10), &pid);

@@ -16,8 +16,11 @@ std::string SourceDir();
 // One agent process; stopped (SIGTERM, then SIGKILL) on destruction.
 class AgentProcess {
  public:
-  // Starts `lockstep-agent --listen 127.0.0.1:0 --root ROOT --insecure EXTRA...`.
-  explicit AgentProcess(const std::string& root, std::vector<std::string> extra = {});
+  // Starts `lockstep-agent --listen 127.0.0.1:0 --root ROOT --insecure EXTRA...`
+  // (a later --listen in EXTRA wins). Without `insecure`, EXTRA must carry the
+  // --tls_* flags. `prefix` goes before the binary (e.g. ip netns exec NS).
+  explicit AgentProcess(const std::string& root, std::vector<std::string> extra = {},
+                        bool insecure = true, std::vector<std::string> prefix = {});
   ~AgentProcess();
   AgentProcess(const AgentProcess&) = delete;
   AgentProcess& operator=(const AgentProcess&) = delete;

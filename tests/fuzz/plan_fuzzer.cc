@@ -1,0 +1,46 @@
+// libFuzzer target for the plan parser (controller/plan.h ParsePlan): any
+// byte string must give a Plan or an InvalidArgument status, never a crash,
+// a hang or a sanitizer report; an accepted plan must be self-consistent.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "controller/plan.h"
+
+namespace {
+
+void Check(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "plan_fuzzer: invariant broken: %s\n", what);
+    std::abort();
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  absl::StatusOr<lockstep::Plan> plan = lockstep::ParsePlan(text, "fuzz.toml");
+  if (!plan.ok()) {
+    Check(!plan.status().message().empty(), "an error without a message");
+    Check(plan.status().message().find("fuzz.toml") != absl::string_view::npos,
+          "an error that does not name the file");
+    return 0;
+  }
+  // What the coordinator relies on once a plan is accepted.
+  Check(!plan->phases.empty(), "a plan without phases");
+  Check(plan->repetitions >= 1, "zero repetitions");
+  Check(plan->lease_ms >= 200, "lease_ms below its minimum");
+  const uint32_t tests = plan->tests();
+  Check(tests >= 1, "zero tests");
+  for (const lockstep::PhasePlan& p : plan->phases) {
+    Check(p.transfer_bytes > 0 && p.block_bytes > 0 && p.segments > 0, "a zero size");
+    for (uint32_t t = 0; t < tests; ++t) {
+      uint32_t n = plan->TasksPerAgent(p, t);
+      Check(n >= 1 && n <= lockstep::kMaxTasksPerAgent, "tasks per agent out of range");
+    }
+  }
+  return 0;
+}
