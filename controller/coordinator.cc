@@ -149,13 +149,20 @@ class Heartbeater {
     }
     thread_.join();
   }
-  // Index and reason of the first agent whose lease lapsed, if any.
+  // Index and reason of the first agent whose lease lapsed, if any (agents
+  // already handled with Forget are not reported again).
   std::optional<std::pair<size_t, std::string>> Lost() {
     absl::MutexLock lock(&mu_);
     for (size_t i = 0; i < lost_.size(); ++i) {
-      if (!lost_[i].empty()) return std::make_pair(i, lost_[i]);
+      if (!lost_[i].empty() && !forgotten_.count(i)) return std::make_pair(i, lost_[i]);
     }
     return std::nullopt;
+  }
+  // The run goes on without agent `i`: no more heartbeats, no more reports.
+  void Forget(size_t i) {
+    absl::MutexLock lock(&mu_);
+    forgotten_.insert(i);
+    if (lost_[i].empty()) lost_[i] = "left out of the run";
   }
 
  private:
@@ -211,6 +218,7 @@ class Heartbeater {
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<int64_t> last_ok_ns_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> lost_ ABSL_GUARDED_BY(mu_);
+  std::set<size_t> forgotten_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };
 
@@ -240,6 +248,10 @@ class Coordinator {
   // no further calls: a hung one would hold every fan-out until its deadline,
   // and its own lease watchdog removes its files.
   void MarkLost(AgentClient* agent, const std::string& reason);
+  // Takes lost agents out of the run (on_agent_loss = "continue").
+  void DropLostAgents();
+  // Set once an agent was lost and the run went on without it.
+  Failure partial_;
   std::vector<AgentClient*> Reachable(const std::vector<AgentClient*>& agents) const;
   // Agents lost because they no longer know our session but still answer
   // (restarted): the new process does not know what the old one wrote, so
@@ -547,6 +559,20 @@ std::vector<v1::PhaseSpec> Coordinator::ClientSpecs(const v1::PhaseSpec& base) {
     out.push_back(s);
   }
   return out;
+}
+
+void Coordinator::DropLostAgents() {
+  auto drop = [&](std::vector<AgentClient*>* v) {
+    v->erase(std::remove_if(v->begin(), v->end(),
+                            [&](AgentClient* a) {
+                              if (!lost_.count(a)) return false;
+                              heartbeat_->Forget(index_[a]);
+                              return true;
+                            }),
+             v->end());
+  };
+  drop(&clients_);
+  drop(&servers_);
 }
 
 void Coordinator::MarkLost(AgentClient* agent, const std::string& reason) {
@@ -917,6 +943,7 @@ Failure Coordinator::RunPhaseOnce(const PhasePlan& phase, const v1::PhaseSpec& b
   }
   pr->set_ok(!failure);
   if (failure) pr->set_error(failure.message);
+  pr->set_partial(static_cast<bool>(partial_));
   return failure;
 }
 
@@ -945,6 +972,7 @@ Failure Coordinator::RunTest(uint32_t test_id) {
 
   std::map<std::string, std::vector<v1::IterationRow>> rows;  // by phase
   for (uint32_t rep = 0; rep < plan_.repetitions; ++rep) {
+    bool abandoned = false;
     // Files this iteration wrote, by (dir, name, layout), and whether to keep them.
     std::vector<v1::PhaseSpec> written;
     std::set<std::string> kept;
@@ -960,9 +988,22 @@ Failure Coordinator::RunTest(uint32_t test_id) {
         // Leave nothing behind: remove what this iteration wrote, kept or not.
         RemoveFiles(written, rep, false, nullptr);
         CleanUpRestarted(written);
-        return f;
+        if (f.exit_code != kExitAgentLost || plan_.on_agent_loss != "continue") return f;
+        // on_agent_loss = "continue": drop the lost agents, abandon this
+        // repetition, and go on; every later result is partial.
+        DropLostAgents();
+        if (clients_.empty()) {
+          return Fail(kExitAgentLost, f.message + "; no client agent is left to continue with");
+        }
+        partial_ = f;
+        Print(absl::StrFormat("# %s: continuing without it (on_agent_loss = \"continue\"); "
+                              "results from here on are partial\n",
+                              f.message));
+        abandoned = true;
+        break;
       }
     }
+    if (abandoned) continue;
     std::vector<v1::PhaseSpec> remove;
     for (const v1::PhaseSpec& s : written) {
       if (!kept.count(s.dir() + "/" + s.file_name())) remove.push_back(s);
@@ -1000,6 +1041,13 @@ void Coordinator::Finish(RunOutcome* outcome, const Failure& failure) {
     record_.set_error(failure.message);
     outcome->exit_code = failure.exit_code;
     outcome->error = failure.message;
+  } else if (partial_) {
+    // The run went on without a lost agent: every result is there, but those
+    // after the loss used fewer agents.
+    record_.set_status("partial");
+    record_.set_error(partial_.message);
+    outcome->exit_code = partial_.exit_code;
+    outcome->error = partial_.message + " (the run went on without it: results after it are partial)";
   } else {
     record_.set_status("complete");
   }

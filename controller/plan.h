@@ -89,6 +89,9 @@ struct Plan {
   // Clock offset uncertainty bound (0 = none): "warn" or "fail".
   uint32_t max_clock_uncertainty_us = 0;
   std::string on_clock = "warn";
+  // An agent lost mid-run: "stop" the run, or "continue" without it (later
+  // results marked partial).
+  std::string on_agent_loss = "stop";
   std::vector<AgentPlan> agents;  // empty: local agents
   std::vector<PhasePlan> phases;
 

@@ -291,6 +291,48 @@ TEST_F(FaultTest, AgentKilledMidPhaseIsNamedAndSurvivorsCleanUp) {
   ExpectNewRunSucceeds({0, 1, 2});
 }
 
+TEST_F(FaultTest, OnAgentLossContinueGoesOnWithoutTheLostAgent) {
+  StartAgents(3);
+  // ~1 s per repetition here: 64 MiB per task in 256 KiB transfers, each fsynced.
+  std::string phase = BigWritePhase();
+  phase.replace(phase.find("block_size = \"1g\""), 17, "block_size = \"64m\"");
+  Controller ctl(tmp_.path(),
+                 RunArgs(WritePlan(RunHeader() + "repetitions = 3\non_agent_loss = \"continue\"\n" +
+                                   AllAgents() + phase)));
+  ASSERT_TRUE(WaitForData({0, 1, 2})) << ctl.Output();
+  const std::string victim = agents_[1]->address();
+  agents_[1]->Kill(SIGKILL);
+
+  ASSERT_EQ(ctl.Wait(milliseconds(60000)), kExitAgentLost) << ctl.Output();
+  EXPECT_THAT(ctl.out(), HasSubstr("continuing without it"));
+  EXPECT_THAT(ctl.err(), HasSubstr("agent " + victim + " lost"));
+  v1::RunRecord rec = ReadRunJson(RunDirFromOutput(ctl.out()));
+  EXPECT_EQ(rec.status(), "partial");
+  EXPECT_EQ(rec.agents(1).status(), "lost");
+  ASSERT_EQ(rec.tests_size(), 1);
+  int after = 0;
+  for (const v1::PhaseRecord& p : rec.tests(0).phases()) {
+    if (p.repetition() == 0) {
+      EXPECT_FALSE(p.ok());
+      continue;
+    }
+    // Repetitions 1 and 2 ran on the two survivors, marked partial.
+    EXPECT_TRUE(p.ok()) << p.error();
+    EXPECT_TRUE(p.partial());
+    EXPECT_EQ(p.spec().total_tasks(), 2u);
+    EXPECT_EQ(p.agents_size(), 2);
+    EXPECT_EQ(p.row().bytes(), 2u * 64 * 1024 * 1024);
+    ++after;
+  }
+  EXPECT_EQ(after, 2);
+  ASSERT_EQ(rec.tests(0).summary_size(), 1);
+  EXPECT_EQ(rec.tests(0).summary(0).repetitions(), 2u);
+  for (int i : {0, 2}) {
+    EXPECT_EQ(ProbeState(agents_[i]->address()), "idle");
+    EXPECT_TRUE(DataEmpty(i)) << absl::StrJoin(ListFiles(roots_[i] + "/data"), " ");
+  }
+}
+
 TEST_F(FaultTest, AgentStoppedMidPhaseCountsAsLostAndCleansUpWhenResumed) {
   StartAgents(3);
   Controller ctl(tmp_.path(), RunArgs(WritePlan(RunHeader() + AllAgents() + BigWritePhase())));
