@@ -492,8 +492,16 @@ std::vector<std::string> Coordinator::TelemetryLines(const v1::PhaseRecord& pr) 
     double disk_mb_s = 0, net_mb_s = 0;
   };
   std::map<v1::Role, Acc> by_role;
+  std::map<v1::Role, std::set<std::string>> hosts_seen;
+  std::map<std::string, std::string> host_of;
+  for (const auto& a : agents_) host_of[a->address()] = a->facts.hostname();
   for (const v1::AgentPhaseRecord& a : pr.agents()) {
-    if (!a.has_telemetry() || a.telemetry().samples() == 0) continue;
+    // /proc/stat has 10 ms ticks: over a shorter window the shares mean little.
+    if (!a.has_telemetry() || a.telemetry().samples() == 0 || a.telemetry().interval_s() < 0.2) {
+      continue;
+    }
+    // Several agents on one host see the same host: count it once.
+    if (!hosts_seen[a.role()].insert(host_of[a.address()]).second) continue;
     const v1::TelemetrySummary& t = a.telemetry();
     Acc& acc = by_role[a.role()];
     ++acc.n;
@@ -508,9 +516,10 @@ std::vector<std::string> Coordinator::TelemetryLines(const v1::PhaseRecord& pr) 
   std::vector<std::string> lines;
   for (const auto& [role, acc] : by_role) {
     lines.push_back(absl::StrFormat(
-        "  %s (%d): cpu %.0f%% user, %.0f%% sys, %.0f%% iowait; busy %.1f of %.0f cores; disk "
-        "%.1f MB/s, net %.1f MB/s",
-        role == v1::CLIENT ? "clients" : RoleName(role), acc.n, acc.user / acc.n,
+        "  %s (%d host%s): cpu %.0f%% user, %.0f%% sys, %.0f%% iowait; busy %.1f of %.0f cores; "
+        "disk %.1f MB/s, net %.1f MB/s",
+        role == v1::CLIENT ? "clients" : RoleName(role), acc.n, acc.n == 1 ? "" : "s",
+        acc.user / acc.n,
         acc.sys / acc.n, acc.iowait / acc.n, acc.busy_cores, acc.cores, acc.disk_mb_s,
         acc.net_mb_s));
   }
@@ -704,7 +713,7 @@ Failure Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t
       continue;
     }
     if (pr->skew_exceeded()) Print(absl::StrFormat("# %s (marked)\n", why));
-    Print(FormatIterationRow(pr->row()));
+    if (phase.kind != v1::MDTEST) Print(FormatIterationRow(pr->row()));
     for (const v1::IterationRow& extra : pr->extra_rows()) Print(FormatIterationRow(extra));
     for (const std::string& line : pr->telemetry_lines()) Print("#" + line + "\n");
     rows->push_back(pr->row());
@@ -1054,7 +1063,11 @@ void Coordinator::Finish(RunOutcome* outcome, const Failure& failure) {
   // Summary of all tests, as IOR prints it.
   std::vector<v1::SummaryRow> all_rows;
   for (const v1::TestRecord& t : record_.tests()) {
-    for (const v1::SummaryRow& r : t.summary()) all_rows.push_back(r);
+    for (const v1::SummaryRow& r : t.summary()) {
+      // mdtest phases have their own SUMMARY rate table; bandwidth rows of
+      // zeros would only be noise here.
+      if (r.operation() != "mdtest") all_rows.push_back(r);
+    }
   }
   if (!all_rows.empty()) {
     Print(FormatSummaryHeader());
