@@ -4,8 +4,12 @@
 set -euo pipefail
 LOCKSTEP_BUILD_NAME=test
 source "$(dirname "$0")/common.sh"
-# fio: the accuracy test compares byte counts with it.
-lockstep_install_packages fio
+# fio: the accuracy test compares byte counts with it; iproute2: the network
+# namespace tests (skipped without it).
+lockstep_install_packages fio iproute2
+# chromium renders the HTML report in a real browser; without it that one
+# test is skipped with the reason.
+lockstep_install_packages chromium || echo "== chromium could not be installed: the headless report check will be skipped"
 lockstep_build RelWithDebInfo -DLOCKSTEP_BUILD_TESTS=ON
 cd "$LOCKSTEP_BUILD"
 ctest --output-on-failure --timeout 600 -j 2 "$@"
