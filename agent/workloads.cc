@@ -11,18 +11,12 @@
 #include <filesystem>
 
 #include "absl/strings/str_format.h"
+#include "common/mix.h"
 #include "common/clock.h"
 #include "common/pattern.h"
 
 namespace lockstep {
 namespace {
-
-uint64_t Mix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
 
 // Each small file's pattern starts at a distinct "offset" (index << 32), so a
 // file holding another file's data is caught; the stamps stay 4 KiB aligned.

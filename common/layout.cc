@@ -1,6 +1,7 @@
 #include "common/layout.h"
 
 #include "absl/strings/str_format.h"
+#include "common/mix.h"
 
 namespace lockstep {
 
@@ -45,14 +46,6 @@ uint64_t TransfersPerTask(const v1::PhaseSpec& spec) {
   return TransfersPerBlock(spec) * spec.segments();
 }
 
-namespace {
-uint64_t Mix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-}  // namespace
 
 Permutation::Permutation(uint64_t n, uint64_t key) : n_(n) {
   uint32_t bits = 2;

@@ -3,16 +3,10 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "common/mix.h"
 
 namespace lockstep {
 namespace {
-
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
 
 inline uint64_t WordAt(uint64_t offset, uint64_t tag) {
   uint64_t in_block = offset % kPatternBlockBytes;
@@ -24,7 +18,7 @@ inline uint64_t WordAt(uint64_t offset, uint64_t tag) {
 }  // namespace
 
 uint64_t PatternTag(uint64_t seed, uint64_t writer_rank) {
-  return SplitMix64(seed ^ SplitMix64(writer_rank + 1));
+  return Mix64(seed ^ Mix64(writer_rank + 1));
 }
 
 void FillPattern(char* buf, size_t len, uint64_t file_offset, uint64_t tag) {

@@ -5,22 +5,16 @@
 
 #include "absl/strings/str_format.h"
 #include "common/names.h"
+#include "controller/ior_math.h"
 
 namespace lockstep {
 
 SampleStats SampleStatistics(const std::vector<double>& values) {
-  SampleStats s;
-  if (values.empty()) return s;
-  s.max = *std::max_element(values.begin(), values.end());
-  s.min = *std::min_element(values.begin(), values.end());
-  double sum = 0;
-  for (double v : values) sum += v;
-  s.mean = sum / static_cast<double>(values.size());
-  if (values.size() > 1) {
-    double var = 0;
-    for (double v : values) var += (v - s.mean) * (v - s.mean);
-    s.sd = std::sqrt(var / static_cast<double>(values.size() - 1));
-  }
+  // IOR's population figures, with mdtest's sample standard deviation (÷ n−1).
+  RepStats p = PopulationStats(values);
+  SampleStats s{p.max, p.min, p.mean, 0};
+  const double n = static_cast<double>(values.size());
+  if (values.size() > 1) s.sd = p.sd * std::sqrt(n / (n - 1));
   return s;
 }
 
