@@ -234,6 +234,11 @@ absl::StatusOr<v1::HeartbeatReply> AgentCore::Heartbeat(const v1::HeartbeatReque
   impl_->lease_deadline_mono_ns = MonotonicNs() + int64_t{impl_->lease_ms} * 1'000'000;
   v1::HeartbeatReply reply;
   reply.set_agent_unix_ns(RealtimeNs());
+  if (impl_->runner && request.stall_ms() > 0) {
+    for (const std::string& s : impl_->runner->Stalled(int64_t{request.stall_ms()} * 1'000'000)) {
+      reply.add_stalled(s);
+    }
+  }
   reply.set_state(impl_->runner == nullptr       ? "attached"
                   : impl_->runner->Done()        ? "attached"
                   : impl_->runner->Started()     ? "running"
@@ -350,7 +355,7 @@ absl::StatusOr<v1::PrepareReply> AgentCore::Prepare(const v1::PrepareRequest& re
     absl::MutexLock lock(&impl_->mu);
     impl_->checksums = std::move(*scope);
   }
-  auto runner = PhaseRunner::Prepare(spec, *dir);
+  auto runner = PhaseRunner::Prepare(spec, *dir, impl_->options.runner);
   if (!runner.ok()) return runner.status();
   reply.set_resolved_dir(*dir);
   for (const std::string& f : (*runner)->files()) reply.add_files(f);

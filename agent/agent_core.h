@@ -35,6 +35,7 @@ struct AgentOptions {
   // striping, client checksums, lock LRU flush.
   bool allow_lustre = false;
   LustreToolsOptions lustre_options;
+  RunnerOptions runner;  // test hooks
 };
 
 class AgentCore {

@@ -29,7 +29,9 @@ class Outbox {
     grpc::ServerWriteReactor<v1::PhaseEvent>* r = nullptr;
     {
       absl::MutexLock lock(&mu_);
-      if (reactor_ == nullptr) return;  // the call is gone
+      // The call is gone, or finished (a failed write): no StartWrite after
+      // Finish, and none racing OnDone's delete.
+      if (reactor_ == nullptr || finished_) return;
       if (event.has_result()) final_queued_ = true;
       queue_.push_back(event);
       if (writing_) return;

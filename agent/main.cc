@@ -41,6 +41,8 @@ ABSL_FLAG(uint32_t, telemetry_interval_ms, 1000, "telemetry sampling interval (>
 ABSL_FLAG(std::vector<std::string>, devices, {},
           "block devices to report (default: all whole disks)");
 ABSL_FLAG(std::vector<std::string>, ifaces, {}, "network interfaces to report (default: all)");
+ABSL_FLAG(uint32_t, test_delay_per_transfer_us, 0,
+          "TESTS ONLY: make every transfer this much slower, as on a slower device");
 ABSL_FLAG(std::string, tls_ca, "", "CA certificate (PEM) that controllers must chain to");
 ABSL_FLAG(std::string, tls_cert, "", "this agent's certificate (PEM)");
 ABSL_FLAG(std::string, tls_key, "", "this agent's private key (PEM, mode 0600)");
@@ -122,6 +124,8 @@ int Main(int argc, char** argv) {
                                    config.options.allow_drop_caches);
   options.allow_lustre =
       pick("allow_lustre", absl::GetFlag(FLAGS_allow_lustre), config.options.allow_lustre);
+  options.runner.test_delay_per_transfer_ns =
+      int64_t{absl::GetFlag(FLAGS_test_delay_per_transfer_us)} * 1000;
   options.telemetry_options.interval_ms =
       pick("telemetry_interval_ms", absl::GetFlag(FLAGS_telemetry_interval_ms),
            config.options.telemetry_options.interval_ms);

@@ -159,10 +159,15 @@ struct Task {
   LatencyHistogram hist;
   std::atomic<uint64_t> bytes{0};
   std::atomic<uint64_t> ops{0};
+  // The transfer in flight, for stall reports: monotonic start (0 = none)
+  // and file offset.
+  std::atomic<int64_t> op_start_ns{0};
+  std::atomic<uint64_t> op_offset{0};
   std::thread thread;
 };
 
 struct PhaseRunner::Impl {
+  RunnerOptions options;
   v1::PhaseSpec spec;
   std::string dir;
   std::vector<std::unique_ptr<Task>> tasks;
@@ -316,6 +321,12 @@ void PhaseRunner::Impl::RunIo(Task* t) {
       first = false;
     }
     const int64_t t0 = MonotonicNs();
+    t->op_offset.store(offset, std::memory_order_relaxed);
+    t->op_start_ns.store(t0, std::memory_order_relaxed);
+    if (options.test_delay_per_transfer_ns > 0) {
+      // Test only: a slower device.
+      absl::SleepFor(absl::Nanoseconds(options.test_delay_per_transfer_ns));
+    }
     if (write) {
       err = PwriteFull(fd, t->buf.get(), xfer, offset, &moved);
       if (err == 0 && s.fsync_per_transfer() && ::fsync(fd) != 0) err = errno;
@@ -331,6 +342,7 @@ void PhaseRunner::Impl::RunIo(Task* t) {
       if (err == 0 && s.fsync_per_transfer() && ::fsync(fd) != 0) err = errno;
     }
     const int64_t t1 = MonotonicNs();
+    t->op_start_ns.store(0, std::memory_order_relaxed);
     t->hist.Record(static_cast<uint64_t>(t1 - t0));
     bytes += moved;
     t->bytes.store(bytes, std::memory_order_relaxed);
@@ -410,7 +422,7 @@ void PhaseRunner::Impl::VerifyAfterWrite(Task* t, uint64_t pairs) {
   const uint64_t per_block = TransfersPerBlock(s);
   const Permutation* perm = t->perm ? &*t->perm : nullptr;
   const uint64_t tag = PatternTag(s.pattern_seed(), t->data_rank);
-  int fd = ::open(t->path.c_str(), O_RDONLY | O_CLOEXEC | (s.direct() ? O_DIRECT : 0));
+  int fd = ::open(t->path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | (s.direct() ? O_DIRECT : 0));
   if (fd < 0) {
     Fail(t, "cannot open for verification after write", errno, 0);
     return;
@@ -626,13 +638,15 @@ PhaseRunner::~PhaseRunner() {
 }
 
 absl::StatusOr<std::unique_ptr<PhaseRunner>> PhaseRunner::Prepare(const v1::PhaseSpec& spec,
-                                                                  const std::string& dir) {
+                                                                  const std::string& dir,
+                                                                  const RunnerOptions& options) {
   absl::Status valid = ValidateSpec(spec);
   if (!valid.ok()) return valid;
   // IOR -d: the delay comes before the stale files are removed and before
   // the start barrier, so it is never timed.
   if (spec.delay_seconds() > 0) absl::SleepFor(absl::Seconds(spec.delay_seconds()));
   auto impl = std::make_unique<Impl>();
+  impl->options = options;
   impl->spec = spec;
   impl->dir = dir;
   const v1::PhaseKind kind = spec.kind();
@@ -751,6 +765,21 @@ bool PhaseRunner::Done() const { return impl_->done.load(); }
 bool PhaseRunner::Started() const {
   absl::MutexLock lock(&impl_->mu);
   return impl_->start_given;
+}
+
+std::vector<std::string> PhaseRunner::Stalled(int64_t threshold_ns) const {
+  std::vector<std::string> out;
+  if (impl_->done.load()) return out;
+  const int64_t now = MonotonicNs();
+  for (const auto& t : impl_->tasks) {
+    const int64_t since = t->op_start_ns.load(std::memory_order_relaxed);
+    if (since == 0 || now - since < threshold_ns) continue;
+    out.push_back(absl::StrFormat("task %u stuck in %s %s at offset %u for %.1f s", t->rank,
+                                  PhaseKindName(impl_->spec.kind()), t->path,
+                                  t->op_offset.load(std::memory_order_relaxed),
+                                  static_cast<double>(now - since) / 1e9));
+  }
+  return out;
 }
 
 const v1::PhaseSpec& PhaseRunner::spec() const { return impl_->spec; }

@@ -13,6 +13,12 @@
 
 namespace lockstep {
 
+struct RunnerOptions {
+  // Test only (lockstep-agent --test_delay_per_transfer_us): every transfer
+  // takes this much longer, as on a slower device.
+  int64_t test_delay_per_transfer_ns = 0;
+};
+
 class PhaseRunner {
  public:
   // Called from the runner's monitor thread: Progress events while tasks
@@ -25,7 +31,8 @@ class PhaseRunner {
   // Errors: InvalidArgument (spec), NotFound / FailedPrecondition (read
   // files missing or short: names the file and the task), Internal.
   static absl::StatusOr<std::unique_ptr<PhaseRunner>> Prepare(const v1::PhaseSpec& spec,
-                                                              const std::string& dir);
+                                                              const std::string& dir,
+                                                              const RunnerOptions& options = {});
 
   // Aborts and joins all threads.
   ~PhaseRunner();
@@ -44,6 +51,10 @@ class PhaseRunner {
   // True once the result has been delivered (or Start was never called).
   bool Done() const;
   bool Started() const;
+
+  // Tasks whose current transfer has been in flight for `threshold_ns` or
+  // more: "task 3 stuck in write /d/f at offset 1048576 for 61.0 s".
+  std::vector<std::string> Stalled(int64_t threshold_ns) const;
 
   const v1::PhaseSpec& spec() const;
   // Files this agent's tasks open (write: create).

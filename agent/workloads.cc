@@ -113,7 +113,7 @@ void RunSmallFilesTask(TaskWork& w) {
     const uint64_t size = SmallFileSize(s, w.rank, i);
     StampPattern(w.buf, size, SmallFileBase(i), tag);
     const int64_t t0 = MonotonicNs();
-    int fd = ::open(path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0664);
+    int fd = ::open(path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0664);
     int err = fd < 0 ? errno : 0;
     if (fd >= 0) {
       err = WriteAll(fd, w.buf, size);
@@ -274,7 +274,7 @@ void RunMdtestTask(TaskWork& w) {
             item_path("file", i);
             what = "cannot create";
             e = timed([&] {
-              int fd = ::open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0664);
+              int fd = ::open(path, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0664);
               if (fd < 0) return errno;
               int err = wbytes > 0 ? WriteAll(fd, w.buf, wbytes) : 0;
               if (::close(fd) != 0 && err == 0) err = errno;

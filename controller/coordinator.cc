@@ -137,8 +137,8 @@ class PhaseStream : public grpc::ClientReadReactor<v1::PhaseEvent> {
 // Renews every agent's lease every lease/3 and tells who went silent.
 class Heartbeater {
  public:
-  Heartbeater(std::vector<AgentClient*> agents, uint32_t lease_ms)
-      : agents_(std::move(agents)), lease_ms_(lease_ms),
+  Heartbeater(std::vector<AgentClient*> agents, uint32_t lease_ms, uint32_t stall_ms)
+      : agents_(std::move(agents)), lease_ms_(lease_ms), stall_ms_(stall_ms),
         last_ok_ns_(agents_.size(), MonotonicNs()), lost_(agents_.size()) {
     thread_ = std::thread([this] { Loop(); });
   }
@@ -157,6 +157,19 @@ class Heartbeater {
       if (!lost_[i].empty() && !forgotten_.count(i)) return std::make_pair(i, lost_[i]);
     }
     return std::nullopt;
+  }
+  // Index and report of the first agent with a transfer in flight for
+  // longer than stall_ms (an I/O stuck in the kernel: the agent still answers).
+  std::optional<std::pair<size_t, std::string>> Stalled() {
+    absl::MutexLock lock(&mu_);
+    for (size_t i = 0; i < stalled_.size(); ++i) {
+      if (!stalled_[i].empty() && !forgotten_.count(i)) return std::make_pair(i, stalled_[i]);
+    }
+    return std::nullopt;
+  }
+  void ClearStalled() {
+    absl::MutexLock lock(&mu_);
+    for (auto& s : stalled_) s.clear();
   }
   // The run goes on without agent `i`: no more heartbeats, no more reports.
   void Forget(size_t i) {
@@ -186,6 +199,7 @@ class Heartbeater {
           targets.push_back(agents_[i]);
           which.push_back(i);
           reqs.emplace_back().set_session_id(agents_[i]->session_id);
+          reqs.back().set_stall_ms(stall_ms_);
         }
       }
       if (targets.empty()) continue;
@@ -200,6 +214,9 @@ class Heartbeater {
         const size_t i = which[k];
         if (replies[k].ok()) {
           last_ok_ns_[i] = now;
+          if (replies[k]->stalled_size() > 0 && stalled_[i].empty()) {
+            stalled_[i] = absl::StrJoin(replies[k]->stalled(), "; ");
+          }
         } else if (absl::IsFailedPrecondition(replies[k].status())) {
           lost_[i] = std::string(replies[k].status().message()) +
                      " (the agent dropped our session: restarted, or its lease expired)";
@@ -219,6 +236,8 @@ class Heartbeater {
   std::vector<int64_t> last_ok_ns_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> lost_ ABSL_GUARDED_BY(mu_);
   std::set<size_t> forgotten_ ABSL_GUARDED_BY(mu_);
+  uint32_t stall_ms_;
+  std::vector<std::string> stalled_ ABSL_GUARDED_BY(mu_) = std::vector<std::string>(agents_.size());
   std::thread thread_;
 };
 
@@ -380,17 +399,19 @@ Failure Coordinator::SetUpAgents() {
 
   Failure f = MeasureClocks();
   if (f) return f;
-  heartbeat_ = std::make_unique<Heartbeater>(all_, plan_.lease_ms);
+  heartbeat_ = std::make_unique<Heartbeater>(all_, plan_.lease_ms, plan_.io_stall_timeout_ms);
   return {};
 }
 
 Failure Coordinator::MeasureClocks() {
   // Map every agent timestamp into our time base; re-measured before every
   // test so that drift over a long run stays small.
-  std::vector<ClockEstimate> clocks(agents_.size());
+  std::vector<ClockEstimate> clocks = clocks_;
+  clocks.resize(agents_.size());
   std::vector<absl::Status> errors(agents_.size());
   std::vector<std::thread> threads;
   for (size_t i = 0; i < agents_.size(); ++i) {
+    if (lost_.count(agents_[i].get())) continue;  // left out of the run; keep its last estimate
     threads.emplace_back([&, i] {
       auto est = EstimateClock(agents_[i].get(), 8);
       if (est.ok()) {
@@ -403,6 +424,7 @@ Failure Coordinator::MeasureClocks() {
   for (auto& t : threads) t.join();
   std::vector<std::string> bad;
   for (size_t i = 0; i < agents_.size(); ++i) {
+    if (lost_.count(agents_[i].get())) continue;
     if (!errors[i].ok()) return Fail(kExitAgentLost, std::string(errors[i].message()));
     v1::ClockEstimate* ce = record_.mutable_agents(static_cast<int>(i))->mutable_clock();
     ce->set_offset_ns(clocks[i].offset_ns);
@@ -790,7 +812,9 @@ Failure Coordinator::RunPhaseOnce(const PhasePlan& phase, const v1::PhaseSpec& b
   // 4. One instant for all, far enough ahead for the slowest to hear of it.
   int64_t max_delay = 0;
   for (AgentClient* c : clients_) max_delay = std::max(max_delay, clocks_[index_[c]].delay_ns);
-  const int64_t lead_ns = 30'000'000 + 4 * max_delay + 200'000 * int64_t(clients_.size());
+  // 10 ms covers scheduling on a busy controller; 4 round trips cover the
+  // network; the per-agent term covers starting the streams one by one.
+  const int64_t lead_ns = 10'000'000 + 4 * max_delay + 200'000 * int64_t(clients_.size());
   const int64_t start_at = RealtimeNs() + lead_ns;
   pr->set_start_at_ns(start_at);
   // Spin only where a host's tasks fit on its cores.
@@ -849,6 +873,18 @@ Failure Coordinator::RunPhaseOnce(const PhasePlan& phase, const v1::PhaseSpec& b
                                                        all_[lost->first]->address(),
                                                        base.phase_id(), lost->second));
         MarkLost(all_[lost->first], lost->second);
+        AbortAll(base.phase_id(), failure.message);
+        for (auto& c : calls) c->Cancel();
+      }
+      if (auto stalled = heartbeat_->Stalled(); stalled && !failure) {
+        // A task stuck in the kernel (a hung mount): the agent still answers
+        // but cannot finish or clean up; it counts as lost.
+        AgentClient* hung = all_[stalled->first];
+        std::string why = absl::StrFormat("I/O stalled beyond io_stall_timeout_ms = %u: %s",
+                                          plan_.io_stall_timeout_ms, stalled->second);
+        failure = Fail(kExitAgentLost, absl::StrFormat("agent %s lost during %s: %s",
+                                                       hung->address(), base.phase_id(), why));
+        MarkLost(hung, why);
         AbortAll(base.phase_id(), failure.message);
         for (auto& c : calls) c->Cancel();
       }
@@ -1008,6 +1044,13 @@ Failure Coordinator::RunTest(uint32_t test_id) {
         Print(absl::StrFormat("# %s: continuing without it (on_agent_loss = \"continue\"); "
                               "results from here on are partial\n",
                               f.message));
+        // A lost agent that is only slow still holds its lease and, when it
+        // lapses, removes the files it wrote, whose names the survivors'
+        // renumbered ranks may reuse: let the lease run out first.
+        const int64_t until = MonotonicNs() + (int64_t{plan_.lease_ms} + 250) * 1'000'000;
+        while (MonotonicNs() < until && !Interrupted()) {
+          absl::SleepFor(absl::Milliseconds(50));
+        }
         abandoned = true;
         break;
       }

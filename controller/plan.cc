@@ -135,7 +135,7 @@ const std::vector<std::string> kRunKeys = {
     "name",          "repetitions",     "connect_timeout_ms", "lease_ms",
     "progress_interval_ms", "seed",     "cache",              "drop_mode",
     "cache_required", "lustre_lru_clear", "max_start_skew_us", "on_skew",
-    "max_clock_uncertainty_us", "on_clock", "on_agent_loss"};
+    "max_clock_uncertainty_us", "on_clock", "on_agent_loss", "io_stall_timeout_ms"};
 const std::vector<std::string> kAgentKeys = {"address", "role"};
 const std::vector<std::string> kPhaseKeys = {
     "name",    "kind",      "dir",    "file_name",  "file_per_process", "tasks_per_agent",
@@ -314,6 +314,9 @@ absl::Status ParseRun(const toml::table& t, const std::string& source, Plan* pla
   if (r.Get("on_clock") && !(s = OneOf(r, "on_clock", plan->on_clock, {"warn", "fail"})).ok()) {
     return s;
   }
+  v = plan->io_stall_timeout_ms;
+  if (!(s = r.Uint("io_stall_timeout_ms", 0, 86'400'000, &v)).ok()) return s;
+  plan->io_stall_timeout_ms = static_cast<uint32_t>(v);
   if (!(s = r.String("on_agent_loss", &plan->on_agent_loss)).ok()) return s;
   if (r.Get("on_agent_loss") &&
       !(s = OneOf(r, "on_agent_loss", plan->on_agent_loss, {"stop", "continue"})).ok()) {

@@ -92,6 +92,9 @@ struct Plan {
   // An agent lost mid-run: "stop" the run, or "continue" without it (later
   // results marked partial).
   std::string on_agent_loss = "stop";
+  // A transfer in flight longer than this fails the phase with the task,
+  // file and offset it is stuck on (0 = never).
+  uint32_t io_stall_timeout_ms = 120000;
   std::vector<AgentPlan> agents;  // empty: local agents
   std::vector<PhasePlan> phases;
 
