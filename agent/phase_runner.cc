@@ -20,8 +20,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "agent/procfs.h"
 #include "agent/workloads.h"
 #include "common/clock.h"
+#include "common/files.h"
 #include "common/histogram.h"
 #include "common/layout.h"
 #include "common/names.h"
@@ -534,6 +536,8 @@ void PhaseRunner::Impl::MonitorMain() {
   }
   std::vector<uint64_t> series;
   uint64_t last_series_bytes = 0;
+  CpuTimes last_cpu;
+  bool have_cpu = false;
   int64_t next_series = at + int64_t{kSeriesIntervalMs} * 1'000'000;
   int64_t next_progress = at + int64_t{progress_interval_ms} * 1'000'000;
   const uint32_t n = static_cast<uint32_t>(tasks.size());
@@ -578,6 +582,18 @@ void PhaseRunner::Impl::MonitorMain() {
       p->set_ops(ops);
       p->set_elapsed_ns(now - at);
       p->set_tasks_done(done_count);
+      // This host's CPU since the last progress event, for the live line.
+      if (auto text = ReadFileToString("/proc/stat"); text.ok()) {
+        if (auto stat = ParseProcStat(*text); stat.ok()) {
+          if (have_cpu) {
+            CpuPercent pct = CpuPercentBetween(last_cpu, stat->cpu);
+            p->set_cpu_busy_pct(100.0 - pct.idle);
+            p->set_cpu_iowait_pct(pct.iowait);
+          }
+          last_cpu = stat->cpu;
+          have_cpu = true;
+        }
+      }
       sink(ev);
       while (next_progress <= now) next_progress += int64_t{progress_interval_ms} * 1'000'000;
     }

@@ -857,10 +857,22 @@ Failure Coordinator::RunPhaseOnce(const PhasePlan& phase, const v1::PhaseSpec& b
       double eta = rate > 0 && expected > bytes
                        ? static_cast<double>(expected - bytes) / (1 << 20) / rate
                        : 0;
+      double cpu = 0, iowait = 0;
+      int reporting = 0;
+      {
+        absl::MutexLock lock(&progress_mu);
+        for (const auto& p : progress) {
+          if (p.elapsed_ns() == 0) continue;
+          cpu += p.cpu_busy_pct();
+          iowait += p.cpu_iowait_pct();
+          ++reporting;
+        }
+      }
       std::string line = absl::StrFormat(
-          "%s: %.0f MiB/s, %.1f%%, %.1f s elapsed, ETA %.0f s", base.phase_id(), rate,
+          "%s: %.0f MiB/s, %.1f%%, %.1f s elapsed, ETA %.0f s; clients cpu %.0f%%, iowait %.0f%%",
+          base.phase_id(), rate,
           expected ? 100.0 * static_cast<double>(bytes) / static_cast<double>(expected) : 0.0,
-          elapsed, eta);
+          elapsed, eta, reporting ? cpu / reporting : 0.0, reporting ? iowait / reporting : 0.0);
       if (options_.progress) {
         options_.progress(line);
       } else if (now >= next_plain_ns && options_.print_progress_lines) {
