@@ -50,7 +50,11 @@ struct AgentCore::Impl {
   std::unique_ptr<PhaseRunner> runner ABSL_GUARDED_BY(mu);
   // Files write phases of this session created and Cleanup has not removed:
   // removed when the lease expires, so a dead controller leaves nothing.
-  std::set<std::string> session_files ABSL_GUARDED_BY(mu);
+  // What the session's creating phases (write, small_files, mdtest) laid
+  // down and the controller has neither removed nor released (kept): removed
+  // when the lease expires, so a dead controller leaves nothing. Keyed by
+  // PhaseFilesKey.
+  std::map<std::string, std::pair<v1::PhaseSpec, std::string>> session_phases ABSL_GUARDED_BY(mu);
   // Client checksums set for the current phase; restored when it is replaced,
   // at Detach and when the lease expires.
   std::unique_ptr<ScopedParam> checksums ABSL_GUARDED_BY(mu);
@@ -89,11 +93,12 @@ struct AgentCore::Impl {
   }
 
   // Ends the session; returns what the caller must tear down outside mu.
-  void EndSessionLocked(std::unique_ptr<PhaseRunner>* runner_out, std::set<std::string>* files_out)
+  void EndSessionLocked(std::unique_ptr<PhaseRunner>* runner_out,
+                        std::map<std::string, std::pair<v1::PhaseSpec, std::string>>* phases_out)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     *runner_out = std::move(runner);
-    if (files_out != nullptr) *files_out = std::move(session_files);
-    session_files.clear();
+    if (phases_out != nullptr) *phases_out = std::move(session_phases);
+    session_phases.clear();
     checksums.reset();  // restores the client checksums
     windows.clear();
     session_id.clear();
@@ -104,6 +109,22 @@ struct AgentCore::Impl {
 
   void WatchdogMain();
 };
+
+std::string PhaseFilesKey(const std::string& dir, const v1::PhaseSpec& spec) {
+  return absl::StrFormat("%s|%s|%d|%d|%u|%u", dir, spec.file_name(), spec.kind(),
+                         spec.file_per_process(), spec.first_rank(), spec.tasks());
+}
+
+bool CreatesFiles(v1::PhaseKind kind) {
+  return kind == v1::WRITE || kind == v1::SMALL_FILES || kind == v1::MDTEST;
+}
+
+void RemoveSessionPhases(const std::map<std::string, std::pair<v1::PhaseSpec, std::string>>& phases) {
+  for (const auto& [key, phase] : phases) {
+    auto removed = RemovePhaseFiles(phase.first, phase.second);
+    if (!removed.ok()) LogWarning("%s", std::string(removed.status().message()));
+  }
+}
 
 void AgentCore::Impl::WatchdogMain() {
   absl::MutexLock lock(&mu);
@@ -121,21 +142,17 @@ void AgentCore::Impl::WatchdogMain() {
     std::string lost_controller = controller;
     uint32_t lease = lease_ms;
     std::unique_ptr<PhaseRunner> r;
-    std::set<std::string> files;
-    EndSessionLocked(&r, &files);
+    std::map<std::string, std::pair<v1::PhaseSpec, std::string>> phases;
+    EndSessionLocked(&r, &phases);
     mu.Unlock();
     LogWarning("lease of %u ms expired: controller %s of run %s is silent; aborting and removing "
-               "%u file(s)",
-               lease, lost_controller, lost_run, files.size());
+               "the files of %u phase(s)",
+               lease, lost_controller, lost_run, phases.size());
     if (r) {
       r->Abort(absl::StrFormat("the controller's lease (%u ms) expired", lease));
       r.reset();  // joins the task threads
     }
-    for (const std::string& f : files) {
-      if (::unlink(f.c_str()) != 0 && errno != ENOENT) {
-        LogWarning("cannot remove %s: %s", f, std::strerror(errno));
-      }
-    }
+    RemoveSessionPhases(phases);
     mu.Lock();
   }
 }
@@ -181,7 +198,7 @@ absl::StatusOr<v1::AttachReply> AgentCore::Attach(const v1::AttachRequest& reque
   v1::AttachReply reply;
   std::string stale_run;
   std::unique_ptr<PhaseRunner> stale_runner, stale_runner2;
-  std::set<std::string> stale_files;
+  std::map<std::string, std::pair<v1::PhaseSpec, std::string>> stale_files;
   {
     absl::MutexLock lock(&impl_->mu);
     if (!impl_->session_id.empty() && MonotonicNs() < impl_->lease_deadline_mono_ns) {
@@ -214,14 +231,10 @@ absl::StatusOr<v1::AttachReply> AgentCore::Attach(const v1::AttachRequest& reque
   stale_runner.reset();  // joins the task threads
   stale_runner2.reset();
   if (!stale_run.empty()) {
-    LogWarning("run %s: lease expired; removing %u file(s) before attaching run %s", stale_run,
-               stale_files.size(), request.run_id());
+    LogWarning("run %s: lease expired; removing the files of %u phase(s) before attaching run %s",
+               stale_run, stale_files.size(), request.run_id());
   }
-  for (const std::string& f : stale_files) {
-    if (::unlink(f.c_str()) != 0 && errno != ENOENT) {
-      LogWarning("cannot remove %s: %s", f, std::strerror(errno));
-    }
-  }
+  RemoveSessionPhases(stale_files);
   LogInfo("attached: run %s from %s", request.run_id(), request.controller());
   *reply.mutable_facts() = Facts();
   return reply;
@@ -363,8 +376,8 @@ absl::StatusOr<v1::PrepareReply> AgentCore::Prepare(const v1::PrepareRequest& re
   absl::MutexLock lock(&impl_->mu);
   absl::Status s = impl_->CheckSession(request.session_id());
   if (!s.ok()) return s;  // the lease expired meanwhile; the runner is destroyed here
-  if (spec.kind() == v1::WRITE) {
-    for (const std::string& f : (*runner)->files()) impl_->session_files.insert(f);
+  if (CreatesFiles(spec.kind())) {
+    impl_->session_phases[PhaseFilesKey(*dir, spec)] = {spec, *dir};
   }
   impl_->runner = std::move(*runner);
   return reply;
@@ -502,18 +515,20 @@ absl::StatusOr<v1::CleanupReply> AgentCore::Cleanup(const v1::CleanupRequest& re
   auto dir = impl_->roots.Resolve(request.spec().dir());
   if (!dir.ok()) return dir.status();
   v1::CleanupReply reply;
+  if (request.release_only()) {
+    // Kept files: no longer the session's to remove if the controller dies.
+    absl::MutexLock lock(&impl_->mu);
+    impl_->session_phases.erase(PhaseFilesKey(*dir, request.spec()));
+    return reply;
+  }
   reply.set_remove_start_ns(RealtimeNs());
   auto removed = RemovePhaseFiles(request.spec(), *dir);
   reply.set_remove_stop_ns(RealtimeNs());
   if (!removed.ok()) return removed.status();
   reply.set_removed(*removed);
   absl::MutexLock lock(&impl_->mu);
-  // Forget the removed files: they no longer need removing at lease expiry.
-  v1::PhaseSpec own = request.spec();
-  own.set_reorder_shift(0);
-  for (uint32_t i = 0; i < own.tasks(); ++i) {
-    impl_->session_files.erase(TaskFilePath(*dir, own, own.first_rank() + i));
-  }
+  // Removed: nothing left to remove at lease expiry.
+  impl_->session_phases.erase(PhaseFilesKey(*dir, request.spec()));
   return reply;
 }
 

@@ -276,6 +276,9 @@ class Coordinator {
   // (restarted): the new process does not know what the old one wrote, so
   // attach again only to remove the files of `bases`, then detach.
   void CleanUpRestarted(const std::vector<v1::PhaseSpec>& bases);
+  // Tells the agents that kept files (keep = true) are no longer theirs to
+  // remove if this controller goes silent.
+  void ReleaseFiles(const std::vector<v1::PhaseSpec>& bases);
   std::vector<v1::PhaseSpec> ClientSpecs(const v1::PhaseSpec& base);
   v1::PhaseSpec BaseSpec(const PhasePlan& phase, uint32_t test_id, uint32_t rep);
   bool Interrupted() const { return options_.interrupted && options_.interrupted->load(); }
@@ -620,6 +623,25 @@ std::vector<AgentClient*> Coordinator::Reachable(const std::vector<AgentClient*>
     if (!lost_.count(a)) out.push_back(a);
   }
   return out;
+}
+
+void Coordinator::ReleaseFiles(const std::vector<v1::PhaseSpec>& bases) {
+  for (const v1::PhaseSpec& base : bases) {
+    std::vector<v1::PhaseSpec> specs = ClientSpecs(base);
+    std::vector<v1::CleanupRequest> reqs;
+    std::vector<AgentClient*> who;
+    for (size_t i = 0; i < clients_.size(); ++i) {
+      if (lost_.count(clients_[i])) continue;
+      v1::CleanupRequest r;
+      r.set_session_id(clients_[i]->session_id);
+      *r.mutable_spec() = specs[i];
+      r.set_release_only(true);
+      reqs.push_back(r);
+      who.push_back(clients_[i]);
+    }
+    // Best effort: a failure only means a crash later would remove them.
+    FanOut<v1::CleanupRequest, v1::CleanupReply>(who, reqs, kRpcTimeout, LOCKSTEP_ASYNC(Cleanup));
+  }
 }
 
 void Coordinator::CleanUpRestarted(const std::vector<v1::PhaseSpec>& bases) {
@@ -1068,10 +1090,11 @@ Failure Coordinator::RunTest(uint32_t test_id) {
       }
     }
     if (abandoned) continue;
-    std::vector<v1::PhaseSpec> remove;
+    std::vector<v1::PhaseSpec> remove, keep;
     for (const v1::PhaseSpec& s : written) {
-      if (!kept.count(s.dir() + "/" + s.file_name())) remove.push_back(s);
+      (kept.count(s.dir() + "/" + s.file_name()) ? keep : remove).push_back(s);
     }
+    if (!keep.empty()) ReleaseFiles(keep);
     if (!remove.empty()) {
       Failure f = RemoveFiles(remove, rep, true, test->mutable_phases(test->phases_size() - 1));
       if (f) return f;

@@ -243,6 +243,54 @@ TEST(AgentCore, OneControllerAtATimeAndLeaseExpiryCleansUp) {
   EXPECT_OK((*core)->Attach(a));  // a new controller may now take it
 }
 
+TEST(AgentCore, LeaseExpiryKeepsReleasedFilesAndRemovesTheRest) {
+  TempDir tmp;
+  AgentOptions o;
+  o.roots = {tmp.path()};
+  o.min_lease_ms = 50;
+  o.telemetry = false;
+  auto core = AgentCore::Create(o);
+  ASSERT_OK(core);
+  v1::AttachRequest a;
+  a.set_lease_ms(300);
+  auto session = (*core)->Attach(a);
+  ASSERT_OK(session);
+  auto write = [&](const std::string& name) {
+    v1::PrepareRequest p;
+    p.set_session_id(session->session_id());
+    *p.mutable_spec() = Spec(v1::WRITE, true);
+    p.mutable_spec()->set_dir(".");
+    p.mutable_spec()->set_file_name(name);
+    p.mutable_spec()->set_phase_id("t0/r0/" + name);
+    ASSERT_OK((*core)->Prepare(p));
+    v1::StartRequest st;
+    st.set_session_id(session->session_id());
+    st.set_phase_id("t0/r0/" + name);
+    st.set_start_at_unix_ns(RealtimeNs());
+    absl::Notification done;
+    ASSERT_OK((*core)->Start(st, [&](const v1::PhaseEvent& e) {
+      if (e.has_result()) done.Notify();
+    }));
+    ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  };
+  write("kept");
+  write("lost");
+  // The controller keeps "kept" (keep = true) and releases it; then it dies.
+  v1::CleanupRequest release;
+  release.set_session_id(session->session_id());
+  *release.mutable_spec() = Spec(v1::WRITE, true);
+  release.mutable_spec()->set_dir(".");
+  release.mutable_spec()->set_file_name("kept");
+  release.set_release_only(true);
+  ASSERT_OK((*core)->Cleanup(release));
+  EXPECT_TRUE(std::filesystem::exists(tmp / "kept.00000000"));
+  EXPECT_TRUE(testing::Eventually([&] { return (*core)->State() == "idle"; }));
+  EXPECT_TRUE(std::filesystem::exists(tmp / "kept.00000000"));
+  EXPECT_TRUE(std::filesystem::exists(tmp / "kept.00000001"));
+  EXPECT_FALSE(std::filesystem::exists(tmp / "lost.00000000"));
+  EXPECT_FALSE(std::filesystem::exists(tmp / "lost.00000001"));
+}
+
 TEST(AgentCore, ServersDoNotRunTasksAndDropCachesIsReported) {
   TempDir tmp;
   AgentOptions o;
