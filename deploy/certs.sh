@@ -4,7 +4,7 @@
 # is `lockstep certs init` with the same arguments (see `lockstep certs --help`);
 #   deploy/certs.sh issue --dir DIR --agent NAME[,SAN...]
 # adds certificates signed by the existing CA (`lockstep certs issue`).
-# The binary is $LOCKSTEP_BIN if set, else the newest build/ or build-*/ under
+# The binary is $LOCKSTEP_BIN if set, else the newest build/release/, build/*/ or build-*/ under
 # the repository, else `lockstep` on PATH.
 set -euo pipefail
 
@@ -17,13 +17,13 @@ find_lockstep() {
     return 1
   fi
   local newest="" candidate
-  for candidate in "$repo"/build/lockstep "$repo"/build-*/lockstep; do
+  for candidate in "$repo"/build/release/lockstep "$repo"/build/*/lockstep "$repo"/build/lockstep "$repo"/build-*/lockstep; do
     [[ -x "$candidate" && -f "$candidate" ]] || continue
     if [[ -z "$newest" || "$candidate" -nt "$newest" ]]; then newest="$candidate"; fi
   done
   if [[ -n "$newest" ]]; then echo "$newest"; return 0; fi
   if command -v lockstep >/dev/null 2>&1; then command -v lockstep; return 0; fi
-  echo "certs.sh: no lockstep binary: build it (cmake -S $repo -B $repo/build && make -C $repo/build lockstep)," \
+  echo "certs.sh: no lockstep binary: build it (./deploy/quickstart.sh builds build/release/lockstep)," \
        "put it on PATH, or set LOCKSTEP_BIN" >&2
   return 1
 }
