@@ -48,7 +48,7 @@ class PhaseRunner {
   // phase as failed with `reason`. Safe to call at any time, repeatedly.
   void Abort(const std::string& reason);
 
-  // True once the result has been delivered (or Start was never called).
+  // True once the result has been delivered (false for a runner never started).
   bool Done() const;
   bool Started() const;
 
