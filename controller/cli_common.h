@@ -6,9 +6,37 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "controller/ior_cli.h"
 
 namespace lockstep {
+
+// InvalidArgument "OPTION: WHY".
+absl::Status CliBad(const std::string& option, const std::string& why);
+
+// An option letter the translator refuses, and why.
+struct CliRefusal {
+  char letter;
+  const char* why;
+};
+
+// One short option of a command line: "-b 4m" → {'b', "-b", true, "4m"}.
+struct ShortOption {
+  char letter;
+  std::string name;  // "-b"
+  bool has_value = false;
+  std::string value;
+};
+
+// Splits args[*i], one word of short options, as getopt does: a cluster of
+// flags ("-wr"), or flags ending in one option that takes a value, glued
+// ("-b4m") or in the next word ("-b 4m", which advances *i). Letters in
+// `with_value` take a value; a letter in `refused` is an error naming why;
+// a word not starting with '-' is an error naming `tool`'s convention.
+absl::StatusOr<std::vector<ShortOption>> SplitShortOptions(const std::vector<std::string>& args,
+                                                           size_t* i, std::string_view with_value,
+                                                           absl::Span<const CliRefusal> refused,
+                                                           std::string_view tool);
 
 // A whole number in [min, max]; errors name "OPT VALUE".
 absl::StatusOr<uint64_t> CliUint(const std::string& opt, const std::string& value, uint64_t min,

@@ -18,14 +18,9 @@ namespace lockstep {
 namespace {
 
 // IOR options we translate, and those we refuse with the reason.
-constexpr const char* kIorFlags = "FwrWReYCzkgvq";
 constexpr const char* kIorValues = "abtsoiNDdOG";
 
-struct Refusal {
-  char letter;
-  const char* why;
-};
-constexpr Refusal kIorRefused[] = {
+constexpr CliRefusal kIorRefused[] = {
     {'c', "collective I/O (MPI-IO) has no POSIX equivalent"},
     {'E', "use existing file: lockstep always removes stale files before a write"},
     {'m', "multiple files per task (-m) is not implemented"},
@@ -53,27 +48,61 @@ constexpr Refusal kIorRefused[] = {
     {'U', "-U (hints file) is not implemented"},
 };
 
-absl::Status Bad(const std::string& option, const std::string& why) {
-  return absl::InvalidArgumentError(absl::StrFormat("%s: %s", option, why));
-}
 
 absl::StatusOr<uint64_t> Size(const std::string& opt, const std::string& v) {
   auto s = ParseSize(v);
-  if (!s.ok()) return Bad(opt + " " + v, std::string(s.status().message()));
-  if (*s == 0) return Bad(opt + " " + v, "must be greater than zero");
+  if (!s.ok()) return CliBad(opt + " " + v, std::string(s.status().message()));
+  if (*s == 0) return CliBad(opt + " " + v, "must be greater than zero");
   return *s;
 }
 
 }  // namespace
 
+absl::Status CliBad(const std::string& option, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrFormat("%s: %s", option, why));
+}
+
+absl::StatusOr<std::vector<ShortOption>> SplitShortOptions(const std::vector<std::string>& args,
+                                                           size_t* i, std::string_view with_value,
+                                                           absl::Span<const CliRefusal> refused,
+                                                           std::string_view tool) {
+  const std::string& a = args[*i];
+  if (a.size() < 2 || a[0] != '-') {
+    return CliBad(a, absl::StrFormat("unexpected argument; %s options start with '-'", tool));
+  }
+  std::vector<ShortOption> out;
+  for (size_t j = 1; j < a.size(); ++j) {
+    ShortOption o;
+    o.letter = a[j];
+    o.name = std::string("-") + o.letter;
+    for (const CliRefusal& ref : refused) {
+      if (ref.letter == o.letter) return CliBad(o.name, absl::StrFormat("refused: %s", ref.why));
+    }
+    if (with_value.find(o.letter) != std::string_view::npos) {
+      o.has_value = true;
+      if (j + 1 < a.size()) {
+        o.value = a.substr(j + 1);
+      } else if (*i + 1 < args.size()) {
+        o.value = args[++*i];
+      } else {
+        return CliBad(o.name, "needs a value");
+      }
+      out.push_back(std::move(o));
+      break;  // the value ended the word
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
 absl::StatusOr<uint64_t> CliUint(const std::string& opt, const std::string& v, uint64_t min,
                                  uint64_t max) {
   uint64_t n = 0;
   if (!absl::SimpleAtoi(v, &n) || v.empty() || v[0] == '-' || v[0] == '+') {
-    return Bad(opt + " " + v, "expected a whole number");
+    return CliBad(opt + " " + v, "expected a whole number");
   }
   if (n < min || n > max) {
-    return Bad(opt + " " + v, absl::StrFormat("out of range; use %u to %u", min, max));
+    return CliBad(opt + " " + v, absl::StrFormat("out of range; use %u to %u", min, max));
   }
   return n;
 }
@@ -91,7 +120,7 @@ absl::StatusOr<bool> ParseControllerOption(const std::vector<std::string>& args,
   }
   auto need_value = [&]() -> absl::Status {
     if (has_value) return absl::OkStatus();
-    if (*i + 1 >= args.size()) return Bad(name, "needs a value");
+    if (*i + 1 >= args.size()) return CliBad(name, "needs a value");
     value = args[++*i];
     return absl::OkStatus();
   };
@@ -100,10 +129,10 @@ absl::StatusOr<bool> ParseControllerOption(const std::vector<std::string>& args,
     if (addr.empty()) return absl::OkStatus();
     auto hp = SplitHostPort(addr);
     if (!hp.ok() || hp->second == 0) {
-      return Bad(where, absl::StrFormat("\"%s\" is not HOST:PORT", addr));
+      return CliBad(where, absl::StrFormat("\"%s\" is not HOST:PORT", addr));
     }
     if (std::find(c->agents.begin(), c->agents.end(), addr) != c->agents.end()) {
-      return Bad(where, absl::StrFormat("agent %s is listed twice", addr));
+      return CliBad(where, absl::StrFormat("agent %s is listed twice", addr));
     }
     c->agents.push_back(addr);
     return absl::OkStatus();
@@ -116,7 +145,7 @@ absl::StatusOr<bool> ParseControllerOption(const std::vector<std::string>& args,
   } else if (name == "--hostfile") {
     RETURN_IF_ERROR(need_value());
     auto text = read_file(value);
-    if (!text.ok()) return Bad("--hostfile " + value, std::string(text.status().message()));
+    if (!text.ok()) return CliBad("--hostfile " + value, std::string(text.status().message()));
     int line_no = 0;
     for (absl::string_view line : absl::StrSplit(*text, '\n')) {
       ++line_no;
@@ -138,7 +167,7 @@ absl::StatusOr<bool> ParseControllerOption(const std::vector<std::string>& args,
     RETURN_IF_ERROR(need_value());
     c->tls_dir = value;
   } else if (name == "--insecure") {
-    if (has_value) return Bad(name, "takes no value");
+    if (has_value) return CliBad(name, "takes no value");
     c->insecure = true;
   } else {
     return false;
@@ -149,7 +178,7 @@ absl::StatusOr<bool> ParseControllerOption(const std::vector<std::string>& args,
 absl::Status PlaceTasks(uint32_t total_tasks, const std::string& total_opt, CliCommand* cmd) {
   ControllerCli& c = cmd->controller;
   if (!c.agents.empty() && c.local_agents > 0) {
-    return Bad("--local", "cannot be combined with --agents or --hostfile");
+    return CliBad("--local", "cannot be combined with --agents or --hostfile");
   }
   for (const std::string& a : c.agents) cmd->plan.agents.push_back({a, v1::CLIENT});
   if (c.agents.empty() && c.local_agents == 0) {
@@ -160,19 +189,19 @@ absl::Status PlaceTasks(uint32_t total_tasks, const std::string& total_opt, CliC
   uint32_t tpa = c.tasks_per_agent == 0 ? 1 : c.tasks_per_agent;
   if (total_tasks > 0) {
     if (total_tasks % agents != 0) {
-      return Bad(absl::StrFormat("%s %u", total_opt, total_tasks),
+      return CliBad(absl::StrFormat("%s %u", total_opt, total_tasks),
                  absl::StrFormat("%u tasks cannot be spread evenly over %u agents; use a "
                                  "multiple of %u or change the agents",
                                  total_tasks, agents, agents));
     }
     if (c.tasks_per_agent != 0 && c.tasks_per_agent * agents != total_tasks) {
-      return Bad(absl::StrFormat("%s %u", total_opt, total_tasks),
+      return CliBad(absl::StrFormat("%s %u", total_opt, total_tasks),
                  absl::StrFormat("disagrees with --tasks-per-agent %u on %u agents (%u tasks)",
                                  c.tasks_per_agent, agents, c.tasks_per_agent * agents));
     }
     tpa = total_tasks / agents;
     if (tpa > kMaxTasksPerAgent) {
-      return Bad(absl::StrFormat("%s %u", total_opt, total_tasks),
+      return CliBad(absl::StrFormat("%s %u", total_opt, total_tasks),
                  absl::StrFormat("%u tasks per agent is above the limit %u", tpa,
                                  kMaxTasksPerAgent));
     }
@@ -208,13 +237,12 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
   uint64_t stonewall = 0, delay = 0;
   std::string output = "testFile";
   std::string api = "POSIX";
-  bool block_given = false, xfer_given = false;
 
   auto set_o = [&](const std::string& kv) -> absl::Status {
     for (absl::string_view item : absl::StrSplit(kv, ',')) {
       std::string it(item);
       size_t eq = it.find('=');
-      if (eq == std::string::npos) return Bad("-O " + kv, "expected key=value");
+      if (eq == std::string::npos) return CliBad("-O " + kv, "expected key=value");
       std::string key = it.substr(0, eq), val = it.substr(eq + 1);
       const std::string opt = "-O " + it;
       if (key == "summaryFormat") {
@@ -226,22 +254,22 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
         } else if (v == "DEFAULT" || v == "TEXT") {
           cmd.summary_format = SummaryFormat::kText;
         } else {
-          return Bad(opt, "summaryFormat is JSON, CSV or default");
+          return CliBad(opt, "summaryFormat is JSON, CSV or default");
         }
       } else if (key == "summaryFile") {
-        if (val.empty()) return Bad(opt, "needs a file name");
+        if (val.empty()) return CliBad(opt, "needs a file name");
         cmd.summary_file = val;
       } else if (key == "stoneWallingWearOut") {
         ASSIGN_OR_RETURN(uint64_t n, CliUint(opt, val, 0, 1));
         wear_out = n == 1;
       } else if (key == "lustreStripeCount") {
         if (val != "0") {
-          return Bad(opt, "only 0 (the file system's default striping) is accepted; set "
+          return CliBad(opt, "only 0 (the file system's default striping) is accepted; set "
                           "striping on the directory with lfs setstripe");
         }
         cmd.notes.push_back("-O lustreStripeCount=0: the file system's default striping");
       } else {
-        return Bad(opt, absl::StrFormat("unknown -O key '%s'; known: summaryFormat, summaryFile, "
+        return CliBad(opt, absl::StrFormat("unknown -O key '%s'; known: summaryFormat, summaryFile, "
                                         "stoneWallingWearOut, lustreStripeCount",
                                         key));
       }
@@ -258,39 +286,27 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
       continue;
     }
     if (a.rfind("--", 0) == 0) {
-      return Bad(a, "unknown option (lockstep ior understands --posix.odirect and its own "
+      return CliBad(a, "unknown option (lockstep ior understands --posix.odirect and its own "
                     "--agents, --hostfile, --local, --tasks-per-agent, --out, --insecure, "
                     "--tls_dir)");
     }
-    if (a.size() < 2 || a[0] != '-') {
-      return Bad(a, "unexpected argument; IOR options start with '-'");
-    }
-    // A cluster of flags ("-wr") or one value option ("-b 4m", "-b4m").
-    for (size_t j = 1; j < a.size(); ++j) {
-      const char o = a[j];
-      const std::string opt = std::string("-") + o;
-      for (const Refusal& ref : kIorRefused) {
-        if (ref.letter == o) return Bad(opt, absl::StrFormat("refused: %s", ref.why));
-      }
-      if (std::string(kIorValues).find(o) != std::string::npos) {
-        std::string v;
-        if (j + 1 < a.size()) {
-          v = a.substr(j + 1);
-        } else if (i + 1 < args.size()) {
-          v = args[++i];
-        } else {
-          return Bad(opt, "needs a value");
-        }
+    ASSIGN_OR_RETURN(std::vector<ShortOption> options,
+                     SplitShortOptions(args, &i, kIorValues, kIorRefused, "IOR"));
+    for (const ShortOption& so : options) {
+      const char o = so.letter;
+      const std::string& opt = so.name;
+      if (so.has_value) {
+        const std::string& v = so.value;
         switch (o) {
           case 'a':
             if (v != "POSIX") {
-              return Bad(opt + " " + v, "only the POSIX API is supported (lockstep's agents use "
+              return CliBad(opt + " " + v, "only the POSIX API is supported (lockstep's agents use "
                                         "open/pwrite/pread)");
             }
             api = v;
             break;
-          case 'b': { ASSIGN_OR_RETURN(block, Size(opt, v)); block_given = true; break; }
-          case 't': { ASSIGN_OR_RETURN(xfer, Size(opt, v)); xfer_given = true; break; }
+          case 'b': { ASSIGN_OR_RETURN(block, Size(opt, v)); break; }
+          case 't': { ASSIGN_OR_RETURN(xfer, Size(opt, v)); break; }
           case 's': { ASSIGN_OR_RETURN(segments, CliUint(opt, v, 1, UINT32_MAX)); break; }
           case 'i': { ASSIGN_OR_RETURN(reps, CliUint(opt, v, 1, 10000)); break; }
           case 'N': { ASSIGN_OR_RETURN(total_tasks, CliUint(opt, v, 1, 1u << 24)); break; }
@@ -299,13 +315,13 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
           case 'G': { ASSIGN_OR_RETURN(plan.seed, CliUint(opt, v, 0, UINT64_MAX >> 1)); break; }
           case 'o':
             if (v.empty() || v.back() == '/') {
-              return Bad(opt + " " + v, "needs a file path, not a directory");
+              return CliBad(opt + " " + v, "needs a file path, not a directory");
             }
             output = v;
             break;
           case 'O': RETURN_IF_ERROR(set_o(v)); break;
         }
-        break;  // the value ended the token
+        continue;
       }
       switch (o) {
         case 'F': F = true; break;
@@ -322,36 +338,34 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
         case 'v': break;  // our output is IOR's verbose level already
         case 'q': break;  // quit on error: lockstep always stops a phase at its first error
         default:
-          return Bad(opt, "unknown IOR option");
+          return CliBad(opt, "unknown IOR option");
       }
     }
   }
-  (void)block_given;
-  (void)xfer_given;
   // Consistency, each error naming the options at fault.
-  if (xfer % 8 != 0) return Bad(absl::StrFormat("-t %u", xfer), "must be a multiple of 8 bytes");
+  if (xfer % 8 != 0) return CliBad(absl::StrFormat("-t %u", xfer), "must be a multiple of 8 bytes");
   if (block % xfer != 0) {
-    return Bad(absl::StrFormat("-b %u", block),
+    return CliBad(absl::StrFormat("-b %u", block),
                absl::StrFormat("block size must be a multiple of the transfer size -t %u", xfer));
   }
   if (z && block == xfer && segments == 1) {
-    return Bad("-z", absl::StrFormat("random offsets with -b equal to -t (%s) and one segment: "
+    return CliBad("-z", absl::StrFormat("random offsets with -b equal to -t (%s) and one segment: "
                                      "each task has a single transfer, nothing to shuffle",
                                      HumanBytes(block)));
   }
   if (wear_out && stonewall == 0) {
-    return Bad("-O stoneWallingWearOut=1", "needs -D SECONDS (wear-out follows the stonewall)");
+    return CliBad("-O stoneWallingWearOut=1", "needs -D SECONDS (wear-out follows the stonewall)");
   }
   if (direct && xfer % 4096 != 0) {
-    return Bad("--posix.odirect", absl::StrFormat("needs -t a multiple of 4096, got %u", xfer));
+    return CliBad("--posix.odirect", absl::StrFormat("needs -t a multiple of 4096, got %u", xfer));
   }
-  if (W && !w) return Bad("-W", "checks what the write phase wrote; add -w");
+  if (W && !w) return CliBad("-W", "checks what the write phase wrote; add -w");
   if (!w && !r && !W && !R) w = r = true;  // IOR's default
   if (R) r = true;
 
   std::string dir, file;
   SplitOutputPath(output, &dir, &file);
-  if (file.empty()) return Bad("-o " + output, "needs a file name");
+  if (file.empty()) return CliBad("-o " + output, "needs a file name");
   PhasePlan base;
   base.dir = dir;
   base.file_name = file;
@@ -383,18 +397,18 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
     p.reorder_tasks = C;
     plan.phases.push_back(p);
   } else if (C) {
-    return Bad("-C", "reorders the tasks of the read phase; add -r");
+    return CliBad("-C", "reorders the tasks of the read phase; add -r");
   }
   plan.repetitions = static_cast<uint32_t>(reps);
   RETURN_IF_ERROR(PlaceTasks(static_cast<uint32_t>(total_tasks), "-N", &cmd));
   const size_t agents =
       cmd.controller.agents.empty() ? cmd.controller.local_agents : cmd.controller.agents.size();
   if (C && agents < 2) {
-    return Bad("-C", "with one agent every task would read its own node's data; use two or "
+    return CliBad("-C", "with one agent every task would read its own node's data; use two or "
                      "more agents");
   }
   if (g && agents > 1) {
-    return Bad("-g", absl::StrFormat("intra-phase barriers span one agent's tasks only, and "
+    return CliBad("-g", absl::StrFormat("intra-phase barriers span one agent's tasks only, and "
                                      "there are %u agents; use --local 1 or one --agents entry",
                                      agents));
   }

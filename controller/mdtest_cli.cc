@@ -9,18 +9,10 @@
 namespace lockstep {
 namespace {
 
-absl::Status Bad(const std::string& option, const std::string& why) {
-  return absl::InvalidArgumentError(absl::StrFormat("%s: %s", option, why));
-}
 
-constexpr const char* kMdFlags = "uFDCTErvL";
 constexpr const char* kMdValues = "nbzweidIa";
 
-struct Refusal {
-  char letter;
-  const char* why;
-};
-constexpr Refusal kMdRefused[] = {
+constexpr CliRefusal kMdRefused[] = {
     {'B', "no barriers (-B): lockstep always separates sub-phases with its start barrier"},
     {'c', "collective creates (-c) are not implemented"},
     {'k', "mknod (-k) is not implemented"},
@@ -59,7 +51,7 @@ absl::StatusOr<CliCommand> ParseMdtestCommandLine(const std::vector<std::string>
     if (a == "--tasks" || a.rfind("--tasks=", 0) == 0) {
       std::string v;
       if (a == "--tasks") {
-        if (i + 1 >= args.size()) return Bad(a, "needs a value");
+        if (i + 1 >= args.size()) return CliBad(a, "needs a value");
         v = args[++i];
       } else {
         v = a.substr(8);
@@ -70,27 +62,16 @@ absl::StatusOr<CliCommand> ParseMdtestCommandLine(const std::vector<std::string>
     ASSIGN_OR_RETURN(bool consumed, ParseControllerOption(args, &i, &cmd.controller, read_file));
     if (consumed) continue;
     if (a.rfind("--", 0) == 0) {
-      return Bad(a, "unknown option (lockstep mdtest understands --tasks and its own --agents, "
+      return CliBad(a, "unknown option (lockstep mdtest understands --tasks and its own --agents, "
                     "--hostfile, --local, --tasks-per-agent, --out, --insecure, --tls_dir)");
     }
-    if (a.size() < 2 || a[0] != '-') {
-      return Bad(a, "unexpected argument; mdtest options start with '-'");
-    }
-    for (size_t j = 1; j < a.size(); ++j) {
-      const char o = a[j];
-      const std::string opt = std::string("-") + o;
-      for (const Refusal& ref : kMdRefused) {
-        if (ref.letter == o) return Bad(opt, absl::StrFormat("refused: %s", ref.why));
-      }
-      if (std::string(kMdValues).find(o) != std::string::npos) {
-        std::string v;
-        if (j + 1 < a.size()) {
-          v = a.substr(j + 1);
-        } else if (i + 1 < args.size()) {
-          v = args[++i];
-        } else {
-          return Bad(opt, "needs a value");
-        }
+    ASSIGN_OR_RETURN(std::vector<ShortOption> options,
+                     SplitShortOptions(args, &i, kMdValues, kMdRefused, "mdtest"));
+    for (const ShortOption& so : options) {
+      const char o = so.letter;
+      const std::string& opt = so.name;
+      if (so.has_value) {
+        const std::string& v = so.value;
         switch (o) {
           case 'n': { ASSIGN_OR_RETURN(items, CliUint(opt, v, 1, uint64_t{1} << 40)); break; }
           case 'I': { ASSIGN_OR_RETURN(items_per_dir, CliUint(opt, v, 1, uint64_t{1} << 32)); break; }
@@ -100,21 +81,21 @@ absl::StatusOr<CliCommand> ParseMdtestCommandLine(const std::vector<std::string>
           case 'w':
           case 'e': {
             auto sz = ParseSize(v);
-            if (!sz.ok()) return Bad(opt + " " + v, std::string(sz.status().message()));
-            if (*sz > (64u << 20)) return Bad(opt + " " + v, "at most 64 MiB per file");
+            if (!sz.ok()) return CliBad(opt + " " + v, std::string(sz.status().message()));
+            if (*sz > (64u << 20)) return CliBad(opt + " " + v, "at most 64 MiB per file");
             (o == 'w' ? write_bytes : read_bytes) = *sz;
             break;
           }
           case 'd':
-            if (v.empty()) return Bad(opt, "needs a directory");
+            if (v.empty()) return CliBad(opt, "needs a directory");
             dir = v;
             while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
             break;
           case 'a':
-            if (v != "POSIX") return Bad(opt + " " + v, "only the POSIX API is supported");
+            if (v != "POSIX") return CliBad(opt + " " + v, "only the POSIX API is supported");
             break;
         }
-        break;
+        continue;
       }
       switch (o) {
         case 'u': unique = true; break;
@@ -126,25 +107,25 @@ absl::StatusOr<CliCommand> ParseMdtestCommandLine(const std::vector<std::string>
         case 'r': remove = true; break;
         case 'L': leaves_only = true; break;
         case 'v': break;
-        default: return Bad(opt, "unknown mdtest option");
+        default: return CliBad(opt, "unknown mdtest option");
       }
     }
   }
-  if (leaves_only) return Bad("-L", "refused: items in leaf directories only is not implemented");
+  if (leaves_only) return CliBad("-L", "refused: items in leaf directories only is not implemented");
   // Tree size (mdtest): (b^(z+1)-1)/(b-1) directories.
   double dirs = 0, level = 1;
   for (uint64_t d = 0; d <= depth; ++d, level *= static_cast<double>(branching)) dirs += level;
   if (dirs > 1e7) {
-    return Bad(absl::StrFormat("-b %u -z %u", branching, depth),
+    return CliBad(absl::StrFormat("-b %u -z %u", branching, depth),
                absl::StrFormat("a tree of %.0f directories; the limit is 10 million", dirs));
   }
   if (items_per_dir > 0) {
-    if (items > 0) return Bad("-I", "give the number of items (-n) or items per directory (-I), not both");
+    if (items > 0) return CliBad("-I", "give the number of items (-n) or items per directory (-I), not both");
     items = items_per_dir * static_cast<uint64_t>(dirs);
   }
-  if (items == 0) return Bad("-n", "the number of items per task is missing (-n N or -I N)");
+  if (items == 0) return CliBad("-n", "the number of items per task is missing (-n N or -I N)");
   if (read_bytes > write_bytes) {
-    return Bad(absl::StrFormat("-e %u", read_bytes),
+    return CliBad(absl::StrFormat("-e %u", read_bytes),
                absl::StrFormat("reads more than each file holds (-w %u)", write_bytes));
   }
   if (!create && !stat && !read && !remove) create = stat = read = remove = true;
