@@ -17,40 +17,60 @@ namespace lockstep::testing {
 std::string BinDir() { return LOCKSTEP_BIN_DIR; }
 std::string SourceDir() { return LOCKSTEP_SOURCE_DIR; }
 
-AgentProcess::AgentProcess(const std::string& root, std::vector<std::string> extra,
-                           bool insecure, std::vector<std::string> prefix) {
-  static int counter = 0;
-  log_ = absl::StrFormat("%s/agent-%d-%d.log", root.substr(0, root.find_last_of('/')), ::getpid(),
-                         counter++);
-  std::vector<std::string> argv = std::move(prefix);
-  argv.push_back(BinDir() + "/lockstep-agent");
-  argv.insert(argv.end(), {"--listen", "127.0.0.1:0", "--root", root});
-  if (insecure) argv.push_back("--insecure");
-  for (auto& e : extra) argv.push_back(e);
+ListeningProcess::ListeningProcess(const std::vector<std::string>& argv,
+                                   const std::string& log_path, absl::Duration timeout)
+    : log_(log_path) {
   int pid = 0;
-  auto addr = SpawnAndReadLine(argv, log_, "listening on ", absl::Seconds(10), &pid);
+  auto addr = SpawnAndReadLine(argv, log_, "listening on ", timeout, &pid);
   if (!addr.ok()) {
-    ADD_FAILURE() << addr.status();
+    error_ = std::string(addr.status().message());
     return;
   }
   pid_ = pid;
   address_ = *addr;
 }
 
-AgentProcess::~AgentProcess() {
+ListeningProcess::~ListeningProcess() {
   if (pid_ > 0) {
-    ::kill(pid_, SIGCONT);  // a stopped agent cannot handle SIGTERM
+    ::kill(pid_, SIGCONT);  // a stopped process cannot handle SIGTERM
     StopProcess(pid_, absl::Seconds(5));
   }
 }
 
-void AgentProcess::Kill(int signal) {
+void ListeningProcess::Kill(int signal) {
   if (pid_ <= 0) return;
   ::kill(pid_, signal);
   if (signal == SIGKILL) {
     ::waitpid(pid_, nullptr, 0);
     pid_ = -1;
   }
+}
+
+namespace {
+
+std::string NextAgentLog(const std::string& root) {
+  static int counter = 0;
+  return absl::StrFormat("%s/agent-%d-%d.log", root.substr(0, root.find_last_of('/')), ::getpid(),
+                         counter++);
+}
+
+std::vector<std::string> AgentArgv(const std::string& root, std::vector<std::string> extra,
+                                   bool insecure, std::vector<std::string> prefix) {
+  std::vector<std::string> argv = std::move(prefix);
+  argv.push_back(BinDir() + "/lockstep-agent");
+  argv.insert(argv.end(), {"--listen", "127.0.0.1:0", "--root", root});
+  if (insecure) argv.push_back("--insecure");
+  for (auto& e : extra) argv.push_back(std::move(e));
+  return argv;
+}
+
+}  // namespace
+
+AgentProcess::AgentProcess(const std::string& root, std::vector<std::string> extra,
+                           bool insecure, std::vector<std::string> prefix)
+    : ListeningProcess(AgentArgv(root, std::move(extra), insecure, std::move(prefix)),
+                       NextAgentLog(root)) {
+  if (!ok()) ADD_FAILURE() << error();
 }
 
 CommandResult RunLockstep(const std::vector<std::string>& args) {

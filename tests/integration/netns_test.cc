@@ -97,30 +97,6 @@ void RemoveStaleNamespaces(const std::string& ip) {
   }
 }
 
-// An agent started inside a namespace; stopped on destruction.
-class NsAgent {
- public:
-  NsAgent(const std::vector<std::string>& argv, const std::string& log) {
-    auto addr = SpawnAndReadLine(argv, log, "listening on ", absl::Seconds(15), &pid_);
-    if (!addr.ok()) {
-      error_ = std::string(addr.status().message());
-      pid_ = -1;
-      return;
-    }
-    address_ = *addr;
-  }
-  ~NsAgent() {
-    if (pid_ > 0) StopProcess(pid_, absl::Seconds(5));
-  }
-  bool ok() const { return pid_ > 0; }
-  const std::string& error() const { return error_; }
-  const std::string& address() const { return address_; }
-
- private:
-  int pid_ = -1;
-  std::string address_;
-  std::string error_;
-};
 
 TEST(NetnsTest, ClientOssMdsInNamespacesOverTls) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to create network namespaces";
@@ -174,18 +150,18 @@ TEST(NetnsTest, ClientOssMdsInNamespacesOverTls) {
   CommandResult made = RunLockstep(init);
   ASSERT_EQ(made.exit_code, 0) << made.out << made.err;
 
-  std::vector<std::unique_ptr<NsAgent>> agents;
+  std::vector<std::unique_ptr<ListeningProcess>> agents;  // one per namespace
   std::string tables;
   for (const Host& h : hosts) {
     const std::string root = tmp / ("root-" + h.name);
     std::filesystem::create_directories(root + "/data");
-    agents.push_back(std::make_unique<NsAgent>(
+    agents.push_back(std::make_unique<ListeningProcess>(
         std::vector<std::string>{ip, "netns", "exec", h.ns, BinDir() + "/lockstep-agent",
                                  "--listen", h.addr + ":7070", "--root", root, "--role", h.role,
                                  "--tls_ca", certs + "/ca.pem", "--tls_cert",
                                  certs + "/agent-" + h.name + ".pem", "--tls_key",
                                  certs + "/agent-" + h.name + ".key"},
-        tmp / ("agent-" + h.name + ".log")));
+        tmp / ("agent-" + h.name + ".log"), absl::Seconds(15)));
     ASSERT_TRUE(agents.back()->ok()) << h.name << ": " << agents.back()->error();
     tables += absl::StrFormat("[[agent]]\naddress = \"%s:7070\"\nrole = \"%s\"\n\n", h.addr,
                               h.role);

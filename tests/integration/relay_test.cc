@@ -19,28 +19,14 @@ namespace {
 std::string ToolsDir() { return LOCKSTEP_TOOLS_DIR; }
 
 // One latency_relay process in front of `target`; stopped on destruction.
-class Relay {
+class Relay : public ListeningProcess {
  public:
-  Relay(const std::string& target, const std::string& log) {
-    auto addr = SpawnAndReadLine({ToolsDir() + "/latency_relay", "--target", target,
-                                  "--delay_ms", "5", "--jitter_ms", "1", "--lifetime_s", "600"},
-                                 log, "listening on ", absl::Seconds(10), &pid_);
-    if (!addr.ok()) {
-      ADD_FAILURE() << addr.status();
-      pid_ = -1;
-      return;
-    }
-    address_ = *addr;
+  Relay(const std::string& target, const std::string& log)
+      : ListeningProcess({ToolsDir() + "/latency_relay", "--target", target, "--delay_ms", "5",
+                          "--jitter_ms", "1", "--lifetime_s", "600"},
+                         log) {
+    if (!ok()) ADD_FAILURE() << error();
   }
-  ~Relay() {
-    if (pid_ > 0) StopProcess(pid_, absl::Seconds(5));
-  }
-  bool ok() const { return pid_ > 0; }
-  const std::string& address() const { return address_; }
-
- private:
-  int pid_ = -1;
-  std::string address_;
 };
 
 TEST(RelayTest, PhaseCompletesThroughDelayedLinks) {
