@@ -279,6 +279,10 @@ class Coordinator {
   // Tells the agents that kept files (keep = true) are no longer theirs to
   // remove if this controller goes silent.
   void ReleaseFiles(const std::vector<v1::PhaseSpec>& bases);
+  // Cleanup (or, with release_only, Release) of `base`'s files on every
+  // client not lost; *targets receives the agents asked, in reply order.
+  std::vector<absl::StatusOr<v1::CleanupReply>> CleanupOnClients(
+      const v1::PhaseSpec& base, bool release_only, std::vector<AgentClient*>* targets);
   std::vector<v1::PhaseSpec> ClientSpecs(const v1::PhaseSpec& base);
   v1::PhaseSpec BaseSpec(const PhasePlan& phase, uint32_t test_id, uint32_t rep);
   bool Interrupted() const { return options_.interrupted && options_.interrupted->load(); }
@@ -625,22 +629,29 @@ std::vector<AgentClient*> Coordinator::Reachable(const std::vector<AgentClient*>
   return out;
 }
 
+std::vector<absl::StatusOr<v1::CleanupReply>> Coordinator::CleanupOnClients(
+    const v1::PhaseSpec& base, bool release_only, std::vector<AgentClient*>* targets) {
+  // Each client handles the files of its own ranks; lost agents clean up by
+  // themselves when their lease expires.
+  std::vector<v1::PhaseSpec> specs = ClientSpecs(base);
+  std::vector<v1::CleanupRequest> reqs;
+  for (size_t i = 0; i < clients_.size(); ++i) {
+    if (lost_.count(clients_[i])) continue;
+    targets->push_back(clients_[i]);
+    v1::CleanupRequest& r = reqs.emplace_back();
+    r.set_session_id(clients_[i]->session_id);
+    *r.mutable_spec() = specs[i];
+    r.set_release_only(release_only);
+  }
+  return FanOut<v1::CleanupRequest, v1::CleanupReply>(
+      *targets, reqs, release_only ? kRpcTimeout : kPrepareTimeout, LOCKSTEP_ASYNC(Cleanup));
+}
+
 void Coordinator::ReleaseFiles(const std::vector<v1::PhaseSpec>& bases) {
+  // Best effort: a failure only means a crash later would remove them.
   for (const v1::PhaseSpec& base : bases) {
-    std::vector<v1::PhaseSpec> specs = ClientSpecs(base);
-    std::vector<v1::CleanupRequest> reqs;
-    std::vector<AgentClient*> who;
-    for (size_t i = 0; i < clients_.size(); ++i) {
-      if (lost_.count(clients_[i])) continue;
-      v1::CleanupRequest r;
-      r.set_session_id(clients_[i]->session_id);
-      *r.mutable_spec() = specs[i];
-      r.set_release_only(true);
-      reqs.push_back(r);
-      who.push_back(clients_[i]);
-    }
-    // Best effort: a failure only means a crash later would remove them.
-    FanOut<v1::CleanupRequest, v1::CleanupReply>(who, reqs, kRpcTimeout, LOCKSTEP_ASYNC(Cleanup));
+    std::vector<AgentClient*> targets;
+    CleanupOnClients(base, /*release_only=*/true, &targets);
   }
 }
 
@@ -685,20 +696,8 @@ Failure Coordinator::RemoveFiles(const std::vector<v1::PhaseSpec>& bases, uint32
   int64_t start = INT64_MAX, stop = 0;
   std::vector<std::string> errors;
   for (const v1::PhaseSpec& base : bases) {
-    // Each client removes the files of its own ranks; lost agents clean up
-    // by themselves when their lease expires.
-    std::vector<v1::PhaseSpec> specs = ClientSpecs(base);
     std::vector<AgentClient*> targets;
-    std::vector<v1::CleanupRequest> reqs;
-    for (size_t i = 0; i < clients_.size(); ++i) {
-      if (lost_.count(clients_[i])) continue;
-      targets.push_back(clients_[i]);
-      v1::CleanupRequest& r = reqs.emplace_back();
-      r.set_session_id(clients_[i]->session_id);
-      *r.mutable_spec() = specs[i];
-    }
-    auto replies = FanOut<v1::CleanupRequest, v1::CleanupReply>(targets, reqs, kPrepareTimeout,
-                                                                LOCKSTEP_ASYNC(Cleanup));
+    auto replies = CleanupOnClients(base, /*release_only=*/false, &targets);
     for (size_t i = 0; i < targets.size(); ++i) {
       if (!replies[i].ok()) {
         errors.push_back(std::string(replies[i].status().message()));
