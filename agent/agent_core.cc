@@ -371,6 +371,13 @@ absl::StatusOr<v1::PrepareReply> AgentCore::Prepare(const v1::PrepareRequest& re
   auto runner = PhaseRunner::Prepare(spec, *dir, impl_->options.runner);
   if (!runner.ok()) return runner.status();
   reply.set_resolved_dir(*dir);
+  if (struct statvfs sv; ::statvfs(dir->c_str(), &sv) == 0) {
+    v1::FsUsage* fs = reply.mutable_dir_fs();
+    fs->set_total_bytes(static_cast<uint64_t>(sv.f_blocks) * sv.f_frsize);
+    fs->set_free_bytes(static_cast<uint64_t>(sv.f_bfree) * sv.f_frsize);
+    fs->set_total_inodes(sv.f_files);
+    fs->set_free_inodes(sv.f_ffree);
+  }
   for (const std::string& f : (*runner)->files()) reply.add_files(f);
   reply.set_threads_parked(spec.tasks());
   absl::MutexLock lock(&impl_->mu);

@@ -300,6 +300,7 @@ void PhaseRunner::Impl::RunIo(Task* t) {
   if (s.intra_barriers()) Barrier();  // IOR -g: after open
 
   t->result.set_rdwr_start_ns(RealtimeNs());
+  const int64_t rdwr_start_mono_ns = MonotonicNs();
   const int64_t wall_ns =
       s.stonewall_seconds() > 0 ? MonotonicNs() + int64_t{s.stonewall_seconds()} * 1'000'000'000
                                 : INT64_MAX;
@@ -389,9 +390,12 @@ void PhaseRunner::Impl::RunIo(Task* t) {
   if (s.stonewall_seconds() > 0) {
     t->result.set_stonewall_pairs(k);
     t->result.set_stonewall_hit(hit);
+    t->result.set_stonewall_duration_ns(MonotonicNs() - rdwr_start_mono_ns);
     // IOR -O stoneWallingWearOut=1: continue to the most pairs any task did.
     if (s.stonewall_wear_out()) {
       uint64_t target = WearOut(ok ? k : total_pairs);
+      // As IOR: the stonewall's duration ends when the tasks agreed on the target.
+      t->result.set_stonewall_duration_ns(MonotonicNs() - rdwr_start_mono_ns);
       for (; ok && k < std::min(target, total_pairs); ++k) {
         if (abort.load(std::memory_order_relaxed)) break;
         if (!one(k)) {

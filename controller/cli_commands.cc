@@ -67,11 +67,18 @@ int RunTranslated(Tool tool, const std::vector<std::string>& args,
     for (PhasePlan& p : cmd->plan.phases) p.dir = options.local_root;
     cmd->plan.text = PlanToToml(cmd->plan);
   }
-  options.print = [](const std::string& s) {
-    std::fwrite(s.data(), 1, s.size(), stdout);
-    std::fflush(stdout);
-  };
-  for (const std::string& n : cmd->notes) std::printf("lockstep %s: %s\n", name, n.c_str());
+  options.ior_command_line = cmd->tool_command_line;
+  options.ior_verbose = cmd->verbose;
+  // With -O summaryFormat=JSON|CSV, IOR prints only that: the text report
+  // still goes to the run directory's summary.txt.
+  const bool text = cmd->summary_format == SummaryFormat::kText || !cmd->summary_file.empty();
+  if (text) {
+    options.print = [](const std::string& s) {
+      std::fwrite(s.data(), 1, s.size(), stdout);
+      std::fflush(stdout);
+    };
+    for (const std::string& n : cmd->notes) std::printf("# lockstep %s: %s\n", name, n.c_str());
+  }
   RunOutcome outcome = RunPlan(cmd->plan, options);
   if (tool == Tool::kMdtest) {
     std::string summary = FormatMdtestSummary(CollectMdtestRates(outcome.record),
@@ -79,7 +86,7 @@ int RunTranslated(Tool tool, const std::vector<std::string>& args,
     std::fwrite(summary.data(), 1, summary.size(), stdout);
   }
   if (cmd->summary_format != SummaryFormat::kText) {
-    std::string text = cmd->summary_format == SummaryFormat::kJson ? FormatIorJson(outcome.record)
+    std::string text = cmd->summary_format == SummaryFormat::kJson ? FormatIorJson(outcome.record, outcome.run_dir)
                                                                    : FormatIorCsv(outcome.record);
     if (cmd->summary_file.empty()) {
       std::fwrite(text.data(), 1, text.size(), stdout);

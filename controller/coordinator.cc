@@ -24,7 +24,7 @@
 #include "controller/clock_sync.h"
 #include "controller/exit_codes.h"
 #include "controller/ior_math.h"
-#include "controller/ior_output.h"
+#include "controller/ior_report.h"
 #include "controller/local_agents.h"
 #include "controller/phase_reduce.h"
 #include "controller/run_store.h"
@@ -231,12 +231,12 @@ class Heartbeater {
 
   std::vector<AgentClient*> agents_;
   uint32_t lease_ms_;
+  uint32_t stall_ms_;
   absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<int64_t> last_ok_ns_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> lost_ ABSL_GUARDED_BY(mu_);
   std::set<size_t> forgotten_ ABSL_GUARDED_BY(mu_);
-  uint32_t stall_ms_;
   std::vector<std::string> stalled_ ABSL_GUARDED_BY(mu_) = std::vector<std::string>(agents_.size());
   std::thread thread_;
 };
@@ -254,7 +254,7 @@ class Coordinator {
   Failure SetUpAgents();
   Failure RunTest(uint32_t test_id);
   Failure RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t rep, v1::TestRecord* test,
-                   std::vector<v1::IterationRow>* rows);
+                   std::vector<const v1::PhaseRecord*>* accepted);
   Failure RunPhaseOnce(const PhasePlan& phase, const v1::PhaseSpec& base, v1::PhaseRecord* pr);
   Failure CacheBarrier(const std::string& mode, const std::string& phase_id,
                        std::map<AgentClient*, v1::CacheReply>* done);
@@ -303,7 +303,9 @@ class Coordinator {
   std::set<AgentClient*> restarted_;  // lost with "no session": they answer
   std::string controller_name_;       // "host pid N", sent with Attach
   v1::RunRecord record_;
-  std::string report_;
+  std::string report_;  // everything printed, for summary.txt
+  IorReport ior_{options_.ior_verbose};
+  v1::TestRecord* current_test_ = nullptr;  // the test RunTest is running
 };
 
 Failure Coordinator::SetUpAgents() {
@@ -451,7 +453,7 @@ Failure Coordinator::MeasureClocks() {
   clocks_ = clocks;
   if (!bad.empty()) {
     if (plan_.on_clock == "fail") return Fail(kExitConnect, absl::StrJoin(bad, "\n"));
-    for (const std::string& b : bad) Print("warning: " + b + "\n");
+    for (const std::string& b : bad) Print(IorReport::Note("warning: " + b));
   }
   return {};
 }
@@ -500,8 +502,8 @@ Failure Coordinator::CacheBarrier(const std::string& mode, const std::string& ph
       }
       if (!replies[i]->warning().empty()) {
         acc.set_warning(replies[i]->warning());
-        Print(absl::StrFormat("warning: %s %s: %s\n", RoleName(who[i]->role()),
-                              who[i]->address(), replies[i]->warning()));
+        Print(IorReport::Note(absl::StrFormat("warning: %s %s: %s", RoleName(who[i]->role()),
+                              who[i]->address(), replies[i]->warning())));
       }
     }
     return {};
@@ -576,8 +578,14 @@ v1::PhaseSpec Coordinator::BaseSpec(const PhasePlan& phase, uint32_t test_id, ui
   s.set_direct(phase.direct);
   s.set_verify(phase.verify);
   s.set_pattern_seed(plan_.seed);
-  // IOR -C: shift by the tasks of one node, so each reads another node's data.
-  if (phase.reorder_tasks) s.set_reorder_shift(tpa);
+  // IOR -C (-Q N): read what the tasks N agents further wrote. Ranks are
+  // block-mapped to agents, so that is N × tasks per agent ranks further
+  // (IOR's shift for a by-slot mapping); with one agent it is the task itself.
+  if (phase.reorder_tasks) {
+    s.set_reorder_node_offset(phase.reorder_node_offset);
+    s.set_reorder_shift(static_cast<uint32_t>(
+        (uint64_t{phase.reorder_node_offset} * tpa) % std::max<uint32_t>(s.total_tasks(), 1)));
+  }
   s.set_set_stripe(phase.set_stripe);
   s.set_stripe_count(phase.stripe_count);
   s.set_stripe_size_bytes(phase.stripe_size_bytes);
@@ -710,7 +718,7 @@ Failure Coordinator::RemoveFiles(const std::vector<v1::PhaseSpec>& bases, uint32
   }
   if (timed && stop >= start && start != INT64_MAX) {
     double seconds = static_cast<double>(stop - start) / 1e9;
-    Print(FormatRemoveRow(seconds, rep));
+    Print(IorReport::FilesRemoved(seconds, rep));
     if (last_phase) {
       v1::IterationRow* r = last_phase->mutable_remove_row();
       r->set_access("remove");
@@ -723,7 +731,8 @@ Failure Coordinator::RemoveFiles(const std::vector<v1::PhaseSpec>& bases, uint32
 }
 
 Failure Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t rep,
-                              v1::TestRecord* test, std::vector<v1::IterationRow>* rows) {
+                              v1::TestRecord* test,
+                              std::vector<const v1::PhaseRecord*>* accepted) {
   const v1::PhaseSpec base = BaseSpec(phase, test_id, rep);
   const int max_attempts = plan_.on_skew == "repeat" ? 3 : 1;
   for (int attempt = 1;; ++attempt) {
@@ -748,18 +757,15 @@ Failure Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t
       }
     }
     absl::Status js = store_->AppendJournal(*pr);
-    if (!js.ok()) Print(absl::StrFormat("warning: %s\n", js.message()));
+    if (!js.ok()) Print(IorReport::Note(absl::StrFormat("warning: %s", js.message())));
     if (f) return f;
     if (repeat) {
-      Print(absl::StrFormat("# %s; repeating (attempt %d of %d)\n", why, attempt + 1,
-                            max_attempts));
+      Print(IorReport::Note(
+          absl::StrFormat("%s; repeating (attempt %d of %d)", why, attempt + 1, max_attempts)));
       continue;
     }
-    if (pr->skew_exceeded()) Print(absl::StrFormat("# %s (marked)\n", why));
-    if (phase.kind != v1::MDTEST) Print(FormatIterationRow(pr->row()));
-    for (const v1::IterationRow& extra : pr->extra_rows()) Print(FormatIterationRow(extra));
-    for (const std::string& line : pr->telemetry_lines()) Print("#" + line + "\n");
-    rows->push_back(pr->row());
+    Print(ior_.PhaseDone(*pr));
+    accepted->push_back(pr);
     return {};
   }
 }
@@ -802,6 +808,9 @@ Failure Coordinator::RunPhaseOnce(const PhasePlan& phase, const v1::PhaseSpec& b
       return Fail(code, message);
     }
   }
+
+  *pr->mutable_dir_fs() = prepared[0]->dir_fs();
+  Print(ior_.TestStarted(*current_test_, *pr));
 
   // 2. Cache barrier: sync and drop on clients (and servers) after the
   // files are laid out and before the start.
@@ -1034,21 +1043,12 @@ Failure Coordinator::RunTest(uint32_t test_id) {
   test->set_total_tasks(tpa * static_cast<uint32_t>(clients_.size()));
   test->set_client_agents(static_cast<uint32_t>(clients_.size()));
 
-  TestDescription desc;
-  desc.path = first.dir + "/" + first.file_name;
-  desc.spec = BaseSpec(first, test_id, 0);
-  desc.nodes = static_cast<uint32_t>(clients_.size());
-  desc.tasks_per_node = tpa;
-  desc.repetitions = plan_.repetitions;
-  desc.reorder = first.reorder_tasks;
-  Print(absl::StrFormat("\nTest %u started: %s\n", test_id,
-                        absl::FormatTime("%a %b %e %H:%M:%S %Y", absl::Now(),
-                                         absl::LocalTimeZone())));
-  Print(FormatOptions(desc));
-  Print("\nResults: \n\n");
-  Print(FormatResultsHeader());
+  test->set_repetitions(plan_.repetitions);
+  test->set_started_at(FormatRfc3339(RealtimeNs()));
+  for (const PhasePlan& phase : plan_.phases) *test->add_plan_specs() = BaseSpec(phase, test_id, 0);
+  current_test_ = test;
 
-  std::map<std::string, std::vector<v1::IterationRow>> rows;  // by phase
+  std::map<std::string, std::vector<const v1::PhaseRecord*>> accepted;  // by phase
   for (uint32_t rep = 0; rep < plan_.repetitions; ++rep) {
     bool abandoned = false;
     // Files this iteration wrote, by (dir, name, layout), and whether to keep them.
@@ -1058,10 +1058,11 @@ Failure Coordinator::RunTest(uint32_t test_id) {
       if (phase.keep) kept.insert(phase.dir + "/" + phase.file_name);
     }
     for (const PhasePlan& phase : plan_.phases) {
-      if (phase.kind == v1::WRITE || phase.kind == v1::SMALL_FILES) {
+      if (phase.kind == v1::WRITE || phase.kind == v1::SMALL_FILES ||
+          (phase.kind == v1::READ && phase.remove_files)) {
         written.push_back(BaseSpec(phase, test_id, rep));
       }
-      Failure f = RunPhase(phase, test_id, rep, test, &rows[phase.name]);
+      Failure f = RunPhase(phase, test_id, rep, test, &accepted[phase.name]);
       if (f) {
         // Leave nothing behind: remove what this iteration wrote, kept or not.
         RemoveFiles(written, rep, false, nullptr);
@@ -1074,9 +1075,9 @@ Failure Coordinator::RunTest(uint32_t test_id) {
           return Fail(kExitAgentLost, f.message + "; no client agent is left to continue with");
         }
         partial_ = f;
-        Print(absl::StrFormat("# %s: continuing without it (on_agent_loss = \"continue\"); "
-                              "results from here on are partial\n",
-                              f.message));
+        Print(IorReport::Note(absl::StrFormat("%s: continuing without it (on_agent_loss = "
+                                              "\"continue\"); results from here on are partial",
+                                              f.message)));
         // A lost agent that is only slow still holds its lease and, when it
         // lapses, removes the files it wrote, whose names the survivors'
         // renumbered ranks may reuse: let the lease run out first.
@@ -1100,21 +1101,16 @@ Failure Coordinator::RunTest(uint32_t test_id) {
     }
     if (Interrupted()) return Fail(kExitInterrupted, "interrupted");
   }
+  // IOR prints -C's columns for the whole test, its write rows too.
+  uint32_t reorder_node_offset = 0;
   for (const PhasePlan& phase : plan_.phases) {
-    *test->add_summary() = SummarizePhase(rows[phase.name], BaseSpec(phase, test_id, 0),
-                                          phase.name, test_id, plan_.TasksPerAgent(phase, test_id),
-                                          phase.reorder_tasks);
+    if (phase.reorder_tasks) reorder_node_offset = phase.reorder_node_offset;
   }
-  // Lockstep's own columns, after IOR's table: start skew and latency.
-  Print("\nphase        iter  start skew(us)  release skew(us)  lat p50(us)  p99(us)  p99.9(us)  max(us)\n");
-  for (const v1::PhaseRecord& p : test->phases()) {
-    if (absl::StartsWith(p.error(), "superseded")) continue;
-    Print(absl::StrFormat("%-12s %4u  %14.1f%s %16.1f  %11.1f  %7.1f  %9.1f  %7.1f\n", p.phase(),
-                          p.repetition(), static_cast<double>(p.start_skew_ns()) / 1e3,
-                          p.skew_exceeded() ? "!" : " ",
-                          static_cast<double>(p.release_skew_ns()) / 1e3, p.latency().p50_us(), p.latency().p99_us(), p.latency().p999_us(),
-                          p.latency().max_us()));
+  for (const PhasePlan& phase : plan_.phases) {
+    *test->add_summary() = SummarizePhase(accepted[phase.name], BaseSpec(phase, test_id, 0),
+                                          phase.name, test_id, reorder_node_offset);
   }
+  Print(ior_.TestDone(*test));
   return {};
 }
 
@@ -1137,37 +1133,13 @@ void Coordinator::Finish(RunOutcome* outcome, const Failure& failure) {
   } else {
     record_.set_status("complete");
   }
-  // Summary of all tests, as IOR prints it.
-  std::vector<v1::SummaryRow> all_rows;
-  for (const v1::TestRecord& t : record_.tests()) {
-    for (const v1::SummaryRow& r : t.summary()) {
-      // mdtest phases have their own SUMMARY rate table; bandwidth rows of
-      // zeros would only be noise here.
-      if (r.operation() != "mdtest") all_rows.push_back(r);
-    }
-  }
-  if (!all_rows.empty()) {
-    Print(FormatSummaryHeader());
-    for (const v1::SummaryRow& r : all_rows) Print(FormatSummaryRow(r));
-    for (const v1::TestRecord& t : record_.tests()) {
-      std::vector<v1::SummaryRow> rows(t.summary().begin(), t.summary().end());
-      Print("\n");
-      Print(FormatMaxLines(rows));
-    }
-  }
   record_.set_finished_at(FormatRfc3339(RealtimeNs()));
-  Print(absl::StrFormat("\nFinished            : %s\n",
-                        absl::FormatTime("%a %b %e %H:%M:%S %Y", absl::Now(),
-                                         absl::LocalTimeZone())));
-  if (failure) {
-    Print(absl::StrFormat("Status              : %s: %s\n", record_.status(), failure.message));
-  }
+  Print(ior_.Footer(record_, store_ ? store_->dir() : ""));
   if (store_) {
-    Print(absl::StrFormat("Results             : %s/\n", store_->dir()));
     absl::Status s = store_->WriteRunJson(record_);
     if (s.ok()) s = store_->WriteSummary(report_);
     if (!s.ok()) {
-      Print(absl::StrFormat("error: %s\n", s.message()));
+      Print(IorReport::Note(absl::StrFormat("error: %s", s.message())));
       if (outcome->exit_code == kExitOk) outcome->exit_code = kExitFailure;
     }
     outcome->run_dir = store_->dir();
@@ -1196,29 +1168,13 @@ RunOutcome Coordinator::Run() {
   record_.set_lockstep_version(LOCKSTEP_VERSION);
   record_.set_command_line(options_.command_line);
 
-  Print(absl::StrFormat("Lockstep-%s: coordinated test of parallel I/O (IOR-compatible output)\n",
-                        LOCKSTEP_VERSION));
-  Print(absl::StrFormat("Began               : %s\n",
-                        absl::FormatTime("%a %b %e %H:%M:%S %Y", absl::Now(),
-                                         absl::LocalTimeZone())));
-  Print(absl::StrFormat("Command line        : %s\n", options_.command_line));
-  Print(absl::StrFormat("Machine             : Linux %s\n", host));
-  Print(absl::StrFormat("Run                 : %s (plan %s)\n", store_->run_id(), plan_.source));
+  record_.set_ior_command_line(options_.ior_command_line);
+  record_.set_ior_verbose(options_.ior_verbose);
+  Print(ior_.Header(record_));
 
   Failure failure = SetUpAgents();
   if (!failure) {
-    std::vector<std::string> lines;
-    for (size_t i = 0; i < agents_.size(); ++i) {
-      const v1::HostFacts& f = agents_[i]->facts;
-      std::string fs = f.roots_size() > 0 ? f.roots(0).fs_type() : "?";
-      lines.push_back(absl::StrFormat(
-          "  %-21s %-6s %s, %u cores, kernel %s, %s, clock offset %+.1f us (±%.1f us)",
-          agents_[i]->address(), RoleName(agents_[i]->role()), f.hostname(), f.cores(),
-          f.kernel(), fs, static_cast<double>(clocks_[i].offset_ns) / 1e3,
-          static_cast<double>(clocks_[i].delay_ns) / 2e3));
-    }
-    Print(absl::StrFormat("Agents              : %u (%u client)\n%s\n", agents_.size(),
-                          clients_.size(), absl::StrJoin(lines, "\n")));
+    Print(ior_.AgentsReady(record_));
     for (uint32_t t = 0; t < plan_.tests() && !failure; ++t) {
       if (t > 0) failure = MeasureClocks();
       if (!failure) failure = RunTest(t);

@@ -30,6 +30,10 @@ struct RunOptions {
   bool force = false;
   std::shared_ptr<grpc::ChannelCredentials> credentials;  // TLS, when not insecure
   std::string command_line;
+  // `lockstep ior`: IOR's own command line for IOR's "Command line" line
+  // (empty: command_line), and IOR's -v.
+  std::string ior_command_line;
+  bool ior_verbose = false;
   // Where the report goes (stdout in the CLI).
   std::function<void(const std::string&)> print;
   // Live progress, one line updated in place (stderr on a terminal); may be

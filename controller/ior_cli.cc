@@ -18,7 +18,7 @@ namespace lockstep {
 namespace {
 
 // IOR options we translate, and those we refuse with the reason.
-constexpr const char* kIorValues = "abtsoiNDdOG";
+constexpr const char* kIorValues = "abtsoiNDdOGQ";
 
 constexpr CliRefusal kIorRefused[] = {
     {'c', "collective I/O (MPI-IO) has no POSIX equivalent"},
@@ -28,7 +28,6 @@ constexpr CliRefusal kIorRefused[] = {
     {'x', "stonewall status file (-x) is not implemented"},
     {'X', "random task reordering seed (-X) is not implemented; -C reorders by node"},
     {'Z', "random task reordering (-Z) is not implemented; -C reorders by node"},
-    {'Q', "task-per-node offset (-Q) is not implemented; -C shifts by one agent's tasks"},
     {'T', "maximum time (-T) is not implemented; use -D (stonewall)"},
     {'l', "data packet types (-l) are not implemented: lockstep writes its own checkable pattern"},
     {'f', "IOR scripts (-f) are not supported; use a lockstep plan (lockstep run)"},
@@ -181,9 +180,8 @@ absl::Status PlaceTasks(uint32_t total_tasks, const std::string& total_opt, CliC
     return CliBad("--local", "cannot be combined with --agents or --hostfile");
   }
   for (const std::string& a : c.agents) cmd->plan.agents.push_back({a, v1::CLIENT});
-  if (c.agents.empty() && c.local_agents == 0) {
-    c.local_agents = total_tasks > 0 && total_tasks % 2 == 1 ? 1 : 2;
-  }
+  // As `mpirun -np N` on one node: one local agent with all the tasks.
+  if (c.agents.empty() && c.local_agents == 0) c.local_agents = 1;
   const uint32_t agents = c.agents.empty() ? static_cast<uint32_t>(c.local_agents)
                                            : static_cast<uint32_t>(c.agents.size());
   uint32_t tpa = c.tasks_per_agent == 0 ? 1 : c.tasks_per_agent;
@@ -232,9 +230,10 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
   plan.name = "ior";
   plan.source = "ior command line";
   bool F = false, w = false, r = false, W = false, R = false, e = false, Y = false, C = false,
-       z = false, k = false, g = false, direct = false, wear_out = false;
+       z = false, k = false, g = false, direct = false, wear_out = false, Q_given = false;
   uint64_t block = 1 << 20, xfer = 256 << 10, segments = 1, reps = 1, total_tasks = 0;
-  uint64_t stonewall = 0, delay = 0;
+  uint64_t stonewall = 0, delay = 0, task_offset = 1;
+  std::vector<std::string> ior_words = {"ior"};  // IOR's own argv, for its "Command line"
   std::string output = "testFile";
   std::string api = "POSIX";
 
@@ -279,10 +278,12 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
 
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
+    const size_t first = i;
     ASSIGN_OR_RETURN(bool consumed, ParseControllerOption(args, &i, &cmd.controller, read_file));
     if (consumed) continue;
     if (a == "--posix.odirect") {
       direct = true;
+      ior_words.push_back(a);
       continue;
     }
     if (a.rfind("--", 0) == 0) {
@@ -292,6 +293,7 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
     }
     ASSIGN_OR_RETURN(std::vector<ShortOption> options,
                      SplitShortOptions(args, &i, kIorValues, kIorRefused, "IOR"));
+    for (size_t w = first; w <= i; ++w) ior_words.push_back(args[w]);  // with a separate value
     for (const ShortOption& so : options) {
       const char o = so.letter;
       const std::string& opt = so.name;
@@ -313,6 +315,11 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
           case 'D': { ASSIGN_OR_RETURN(stonewall, CliUint(opt, v, 0, 86400 * 7)); break; }
           case 'd': { ASSIGN_OR_RETURN(delay, CliUint(opt, v, 0, 86400)); break; }
           case 'G': { ASSIGN_OR_RETURN(plan.seed, CliUint(opt, v, 0, UINT64_MAX >> 1)); break; }
+          case 'Q': {
+            ASSIGN_OR_RETURN(task_offset, CliUint(opt, v, 1, 1u << 20));
+            Q_given = true;
+            break;
+          }
           case 'o':
             if (v.empty() || v.back() == '/') {
               return CliBad(opt + " " + v, "needs a file path, not a directory");
@@ -335,7 +342,7 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
         case 'z': z = true; break;
         case 'k': k = true; break;
         case 'g': g = true; break;
-        case 'v': break;  // our output is IOR's verbose level already
+        case 'v': cmd.verbose = true; break;
         case 'q': break;  // quit on error: lockstep always stops a phase at its first error
         default:
           return CliBad(opt, "unknown IOR option");
@@ -396,16 +403,20 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
     p.verify = R;
     p.reorder_tasks = C;
     plan.phases.push_back(p);
+    p.reorder_node_offset = static_cast<uint32_t>(task_offset);
+    // IOR removes what a read-only test read unless -k.
+    p.remove_files = !w && !k;
   } else if (C) {
     return CliBad("-C", "reorders the tasks of the read phase; add -r");
   }
+  if (Q_given && !C) return CliBad("-Q", "is the task offset of -C; add -C");
   plan.repetitions = static_cast<uint32_t>(reps);
   RETURN_IF_ERROR(PlaceTasks(static_cast<uint32_t>(total_tasks), "-N", &cmd));
   const size_t agents =
       cmd.controller.agents.empty() ? cmd.controller.local_agents : cmd.controller.agents.size();
   if (C && agents < 2) {
-    return CliBad("-C", "with one agent every task would read its own node's data; use two or "
-                     "more agents");
+    cmd.notes.push_back("-C with one agent: every task reads its own node's data, as IOR on one "
+                        "node; use two or more agents to defeat the client cache");
   }
   if (g && agents > 1) {
     return CliBad("-g", absl::StrFormat("intra-phase barriers span one agent's tasks only, and "
@@ -418,6 +429,7 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
         "of that agent's tasks), not across agents");
   }
   plan.text = PlanToToml(plan);
+  cmd.tool_command_line = absl::StrJoin(ior_words, " ");
   return cmd;
 }
 
@@ -448,6 +460,8 @@ std::string PlanToToml(const Plan& plan) {
       b("direct", p.direct);
       b("verify", p.verify);
       b("reorder_tasks", p.reorder_tasks);
+      if (p.reorder_tasks && p.reorder_node_offset != 1) u("reorder_node_offset", p.reorder_node_offset);
+      b("remove_files", p.remove_files);
       b("random_offsets", p.random_offsets);
       u("stonewall_seconds", p.stonewall_seconds);
       b("stonewall_wear_out", p.stonewall_wear_out);

@@ -38,6 +38,10 @@ struct CliCommand {
   SummaryFormat summary_format = SummaryFormat::kText;
   std::string summary_file;   // -O summaryFile=PATH; empty: stdout
   std::vector<std::string> notes;  // what the translation decided, printed before the run
+  // The tool's own command line without Lockstep's options ("ior -a POSIX
+  // ..."), shown on IOR's "Command line"; and IOR's -v.
+  std::string tool_command_line;
+  bool verbose = false;
 };
 
 using FileReader = std::function<absl::StatusOr<std::string>(const std::string&)>;

@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/layout.h"
+#include "controller/ior_report.h"
 
 namespace lockstep {
 namespace {
@@ -57,47 +59,131 @@ std::string Array(const std::vector<std::string>& items, const std::string& inde
 
 }  // namespace
 
-std::string FormatIorJson(const v1::RunRecord& rec) {
+namespace {
+
+bool IsTransfer(v1::PhaseKind k) { return k == v1::WRITE || k == v1::READ || k == v1::REWRITE; }
+
+const v1::PhaseSpec* Layout(const v1::TestRecord& t) {
+  for (const v1::PhaseSpec& s : t.plan_specs()) {
+    if (IsTransfer(s.kind())) return &s;
+  }
+  return t.plan_specs_size() > 0 ? &t.plan_specs(0) : nullptr;
+}
+
+std::string Used(uint64_t free, uint64_t total) {
+  return absl::StrFormat(
+      "%2.1f%%", total == 0 ? 0.0 : (1 - static_cast<double>(free) / static_cast<double>(total)) * 100);
+}
+
+std::string TestJson(const v1::TestRecord& t, const v1::RunRecord& rec) {
+  const v1::PhaseSpec empty;
+  const v1::PhaseSpec& s = Layout(t) ? *Layout(t) : empty;
+  bool write = false, read = false, reorder = false, random = false, verify_w = false,
+       verify_r = false, keep = false, fsync = false, fsync_each = false, direct = false;
+  uint32_t offset = 1, stonewall = 0;
+  bool wear_out = false;
+  for (const v1::PhaseSpec& p : t.plan_specs()) {
+    write |= p.kind() == v1::WRITE;
+    read |= p.kind() == v1::READ;
+    if (p.reorder_node_offset() > 0) {
+      reorder = true;
+      offset = p.reorder_node_offset();
+    }
+    random |= p.random_offsets();
+    verify_w |= p.verify_after_write();
+    verify_r |= p.verify();
+    fsync |= p.fsync_at_end();
+    fsync_each |= p.fsync_per_transfer();
+    direct |= p.direct();
+    if (p.stonewall_seconds() > 0) {
+      stonewall = p.stonewall_seconds();
+      wear_out = p.stonewall_wear_out();
+    }
+  }
+  for (const v1::PhaseRecord& p : t.phases()) keep |= p.has_remove_row();
+  keep = !keep;
+  const std::string path = s.dir() + "/" + s.file_name();
+  v1::FsUsage fs;
+  for (const v1::PhaseRecord& p : t.phases()) {
+    if (p.has_dir_fs()) {
+      fs = p.dir_fs();
+      break;
+    }
+  }
+  double size = static_cast<double>(fs.total_bytes()) / (1 << 30);
+  const char* unit = "GiB";
+  if (size > 1024) {
+    size /= 1024;
+    unit = "TiB";
+  }
+  Obj params;
+  params.I("testID", t.test_id()).I("refnum", 0).S("api", "POSIX")
+      .S("platform", rec.controller_host() + "(Linux)").S("testFileName", path)
+      .I("deadlineForStonewall", stonewall).I("stoneWallingWearOut", wear_out ? 1 : 0)
+      .I("maxTimeDuration", 0).I("outlierThreshold", 0).S("options", "(null)").I("dryRun", 0)
+      .I("nodes", t.client_agents()).I("memoryPerTask", 0).I("memoryPerNode", 0)
+      .I("tasksPerNode", t.tasks_per_agent()).I("repetitions", t.repetitions())
+      .I("multiFile", 0).I("interTestDelay", s.delay_seconds()).I("fsync", fsync ? 1 : 0)
+      .I("fsyncperwrite", fsync_each ? 1 : 0).I("useExistingTestFile", 0).I("uniqueDir", 0)
+      .I("singleXferAttempt", 0).I("readFile", read ? 1 : 0).I("writeFile", write ? 1 : 0)
+      .I("filePerProc", s.file_per_process() ? 1 : 0).I("reorderTasks", reorder ? 1 : 0)
+      .I("reorderTasksRandom", 0).I("reorderTasksRandomSeed", 0)
+      .I("randomOffset", random ? 1 : 0).I("checkWrite", verify_w ? 1 : 0)
+      .I("checkRead", verify_r ? 1 : 0).I("dataPacketType", 0).I("keepFile", keep ? 1 : 0)
+      .I("keepFileWithError", 0).I("warningAsErrors", 0).I("verbose", rec.ior_verbose() ? 1 : 0)
+      .S("data packet type", "g").I("setTimeStampSignature/incompressibleSeed", 0)
+      .I("collective", 0).I("segmentCount", s.segments()).I("transferSize", s.transfer_bytes())
+      .I("blockSize", s.block_bytes()).I("useO_DIRECT", direct ? 1 : 0);
+  Obj options;
+  options.S("api", "POSIX").S("apiVersion", "").S("test filename", path)
+      .S("access", s.file_per_process() ? "file-per-process" : "single-shared-file")
+      .S("type", "independent").I("segments", s.segments())
+      .S("ordering in a file", random ? "random" : "sequential")
+      .S("ordering inter file", reorder ? "constant task offset" : "no tasks offsets");
+  if (reorder) options.I("task offset", offset);
+  options.I("nodes", t.client_agents()).I("tasks", t.total_tasks())
+      .I("clients per node", t.tasks_per_agent()).S("memoryBuffer", "CPU")
+      .S("dataAccess", "CPU").S("GPUDirect", "0").I("repetitions", t.repetitions())
+      .S("xfersize", IorHumanBytes(s.transfer_bytes()))
+      .S("blocksize", IorHumanBytes(s.block_bytes()))
+      .S("aggregate filesize",
+         IorHumanBytes(s.block_bytes() * s.segments() * t.total_tasks()));
+  if (stonewall > 0) {
+    options.I("stonewallingTime", stonewall).I("stoneWallingWearOut", wear_out ? 1 : 0);
+  }
+  std::vector<std::string> results;
+  for (const v1::PhaseRecord& p : t.phases()) {
+    if (!p.ok() || !IsTransfer(p.kind())) continue;
+    const v1::IterationRow& r = p.row();
+    Obj o;
+    o.S("access", r.access()).D("bwMiB", r.bw_mib()).D("blockKiB", r.block_kib())
+        .D("xferKiB", r.xfer_kib()).D("iops", r.iops()).D("latency", r.latency_s())
+        .D("openTime", r.open_s()).D("wrRdTime", r.wrrd_s()).D("closeTime", r.close_s())
+        .D("totalTime", r.total_s()).I("iteration", r.iter());
+    results.push_back(o.Str("      "));
+  }
+  Obj test;
+  test.I("TestID", t.test_id()).S("StartTime", IorTime(t.started_at()))
+      .S("Path", TaskFilePath(s.dir(), s, 0))
+      .S("Capacity", absl::StrFormat("%.1f %s", size, unit))
+      .S("Used Capacity", Used(fs.free_bytes(), fs.total_bytes()))
+      .S("Inodes", absl::StrFormat("%.1f Mi", static_cast<double>(fs.total_inodes()) / (1 << 20)))
+      .S("Used Inodes", Used(fs.free_inodes(), fs.total_inodes()))
+      .Raw("Parameters", params.Str("    "))
+      .Raw("Options", options.Str("    "))
+      .Raw("Results", Array(results, "    "));
+  return test.Str("  ");
+}
+
+}  // namespace
+
+std::string FormatIorJson(const v1::RunRecord& rec, const std::string& run_dir) {
   std::vector<std::string> tests;
   std::vector<std::string> summary;
   for (const v1::TestRecord& t : rec.tests()) {
-    Obj params;
-    const v1::PhaseSpec* spec = t.phases_size() > 0 ? &t.phases(0).spec() : nullptr;
-    params.I("numTasks", t.total_tasks()).I("nodes", t.client_agents())
-        .I("tasksPerNode", t.tasks_per_agent());
-    if (spec != nullptr) {
-      params.S("testFileName", spec->dir() + "/" + spec->file_name())
-          .I("filePerProc", spec->file_per_process() ? 1 : 0)
-          .I("segmentCount", spec->segments())
-          .I("blockSize", spec->block_bytes())
-          .I("transferSize", spec->transfer_bytes())
-          .I("randomOffset", spec->random_offsets() ? 1 : 0)
-          .I("deadlineForStonewalling", spec->stonewall_seconds())
-          .I("stoneWallingWearOut", spec->stonewall_wear_out() ? 1 : 0)
-          .I("fsync", spec->fsync_at_end() ? 1 : 0)
-          .I("fsyncPerWrite", spec->fsync_per_transfer() ? 1 : 0)
-          .I("useO_DIRECT", spec->direct() ? 1 : 0);
-    }
-    std::vector<std::string> results;
-    for (const v1::PhaseRecord& p : t.phases()) {
-      std::vector<const v1::IterationRow*> rows = {&p.row()};
-      for (const auto& x : p.extra_rows()) rows.push_back(&x);
-      if (p.has_remove_row()) rows.push_back(&p.remove_row());
-      for (const v1::IterationRow* r : rows) {
-        Obj o;
-        o.S("access", r->access()).D("bwMiB", r->bw_mib()).D("blockKiB", r->block_kib())
-            .D("xferKiB", r->xfer_kib()).D("iops", r->iops()).D("latency", r->latency_s())
-            .D("openTime", r->open_s()).D("wrRdTime", r->wrrd_s()).D("closeTime", r->close_s())
-            .D("totalTime", r->total_s()).I("iteration", r->iter());
-        results.push_back(o.Str("      "));
-      }
-    }
-    Obj test;
-    test.I("TestID", t.test_id())
-        .Raw("Parameters", params.Str("    "))
-        .Raw("Results", Array(results, "    "));
-    tests.push_back(test.Str("  "));
+    tests.push_back(TestJson(t, rec));
     for (const v1::SummaryRow& s : t.summary()) {
+      if (s.operation() == "mdtest") continue;
       Obj o;
       o.S("operation", s.operation()).S("API", s.api().empty() ? "POSIX" : s.api())
           .I("TestID", s.test_id()).I("ReferenceNumber", 0).I("segmentCount", s.segments())
@@ -111,36 +197,39 @@ std::string FormatIorJson(const v1::RunRecord& rec) {
           .D("OPsMax", s.ops_max()).D("OPsMin", s.ops_min()).D("OPsMean", s.ops_mean())
           .D("OPsSD", s.ops_std()).D("MeanTime", s.mean_time_s())
           .D("xsizeMiB", s.aggregate_mib());
+      if (s.stonewall()) o.D("StonewallTime", s.stonewall_s()).D("StonewallMiB", s.stonewall_mib());
       summary.push_back(o.Str("  "));
     }
   }
+  Obj lockstep;
+  lockstep.S("version", rec.lockstep_version()).S("run_id", rec.run_id())
+      .S("run_dir", run_dir).S("status", rec.status()).S("error", rec.error())
+      .S("command_line", rec.command_line());
   Obj top;
-  top.S("Version", "lockstep-" + rec.lockstep_version())
-      .S("Began", rec.started_at())
-      .S("Command line", rec.command_line())
+  top.S("Version", "4.1.0+dev")
+      .S("Began", IorTime(rec.started_at()))
+      .S("Command line", rec.ior_command_line().empty() ? rec.command_line()
+                                                         : rec.ior_command_line())
       .S("Machine", "Linux " + rec.controller_host())
       .Raw("tests", Array(tests, ""))
       .Raw("summary", Array(summary, ""))
-      .S("Finished", rec.finished_at())
-      .S("Status", rec.status());
+      .S("Finished", IorTime(rec.finished_at()))
+      .Raw("lockstep", lockstep.Str(""));
   return top.Str("") + "\n";
 }
 
 std::string FormatIorCsv(const v1::RunRecord& rec) {
   std::string s =
-      "access,bw(MiB/s),IOPs,Latency,block(KiB),xfer(KiB),open(s),wr/rd(s),close(s),total(s),"
+      "access,bw(MiB/s),IOPS,Latency,block(KiB),xfer(KiB),open(s),wr/rd(s),close(s),total(s),"
       "numTasks,iter\n";
   for (const v1::TestRecord& t : rec.tests()) {
     for (const v1::PhaseRecord& p : t.phases()) {
-      std::vector<const v1::IterationRow*> rows = {&p.row()};
-      for (const auto& x : p.extra_rows()) rows.push_back(&x);
-      if (p.has_remove_row()) rows.push_back(&p.remove_row());
-      for (const v1::IterationRow* r : rows) {
-        s += absl::StrFormat("%s,%.2f,%.2f,%.4f,%.2f,%.2f,%.4f,%.4f,%.4f,%.4f,%u,%u\n",
-                             r->access(), r->bw_mib(), r->iops(), r->latency_s(), r->block_kib(),
-                             r->xfer_kib(), r->open_s(), r->wrrd_s(), r->close_s(), r->total_s(),
-                             t.total_tasks(), r->iter());
-      }
+      if (!p.ok() || !IsTransfer(p.kind())) continue;
+      const v1::IterationRow& r = p.row();
+      s += absl::StrFormat("%s,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%u,%u\n", r.access(),
+                           r.bw_mib(), r.iops(), r.latency_s(), r.block_kib(), r.xfer_kib(),
+                           r.open_s(), r.wrrd_s(), r.close_s(), r.total_s(), t.total_tasks(),
+                           r.iter());
     }
   }
   return s;

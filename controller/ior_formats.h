@@ -9,13 +9,16 @@
 
 namespace lockstep {
 
-// {"Version","Began","Command line","Machine","tests":[{"TestID",
-//  "Parameters":{...},"Results":[{"access","bwMiB",...}]}],
-//  "summary":[{"operation","API","bwMaxMIB",...,"MeanTime",...}],"Finished"}
-std::string FormatIorJson(const v1::RunRecord& record);
+// IOR 4.1's JSON, every key in IOR's order (checked against a real output
+// by tests/conformance/): {"Version","Began","Command line","Machine",
+// "tests":[{"TestID","StartTime","Path","Capacity",...,"Parameters":{...},
+// "Options":{...},"Results":[{"access","bwMiB",...}]}],"summary":[{...}],
+// "Finished"}, plus Lockstep's own "lockstep" object (run id, status).
+// `run_dir` may be empty.
+std::string FormatIorJson(const v1::RunRecord& record, const std::string& run_dir);
 
-// One line per iteration row, IOR's per-iteration columns:
-// access,bw(MiB/s),IOPs,Latency,block(KiB),xfer(KiB),open(s),wr/rd(s),close(s),total(s),numTasks,iter
+// IOR's CSV: a header, then one line per iteration row:
+// access,bw(MiB/s),IOPS,Latency,block(KiB),xfer(KiB),open(s),wr/rd(s),close(s),total(s),numTasks,iter
 std::string FormatIorCsv(const v1::RunRecord& record);
 
 }  // namespace lockstep

@@ -88,15 +88,16 @@ RepStats PopulationStats(const std::vector<double>& values) {
   return s;
 }
 
-v1::SummaryRow SummarizePhase(const std::vector<v1::IterationRow>& rows,
+v1::SummaryRow SummarizePhase(const std::vector<const v1::PhaseRecord*>& reps,
                               const v1::PhaseSpec& spec, const std::string& phase_name,
-                              uint32_t test_id, uint32_t tasks_per_node, bool reorder) {
+                              uint32_t test_id, uint32_t reorder_node_offset) {
   v1::SummaryRow out;
   out.set_operation(PhaseKindName(spec.kind()));
   out.set_phase(phase_name);
   out.set_api("POSIX");
-  std::vector<double> bw, ops, times;
-  for (const v1::IterationRow& r : rows) {
+  std::vector<double> bw, ops, times, wall_s, wall_mib;
+  for (const v1::PhaseRecord* p : reps) {
+    const v1::IterationRow& r = p->row();
     double t = r.total_s();
     double b = t > 0 ? static_cast<double>(r.bytes()) / t : 0;
     bw.push_back(b / kMiB);
@@ -105,6 +106,14 @@ v1::SummaryRow SummarizePhase(const std::vector<v1::IterationRow>& rows,
                       : 0);
     times.push_back(t);
     out.add_bw_mib_per_rep(b / kMiB);
+    if (p->has_stonewall()) {
+      // IOR: the data per task moved by the stonewall, over its duration.
+      const v1::StonewallRecord& w = p->stonewall();
+      const double per_task = static_cast<double>(w.total_bytes()) /
+                              std::max<double>(spec.total_tasks(), 1) / kMiB;
+      wall_s.push_back(w.duration_s());
+      wall_mib.push_back(w.duration_s() > 0 ? per_task / w.duration_s() : 0);
+    }
   }
   RepStats b = PopulationStats(bw), o = PopulationStats(ops), tm = PopulationStats(times);
   out.set_bw_max_mib(b.max);
@@ -116,18 +125,26 @@ v1::SummaryRow SummarizePhase(const std::vector<v1::IterationRow>& rows,
   out.set_ops_mean(o.mean);
   out.set_ops_std(o.sd);
   out.set_mean_time_s(tm.mean);
+  if (!wall_s.empty()) {
+    out.set_stonewall(true);
+    out.set_stonewall_s(PopulationStats(wall_s).mean);
+    out.set_stonewall_mib(PopulationStats(wall_mib).mean);
+  }
   out.set_test_id(test_id);
   out.set_num_tasks(spec.total_tasks());
-  out.set_tasks_per_node(tasks_per_node);
-  out.set_repetitions(static_cast<uint32_t>(rows.size()));
+  out.set_tasks_per_node(spec.tasks());
+  out.set_repetitions(static_cast<uint32_t>(reps.size()));
   out.set_file_per_process(spec.file_per_process());
-  out.set_reorder(reorder ? 1 : 0);
-  out.set_reorder_offset(spec.reorder_shift());
+  out.set_reorder(reorder_node_offset > 0 ? 1 : 0);
+  out.set_reorder_offset(reorder_node_offset > 0 ? reorder_node_offset : 1);
   out.set_segments(spec.segments());
   out.set_block_bytes(spec.block_bytes());
   out.set_transfer_bytes(spec.transfer_bytes());
-  out.set_aggregate_mib(static_cast<double>(spec.block_bytes() * spec.segments() *
-                                            spec.total_tasks()) / kMiB);
+  // IOR: what the first repetition moved (less than the layout after a stonewall).
+  const uint64_t agg = !reps.empty() && reps[0]->row().bytes() > 0
+                           ? reps[0]->row().bytes()
+                           : spec.block_bytes() * spec.segments() * spec.total_tasks();
+  out.set_aggregate_mib(static_cast<double>(agg) / kMiB);
   return out;
 }
 

@@ -30,10 +30,13 @@ struct RepStats {
 };
 RepStats PopulationStats(const std::vector<double>& values);
 
-// One row of "Summary of all tests" from the iterations of one phase.
-v1::SummaryRow SummarizePhase(const std::vector<v1::IterationRow>& rows,
+// One row of "Summary of all tests" from the accepted iterations of one
+// phase (`spec` is its layout, at repetition 0). `reorder_node_offset` is
+// IOR's taskPerNodeOffset when the test reorders tasks (-C), else 0: IOR
+// prints the reord/reordoff columns for the whole test, write rows too.
+v1::SummaryRow SummarizePhase(const std::vector<const v1::PhaseRecord*>& reps,
                               const v1::PhaseSpec& spec, const std::string& phase_name,
-                              uint32_t test_id, uint32_t tasks_per_node, bool reorder);
+                              uint32_t test_id, uint32_t reorder_node_offset);
 
 // Latency percentiles of the merged histograms of all tasks.
 v1::LatencySummary SummarizeLatency(const std::vector<const v1::TaskResult*>& tasks);

@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <map>
+#include <set>
 
 #include <google/protobuf/util/json_util.h>
 
@@ -13,7 +15,7 @@
 #include "common/files.h"
 #include "controller/exit_codes.h"
 #include "controller/ior_math.h"
-#include "controller/ior_output.h"
+#include "controller/ior_report.h"
 #include "controller/run_store.h"
 
 namespace lockstep {
@@ -23,51 +25,20 @@ namespace {
 void Summarize(v1::TestRecord* test) {
   test->clear_summary();
   std::vector<std::string> order;
-  std::map<std::string, std::vector<v1::IterationRow>> rows;
+  std::map<std::string, std::vector<const v1::PhaseRecord*>> accepted;
   std::map<std::string, v1::PhaseSpec> specs;
+  uint32_t reorder_node_offset = 0;
   for (const v1::PhaseRecord& p : test->phases()) {
     if (!p.ok() || absl::StartsWith(p.error(), "superseded")) continue;
-    if (!rows.count(p.phase())) order.push_back(p.phase());
-    rows[p.phase()].push_back(p.row());
+    if (!accepted.count(p.phase())) order.push_back(p.phase());
+    accepted[p.phase()].push_back(&p);
     specs[p.phase()] = p.spec();
+    if (p.spec().reorder_node_offset() > 0) reorder_node_offset = p.spec().reorder_node_offset();
   }
   for (const std::string& name : order) {
-    const v1::PhaseSpec& spec = specs[name];
-    *test->add_summary() = SummarizePhase(rows[name], spec, name, test->test_id(), spec.tasks(),
-                                          spec.reorder_shift() != 0);
+    *test->add_summary() =
+        SummarizePhase(accepted[name], specs[name], name, test->test_id(), reorder_node_offset);
   }
-}
-
-std::string Render(const v1::RunRecord& run) {
-  std::string out;
-  out += absl::StrFormat("Run                 : %s (%s)\n", run.run_id(), run.status());
-  for (const v1::TestRecord& t : run.tests()) {
-    out += absl::StrFormat("\nTest %u: %u tasks on %u client agents\n\n", t.test_id(),
-                           t.total_tasks(), t.client_agents());
-    out += FormatResultsHeader();
-    for (const v1::PhaseRecord& p : t.phases()) {
-      if (absl::StartsWith(p.error(), "superseded")) continue;
-      if (!p.ok()) {
-        out += absl::StrFormat("# %s failed: %s\n", p.phase_id(), p.error());
-        continue;
-      }
-      out += FormatIterationRow(p.row());
-      if (p.has_remove_row()) out += FormatRemoveRow(p.remove_row().total_s(), p.repetition());
-    }
-  }
-  std::vector<v1::SummaryRow> all;
-  for (const v1::TestRecord& t : run.tests()) {
-    for (const v1::SummaryRow& r : t.summary()) all.push_back(r);
-  }
-  if (!all.empty()) {
-    out += FormatSummaryHeader();
-    for (const v1::SummaryRow& r : all) out += FormatSummaryRow(r);
-    for (const v1::TestRecord& t : run.tests()) {
-      out += "\n" + FormatMaxLines({t.summary().begin(), t.summary().end()});
-    }
-  }
-  if (!run.error().empty()) out += absl::StrFormat("\nStatus              : %s: %s\n", run.status(), run.error());
-  return out;
 }
 
 }  // namespace
@@ -83,7 +54,7 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
           "rebuild it from the journal",
           run_dir, s.ToString(), run_dir));
     }
-    out.text = Render(out.record);
+    out.text = RenderIorReport(out.record, run_dir);
     return out;
   }
   auto journal = ReadFileToString(run_dir + "/journal.jsonl");
@@ -121,8 +92,19 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
     }
     *tests[id]->add_phases() = p;
   }
-  for (auto& [id, t] : tests) Summarize(t);
-  out.text = Render(run);
+  for (auto& [id, t] : tests) {
+    // What the live run knew from the plan: each phase's layout and the
+    // repetitions.
+    std::set<std::string> seen;
+    uint32_t reps = 0;
+    for (const v1::PhaseRecord& p : t->phases()) {
+      reps = std::max(reps, p.repetition() + 1);
+      if (seen.insert(p.phase()).second) *t->add_plan_specs() = p.spec();
+    }
+    t->set_repetitions(reps);
+    Summarize(t);
+  }
+  out.text = RenderIorReport(run, run_dir);
   return out;
 }
 

@@ -107,6 +107,22 @@ void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::Phas
     return;
   }
   *pr->mutable_row() = ReduceIteration(tasks, spec, rep);
+  if (spec.stonewall_seconds() > 0 && !tasks.empty()) {
+    v1::StonewallRecord* w = pr->mutable_stonewall();
+    uint64_t lo = std::numeric_limits<uint64_t>::max(), hi = 0, total = 0;
+    int64_t longest_ns = 0;
+    for (const v1::TaskResult* t : tasks) {
+      lo = std::min(lo, t->stonewall_pairs());
+      hi = std::max(hi, t->stonewall_pairs());
+      total += t->stonewall_pairs();
+      longest_ns = std::max(longest_ns, t->stonewall_duration_ns());
+    }
+    w->set_pairs_min(lo);
+    w->set_pairs_max(hi);
+    w->set_min_bytes(lo * spec.transfer_bytes());
+    w->set_total_bytes(total * spec.transfer_bytes());
+    w->set_duration_s(static_cast<double>(longest_ns) / 1e9);
+  }
 }
 
 }  // namespace lockstep

@@ -140,7 +140,7 @@ const std::vector<std::string> kAgentKeys = {"address", "role"};
 const std::vector<std::string> kPhaseKeys = {
     "name",    "kind",      "dir",    "file_name",  "file_per_process", "tasks_per_agent",
     "transfer_size", "block_size", "segments", "repetitions", "fsync", "fsync_per_transfer",
-    "direct",  "keep",      "verify", "reorder_tasks", "cache", "stripe_count", "stripe_size",
+    "direct",  "keep",      "verify", "reorder_tasks", "reorder_node_offset", "remove_files", "cache", "stripe_count", "stripe_size",
     "stripe_index", "stripe_pool", "checksums", "random_offsets", "stonewall_seconds",
     "stonewall_wear_out", "verify_after_write", "delay_seconds", "intra_barriers", "small_files",
     "small_file_min_size", "small_file_max_size", "small_files_per_dir", "md_op", "md_branching",
@@ -168,6 +168,12 @@ absl::Status ParseWorkloadKeys(const TableReader& r, PhasePlan* p) {
     return absl::OkStatus();
   };
   const bool transfer = p->kind == v1::WRITE || p->kind == v1::READ || p->kind == v1::REWRITE;
+  v = p->reorder_node_offset;
+  RETURN_IF_ERROR(r.Uint("reorder_node_offset", 1, 1u << 20, &v));
+  p->reorder_node_offset = static_cast<uint32_t>(v);
+  RETURN_IF_ERROR(only_for("reorder_node_offset", p->kind == v1::READ, "read"));
+  RETURN_IF_ERROR(r.Bool("remove_files", &p->remove_files));
+  RETURN_IF_ERROR(only_for("remove_files", p->kind == v1::READ, "read"));
   RETURN_IF_ERROR(r.Bool("random_offsets", &p->random_offsets));
   RETURN_IF_ERROR(only_for("random_offsets", transfer, "write, read and rewrite"));
   v = p->stonewall_seconds;

@@ -35,6 +35,8 @@ struct PhasePlan {
   bool keep = false;                      // IOR -k
   bool verify = false;                    // IOR -R (read phases)
   bool reorder_tasks = false;             // IOR -C
+  uint32_t reorder_node_offset = 1;       // IOR -Q: read what tasks this many agents further wrote
+  bool remove_files = false;              // read: remove the files read after the repetition (IOR without -k)
   std::string cache;                      // overrides [run] cache when set
   // Lustre striping of `dir` before the phase's files are created.
   bool set_stripe = false;

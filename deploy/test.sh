@@ -10,6 +10,6 @@ lockstep_install_packages fio iproute2
 # chromium renders the HTML report in a real browser; without it that one
 # test is skipped with the reason.
 lockstep_install_packages chromium || echo "== chromium could not be installed: the headless report check will be skipped"
-lockstep_build RelWithDebInfo -DLOCKSTEP_BUILD_TESTS=ON
+lockstep_build RelWithDebInfo -DLOCKSTEP_BUILD_TESTS=ON -DLOCKSTEP_WERROR=ON
 cd "$LOCKSTEP_BUILD"
 ctest --output-on-failure --timeout 600 -j 2 "$@"

@@ -73,8 +73,9 @@ struct CommandResult {
   std::string err;
 };
 
-// Runs argv (no shell) to completion; captures stdout and stderr.
-inline CommandResult RunCommand(const std::vector<std::string>& argv) {
+// Runs argv (no shell) to completion; captures stdout and stderr (with
+// `merge_stderr`, both into `out`, interleaved as a terminal shows them).
+inline CommandResult RunCommand(const std::vector<std::string>& argv, bool merge_stderr = false) {
   CommandResult r;
   char out_tmpl[] = "/tmp/lockstep-out-XXXXXX";
   char err_tmpl[] = "/tmp/lockstep-err-XXXXXX";
@@ -83,7 +84,7 @@ inline CommandResult RunCommand(const std::vector<std::string>& argv) {
   pid_t pid = ::fork();
   if (pid == 0) {
     ::dup2(out_fd, 1);
-    ::dup2(err_fd, 2);
+    ::dup2(merge_stderr ? out_fd : err_fd, 2);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);

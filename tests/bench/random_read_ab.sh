@@ -31,7 +31,7 @@ for i in 1 2 3 4 5 6 7; do
   if (( i % 2 )); then order="L F"; else order="F L"; fi
   for who in $order; do
     if [ $who = L ]; then
-      d=$("$LOCKSTEP" run --local 1 --local_root /dev/shm/lsb --out /tmp/lsr --history=false "$PLAN" | grep "^Results   " | awk '{print $3}')
+      d=$("$LOCKSTEP" run --local 1 --local_root /dev/shm/lsb --out /tmp/lsr --history=false "$PLAN" | grep "^# Results : " | awk '{print $4}')
       L=$(python3 -c "import json,sys;r=json.load(open(sys.argv[1]+'/run.json'));p=[p for p in r['tests'][0]['phases'] if p['phase']=='randread'][0]['row'];print('%.1f %.1f'%(int(p['bytes'])/p['total_s']/2**20, int(p['bytes'])/p['wrrd_s']/2**20))" "$d")
     else
       F=$(fio --name=lay --directory=/dev/shm/fiob --rw=randread --bs=4k --size=256m --ioengine=psync --numjobs=1 --output-format=json 2>/dev/null | python3 -c "import json,sys;j=json.load(sys.stdin);print('%.1f'%(j['jobs'][0]['read']['bw_bytes']/2**20))")

@@ -92,7 +92,7 @@ v1::RunRecord ReadRunJson(const std::string& run_dir) {
 }
 
 std::string RunDirFromOutput(const std::string& out) {
-  const std::string key = "Results             : ";
+  const std::string key = "# Results : ";
   size_t p = out.rfind(key);
   if (p == std::string::npos) return "";
   size_t e = out.find('\n', p);

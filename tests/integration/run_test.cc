@@ -170,7 +170,7 @@ block_size = "256k"
 )");
   CommandResult r = Run(plan);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_THAT(r.out, HasSubstr("\nremove    -"));
+  EXPECT_THAT(r.out, HasSubstr("\n# remove    "));
   EXPECT_THAT(r.out, HasSubstr("single-shared-file"));
   for (const auto& root : roots_) EXPECT_TRUE(ListFiles(root + "/data").empty()) << root;
 }
@@ -235,7 +235,7 @@ TEST(LocalRun, EmbeddedDefaultRunsTheSamplePlan) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("\nwrite "));
   EXPECT_THAT(r.out, HasSubstr("\nread "));
-  EXPECT_THAT(r.out, HasSubstr("Agents              : 2 (2 client)"));
+  EXPECT_THAT(r.out, HasSubstr("# agents: 2 (2 client)"));
   v1::RunRecord rec = ReadRunJson(RunDirFromOutput(r.out));
   EXPECT_EQ(rec.status(), "complete");
 }

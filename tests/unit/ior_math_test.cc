@@ -1,6 +1,6 @@
 #include "controller/ior_math.h"
 
-#include "controller/ior_output.h"
+#include "controller/ior_report.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -63,12 +63,12 @@ TEST(IorMath, PopulationStdDevLikeIor) {
 }
 
 TEST(IorMath, SummaryOverRepetitions) {
-  v1::IterationRow r1, r2;
-  r1.set_bytes(128 << 20);
-  r1.set_total_s(1.0);
-  r2.set_bytes(128 << 20);
-  r2.set_total_s(2.0);
-  v1::SummaryRow row = SummarizePhase({r1, r2}, Spec(), "w", 0, 1, false);
+  v1::PhaseRecord r1, r2;
+  r1.mutable_row()->set_bytes(128 << 20);
+  r1.mutable_row()->set_total_s(1.0);
+  r2.mutable_row()->set_bytes(128 << 20);
+  r2.mutable_row()->set_total_s(2.0);
+  v1::SummaryRow row = SummarizePhase({&r1, &r2}, Spec(), "w", 0, 0);
   EXPECT_DOUBLE_EQ(row.bw_max_mib(), 128);
   EXPECT_DOUBLE_EQ(row.bw_min_mib(), 64);
   EXPECT_DOUBLE_EQ(row.bw_mean_mib(), 96);
@@ -86,53 +86,76 @@ TEST(IorOutput, PPDoubleMatchesIor) {
   EXPECT_EQ(PPDouble(-1), "   -       ");
 }
 
-TEST(IorOutput, GoldenRows) {
-  v1::IterationRow r;
-  r.set_access("write");
-  r.set_bw_mib(419.58);
-  r.set_iops(419.6);
-  r.set_latency_s(0.002383);
-  r.set_block_kib(62914560);
-  r.set_xfer_kib(1024);
-  r.set_open_s(0.000123);
-  r.set_wrrd_s(146.41);
-  r.set_close_s(0.000057);
-  r.set_total_s(146.42);
-  r.set_iter(0);
-  EXPECT_EQ(FormatIterationRow(r),
-            "write     419.58     419.60     0.002383   62914560   1024.00    0.000123   146.41     "
-            "0.000057   146.42     0   \n");
-  EXPECT_EQ(FormatRemoveRow(0.25, 1),
-            "remove    -          -          -          -          -          -          -          "
-            "0.250000   1   \n");
+// The rows of tests/conformance/golden/ior-stonewall, character for character.
+TEST(IorReport, StonewallRowsMatchIorExactly) {
+  v1::PhaseRecord p;
+  p.set_kind(v1::WRITE);
+  v1::PhaseSpec* spec = p.mutable_spec();
+  spec->set_kind(v1::WRITE);
+  spec->set_total_tasks(2);
+  spec->set_tasks(2);
+  spec->set_transfer_bytes(1 << 20);
+  spec->set_block_bytes(uint64_t{2} << 30);
+  spec->set_segments(1);
+  spec->set_file_per_process(true);
+  spec->set_stonewall_seconds(1);
+  spec->set_stonewall_wear_out(true);
+  v1::IterationRow* r = p.mutable_row();
+  r->set_access("write");
+  r->set_bw_mib(1424.99);
+  r->set_iops(1425.01);
+  r->set_latency_s(0.001403);
+  r->set_block_kib(2097152);
+  r->set_xfer_kib(1024);
+  r->set_open_s(0.000023);
+  r->set_wrrd_s(1.89);
+  r->set_close_s(0.892378);
+  r->set_total_s(1.89475);
+  r->set_bytes(2831155200);
+  r->set_expected_bytes(4294967296);
+  v1::StonewallRecord* w = p.mutable_stonewall();
+  w->set_pairs_min(1011);
+  w->set_pairs_max(1350);
+  w->set_min_bytes(uint64_t{1011} << 20);
+  w->set_total_bytes(uint64_t{1011 + 1350} << 20);
+  w->set_duration_s(1.0023);
+  EXPECT_EQ(IorReport().PhaseDone(p),
+            "stonewalling pairs accessed min: 1011 max: 1350 -- min data: 1.0 GiB mean data: 1.2 "
+            "GiB time: 1.0s\n"
+            "WARNING: Expected aggregate file size       = 4294967296\n"
+            "WARNING: Stat() of aggregate file size      = 2831155200\n"
+            "WARNING: Using actual aggregate bytes moved = 2831155200\n"
+            "WARNING: Maybe caused by deadlineForStonewalling\n"
+            "write     1424.99    1425.01    0.001403    2097152    1024.00    0.000023   1.89       "
+            "0.892378   1.89       0   \n");
 
-  v1::SummaryRow s;
-  s.set_operation("write");
-  s.set_api("POSIX");
-  s.set_bw_max_mib(419.58);
-  s.set_bw_min_mib(412.07);
-  s.set_bw_mean_mib(415.82);
-  s.set_bw_std_mib(3.75);
-  s.set_ops_max(419.58);
-  s.set_ops_min(412.07);
-  s.set_ops_mean(415.82);
-  s.set_ops_std(3.75);
-  s.set_mean_time_s(147.76775);
-  s.set_num_tasks(1);
-  s.set_tasks_per_node(1);
-  s.set_repetitions(2);
-  s.set_file_per_process(true);
-  s.set_segments(1);
-  s.set_block_bytes(64424509440ULL);
-  s.set_transfer_bytes(1048576);
-  s.set_aggregate_mib(61440);
-  EXPECT_EQ(FormatSummaryRow(s),
-            "write         419.58     412.07     415.82       3.75     419.58     412.07     415.82"
-            "       3.75  147.76775           NA             NA     0      1   1    2   1     0"
-            "        0         0    0      1 64424509440  1048576   61440.0 POSIX      0\n");
-  EXPECT_EQ(FormatMaxLines({s}), "Max Write: 419.58 MiB/sec (439.96 MB/sec)\n");
-  EXPECT_THAT(FormatSummaryHeader(),
-              ::testing::HasSubstr("Operation   Max(MiB)   Min(MiB)  Mean(MiB)     StdDev"));
+  v1::RunRecord run;
+  run.set_status("complete");
+  v1::TestRecord* t = run.add_tests();
+  *t->add_phases() = p;
+  *t->add_summary() = SummarizePhase({&t->phases(0)}, *spec, "write", 0, 0);
+  t->mutable_summary(0)->set_bw_std_mib(0);
+  EXPECT_THAT(IorReport().TestDone(*t),
+              ::testing::HasSubstr("Pairs deadlineForStonewallingaccessed: 1350\n"));
+  EXPECT_THAT(IorReport().Footer(run, ""),
+              ::testing::HasSubstr(
+                  "write        1424.99    1424.99    1424.99       0.00    1424.99    1424.99    "
+                  "1424.99       0.00    1.89475       1.00       1177.75     0      2   2    1   "
+                  "1     0        1         0    0      1 2147483648  1048576    2700.0 POSIX      "
+                  "0\n"));
+}
+
+TEST(IorReport, HumanReadableSizesAsIor) {
+  EXPECT_EQ(IorHumanBytes(4096), "4096 bytes");
+  EXPECT_EQ(IorHumanBytes(47008), "47008 bytes");
+  EXPECT_EQ(IorHumanBytes(1 << 20), "1 MiB");
+  EXPECT_EQ(IorHumanBytes(37606400), "35.86 MiB");
+  EXPECT_EQ(IorHumanBytes(uint64_t{4} << 30), "4 GiB");
+}
+
+TEST(IorReport, LockstepLinesStartWithHash) {
+  EXPECT_EQ(IorReport::Note("warning: a\nb"), "# warning: a\n# b\n");
+  EXPECT_EQ(IorReport::FilesRemoved(0.25, 1).substr(0, 2), "# ");
 }
 
 }  // namespace

@@ -1,0 +1,170 @@
+// The conformance suite: every real IOR 4.1 / mdtest output in golden/ is
+// run again through `lockstep ior` / `lockstep mdtest` with the same command
+// line and task count on one local agent (as `mpirun -np N` on one node),
+// and compared by the rules of conformance.h: lines, parameters, columns,
+// files left behind, JSON keys and CSV columns.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/files.h"
+#include "conformance/conformance.h"
+#include "gtest/gtest.h"
+#include "test_util.h"
+
+namespace lockstep::conformance {
+namespace {
+
+using lockstep::testing::CommandResult;
+using lockstep::testing::RunCommand;
+using lockstep::testing::TempDir;
+
+const std::string kGoldenDir = std::string(LOCKSTEP_SOURCE_DIR) + "/tests/conformance/golden";
+const std::string kLockstep = std::string(LOCKSTEP_BIN_DIR) + "/lockstep";
+
+// What Lockstep prints differently on purpose (README, "IOR and mdtest
+// command lines").
+const std::vector<KnownDifference>& Known() {
+  static const auto* known = new std::vector<KnownDifference>{
+      {MaskLine("IOR-4.1.0+dev: MPI Coordinated Test of Parallel I/O"),
+       MaskLine("IOR-4.1.0+dev: Lockstep Coordinated Test of Parallel I/O"),
+       "the tasks are coordinated by Lockstep, not MPI; the version is the IOR output format"},
+  };
+  return *known;
+}
+
+struct Case {
+  std::string name;
+  std::string tool;  // "ior" or "mdtest"
+  std::vector<std::string> args;
+  int ranks = 1;
+};
+
+std::string Read(const std::string& path) {
+  auto s = ReadFileToString(path);
+  return s.ok() ? *s : "";
+}
+
+Case ParseCmd(const std::string& name, const std::string& cmd_file) {
+  Case c;
+  c.name = name;
+  c.tool = name.rfind("mdtest", 0) == 0 ? "mdtest" : "ior";
+  std::vector<std::string> lines = absl::StrSplit(Read(cmd_file), '\n');
+  c.args = absl::StrSplit(lines.empty() ? "" : lines[0], ' ', absl::SkipEmpty());
+  for (const std::string& l : lines) {
+    if (l.rfind("ranks=", 0) == 0) c.ranks = std::stoi(l.substr(6));
+  }
+  return c;
+}
+
+std::vector<std::string> CaseNames() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(kGoldenDir, ec)) {
+    if (e.is_directory()) names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Data on tmpfs where there is one, as the golden runs were.
+std::string DataParent() {
+  std::error_code ec;
+  return std::filesystem::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0
+             ? "/dev/shm"
+             : "/tmp";
+}
+
+// Runs `lockstep TOOL ARGS` with @DIR@ = dir on one local agent and
+// `ranks` tasks (or Lockstep's defaults when ranks == 0); the combined
+// output with dir written back as @DIR@.
+CommandResult RunCase(const Case& c, const std::string& dir, const std::string& results,
+                      int ranks) {
+  std::vector<std::string> argv = {kLockstep, c.tool};
+  for (const std::string& a : c.args) argv.push_back(absl::StrReplaceAll(a, {{"@DIR@", dir}}));
+  if (ranks > 0) {
+    argv.insert(argv.end(), {"--local", "1", c.tool == "ior" ? "-N" : "--tasks",
+                             std::to_string(ranks)});
+  }
+  argv.insert(argv.end(), {"--out", results});
+  CommandResult r = RunCommand(argv, /*merge_stderr=*/true);
+  r.out = absl::StrReplaceAll(r.out, {{dir, "@DIR@"}});
+  return r;
+}
+
+std::string Report(const std::vector<std::string>& diffs) {
+  return "\n  " + absl::StrJoin(diffs, "\n  ");
+}
+
+void ExpectConformant(const std::string& golden, const CommandResult& r, const std::string& what) {
+  std::vector<std::string> diffs;
+  if (absl::StrContains(what, "JSON")) {
+    diffs = CompareJsonKeys(golden, r.out);
+  } else if (absl::StrContains(what, "CSV")) {
+    diffs = CompareCsv(golden, r.out);
+  } else {
+    diffs = CompareOutputs(golden, r.out, Known());
+  }
+  EXPECT_TRUE(diffs.empty()) << what << ":" << Report(diffs) << "\n--- Lockstep printed:\n"
+                             << r.out;
+}
+
+class Conformance : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Conformance, MatchesIorLineForLine) {
+  const std::string name = GetParam();
+  const std::string gdir = kGoldenDir + "/" + name;
+  Case c = ParseCmd(name, gdir + "/cmd.txt");
+  TempDir results;
+  char tmpl[64];
+  std::snprintf(tmpl, sizeof(tmpl), "%s/lockstep-conf-XXXXXX", DataParent().c_str());
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string data = tmpl;
+  const std::string dir = data + "/d";  // IOR's -o directory exists; mdtest's -d is made by it
+  if (c.tool == "ior") std::filesystem::create_directories(dir);
+  const std::string format = absl::StrContains(absl::StrJoin(c.args, " "), "summaryFormat=JSON")
+                                 ? "JSON"
+                             : absl::StrContains(absl::StrJoin(c.args, " "), "summaryFormat=CSV")
+                                 ? "CSV"
+                                 : "text";
+
+  if (std::filesystem::exists(gdir + "/setup-cmd.txt")) {
+    Case setup = ParseCmd(name, gdir + "/setup-cmd.txt");
+    CommandResult r = RunCase(setup, dir, results.path(), setup.ranks);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    ExpectConformant(Read(gdir + "/setup-stdout.txt"), r, "setup run");
+    std::vector<std::string> diffs =
+        CompareFiles(Read(gdir + "/setup-files.txt"), ListFilesWithSizes(dir), false);
+    EXPECT_TRUE(diffs.empty()) << "setup run, files:" << Report(diffs);
+  }
+  CommandResult r = RunCase(c, dir, results.path(), c.ranks);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  ExpectConformant(Read(gdir + "/stdout.txt"), r, format + " output");
+  std::vector<std::string> diffs = CompareFiles(Read(gdir + "/files.txt"), ListFilesWithSizes(dir),
+                                                /*sizes_vary=*/name == "ior-stonewall");
+  EXPECT_TRUE(diffs.empty()) << "files left behind:" << Report(diffs);
+
+  // IOR run without mpirun: Lockstep's defaults (no -N, no --local) must
+  // give the same run, one task.
+  if (std::filesystem::exists(gdir + "/stdout-nompi.txt")) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    CommandResult d = RunCase(c, dir, results.path(), /*ranks=*/0);
+    EXPECT_EQ(d.exit_code, 0) << d.out;
+    ExpectConformant(Read(gdir + "/stdout-nompi.txt"), d, "defaults (no -N, no --local)");
+  }
+  std::filesystem::remove_all(data);
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, Conformance, ::testing::ValuesIn(CaseNames()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return absl::StrReplaceAll(info.param, {{"-", "_"}});
+                         });
+
+}  // namespace
+}  // namespace lockstep::conformance
