@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <thread>
@@ -317,6 +318,23 @@ Failure Coordinator::SetUpAgents() {
     LocalAgentsOptions lo;
     lo.count = local;
     lo.root = options_.local_root;
+    // Local agents trust the plan's absolute directories; relative ones go
+    // below the temporary root and must stay there.
+    std::set<std::string> extra;
+    for (const PhasePlan& p : plan_.phases) {
+      if (!p.dir.empty() && p.dir[0] == '/') {
+        extra.insert(std::filesystem::path(p.dir).lexically_normal().string());
+        continue;
+      }
+      const std::string norm = std::filesystem::path(p.dir).lexically_normal().string();
+      if (norm == ".." || norm.rfind("../", 0) == 0) {
+        return Fail(kExitUsage,
+                    absl::StrFormat("phase '%s': dir \"%s\" climbs out of the local agents' root; "
+                                    "with --local use an absolute dir, or --local_root DIR",
+                                    p.name, p.dir));
+      }
+    }
+    lo.extra_roots.assign(extra.begin(), extra.end());
     auto started = LocalAgents::Start(lo);
     if (!started.ok()) return Fail(kExitConnect, std::string(started.status().message()));
     local_ = std::move(*started);

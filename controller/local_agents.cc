@@ -127,12 +127,23 @@ absl::StatusOr<std::unique_ptr<LocalAgents>> LocalAgents::Start(const LocalAgent
   } else {
     agents->root_ = options.root;
   }
+  std::vector<std::string> argv = {binary,          "--listen", "127.0.0.1:0",
+                                   "--root",        agents->root_, "--insecure"};
+  for (const std::string& r : options.extra_roots) {
+    std::error_code ec;
+    std::filesystem::create_directories(r, ec);
+    if (ec) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "local agents: cannot create the plan's directory %s: %s; create it or change the "
+          "plan's dir",
+          r, ec.message()));
+    }
+    argv.insert(argv.end(), {"--root", r});
+  }
   for (int i = 0; i < options.count; ++i) {
     std::string log = absl::StrFormat("%s/agent-%d.log", agents->log_dir_, i);
     int pid = 0;
-    auto addr = SpawnAndReadLine(
-        {binary, "--listen", "127.0.0.1:0", "--root", agents->root_, "--insecure"}, log,
-        "listening on ", options.start_timeout, &pid);
+    auto addr = SpawnAndReadLine(argv, log, "listening on ", options.start_timeout, &pid);
     if (!addr.ok()) return addr.status();
     agents->pids_.push_back(pid);
     agents->addresses_.push_back(*addr);

@@ -1,6 +1,7 @@
 // The embedded default: N lockstep-agent processes on loopback with a
-// temporary allowed root, for `lockstep run --local N` and plans without
-// agents. Stopped (SIGTERM, then SIGKILL) and the root removed on destruction.
+// temporary allowed root (relative plan directories go below it) and the
+// plan's absolute directories as further roots, for `lockstep run --local N`
+// and plans without agents. Stopped (SIGTERM, then SIGKILL) and the root removed on destruction.
 #ifndef LOCKSTEP_CONTROLLER_LOCAL_AGENTS_H_
 #define LOCKSTEP_CONTROLLER_LOCAL_AGENTS_H_
 
@@ -17,6 +18,9 @@ struct LocalAgentsOptions {
   int count = 2;
   std::string agent_binary;  // empty: lockstep-agent next to this executable
   std::string root;          // empty: a new temporary directory, removed afterwards
+  // More allowed roots (the plan's absolute directories): the user runs both
+  // sides, so the plan's own directories are trusted. Created if missing.
+  std::vector<std::string> extra_roots;
   absl::Duration start_timeout = absl::Seconds(10);
 };
 

@@ -88,7 +88,9 @@ CommandResult RunCase(const Case& c, const std::string& dir, const std::string& 
   std::vector<std::string> argv = {kLockstep, c.tool};
   for (const std::string& a : c.args) argv.push_back(absl::StrReplaceAll(a, {{"@DIR@", dir}}));
   if (ranks > 0) {
-    argv.insert(argv.end(), {"--local", "1", c.tool == "ior" ? "-N" : "--tasks",
+    // IOR's ranks come from mpirun, not from its command line: Lockstep's
+    // own option, so that IOR's "Command line" is the golden's.
+    argv.insert(argv.end(), {"--local", "1", c.tool == "ior" ? "--tasks-per-agent" : "--tasks",
                              std::to_string(ranks)});
   }
   argv.insert(argv.end(), {"--out", results});

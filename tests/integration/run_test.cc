@@ -253,5 +253,26 @@ TEST(LocalRun, InsecureToARemoteAddressIsRefused) {
   EXPECT_THAT(none.err, HasSubstr("no TLS material"));
 }
 
+// With --local the user runs both sides: the plan's absolute directories
+// are the agents' roots (created if missing, as IOR creates its files);
+// relative ones stay below the temporary root.
+TEST(LocalRun, TrustsThePlansAbsoluteDirectories) {
+  TempDir tmp;
+  const std::string data = tmp / "not/yet/there";
+  std::string plan = tmp / "p.toml";
+  std::ofstream(plan) << "[[phase]]\nname = \"w\"\nkind = \"write\"\ndir = \"" << data
+                      << "\"\nfile_per_process = true\nkeep = true\nblock_size = \"64k\"\n"
+                         "transfer_size = \"64k\"\n";
+  CommandResult r = RunLockstep({"run", "--local", "1", "--out", tmp / "results", plan});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(ListFiles(data), std::vector<std::string>{"testfile.00000000"});
+
+  std::ofstream(plan) << "[[phase]]\nname = \"w\"\nkind = \"write\"\ndir = \"../up\"\n";
+  r = RunLockstep({"run", "--local", "1", "--out", tmp / "results", plan});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("dir \"../up\" climbs out of the local agents' root; with "
+                               "--local use an absolute dir, or --local_root DIR"));
+}
+
 }  // namespace
 }  // namespace lockstep::testing
