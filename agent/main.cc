@@ -20,6 +20,7 @@
 #include "agent/agent_core.h"
 #include "agent/config.h"
 #include "agent/agent_service.h"
+#include "agent/port_holder.h"
 #include "common/log.h"
 #include "common/names.h"
 #include "common/net.h"
@@ -203,10 +204,13 @@ int Main(int argc, char** argv) {
   // Let controllers keep the connection alive with pings (conventions.md).
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  // gRPC sets SO_REUSEPORT by default: a second agent on a taken port would
+  // start and take half of its connections. One agent per port.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
-    std::fprintf(stderr, "lockstep-agent: cannot listen on %s (in use, or not a local address)\n",
-                 listen.c_str());
+    std::fprintf(stderr, "lockstep-agent: %s\n",
+                 DescribeListenFailure(listen, hostport->second).c_str());
     return 1;
   }
   std::printf("listening on %s\n", JoinHostPort(hostport->first, port).c_str());

@@ -9,7 +9,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "common/status_macros.h"
 
 namespace lockstep {
 
@@ -46,12 +48,76 @@ absl::Status ParseMaxDrop(std::string_view text_in, MaxDrop* into) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<int> ParseNoiseWindow(std::string_view text_in) {
+  absl::string_view text =
+      absl::StripAsciiWhitespace(absl::string_view(text_in.data(), text_in.size()));
+  int n = 0;
+  if (!absl::SimpleAtoi(text, &n) || n < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--noise-window \"%s\": expected a whole number of runs >= 1 (the runs of the "
+        "baseline's plan recorded just before the baseline); leave the flag out to take the "
+        "noise from the baseline's repetitions alone",
+        std::string(text_in)));
+  }
+  return n;
+}
+
+absl::StatusOr<NoiseWindow> LoadNoiseWindow(const HistoryStore& store,
+                                            const v1::RunRecord& baseline, int n,
+                                            const std::string& run_id) {
+  const std::string flag = absl::StrFormat("--noise-window %d", n);
+  if (n < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": a window needs at least one run"));
+  }
+  NoiseWindow w;
+  w.baseline_id = baseline.run_id();
+  w.requested = n;
+  auto ids = store.CompleteRunsBefore(baseline, n, run_id);
+  if (!ids.ok()) return Annotate(ids.status(), flag);
+  for (const std::string& id : *ids) {
+    auto run = store.Load(id);
+    if (!run.ok()) return Annotate(run.status(), flag);
+    for (const auto& test : run->tests()) {
+      for (const auto& row : test.summary()) {
+        w.means[KeyOf(row).ToString()].push_back(Mean(RepValues(row)));
+      }
+    }
+  }
+  w.run_ids = std::move(*ids);
+  return w;
+}
+
 namespace {
 
 std::string Num(double v) { return absl::StrFormat("%.2f", v); }
 
 std::string PText(double p) {
   return p < 0.0001 ? std::string("p<0.0001") : absl::StrFormat("p=%.4f", p);
+}
+
+std::string NoiseSourceText(const std::string& baseline_id, const GateOptions& options) {
+  std::string out = absl::StrFormat("noise: baseline %s's repetitions (Welch t-test, alpha %.2f)",
+                                    baseline_id, options.alpha);
+  if (!options.noise_window) return absl::StrCat(out, "; no --noise-window");
+  const NoiseWindow& w = *options.noise_window;
+  const int got = static_cast<int>(w.run_ids.size());
+  if (got == 0) {
+    return absl::StrCat(
+        out, absl::StrFormat("; --noise-window %d: no complete run of the plan recorded before "
+                             "%s, so no run-to-run spread",
+                             w.requested, w.baseline_id));
+  }
+  return absl::StrCat(
+      out,
+      absl::StrFormat(" and the run-to-run spread of --noise-window %d, %s of the plan recorded "
+                      "before %s: %s (a drop with p < %.2f fails whatever the spread)",
+                      w.requested,
+                      got == w.requested
+                          ? absl::StrFormat("the %d complete run%s", got, got == 1 ? "" : "s")
+                          : absl::StrFormat("%d of %d requested complete runs (no more in the "
+                                            "history)",
+                                            got, w.requested),
+                      w.baseline_id, absl::StrJoin(w.run_ids, ", "), options.decisive_alpha));
 }
 
 }  // namespace
@@ -63,6 +129,8 @@ GateReport EvaluateGate(const v1::RunRecord& baseline, const v1::RunRecord& run,
   report.baseline_id = baseline.run_id();
   report.plan = run.name();
   report.alpha = options.alpha;
+  report.decisive_alpha = options.decisive_alpha;
+  report.noise_source = NoiseSourceText(baseline.run_id(), options);
   Comparison c = CompareRuns(baseline, run);
   for (const auto& m : c.matched) {
     GateCase g;
@@ -74,11 +142,14 @@ GateReport EvaluateGate(const v1::RunRecord& baseline, const v1::RunRecord& run,
     g.reps_baseline = m.reps_a.size();
     g.reps_run = m.reps_b.size();
     g.welch = m.welch;
-    if (auto it = options.history.find(m.key.ToString());
-        it != options.history.end() && it->second.size() >= 2) {
-      auto [lo, hi] = std::minmax_element(it->second.begin(), it->second.end());
-      double mean = Mean(it->second);
-      if (mean > 0) g.spread_pct = (*hi - *lo) / mean * 100.0;
+    if (options.noise_window) {
+      const auto& means = options.noise_window->means;
+      if (auto it = means.find(m.key.ToString()); it != means.end()) {
+        g.spread_runs = it->second.size();
+        auto [lo, hi] = std::minmax_element(it->second.begin(), it->second.end());
+        double mean = Mean(it->second);
+        if (g.spread_runs >= 2 && mean > 0) g.spread_pct = (*hi - *lo) / mean * 100.0;
+      }
     }
     std::string numbers = absl::StrFormat(
         "%s MiB/s vs baseline %s MiB/s (%+.1f%%; max drop %.1f%%)", Num(g.run_mean),
@@ -93,19 +164,31 @@ GateReport EvaluateGate(const v1::RunRecord& baseline, const v1::RunRecord& run,
                               static_cast<unsigned>(g.reps_baseline),
                               static_cast<unsigned>(g.reps_run));
     if (g.spread_pct >= 0) {
-      absl::StrAppend(&stats, absl::StrFormat("; run-to-run spread %.1f%%", g.spread_pct));
+      absl::StrAppend(&stats, absl::StrFormat("; run-to-run spread %.1f%% over %u window runs",
+                                              g.spread_pct,
+                                              static_cast<unsigned>(g.spread_runs)));
+    } else if (options.noise_window) {
+      absl::StrAppend(&stats, absl::StrFormat("; no run-to-run spread (%u window runs have it)",
+                                              static_cast<unsigned>(g.spread_runs)));
     }
+    const bool decisive = g.welch.available && g.welch.p_b_lower < options.decisive_alpha;
+    const bool within_spread = g.spread_pct >= 0 && g.drop_pct <= g.spread_pct;
     if (g.drop_pct <= g.max_drop_pct) {
       g.message = absl::StrCat("ok: ", numbers, g.drop_pct > 0 ? " within max drop" : "", "; ",
                                stats);
     } else if (g.welch.available && !(g.welch.p_b_lower < options.alpha)) {
       g.message = absl::StrCat("ok: ", numbers, ", but not significant (alpha ",
                                absl::StrFormat("%.2f", options.alpha), "): ", stats);
-    } else if (g.spread_pct >= 0 && g.drop_pct <= g.spread_pct) {
+    } else if (within_spread && !decisive) {
       g.message = absl::StrCat("ok: ", numbers, ", within the run-to-run spread; ", stats);
     } else {
       g.outcome = GateCase::Outcome::kFail;
       g.message = absl::StrCat("REGRESSION: ", numbers, "; ", stats);
+      if (within_spread) {
+        absl::StrAppend(&g.message,
+                        absl::StrFormat(" (within the spread, but p < %.2f fails regardless)",
+                                        options.decisive_alpha));
+      }
     }
     report.cases.push_back(std::move(g));
   }
@@ -160,6 +243,7 @@ int GateReport::ExitCode() const {
 
 std::string GateReport::Text() const {
   std::string out = absl::StrFormat("gate: run %s against baseline %s\n", run_id, baseline_id);
+  if (!noise_source.empty()) absl::StrAppend(&out, noise_source, "\n");
   for (const auto& g : cases) absl::StrAppend(&out, "  ", g.key.ToString(), ": ", g.message, "\n");
   int f = failures();
   switch (ExitCode()) {
@@ -224,8 +308,10 @@ std::string GateJunitXml(const GateReport& report) {
   prop("baseline", report.baseline_id);
   prop("plan", report.plan);
   prop("method", absl::StrFormat("fail when drop > max-drop AND one-sided Welch t-test p < %.2f "
-                                 "(threshold only with < 2 reps) AND drop > run-to-run spread",
-                                 report.alpha));
+                                 "(threshold only with < 2 reps) AND, with a noise window, "
+                                 "(drop > the window's run-to-run spread OR p < %.2f)",
+                                 report.alpha, report.decisive_alpha));
+  prop("noise", report.noise_source);
   absl::StrAppend(&out, "    </properties>\n");
   std::string classname = XmlEscape(absl::StrCat("lockstep.", report.plan.empty() ? "run" : report.plan));
   for (const auto& g : report.cases) {

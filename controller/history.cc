@@ -714,29 +714,48 @@ absl::Status HistoryStore::Export(const std::string& run_id, const std::string& 
   return WriteFileAtomically(path, json);
 }
 
-absl::StatusOr<std::string> HistoryStore::LastGood(const std::string& plan_sha256,
-                                                   const std::string& name,
-                                                   const std::string& exclude_run_id) const {
+absl::StatusOr<std::vector<std::string>> HistoryStore::CompleteRunsBefore(
+    const v1::RunRecord& run, int limit, const std::string& exclude_run_id) const {
+  auto started_ns = ParseDateOrTime(run.started_at());
+  if (!started_ns.ok()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "run %s: started_at \"%s\" is not a time, so which runs were recorded "
+        "before it is unknown; pass --baseline RUN_ID|run.json",
+        run.run_id(), run.started_at()));
+  }
   const char* sql_hash =
-      "SELECT run_id FROM runs WHERE plan_sha256 = ? AND status = 'complete' AND run_id != ? "
-      "ORDER BY started_ns DESC, run_id DESC LIMIT 1";
+      "SELECT run_id FROM runs WHERE plan_sha256 = ? AND status = 'complete' "
+      "AND started_ns > 0 AND started_ns <= ? AND run_id != ? AND run_id != ? "
+      "ORDER BY started_ns DESC, run_id DESC LIMIT ?";
   const char* sql_name =
-      "SELECT run_id FROM runs WHERE name = ? AND status = 'complete' AND run_id != ? "
-      "ORDER BY started_ns DESC, run_id DESC LIMIT 1";
-  for (int pass = 0; pass < 2; ++pass) {
-    const std::string& what = pass == 0 ? plan_sha256 : name;
+      "SELECT run_id FROM runs WHERE name = ? AND status = 'complete' "
+      "AND started_ns > 0 AND started_ns <= ? AND run_id != ? AND run_id != ? "
+      "ORDER BY started_ns DESC, run_id DESC LIMIT ?";
+  std::vector<std::string> ids;
+  for (int pass = 0; pass < 2 && ids.empty(); ++pass) {
+    const std::string& what = pass == 0 ? run.plan_sha256() : run.name();
     if (what.empty()) continue;
     Stmt q(db_, path_);
     RETURN_IF_ERROR(q.Prepare(pass == 0 ? sql_hash : sql_name));
-    q.BindAll({what, exclude_run_id});
-    ASSIGN_OR_RETURN(bool row, q.Step("cannot look up the last good run"));
-    if (row) return q.Text(0);
+    q.BindAll({what, *started_ns, run.run_id(), exclude_run_id, int64_t{limit > 0 ? limit : -1}});
+    for (;;) {
+      ASSIGN_OR_RETURN(bool row, q.Step("cannot look up the runs before a run"));
+      if (!row) break;
+      ids.push_back(q.Text(0));
+    }
   }
+  return ids;
+}
+
+absl::StatusOr<std::string> HistoryStore::LastGood(const v1::RunRecord& run) const {
+  ASSIGN_OR_RETURN(std::vector<std::string> ids, CompleteRunsBefore(run, 1));
+  if (!ids.empty()) return ids[0];
   return absl::NotFoundError(absl::StrFormat(
-      "no complete run of plan %s (sha256 %s) in the history db %s other than %s; record one "
-      "with `lockstep import`, or pass --baseline RUN_ID|run.json",
-      name.empty() ? "(unnamed)" : name, plan_sha256.empty() ? "(none)" : plan_sha256, path_,
-      exclude_run_id.empty() ? "(none)" : exclude_run_id));
+      "no complete run of plan %s (sha256 %s) recorded at or before run %s (started %s) in the "
+      "history db %s; record one with `lockstep import`, or pass --baseline RUN_ID|run.json",
+      run.name().empty() ? "(unnamed)" : run.name(),
+      run.plan_sha256().empty() ? "(none)" : run.plan_sha256(), run.run_id(), run.started_at(),
+      path_));
 }
 
 absl::StatusOr<std::vector<ResultPoint>> HistoryStore::ResultTrend(const std::string& result_key,
@@ -752,7 +771,9 @@ absl::StatusOr<std::vector<ResultPoint>> HistoryStore::ResultTrend(const std::st
   values.push_back(result_key);
   if (filter.limit > 0) {
     absl::StrAppend(&sql, " LIMIT ?");
-    values.push_back(int64_t{filter.limit});
+    // Built in place: GCC 12 -O2 falsely warns (-Wmaybe-uninitialized) on
+    // moving a temporary variant here.
+    values.emplace_back(std::in_place_type<int64_t>, filter.limit);
   }
   Stmt q(db_, path_);
   RETURN_IF_ERROR(q.Prepare(sql));

@@ -121,11 +121,23 @@ class HistoryStore {
   // Writes the stored run.json of `run_id` to `path` atomically.
   absl::Status Export(const std::string& run_id, const std::string& path) const;
 
-  // The newest run with status "complete" whose plan sha256 equals
-  // `plan_sha256` or, when none does (or it is empty), whose name equals
-  // `name`; never `exclude_run_id`. NotFound when there is none.
-  absl::StatusOr<std::string> LastGood(const std::string& plan_sha256, const std::string& name,
-                                       const std::string& exclude_run_id) const;
+  // The runs with status "complete" of `run`'s plan that started no later
+  // than `run` (started_at; ties count as earlier), newest first (started_at,
+  // then run id, descending), at most `limit` of them (<= 0: all); never
+  // `run` itself nor `exclude_run_id`. "Its plan": the runs whose plan sha256
+  // equals run.plan_sha256() when there are any, else those whose name
+  // equals run.name(). Runs that started after `run` never appear, so
+  // recording them cannot change the answer. Runs whose started_at did not
+  // parse when recorded never appear either (their place is unknown).
+  // `run` need not be in the db. InvalidArgument when run.started_at is not
+  // a time (ParseDateOrTime; names the run and the value).
+  absl::StatusOr<std::vector<std::string>> CompleteRunsBefore(
+      const v1::RunRecord& run, int limit, const std::string& exclude_run_id = "") const;
+
+  // The baseline `lockstep gate --baseline last-good` uses for `run`: the
+  // newest of CompleteRunsBefore(run). NotFound (naming the plan, the run and
+  // the db) when there is none; InvalidArgument as CompleteRunsBefore.
+  absl::StatusOr<std::string> LastGood(const v1::RunRecord& run) const;
 
   // The bandwidth of one result (ResultKey::ToString()) across the runs the
   // filter selects, newest first.

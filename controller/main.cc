@@ -52,7 +52,7 @@ constexpr char kUsage[] =
     "  lockstep history [--db F] [--plan NAME] [--site S] [--tag T] [--since DATE] [--limit N]\n"
     "  lockstep import RUN.json... | lockstep export RUN_ID [OUT.json]\n"
     "  lockstep compare RUN RUN [RUN...]\n"
-    "  lockstep gate RUN --baseline ID|PATH|last-good [--max-drop 5%] [--junit FILE]\n"
+    "  lockstep gate RUN --baseline ID|PATH|last-good [--max-drop 5%] [--noise-window N] [--junit FILE]\n"
     "  lockstep report RUN... --html FILE [--csv FILE]\n"
     "  lockstep report RUN_DIR      (summary again; rebuilt from journal.jsonl if run.json is missing)\n"
     "  lockstep ior <IOR options> [--agents H:P,... | --hostfile F | --local N] [--out DIR]\n"

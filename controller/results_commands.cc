@@ -280,9 +280,9 @@ int CompareCommand(const std::vector<std::string>& args) {
 int GateCommand(const std::vector<std::string>& args) {
   static const char kUsage[] =
       "[--db FILE] RUN [--baseline RUN_ID|run.json|last-good] [--max-drop 5%] "
-      "[--max-drop METRIC=PCT%]... [--junit FILE]\n"
+      "[--max-drop METRIC=PCT%]... [--noise-window N] [--junit FILE]\n"
       "exit: 0 pass, 1 regression, 2 bad input, 3 no baseline found";
-  auto f = ParseFlags(args, {"db", "baseline", "max-drop", "junit"});
+  auto f = ParseFlags(args, {"db", "baseline", "max-drop", "junit", "noise-window"});
   if (!f.ok()) return Usage("gate", kUsage, std::string(f.status().message()));
   if (f->help) { Usage("gate", kUsage, ""); return 0; }
   if (f->positional.size() != 1) return Usage("gate", kUsage, "give exactly one run to gate");
@@ -292,6 +292,8 @@ int GateCommand(const std::vector<std::string>& args) {
       return Usage("gate", kUsage, std::string(s.message()));
     }
   }
+  auto window = f->Has("noise-window") ? ParseNoiseWindow(f->Get("noise-window")) : 0;
+  if (!window.ok()) return Usage("gate", kUsage, std::string(window.status().message()));
   LazyStore db(DbPath(*f));
   auto run = ResolveRun(f->positional[0], &db);
   if (!run.ok()) {
@@ -307,7 +309,7 @@ int GateCommand(const std::vector<std::string>& args) {
                    std::string(store.status().message()).c_str());
       return store.status().code() == absl::StatusCode::kNotFound ? kGateNoBaseline : kGateBadInput;
     }
-    auto id = (*store)->LastGood(run->plan_sha256(), run->name(), run->run_id());
+    auto id = (*store)->LastGood(*run);
     if (!id.ok()) {
       std::fprintf(stderr, "lockstep gate: no baseline found: %s\n",
                    std::string(id.status().message()).c_str());
@@ -328,24 +330,15 @@ int GateCommand(const std::vector<std::string>& args) {
     }
     baseline = std::move(*b);
   }
-  // Run-to-run spread from the history of the plan, when there is a db.
-  if (db.opened() || IsFile(DbPath(*f))) {
-    if (auto store = db.Get(); store.ok()) {
-      RunFilter filter;
-      filter.plan = !run->plan_sha256().empty() ? run->plan_sha256() : run->name();
-      filter.status = "complete";
-      filter.exclude_run_id = run->run_id();
-      filter.limit = 10;
-      for (const auto& test : baseline.tests()) {
-        for (const auto& row : test.summary()) {
-          std::string key = KeyOf(row).ToString();
-          if (options.history.count(key)) continue;
-          if (auto trend = (*store)->ResultTrend(key, filter); trend.ok()) {
-            for (const auto& p : *trend) options.history[key].push_back(p.bw_mean_mib);
-          }
-        }
-      }
+  if (*window > 0) {
+    auto store = db.Get();
+    auto loaded = store.ok() ? LoadNoiseWindow(**store, baseline, *window, run->run_id())
+                             : Annotate(store.status(), "--noise-window needs the history db");
+    if (!loaded.ok()) {
+      Fail("gate", loaded.status());
+      return kGateBadInput;
     }
+    options.noise_window = std::move(*loaded);
   }
   GateReport report = EvaluateGate(baseline, *run, options);
   std::printf("%s", report.Text().c_str());

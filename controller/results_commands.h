@@ -10,7 +10,7 @@
 //                    [--influx F] [--html F]
 //   lockstep compare [--db FILE] RUN RUN [RUN...] [--csv F] [--html F]
 //   lockstep gate    [--db FILE] RUN [--baseline RUN|last-good] [--max-drop 5%]...
-//                    [--junit FILE]
+//                    [--noise-window N] [--junit FILE]
 //   lockstep report  [--db FILE] RUN... [--html F] [--csv F] [--openmetrics F]
 //                    [--influx F] [--title T]
 //

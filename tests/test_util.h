@@ -3,6 +3,7 @@
 #ifndef LOCKSTEP_TESTS_TEST_UTIL_H_
 #define LOCKSTEP_TESTS_TEST_UTIL_H_
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,11 +72,15 @@ struct CommandResult {
   int exit_code = -1;
   std::string out;
   std::string err;
+  bool timed_out = false;      // killed (SIGKILL) at the timeout; exit_code is then 128 + 9
 };
 
-// Runs argv (no shell) to completion; captures stdout and stderr (with
-// `merge_stderr`, both into `out`, interleaved as a terminal shows them).
-inline CommandResult RunCommand(const std::vector<std::string>& argv, bool merge_stderr = false) {
+// Runs argv (no shell) to completion, or until `timeout` (zero: none) and
+// then kills it; captures stdout and stderr (with `merge_stderr`, both into
+// `out`, interleaved as a terminal shows them).
+inline CommandResult RunCommand(const std::vector<std::string>& argv,
+                                std::chrono::milliseconds timeout = std::chrono::milliseconds(0),
+                                bool merge_stderr = false) {
   CommandResult r;
   char out_tmpl[] = "/tmp/lockstep-out-XXXXXX";
   char err_tmpl[] = "/tmp/lockstep-err-XXXXXX";
@@ -92,7 +97,16 @@ inline CommandResult RunCommand(const std::vector<std::string>& argv, bool merge
     ::_exit(127);
   }
   int status = 0;
-  ::waitpid(pid, &status, 0);
+  if (timeout.count() > 0) {
+    bool exited = Eventually([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, timeout);
+    if (!exited) {
+      r.timed_out = true;
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+    }
+  } else {
+    ::waitpid(pid, &status, 0);
+  }
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   auto slurp = [](int fd) {
     std::string s;

@@ -94,7 +94,7 @@ CommandResult RunCase(const Case& c, const std::string& dir, const std::string& 
                              std::to_string(ranks)});
   }
   argv.insert(argv.end(), {"--out", results});
-  CommandResult r = RunCommand(argv, /*merge_stderr=*/true);
+  CommandResult r = RunCommand(argv, std::chrono::minutes(4), /*merge_stderr=*/true);
   r.out = absl::StrReplaceAll(r.out, {{dir, "@DIR@"}});
   return r;
 }

@@ -98,13 +98,26 @@ TEST(HistoryStore, RecordLoadListRoundTrip) {
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(Has(std::string(missing.status().message()), "nope"));
 
-  auto last = (*store)->LastGood(a.plan_sha256, a.name, "");
+  auto last = (*store)->LastGood(MakeRun(c));
   ASSERT_TRUE(last.ok());
   EXPECT_EQ(*last, "r1");  // r3 failed
-  EXPECT_EQ((*store)->LastGood(a.plan_sha256, a.name, "r1").status().code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_EQ((*store)->LastGood(ra).status().code(), absl::StatusCode::kNotFound);  // not itself
   // Falls back to the name when the hash is unknown.
-  EXPECT_EQ(*(*store)->LastGood("deadbeef", "other", ""), "r2");
+  SynthRun d = b;
+  d.run_id = "r4";
+  d.plan_sha256 = "deadbeef";
+  d.started_at = "2026-03-01T08:00:00Z";
+  EXPECT_EQ(*(*store)->LastGood(MakeRun(d)), "r2");
+  // Never a run that started later: r2 started after this one.
+  d.started_at = "2026-01-01T08:00:00Z";
+  auto none = (*store)->LastGood(MakeRun(d));
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(Has(std::string(none.status().message()), "at or before run r4")) << none.status();
+  d.started_at = "yesterday";
+  auto bad_time = (*store)->LastGood(MakeRun(d));
+  EXPECT_EQ(bad_time.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Has(std::string(bad_time.status().message()), "run r4: started_at \"yesterday\""))
+      << bad_time.status();
 
   RunFilter tf;
   tf.plan = a.plan_sha256;
@@ -113,6 +126,36 @@ TEST(HistoryStore, RecordLoadListRoundTrip) {
   ASSERT_EQ(trend->size(), 2u);
   EXPECT_EQ((*trend)[0].run_id, "r3");
   EXPECT_EQ((*trend)[1].repetitions, 5u);
+}
+
+TEST(HistoryStore, CompleteRunsBeforeIsByStartTimeAndNeverLater) {
+  std::string dir = TempDir("hist");
+  auto store = HistoryStore::Open(dir + "/h.db");
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto rec = [&](const std::string& id, const std::string& started) {
+    SynthRun s;
+    s.run_id = id;
+    s.started_at = started;
+    s.results = {{"write", 4, Reps(1000, 0.02, 3)}};
+    EXPECT_TRUE((*store)->Record(MakeRun(s), "lab", {}).ok());
+    return MakeRun(s);
+  };
+  rec("a", "2026-01-01T00:00:00Z");
+  rec("b", "2026-01-02T00:00:00Z");
+  rec("c", "2026-01-02T00:00:00Z");   // same instant as b and x: counts as before
+  rec("u", "not a time");             // place unknown: never chosen
+  v1::RunRecord x = rec("x", "2026-01-02T00:00:00Z");
+  rec("later", "2026-01-02T00:00:01Z");
+  using V = std::vector<std::string>;
+  auto before = [&](int limit, const std::string& exclude) {
+    auto ids = (*store)->CompleteRunsBefore(x, limit, exclude);
+    EXPECT_TRUE(ids.ok()) << ids.status();
+    return ids.ok() ? *ids : V{"error"};
+  };
+  EXPECT_EQ(before(0, ""), V({"c", "b", "a"}));
+  EXPECT_EQ(before(2, ""), V({"c", "b"}));
+  EXPECT_EQ(before(2, "c"), V({"b", "a"}));
+  EXPECT_EQ(*(*store)->LastGood(x), "c");
 }
 
 TEST(HistoryStore, ImportThenExportKeepsTheFileByteForByte) {
@@ -279,8 +322,13 @@ TEST(HistoryScale, ThousandRunsListAndCompare) {
   auto all = (*store)->List(RunFilter{.limit = 0});
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), static_cast<size_t>(kRuns));
+  SynthRun newest;  // last-good of a run newer than all
+  newest.run_id = "gated";
+  newest.plan_sha256 = "aaaa1111";
+  newest.started_at = "2027-01-01T00:00:00Z";
+  const v1::RunRecord newest_run = MakeRun(newest);
   auto t3 = Clock::now();
-  auto last = (*store)->LastGood("aaaa1111", "seed", "");
+  auto last = (*store)->LastGood(newest_run);
   ASSERT_TRUE(last.ok());
   auto t4 = Clock::now();
   RunFilter tf;
