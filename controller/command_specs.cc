@@ -20,8 +20,9 @@ constexpr std::array<FlagSpec, N + M> Concat(const std::array<FlagSpec, N>& a,
 }
 
 constexpr absl::string_view kRunRefs =
-    "RUN (for report, compare and gate) is a run id recorded in the history db or a run.json "
-    "file; export takes a run id.";
+    "RUN (for report, compare, gate and export) is a run id recorded in the history db, a run "
+    "directory <out>/<run-id>/ holding run.json, or a run.json file. `lockstep report` also "
+    "takes a run directory with only journal.jsonl (a run whose controller died).";
 
 // ---- run -----------------------------------------------------------------------
 
@@ -233,13 +234,14 @@ constexpr CommandSpec kImport = {
 constexpr CommandSpec kExport = {
     .program = "lockstep",
     .name = "export",
-    .synopsis = "[--db FILE] RUN_ID [OUT.json|-] [--csv F] [--openmetrics F] [--influx F] "
+    .synopsis = "[--db FILE] RUN [OUT.json|-] [--csv F] [--openmetrics F] [--influx F] "
                 "[--html F]",
     .summary = "write a run's run.json (stdout with -) or its results in other formats",
     .description =
-        "Writes the run.json of RUN_ID, as recorded in the history db, to OUT.json "
-        "(atomically), or to stdout with - or when neither OUT.json nor another output is "
-        "given.",
+        "Writes the run.json of RUN to OUT.json (atomically), or to stdout with - or when "
+        "neither OUT.json nor another output is given.\n\n"
+        "RUN is a run id recorded in the history db, a run directory holding run.json, or a "
+        "run.json file.",
     .flags = kRunsFlags,
 };
 
@@ -252,7 +254,8 @@ constexpr CommandSpec kCompare = {
         "With two runs: every result of one against the same result of the other, with the "
         "change, Welch's t-test over the repetitions and what differs between the runs "
         "(kernel, versions, file system). With more: a matrix of mean bandwidths.\n\n"
-        "RUN is a run id recorded in the history db or a run.json file.",
+        "RUN is a run id recorded in the history db, a run directory holding run.json, or a "
+        "run.json file.",
     .flags = kRunsFlags,
 };
 
@@ -275,7 +278,8 @@ constexpr CommandSpec kGate = {
     .description =
         "Fails a result whose bandwidth dropped by more than --max-drop and by more than the "
         "run-to-run spread of the plan's history, with Welch's t-test over the repetitions.\n\n"
-        "RUN and --baseline are run ids recorded in the history db or run.json files.",
+        "RUN and --baseline are run ids recorded in the history db, run directories holding "
+        "run.json, or run.json files.",
     .flags = kGateFlags,
     .notes = "exit status: 0 pass, 1 regression, 2 bad input, 3 no baseline found.",
 };
@@ -284,15 +288,15 @@ constexpr CommandSpec kReport = {
     .program = "lockstep",
     .name = "report",
     .synopsis = "[--db FILE] RUN... [--html F] [--csv F] [--openmetrics F] [--influx F] "
-                "[--title T]\n"
-                "RUN_DIR",
-    .summary = "write HTML, CSV, OpenMetrics, Influx reports, or print a run's summary again",
+                "[--title T]",
+    .summary = "print runs' summaries again, or write HTML, CSV, OpenMetrics, Influx reports",
     .description =
-        "With --html, --csv, --openmetrics or --influx, writes those files for all the runs "
-        "together; RUN is a run id recorded in the history db or a run.json file.\n\n"
-        "`lockstep report RUN_DIR` prints the summary of a run directory again; when its "
-        "controller died before writing run.json, the run is rebuilt from journal.jsonl (and "
-        "run.json and summary.txt are written, status interrupted).",
+        "Without an output flag, prints the summary of each RUN again. A run directory whose "
+        "controller died before writing run.json is rebuilt from its journal.jsonl (and "
+        "run.json and summary.txt are written, status interrupted). With --html, --csv, "
+        "--openmetrics or --influx, writes those files for all the runs together.\n\n"
+        "RUN is a run id recorded in the history db, a run directory (holding run.json, or "
+        "only journal.jsonl), or a run.json file.",
     .flags = kRunsFlags,
 };
 

@@ -38,7 +38,9 @@ void Summarize(v1::TestRecord* test) {
   }
 }
 
-std::string Render(const v1::RunRecord& run) {
+}  // namespace
+
+std::string FormatRunSummary(const v1::RunRecord& run) {
   std::string out;
   out += absl::StrFormat("Run                 : %s (%s)\n", run.run_id(), run.status());
   for (const v1::TestRecord& t : run.tests()) {
@@ -70,8 +72,6 @@ std::string Render(const v1::RunRecord& run) {
   return out;
 }
 
-}  // namespace
-
 absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
   RebuiltRun out;
   auto json = ReadFileToString(run_dir + "/run.json");
@@ -83,7 +83,7 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
           "rebuild it from the journal",
           run_dir, s.ToString(), run_dir));
     }
-    out.text = Render(out.record);
+    out.text = FormatRunSummary(out.record);
     return out;
   }
   auto journal = ReadFileToString(run_dir + "/journal.jsonl");
@@ -122,7 +122,7 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
     *tests[id]->add_phases() = p;
   }
   for (auto& [id, t] : tests) Summarize(t);
-  out.text = Render(run);
+  out.text = FormatRunSummary(run);
   return out;
 }
 

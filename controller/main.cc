@@ -17,7 +17,6 @@
 #include "controller/command_specs.h"
 #include "controller/coordinator.h"
 #include "controller/history.h"
-#include "controller/journal_report.h"
 #include "controller/results_commands.h"
 #include "controller/exit_codes.h"
 #include "controller/plan.h"
@@ -189,15 +188,7 @@ int Main(int argc, char** argv) {
   if (cmd == "export") return ExportCommand(rest);
   if (cmd == "compare") return CompareCommand(rest);
   if (cmd == "gate") return GateCommand(rest);
-  if (cmd == "report") {
-    // `lockstep report RUN_DIR`: the summary again, rebuilt from the journal
-    // if run.json is missing; with --html/--csv/...: the HTML report.
-    if (rest.size() == 1 && rest[0].rfind("--", 0) != 0 &&
-        ::access((rest[0] + "/journal.jsonl").c_str(), F_OK) == 0) {
-      return ReportRunDirCommand(rest[0]);
-    }
-    return ReportHtmlCommand(rest);
-  }
+  if (cmd == "report") return ReportCommand(rest);
   if (cmd == "certs") return RunCertsCommand(rest);
   std::fprintf(stderr, "lockstep: command %s has a table but no handler\n", cmd.c_str());
   return kExitFailure;

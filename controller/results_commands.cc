@@ -3,21 +3,22 @@
 #include <sys/stat.h>
 
 #include <cstdio>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/files.h"
 #include "common/flags.h"
 #include "common/status_macros.h"
 #include "controller/command_specs.h"
 #include "controller/compare.h"
 #include "controller/gate.h"
 #include "controller/history.h"
+#include "controller/journal_report.h"
 #include "controller/report.h"
+#include "controller/run_ref.h"
 
 namespace lockstep {
 namespace {
@@ -39,35 +40,9 @@ bool IsFile(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-// Opens the db on first use; reading commands never create it.
-class LazyHistory {
- public:
-  explicit LazyHistory(std::string path) : path_(std::move(path)) {}
-  absl::StatusOr<HistoryStore*> Get() {
-    if (!store_) {
-      HistoryOptions o;
-      o.create_if_missing = false;
-      ASSIGN_OR_RETURN(store_, HistoryStore::Open(path_, o));
-    }
-    return store_.get();
-  }
-  bool opened() const { return store_ != nullptr; }
-
- private:
-  std::string path_;
-  std::unique_ptr<HistoryStore> store_;
-};
-
-// A run.json path or a run id in the db.
-absl::StatusOr<v1::RunRecord> ResolveRun(const std::string& ref, LazyHistory* db) {
-  if (IsFile(ref)) return ReadRunJson(ref);
-  if (absl::EndsWith(ref, ".json") || ref.find('/') != std::string::npos) {
-    return absl::NotFoundError(absl::StrFormat(
-        "%s: no such run.json file (give a run.json path or a run id from `lockstep history`)",
-        ref));
-  }
-  ASSIGN_OR_RETURN(HistoryStore * store, db->Get());
-  return store->Load(ref);
+bool IsDirectory(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 bool HasOutputs(const ParsedFlags& f) {
@@ -165,24 +140,28 @@ int ExportCommand(const std::vector<std::string>& args) {
   if (f->positional().empty() || f->positional().size() > 2) {
     return Usage(spec, "give one run and at most one output path");
   }
-  const std::string& id = f->positional()[0];
   LazyHistory db(f->GetString("db"));
-  auto store = db.Get();
-  if (!store.ok()) return Fail("export", store.status());
+  auto run = ResolveRunRef(f->positional()[0], &db);
+  if (!run.ok()) return Fail("export", run.status());
   const bool others = HasOutputs(*f);
   std::string out = f->positional().size() == 2 ? f->positional()[1] : (others ? "" : "-");
   if (out == "-") {
-    auto run = (*store)->Load(id);
-    if (!run.ok()) return Fail("export", run.status());
-    std::printf("%s\n", RunToJson(*run).c_str());
+    std::printf("%s\n", RunToJson(run->record).c_str());
   } else if (!out.empty()) {
-    if (auto s = (*store)->Export(id, out); !s.ok()) return Fail("export", s);
+    // The run.json as recorded, byte for byte.
+    absl::Status s;
+    if (run->origin == ResolvedRun::Origin::kHistory) {
+      auto store = db.Get();
+      s = store.ok() ? (*store)->Export(run->record.run_id(), out) : store.status();
+    } else {
+      auto text = ReadFileToString(run->path);
+      s = text.ok() ? WriteFileAtomically(out, *text) : text.status();
+    }
+    if (!s.ok()) return Fail("export", s);
     std::printf("wrote %s\n", out.c_str());
   }
   if (others) {
-    auto run = (*store)->Load(id);
-    if (!run.ok()) return Fail("export", run.status());
-    if (auto s = WriteOutputs(*f, {*run}); !s.ok()) return Fail("export", s);
+    if (auto s = WriteOutputs(*f, {run->record}); !s.ok()) return Fail("export", s);
   }
   return 0;
 }
@@ -295,18 +274,30 @@ int GateCommand(const std::vector<std::string>& args) {
 
 // ---- report ---------------------------------------------------------------------------
 
-int ReportHtmlCommand(const std::vector<std::string>& args) {
+int ReportCommand(const std::vector<std::string>& args) {
   const CommandSpec& spec = ReportCommandSpec();
   auto f = ParseFlags(args, spec);
   if (auto code = HelpOrUsageExit(spec, f)) return *code;
   if (f->positional().empty()) return Usage(spec, "give at least one run");
-  if (!HasOutputs(*f)) {
-    return Usage(spec, "give at least one of --html, --csv, --openmetrics, --influx");
-  }
   LazyHistory db(f->GetString("db"));
+  if (!HasOutputs(*f)) {
+    // The summary of each run again. A run directory goes through its
+    // journal, which also writes back a run.json its controller never wrote.
+    for (const std::string& ref : f->positional()) {
+      if (IsDirectory(ref)) {
+        if (int code = ReportRunDirCommand(ref); code != 0) return code;
+        continue;
+      }
+      auto run = ResolveRun(ref, &db);
+      if (!run.ok()) return Fail("report", run.status());
+      std::string text = FormatRunSummary(*run);
+      std::fwrite(text.data(), 1, text.size(), stdout);
+    }
+    return 0;
+  }
   std::vector<v1::RunRecord> runs;
   for (const auto& ref : f->positional()) {
-    auto run = ResolveRun(ref, &db);
+    auto run = ResolveRun(ref, &db, {.allow_journal = true});
     if (!run.ok()) return Fail("report", run.status());
     runs.push_back(std::move(*run));
   }
