@@ -8,37 +8,17 @@
 #include <string_view>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/flags.h"
 #include "common/status_macros.h"
 #include "common/tls.h"
+#include "controller/command_specs.h"
 
 namespace lockstep {
 namespace {
 
-constexpr char kUsage[] =
-    "usage: lockstep certs init --dir DIR [--agent NAME[,SAN...]]... [--controller NAME]\n"
-    "                           [--days N] [--force]\n"
-    "       lockstep certs issue --dir DIR [--agent NAME[,SAN...]]... [--controller NAME]\n"
-    "                           [--days N] [--force]\n"
-    "\n"
-    "init makes a private CA and certificates for mutual TLS between controller and agents;\n"
-    "issue adds certificates signed by the existing CA in DIR (e.g. for a new agent):\n"
-    "  DIR/ca.pem, DIR/ca.key                 the CA (keep ca.key on the controller host only)\n"
-    "  DIR/controller.pem, DIR/controller.key the controller's certificate (CN = --controller)\n"
-    "  DIR/agent-NAME.pem, DIR/agent-NAME.key one per --agent\n"
-    "\n"
-    "  --agent NAME[,SAN...]  an agent; repeatable. The certificate names NAME and every SAN:\n"
-    "                         list each host name and IP address the controller dials it by,\n"
-    "                         e.g. --agent node7,node7.ib,10.0.0.7\n"
-    "  --controller NAME      the controller certificate's name (default \"controller\")\n"
-    "  --days N               validity in days (default 365)\n"
-    "  --force                replace existing files (a new CA invalidates all old certificates)\n";
-
-constexpr int kDefaultDays = 365;
 constexpr int64_t kLeafBackdateS = 3600;  // tolerate hosts whose clocks lag by up to 1 h
 
 struct AgentSpec {
@@ -51,7 +31,7 @@ struct InitOptions {
   std::vector<AgentSpec> agents;
   std::string controller = "controller";
   bool controller_given = false;
-  int days = kDefaultDays;
+  int days = 365;
   bool force = false;
 };
 
@@ -63,68 +43,38 @@ bool IsFileNameSafe(const std::string& name) {
          });
 }
 
-// Parses the words after "init". Usage errors are InvalidArgument.
-absl::StatusOr<InitOptions> ParseInit(const std::vector<std::string>& args) {
+// The options of init/issue from their flags. Usage errors are InvalidArgument.
+absl::StatusOr<InitOptions> OptionsFromFlags(const ParsedFlags& f) {
   InitOptions opts;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i];
-    std::string value;
-    bool has_inline_value = false;
-    if (absl::StartsWith(flag, "--") && flag.find('=') != std::string::npos) {
-      value = flag.substr(flag.find('=') + 1);
-      flag = flag.substr(0, flag.find('='));
-      has_inline_value = true;
+  opts.dir = f.GetString("dir");
+  opts.force = f.GetBool("force");
+  opts.days = static_cast<int>(f.GetUint("days"));
+  opts.controller = f.GetString("controller");
+  opts.controller_given = f.Has("controller");
+  if (opts.controller.empty()) return absl::InvalidArgumentError("--controller must not be empty");
+  for (const std::string& value : f.GetList("agent")) {
+    std::vector<std::string> parts = absl::StrSplit(value, ',', absl::SkipWhitespace());
+    for (std::string& p : parts) p = std::string(absl::StripAsciiWhitespace(p));
+    if (parts.empty() || !IsFileNameSafe(parts[0])) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--agent \"%s\": NAME must be letters, digits, '-', '_' or '.' (it names the "
+          "files agent-NAME.pem/.key); write --agent NAME,SAN,SAN",
+          value));
     }
-    if (flag == "--force") {
-      if (has_inline_value) return absl::InvalidArgumentError("--force takes no value");
-      opts.force = true;
-      continue;
-    }
-    if (flag != "--dir" && flag != "--agent" && flag != "--controller" && flag != "--days") {
-      return absl::InvalidArgumentError(absl::StrFormat("unknown argument \"%s\"", args[i]));
-    }
-    if (!has_inline_value) {
-      if (i + 1 >= args.size()) {
-        return absl::InvalidArgumentError(absl::StrFormat("%s needs a value", flag));
+    AgentSpec agent;
+    agent.name = parts[0];
+    for (const std::string& san : parts) {
+      if (std::find(agent.sans.begin(), agent.sans.end(), san) == agent.sans.end()) {
+        agent.sans.push_back(san);
       }
-      value = args[++i];
     }
-    if (flag == "--dir") {
-      if (value.empty()) return absl::InvalidArgumentError("--dir must not be empty");
-      opts.dir = value;
-    } else if (flag == "--controller") {
-      if (value.empty()) return absl::InvalidArgumentError("--controller must not be empty");
-      opts.controller = value;
-      opts.controller_given = true;
-    } else if (flag == "--days") {
-      if (!absl::SimpleAtoi(value, &opts.days) || opts.days < 1) {
+    for (const AgentSpec& other : opts.agents) {
+      if (other.name == agent.name) {
         return absl::InvalidArgumentError(
-            absl::StrFormat("--days \"%s\" is not a positive whole number of days", value));
+            absl::StrFormat("--agent %s is given twice; give each agent once", agent.name));
       }
-    } else {  // --agent
-      std::vector<std::string> parts = absl::StrSplit(value, ',', absl::SkipWhitespace());
-      for (std::string& p : parts) p = std::string(absl::StripAsciiWhitespace(p));
-      if (parts.empty() || !IsFileNameSafe(parts[0])) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "--agent \"%s\": NAME must be letters, digits, '-', '_' or '.' (it names the "
-            "files agent-NAME.pem/.key); write --agent NAME,SAN,SAN",
-            value));
-      }
-      AgentSpec agent;
-      agent.name = parts[0];
-      for (const std::string& san : parts) {
-        if (std::find(agent.sans.begin(), agent.sans.end(), san) == agent.sans.end()) {
-          agent.sans.push_back(san);
-        }
-      }
-      for (const AgentSpec& other : opts.agents) {
-        if (other.name == agent.name) {
-          return absl::InvalidArgumentError(
-              absl::StrFormat("--agent %s is given twice; give each agent once", agent.name));
-        }
-      }
-      opts.agents.push_back(std::move(agent));
     }
+    opts.agents.push_back(std::move(agent));
   }
   if (opts.dir.empty()) return absl::InvalidArgumentError("--dir DIR is required");
   return opts;
@@ -247,31 +197,31 @@ int RunCerts(const InitOptions& opts, bool make_ca) {
 }  // namespace
 
 int RunCertsCommand(const std::vector<std::string>& args) {
-  if (args.empty()) {
-    std::fputs(kUsage, stderr);
-    return 2;
-  }
-  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    std::fputs(kUsage, stdout);
+  const CommandSpec& spec = CertsCommandSpec();
+  auto f = ParseFlags(args, spec);
+  if (auto code = HelpOrUsageExit(spec, f)) return *code;
+  const std::vector<std::string>& words = f->positional();
+  if (words.size() == 1 && words[0] == "help") {
+    std::fputs(FormatCommandHelp(spec).c_str(), stdout);
     return 0;
   }
-  if (args[0] != "init" && args[0] != "issue") {
-    std::fprintf(stderr, "lockstep certs: unknown subcommand \"%s\"\n%s", args[0].c_str(), kUsage);
+  if (words.size() != 1 || (words[0] != "init" && words[0] != "issue")) {
+    std::fprintf(stderr, "lockstep certs: %s\n%s",
+                 words.empty() ? "give init or issue"
+                               : absl::StrFormat("\"%s\": expected init or issue",
+                                                 absl::StrJoin(words, " "))
+                                     .c_str(),
+                 FormatUsage(spec).c_str());
     return 2;
   }
-  std::vector<std::string> rest(args.begin() + 1, args.end());
-  if (std::find(rest.begin(), rest.end(), "--help") != rest.end()) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
-  const bool make_ca = args[0] == "init";
-  absl::StatusOr<InitOptions> opts = ParseInit(rest);
+  const bool make_ca = words[0] == "init";
+  absl::StatusOr<InitOptions> opts = OptionsFromFlags(*f);
   if (opts.ok() && !make_ca && opts->agents.empty() && !opts->controller_given) {
     opts = absl::InvalidArgumentError("issue needs at least one --agent or --controller");
   }
   if (!opts.ok()) {
-    std::fprintf(stderr, "lockstep certs %s: %s\n%s", args[0].c_str(),
-                 std::string(opts.status().message()).c_str(), kUsage);
+    std::fprintf(stderr, "lockstep certs %s: %s\n%s", words[0].c_str(),
+                 std::string(opts.status().message()).c_str(), FormatUsage(spec).c_str());
     return 2;
   }
   return RunCerts(*opts, make_ca);

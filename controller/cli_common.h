@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "common/flags.h"
 #include "controller/ior_cli.h"
 
 namespace lockstep {
@@ -42,10 +43,14 @@ absl::StatusOr<std::vector<ShortOption>> SplitShortOptions(const std::vector<std
 absl::StatusOr<uint64_t> CliUint(const std::string& opt, const std::string& value, uint64_t min,
                                  uint64_t max);
 
-// Consumes one of lockstep's long options at args[*i] (advancing *i past its
-// value); false when args[*i] is not one of them.
+// Consumes one of Lockstep's own long options at args[*i] into `c`
+// (advancing *i past its value), as `command` (IorCommandSpec() or
+// MdtestCommandSpec() of controller/command_specs.h) declares them; false
+// when args[*i] is not one of them. Errors name the option, the value and
+// `command`'s --help.
 absl::StatusOr<bool> ParseControllerOption(const std::vector<std::string>& args, size_t* i,
-                                           ControllerCli* c, const FileReader& read_file);
+                                           const CommandSpec& command, ControllerCli* c,
+                                           const FileReader& read_file);
 
 // Agents and tasks: the plan's agents from --agents/--hostfile (else local
 // agents), and tasks_per_agent of every phase from the total (`total_opt`,

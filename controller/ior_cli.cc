@@ -13,6 +13,7 @@
 #include "common/sizes.h"
 #include "common/status_macros.h"
 #include "controller/cli_common.h"
+#include "controller/command_specs.h"
 
 namespace lockstep {
 namespace {
@@ -107,22 +108,11 @@ absl::StatusOr<uint64_t> CliUint(const std::string& opt, const std::string& v, u
 }
 
 absl::StatusOr<bool> ParseControllerOption(const std::vector<std::string>& args, size_t* i,
-                                           ControllerCli* c, const FileReader& read_file) {
-  const std::string& a = args[*i];
-  if (a.rfind("--", 0) != 0) return false;
-  std::string name = a, value;
-  bool has_value = false;
-  if (size_t eq = a.find('='); eq != std::string::npos) {
-    name = a.substr(0, eq);
-    value = a.substr(eq + 1);
-    has_value = true;
-  }
-  auto need_value = [&]() -> absl::Status {
-    if (has_value) return absl::OkStatus();
-    if (*i + 1 >= args.size()) return CliBad(name, "needs a value");
-    value = args[++*i];
-    return absl::OkStatus();
-  };
+                                           const CommandSpec& command, ControllerCli* c,
+                                           const FileReader& read_file) {
+  ASSIGN_OR_RETURN(std::optional<FlagValue> flag, ParseOneFlag(args, i, command));
+  if (!flag) return false;
+  const absl::string_view name = flag->spec->name;
   auto add_agent = [&](std::string addr, const std::string& where) -> absl::Status {
     addr = std::string(absl::StripAsciiWhitespace(addr));
     if (addr.empty()) return absl::OkStatus();
@@ -136,40 +126,33 @@ absl::StatusOr<bool> ParseControllerOption(const std::vector<std::string>& args,
     c->agents.push_back(addr);
     return absl::OkStatus();
   };
-  if (name == "--agents") {
-    RETURN_IF_ERROR(need_value());
-    for (absl::string_view part : absl::StrSplit(value, ',')) {
-      RETURN_IF_ERROR(add_agent(std::string(part), "--agents"));
-    }
-  } else if (name == "--hostfile") {
-    RETURN_IF_ERROR(need_value());
-    auto text = read_file(value);
-    if (!text.ok()) return CliBad("--hostfile " + value, std::string(text.status().message()));
+  if (name == "agents") {
+    for (const std::string& part : flag->items) RETURN_IF_ERROR(add_agent(part, "--agents"));
+  } else if (name == "hostfile") {
+    const std::string& path = flag->text;
+    auto text = read_file(path);
+    if (!text.ok()) return CliBad("--hostfile " + path, std::string(text.status().message()));
     int line_no = 0;
     for (absl::string_view line : absl::StrSplit(*text, '\n')) {
       ++line_no;
       std::string l(line.substr(0, line.find('#')));
-      RETURN_IF_ERROR(add_agent(l, absl::StrFormat("--hostfile %s:%d", value, line_no)));
+      RETURN_IF_ERROR(add_agent(l, absl::StrFormat("--hostfile %s:%d", path, line_no)));
     }
-  } else if (name == "--local") {
-    RETURN_IF_ERROR(need_value());
-    ASSIGN_OR_RETURN(uint64_t n, CliUint("--local", value, 1, 256));
-    c->local_agents = static_cast<int>(n);
-  } else if (name == "--tasks-per-agent") {
-    RETURN_IF_ERROR(need_value());
-    ASSIGN_OR_RETURN(uint64_t n, CliUint("--tasks-per-agent", value, 1, kMaxTasksPerAgent));
-    c->tasks_per_agent = static_cast<uint32_t>(n);
-  } else if (name == "--out") {
-    RETURN_IF_ERROR(need_value());
-    c->out_dir = value;
-  } else if (name == "--tls_dir") {
-    RETURN_IF_ERROR(need_value());
-    c->tls_dir = value;
-  } else if (name == "--insecure") {
-    if (has_value) return CliBad(name, "takes no value");
-    c->insecure = true;
+  } else if (name == "local") {
+    c->local_agents = static_cast<int>(flag->u);
+  } else if (name == "tasks-per-agent") {
+    c->tasks_per_agent = static_cast<uint32_t>(flag->u);
+  } else if (name == "out") {
+    c->out_dir = flag->text;
+  } else if (name == "tls_dir") {
+    c->tls_dir = flag->text;
+  } else if (name == "insecure") {
+    c->insecure = flag->b;
+  } else if (name == "tasks") {
+    c->total_tasks = static_cast<uint32_t>(flag->u);
   } else {
-    return false;
+    return absl::InternalError(absl::StrFormat("--%s is in the table of %s but not handled",
+                                               name, command.FullName()));
   }
   return true;
 }
@@ -279,17 +262,17 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     const size_t first = i;
-    ASSIGN_OR_RETURN(bool consumed, ParseControllerOption(args, &i, &cmd.controller, read_file));
-    if (consumed) continue;
+    ASSIGN_OR_RETURN(bool own, ParseControllerOption(args, &i, IorCommandSpec(), &cmd.controller,
+                                                     read_file));
+    if (own) continue;
     if (a == "--posix.odirect") {
       direct = true;
       ior_words.push_back(a);
       continue;
     }
     if (a.rfind("--", 0) == 0) {
-      return CliBad(a, "unknown option (lockstep ior understands --posix.odirect and its own "
-                    "--agents, --hostfile, --local, --tasks-per-agent, --out, --insecure, "
-                    "--tls_dir)");
+      static constexpr absl::string_view kIorLongOptions[] = {"--posix.odirect"};
+      return UnknownFlagError(a, IorCommandSpec(), kIorLongOptions);
     }
     ASSIGN_OR_RETURN(std::vector<ShortOption> options,
                      SplitShortOptions(args, &i, kIorValues, kIorRefused, "IOR"));

@@ -19,10 +19,12 @@ namespace lockstep {
 enum class SummaryFormat { kText, kJson, kCsv };
 
 // Lockstep's own options, shared by both commands (long options only, so
-// they never collide with IOR's or mdtest's):
+// they never collide with IOR's or mdtest's; their table, which --help
+// shows, is IorCommandSpec()/MdtestCommandSpec() in command_specs.h):
 //   --agents H:P,...  --hostfile FILE (one HOST:PORT a line, # comments)
 //   --local N (local agents; default 2, or 1 when the task count is odd)
 //   --tasks-per-agent N  --out DIR  --insecure  --tls_dir DIR
+//   mdtest only: --tasks N (total tasks, as mpirun -np)
 struct ControllerCli {
   std::vector<std::string> agents;  // from --agents and --hostfile
   int local_agents = 0;             // > 0 when no agents are given
@@ -30,6 +32,7 @@ struct ControllerCli {
   std::string out_dir = "./lockstep-results";
   bool insecure = false;
   std::string tls_dir;
+  uint32_t total_tasks = 0;         // mdtest --tasks; 0: not given
 };
 
 struct CliCommand {

@@ -43,6 +43,8 @@ void Summarize(v1::TestRecord* test) {
 
 }  // namespace
 
+std::string FormatRunSummary(const v1::RunRecord& run) { return RenderIorReport(run, ""); }
+
 absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
   RebuiltRun out;
   auto json = ReadFileToString(run_dir + "/run.json");

@@ -22,6 +22,9 @@ struct RebuiltRun {
 // file and line. A complete run.json wins over the journal.
 absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir);
 
+// The IOR-style text of a run: its rows, summary and Max lines.
+std::string FormatRunSummary(const v1::RunRecord& run);
+
 // The command: prints the summary; when run.json is missing, writes run.json
 // (status "interrupted") and summary.txt atomically. Returns an exit code.
 int ReportRunDirCommand(const std::string& run_dir);

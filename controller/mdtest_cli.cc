@@ -5,6 +5,7 @@
 #include "common/sizes.h"
 #include "common/status_macros.h"
 #include "controller/cli_common.h"
+#include "controller/command_specs.h"
 
 namespace lockstep {
 namespace {
@@ -42,29 +43,16 @@ absl::StatusOr<CliCommand> ParseMdtestCommandLine(const std::vector<std::string>
   plan.name = "mdtest";
   plan.source = "mdtest command line";
   uint64_t items = 0, items_per_dir = 0, branching = 1, depth = 0, write_bytes = 0,
-           read_bytes = 0, reps = 1, total_tasks = 0;
+           read_bytes = 0, reps = 1;
   bool unique = false, files_only = false, dirs_only = false, create = false, stat = false,
        read = false, remove = false, leaves_only = false;
   std::string dir = ".";
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "--tasks" || a.rfind("--tasks=", 0) == 0) {
-      std::string v;
-      if (a == "--tasks") {
-        if (i + 1 >= args.size()) return CliBad(a, "needs a value");
-        v = args[++i];
-      } else {
-        v = a.substr(8);
-      }
-      ASSIGN_OR_RETURN(total_tasks, CliUint("--tasks", v, 1, 1u << 24));
-      continue;
-    }
-    ASSIGN_OR_RETURN(bool consumed, ParseControllerOption(args, &i, &cmd.controller, read_file));
-    if (consumed) continue;
-    if (a.rfind("--", 0) == 0) {
-      return CliBad(a, "unknown option (lockstep mdtest understands --tasks and its own --agents, "
-                    "--hostfile, --local, --tasks-per-agent, --out, --insecure, --tls_dir)");
-    }
+    ASSIGN_OR_RETURN(bool own, ParseControllerOption(args, &i, MdtestCommandSpec(),
+                                                     &cmd.controller, read_file));
+    if (own) continue;
+    if (a.rfind("--", 0) == 0) return UnknownFlagError(a, MdtestCommandSpec());
     ASSIGN_OR_RETURN(std::vector<ShortOption> options,
                      SplitShortOptions(args, &i, kMdValues, kMdRefused, "mdtest"));
     for (const ShortOption& so : options) {
@@ -162,7 +150,7 @@ absl::StatusOr<CliCommand> ParseMdtestCommandLine(const std::vector<std::string>
   }
   if (remove) add(v1::MD_TREE_REMOVE);
   plan.repetitions = static_cast<uint32_t>(reps);
-  RETURN_IF_ERROR(PlaceTasks(static_cast<uint32_t>(total_tasks), "--tasks", &cmd));
+  RETURN_IF_ERROR(PlaceTasks(cmd.controller.total_tasks, "--tasks", &cmd));
   plan.text = PlanToToml(plan);
   return cmd;
 }

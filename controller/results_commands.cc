@@ -3,151 +3,71 @@
 #include <sys/stat.h>
 
 #include <cstdio>
-#include <map>
-#include <memory>
-#include <set>
+#include <string>
+#include <vector>
 
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/files.h"
+#include "common/flags.h"
 #include "common/status_macros.h"
+#include "controller/command_specs.h"
 #include "controller/compare.h"
 #include "controller/gate.h"
 #include "controller/history.h"
+#include "controller/journal_report.h"
 #include "controller/report.h"
+#include "controller/run_ref.h"
 
 namespace lockstep {
 namespace {
-
-// ---- flags ---------------------------------------------------------------------
-
-struct Flags {
-  std::map<std::string, std::vector<std::string>> values;
-  std::vector<std::string> positional;
-  bool help = false;
-
-  std::string Get(const std::string& name, const std::string& def = "") const {
-    auto it = values.find(name);
-    return it == values.end() || it->second.empty() ? def : it->second.back();
-  }
-  std::vector<std::string> All(const std::string& name) const {
-    auto it = values.find(name);
-    return it == values.end() ? std::vector<std::string>{} : it->second;
-  }
-  bool Has(const std::string& name) const { return values.count(name) > 0; }
-};
-
-// Every flag takes a value. Unknown flags and missing values are errors.
-absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args,
-                                 const std::set<std::string>& known) {
-  Flags f;
-  bool only_positional = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (only_positional || a == "-" || !absl::StartsWith(a, "-")) {
-      f.positional.push_back(a);
-      continue;
-    }
-    if (a == "--") {
-      only_positional = true;
-      continue;
-    }
-    if (a == "-h" || a == "--help") {
-      f.help = true;
-      continue;
-    }
-    std::string name = a.substr(absl::StartsWith(a, "--") ? 2 : 1);
-    std::string value;
-    bool has_value = false;
-    if (auto eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      has_value = true;
-    }
-    if (!known.count(name)) {
-      return absl::InvalidArgumentError(absl::StrFormat("unknown flag %s", a));
-    }
-    if (!has_value) {
-      if (i + 1 >= args.size()) {
-        return absl::InvalidArgumentError(absl::StrFormat("flag --%s needs a value", name));
-      }
-      value = args[++i];
-    }
-    f.values[name].push_back(value);
-  }
-  return f;
-}
-
-int Usage(const char* cmd, const char* usage, const std::string& error) {
-  if (!error.empty()) std::fprintf(stderr, "lockstep %s: %s\n", cmd, error.c_str());
-  std::fprintf(error.empty() ? stdout : stderr, "usage: lockstep %s %s\n", cmd, usage);
-  return 2;
-}
 
 int Fail(const char* cmd, const absl::Status& s) {
   std::fprintf(stderr, "lockstep %s: %s\n", cmd, std::string(s.message()).c_str());
   return s.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
 }
 
-std::string DbPath(const Flags& f) { return f.Get("db", kDefaultHistoryPath); }
+// A usage error found after parsing: the error and the usage lines, exit 2.
+int Usage(const CommandSpec& command, const std::string& error) {
+  std::fprintf(stderr, "%s: %s\n%s", command.FullName().c_str(), error.c_str(),
+               FormatUsage(command).c_str());
+  return 2;
+}
 
 bool IsFile(const std::string& p) {
   struct stat st;
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-// Opens the db on first use; reading commands never create it.
-class LazyStore {
- public:
-  explicit LazyStore(std::string path, bool create = false) : path_(std::move(path)), create_(create) {}
-  absl::StatusOr<HistoryStore*> Get() {
-    if (!store_) {
-      HistoryOptions o;
-      o.create_if_missing = create_;
-      ASSIGN_OR_RETURN(store_, HistoryStore::Open(path_, o));
-    }
-    return store_.get();
-  }
-  bool opened() const { return store_ != nullptr; }
-
- private:
-  std::string path_;
-  bool create_;
-  std::unique_ptr<HistoryStore> store_;
-};
-
-// A run.json path or a run id in the db.
-absl::StatusOr<v1::RunRecord> ResolveRun(const std::string& ref, LazyStore* db) {
-  if (IsFile(ref)) return ReadRunJson(ref);
-  if (absl::EndsWith(ref, ".json") || ref.find('/') != std::string::npos) {
-    return absl::NotFoundError(absl::StrFormat(
-        "%s: no such run.json file (give a run.json path or a run id from `lockstep history`)",
-        ref));
-  }
-  ASSIGN_OR_RETURN(HistoryStore * store, db->Get());
-  return store->Load(ref);
+bool IsDirectory(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-absl::Status WriteOutputs(const Flags& f, const std::vector<v1::RunRecord>& runs) {
+bool HasOutputs(const ParsedFlags& f) {
+  return f.Has("html") || f.Has("csv") || f.Has("openmetrics") || f.Has("influx");
+}
+
+absl::Status WriteOutputs(const ParsedFlags& f, const std::vector<v1::RunRecord>& runs) {
   if (f.Has("html")) {
     HtmlOptions o;
-    o.title = f.Get("title");
-    RETURN_IF_ERROR(WriteReportFile(f.Get("html"), RenderHtml(runs, o), "HTML report"));
-    std::printf("wrote %s\n", f.Get("html").c_str());
+    o.title = f.GetString("title");
+    RETURN_IF_ERROR(WriteReportFile(f.GetString("html"), RenderHtml(runs, o), "HTML report"));
+    std::printf("wrote %s\n", f.GetString("html").c_str());
   }
   if (f.Has("csv")) {
-    RETURN_IF_ERROR(WriteReportFile(f.Get("csv"), RenderCsv(runs), "CSV"));
-    std::printf("wrote %s\n", f.Get("csv").c_str());
+    RETURN_IF_ERROR(WriteReportFile(f.GetString("csv"), RenderCsv(runs), "CSV"));
+    std::printf("wrote %s\n", f.GetString("csv").c_str());
   }
   if (f.Has("openmetrics")) {
-    RETURN_IF_ERROR(WriteReportFile(f.Get("openmetrics"), RenderOpenMetrics(runs), "OpenMetrics"));
-    std::printf("wrote %s\n", f.Get("openmetrics").c_str());
+    RETURN_IF_ERROR(
+        WriteReportFile(f.GetString("openmetrics"), RenderOpenMetrics(runs), "OpenMetrics"));
+    std::printf("wrote %s\n", f.GetString("openmetrics").c_str());
   }
   if (f.Has("influx")) {
-    RETURN_IF_ERROR(WriteReportFile(f.Get("influx"), RenderInfluxLines(runs), "Influx lines"));
-    std::printf("wrote %s\n", f.Get("influx").c_str());
+    RETURN_IF_ERROR(WriteReportFile(f.GetString("influx"), RenderInfluxLines(runs), "Influx lines"));
+    std::printf("wrote %s\n", f.GetString("influx").c_str());
   }
   return absl::OkStatus();
 }
@@ -157,37 +77,33 @@ absl::Status WriteOutputs(const Flags& f, const std::vector<v1::RunRecord>& runs
 // ---- history ---------------------------------------------------------------------
 
 int HistoryCommand(const std::vector<std::string>& args) {
-  static const char kUsage[] =
-      "[--db FILE] [--plan NAME|SHA256] [--site S] [--tag T] [--since DATE] [--until DATE] "
-      "[--status S] [--limit N (50; 0 = all)]";
-  auto f = ParseFlags(args, {"db", "plan", "site", "tag", "since", "until", "status", "limit"});
-  if (!f.ok()) return Usage("history", kUsage, std::string(f.status().message()));
-  if (f->help) { Usage("history", kUsage, ""); return 0; }
-  if (!f->positional.empty()) return Usage("history", kUsage, "unexpected argument " + f->positional[0]);
+  const CommandSpec& spec = HistoryCommandSpec();
+  auto f = ParseFlags(args, spec);
+  if (auto code = HelpOrUsageExit(spec, f)) return *code;
+  if (!f->positional().empty()) return Usage(spec, "unexpected argument " + f->positional()[0]);
   RunFilter filter;
-  filter.plan = f->Get("plan");
-  filter.site = f->Get("site");
-  filter.tag = f->Get("tag");
-  filter.since = f->Get("since");
-  filter.until = f->Get("until");
-  filter.status = f->Get("status");
-  if (f->Has("limit") && !absl::SimpleAtoi(f->Get("limit"), &filter.limit)) {
-    return Usage("history", kUsage, "--limit needs a number");
-  }
+  filter.plan = f->GetString("plan");
+  filter.site = f->GetString("site");
+  filter.tag = f->GetString("tag");
+  filter.since = f->GetString("since");
+  filter.until = f->GetString("until");
+  filter.status = f->GetString("status");
+  filter.limit = static_cast<int>(f->GetUint("limit"));
   for (const char* d : {"since", "until"}) {
     if (f->Has(d)) {
-      if (auto t = ParseDateOrTime(f->Get(d)); !t.ok()) {
-        return Usage("history", kUsage, absl::StrCat("--", d, ": ", t.status().message()));
+      if (auto t = ParseDateOrTime(f->GetString(d)); !t.ok()) {
+        return Usage(spec, absl::StrCat("--", d, ": ", t.status().message()));
       }
     }
   }
-  LazyStore db(DbPath(*f));
+  const std::string& db_path = f->GetString("db");
+  LazyHistory db(db_path);
   auto store = db.Get();
   if (!store.ok()) return Fail("history", store.status());
   auto runs = (*store)->List(filter);
   if (!runs.ok()) return Fail("history", runs.status());
   if (runs->empty()) {
-    std::printf("no runs match (db %s)\n", DbPath(*f).c_str());
+    std::printf("no runs match (db %s)\n", db_path.c_str());
     return 0;
   }
   std::printf("%-28s  %-30s  %-20s  %-12s  %-10s  %-11s  %7s  %s\n", "started", "run id", "name",
@@ -203,49 +119,49 @@ int HistoryCommand(const std::vector<std::string>& args) {
 // ---- import / export ---------------------------------------------------------------
 
 int ImportCommand(const std::vector<std::string>& args) {
-  static const char kUsage[] = "[--db FILE] [--site S] [--tag T]... RUN.json...";
-  auto f = ParseFlags(args, {"db", "site", "tag"});
-  if (!f.ok()) return Usage("import", kUsage, std::string(f.status().message()));
-  if (f->help) { Usage("import", kUsage, ""); return 0; }
-  if (f->positional.empty()) return Usage("import", kUsage, "no run.json files given");
-  LazyStore db(DbPath(*f), /*create=*/true);
-  auto store = db.Get();
+  const CommandSpec& spec = ImportCommandSpec();
+  auto f = ParseFlags(args, spec);
+  if (auto code = HelpOrUsageExit(spec, f)) return *code;
+  if (f->positional().empty()) return Usage(spec, "no run.json files given");
+  auto store = HistoryStore::Open(f->GetString("db"));
   if (!store.ok()) return Fail("import", store.status());
-  auto ids = (*store)->Import(f->positional, f->Get("site"), f->All("tag"));
+  auto ids = (*store)->Import(f->positional(), f->GetString("site"), f->GetList("tag"));
   if (!ids.ok()) return Fail("import", ids.status());
   for (size_t i = 0; i < ids->size(); ++i) {
-    std::printf("imported %s from %s\n", (*ids)[i].c_str(), f->positional[i].c_str());
+    std::printf("imported %s from %s\n", (*ids)[i].c_str(), f->positional()[i].c_str());
   }
   return 0;
 }
 
 int ExportCommand(const std::vector<std::string>& args) {
-  static const char kUsage[] =
-      "[--db FILE] RUN_ID [OUT.json|-] [--csv F] [--openmetrics F] [--influx F] [--html F]";
-  auto f = ParseFlags(args, {"db", "csv", "openmetrics", "influx", "html", "title"});
-  if (!f.ok()) return Usage("export", kUsage, std::string(f.status().message()));
-  if (f->help) { Usage("export", kUsage, ""); return 0; }
-  if (f->positional.empty() || f->positional.size() > 2) {
-    return Usage("export", kUsage, "give one run id and at most one output path");
+  const CommandSpec& spec = ExportCommandSpec();
+  auto f = ParseFlags(args, spec);
+  if (auto code = HelpOrUsageExit(spec, f)) return *code;
+  if (f->positional().empty() || f->positional().size() > 2) {
+    return Usage(spec, "give one run and at most one output path");
   }
-  const std::string& id = f->positional[0];
-  LazyStore db(DbPath(*f));
-  auto store = db.Get();
-  if (!store.ok()) return Fail("export", store.status());
-  bool others = f->Has("csv") || f->Has("openmetrics") || f->Has("influx") || f->Has("html");
-  std::string out = f->positional.size() == 2 ? f->positional[1] : (others ? "" : "-");
+  LazyHistory db(f->GetString("db"));
+  auto run = ResolveRunRef(f->positional()[0], &db);
+  if (!run.ok()) return Fail("export", run.status());
+  const bool others = HasOutputs(*f);
+  std::string out = f->positional().size() == 2 ? f->positional()[1] : (others ? "" : "-");
   if (out == "-") {
-    auto run = (*store)->Load(id);
-    if (!run.ok()) return Fail("export", run.status());
-    std::printf("%s\n", RunToJson(*run).c_str());
+    std::printf("%s\n", RunToJson(run->record).c_str());
   } else if (!out.empty()) {
-    if (auto s = (*store)->Export(id, out); !s.ok()) return Fail("export", s);
+    // The run.json as recorded, byte for byte.
+    absl::Status s;
+    if (run->origin == ResolvedRun::Origin::kHistory) {
+      auto store = db.Get();
+      s = store.ok() ? (*store)->Export(run->record.run_id(), out) : store.status();
+    } else {
+      auto text = ReadFileToString(run->path);
+      s = text.ok() ? WriteFileAtomically(out, *text) : text.status();
+    }
+    if (!s.ok()) return Fail("export", s);
     std::printf("wrote %s\n", out.c_str());
   }
   if (others) {
-    auto run = (*store)->Load(id);
-    if (!run.ok()) return Fail("export", run.status());
-    if (auto s = WriteOutputs(*f, {*run}); !s.ok()) return Fail("export", s);
+    if (auto s = WriteOutputs(*f, {run->record}); !s.ok()) return Fail("export", s);
   }
   return 0;
 }
@@ -253,15 +169,13 @@ int ExportCommand(const std::vector<std::string>& args) {
 // ---- compare -------------------------------------------------------------------------
 
 int CompareCommand(const std::vector<std::string>& args) {
-  static const char kUsage[] = "[--db FILE] RUN RUN [RUN...] [--csv F] [--html F]  "
-                               "(RUN: run.json path or run id)";
-  auto f = ParseFlags(args, {"db", "csv", "html", "openmetrics", "influx", "title"});
-  if (!f.ok()) return Usage("compare", kUsage, std::string(f.status().message()));
-  if (f->help) { Usage("compare", kUsage, ""); return 0; }
-  if (f->positional.size() < 2) return Usage("compare", kUsage, "give at least two runs");
-  LazyStore db(DbPath(*f));
+  const CommandSpec& spec = CompareCommandSpec();
+  auto f = ParseFlags(args, spec);
+  if (auto code = HelpOrUsageExit(spec, f)) return *code;
+  if (f->positional().size() < 2) return Usage(spec, "give at least two runs");
+  LazyHistory db(f->GetString("db"));
   std::vector<v1::RunRecord> runs;
-  for (const auto& ref : f->positional) {
+  for (const auto& ref : f->positional()) {
     auto run = ResolveRun(ref, &db);
     if (!run.ok()) return Fail("compare", run.status());
     runs.push_back(std::move(*run));
@@ -278,29 +192,26 @@ int CompareCommand(const std::vector<std::string>& args) {
 // ---- gate ------------------------------------------------------------------------------
 
 int GateCommand(const std::vector<std::string>& args) {
-  static const char kUsage[] =
-      "[--db FILE] RUN [--baseline RUN_ID|run.json|last-good] [--max-drop 5%] "
-      "[--max-drop METRIC=PCT%]... [--noise-window N] [--junit FILE]\n"
-      "exit: 0 pass, 1 regression, 2 bad input, 3 no baseline found";
-  auto f = ParseFlags(args, {"db", "baseline", "max-drop", "junit", "noise-window"});
-  if (!f.ok()) return Usage("gate", kUsage, std::string(f.status().message()));
-  if (f->help) { Usage("gate", kUsage, ""); return 0; }
-  if (f->positional.size() != 1) return Usage("gate", kUsage, "give exactly one run to gate");
+  const CommandSpec& spec = GateCommandSpec();
+  auto f = ParseFlags(args, spec);
+  if (auto code = HelpOrUsageExit(spec, f)) return *code;
+  if (f->positional().size() != 1) return Usage(spec, "give exactly one run to gate");
   GateOptions options;
-  for (const auto& m : f->All("max-drop")) {
+  for (const auto& m : f->GetList("max-drop")) {
     if (auto s = ParseMaxDrop(m, &options.max_drop); !s.ok()) {
-      return Usage("gate", kUsage, std::string(s.message()));
+      return Usage(spec, std::string(s.message()));
     }
   }
-  auto window = f->Has("noise-window") ? ParseNoiseWindow(f->Get("noise-window")) : 0;
-  if (!window.ok()) return Usage("gate", kUsage, std::string(window.status().message()));
-  LazyStore db(DbPath(*f));
-  auto run = ResolveRun(f->positional[0], &db);
+  auto window = f->Has("noise-window") ? ParseNoiseWindow(f->GetString("noise-window")) : 0;
+  if (!window.ok()) return Usage(spec, std::string(window.status().message()));
+  const std::string& db_path = f->GetString("db");
+  LazyHistory db(db_path);
+  auto run = ResolveRun(f->positional()[0], &db);
   if (!run.ok()) {
     Fail("gate", run.status());
     return kGateBadInput;
   }
-  std::string baseline_ref = f->Get("baseline", "last-good");
+  const std::string& baseline_ref = f->GetString("baseline");
   v1::RunRecord baseline;
   if (baseline_ref == "last-good") {
     auto store = db.Get();
@@ -324,8 +235,7 @@ int GateCommand(const std::vector<std::string>& args) {
   } else {
     auto b = ResolveRun(baseline_ref, &db);
     if (!b.ok()) {
-      std::fprintf(stderr, "lockstep gate: baseline %s: %s\n", baseline_ref.c_str(),
-                   std::string(b.status().message()).c_str());
+      std::fprintf(stderr, "lockstep gate: baseline %s\n", std::string(b.status().message()).c_str());
       return b.status().code() == absl::StatusCode::kNotFound ? kGateNoBaseline : kGateBadInput;
     }
     baseline = std::move(*b);
@@ -343,7 +253,8 @@ int GateCommand(const std::vector<std::string>& args) {
   GateReport report = EvaluateGate(baseline, *run, options);
   std::printf("%s", report.Text().c_str());
   if (f->Has("junit")) {
-    if (auto s = WriteReportFile(f->Get("junit"), GateJunitXml(report), "JUnit XML"); !s.ok()) {
+    if (auto s = WriteReportFile(f->GetString("junit"), GateJunitXml(report), "JUnit XML");
+        !s.ok()) {
       Fail("gate", s);
       return kGateBadInput;
     }
@@ -356,21 +267,30 @@ int GateCommand(const std::vector<std::string>& args) {
 
 // ---- report ---------------------------------------------------------------------------
 
-int ReportHtmlCommand(const std::vector<std::string>& args) {
-  static const char kUsage[] =
-      "[--db FILE] RUN... [--html F] [--csv F] [--openmetrics F] [--influx F] [--title T]  "
-      "(RUN: run.json path or run id; at least one output)";
-  auto f = ParseFlags(args, {"db", "html", "csv", "openmetrics", "influx", "title"});
-  if (!f.ok()) return Usage("report", kUsage, std::string(f.status().message()));
-  if (f->help) { Usage("report", kUsage, ""); return 0; }
-  if (f->positional.empty()) return Usage("report", kUsage, "give at least one run");
-  if (!f->Has("html") && !f->Has("csv") && !f->Has("openmetrics") && !f->Has("influx")) {
-    return Usage("report", kUsage, "give at least one of --html, --csv, --openmetrics, --influx");
+int ReportCommand(const std::vector<std::string>& args) {
+  const CommandSpec& spec = ReportCommandSpec();
+  auto f = ParseFlags(args, spec);
+  if (auto code = HelpOrUsageExit(spec, f)) return *code;
+  if (f->positional().empty()) return Usage(spec, "give at least one run");
+  LazyHistory db(f->GetString("db"));
+  if (!HasOutputs(*f)) {
+    // The summary of each run again. A run directory goes through its
+    // journal, which also writes back a run.json its controller never wrote.
+    for (const std::string& ref : f->positional()) {
+      if (IsDirectory(ref)) {
+        if (int code = ReportRunDirCommand(ref); code != 0) return code;
+        continue;
+      }
+      auto run = ResolveRun(ref, &db);
+      if (!run.ok()) return Fail("report", run.status());
+      std::string text = FormatRunSummary(*run);
+      std::fwrite(text.data(), 1, text.size(), stdout);
+    }
+    return 0;
   }
-  LazyStore db(DbPath(*f));
   std::vector<v1::RunRecord> runs;
-  for (const auto& ref : f->positional) {
-    auto run = ResolveRun(ref, &db);
+  for (const auto& ref : f->positional()) {
+    auto run = ResolveRun(ref, &db, {.allow_journal = true});
     if (!run.ok()) return Fail("report", run.status());
     runs.push_back(std::move(*run));
   }

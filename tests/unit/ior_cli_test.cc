@@ -111,7 +111,7 @@ TEST(IorCli, RefusesWhatItCannotHonour) {
   EXPECT_THAT(IorError("-E"), HasSubstr("-E: refused"));
   EXPECT_THAT(IorError("-Q 1"), HasSubstr("-Q: refused"));
   EXPECT_THAT(IorError("-K"), HasSubstr("-K: unknown IOR option"));
-  EXPECT_THAT(IorError("--mpiio.foo"), HasSubstr("--mpiio.foo: unknown option"));
+  EXPECT_THAT(IorError("--mpiio.foo"), HasSubstr("--mpiio.foo: unknown flag"));
   EXPECT_THAT(IorError("stray"), HasSubstr("stray: unexpected argument"));
   EXPECT_THAT(IorError("-a MPIIO"), HasSubstr("-a MPIIO: only the POSIX API"));
   EXPECT_THAT(IorError("-O foo=1"), HasSubstr("unknown -O key 'foo'"));

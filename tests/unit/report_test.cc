@@ -125,9 +125,9 @@ TEST(ReportCommand, WritesEveryOutputAtomically) {
   std::string db = dir + "/h.db";
   ASSERT_EQ(ImportCommand({"--db", db, a}), 0);
   ASSERT_TRUE(WriteFileAtomically(dir + "/b.json", RunToJson(ScalingRun("run-b", 0.9))).ok());
-  EXPECT_EQ(ReportHtmlCommand({"--db", db, "run-a", dir + "/b.json", "--html", dir + "/r.html",
-                               "--csv", dir + "/r.csv", "--openmetrics", dir + "/r.om",
-                               "--influx", dir + "/r.lp", "--title", "nightly"}),
+  EXPECT_EQ(ReportCommand({"--db", db, "run-a", dir + "/b.json", "--html", dir + "/r.html",
+                           "--csv", dir + "/r.csv", "--openmetrics", dir + "/r.om", "--influx",
+                           dir + "/r.lp", "--title", "nightly"}),
             0);
   for (const char* f : {"/r.html", "/r.csv", "/r.om", "/r.lp"}) {
     auto text = ReadFileToString(dir + f);
@@ -135,9 +135,10 @@ TEST(ReportCommand, WritesEveryOutputAtomically) {
     EXPECT_FALSE(text->empty()) << f;
   }
   EXPECT_TRUE(Has(*ReadFileToString(dir + "/r.html"), "<title>nightly</title>"));
-  EXPECT_EQ(ReportHtmlCommand({a}), 2);                       // no output named
-  EXPECT_EQ(ReportHtmlCommand({"--html"}), 2);                // flag without value
-  EXPECT_EQ(ReportHtmlCommand({a, "--html", "/proc/nope/r.html"}), 1);
+  EXPECT_EQ(ReportCommand({a}), 0);                           // no output: the summary
+  EXPECT_EQ(ReportCommand({"--html"}), 2);                    // flag without value
+  EXPECT_EQ(ReportCommand({"--html", dir + "/x.html"}), 2);   // no run
+  EXPECT_EQ(ReportCommand({a, "--html", "/proc/nope/r.html"}), 1);
 }
 
 // The page in a real browser: headless Chromium (deploy/test.sh installs it;

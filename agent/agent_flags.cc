@@ -1,0 +1,150 @@
+#include "agent/agent_flags.h"
+
+#include <array>
+#include <limits>
+
+#include "absl/strings/str_format.h"
+#include "common/names.h"
+#include "common/status_macros.h"
+
+namespace lockstep {
+namespace {
+
+constexpr uint64_t kUint32Max = std::numeric_limits<uint32_t>::max();
+
+constexpr std::array<FlagSpec, 17> kAgentFlags = {{
+    {.name = "config", .value_name = "FILE",
+     .help = "agent configuration file (TOML, see deploy/agent.toml.example); it sets what the "
+             "flags set plus limits (max_tasks, max_bytes_per_phase); flags given explicitly "
+             "override it"},
+    {.name = "listen", .value_name = "HOST:PORT", .default_value = "0.0.0.0:7070",
+     .help = "address to listen on; PORT 0 picks a free port. Prints \"listening on HOST:PORT\" "
+             "once bound"},
+    {.name = "root", .kind = FlagKind::kList, .value_name = "DIR",
+     .help = "a directory below which the agent may create files; a plan directory that "
+             "resolves outside every root is refused."},
+    {.name = "role", .value_name = "client|oss|mds", .default_value = "client",
+     .help = "client nodes run tasks; oss and mds nodes join cache barriers and report "
+             "telemetry"},
+    {.name = "insecure", .kind = FlagKind::kBool,
+     .help = "plaintext gRPC instead of mutual TLS; allowed only on a loopback --listen "
+             "address"},
+    {.name = "tls_ca", .value_name = "FILE",
+     .help = "CA certificate (PEM) that controllers' certificates must chain to"},
+    {.name = "tls_cert", .value_name = "FILE", .help = "this agent's certificate (PEM)"},
+    {.name = "tls_key", .value_name = "FILE",
+     .help = "this agent's private key (PEM, mode 0600)"},
+    {.name = "tls_allow", .kind = FlagKind::kList, .value_name = "NAME",
+     .default_value = "controller",
+     .help = "names (certificate CN or SAN) of the controllers allowed to drive this agent; "
+             "\"*\": any certificate from the CA."},
+    {.name = "allow_drop_caches", .kind = FlagKind::kBool, .default_value = "true",
+     .help = "let controllers sync and drop this host's page cache (needs root)"},
+    {.name = "allow_lustre", .kind = FlagKind::kBool,
+     .help = "let controllers run lfs setstripe/getstripe and lctl set_param (client "
+             "checksums, lock LRU)"},
+    {.name = "devices", .kind = FlagKind::kList, .value_name = "DEV",
+     .help = "block devices whose throughput telemetry reports, e.g. sda,nvme0n1 (default: "
+             "every whole disk)."},
+    {.name = "ifaces", .kind = FlagKind::kList, .value_name = "IFACE",
+     .help = "network interfaces telemetry reports (default: all)."},
+    {.name = "telemetry_interval_ms", .kind = FlagKind::kUint, .value_name = "MS",
+     .default_value = "1000", .help = "telemetry sampling interval", .min = 50,
+     .max = 3600000},
+    {.name = "default_lease_ms", .kind = FlagKind::kUint, .value_name = "MS",
+     .default_value = "5000",
+     .help = "lease when a controller asks for none: a controller silent this long loses the "
+             "agent, which aborts the phase and removes the run's files",
+     .min = 200, .max = 3600000},
+    {.name = "test_delay_per_transfer_us", .kind = FlagKind::kUint, .value_name = "US",
+     .default_value = "0",
+     .help = "TESTS ONLY: make every transfer this much slower, as on a slower device",
+     .max = kUint32Max},
+    {.name = "help-man", .kind = FlagKind::kBool,
+     .help = "print the man page lockstep-agent.8 (roff)", .hidden = true},
+}};
+
+constexpr CommandSpec kAgent = {
+    .program = "lockstep-agent",
+    .synopsis =
+        "--listen HOST:PORT --root DIR [--root DIR ...] [--role client|oss|mds]\n"
+        "(--tls_ca CA.pem --tls_cert AGENT.pem --tls_key AGENT.key [--tls_allow NAME] | "
+        "--insecure) [flags]\n"
+        "--config /etc/lockstep/agent.toml [flags]",
+    .summary = "the Lockstep agent on a client, OSS or MDS node",
+    .description =
+        "Serves one Lockstep controller at a time over gRPC with mutual TLS: prepares "
+        "phases, drops caches, starts every task at the controller's start instant, reports "
+        "timers, latency histograms and telemetry. It creates files only below its --root "
+        "directories. It stays in the foreground; SIGINT or SIGTERM stops it.\n\n"
+        "If its controller goes silent for a lease, it aborts the phase, removes the files "
+        "the run wrote, restores any Lustre setting it changed and returns to idle. Another "
+        "controller meanwhile gets \"busy: run R from C since T\".",
+    .flags = kAgentFlags,
+};
+
+constexpr const CommandSpec* kAgentCommands[] = {&kAgent};
+
+constexpr ManSection kAgentSections[] = {
+    {.title = "Exit status",
+     .text = "  0  stopped by SIGINT or SIGTERM\n"
+             "  1  cannot listen on the address\n"
+             "  2  bad flags or configuration (roots, TLS files, --insecure off loopback)"},
+    {.title = "Files",
+     .text = "/etc/lockstep/agent.toml (with deploy/lockstep-agent.service, a systemd unit)."},
+    {.title = "See also", .text = "lockstep(1)"},
+};
+
+constexpr ProgramSpec kAgentProgram = {
+    .name = "lockstep-agent",
+    .man_section = 8,
+    .summary = "the Lockstep agent on a client, OSS or MDS node",
+    .commands = kAgentCommands,
+    .sections = kAgentSections,
+};
+
+}  // namespace
+
+const CommandSpec& AgentCommandSpec() { return kAgent; }
+const ProgramSpec& AgentProgram() { return kAgentProgram; }
+
+absl::StatusOr<AgentConfig> AgentConfigFromFlags(const ParsedFlags& f) {
+  AgentConfig config;
+  const std::string& config_path = f.GetString("config");
+  if (!config_path.empty()) {
+    ASSIGN_OR_RETURN(config, LoadAgentConfig(config_path));
+  }
+  // Without a config file every flag applies, given or not.
+  const bool no_config = config_path.empty();
+  auto use = [&](const char* name) { return no_config || f.Has(name); };
+  AgentOptions& o = config.options;
+  if (use("role")) {
+    const std::string& role = f.GetString("role");
+    auto parsed = ParseRole(role);
+    if (!parsed) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--role %s is not one of client, oss, mds", role));
+    }
+    o.role = *parsed;
+  }
+  if (f.Has("root")) o.roots = f.GetList("root");
+  if (use("default_lease_ms")) o.default_lease_ms = static_cast<uint32_t>(f.GetUint("default_lease_ms"));
+  if (use("allow_drop_caches")) o.allow_drop_caches = f.GetBool("allow_drop_caches");
+  if (use("allow_lustre")) o.allow_lustre = f.GetBool("allow_lustre");
+  o.runner.test_delay_per_transfer_ns =
+      static_cast<int64_t>(f.GetUint("test_delay_per_transfer_us")) * 1000;
+  if (use("telemetry_interval_ms")) {
+    o.telemetry_options.interval_ms = static_cast<uint32_t>(f.GetUint("telemetry_interval_ms"));
+  }
+  if (use("devices")) o.telemetry_options.devices = f.GetList("devices");
+  if (use("ifaces")) o.telemetry_options.ifaces = f.GetList("ifaces");
+  if (use("insecure")) config.insecure = f.GetBool("insecure");
+  if (use("tls_ca")) config.tls_ca = f.GetString("tls_ca");
+  if (use("tls_cert")) config.tls_cert = f.GetString("tls_cert");
+  if (use("tls_key")) config.tls_key = f.GetString("tls_key");
+  if (use("tls_allow")) config.tls_allow = f.GetList("tls_allow");
+  if (use("listen")) config.listen = f.GetString("listen");
+  return config;
+}
+
+}  // namespace lockstep
