@@ -35,11 +35,6 @@ int Usage(const CommandSpec& command, const std::string& error) {
   return 2;
 }
 
-bool IsFile(const std::string& p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
 bool IsDirectory(const std::string& p) {
   struct stat st;
   return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
