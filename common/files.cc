@@ -78,10 +78,10 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view conte
     ::unlink(tmp.c_str());
     return ErrnoError("cannot rename into place", path, err);
   }
-  std::string dir = path.substr(0, path.find_last_of('/') == std::string::npos
-                                       ? 0
-                                       : path.find_last_of('/'));
-  if (dir.empty()) dir = ".";
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? std::string(1, '.')
+                          : slash == 0                ? std::string(1, '/')
+                                                      : path.substr(0, slash);
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     ::fsync(dfd);

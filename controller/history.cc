@@ -752,7 +752,7 @@ absl::StatusOr<std::vector<ResultPoint>> HistoryStore::ResultTrend(const std::st
   values.push_back(result_key);
   if (filter.limit > 0) {
     absl::StrAppend(&sql, " LIMIT ?");
-    values.push_back(int64_t{filter.limit});
+    values.emplace_back(std::in_place_type<int64_t>, filter.limit);
   }
   Stmt q(db_, path_);
   RETURN_IF_ERROR(q.Prepare(sql));
