@@ -138,8 +138,8 @@ class PhaseStream : public grpc::ClientReadReactor<v1::PhaseEvent> {
 class Heartbeater {
  public:
   Heartbeater(std::vector<AgentClient*> agents, uint32_t lease_ms, uint32_t stall_ms)
-      : agents_(std::move(agents)), lease_ms_(lease_ms), stall_ms_(stall_ms),
-        last_ok_ns_(agents_.size(), MonotonicNs()), lost_(agents_.size()) {
+      : agents_(std::move(agents)), lease_ms_(lease_ms),
+        last_ok_ns_(agents_.size(), MonotonicNs()), lost_(agents_.size()), stall_ms_(stall_ms) {
     thread_ = std::thread([this] { Loop(); });
   }
   ~Heartbeater() {
@@ -251,6 +251,13 @@ class Coordinator {
     report_ += text;
     if (options_.print) options_.print(text);
   }
+  // The IOR layout: header, options, per-iteration and summary tables.
+  void PrintIor(const std::string& text) {
+    if (options_.ior_text) Print(text);
+  }
+  // Lockstep's notes (warnings, status, where the results are): as they are
+  // beside the IOR layout, as '#' lines without it.
+  void PrintNote(const std::string& text) { Print(options_.ior_text ? text : "# " + text); }
   Failure SetUpAgents();
   Failure RunTest(uint32_t test_id);
   Failure RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t rep, v1::TestRecord* test,
@@ -451,7 +458,7 @@ Failure Coordinator::MeasureClocks() {
   clocks_ = clocks;
   if (!bad.empty()) {
     if (plan_.on_clock == "fail") return Fail(kExitConnect, absl::StrJoin(bad, "\n"));
-    for (const std::string& b : bad) Print("warning: " + b + "\n");
+    for (const std::string& b : bad) PrintNote("warning: " + b + "\n");
   }
   return {};
 }
@@ -500,7 +507,7 @@ Failure Coordinator::CacheBarrier(const std::string& mode, const std::string& ph
       }
       if (!replies[i]->warning().empty()) {
         acc.set_warning(replies[i]->warning());
-        Print(absl::StrFormat("warning: %s %s: %s\n", RoleName(who[i]->role()),
+        PrintNote(absl::StrFormat("warning: %s %s: %s\n", RoleName(who[i]->role()),
                               who[i]->address(), replies[i]->warning()));
       }
     }
@@ -710,7 +717,7 @@ Failure Coordinator::RemoveFiles(const std::vector<v1::PhaseSpec>& bases, uint32
   }
   if (timed && stop >= start && start != INT64_MAX) {
     double seconds = static_cast<double>(stop - start) / 1e9;
-    Print(FormatRemoveRow(seconds, rep));
+    PrintIor(FormatRemoveRow(seconds, rep));
     if (last_phase) {
       v1::IterationRow* r = last_phase->mutable_remove_row();
       r->set_access("remove");
@@ -748,7 +755,7 @@ Failure Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t
       }
     }
     absl::Status js = store_->AppendJournal(*pr);
-    if (!js.ok()) Print(absl::StrFormat("warning: %s\n", js.message()));
+    if (!js.ok()) PrintNote(absl::StrFormat("warning: %s\n", js.message()));
     if (f) return f;
     if (repeat) {
       Print(absl::StrFormat("# %s; repeating (attempt %d of %d)\n", why, attempt + 1,
@@ -756,8 +763,8 @@ Failure Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t
       continue;
     }
     if (pr->skew_exceeded()) Print(absl::StrFormat("# %s (marked)\n", why));
-    if (phase.kind != v1::MDTEST) Print(FormatIterationRow(pr->row()));
-    for (const v1::IterationRow& extra : pr->extra_rows()) Print(FormatIterationRow(extra));
+    if (phase.kind != v1::MDTEST) PrintIor(FormatIterationRow(pr->row()));
+    for (const v1::IterationRow& extra : pr->extra_rows()) PrintIor(FormatIterationRow(extra));
     for (const std::string& line : pr->telemetry_lines()) Print("#" + line + "\n");
     rows->push_back(pr->row());
     return {};
@@ -1041,12 +1048,12 @@ Failure Coordinator::RunTest(uint32_t test_id) {
   desc.tasks_per_node = tpa;
   desc.repetitions = plan_.repetitions;
   desc.reorder = first.reorder_tasks;
-  Print(absl::StrFormat("\nTest %u started: %s\n", test_id,
+  PrintIor(absl::StrFormat("\nTest %u started: %s\n", test_id,
                         absl::FormatTime("%a %b %e %H:%M:%S %Y", absl::Now(),
                                          absl::LocalTimeZone())));
-  Print(FormatOptions(desc));
-  Print("\nResults: \n\n");
-  Print(FormatResultsHeader());
+  PrintIor(FormatOptions(desc));
+  PrintIor("\nResults: \n\n");
+  PrintIor(FormatResultsHeader());
 
   std::map<std::string, std::vector<v1::IterationRow>> rows;  // by phase
   for (uint32_t rep = 0; rep < plan_.repetitions; ++rep) {
@@ -1106,10 +1113,10 @@ Failure Coordinator::RunTest(uint32_t test_id) {
                                           phase.reorder_tasks);
   }
   // Lockstep's own columns, after IOR's table: start skew and latency.
-  Print("\nphase        iter  start skew(us)  release skew(us)  lat p50(us)  p99(us)  p99.9(us)  max(us)\n");
+  PrintIor("\nphase        iter  start skew(us)  release skew(us)  lat p50(us)  p99(us)  p99.9(us)  max(us)\n");
   for (const v1::PhaseRecord& p : test->phases()) {
     if (absl::StartsWith(p.error(), "superseded")) continue;
-    Print(absl::StrFormat("%-12s %4u  %14.1f%s %16.1f  %11.1f  %7.1f  %9.1f  %7.1f\n", p.phase(),
+    PrintIor(absl::StrFormat("%-12s %4u  %14.1f%s %16.1f  %11.1f  %7.1f  %9.1f  %7.1f\n", p.phase(),
                           p.repetition(), static_cast<double>(p.start_skew_ns()) / 1e3,
                           p.skew_exceeded() ? "!" : " ",
                           static_cast<double>(p.release_skew_ns()) / 1e3, p.latency().p50_us(), p.latency().p99_us(), p.latency().p999_us(),
@@ -1147,27 +1154,27 @@ void Coordinator::Finish(RunOutcome* outcome, const Failure& failure) {
     }
   }
   if (!all_rows.empty()) {
-    Print(FormatSummaryHeader());
-    for (const v1::SummaryRow& r : all_rows) Print(FormatSummaryRow(r));
+    PrintIor(FormatSummaryHeader());
+    for (const v1::SummaryRow& r : all_rows) PrintIor(FormatSummaryRow(r));
     for (const v1::TestRecord& t : record_.tests()) {
       std::vector<v1::SummaryRow> rows(t.summary().begin(), t.summary().end());
-      Print("\n");
-      Print(FormatMaxLines(rows));
+      PrintIor("\n");
+      PrintIor(FormatMaxLines(rows));
     }
   }
   record_.set_finished_at(FormatRfc3339(RealtimeNs()));
-  Print(absl::StrFormat("\nFinished            : %s\n",
+  PrintIor(absl::StrFormat("\nFinished            : %s\n",
                         absl::FormatTime("%a %b %e %H:%M:%S %Y", absl::Now(),
                                          absl::LocalTimeZone())));
   if (failure) {
-    Print(absl::StrFormat("Status              : %s: %s\n", record_.status(), failure.message));
+    PrintNote(absl::StrFormat("Status              : %s: %s\n", record_.status(), failure.message));
   }
   if (store_) {
-    Print(absl::StrFormat("Results             : %s/\n", store_->dir()));
+    PrintNote(absl::StrFormat("Results             : %s/\n", store_->dir()));
     absl::Status s = store_->WriteRunJson(record_);
     if (s.ok()) s = store_->WriteSummary(report_);
     if (!s.ok()) {
-      Print(absl::StrFormat("error: %s\n", s.message()));
+      PrintNote(absl::StrFormat("error: %s\n", s.message()));
       if (outcome->exit_code == kExitOk) outcome->exit_code = kExitFailure;
     }
     outcome->run_dir = store_->dir();
@@ -1196,14 +1203,14 @@ RunOutcome Coordinator::Run() {
   record_.set_lockstep_version(LOCKSTEP_VERSION);
   record_.set_command_line(options_.command_line);
 
-  Print(absl::StrFormat("Lockstep-%s: coordinated test of parallel I/O (IOR-compatible output)\n",
+  PrintIor(absl::StrFormat("Lockstep-%s: coordinated test of parallel I/O (IOR-compatible output)\n",
                         LOCKSTEP_VERSION));
-  Print(absl::StrFormat("Began               : %s\n",
+  PrintIor(absl::StrFormat("Began               : %s\n",
                         absl::FormatTime("%a %b %e %H:%M:%S %Y", absl::Now(),
                                          absl::LocalTimeZone())));
-  Print(absl::StrFormat("Command line        : %s\n", options_.command_line));
-  Print(absl::StrFormat("Machine             : Linux %s\n", host));
-  Print(absl::StrFormat("Run                 : %s (plan %s)\n", store_->run_id(), plan_.source));
+  PrintIor(absl::StrFormat("Command line        : %s\n", options_.command_line));
+  PrintIor(absl::StrFormat("Machine             : Linux %s\n", host));
+  PrintIor(absl::StrFormat("Run                 : %s (plan %s)\n", store_->run_id(), plan_.source));
 
   Failure failure = SetUpAgents();
   if (!failure) {
@@ -1217,7 +1224,7 @@ RunOutcome Coordinator::Run() {
           f.kernel(), fs, static_cast<double>(clocks_[i].offset_ns) / 1e3,
           static_cast<double>(clocks_[i].delay_ns) / 2e3));
     }
-    Print(absl::StrFormat("Agents              : %u (%u client)\n%s\n", agents_.size(),
+    PrintIor(absl::StrFormat("Agents              : %u (%u client)\n%s\n", agents_.size(),
                           clients_.size(), absl::StrJoin(lines, "\n")));
     for (uint32_t t = 0; t < plan_.tests() && !failure; ++t) {
       if (t > 0) failure = MeasureClocks();

@@ -123,6 +123,8 @@ v1::SummaryRow SummarizePhase(const std::vector<v1::IterationRow>& rows,
   out.set_file_per_process(spec.file_per_process());
   out.set_reorder(reorder ? 1 : 0);
   out.set_reorder_offset(spec.reorder_shift());
+  out.set_reorder_random(spec.reorder_random() ? 1 : 0);
+  out.set_reorder_random_seed(spec.reorder_random_seed());
   out.set_segments(spec.segments());
   out.set_block_bytes(spec.block_bytes());
   out.set_transfer_bytes(spec.transfer_bytes());

@@ -106,8 +106,8 @@ std::string FormatSummaryRow(const v1::SummaryRow& r) {
   out += absl::StrFormat("%3d ", r.file_per_process() ? 1 : 0);
   out += absl::StrFormat("%5d ", r.reorder());
   out += absl::StrFormat("%8d ", r.reorder_offset());
-  out += absl::StrFormat("%9d ", 0);
-  out += absl::StrFormat("%4d ", 0);
+  out += absl::StrFormat("%9d ", r.reorder_random());
+  out += absl::StrFormat("%4d ", r.reorder_random_seed());
   out += absl::StrFormat("%6d ", r.segments());
   out += absl::StrFormat("%8d ", r.block_bytes());
   out += absl::StrFormat("%8d ", r.transfer_bytes());
