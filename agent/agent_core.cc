@@ -1,6 +1,7 @@
 #include "agent/agent_core.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -59,6 +60,10 @@ struct AgentCore::Impl {
   // at Detach and when the lease expires.
   std::unique_ptr<ScopedParam> checksums ABSL_GUARDED_BY(mu);
   std::map<std::string, uint64_t> windows ABSL_GUARDED_BY(mu);  // phase id → telemetry window
+  // mdtest -d directories this session created because they were missing
+  // (mdtest does), and whether a tree_remove ran in them since: mdtest then
+  // removes the directory at its end, so Detach does.
+  std::map<std::string, bool> md_created_dirs ABSL_GUARDED_BY(mu);
   std::unique_ptr<TelemetrySampler> sampler;  // constant after Create; may be null
   std::unique_ptr<LustreTools> lustre;        // constant after Create
   std::thread watchdog;
@@ -92,11 +97,21 @@ struct AgentCore::Impl {
     return absl::OkStatus();
   }
 
-  // Ends the session; returns what the caller must tear down outside mu.
+  // Ends the session; returns what the caller must tear down outside mu:
+  // the runner, the phases whose files remain (when `phases_out`) and the
+  // mdtest directories to remove once empty (when `dirs_out`: all created
+  // ones with `phases_out`, else those a tree_remove ran in).
   void EndSessionLocked(std::unique_ptr<PhaseRunner>* runner_out,
-                        std::map<std::string, std::pair<v1::PhaseSpec, std::string>>* phases_out)
+                        std::map<std::string, std::pair<v1::PhaseSpec, std::string>>* phases_out,
+                        std::vector<std::string>* dirs_out = nullptr)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     *runner_out = std::move(runner);
+    if (dirs_out != nullptr) {
+      for (const auto& [dir, removed_in] : md_created_dirs) {
+        if (removed_in || phases_out != nullptr) dirs_out->push_back(dir);
+      }
+    }
+    md_created_dirs.clear();
     if (phases_out != nullptr) *phases_out = std::move(session_phases);
     session_phases.clear();
     checksums.reset();  // restores the client checksums
@@ -126,6 +141,16 @@ void RemoveSessionPhases(const std::map<std::string, std::pair<v1::PhaseSpec, st
   }
 }
 
+// rmdir of each (empty) directory; one that is not empty stays, with a warning.
+void RemoveCreatedDirs(const std::vector<std::string>& dirs) {
+  for (const std::string& d : dirs) {
+    if (::rmdir(d.c_str()) != 0 && errno != ENOENT) {
+      LogWarning("cannot remove the mdtest directory %s this session created: %s", d,
+                 std::strerror(errno));
+    }
+  }
+}
+
 void AgentCore::Impl::WatchdogMain() {
   absl::MutexLock lock(&mu);
   while (!shutting_down) {
@@ -143,7 +168,8 @@ void AgentCore::Impl::WatchdogMain() {
     uint32_t lease = lease_ms;
     std::unique_ptr<PhaseRunner> r;
     std::map<std::string, std::pair<v1::PhaseSpec, std::string>> phases;
-    EndSessionLocked(&r, &phases);
+    std::vector<std::string> dirs;
+    EndSessionLocked(&r, &phases, &dirs);
     mu.Unlock();
     LogWarning("lease of %u ms expired: controller %s of run %s is silent; aborting and removing "
                "the files of %u phase(s)",
@@ -153,6 +179,7 @@ void AgentCore::Impl::WatchdogMain() {
       r.reset();  // joins the task threads
     }
     RemoveSessionPhases(phases);
+    RemoveCreatedDirs(dirs);
     mu.Lock();
   }
 }
@@ -199,6 +226,7 @@ absl::StatusOr<v1::AttachReply> AgentCore::Attach(const v1::AttachRequest& reque
   std::string stale_run;
   std::unique_ptr<PhaseRunner> stale_runner, stale_runner2;
   std::map<std::string, std::pair<v1::PhaseSpec, std::string>> stale_files;
+  std::vector<std::string> stale_dirs;
   {
     absl::MutexLock lock(&impl_->mu);
     if (!impl_->session_id.empty() && MonotonicNs() < impl_->lease_deadline_mono_ns) {
@@ -213,7 +241,7 @@ absl::StatusOr<v1::AttachReply> AgentCore::Attach(const v1::AttachRequest& reque
     // prepare anything), as the watchdog would.
     if (!impl_->session_id.empty()) {
       stale_run = impl_->run_id;
-      impl_->EndSessionLocked(&stale_runner, &stale_files);
+      impl_->EndSessionLocked(&stale_runner, &stale_files, &stale_dirs);
     }
     if (impl_->runner && !impl_->runner->Done()) impl_->runner->Abort("a new session attached");
     stale_runner2 = std::move(impl_->runner);
@@ -235,6 +263,7 @@ absl::StatusOr<v1::AttachReply> AgentCore::Attach(const v1::AttachRequest& reque
                stale_run, stale_files.size(), request.run_id());
   }
   RemoveSessionPhases(stale_files);
+  RemoveCreatedDirs(stale_dirs);
   LogInfo("attached: run %s from %s", request.run_id(), request.controller());
   *reply.mutable_facts() = Facts();
   return reply;
@@ -261,14 +290,18 @@ absl::StatusOr<v1::HeartbeatReply> AgentCore::Heartbeat(const v1::HeartbeatReque
 
 absl::Status AgentCore::Detach(const v1::DetachRequest& request) {
   std::unique_ptr<PhaseRunner> r;
+  std::vector<std::string> dirs;
   {
     absl::MutexLock lock(&impl_->mu);
     absl::Status s = impl_->CheckSession(request.session_id());
     if (!s.ok()) return s;
     LogInfo("detached: run %s", impl_->run_id);
-    impl_->EndSessionLocked(&r, nullptr);
+    impl_->EndSessionLocked(&r, nullptr, &dirs);
   }
   if (r) r->Abort("the controller detached");
+  r.reset();  // joins the task threads
+  // mdtest removes the -d directory it created once its removal phases ran.
+  RemoveCreatedDirs(dirs);
   return absl::OkStatus();
 }
 
@@ -314,6 +347,25 @@ absl::StatusOr<v1::PrepareReply> AgentCore::Prepare(const v1::PrepareRequest& re
         impl_->options.max_tasks));
   }
   auto dir = impl_->roots.Resolve(spec.dir());
+  if (!dir.ok() && absl::IsNotFound(dir.status()) && spec.kind() == v1::MDTEST) {
+    // mdtest creates its -d directory when it is missing (one level, as
+    // mkdir(2)); rank 0's agent does, in Prepare, before any task starts.
+    auto planned = impl_->roots.ResolveNew(spec.dir());
+    if (!planned.ok()) return planned.status();
+    dir = *planned;
+    if (spec.first_rank() == 0) {
+      if (::mkdir(planned->c_str(), 0775) == 0) {
+        absl::MutexLock lock(&impl_->mu);
+        impl_->md_created_dirs.emplace(*planned, false);
+      } else if (errno != EEXIST) {
+        return absl::FailedPreconditionError(absl::StrFormat(
+            "phase %s: cannot create the mdtest directory %s: %s; create it or fix -d",
+            spec.phase_id(), *planned, std::strerror(errno)));
+      }
+      dir = impl_->roots.Resolve(spec.dir());
+      if (!dir.ok()) return dir.status();
+    }
+  }
   if (!dir.ok()) return dir.status();
   if (spec.kind() == v1::WRITE) {
     // This agent's share; on a shared file system the others' shares come on top.
@@ -372,11 +424,12 @@ absl::StatusOr<v1::PrepareReply> AgentCore::Prepare(const v1::PrepareRequest& re
   if (!runner.ok()) return runner.status();
   reply.set_resolved_dir(*dir);
   if (struct statvfs sv; ::statvfs(dir->c_str(), &sv) == 0) {
-    v1::FsUsage* fs = reply.mutable_dir_fs();
-    fs->set_total_bytes(static_cast<uint64_t>(sv.f_blocks) * sv.f_frsize);
-    fs->set_free_bytes(static_cast<uint64_t>(sv.f_bfree) * sv.f_frsize);
-    fs->set_total_inodes(sv.f_files);
-    fs->set_free_inodes(sv.f_ffree);
+    v1::FsStats* fs = reply.mutable_dir_fs();
+    fs->set_block_bytes(sv.f_bsize);
+    fs->set_blocks(sv.f_blocks);
+    fs->set_blocks_free(sv.f_bfree);
+    fs->set_files(sv.f_files);
+    fs->set_files_free(sv.f_ffree);
   }
   for (const std::string& f : (*runner)->files()) reply.add_files(f);
   reply.set_threads_parked(spec.tasks());
@@ -385,6 +438,11 @@ absl::StatusOr<v1::PrepareReply> AgentCore::Prepare(const v1::PrepareRequest& re
   if (!s.ok()) return s;  // the lease expired meanwhile; the runner is destroyed here
   if (CreatesFiles(spec.kind())) {
     impl_->session_phases[PhaseFilesKey(*dir, spec)] = {spec, *dir};
+  }
+  if (spec.kind() == v1::MDTEST && spec.md_op() == v1::MD_TREE_REMOVE) {
+    if (auto it = impl_->md_created_dirs.find(*dir); it != impl_->md_created_dirs.end()) {
+      it->second = true;
+    }
   }
   impl_->runner = std::move(*runner);
   return reply;

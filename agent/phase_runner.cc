@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,6 +27,7 @@
 #include "common/files.h"
 #include "common/histogram.h"
 #include "common/layout.h"
+#include "common/mdtest_layout.h"
 #include "common/names.h"
 #include "common/pattern.h"
 
@@ -125,6 +127,10 @@ absl::Status ValidateSpec(const v1::PhaseSpec& s) {
     }
     if (MdtestTreeDirs(s.md_branching(), s.md_depth()) > kMaxTreeDirs) {
       return bad(absl::StrFormat("a tree of more than %u directories", kMaxTreeDirs));
+    }
+    if (s.md_unique_dir() && s.md_depth() > 0 && s.md_neighbor_shift() % s.total_tasks() != 0) {
+      return bad("mdtest -u -N with a tree deeper than 0 (-z): mdtest 4.1 looks for the items "
+                 "in directories that do not exist");
     }
     return absl::OkStatus();
   }
@@ -469,6 +475,7 @@ void PhaseRunner::Impl::RunWork(Task* t, size_t index) {
   w.buf = t->buf.get();
   w.scratch = t->scratch.get();
   w.tree = trees.empty() ? nullptr : &trees[index];
+  if (spec.kind() == v1::MDTEST) w.md_owner = MdtestItemOwner(spec, t->rank);
   w.abort = &abort;
   w.result = &t->result;
   w.hist = &t->hist;
@@ -605,6 +612,7 @@ void PhaseRunner::Impl::MonitorMain() {
   for (auto& t : tasks) {
     if (t->thread.joinable()) t->thread.join();
   }
+  if (spec.kind() == v1::MDTEST) FinishMdtestPhase(spec, dir);
   uint64_t b = total_bytes();
   if (b > last_series_bytes || series.empty()) series.push_back(b - last_series_bytes);
 
@@ -679,8 +687,8 @@ absl::StatusOr<std::unique_ptr<PhaseRunner>> PhaseRunner::Prepare(const v1::Phas
     if (kind == v1::SMALL_FILES) {
       t->path = SmallFilesRoot(dir, spec, t->rank);
     } else if (kind == v1::MDTEST) {
-      t->path = MdtestTreeRoot(dir, spec, t->rank);
-      impl->trees.push_back(MdtestTreePaths(t->path, spec.md_branching(), spec.md_depth()));
+      impl->trees.push_back(MdtestTaskTree(dir, spec, t->rank));
+      t->path = impl->trees.back().front();
     } else {
       t->path = TaskFilePath(dir, spec, t->rank);
     }
@@ -696,6 +704,10 @@ absl::StatusOr<std::unique_ptr<PhaseRunner>> PhaseRunner::Prepare(const v1::Phas
       (kind == v1::MDTEST && spec.md_op() == v1::MD_TREE_CREATE)) {
     auto removed = RemovePhaseFiles(spec, dir);
     if (!removed.ok()) return removed.status();
+    if (kind == v1::MDTEST && spec.first_rank() == 0) {
+      absl::Status made = PrepareMdtestTestDir(spec, dir);
+      if (!made.ok()) return made;
+    }
   } else if (IsTransferKind(kind)) {
     for (auto& t : impl->tasks) {
       struct stat st;
@@ -740,6 +752,18 @@ absl::StatusOr<std::unique_ptr<PhaseRunner>> PhaseRunner::Prepare(const v1::Phas
       auto scratch = AllocateAligned(buf_bytes);
       if (!scratch.ok()) return scratch.status();
       t->scratch = std::move(*scratch);
+    }
+  }
+  if (kind == v1::MDTEST && spec.first_rank() == 0) {
+    // mdtest's "FS" line: rank 0 statfs(2)s the -d directory.
+    struct statfs sf;
+    if (::statfs(dir.c_str(), &sf) == 0) {
+      v1::FsStats* fs = impl->tasks.front()->result.mutable_dir_fs();
+      fs->set_block_bytes(static_cast<uint64_t>(sf.f_bsize));
+      fs->set_blocks(static_cast<uint64_t>(sf.f_blocks));
+      fs->set_blocks_free(static_cast<uint64_t>(sf.f_bfree));
+      fs->set_files(static_cast<uint64_t>(sf.f_files));
+      fs->set_files_free(static_cast<uint64_t>(sf.f_ffree));
     }
   }
   Impl* raw = impl.get();
@@ -810,12 +834,14 @@ absl::StatusOr<uint32_t> RemovePhaseFiles(const v1::PhaseSpec& spec, const std::
   if (spec.kind() == v1::SMALL_FILES || spec.kind() == v1::MDTEST) {
     // Whole trees: each task's own, or the shared mdtest tree (rank 0's).
     std::set<std::string> roots;
+    v1::PhaseSpec own = spec;
+    own.set_md_op(v1::MD_TREE_REMOVE);  // the trees the tasks own
     for (uint32_t i = 0; i < spec.tasks(); ++i) {
       const uint32_t rank = spec.first_rank() + i;
       if (spec.kind() == v1::SMALL_FILES) {
         roots.insert(SmallFilesRoot(dir, spec, rank));
-      } else if (spec.md_unique_dir() || rank == 0) {
-        roots.insert(MdtestTreeRoot(dir, spec, rank));
+      } else if (MdtestOwnsTree(own, rank)) {
+        roots.insert(MdtestTaskTree(dir, own, rank).front());
       }
     }
     for (const std::string& r : roots) {
@@ -823,12 +849,18 @@ absl::StatusOr<uint32_t> RemovePhaseFiles(const v1::PhaseSpec& spec, const std::
       if (!n.ok()) return n.status();
       if (*n > 0) ++removed;
     }
+    // The iteration's test-dir, once empty, by rank 0's agent as mdtest's
+    // rank 0 (another agent's trees may still be in it).
+    if (spec.kind() == v1::MDTEST && spec.first_rank() == 0) {
+      ::rmdir(MdtestTestDir(dir, spec.repetition()).c_str());
+    }
     return removed;
   }
   std::set<std::string> paths;
   if (spec.file_per_process()) {
     v1::PhaseSpec own = spec;
     own.set_reorder_shift(0);  // a task removes the file it owns, not the one it read
+    own.set_reorder_random(false);
     for (uint32_t i = 0; i < spec.tasks(); ++i) {
       paths.insert(TaskFilePath(dir, own, spec.first_rank() + i));
     }

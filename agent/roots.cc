@@ -86,4 +86,21 @@ absl::StatusOr<std::string> AllowedRoots::Resolve(const std::string& dir) const 
       dir, how, absl::StrJoin(roots_, ", ")));
 }
 
+absl::StatusOr<std::string> AllowedRoots::ResolveNew(const std::string& dir) const {
+  std::string d = dir;
+  while (d.size() > 1 && d.back() == '/') d.pop_back();
+  const size_t slash = d.find_last_of('/');
+  const std::string base = slash == std::string::npos ? d : d.substr(slash + 1);
+  if (base.empty() || base == "." || base == "..") {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("directory %s has no name to create; give a path ending in a name", dir));
+  }
+  const std::string parent = slash == std::string::npos ? roots_.front()
+                             : slash == 0                ? std::string(1, '/')
+                                                         : d.substr(0, slash);
+  auto real = Resolve(parent);
+  if (!real.ok()) return real.status();
+  return *real == "/" ? "/" + base : *real + "/" + base;
+}
+
 }  // namespace lockstep

@@ -22,6 +22,11 @@ class AllowedRoots {
   // PermissionDenied (outside the roots, lists them).
   absl::StatusOr<std::string> Resolve(const std::string& dir) const;
 
+  // For a directory that may not exist yet (mdtest creates its -d): its
+  // parent must resolve as Resolve does; returns "<resolved parent>/<last
+  // component>". InvalidArgument for a last component of "", "." or "..".
+  absl::StatusOr<std::string> ResolveNew(const std::string& dir) const;
+
   const std::vector<std::string>& roots() const { return roots_; }
 
  private:

@@ -11,8 +11,9 @@
 #include <filesystem>
 
 #include "absl/strings/str_format.h"
-#include "common/mix.h"
 #include "common/clock.h"
+#include "common/mdtest_layout.h"
+#include "common/mix.h"
 #include "common/pattern.h"
 
 namespace lockstep {
@@ -176,48 +177,65 @@ void RunSmallFilesTask(TaskWork& w) {
   r->set_readback_bytes(back);
 }
 
-uint64_t MdtestTreeDirs(uint32_t branching, uint32_t depth) {
-  if (branching <= 1) return uint64_t{depth} + 1;
-  uint64_t dirs = 0, level = 1;
-  for (uint32_t d = 0; d <= depth; ++d) {
-    dirs += level;
-    level *= branching;
+namespace {
+
+// mdtest's step of an op for the -N shift: create 0, stat and rename 1,
+// read 2, remove 3.
+uint32_t MdtestStep(v1::MdtestOp op) {
+  switch (op) {
+    case v1::MD_DIR_STAT:
+    case v1::MD_FILE_STAT:
+    case v1::MD_DIR_RENAME:
+      return 1;
+    case v1::MD_FILE_READ:
+      return 2;
+    case v1::MD_DIR_REMOVE:
+    case v1::MD_FILE_REMOVE:
+      return 3;
+    default:
+      return 0;
   }
-  return dirs;  // = (b^(z+1) - 1) / (b - 1)
 }
 
-std::string MdtestTreeRoot(const std::string& dir, const v1::PhaseSpec& spec, uint32_t rank) {
-  if (spec.md_unique_dir()) return absl::StrFormat("%s/%s.mdtest.%08d", dir, spec.file_name(), rank);
-  return absl::StrFormat("%s/%s.mdtest", dir, spec.file_name());
+bool IsTreeOp(v1::MdtestOp op) { return op == v1::MD_TREE_CREATE || op == v1::MD_TREE_REMOVE; }
+
+}  // namespace
+
+uint32_t MdtestItemOwner(const v1::PhaseSpec& spec, uint32_t rank) {
+  const uint64_t n = std::max<uint32_t>(spec.total_tasks(), 1);
+  if (IsTreeOp(spec.md_op())) return rank;
+  return static_cast<uint32_t>(
+      (rank + uint64_t{MdtestStep(spec.md_op())} * spec.md_neighbor_shift()) % n);
 }
 
-std::vector<std::string> MdtestTreePaths(const std::string& root, uint32_t branching,
-                                         uint32_t depth) {
-  const uint64_t n = MdtestTreeDirs(branching, depth);
-  const uint64_t b = std::max<uint32_t>(branching, 1);
-  std::vector<std::string> out;
-  out.reserve(n);
-  out.push_back(root);
-  for (uint64_t k = 1; k < n; ++k) {
-    uint64_t parent = (k - 1) / b;
-    out.push_back(absl::StrFormat("%s/mdtest_tree.%d", out[parent], k));
+bool MdtestOwnsTree(const v1::PhaseSpec& spec, uint32_t rank) {
+  return spec.md_unique_dir() || rank == 0;
+}
+
+std::vector<std::string> MdtestTaskTree(const std::string& dir, const v1::PhaseSpec& spec,
+                                        uint32_t rank) {
+  const std::string testdir = MdtestTestDir(dir, spec.repetition());
+  if (!spec.md_unique_dir()) {
+    return MdtestTreePaths(testdir + "/mdtest_tree.0", "mdtest_tree", spec.md_branching(),
+                           spec.md_depth());
   }
-  return out;
+  uint32_t tree_rank = rank;
+  if (!IsTreeOp(spec.md_op())) {
+    const uint64_t n = std::max<uint32_t>(spec.total_tasks(), 1);
+    tree_rank = static_cast<uint32_t>((MdtestItemOwner(spec, rank) + spec.md_neighbor_shift()) % n);
+  }
+  return MdtestTreePaths(absl::StrFormat("%s/mdtest_tree.%u.0", testdir, tree_rank),
+                         MdtestTreeBase(true, rank), spec.md_branching(), spec.md_depth());
 }
 
 void RunMdtestTask(TaskWork& w) {
   const v1::PhaseSpec& s = *w.spec;
   const std::vector<std::string>& tree = *w.tree;
   const uint64_t dirs = tree.size();
-  const bool owns_tree = s.md_unique_dir() || w.rank == 0;
-  char path[4096];
+  const bool owns_tree = MdtestOwnsTree(s, w.rank);
   uint64_t ops = 0, bytes = 0;
   const int64_t start = RealtimeNs();
   w.result->set_first_io_ns(start);
-  auto item_path = [&](const char* kind, uint64_t i) {
-    std::snprintf(path, sizeof(path), "%s/%s.mdtest.%u.%llu", tree[i % dirs].c_str(), kind,
-                  w.rank, static_cast<unsigned long long>(i));
-  };
   auto timed = [&](auto&& op) {
     const int64_t t0 = MonotonicNs();
     int err = op();
@@ -229,6 +247,16 @@ void RunMdtestTask(TaskWork& w) {
     return err;
   };
   const uint64_t wbytes = s.md_write_bytes(), rbytes = s.md_read_bytes();
+  const MdtestItems layout =
+      MdtestItemLayout(s.md_items(), 0, s.md_branching(), s.md_depth(), s.md_leaf_only());
+  const bool dir_items = s.md_op() == v1::MD_DIR_CREATE || s.md_op() == v1::MD_DIR_STAT ||
+                         s.md_op() == v1::MD_DIR_REMOVE || s.md_op() == v1::MD_DIR_RENAME;
+  // Path of item i (0-based) of the owner, as mdtest names and places it.
+  auto item_path = [&](uint64_t i) {
+    const uint64_t n = layout.first + i;
+    const uint64_t d = layout.per_dir == 0 ? 0 : std::min(n / layout.per_dir, dirs - 1);
+    return tree[d] + "/" + MdtestItemName(dir_items, w.md_owner, n);
+  };
   switch (s.md_op()) {
     case v1::MD_TREE_CREATE:
       for (uint64_t k = 0; owns_tree && k < dirs; ++k) {
@@ -248,33 +276,47 @@ void RunMdtestTask(TaskWork& w) {
         }
       }
       break;
-    default:
-      for (uint64_t i = 0; i < s.md_items(); ++i) {
+    case v1::MD_DIR_RENAME: {
+      // mdtest 4.1's rename_dir_test: a chain through the items' names.
+      if (layout.items <= 1) break;
+      const std::string parked = item_path(0) + "-XX";
+      std::string last = parked;
+      for (uint64_t i = 0; i < layout.items; ++i) {
         if (w.abort->load(std::memory_order_relaxed)) break;
+        std::string item = i + 1 == layout.items ? parked : item_path(i);
+        if (int e = timed([&] { return ::rename(item.c_str(), last.c_str()) == 0 ? 0 : errno; })) {
+          w.fail("cannot rename (to " + last + ")", item, e, 0, false);
+          break;
+        }
+        last = std::move(item);
+      }
+      break;
+    }
+    default:
+      for (uint64_t i = 0; i < layout.items; ++i) {
+        if (w.abort->load(std::memory_order_relaxed)) break;
+        const std::string path = item_path(i);
         int e = 0;
         const char* what = "";
         struct stat st;
         switch (s.md_op()) {
           case v1::MD_DIR_CREATE:
-            item_path("dir", i);
             what = "cannot create directory";
-            e = timed([&] { return ::mkdir(path, 0775) == 0 ? 0 : errno; });
+            e = timed([&] { return ::mkdir(path.c_str(), 0775) == 0 ? 0 : errno; });
             break;
           case v1::MD_DIR_STAT:
-            item_path("dir", i);
+          case v1::MD_FILE_STAT:
             what = "cannot stat";
-            e = timed([&] { return ::stat(path, &st) == 0 ? 0 : errno; });
+            e = timed([&] { return ::stat(path.c_str(), &st) == 0 ? 0 : errno; });
             break;
           case v1::MD_DIR_REMOVE:
-            item_path("dir", i);
             what = "cannot remove directory";
-            e = timed([&] { return ::rmdir(path) == 0 ? 0 : errno; });
+            e = timed([&] { return ::rmdir(path.c_str()) == 0 ? 0 : errno; });
             break;
           case v1::MD_FILE_CREATE:
-            item_path("file", i);
             what = "cannot create";
             e = timed([&] {
-              int fd = ::open(path, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0664);
+              int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0664);
               if (fd < 0) return errno;
               int err = wbytes > 0 ? WriteAll(fd, w.buf, wbytes) : 0;
               if (::close(fd) != 0 && err == 0) err = errno;
@@ -282,28 +324,22 @@ void RunMdtestTask(TaskWork& w) {
             });
             if (e == 0) bytes += wbytes;
             break;
-          case v1::MD_FILE_STAT:
-            item_path("file", i);
-            what = "cannot stat";
-            e = timed([&] { return ::stat(path, &st) == 0 ? 0 : errno; });
-            break;
           case v1::MD_FILE_READ:
-            item_path("file", i);
             what = "cannot read";
             e = timed([&] {
-              int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+              int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
               if (fd < 0) return errno;
               size_t got = 0;
               int err = rbytes > 0 ? ReadAll(fd, w.buf, rbytes, &got) : 0;
               ::close(fd);
+              if (err == 0 && got < rbytes) err = EIO;  // mdtest: "unable to read file"
               return err;
             });
             if (e == 0) bytes += rbytes;
             break;
           case v1::MD_FILE_REMOVE:
-            item_path("file", i);
             what = "cannot remove";
-            e = timed([&] { return ::unlink(path) == 0 ? 0 : errno; });
+            e = timed([&] { return ::unlink(path.c_str()) == 0 ? 0 : errno; });
             break;
           default:
             w.fail("unknown mdtest operation for", tree[0], EINVAL, 0, false);
@@ -317,6 +353,22 @@ void RunMdtestTask(TaskWork& w) {
   SetAllTimers(w.result, start, RealtimeNs());
   w.result->set_bytes(bytes);
   w.result->set_ops(ops);
+}
+
+void FinishMdtestPhase(const v1::PhaseSpec& spec, const std::string& dir) {
+  if (spec.md_op() != v1::MD_TREE_REMOVE) return;
+  // Fails (ENOTEMPTY) while another agent's tasks still remove their trees;
+  // that agent's own attempt, later, succeeds.
+  ::rmdir(MdtestTestDir(dir, spec.repetition()).c_str());
+}
+
+absl::Status PrepareMdtestTestDir(const v1::PhaseSpec& spec, const std::string& dir) {
+  const std::string testdir = MdtestTestDir(dir, spec.repetition());
+  if (::mkdir(testdir.c_str(), 0775) != 0 && errno != EEXIST) {
+    return absl::InternalError(absl::StrFormat("phase %s: cannot create directory %s: %s",
+                                               spec.phase_id(), testdir, std::strerror(errno)));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<uint64_t> RemoveTree(const std::string& path) {

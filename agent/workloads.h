@@ -25,6 +25,7 @@ struct TaskWork {
   char* buf = nullptr;      // small_file_max_bytes or md write/read bytes, 4 KiB aligned
   char* scratch = nullptr;  // as large as buf
   const std::vector<std::string>* tree = nullptr;  // MDTEST: dirs of the tree, root first
+  uint32_t md_owner = 0;                           // MDTEST: whose items
   const std::atomic<bool>* abort = nullptr;
   v1::TaskResult* result = nullptr;
   LatencyHistogram* hist = nullptr;
@@ -47,18 +48,32 @@ uint64_t SmallFileSize(const v1::PhaseSpec& spec, uint32_t rank, uint64_t index)
 void RunSmallFilesTask(TaskWork& w);
 
 // ---- MDTEST ---------------------------------------------------------------
-// Directories in a tree of branching b and depth z: (b^(z+1)-1)/(b-1).
-uint64_t MdtestTreeDirs(uint32_t branching, uint32_t depth);
-// The tree of `rank`: <dir>/<file_name>.mdtest.%08d with md_unique_dir, else
-// the one shared <dir>/<file_name>.mdtest (created and removed by rank 0).
-std::string MdtestTreeRoot(const std::string& dir, const v1::PhaseSpec& spec, uint32_t rank);
-// Paths of the tree's directories in breadth-first order (index 0 = root):
-// the children of directory k are b*k+1 .. b*k+b, named mdtest_tree.<index>.
-std::vector<std::string> MdtestTreePaths(const std::string& root, uint32_t branching,
-                                         uint32_t depth);
-// Runs the spec's md_op for one task: items i = 0..md_items-1 live in tree
-// directory i % dirs as file.mdtest.<rank>.<i> / dir.mdtest.<rank>.<i>.
+// mdtest 4.1's layout (common/mdtest_layout.h) below `dir`, the -d directory.
+// The rank whose items `rank` works on in the spec's op: with mdtest -N
+// (md_neighbor_shift s), (rank + k·s) mod tasks in the k-th of create (0),
+// stat and rename (1), read (2) and remove (3); itself for tree ops.
+uint32_t MdtestItemOwner(const v1::PhaseSpec& spec, uint32_t rank);
+// Whether `rank` makes and removes a tree in tree_create / tree_remove:
+// every rank with md_unique_dir, else rank 0 (the shared tree).
+bool MdtestOwnsTree(const v1::PhaseSpec& spec, uint32_t rank);
+// The directories (root first) of the tree `rank` works in: its own for tree
+// ops; for item ops the shared tree, or with md_unique_dir the tree of rank
+// (owner + shift) mod tasks, whose subdirectories mdtest names after `rank`
+// itself (mdtest 4.1 does; the translator refuses -u -N with -z > 0, where
+// those differ).
+std::vector<std::string> MdtestTaskTree(const std::string& dir, const v1::PhaseSpec& spec,
+                                        uint32_t rank);
+// Runs the spec's md_op for one task over its items (MdtestItemLayout of
+// md_items): w.tree from MdtestTaskTree, w.md_owner from MdtestItemOwner.
+// Each operation is timed into w.hist and counted in ops.
 void RunMdtestTask(TaskWork& w);
+// After all of this agent's tasks of an mdtest phase ended (untimed):
+// tree_remove removes the iteration's test-dir when it is empty (the agent
+// whose tasks finish last succeeds, as mdtest's rank 0 after its barrier).
+void FinishMdtestPhase(const v1::PhaseSpec& spec, const std::string& dir);
+// Prepare of tree_create by the agent holding rank 0: makes the iteration's
+// test-dir (mdtest does, untimed, before the barrier) if missing.
+absl::Status PrepareMdtestTestDir(const v1::PhaseSpec& spec, const std::string& dir);
 
 // rm -r of `path`; a missing path is not an error. Returns entries removed.
 absl::StatusOr<uint64_t> RemoveTree(const std::string& path);

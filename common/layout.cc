@@ -1,21 +1,53 @@
 #include "common/layout.h"
 
+#include <stdlib.h>
+
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
 #include "common/mix.h"
 
 namespace lockstep {
 
 std::string TaskFilePath(const std::string& dir, const v1::PhaseSpec& spec, uint32_t rank) {
-  std::string base = dir;
-  if (!base.empty() && base.back() != '/') base += '/';
-  base += spec.file_name();
-  if (!spec.file_per_process()) return base;
-  return absl::StrFormat("%s.%08d", base, DataRank(spec, rank));
+  std::string path = dir;
+  if (!path.empty() && path.back() != '/') path += '/';
+  path += spec.file_name();
+  if (spec.file_per_process()) path += absl::StrFormat(".%08d", DataRank(spec, rank));
+  if (spec.multi_file()) path += absl::StrFormat(".%u", spec.repetition());
+  return path;
 }
 
 uint32_t DataRank(const v1::PhaseSpec& spec, uint32_t rank) {
-  if (spec.total_tasks() == 0) return rank;
-  return (rank + spec.reorder_shift()) % spec.total_tasks();
+  const uint32_t n = spec.total_tasks();
+  if (n == 0) return rank;
+  uint64_t offset = spec.reorder_shift();
+  if (spec.reorder_random()) {
+    const uint32_t per_node = std::max<uint32_t>(spec.tasks(), 1);
+    offset = IorRandomTaskOffset(rank, spec.reorder_random_seed(), spec.repetition(), n, per_node,
+                                 std::max<uint32_t>(n / per_node, 1));
+  }
+  return static_cast<uint32_t>((rank + offset) % n);
+}
+
+uint32_t IorRandomTaskOffset(uint32_t rank, int32_t seed, uint32_t repetition, uint32_t tasks,
+                             uint32_t tasks_per_node, uint32_t nodes) {
+  const uint32_t node_offset = std::min<uint32_t>(1, nodes == 0 ? 0 : nodes - 1);
+  const unsigned seed0 = seed < 0 ? static_cast<unsigned>(-static_cast<int64_t>(seed)) + repetition
+                                  : static_cast<unsigned>(seed);
+  // glibc's rand() is random() on a 128-byte TYPE_3 state: the same
+  // sequence from initstate_r with 128 bytes, without the global state.
+  char state[128] = {};
+  struct random_data data = {};
+  ::initstate_r(rank + seed0, state, sizeof(state), &data);
+  auto next = [&] {
+    int32_t r = 0;
+    ::random_r(&data, &r);
+    return static_cast<uint32_t>(r) % tasks;
+  };
+  uint32_t offset = next();
+  while (offset < uint64_t{node_offset} * tasks_per_node) offset = next();
+  return offset;
 }
 
 uint64_t TransfersPerBlock(const v1::PhaseSpec& spec) {

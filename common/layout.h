@@ -12,12 +12,23 @@
 
 namespace lockstep {
 
-// Path of the file that global rank `rank` opens, under `dir`.
+// Path of the file that global rank `rank` opens, under `dir`: IOR's
+// "<name>" (shared) or "<name>.%08d" of DataRank, then, with multi_file
+// (IOR -m), ".<repetition>".
 std::string TaskFilePath(const std::string& dir, const v1::PhaseSpec& spec, uint32_t rank);
 
-// The rank whose data `rank` touches: itself, or with reorder_shift (IOR -C)
-// the task that many ranks further on (mod total_tasks).
+// The rank whose data `rank` touches: itself; with reorder_shift (IOR -C)
+// the task that many ranks further on; with reorder_random (IOR -Z) the task
+// IorRandomTaskOffset further on (mod total_tasks).
 uint32_t DataRank(const v1::PhaseSpec& spec, uint32_t rank);
+
+// IOR's reorderTasksRandom offset of `rank` (ior.c, read phase): seed0 =
+// seed >= 0 ? seed : -seed + repetition; srand(rank + seed0); offset =
+// rand() % tasks, drawn again while offset < min(1, nodes − 1) ×
+// tasks_per_node. rand() is glibc's (random(3), TYPE_3), as IOR's on Linux.
+// A node is a client agent. REQUIRES: tasks > 0.
+uint32_t IorRandomTaskOffset(uint32_t rank, int32_t seed, uint32_t repetition, uint32_t tasks,
+                             uint32_t tasks_per_node, uint32_t nodes);
 
 uint64_t TransfersPerBlock(const v1::PhaseSpec& spec);
 

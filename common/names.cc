@@ -48,6 +48,7 @@ constexpr MdtestOpNames kMdtestOps[] = {
     {v1::MD_TREE_CREATE, "tree_create", "Tree creation"},
     {v1::MD_DIR_CREATE, "dir_create", "Directory creation"},
     {v1::MD_DIR_STAT, "dir_stat", "Directory stat"},
+    {v1::MD_DIR_RENAME, "dir_rename", "Directory rename"},
     {v1::MD_DIR_REMOVE, "dir_remove", "Directory removal"},
     {v1::MD_FILE_CREATE, "file_create", "File creation"},
     {v1::MD_FILE_STAT, "file_stat", "File stat"},

@@ -14,7 +14,8 @@ std::optional<v1::Role> ParseRole(std::string_view name);
 // "write", "read", "rewrite", "small_files", "mdtest"
 const char* PhaseKindName(v1::PhaseKind kind);
 std::optional<v1::PhaseKind> ParsePhaseKind(std::string_view name);
-// "tree_create", "dir_create", ... "file_remove", "tree_remove".
+// "tree_create", "dir_create", "dir_stat", "dir_rename", ... "file_remove",
+// "tree_remove".
 const char* MdtestOpName(v1::MdtestOp op);
 std::optional<v1::MdtestOp> ParseMdtestOp(std::string_view name);
 // mdtest's row titles: "Directory creation", "File stat", "Tree removal".

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
@@ -139,8 +140,8 @@ class PhaseStream : public grpc::ClientReadReactor<v1::PhaseEvent> {
 class Heartbeater {
  public:
   Heartbeater(std::vector<AgentClient*> agents, uint32_t lease_ms, uint32_t stall_ms)
-      : agents_(std::move(agents)), lease_ms_(lease_ms), stall_ms_(stall_ms),
-        last_ok_ns_(agents_.size(), MonotonicNs()), lost_(agents_.size()) {
+      : agents_(std::move(agents)), lease_ms_(lease_ms),
+        last_ok_ns_(agents_.size(), MonotonicNs()), lost_(agents_.size()), stall_ms_(stall_ms) {
     thread_ = std::thread([this] { Loop(); });
   }
   ~Heartbeater() {
@@ -252,6 +253,16 @@ class Coordinator {
     report_ += text;
     if (options_.print) options_.print(text);
   }
+  // IOR's layout (IorReport's text): all of it, or with ior_text off (mdtest
+  // prints its own) only Lockstep's '#' lines.
+  void PrintIor(const std::string& text) {
+    if (options_.ior_text) return Print(text);
+    std::string own;
+    for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+      if (absl::StartsWith(line, "#")) absl::StrAppend(&own, line, "\n");
+    }
+    if (!own.empty()) Print(own);
+  }
   Failure SetUpAgents();
   Failure RunTest(uint32_t test_id);
   Failure RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t rep, v1::TestRecord* test,
@@ -323,7 +334,10 @@ Failure Coordinator::SetUpAgents() {
     std::set<std::string> extra;
     for (const PhasePlan& p : plan_.phases) {
       if (!p.dir.empty() && p.dir[0] == '/') {
-        extra.insert(std::filesystem::path(p.dir).lexically_normal().string());
+        const std::string dir = std::filesystem::path(p.dir).lexically_normal().string();
+        const std::string& root = options_.local_root;
+        // Below --local_root already (mdtest's -d, made by the agent): no root of its own.
+        if (root.empty() || (dir != root && dir.rfind(root + "/", 0) != 0)) extra.insert(dir);
         continue;
       }
       const std::string norm = std::filesystem::path(p.dir).lexically_normal().string();
@@ -736,7 +750,7 @@ Failure Coordinator::RemoveFiles(const std::vector<v1::PhaseSpec>& bases, uint32
   }
   if (timed && stop >= start && start != INT64_MAX) {
     double seconds = static_cast<double>(stop - start) / 1e9;
-    Print(IorReport::FilesRemoved(seconds, rep));
+    PrintIor(IorReport::FilesRemoved(seconds, rep));
     if (last_phase) {
       v1::IterationRow* r = last_phase->mutable_remove_row();
       r->set_access("remove");
@@ -782,7 +796,7 @@ Failure Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t
           absl::StrFormat("%s; repeating (attempt %d of %d)", why, attempt + 1, max_attempts)));
       continue;
     }
-    Print(ior_.PhaseDone(*pr));
+    PrintIor(ior_.PhaseDone(*pr));
     accepted->push_back(pr);
     return {};
   }
@@ -828,7 +842,7 @@ Failure Coordinator::RunPhaseOnce(const PhasePlan& phase, const v1::PhaseSpec& b
   }
 
   *pr->mutable_dir_fs() = prepared[0]->dir_fs();
-  Print(ior_.TestStarted(*current_test_, *pr));
+  PrintIor(ior_.TestStarted(*current_test_, *pr));
 
   // 2. Cache barrier: sync and drop on clients (and servers) after the
   // files are laid out and before the start.
@@ -1128,7 +1142,7 @@ Failure Coordinator::RunTest(uint32_t test_id) {
     *test->add_summary() = SummarizePhase(accepted[phase.name], BaseSpec(phase, test_id, 0),
                                           phase.name, test_id, reorder_node_offset);
   }
-  Print(ior_.TestDone(*test));
+  PrintIor(ior_.TestDone(*test));
   return {};
 }
 
@@ -1152,7 +1166,7 @@ void Coordinator::Finish(RunOutcome* outcome, const Failure& failure) {
     record_.set_status("complete");
   }
   record_.set_finished_at(FormatRfc3339(RealtimeNs()));
-  Print(ior_.Footer(record_, store_ ? store_->dir() : ""));
+  PrintIor(ior_.Footer(record_, store_ ? store_->dir() : ""));
   if (store_) {
     absl::Status s = store_->WriteRunJson(record_);
     if (s.ok()) s = store_->WriteSummary(report_);
@@ -1188,11 +1202,11 @@ RunOutcome Coordinator::Run() {
 
   record_.set_ior_command_line(options_.ior_command_line);
   record_.set_ior_verbose(options_.ior_verbose);
-  Print(ior_.Header(record_));
+  PrintIor(ior_.Header(record_));
 
   Failure failure = SetUpAgents();
   if (!failure) {
-    Print(ior_.AgentsReady(record_));
+    PrintIor(ior_.AgentsReady(record_));
     for (uint32_t t = 0; t < plan_.tests() && !failure; ++t) {
       if (t > 0) failure = MeasureClocks();
       if (!failure) failure = RunTest(t);

@@ -36,6 +36,12 @@ struct RunOptions {
   bool ior_verbose = false;
   // Where the report goes (stdout in the CLI).
   std::function<void(const std::string&)> print;
+  // false: leave the IOR layout (header, options, per-iteration and summary
+  // tables, start-skew table) out of `print` and summary.txt; Lockstep's own
+  // lines (telemetry, skew marks, warnings, status, results directory) still
+  // come, each starting with '#'. For commands that print another layout
+  // (lockstep mdtest) from the RunRecord.
+  bool ior_text = true;
   // Live progress, one line updated in place (stderr on a terminal); may be
   // empty.
   std::function<void(const std::string&)> progress;

@@ -19,16 +19,13 @@ namespace lockstep {
 namespace {
 
 // IOR options we translate, and those we refuse with the reason.
-constexpr const char* kIorValues = "abtsoiNDdOGQ";
+constexpr const char* kIorValues = "abtsoiNDdOGQX";
 
 constexpr CliRefusal kIorRefused[] = {
     {'c', "collective I/O (MPI-IO) has no POSIX equivalent"},
     {'E', "use existing file: lockstep always removes stale files before a write"},
-    {'m', "multiple files per task (-m) is not implemented"},
     {'u', "unique directory per task (-u) is not implemented for IOR; use -F"},
     {'x', "stonewall status file (-x) is not implemented"},
-    {'X', "random task reordering seed (-X) is not implemented; -C reorders by node"},
-    {'Z', "random task reordering (-Z) is not implemented; -C reorders by node"},
     {'T', "maximum time (-T) is not implemented; use -D (stonewall)"},
     {'l', "data packet types (-l) are not implemented: lockstep writes its own checkable pattern"},
     {'f', "IOR scripts (-f) are not supported; use a lockstep plan (lockstep run)"},
@@ -213,7 +210,10 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
   plan.name = "ior";
   plan.source = "ior command line";
   bool F = false, w = false, r = false, W = false, R = false, e = false, Y = false, C = false,
-       z = false, k = false, g = false, direct = false, wear_out = false, Q_given = false;
+       z = false, k = false, g = false, direct = false, wear_out = false, Q_given = false,
+       m = false;
+  int random_reorder = 0;  // IOR -Z, counted as IOR counts flags
+  int64_t random_seed = 0;  // IOR -X
   uint64_t block = 1 << 20, xfer = 256 << 10, segments = 1, reps = 1, total_tasks = 0;
   uint64_t stonewall = 0, delay = 0, task_offset = 1;
   std::vector<std::string> ior_words = {"ior"};  // IOR's own argv, for its "Command line"
@@ -303,6 +303,13 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
             Q_given = true;
             break;
           }
+          case 'X':
+            if (!absl::SimpleAtoi(v, &random_seed) || random_seed < INT32_MIN ||
+                random_seed > INT32_MAX) {
+              return CliBad(opt + " " + v, "expected a whole number (negative: -X plus the "
+                                          "repetition)");
+            }
+            break;
           case 'o':
             if (v.empty() || v.back() == '/') {
               return CliBad(opt + " " + v, "needs a file path, not a directory");
@@ -326,6 +333,8 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
         case 'k': k = true; break;
         case 'g': g = true; break;
         case 'v': cmd.verbose = true; break;
+        case 'm': m = true; break;
+        case 'Z': ++random_reorder; break;
         case 'q': break;  // quit on error: lockstep always stops a phase at its first error
         default:
           return CliBad(opt, "unknown IOR option");
@@ -350,6 +359,18 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
     return CliBad("--posix.odirect", absl::StrFormat("needs -t a multiple of 4096, got %u", xfer));
   }
   if (W && !w) return CliBad("-W", "checks what the write phase wrote; add -w");
+  if (random_reorder > 1) {
+    return CliBad("-Z", "given twice: IOR then shuffles all tasks' files with one seed; that "
+                       "mode is not implemented (give -Z once)");
+  }
+  if (random_reorder && C) {
+    return CliBad("-Z", "with -C: IOR refuses both constant and random task reordering; choose "
+                       "one");
+  }
+  if (random_reorder && z && !F) {
+    return CliBad("-Z", "with -z on a shared file: IOR refuses random offsets with random task "
+                       "reordering on a single shared file; add -F or drop one");
+  }
   if (!w && !r && !W && !R) w = r = true;  // IOR's default
   if (R) r = true;
 
@@ -370,6 +391,7 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
   base.stonewall_wear_out = wear_out;
   base.delay_seconds = static_cast<uint32_t>(delay);
   base.intra_barriers = g;
+  base.multi_file = m;
   if (w) {
     PhasePlan p = base;
     p.name = "write";
@@ -385,14 +407,24 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
     p.kind = v1::READ;
     p.verify = R;
     p.reorder_tasks = C;
-    plan.phases.push_back(p);
+    p.reorder_random = random_reorder > 0;
+    p.reorder_random_seed = static_cast<int32_t>(random_seed);
     p.reorder_node_offset = static_cast<uint32_t>(task_offset);
     // IOR removes what a read-only test read unless -k.
     p.remove_files = !w && !k;
+    plan.phases.push_back(p);
   } else if (C) {
     return CliBad("-C", "reorders the tasks of the read phase; add -r");
+  } else if (random_reorder) {
+    return CliBad("-Z", "reorders the tasks of the read phase; add -r");
   }
-  if (Q_given && !C) return CliBad("-Q", "is the task offset of -C; add -C");
+  if (Q_given && random_reorder && task_offset != 1) {
+    return CliBad(absl::StrFormat("-Q %u", task_offset),
+                  "with -Z only IOR's default task offset 1 is implemented; drop -Q");
+  }
+  if (Q_given && !C && !random_reorder) {
+    return CliBad("-Q", "is the task offset of -C and -Z; add -C or -Z");
+  }
   plan.repetitions = static_cast<uint32_t>(reps);
   RETURN_IF_ERROR(PlaceTasks(static_cast<uint32_t>(total_tasks), "-N", &cmd));
   const size_t agents =
@@ -445,6 +477,11 @@ std::string PlanToToml(const Plan& plan) {
       b("reorder_tasks", p.reorder_tasks);
       if (p.reorder_tasks && p.reorder_node_offset != 1) u("reorder_node_offset", p.reorder_node_offset);
       b("remove_files", p.remove_files);
+      b("reorder_random", p.reorder_random);
+      if (p.reorder_random && p.reorder_random_seed != 0) {
+        s += absl::StrFormat("reorder_random_seed = %d\n", p.reorder_random_seed);
+      }
+      b("multi_file", p.multi_file);
       b("random_offsets", p.random_offsets);
       u("stonewall_seconds", p.stonewall_seconds);
       b("stonewall_wear_out", p.stonewall_wear_out);
@@ -463,10 +500,12 @@ std::string PlanToToml(const Plan& plan) {
       s += absl::StrFormat("md_op = \"%s\"\n", MdtestOpName(p.md_op));
       u("md_branching", p.md_branching);
       u("md_depth", p.md_depth);
-      u("md_items", p.md_items);
+      s += absl::StrFormat("md_items = %u\n", p.md_items);  // 0 too: mdtest without -n
       b("md_unique_dir", p.md_unique_dir);
       u("md_write_size", p.md_write_bytes);
       u("md_read_size", p.md_read_bytes);
+      b("md_leaf_only", p.md_leaf_only);
+      u("md_neighbor_shift", p.md_neighbor_shift);
     }
   }
   return s;

@@ -103,14 +103,14 @@ std::string TestJson(const v1::TestRecord& t, const v1::RunRecord& rec) {
   for (const v1::PhaseRecord& p : t.phases()) keep |= p.has_remove_row();
   keep = !keep;
   const std::string path = s.dir() + "/" + s.file_name();
-  v1::FsUsage fs;
+  v1::FsStats fs;
   for (const v1::PhaseRecord& p : t.phases()) {
     if (p.has_dir_fs()) {
       fs = p.dir_fs();
       break;
     }
   }
-  double size = static_cast<double>(fs.total_bytes()) / (1 << 30);
+  double size = static_cast<double>(fs.blocks() * fs.block_bytes()) / (1 << 30);
   const char* unit = "GiB";
   if (size > 1024) {
     size /= 1024;
@@ -166,9 +166,9 @@ std::string TestJson(const v1::TestRecord& t, const v1::RunRecord& rec) {
   test.I("TestID", t.test_id()).S("StartTime", IorTime(t.started_at()))
       .S("Path", TaskFilePath(s.dir(), s, 0))
       .S("Capacity", absl::StrFormat("%.1f %s", size, unit))
-      .S("Used Capacity", Used(fs.free_bytes(), fs.total_bytes()))
-      .S("Inodes", absl::StrFormat("%.1f Mi", static_cast<double>(fs.total_inodes()) / (1 << 20)))
-      .S("Used Inodes", Used(fs.free_inodes(), fs.total_inodes()))
+      .S("Used Capacity", Used(fs.blocks_free(), fs.blocks()))
+      .S("Inodes", absl::StrFormat("%.1f Mi", static_cast<double>(fs.files()) / (1 << 20)))
+      .S("Used Inodes", Used(fs.files_free(), fs.files()))
       .Raw("Parameters", params.Str("    "))
       .Raw("Options", options.Str("    "))
       .Raw("Results", Array(results, "    "));
@@ -191,7 +191,8 @@ std::string FormatIorJson(const v1::RunRecord& rec, const std::string& run_dir) 
           .I("numTasks", s.num_tasks()).I("tasksPerNode", s.tasks_per_node())
           .I("repetitions", s.repetitions()).I("filePerProc", s.file_per_process() ? 1 : 0)
           .I("reorderTasks", s.reorder()).I("taskPerNodeOffset", s.reorder_offset())
-          .I("reorderTasksRandom", 0).I("reorderTasksRandomSeed", 0)
+          .I("reorderTasksRandom", s.reorder_random())
+          .Raw("reorderTasksRandomSeed", absl::StrFormat("%d", s.reorder_random_seed()))
           .D("bwMaxMIB", s.bw_max_mib()).D("bwMinMIB", s.bw_min_mib())
           .D("bwMeanMIB", s.bw_mean_mib()).D("bwStdMIB", s.bw_std_mib())
           .D("OPsMax", s.ops_max()).D("OPsMin", s.ops_min()).D("OPsMean", s.ops_mean())

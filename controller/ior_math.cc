@@ -137,6 +137,8 @@ v1::SummaryRow SummarizePhase(const std::vector<const v1::PhaseRecord*>& reps,
   out.set_file_per_process(spec.file_per_process());
   out.set_reorder(reorder_node_offset > 0 ? 1 : 0);
   out.set_reorder_offset(reorder_node_offset > 0 ? reorder_node_offset : 1);
+  out.set_reorder_random(spec.reorder_random() ? 1 : 0);
+  out.set_reorder_random_seed(spec.reorder_random_seed());
   out.set_segments(spec.segments());
   out.set_block_bytes(spec.block_bytes());
   out.set_transfer_bytes(spec.transfer_bytes());

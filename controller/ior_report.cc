@@ -49,8 +49,8 @@ uint32_t ReorderNodeOffset(const v1::TestRecord& test, bool* reorder) {
   return 1;
 }
 
-std::string FsLine(const v1::FsUsage& fs) {
-  double size = static_cast<double>(fs.total_bytes()) / kGiB;
+std::string FsLine(const v1::FsStats& fs) {
+  double size = static_cast<double>(fs.blocks() * fs.block_bytes()) / kGiB;
   const char* unit = "GiB";
   if (size > 1024) {
     size /= 1024;
@@ -61,9 +61,9 @@ std::string FsLine(const v1::FsUsage& fs) {
   };
   return KeyVal("FS", absl::StrFormat("%.1f %s   Used FS: %2.1f%%   Inodes: %.1f Mi   Used "
                                       "Inodes: %2.1f%%",
-                                      size, unit, used(fs.free_bytes(), fs.total_bytes()),
-                                      static_cast<double>(fs.total_inodes()) / kMiB,
-                                      used(fs.free_inodes(), fs.total_inodes())));
+                                      size, unit, used(fs.blocks_free(), fs.blocks()),
+                                      static_cast<double>(fs.files()) / kMiB,
+                                      used(fs.files_free(), fs.files())));
 }
 
 std::string OptionsBlock(const v1::TestRecord& test, const v1::PhaseSpec& s, bool verbose) {
@@ -164,7 +164,8 @@ std::string SummaryRowText(const v1::SummaryRow& r) {
   }
   out += absl::StrFormat("%5d %6d %3d %4d %3d %5d %8d %9d %4d %6d %8d %8d %9.1f %3s %6d\n",
                          r.test_id(), r.num_tasks(), r.tasks_per_node(), r.repetitions(),
-                         r.file_per_process() ? 1 : 0, r.reorder(), r.reorder_offset(), 0, 0,
+                         r.file_per_process() ? 1 : 0, r.reorder(), r.reorder_offset(),
+                         r.reorder_random(), r.reorder_random_seed(),
                          r.segments(), r.block_bytes(), r.transfer_bytes(), r.aggregate_mib(),
                          r.api().empty() ? "POSIX" : r.api(), 0);
   return out;

@@ -9,13 +9,20 @@
 
 #include "absl/status/statusor.h"
 #include "controller/ior_cli.h"
+#include "controller/mdtest_output.h"
 
 namespace lockstep {
 
-// Options: -n -b -z -u -w -e -i -d -I -F -D -C -T -E -r -v -a POSIX, plus
-// --tasks N (total tasks, as mpirun -np) and the ControllerCli options.
+// mdtest 4.1's options: -n -I -b -z -u -L -F -D -C -T -E -r -U -w -e -i -d
+// -N -P -Z -t -a POSIX, plus --tasks N (total tasks, as mpirun -np; mdtest's
+// own -N is its neighbour shift) and the ControllerCli options. Without -n
+// and -I the sub-phases run on no items, as mdtest's do; without -d the
+// directory is ./out. `info` (may be null) receives what mdtest's output
+// needs. Options mdtest has and Lockstep cannot honour exactly are refused
+// by name.
 absl::StatusOr<CliCommand> ParseMdtestCommandLine(const std::vector<std::string>& args,
-                                                  const FileReader& read_file);
+                                                  const FileReader& read_file,
+                                                  MdtestCommandInfo* info = nullptr);
 
 }  // namespace lockstep
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "common/mdtest_layout.h"
 #include "common/names.h"
 #include "controller/ior_math.h"
 
@@ -16,6 +17,9 @@ void SetWorkloadFields(const PhasePlan& phase, uint64_t seed, v1::PhaseSpec* s) 
   s->set_verify_after_write(phase.verify_after_write);
   s->set_delay_seconds(phase.delay_seconds);
   s->set_intra_barriers(phase.intra_barriers);
+  s->set_multi_file(phase.multi_file);
+  s->set_reorder_random(phase.reorder_random);
+  s->set_reorder_random_seed(phase.reorder_random_seed);
   if (phase.kind == v1::SMALL_FILES) {
     s->set_small_files(phase.small_files);
     s->set_small_file_min_bytes(phase.small_file_min_bytes);
@@ -30,6 +34,8 @@ void SetWorkloadFields(const PhasePlan& phase, uint64_t seed, v1::PhaseSpec* s) 
     s->set_md_unique_dir(phase.md_unique_dir);
     s->set_md_write_bytes(phase.md_write_bytes);
     s->set_md_read_bytes(phase.md_read_bytes);
+    s->set_md_leaf_only(phase.md_leaf_only);
+    s->set_md_neighbor_shift(phase.md_neighbor_shift);
   }
 }
 
@@ -72,6 +78,12 @@ void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::Phas
       row.set_bw_mib(static_cast<double>(bytes) / kMiB / secs);
     }
     if (items > 0) row.set_latency_s(static_cast<double>(op_ns) / static_cast<double>(items) / 1e9);
+    if (spec.md_op() == v1::MD_TREE_CREATE || spec.md_op() == v1::MD_TREE_REMOVE) {
+      // mdtest counts the directories of one tree (its rank 0's), even
+      // when every task makes its own (-u).
+      items = MdtestTreeDirs(spec.md_branching(), spec.md_depth());
+      row.set_iops(secs > 0 ? static_cast<double>(items) / secs : 0.0);
+    }
     *pr->mutable_row() = row;
     pr->set_md_items(items);
     pr->set_md_rate(row.iops());

@@ -22,7 +22,8 @@ void SetWorkloadFields(const PhasePlan& phase, uint64_t seed, v1::PhaseSpec* spe
 //   small_files: row "small_files" = create+write (bytes written / total),
 //                extra row "readback" = bytes read / (max stop − min start).
 //   mdtest: items = Σ ops, time = max(stop) − min(start), rate = items / time;
-//           row.access = the sub-phase ("file_create"), iops = rate.
+//           row.access = the sub-phase ("file_create"), iops = rate. Tree
+//           create/remove count one tree's directories, as mdtest does.
 void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
                  uint32_t rep, v1::PhaseRecord* pr);
 

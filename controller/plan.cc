@@ -144,7 +144,8 @@ const std::vector<std::string> kPhaseKeys = {
     "stripe_index", "stripe_pool", "checksums", "random_offsets", "stonewall_seconds",
     "stonewall_wear_out", "verify_after_write", "delay_seconds", "intra_barriers", "small_files",
     "small_file_min_size", "small_file_max_size", "small_files_per_dir", "md_op", "md_branching",
-    "md_depth", "md_items", "md_unique_dir", "md_write_size", "md_read_size"};
+    "md_depth", "md_items", "md_unique_dir", "md_write_size", "md_read_size", "md_leaf_only",
+    "md_neighbor_shift", "reorder_random", "reorder_random_seed", "multi_file"};
 
 // `key` must be one of `choices`.
 absl::Status OneOf(const TableReader& r, const std::string& key, const std::string& value,
@@ -188,6 +189,25 @@ absl::Status ParseWorkloadKeys(const TableReader& r, PhasePlan* p) {
   p->delay_seconds = static_cast<uint32_t>(v);
   RETURN_IF_ERROR(r.Bool("intra_barriers", &p->intra_barriers));
   RETURN_IF_ERROR(only_for("intra_barriers", transfer, "write, read and rewrite"));
+  RETURN_IF_ERROR(r.Bool("multi_file", &p->multi_file));
+  RETURN_IF_ERROR(only_for("multi_file", transfer, "write, read and rewrite"));
+  RETURN_IF_ERROR(r.Bool("reorder_random", &p->reorder_random));
+  RETURN_IF_ERROR(only_for("reorder_random", p->kind == v1::READ, "read"));
+  if (const toml::node* n = r.Get("reorder_random_seed")) {
+    if (!n->is_integer() || n->as_integer()->get() < INT32_MIN ||
+        n->as_integer()->get() > INT32_MAX) {
+      return r.Error(*n, "reorder_random_seed",
+                     "use a whole number (IOR -X; negative: -seed + repetition)");
+    }
+    p->reorder_random_seed = static_cast<int32_t>(n->as_integer()->get());
+    if (!p->reorder_random) {
+      return r.Error(*n, "reorder_random_seed", "seeds reorder_random; add reorder_random = true");
+    }
+  }
+  if (p->reorder_random && p->reorder_tasks) {
+    return r.Error(*r.Get("reorder_random"), "reorder_random",
+                   "reorder_tasks is set too; IOR takes -C or -Z, not both: choose one");
+  }
   if (p->random_offsets && p->block_bytes == p->transfer_bytes && p->segments == 1) {
     return r.Error(*r.Get("random_offsets"), "random_offsets",
                    "block_size equals transfer_size with one segment: each task has a single "
@@ -238,27 +258,32 @@ absl::Status ParseWorkloadKeys(const TableReader& r, PhasePlan* p) {
   RETURN_IF_ERROR(r.Bool("md_unique_dir", &p->md_unique_dir));
   if (r.Get("md_write_size")) RETURN_IF_ERROR(r.Size("md_write_size", &p->md_write_bytes));
   if (r.Get("md_read_size")) RETURN_IF_ERROR(r.Size("md_read_size", &p->md_read_bytes));
+  RETURN_IF_ERROR(r.Bool("md_leaf_only", &p->md_leaf_only));
+  v = p->md_neighbor_shift;
+  RETURN_IF_ERROR(r.Uint("md_neighbor_shift", 0, 1u << 24, &v));
+  p->md_neighbor_shift = static_cast<uint32_t>(v);
   for (const char* key : {"md_op", "md_branching", "md_depth", "md_items", "md_unique_dir",
-                          "md_write_size", "md_read_size"}) {
+                          "md_write_size", "md_read_size", "md_leaf_only", "md_neighbor_shift"}) {
     RETURN_IF_ERROR(only_for(key, md, "mdtest"));
   }
   if (md) {
     if (op.empty()) {
       return r.Missing("md_op", "add md_op = \"file_create\" (tree_create, dir_create, dir_stat, "
-                                "dir_remove, file_create, file_stat, file_read, file_remove, "
-                                "tree_remove)");
+                                "dir_rename, dir_remove, file_create, file_stat, file_read, "
+                                "file_remove, tree_remove)");
     }
     auto parsed = ParseMdtestOp(op);
     if (!parsed) {
       return r.Error(*r.Get("md_op"), "md_op",
                      absl::StrFormat("\"%s\" is not an mdtest operation; use tree_create, "
-                                     "dir_create, dir_stat, dir_remove, file_create, file_stat, "
-                                     "file_read, file_remove or tree_remove",
+                                     "dir_create, dir_stat, dir_rename, dir_remove, file_create, "
+                                     "file_stat, file_read, file_remove or tree_remove",
                                      op));
     }
     p->md_op = *parsed;
     const bool tree_op = p->md_op == v1::MD_TREE_CREATE || p->md_op == v1::MD_TREE_REMOVE;
-    if (!tree_op && p->md_items == 0) {
+    // md_items = 0 is mdtest without -n: the sub-phases run on no items.
+    if (!tree_op && r.Get("md_items") == nullptr) {
       return r.Missing("md_items", "add md_items = 1000 (items per task, mdtest -n)");
     }
     if (p->md_write_bytes > (64u << 20) || p->md_read_bytes > (64u << 20)) {

@@ -37,6 +37,9 @@ struct PhasePlan {
   bool reorder_tasks = false;             // IOR -C
   uint32_t reorder_node_offset = 1;       // IOR -Q: read what tasks this many agents further wrote
   bool remove_files = false;              // read: remove the files read after the repetition (IOR without -k)
+  bool reorder_random = false;            // IOR -Z (read phases)
+  int32_t reorder_random_seed = 0;        // IOR -X
+  bool multi_file = false;                // IOR -m: files "<name>.<repetition>"
   std::string cache;                      // overrides [run] cache when set
   // Lustre striping of `dir` before the phase's files are created.
   bool set_stripe = false;
@@ -67,6 +70,8 @@ struct PhasePlan {
   bool md_unique_dir = false;             // mdtest -u
   uint64_t md_write_bytes = 0;            // mdtest -w
   uint64_t md_read_bytes = 0;             // mdtest -e
+  bool md_leaf_only = false;              // mdtest -L
+  uint32_t md_neighbor_shift = 0;         // mdtest -N, × tasks per agent with several agents
 };
 
 struct Plan {

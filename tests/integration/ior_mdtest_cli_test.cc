@@ -1,10 +1,16 @@
 // End to end: `lockstep ior` and `lockstep mdtest` with unchanged command
 // lines on local agents, and the rewrite and small_files kinds on agent
 // processes.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "common/layout.h"
 #include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -53,6 +59,113 @@ TEST(IorCli, BadOptionsExitTwoNamingTheOption) {
   EXPECT_THAT(r.err, HasSubstr("-c: refused"));
 }
 
+// mdtest's text with numbers (and the spaces before them), dates and the
+// data directory masked, without Lockstep's own '#' lines.
+std::string MaskMdtest(const std::string& out, const std::string& dir) {
+  std::string masked;
+  for (absl::string_view line : absl::StrSplit(out, '\n')) {
+    if (absl::StartsWith(line, "#")) continue;
+    std::string l = absl::StrReplaceAll(line, {{dir, "@DIR@"}});
+    masked += std::regex_replace(l, std::regex(" *[0-9]+(\\.[0-9]+)?"), " N") + "\n";
+  }
+  return masked;
+}
+
+// The golden mdtest-easy-like and mdtest-tree cases of real mdtest 4.1 (two
+// ranks on one node, a -d directory that does not exist yet): the same
+// lines, and nothing left behind, not even the directory mdtest created.
+TEST(MdtestCli, GoldenCasesLineForLine) {
+  struct Case {
+    std::string args;
+    std::vector<std::string> exact;  // lines whose figures are fixed
+    std::string masked;
+  };
+  const Case cases[] = {
+      {"-n 200 -u -L -F -P -N 1 -d @DIR@/md",
+       {"Nodemap: 11\n", "V-0: Rank   0 Line  2594 Shifting ranks by 1 for each phase.\n",
+        "2 tasks, 400 files\n", "mdtest-4.1.0+dev was launched with 2 total task(s) on 1 node(s)\n"},
+       "-- started at N/ N/ N N: N: N --\n"
+       "\n"
+       "mdtest- N. N+dev was launched with N total task(s) on N node(s)\n"
+       "Command line used: mdtest '-n' ' N' '-u' '-L' '-F' '-P' '-N' ' N' '-d' '@DIR@/md'\n"
+       "WARNING: Read bytes is N, thus, a read test will actually just open/close\n"
+       "Nodemap: N\n"
+       "Path                : @DIR@/md\n"
+       "FS                  : N GiB   Used FS: N%   Inodes: N Mi   Used Inodes: N%\n"
+       "V- N: Rank N Line N Shifting ranks by N for each phase.\n"
+       " N tasks, N files\n"
+       "\n"
+       "SUMMARY rate (in ops/sec): (of N iterations)\n"
+       "   Operation                     Max            Min           Mean        Std Dev\n"
+       "   ---------                     ---            ---           ----        -------\n"
+       "   File creation N N N N\n"
+       "   File stat N N N N\n"
+       "   File read N N N N\n"
+       "   File removal N N N N\n"
+       "   Tree creation N N N N\n"
+       "   Tree removal N N N N\n"
+       "\n"
+       "SUMMARY time (in ms/op): (of N iterations)\n"
+       "   Operation                     Max            Min           Mean        Std Dev\n"
+       "   ---------                     ---            ---           ----        -------\n"
+       "   File creation N N N N\n"
+       "   File stat N N N N\n"
+       "   File read N N N N\n"
+       "   File removal N N N N\n"
+       "   Tree creation N N N N\n"
+       "   Tree removal N N N N\n"
+       "-- finished at N/ N/ N N: N: N --\n"
+       "\n"
+       "\n"},
+      {"-n 120 -b 2 -z 2 -u -d @DIR@/md",
+       {"2 tasks, 238 files/directories\n"},
+       "-- started at N/ N/ N N: N: N --\n"
+       "\n"
+       "mdtest- N. N+dev was launched with N total task(s) on N node(s)\n"
+       "Command line used: mdtest '-n' ' N' '-b' ' N' '-z' ' N' '-u' '-d' '@DIR@/md'\n"
+       "WARNING: Read bytes is N, thus, a read test will actually just open/close\n"
+       "Nodemap: N\n"
+       "Path                : @DIR@/md\n"
+       "FS                  : N GiB   Used FS: N%   Inodes: N Mi   Used Inodes: N%\n"
+       " N tasks, N files/directories\n"
+       "\n"
+       "SUMMARY rate (in ops/sec): (of N iterations)\n"
+       "   Operation                     Max            Min           Mean        Std Dev\n"
+       "   ---------                     ---            ---           ----        -------\n"
+       "   Directory creation N N N N\n"
+       "   Directory stat N N N N\n"
+       "   Directory rename N N N N\n"
+       "   Directory removal N N N N\n"
+       "   File creation N N N N\n"
+       "   File stat N N N N\n"
+       "   File read N N N N\n"
+       "   File removal N N N N\n"
+       "   Tree creation N N N N\n"
+       "   Tree removal N N N N\n"
+       "-- finished at N/ N/ N N: N: N --\n"
+       "\n"
+       "\n"},
+  };
+  for (const Case& c : cases) {
+    TempDir tmp;
+    std::filesystem::create_directories(tmp / "data");
+    const std::string dir = tmp / "data";
+    std::vector<std::string> argv = {"mdtest"};
+    for (absl::string_view a : absl::StrSplit(c.args, ' ')) {
+      argv.push_back(absl::StrReplaceAll(a, {{"@DIR@", dir}}));
+    }
+    for (const char* a : {"--local", "1", "--tasks", "2", "--out"}) argv.push_back(a);
+    argv.push_back(tmp / "results");
+    CommandResult r = RunLockstep(argv);
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_EQ(MaskMdtest(r.out, dir), c.masked) << r.out;
+    for (const std::string& line : c.exact) EXPECT_THAT(r.out, HasSubstr(line)) << c.args;
+    EXPECT_TRUE(std::filesystem::is_empty(dir)) << c.args;  // md created and removed
+    // The run's summary.txt is the text printed.
+    EXPECT_EQ(*ReadFileToString(RunDirFromOutput(r.out) + "/summary.txt"), r.out);
+  }
+}
+
 TEST(MdtestCli, UniqueDirsPrintsTheSummaryTable) {
   TempDir tmp;
   std::filesystem::create_directories(tmp / "md");
@@ -60,7 +173,7 @@ TEST(MdtestCli, UniqueDirsPrintsTheSummaryTable) {
                                  tmp / "results"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("SUMMARY rate (in ops/sec): (of 1 iterations)"));
-  for (const char* row : {"Directory creation", "Directory stat", "Directory removal",
+  for (const char* row : {"Directory creation", "Directory stat", "Directory rename", "Directory removal",
                           "File creation", "File stat", "File read", "File removal",
                           "Tree creation", "Tree removal"}) {
     EXPECT_THAT(r.out, HasSubstr(std::string("   ") + row)) << row;
@@ -75,6 +188,50 @@ TEST(MdtestCli, UniqueDirsPrintsTheSummaryTable) {
     EXPECT_GT(p.md_rate(), 0) << p.phase();
   }
   EXPECT_TRUE(std::filesystem::is_empty(tmp / "md"));
+}
+
+// IOR -m: each repetition has its own files; -Z -X: every task reads the
+// file IOR's srand(rank + seed)/rand() picks, never its own with two agents.
+TEST(IorCli, MultiFileAndRandomTaskReordering) {
+  TempDir tmp;
+  std::filesystem::create_directories(tmp / "data");
+  CommandResult r = RunLockstep({"ior", "-a", "POSIX", "-w", "-r", "-F", "-m", "-Z", "-X", "5",
+                                 "-i", "2", "-k", "-b", "1m", "-t", "256k", "-N", "4", "--local",
+                                 "2", "-o", tmp / "data/f", "--out", tmp / "results"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::vector<std::string> expected;
+  for (int rank = 0; rank < 4; ++rank) {
+    for (int rep = 0; rep < 2; ++rep) {
+      expected.push_back(absl::StrFormat("f.%08d.%d 1048576", rank, rep));
+    }
+  }
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(tmp / "data")) {
+    files.push_back(absl::StrFormat("%s %d", e.path().filename().string(),
+                                    std::filesystem::file_size(e.path())));
+  }
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, expected);
+  v1::RunRecord rec = ReadRunJson(RunDirFromOutput(r.out));
+  int reads = 0;
+  for (const v1::PhaseRecord& p : rec.tests(0).phases()) {
+    ASSERT_TRUE(p.ok()) << p.error();
+    for (const v1::AgentPhaseRecord& a : p.agents()) {
+      for (const v1::TaskResult& t : a.tasks()) {
+        const uint32_t own = t.rank();
+        uint32_t data = own;
+        if (p.kind() == v1::READ) {
+          data = (own + IorRandomTaskOffset(own, 5, p.repetition(), 4, 2, 2)) % 4;
+          EXPECT_NE(data, own);  // two agents: the offset is at least one agent's tasks
+          ++reads;
+        }
+        EXPECT_EQ(t.file(), absl::StrFormat("%s/data/f.%08d.%u", tmp.path(), data, p.repetition()))
+            << p.phase_id() << " rank " << own;
+      }
+    }
+  }
+  EXPECT_EQ(reads, 8);
+  EXPECT_THAT(r.out, HasSubstr("Summary of all tests:"));
 }
 
 TEST(Workloads, RewriteAndSmallFilesOnAgentProcesses) {

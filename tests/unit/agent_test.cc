@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
 #include "agent/agent_core.h"
 #include "agent/phase_runner.h"
@@ -289,6 +290,88 @@ TEST(AgentCore, LeaseExpiryKeepsReleasedFilesAndRemovesTheRest) {
   EXPECT_TRUE(std::filesystem::exists(tmp / "kept.00000001"));
   EXPECT_FALSE(std::filesystem::exists(tmp / "lost.00000000"));
   EXPECT_FALSE(std::filesystem::exists(tmp / "lost.00000001"));
+}
+
+// mdtest creates its -d directory when missing and removes it at its end;
+// the agent does it below its roots, and never outside them.
+TEST(AgentCore, MdtestCreatesAMissingDirectoryAndRemovesItAtTheEnd) {
+  TempDir tmp;
+  AgentOptions o;
+  o.roots = {tmp.path()};
+  o.telemetry = false;
+  auto core = AgentCore::Create(o);
+  ASSERT_OK(core);
+  v1::AttachRequest a;
+  a.set_lease_ms(5000);
+  auto session = (*core)->Attach(a);
+  ASSERT_OK(session);
+  auto run = [&](v1::MdtestOp op, const std::string& dir) -> absl::Status {
+    v1::PrepareRequest p;
+    p.set_session_id(session->session_id());
+    v1::PhaseSpec& s = *p.mutable_spec();
+    s = Spec(v1::MDTEST, false);
+    s.set_dir(dir);
+    s.set_md_op(op);
+    s.set_md_items(3);
+    s.set_phase_id(absl::StrFormat("t0/r0/%d", op));
+    auto prepared = (*core)->Prepare(p);
+    if (!prepared.ok()) return prepared.status();
+    v1::StartRequest st;
+    st.set_session_id(session->session_id());
+    st.set_phase_id(s.phase_id());
+    st.set_start_at_unix_ns(RealtimeNs());
+    absl::Notification done;
+    bool ok = false;
+    absl::Status started = (*core)->Start(st, [&](const v1::PhaseEvent& e) {
+      if (e.has_result()) {
+        ok = e.result().ok();
+        done.Notify();
+      }
+    });
+    if (!started.ok()) return started;
+    if (!done.WaitForNotificationWithTimeout(absl::Seconds(10))) return absl::DeadlineExceededError("");
+    return ok ? absl::OkStatus() : absl::InternalError("phase failed");
+  };
+  // Outside the roots and with a missing parent: refused, nothing made.
+  EXPECT_EQ(run(v1::MD_TREE_CREATE, "/etc/lockstep-md").code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(run(v1::MD_TREE_CREATE, "no/md").code(), absl::StatusCode::kNotFound);
+  for (v1::MdtestOp op : {v1::MD_TREE_CREATE, v1::MD_FILE_CREATE, v1::MD_FILE_REMOVE,
+                          v1::MD_TREE_REMOVE}) {
+    ASSERT_OK(run(op, "md"));
+    if (op == v1::MD_TREE_CREATE) {
+      EXPECT_TRUE(std::filesystem::is_directory(tmp / "md/test-dir.0-0/mdtest_tree.0"));
+    }
+  }
+  EXPECT_TRUE(std::filesystem::is_directory(tmp / "md"));  // until mdtest's end
+  v1::DetachRequest d;
+  d.set_session_id(session->session_id());
+  ASSERT_OK((*core)->Detach(d));
+  EXPECT_FALSE(std::filesystem::exists(tmp / "md"));
+  EXPECT_TRUE(std::filesystem::is_empty(tmp.path()));
+
+  // A directory that existed stays.
+  std::filesystem::create_directory(tmp / "kept");
+  session = (*core)->Attach(a);
+  ASSERT_OK(session);
+  ASSERT_OK(run(v1::MD_TREE_CREATE, "kept"));
+  ASSERT_OK(run(v1::MD_TREE_REMOVE, "kept"));
+  d.set_session_id(session->session_id());
+  ASSERT_OK((*core)->Detach(d));
+  EXPECT_TRUE(std::filesystem::is_directory(tmp / "kept"));
+  EXPECT_TRUE(std::filesystem::is_empty(tmp / "kept"));
+}
+
+TEST(Roots, ResolveNewNeedsAParentInsideTheRoots) {
+  TempDir tmp;
+  std::filesystem::create_directories(tmp / "root/sub");
+  auto roots = AllowedRoots::Create({tmp / "root"});
+  ASSERT_OK(roots);
+  EXPECT_EQ(*roots->ResolveNew("md"), tmp / "root/md");
+  EXPECT_EQ(*roots->ResolveNew("sub/md/"), tmp / "root/sub/md");
+  EXPECT_EQ(*roots->ResolveNew(tmp / "root/md"), tmp / "root/md");
+  EXPECT_EQ(roots->ResolveNew(tmp / "md").status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(roots->ResolveNew("sub/..").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(roots->ResolveNew("x/y").status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST(AgentCore, ServersDoNotRunTasksAndDropCachesIsReported) {

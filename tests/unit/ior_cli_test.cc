@@ -138,7 +138,7 @@ TEST(MdtestCli, TranslatesSubPhasesInMdtestsOrder) {
   for (const PhasePlan& p : c->plan.phases) {
     names.push_back(p.name);
     EXPECT_EQ(p.kind, v1::MDTEST);
-    EXPECT_EQ(p.md_items, 1000u);
+    EXPECT_EQ(p.md_items, 994u);  // mdtest: 1000 / 7 dirs = 142 per dir
     EXPECT_TRUE(p.md_unique_dir);
     EXPECT_EQ(p.md_branching, 2u);
     EXPECT_EQ(p.md_depth, 2u);
@@ -147,8 +147,9 @@ TEST(MdtestCli, TranslatesSubPhasesInMdtestsOrder) {
     EXPECT_EQ(p.tasks_per_agent, std::vector<uint32_t>{2});
   }
   EXPECT_EQ(names, (std::vector<std::string>{"tree_create", "dir_create", "dir_stat",
-                                             "dir_remove", "file_create", "file_stat",
-                                             "file_read", "file_remove", "tree_remove"}));
+                                             "dir_rename", "dir_remove", "file_create",
+                                             "file_stat", "file_read", "file_remove",
+                                             "tree_remove"}));
   EXPECT_EQ(c->plan.repetitions, 3u);
   ASSERT_OK(ParsePlan(c->plan.text, "plan.toml"));
   auto files = Md("-n 10 -F -C");
@@ -159,18 +160,103 @@ TEST(MdtestCli, TranslatesSubPhasesInMdtestsOrder) {
   EXPECT_EQ(Md("-I 5 -b 3 -z 1")->plan.phases[0].md_items, 20u);
 }
 
+TEST(MdtestCli, OptionsOfTheGoldenCasesAndCommonScripts) {
+  MdtestCommandInfo info;
+  auto md = [&](const std::string& line) {
+    return ParseMdtestCommandLine(absl::StrSplit(line, ' ', absl::SkipEmpty()), NoFiles(), &info);
+  };
+  // mdtest-easy-like: files only, leaves only, rate and time, neighbour shift.
+  auto easy = md("-n 200 -u -L -F -P -N 1 -d /x/md --local 1 --tasks 2");
+  ASSERT_OK(easy);
+  std::vector<std::string> names;
+  for (const PhasePlan& p : easy->plan.phases) {
+    names.push_back(p.name);
+    EXPECT_TRUE(p.md_leaf_only);
+    EXPECT_EQ(p.md_neighbor_shift, 1u);  // one node: not multiplied
+    EXPECT_EQ(p.md_items, 200u);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"tree_create", "file_create", "file_stat",
+                                             "file_read", "file_remove", "tree_remove"}));
+  EXPECT_EQ(info.args, (std::vector<std::string>{"-n", "200", "-u", "-L", "-F", "-P", "-N", "1",
+                                                 "-d", "/x/md"}));
+  EXPECT_EQ(info.path, "/x/md");
+  EXPECT_TRUE(info.print_rate && info.print_time && info.files && !info.dirs);
+  EXPECT_TRUE(info.read_warning);
+  EXPECT_EQ(info.items, 200u);
+  ASSERT_OK(ParsePlan(easy->plan.text, "plan.toml"));
+  // mdtest-hard-like: -t is accepted; -w/-e: no read warning.
+  ASSERT_OK(md("-n 200 -t -w 3901 -e 3901 -P -N 1 -F -d /x/md --tasks 2"));
+  EXPECT_FALSE(info.read_warning);
+  EXPECT_EQ(info.shift, 1u);
+  // Two agents of two tasks: the shift is by a node's tasks.
+  ASSERT_OK(md("-n 4 -N 1 --agents a:1,b:2 --tasks 4"));
+  EXPECT_EQ(info.shift, 2u);
+  // mdtest-tree: 120 items over 7 directories: 17 each, 119 per task.
+  auto tree = md("-n 120 -b 2 -z 2 -u -d /x/md --tasks 2");
+  ASSERT_OK(tree);
+  EXPECT_EQ(tree->plan.phases[1].md_items, 119u);
+  EXPECT_EQ(info.items, 119u);
+  // -L over 4 leaves: 10 / 4 = 2 each.
+  EXPECT_EQ(md("-n 10 -L -b 2 -z 2")->plan.phases[0].md_items, 8u);
+  EXPECT_EQ(md("-I 3 -L -b 2 -z 2")->plan.phases[0].md_items, 12u);
+  // No -n: every step on no items, in ./out; no rename (fewer than 2 items).
+  auto none = md("");
+  ASSERT_OK(none);
+  EXPECT_EQ(none->plan.phases.front().dir, "./out");
+  EXPECT_EQ(none->plan.phases.front().md_items, 0u);
+  for (const PhasePlan& p : none->plan.phases) EXPECT_NE(p.md_op, v1::MD_DIR_RENAME);
+  EXPECT_EQ(none->plan.phases.size(), 9u);
+  auto reparsed = ParsePlan(none->plan.text, "plan.toml");
+  ASSERT_OK(reparsed);
+  EXPECT_EQ(reparsed->phases[1].md_items, 0u);
+  // -D: directory steps; -Z: time only; -C -U: create and rename.
+  ASSERT_OK(md("-n 5 -D -Z"));
+  EXPECT_TRUE(info.dirs && !info.files && info.print_time && !info.print_rate);
+  auto cu = md("-n 5 -C -U");
+  ASSERT_OK(cu);
+  names.clear();
+  for (const PhasePlan& p : cu->plan.phases) names.push_back(p.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"tree_create", "dir_create", "dir_rename",
+                                             "file_create"}));
+  EXPECT_FALSE(info.read_warning);
+}
+
 TEST(MdtestCli, RefusesWhatItCannotHonour) {
-  EXPECT_THAT(MdError("-u"), HasSubstr("-n: the number of items"));
-  EXPECT_THAT(MdError("-n 5 -I 5"), HasSubstr("-I: give the number of items"));
-  EXPECT_THAT(MdError("-n 5 -L"), HasSubstr("-L: refused"));
+  EXPECT_THAT(MdError("-n 5 -I 5"), HasSubstr("-I: with -n: mdtest's directory loops"));
+  EXPECT_THAT(MdError("-n 5 -I 5 -u"), HasSubstr("-I: give the number of items"));
   EXPECT_THAT(MdError("-n 5 -S"), HasSubstr("-S: refused"));
-  EXPECT_THAT(MdError("-n 5 -N 2"), HasSubstr("-N: refused"));
+  EXPECT_THAT(MdError("-n 5 -v"), HasSubstr("-v: refused: verbose output"));
+  EXPECT_THAT(MdError("-n 5 -u -z 1 -N 1 --tasks 2"), HasSubstr("-N 1: with -u and a tree deeper"));
+  EXPECT_EQ(MdError("-n 5 -u -z 1 -N 2 --tasks 2"), "OK");  // shift by all tasks: own trees
+  EXPECT_EQ(MdError("-n 5 -z 1 -N 1 --tasks 2"), "OK");     // shared tree
+  EXPECT_THAT(MdError("-n 5 -d a@b"), HasSubstr("several directories"));
   EXPECT_THAT(MdError("-n 5 -Q"), HasSubstr("-Q: unknown mdtest option"));
   EXPECT_THAT(MdError("-n x"), HasSubstr("-n x: expected a whole number"));
   EXPECT_THAT(MdError("-n 5 -w 1x"), HasSubstr("-w 1x: "));
   EXPECT_THAT(MdError("-n 5 -e 8 -w 4"), HasSubstr("-e 8: reads more than each file holds"));
+  EXPECT_EQ(MdError("-n 5 -e 8 -w 4 -E"), "OK");  // mdtest checks it only with create and read
   EXPECT_THAT(MdError("-n 5 -b 100 -z 5"), HasSubstr("-b 100 -z 5: a tree of"));
   EXPECT_THAT(MdError("-n 5 --tasks 3 --agents a:1,b:2"), HasSubstr("--tasks 3: 3 tasks cannot"));
+}
+
+TEST(IorCli, MultiFileAndRandomTaskReordering) {
+  auto c = Ior("-w -r -F -m -Z -X -3 -k -N 4 --local 2 -o d/f");
+  ASSERT_OK(c);
+  ASSERT_EQ(c->plan.phases.size(), 2u);
+  EXPECT_TRUE(c->plan.phases[0].multi_file && c->plan.phases[1].multi_file);
+  EXPECT_FALSE(c->plan.phases[0].reorder_random);  // the write is not reordered
+  EXPECT_TRUE(c->plan.phases[1].reorder_random);
+  EXPECT_EQ(c->plan.phases[1].reorder_random_seed, -3);
+  auto again = ParsePlan(c->plan.text, "plan.toml");
+  ASSERT_OK(again);
+  EXPECT_TRUE(again->phases[1].reorder_random);
+  EXPECT_EQ(again->phases[1].reorder_random_seed, -3);
+  EXPECT_TRUE(again->phases[0].multi_file);
+  EXPECT_THAT(IorError("-Z -Z -r"), HasSubstr("-Z: given twice"));
+  EXPECT_THAT(IorError("-Z -C -r --local 2"), HasSubstr("-Z: with -C"));
+  EXPECT_THAT(IorError("-Z -z -r"), HasSubstr("-Z: with -z on a shared file"));
+  EXPECT_THAT(IorError("-Z -w"), HasSubstr("-Z: reorders the tasks of the read phase"));
+  EXPECT_THAT(IorError("-X x -Z"), HasSubstr("-X x: expected a whole number"));
 }
 
 }  // namespace

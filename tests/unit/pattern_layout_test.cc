@@ -1,3 +1,5 @@
+#include <stdlib.h>
+
 #include <cstring>
 #include <vector>
 
@@ -88,6 +90,59 @@ TEST(Layout, ReorderReadsAnotherTasksData) {
   EXPECT_EQ(DataRank(s, 0), 2u);
   EXPECT_EQ(DataRank(s, 3), 1u);
   EXPECT_EQ(TaskFilePath("/d", s, 3), "/d/testfile.00000001");
+}
+
+TEST(Layout, MultiFileNamesEachRepetitionsFiles) {
+  v1::PhaseSpec s = Spec(true);
+  s.set_multi_file(true);  // IOR -m
+  s.set_repetition(3);
+  EXPECT_EQ(TaskFilePath("/d", s, 2), "/d/testfile.00000002.3");
+  s.set_file_per_process(false);
+  EXPECT_EQ(TaskFilePath("/d", s, 2), "/d/testfile.3");
+}
+
+// IOR's -Z offset with the C library's own srand()/rand(), as IOR calls them.
+uint32_t IorOffsetWithLibc(uint32_t rank, int32_t seed, uint32_t rep, uint32_t tasks,
+                           uint32_t per_node, uint32_t nodes) {
+  int nodeoffset = 1;
+  nodeoffset = nodeoffset < static_cast<int>(nodes) ? nodeoffset : static_cast<int>(nodes) - 1;
+  unsigned int iseed0 = seed < 0 ? -1 * seed + rep : seed;
+  srand(rank + iseed0);
+  int offset = rand() % static_cast<int>(tasks);
+  while (offset < nodeoffset * static_cast<int>(per_node)) offset = rand() % static_cast<int>(tasks);
+  return static_cast<uint32_t>(offset);
+}
+
+TEST(Layout, RandomReorderIsIorsRandWithItsSeed) {
+  for (uint32_t tasks : {1u, 2u, 4u, 12u, 64u}) {
+    for (uint32_t per_node : {1u, 2u, 4u}) {
+      if (tasks % per_node != 0) continue;
+      const uint32_t nodes = tasks / per_node;
+      for (int32_t seed : {0, 7, -3}) {
+        for (uint32_t rep : {0u, 1u}) {
+          for (uint32_t rank = 0; rank < tasks; ++rank) {
+            ASSERT_EQ(IorRandomTaskOffset(rank, seed, rep, tasks, per_node, nodes),
+                      IorOffsetWithLibc(rank, seed, rep, tasks, per_node, nodes))
+                << "rank " << rank << " of " << tasks << ", seed " << seed << ", rep " << rep;
+          }
+        }
+      }
+    }
+  }
+  // Through the spec: 2 agents × 2 tasks; every offset is at least one
+  // node's tasks (2), so no rank reads its own file (IOR's wrap-around may
+  // still land on its own node).
+  v1::PhaseSpec s = Spec(true);
+  s.set_total_tasks(4);
+  s.set_tasks(2);
+  s.set_reorder_random(true);
+  s.set_reorder_random_seed(11);
+  for (uint32_t rank = 0; rank < 4; ++rank) {
+    const uint32_t off = IorOffsetWithLibc(rank, 11, 0, 4, 2, 2);
+    EXPECT_GE(off, 2u);
+    EXPECT_EQ(DataRank(s, rank), (rank + off) % 4);
+    EXPECT_NE(DataRank(s, rank), rank);
+  }
 }
 
 }  // namespace

@@ -198,6 +198,20 @@ TEST(Plan, IorFinerOptionsAndNewKinds) {
   ASSERT_TRUE(md.ok()) << md.status();
   EXPECT_EQ(md->phases[0].md_op, v1::MD_FILE_CREATE);
   EXPECT_EQ(md->phases[0].md_write_bytes, 4096u);
+  auto rename = ParsePlan(WithKind("mdtest", "md_op = \"dir_rename\"\nmd_items = 0\n"
+                                             "md_leaf_only = true\nmd_neighbor_shift = 3\n"),
+                          "plan.toml");
+  ASSERT_TRUE(rename.ok()) << rename.status();
+  EXPECT_EQ(rename->phases[0].md_op, v1::MD_DIR_RENAME);
+  EXPECT_EQ(rename->phases[0].md_items, 0u);  // mdtest without -n
+  EXPECT_TRUE(rename->phases[0].md_leaf_only);
+  EXPECT_EQ(rename->phases[0].md_neighbor_shift, 3u);
+  auto reorder = ParsePlan(WithKind("read", "reorder_random = true\nreorder_random_seed = -4\n"
+                                            "multi_file = true\n"),
+                           "plan.toml");
+  ASSERT_TRUE(reorder.ok()) << reorder.status();
+  EXPECT_TRUE(reorder->phases[0].reorder_random && reorder->phases[0].multi_file);
+  EXPECT_EQ(reorder->phases[0].reorder_random_seed, -4);
   EXPECT_EQ(Error(WithKind("rewrite", "verify = true\n")), "OK");
 }
 
@@ -221,6 +235,14 @@ TEST(Plan, IorFinerOptionsErrorsArePositioned) {
   EXPECT_THAT(Error(WithKind("mdtest", "md_op = \"file_stat\"\n")), HasSubstr("has no 'md_items'"));
   EXPECT_THAT(Error(WithKind("mdtest", "md_op = \"tree_create\"\nmd_branching = 1000\nmd_depth = 4\n")),
               HasSubstr("the limit is 10 million"));
+  EXPECT_THAT(Error(WithKind("write", "reorder_random = true\n")),
+              HasSubstr("key 'reorder_random': applies to read phases"));
+  EXPECT_THAT(Error(WithKind("read", "reorder_random_seed = 3\n")),
+              HasSubstr("add reorder_random = true"));
+  EXPECT_THAT(Error(WithKind("read", "reorder_random = true\nreorder_tasks = true\n")),
+              HasSubstr("IOR takes -C or -Z, not both"));
+  EXPECT_THAT(Error(WithKind("mdtest", "md_op = \"dir_stat\"\nmd_items = 1\nmulti_file = true\n")),
+              HasSubstr("key 'multi_file': applies to write, read and rewrite"));
   EXPECT_THAT(Error(WithKind("bonnie", "")), HasSubstr("use write, read, rewrite, small_files or mdtest"));
   EXPECT_THAT(Error("[[agent]]\naddress = \"h:1\"\n[[agent]]\naddress = \"h:2\"\n" +
                     WithPhase("intra_barriers = true\n")),

@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -15,6 +17,7 @@
 #include "agent/workloads.h"
 #include "common/clock.h"
 #include "common/layout.h"
+#include "common/mdtest_layout.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
@@ -248,17 +251,74 @@ TEST(SmallFiles, CreatesATreeOfVariedSizesAndReadsItBack) {
   EXPECT_FALSE(std::filesystem::exists(tmp / "f.small.00000000"));
 }
 
-TEST(Mdtest, TreeSize) {
+TEST(Mdtest, TreeSizeAndNames) {
   EXPECT_EQ(MdtestTreeDirs(1, 0), 1u);
   EXPECT_EQ(MdtestTreeDirs(1, 5), 6u);
   EXPECT_EQ(MdtestTreeDirs(2, 3), 15u);   // (2^4-1)/(2-1)
   EXPECT_EQ(MdtestTreeDirs(10, 2), 111u); // (10^3-1)/9
   EXPECT_EQ(MdtestTreeDirs(3, 0), 1u);
-  auto paths = MdtestTreePaths("/r", 2, 2);
+  EXPECT_EQ(MdtestLeafDirs(2, 3), 8u);
+  EXPECT_EQ(MdtestLeafDirs(1, 3), 1u);
+  auto paths = MdtestTreePaths("/r", "mdtest_tree.4", 2, 2);
   ASSERT_EQ(paths.size(), 7u);
   EXPECT_EQ(paths[0], "/r");
-  EXPECT_EQ(paths[2], "/r/mdtest_tree.2");
-  EXPECT_EQ(paths[5], "/r/mdtest_tree.2/mdtest_tree.5");
+  EXPECT_EQ(paths[2], "/r/mdtest_tree.4.2");
+  EXPECT_EQ(paths[5], "/r/mdtest_tree.4.2/mdtest_tree.4.5");
+  EXPECT_EQ(MdtestTestDir("/d", 3), "/d/test-dir.3-0");
+  EXPECT_EQ(MdtestTestDir("/d/", 0), "/d/test-dir.0-0");
+  EXPECT_EQ(MdtestItemName(false, 1, 17), "file.mdtest.1.17");
+  EXPECT_EQ(MdtestItemName(true, 0, 3), "dir.mdtest.0.3");
+  // mdtest's rounding: -n 120 -b 2 -z 2: 17 per directory, 119 items.
+  MdtestItems l = MdtestItemLayout(120, 0, 2, 2, false);
+  EXPECT_EQ(l.per_dir, 17u);
+  EXPECT_EQ(l.items, 119u);
+  EXPECT_EQ(l.first, 0u);
+  // -L: 4 leaves (directories 3..6), items numbered from 3 × per_dir.
+  l = MdtestItemLayout(10, 0, 2, 2, true);
+  EXPECT_EQ(l.per_dir, 2u);
+  EXPECT_EQ(l.items, 8u);
+  EXPECT_EQ(l.first, 6u);
+  EXPECT_EQ(MdtestItemLayout(0, 5, 3, 1, false).items, 20u);  // -I 5 over 4 dirs
+  EXPECT_EQ(MdtestItemLayout(3, 0, 2, 2, false).items, 0u);   // fewer items than dirs
+}
+
+TEST(Mdtest, NeighbourShiftPicksOwnerAndTreeAsMdtest) {
+  v1::PhaseSpec s = Spec(v1::MDTEST);
+  s.set_total_tasks(4);
+  s.set_md_neighbor_shift(1);
+  s.set_md_unique_dir(true);
+  s.set_repetition(2);
+  // create: own items in the next rank's tree; stat: rank+1's items in
+  // rank+2's tree; read: rank+2's in rank+3's; remove: rank+3's in rank+4's.
+  const std::pair<v1::MdtestOp, uint32_t> steps[] = {{v1::MD_FILE_CREATE, 0},
+                                                     {v1::MD_FILE_STAT, 1},
+                                                     {v1::MD_DIR_RENAME, 1},
+                                                     {v1::MD_FILE_READ, 2},
+                                                     {v1::MD_FILE_REMOVE, 3}};
+  for (auto [op, k] : steps) {
+    s.set_md_op(op);
+    EXPECT_EQ(MdtestItemOwner(s, 3), (3 + k) % 4) << op;
+    EXPECT_EQ(MdtestTaskTree("/d", s, 3).front(),
+              absl::StrFormat("/d/test-dir.2-0/mdtest_tree.%u.0", (3 + k + 1) % 4))
+        << op;
+  }
+  s.set_md_op(v1::MD_TREE_CREATE);
+  EXPECT_EQ(MdtestItemOwner(s, 3), 3u);
+  EXPECT_EQ(MdtestTaskTree("/d", s, 3).front(), "/d/test-dir.2-0/mdtest_tree.3.0");
+  s.set_md_unique_dir(false);
+  s.set_md_op(v1::MD_FILE_READ);
+  EXPECT_EQ(MdtestTaskTree("/d", s, 3).front(), "/d/test-dir.2-0/mdtest_tree.0");
+  EXPECT_TRUE(MdtestOwnsTree(s, 0));
+  EXPECT_FALSE(MdtestOwnsTree(s, 3));
+}
+
+std::vector<std::string> Listing(const std::string& root) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
+    out.push_back(std::filesystem::relative(e.path(), root).string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 TEST(Mdtest, EverySubPhaseForUniqueAndSharedTrees) {
@@ -272,8 +332,9 @@ TEST(Mdtest, EverySubPhaseForUniqueAndSharedTrees) {
     s.set_md_write_bytes(3000);
     s.set_md_read_bytes(3000);
     for (v1::MdtestOp op : {v1::MD_TREE_CREATE, v1::MD_DIR_CREATE, v1::MD_DIR_STAT,
-                            v1::MD_DIR_REMOVE, v1::MD_FILE_CREATE, v1::MD_FILE_STAT,
-                            v1::MD_FILE_READ, v1::MD_FILE_REMOVE, v1::MD_TREE_REMOVE}) {
+                            v1::MD_DIR_RENAME, v1::MD_DIR_REMOVE, v1::MD_FILE_CREATE,
+                            v1::MD_FILE_STAT, v1::MD_FILE_READ, v1::MD_FILE_REMOVE,
+                            v1::MD_TREE_REMOVE}) {
       s.set_md_op(op);
       v1::PhaseResult res = RunSpec(s, tmp.path());
       ASSERT_TRUE(res.ok()) << "op " << op << ": " << res.error();
@@ -283,12 +344,133 @@ TEST(Mdtest, EverySubPhaseForUniqueAndSharedTrees) {
       } else {
         EXPECT_EQ(ops, 60u) << op;
       }
+      if (op == v1::MD_TREE_CREATE) {
+        // mdtest's names: test-dir.0-0/mdtest_tree[.<rank>].0/...
+        EXPECT_TRUE(std::filesystem::is_directory(
+            tmp / (unique ? "test-dir.0-0/mdtest_tree.1.0/mdtest_tree.1.2"
+                          : "test-dir.0-0/mdtest_tree.0/mdtest_tree.2")));
+        EXPECT_TRUE(res.tasks(0).has_dir_fs());  // rank 0's statfs, for mdtest's FS line
+        EXPECT_GT(res.tasks(0).dir_fs().blocks(), 0u);
+      }
       if (op == v1::MD_FILE_CREATE) {
         EXPECT_EQ(res.tasks(0).bytes(), 30u * 3000);
+        // 10 items per directory: item 17 of rank 1 in directory 1.
+        const std::string item = unique
+            ? "test-dir.0-0/mdtest_tree.1.0/mdtest_tree.1.1/file.mdtest.1.17"
+            : "test-dir.0-0/mdtest_tree.0/mdtest_tree.1/file.mdtest.1.17";
+        EXPECT_EQ(std::filesystem::file_size(tmp / item), 3000u);
       }
     }
+    // tree_remove removed the iteration's test-dir too.
     EXPECT_TRUE(std::filesystem::is_empty(tmp.path())) << "unique=" << unique;
   }
+}
+
+TEST(Mdtest, RenameChainsTheItemsAsMdtest) {
+  TempDir tmp;
+  v1::PhaseSpec s = Spec(v1::MDTEST);
+  s.set_tasks(1);
+  s.set_total_tasks(1);
+  s.set_md_items(4);
+  for (v1::MdtestOp op : {v1::MD_TREE_CREATE, v1::MD_DIR_CREATE}) {
+    s.set_md_op(op);
+    ASSERT_TRUE(RunSpec(s, tmp.path()).ok());
+  }
+  // Tag each directory with a file naming its original item.
+  const std::string tree = tmp / "test-dir.0-0/mdtest_tree.0";
+  for (int i = 0; i < 4; ++i) {
+    std::ofstream(absl::StrFormat("%s/dir.mdtest.0.%d/was", tree, i)) << i;
+  }
+  s.set_md_op(v1::MD_DIR_RENAME);
+  v1::PhaseResult res = RunSpec(s, tmp.path());
+  ASSERT_TRUE(res.ok()) << res.error();
+  EXPECT_EQ(res.tasks(0).ops(), 4u);  // 0→0-XX, 1→0, 2→1, 0-XX→2
+  auto was = [&](int i) {
+    std::ifstream f(absl::StrFormat("%s/dir.mdtest.0.%d/was", tree, i));
+    std::string v;
+    f >> v;
+    return v;
+  };
+  EXPECT_EQ(was(0), "1");
+  EXPECT_EQ(was(1), "2");
+  EXPECT_EQ(was(2), "0");
+  EXPECT_EQ(was(3), "3");  // the last item keeps its name
+  EXPECT_FALSE(std::filesystem::exists(tree + "/dir.mdtest.0.0-XX"));
+}
+
+TEST(Mdtest, LeafOnlyItemsLiveInTheLeaves) {
+  TempDir tmp;
+  v1::PhaseSpec s = Spec(v1::MDTEST);
+  s.set_tasks(1);
+  s.set_total_tasks(1);
+  s.set_md_branching(2);
+  s.set_md_depth(1);
+  s.set_md_items(4);  // 2 leaves × 2
+  s.set_md_leaf_only(true);
+  for (v1::MdtestOp op : {v1::MD_TREE_CREATE, v1::MD_FILE_CREATE}) {
+    s.set_md_op(op);
+    ASSERT_TRUE(RunSpec(s, tmp.path()).ok());
+  }
+  EXPECT_EQ(Listing(tmp.path()),
+            (std::vector<std::string>{
+                "test-dir.0-0", "test-dir.0-0/mdtest_tree.0",
+                "test-dir.0-0/mdtest_tree.0/mdtest_tree.1",
+                "test-dir.0-0/mdtest_tree.0/mdtest_tree.1/file.mdtest.0.2",
+                "test-dir.0-0/mdtest_tree.0/mdtest_tree.1/file.mdtest.0.3",
+                "test-dir.0-0/mdtest_tree.0/mdtest_tree.2",
+                "test-dir.0-0/mdtest_tree.0/mdtest_tree.2/file.mdtest.0.4",
+                "test-dir.0-0/mdtest_tree.0/mdtest_tree.2/file.mdtest.0.5"}));
+  for (v1::MdtestOp op : {v1::MD_FILE_STAT, v1::MD_FILE_READ, v1::MD_FILE_REMOVE,
+                          v1::MD_TREE_REMOVE}) {
+    s.set_md_op(op);
+    v1::PhaseResult res = RunSpec(s, tmp.path());
+    ASSERT_TRUE(res.ok()) << op << ": " << res.error();
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(tmp.path()));
+}
+
+TEST(Mdtest, NeighbourShiftStatsAnotherRanksItems) {
+  TempDir tmp;
+  v1::PhaseSpec s = Spec(v1::MDTEST);
+  s.set_md_items(5);
+  s.set_md_unique_dir(true);
+  s.set_md_neighbor_shift(1);
+  for (v1::MdtestOp op : {v1::MD_TREE_CREATE, v1::MD_FILE_CREATE}) {
+    s.set_md_op(op);
+    ASSERT_TRUE(RunSpec(s, tmp.path()).ok());
+  }
+  // Rank 0's files went into rank 1's tree, as mdtest -u -N 1 puts them.
+  EXPECT_TRUE(std::filesystem::exists(tmp / "test-dir.0-0/mdtest_tree.1.0/file.mdtest.0.4"));
+  EXPECT_TRUE(std::filesystem::exists(tmp / "test-dir.0-0/mdtest_tree.0.0/file.mdtest.1.4"));
+  // A stat without the shift would look for rank 0's files in its own tree.
+  s.set_md_op(v1::MD_FILE_STAT);
+  v1::PhaseResult shifted = RunSpec(s, tmp.path());
+  EXPECT_TRUE(shifted.ok()) << shifted.error();
+  s.set_md_neighbor_shift(0);
+  v1::PhaseResult own = RunSpec(s, tmp.path());
+  EXPECT_FALSE(own.ok());
+  EXPECT_THAT(own.error(), HasSubstr("cannot stat"));
+  s.set_md_neighbor_shift(1);
+  for (v1::MdtestOp op : {v1::MD_FILE_READ, v1::MD_FILE_REMOVE, v1::MD_TREE_REMOVE}) {
+    s.set_md_op(op);
+    ASSERT_TRUE(RunSpec(s, tmp.path()).ok()) << op;
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(tmp.path()));
+}
+
+TEST(Mdtest, RemovePhaseFilesTakesTheTreesAndTheTestDir) {
+  TempDir tmp;
+  v1::PhaseSpec s = Spec(v1::MDTEST);
+  s.set_md_items(6);
+  s.set_md_unique_dir(true);
+  for (v1::MdtestOp op : {v1::MD_TREE_CREATE, v1::MD_FILE_CREATE}) {
+    s.set_md_op(op);
+    ASSERT_TRUE(RunSpec(s, tmp.path()).ok());
+  }
+  auto removed = RemovePhaseFiles(s, tmp.path());
+  ASSERT_OK(removed);
+  EXPECT_EQ(*removed, 2u);
+  EXPECT_TRUE(std::filesystem::is_empty(tmp.path()));
 }
 
 }  // namespace
