@@ -140,8 +140,8 @@ class PhaseStream : public grpc::ClientReadReactor<v1::PhaseEvent> {
 class Heartbeater {
  public:
   Heartbeater(std::vector<AgentClient*> agents, uint32_t lease_ms, uint32_t stall_ms)
-      : agents_(std::move(agents)), lease_ms_(lease_ms),
-        last_ok_ns_(agents_.size(), MonotonicNs()), lost_(agents_.size()), stall_ms_(stall_ms) {
+      : agents_(std::move(agents)), lease_ms_(lease_ms), stall_ms_(stall_ms),
+        last_ok_ns_(agents_.size(), MonotonicNs()), lost_(agents_.size()) {
     thread_ = std::thread([this] { Loop(); });
   }
   ~Heartbeater() {

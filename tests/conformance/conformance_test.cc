@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
@@ -100,7 +101,12 @@ CommandResult RunCase(const Case& c, const std::string& dir, const std::string& 
 }
 
 std::string Report(const std::vector<std::string>& diffs) {
-  return "\n  " + absl::StrJoin(diffs, "\n  ");
+  constexpr size_t kShown = 12;
+  std::vector<std::string> shown(diffs.begin(), diffs.begin() + std::min(diffs.size(), kShown));
+  std::string more = diffs.size() > kShown
+                         ? absl::StrFormat("\n  (%u more differences)", diffs.size() - kShown)
+                         : "";
+  return "\n  " + absl::StrJoin(shown, "\n  ") + more;
 }
 
 void ExpectConformant(const std::string& golden, const CommandResult& r, const std::string& what) {
@@ -127,8 +133,10 @@ TEST_P(Conformance, MatchesIorLineForLine) {
   std::snprintf(tmpl, sizeof(tmpl), "%s/lockstep-conf-XXXXXX", DataParent().c_str());
   ASSERT_NE(::mkdtemp(tmpl), nullptr);
   const std::string data = tmpl;
-  const std::string dir = data + "/d";  // IOR's -o directory exists; mdtest's -d is made by it
-  if (c.tool == "ior") std::filesystem::create_directories(dir);
+  // @DIR@: a fresh, empty directory, as for the golden runs (mdtest makes
+  // its -d @DIR@/md itself).
+  const std::string dir = data + "/d";
+  std::filesystem::create_directories(dir);
   const std::string format = absl::StrContains(absl::StrJoin(c.args, " "), "summaryFormat=JSON")
                                  ? "JSON"
                              : absl::StrContains(absl::StrJoin(c.args, " "), "summaryFormat=CSV")

@@ -183,7 +183,9 @@ TEST(Stonewall, WearOutEvensOutTheTasksPairs) {
   for (const auto& t : res.tasks()) {
     EXPECT_EQ(t.ops(), most) << "every task continues to the most pairs done";
     EXPECT_EQ(t.bytes(), most * 4096);
-    if (!t.stonewall_hit()) EXPECT_EQ(t.stonewall_pairs(), (32u << 20) / 4096);
+    if (!t.stonewall_hit()) {
+      EXPECT_EQ(t.stonewall_pairs(), (32u << 20) / 4096);
+    }
   }
 }
 
