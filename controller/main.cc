@@ -82,6 +82,8 @@ int RunCommand(const std::vector<std::string>& args, const std::string& command_
     }
   }
   options.command_line = command_line;
+  // A plan's report is IOR's at -v: with the Max Write/Read lines.
+  options.ior_verbose = true;
   options.print = [](const std::string& s) {
     std::fwrite(s.data(), 1, s.size(), stdout);
     std::fflush(stdout);

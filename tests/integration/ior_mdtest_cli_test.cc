@@ -26,16 +26,14 @@ using ::testing::Not;
 TEST(IorCli, FilePerProcessWriteReadOnTwoLocalAgents) {
   TempDir tmp;
   std::filesystem::create_directories(tmp / "data");
-  CommandResult r = RunLockstep({"ior", "-F", "-w", "-r", "-b", "4m", "-t", "1m", "-i", "2", "-o",
-                                 tmp / "data/f", "-O", "summaryFormat=JSON", "--out",
+  CommandResult r = RunLockstep({"ior", "-F", "-w", "-r", "-b", "4m", "-t", "1m", "-i", "2", "-v",
+                                 "-o", tmp / "data/f", "--local", "2", "-N", "2", "--out",
                                  tmp / "results"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_THAT(r.out, HasSubstr("2 agents (local) x 1 task = 2 tasks"));
+  EXPECT_THAT(r.out, HasSubstr("# lockstep ior: 2 agents (local) x 1 task = 2 tasks"));
   EXPECT_THAT(r.out, HasSubstr("Summary of all tests:"));
-  EXPECT_THAT(r.out, HasSubstr("Max Write: "));
-  EXPECT_THAT(r.out, HasSubstr("Max Read:  "));
-  EXPECT_THAT(r.out, HasSubstr("\"summary\": ["));
-  EXPECT_THAT(r.out, HasSubstr("\"bwMeanMIB\": "));
+  EXPECT_THAT(r.out, HasSubstr("\nMax Write: "));  // -v
+  EXPECT_THAT(r.out, HasSubstr("\nMax Read:  "));
   std::string dir = RunDirFromOutput(r.out);
   ASSERT_FALSE(dir.empty()) << r.out;
   v1::RunRecord rec = ReadRunJson(dir);
@@ -48,6 +46,21 @@ TEST(IorCli, FilePerProcessWriteReadOnTwoLocalAgents) {
   // Without -k the files are removed; plan.toml is a plan `lockstep run` takes.
   EXPECT_TRUE(ListFiles(tmp / "data").empty());
   EXPECT_THAT(*ReadFileToString(dir + "/plan.toml"), HasSubstr("block_size = 4194304"));
+  // summary.txt is the text printed.
+  EXPECT_EQ(*ReadFileToString(dir + "/summary.txt"), r.out.substr(r.out.find("IOR-")));
+
+  // -O summaryFormat=JSON: only the JSON (IOR's keys and Lockstep's), one task
+  // by default as IOR without mpirun.
+  CommandResult j = RunLockstep({"ior", "-F", "-w", "-r", "-b", "4m", "-t", "1m", "-o",
+                                 tmp / "data/f", "-O", "summaryFormat=JSON", "--out",
+                                 tmp / "results"});
+  ASSERT_EQ(j.exit_code, 0) << j.out << j.err;
+  ASSERT_FALSE(j.out.empty());
+  EXPECT_EQ(j.out.front(), '{') << j.out;
+  EXPECT_THAT(j.out, HasSubstr("\"numTasks\": 1,"));
+  EXPECT_THAT(j.out, HasSubstr("\"bwMeanMIB\": "));
+  EXPECT_THAT(j.out, HasSubstr("\"lockstep\": {"));
+  EXPECT_THAT(j.out, Not(HasSubstr("\n#")));
 }
 
 TEST(IorCli, BadOptionsExitTwoNamingTheOption) {
@@ -169,8 +182,8 @@ TEST(MdtestCli, GoldenCasesLineForLine) {
 TEST(MdtestCli, UniqueDirsPrintsTheSummaryTable) {
   TempDir tmp;
   std::filesystem::create_directories(tmp / "md");
-  CommandResult r = RunLockstep({"mdtest", "-n", "1000", "-u", "-d", tmp / "md", "--out",
-                                 tmp / "results"});
+  CommandResult r = RunLockstep({"mdtest", "-n", "1000", "-u", "-d", tmp / "md", "--tasks", "2",
+                                 "--out", tmp / "results"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("SUMMARY rate (in ops/sec): (of 1 iterations)"));
   for (const char* row : {"Directory creation", "Directory stat", "Directory rename", "Directory removal",
