@@ -126,12 +126,14 @@ constexpr CommandSpec kIor = {
         "  -z          random offsets            -k        keep the files\n"
         "  -g          intra-phase barriers      -D N      stonewall after N seconds\n"
         "  -d N        delay between phases (s)  -G N      data pattern seed\n"
-        "  -v, -q      accepted (Lockstep is always verbose and stops at the first error)\n"
+        "  -Q N        -C's task offset (agents)  -m        a file set per repetition\n"
+        "  -Z, -X N    random task order for reads, and its seed\n"
+        "  -v          IOR's -v lines             -q        accepted (stops on errors)\n"
         "  -O summaryFormat=JSON|CSV|default, summaryFile=PATH, stoneWallingWearOut=1,\n"
         "     lustreStripeCount=0\n"
         "  --posix.odirect   O_DIRECT (needs -t a multiple of 4096)\n\n"
-        "Refused with the reason: -c -E -m -u -x -X -Z -Q -T -l -f -H -n -p -P -S -V -y -j -J "
-        "-L -M -B -A -U.",
+        "Refused with the reason: -c -E -u -x -T -l -f -H -n -p -P -S -V -y -j -J -L -M -B -A "
+        "-U.",
 };
 
 constexpr auto kMdtestFlags = Concat(
@@ -162,8 +164,10 @@ constexpr CommandSpec kMdtest = {
         "  -i N      repetitions (1)             -a POSIX  API (POSIX only)\n"
         "  -w SIZE   bytes written per file      -e SIZE   bytes read per file\n"
         "  -F / -D   files / dirs only           -C -T -E -r  only create/stat/read/rm\n"
-        "  -v        accepted\n\n"
-        "Refused with the reason: -B -c -k -N -R -S -s -t -x -W -y -Y -p -P -l -L -f -G -X.",
+        "  -L        items in leaf dirs only     -N N      neighbour shift for stat/read\n"
+        "  -P        rate and time tables        -t        accepted (no-op without MPI)\n"
+        "  -U        directory rename alone\n\n"
+        "Refused with the reason: -B -c -k -R -S -s -x -W -y -Y -p -l -f -G -X -g -v -V.",
 };
 
 // ---- results -------------------------------------------------------------------

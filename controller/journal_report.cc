@@ -71,6 +71,7 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
   while (!base.empty() && base.back() == '/') base.pop_back();
   run.set_run_id(base.substr(base.find_last_of('/') + 1));
   run.set_status("interrupted");
+  run.set_ior_verbose(true);  // as `lockstep run` prints: with the Max Write/Read lines
   run.set_error("the controller stopped before writing run.json; rebuilt from journal.jsonl");
   auto plan = ReadFileToString(run_dir + "/plan.toml");
   if (plan.ok()) run.set_plan_sha256(Sha256Hex(*plan));

@@ -373,7 +373,7 @@ TEST_F(GateCommandTest, BadNoiseWindowIsBadInput) {
   EXPECT_TRUE(Has(empty.err, "--noise-window \"\"")) << empty.err;
   GateOutput no_value = RunGate({run, "--baseline", base, "--noise-window"});
   EXPECT_EQ(no_value.exit_code, kGateBadInput);
-  EXPECT_TRUE(Has(no_value.err, "flag --noise-window needs a value")) << no_value.err;
+  EXPECT_TRUE(Has(no_value.err, "--noise-window: needs a value")) << no_value.err;
   GateOutput no_db =
       RunGate({run, "--baseline", base, "--noise-window", "3", "--db", dir_ + "/none.db"});
   EXPECT_EQ(no_db.exit_code, kGateBadInput);

@@ -58,7 +58,7 @@ TEST(IorCli, TranslatesTheSeedLine) {
     EXPECT_FALSE(ph.keep);
     EXPECT_EQ(ph.tasks_per_agent, std::vector<uint32_t>{1});
   }
-  EXPECT_EQ(c->controller.local_agents, 2);
+  EXPECT_EQ(c->controller.local_agents, 1);  // IOR alone: one agent, one task
   EXPECT_EQ(c->summary_format, SummaryFormat::kText);
   // The plan it keeps is a valid lockstep plan with the same content.
   auto again = ParsePlan(p.text, "plan.toml");
@@ -104,12 +104,13 @@ TEST(IorCli, RefusesWhatItCannotHonour) {
   EXPECT_THAT(IorError("-t 0"), HasSubstr("-t 0: must be greater than zero"));
   EXPECT_THAT(IorError("-b 1m -t 3m"), HasSubstr("multiple of the transfer size"));
   EXPECT_THAT(IorError("-z -b 1m -t 1m"), HasSubstr("-z: random offsets with -b equal to -t"));
-  EXPECT_THAT(IorError("-C --local 1"), HasSubstr("-C: with one agent"));
+  EXPECT_THAT(IorError("-C --local 2 -w"), HasSubstr("-C: reorders the tasks of the read phase"));
   EXPECT_THAT(IorError("-C -w"), HasSubstr("-C: reorders the tasks of the read phase"));
-  EXPECT_THAT(IorError("-g"), HasSubstr("-g: intra-phase barriers span one agent's tasks"));
+  EXPECT_THAT(IorError("-g --local 2"), HasSubstr("-g: intra-phase barriers span one agent's tasks"));
   EXPECT_THAT(IorError("-c"), HasSubstr("-c: refused: collective I/O"));
   EXPECT_THAT(IorError("-E"), HasSubstr("-E: refused"));
-  EXPECT_THAT(IorError("-Q 1"), HasSubstr("-Q: refused"));
+  EXPECT_THAT(IorError("-Q 2"), HasSubstr("-Q: is the task offset of -C and -Z"));
+  EXPECT_THAT(IorError("-Z -Q 2 -N 4"), HasSubstr("-Q 2: with -Z only IOR's default task offset 1"));
   EXPECT_THAT(IorError("-K"), HasSubstr("-K: unknown IOR option"));
   EXPECT_THAT(IorError("--mpiio.foo"), HasSubstr("--mpiio.foo: unknown flag"));
   EXPECT_THAT(IorError("stray"), HasSubstr("stray: unexpected argument"));
@@ -144,7 +145,7 @@ TEST(MdtestCli, TranslatesSubPhasesInMdtestsOrder) {
     EXPECT_EQ(p.md_depth, 2u);
     EXPECT_EQ(p.md_write_bytes, 4096u);
     EXPECT_EQ(p.dir, "/scratch/md");
-    EXPECT_EQ(p.tasks_per_agent, std::vector<uint32_t>{2});
+    EXPECT_EQ(p.tasks_per_agent, std::vector<uint32_t>{4});  // one local agent, as one node
   }
   EXPECT_EQ(names, (std::vector<std::string>{"tree_create", "dir_create", "dir_stat",
                                              "dir_rename", "dir_remove", "file_create",

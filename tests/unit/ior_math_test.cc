@@ -118,7 +118,7 @@ TEST(IorReport, StonewallRowsMatchIorExactly) {
   w->set_pairs_max(1350);
   w->set_min_bytes(uint64_t{1011} << 20);
   w->set_total_bytes(uint64_t{1011 + 1350} << 20);
-  w->set_duration_s(1.0023);
+  w->set_duration_s(1180.5 / 1177.75);  // IOR: 1180.5 MiB per task moved by the stonewall
   EXPECT_EQ(IorReport().PhaseDone(p),
             "stonewalling pairs accessed min: 1011 max: 1350 -- min data: 1.0 GiB mean data: 1.2 "
             "GiB time: 1.0s\n"

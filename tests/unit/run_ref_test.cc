@@ -197,9 +197,10 @@ TEST_F(RunRefTest, ReportWithoutOutputsPrintsEachSummary) {
   const int code = ReportCommand({"--db", db_, "base", slow_json_, base_dir_, journal_dir_});
   const std::string out = ::testing::internal::GetCapturedStdout();
   EXPECT_EQ(code, 0);
-  EXPECT_THAT(out, HasSubstr("Run                 : base (complete)"));
-  EXPECT_THAT(out, HasSubstr("Run                 : slow (complete)"));
-  EXPECT_THAT(out, HasSubstr("Run                 : crashed (interrupted)"));
+  EXPECT_THAT(out, HasSubstr(", run base ("));
+  EXPECT_THAT(out, HasSubstr(", run slow ("));
+  EXPECT_THAT(out, HasSubstr(", run crashed ("));
+  EXPECT_THAT(out, HasSubstr("# Status : interrupted: "));
   // A journal-only directory is written back, as `lockstep report RUN_DIR` always did.
   EXPECT_TRUE(std::filesystem::exists(journal_dir_ + "/run.json"));
 }
