@@ -96,6 +96,7 @@ int RunTranslated(Tool tool, const std::vector<std::string>& args,
   }
   options.ior_command_line = cmd->tool_command_line;
   options.ior_verbose = cmd->verbose;
+  options.ior_reference_number = cmd->reference_number;
   // mdtest's layout replaces IOR's: the coordinator's own lines come as '#'
   // lines, mdtest's text after the run (it needs the agents' statfs).
   options.ior_text = tool == Tool::kIor;

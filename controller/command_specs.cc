@@ -131,8 +131,9 @@ constexpr CommandSpec kIor = {
         "  -v          IOR's -v lines             -q        accepted (stops on errors)\n"
         "  -O summaryFormat=JSON|CSV|default, summaryFile=PATH, stoneWallingWearOut=1,\n"
         "     lustreStripeCount=0\n"
+        "  -A N        reference number (RefNum)\n"
         "  --posix.odirect   O_DIRECT (needs -t a multiple of 4096)\n\n"
-        "Refused with the reason: -c -E -u -x -T -l -f -H -n -p -P -S -V -y -j -J -L -M -B -A "
+        "Refused with the reason: -c -E -u -x -T -l -f -H -n -p -P -S -V -y -j -J -L -M -B "
         "-U.",
 };
 

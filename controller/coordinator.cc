@@ -1202,6 +1202,7 @@ RunOutcome Coordinator::Run() {
 
   record_.set_ior_command_line(options_.ior_command_line);
   record_.set_ior_verbose(options_.ior_verbose);
+  record_.set_ior_reference_number(options_.ior_reference_number);
   PrintIor(ior_.Header(record_));
 
   Failure failure = SetUpAgents();

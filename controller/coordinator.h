@@ -34,6 +34,7 @@ struct RunOptions {
   // (empty: command_line), and IOR's -v.
   std::string ior_command_line;
   bool ior_verbose = false;
+  int32_t ior_reference_number = 0;  // IOR -A
   // Where the report goes (stdout in the CLI).
   std::function<void(const std::string&)> print;
   // false: leave the IOR layout (header, options, per-iteration and summary

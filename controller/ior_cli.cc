@@ -19,7 +19,7 @@ namespace lockstep {
 namespace {
 
 // IOR options we translate, and those we refuse with the reason.
-constexpr const char* kIorValues = "abtsoiNDdOGQX";
+constexpr const char* kIorValues = "abtsoiNDdOGQXA";
 
 constexpr CliRefusal kIorRefused[] = {
     {'c', "collective I/O (MPI-IO) has no POSIX equivalent"},
@@ -41,7 +41,6 @@ constexpr CliRefusal kIorRefused[] = {
     {'L', "-L is not implemented"},
     {'M', "-M (memory hog) is not implemented"},
     {'B', "-B is not implemented"},
-    {'A', "-A (reference number) is not implemented"},
     {'U', "-U (hints file) is not implemented"},
 };
 
@@ -298,6 +297,12 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
           case 'D': { ASSIGN_OR_RETURN(stonewall, CliUint(opt, v, 0, 86400 * 7)); break; }
           case 'd': { ASSIGN_OR_RETURN(delay, CliUint(opt, v, 0, 86400)); break; }
           case 'G': { ASSIGN_OR_RETURN(plan.seed, CliUint(opt, v, 0, UINT64_MAX >> 1)); break; }
+          case 'A': {
+            int32_t n = 0;
+            if (!absl::SimpleAtoi(v, &n)) return CliBad(opt + " " + v, "expected a whole number");
+            cmd.reference_number = n;
+            break;
+          }
           case 'Q': {
             ASSIGN_OR_RETURN(task_offset, CliUint(opt, v, 1, 1u << 20));
             Q_given = true;

@@ -45,6 +45,7 @@ struct CliCommand {
   // ..."), shown on IOR's "Command line"; and IOR's -v.
   std::string tool_command_line;
   bool verbose = false;
+  int32_t reference_number = 0;  // IOR -A
 };
 
 using FileReader = std::function<absl::StatusOr<std::string>(const std::string&)>;

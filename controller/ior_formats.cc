@@ -117,7 +117,7 @@ std::string TestJson(const v1::TestRecord& t, const v1::RunRecord& rec) {
     unit = "TiB";
   }
   Obj params;
-  params.I("testID", t.test_id()).I("refnum", 0).S("api", "POSIX")
+  params.I("testID", t.test_id()).Raw("refnum", absl::StrCat(rec.ior_reference_number())).S("api", "POSIX")
       .S("platform", rec.controller_host() + "(Linux)").S("testFileName", path)
       .I("deadlineForStonewall", stonewall).I("stoneWallingWearOut", wear_out ? 1 : 0)
       .I("maxTimeDuration", 0).I("outlierThreshold", 0).S("options", "(null)").I("dryRun", 0)
@@ -186,7 +186,7 @@ std::string FormatIorJson(const v1::RunRecord& rec, const std::string& run_dir) 
       if (s.operation() == "mdtest") continue;
       Obj o;
       o.S("operation", s.operation()).S("API", s.api().empty() ? "POSIX" : s.api())
-          .I("TestID", s.test_id()).I("ReferenceNumber", 0).I("segmentCount", s.segments())
+          .I("TestID", s.test_id()).Raw("ReferenceNumber", absl::StrCat(rec.ior_reference_number())).I("segmentCount", s.segments())
           .I("blockSize", s.block_bytes()).I("transferSize", s.transfer_bytes())
           .I("numTasks", s.num_tasks()).I("tasksPerNode", s.tasks_per_node())
           .I("repetitions", s.repetitions()).I("filePerProc", s.file_per_process() ? 1 : 0)

@@ -150,7 +150,7 @@ std::string SummaryHeader() {
   return out;
 }
 
-std::string SummaryRowText(const v1::SummaryRow& r) {
+std::string SummaryRowText(const v1::SummaryRow& r, int32_t reference_number) {
   std::string out = absl::StrFormat("%-9s ", r.operation());
   for (double v : {r.bw_max_mib(), r.bw_min_mib(), r.bw_mean_mib(), r.bw_std_mib(), r.ops_max(),
                    r.ops_min(), r.ops_mean(), r.ops_std()}) {
@@ -167,7 +167,7 @@ std::string SummaryRowText(const v1::SummaryRow& r) {
                          r.file_per_process() ? 1 : 0, r.reorder(), r.reorder_offset(),
                          r.reorder_random(), r.reorder_random_seed(),
                          r.segments(), r.block_bytes(), r.transfer_bytes(), r.aggregate_mib(),
-                         r.api().empty() ? "POSIX" : r.api(), 0);
+                         r.api().empty() ? "POSIX" : r.api(), reference_number);
   return out;
 }
 
@@ -343,7 +343,7 @@ std::string IorReport::Footer(const v1::RunRecord& run, const std::string& run_d
   }
   if (!rows.empty()) {
     out += SummaryHeader();
-    for (const v1::SummaryRow* r : rows) out += SummaryRowText(*r);
+    for (const v1::SummaryRow* r : rows) out += SummaryRowText(*r, run.ior_reference_number());
   }
   out += KeyVal("Finished", IorTime(run.finished_at()));
   if (run.status() != "complete" && !run.status().empty()) {

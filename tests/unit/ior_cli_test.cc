@@ -96,6 +96,11 @@ TEST(IorCli, TranslatesTheFinerOptions) {
   EXPECT_EQ(Ior("-wr -b4m -t1m")->plan.phases[0].block_bytes, 4u << 20);  // clusters, glued values
   EXPECT_EQ(Ior("-N 3")->controller.local_agents, 1);  // odd: one local agent
   EXPECT_EQ(Ior("-w")->plan.phases.size(), 1u);
+  EXPECT_EQ(Ior("-A 7")->reference_number, 7);
+  EXPECT_EQ(Ior("-N 4 -C -Q 2 --local 4")->plan.phases[1].reorder_node_offset, 2u);
+  EXPECT_TRUE(Ior("-r")->plan.phases[0].remove_files);  // IOR removes what it read without -k
+  EXPECT_FALSE(Ior("-r -k")->plan.phases[0].remove_files);
+  EXPECT_FALSE(Ior("-w -r")->plan.phases[1].remove_files);  // the write phase's files are removed
   EXPECT_EQ(Ior("-R")->plan.phases.size(), 1u);  // -R alone: a verified read
 }
 
