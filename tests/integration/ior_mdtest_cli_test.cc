@@ -48,6 +48,10 @@ TEST(IorCli, FilePerProcessWriteReadOnTwoLocalAgents) {
   EXPECT_THAT(*ReadFileToString(dir + "/plan.toml"), HasSubstr("block_size = 4194304"));
   // summary.txt is the text printed.
   EXPECT_EQ(*ReadFileToString(dir + "/summary.txt"), r.out.substr(r.out.find("IOR-")));
+  // `lockstep report RUN_DIR` replays run.json through the same formatter.
+  CommandResult again = RunLockstep({"report", dir});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out, *ReadFileToString(dir + "/summary.txt"));
 
   // -O summaryFormat=JSON: only the JSON (IOR's keys and Lockstep's), one task
   // by default as IOR without mpirun.
