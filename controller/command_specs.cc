@@ -132,9 +132,9 @@ constexpr CommandSpec kIor = {
         "  -O summaryFormat=JSON|CSV|default, summaryFile=PATH, stoneWallingWearOut=1,\n"
         "     lustreStripeCount=0\n"
         "  -A N        reference number (RefNum)\n"
-        "  --posix.odirect   O_DIRECT (needs -t a multiple of 4096)\n\n"
-        "Refused with the reason: -c -E -u -x -T -l -f -H -n -p -P -S -V -y -j -J -L -M -B "
-        "-U.",
+        "  -B, --posix.odirect   O_DIRECT (needs -t a multiple of 4096)\n\n"
+        "Refused with the reason: -c -H -U -V -p -P -S -I -J -n (MPI-IO or HDF5 only) and,\n"
+        "not implemented yet, -E -u -x -T -l -f -j -K -M.",
 };
 
 constexpr auto kMdtestFlags = Concat(

@@ -22,26 +22,27 @@ namespace {
 constexpr const char* kIorValues = "abtsoiNDdOGQXA";
 
 constexpr CliRefusal kIorRefused[] = {
-    {'c', "collective I/O (MPI-IO) has no POSIX equivalent"},
-    {'E', "use existing file: lockstep always removes stale files before a write"},
-    {'u', "unique directory per task (-u) is not implemented for IOR; use -F"},
-    {'x', "stonewall status file (-x) is not implemented"},
+    // MPI-IO and HDF5 only: no POSIX meaning.
+    {'c', "collective I/O (-c) is MPI-IO's; lockstep's agents use POSIX"},
+    {'H', "hints (-H) are MPI-IO's; lockstep's agents use POSIX"},
+    {'U', "a hints file (-U) is MPI-IO's; lockstep's agents use POSIX"},
+    {'V', "MPI file views (-V) are MPI-IO's; lockstep's agents use POSIX"},
+    {'p', "preallocation (-p) is MPI-IO's in IOR; lockstep's agents use POSIX"},
+    {'P', "a shared file pointer (-P) is MPI-IO's; lockstep's agents use POSIX"},
+    {'S', "strided datatypes (-S) are MPI-IO's; lockstep's agents use POSIX"},
+    {'I', "individual data sets (-I) are HDF5's; lockstep's agents use POSIX"},
+    {'J', "alignment (-J) is HDF5's; lockstep's agents use POSIX"},
+    {'n', "no-fill (-n) is HDF5's; lockstep's agents use POSIX"},
+    // Not implemented yet.
+    {'E', "use existing file (-E) is not implemented: lockstep removes stale files before a write"},
+    {'u', "a unique directory per task (-u) is not implemented; use -F"},
+    {'x', "single transfer attempt (-x) is not implemented: lockstep retries short transfers"},
     {'T', "maximum time (-T) is not implemented; use -D (stonewall)"},
     {'l', "data packet types (-l) are not implemented: lockstep writes its own checkable pattern"},
     {'f', "IOR scripts (-f) are not supported; use a lockstep plan (lockstep run)"},
-    {'H', "hints (-H) have no POSIX meaning"},
-    {'n', "no-fill (-n) is not implemented"},
-    {'p', "preallocation (-p) is not implemented"},
-    {'P', "-P is not implemented"},
-    {'S', "-S is not implemented"},
-    {'V', "MPI file views (-V) have no POSIX meaning"},
-    {'y', "dual mount (-y) is not implemented"},
-    {'j', "outlier threshold (-j) is not implemented"},
-    {'J', "-J (alignment) is not implemented"},
-    {'L', "-L is not implemented"},
-    {'M', "-M (memory hog) is not implemented"},
-    {'B', "-B is not implemented"},
-    {'U', "-U (hints file) is not implemented"},
+    {'j', "the outlier threshold (-j) is not implemented"},
+    {'K', "keeping files after a data error (-K) is not implemented: lockstep removes them"},
+    {'M', "the memory hog (-M) is not implemented"},
 };
 
 
@@ -337,6 +338,7 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
         case 'z': z = true; break;
         case 'k': k = true; break;
         case 'g': g = true; break;
+        case 'B': direct = true; break;  // IOR's useO_DIRECT, as --posix.odirect
         case 'v': cmd.verbose = true; break;
         case 'm': m = true; break;
         case 'Z': ++random_reorder; break;
@@ -361,7 +363,8 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
     return CliBad("-O stoneWallingWearOut=1", "needs -D SECONDS (wear-out follows the stonewall)");
   }
   if (direct && xfer % 4096 != 0) {
-    return CliBad("--posix.odirect", absl::StrFormat("needs -t a multiple of 4096, got %u", xfer));
+    return CliBad("-B/--posix.odirect",
+                  absl::StrFormat("O_DIRECT needs -t a multiple of 4096, got %u", xfer));
   }
   if (W && !w) return CliBad("-W", "checks what the write phase wrote; add -w");
   if (random_reorder > 1) {

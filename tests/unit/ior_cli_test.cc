@@ -97,6 +97,7 @@ TEST(IorCli, TranslatesTheFinerOptions) {
   EXPECT_EQ(Ior("-N 3")->controller.local_agents, 1);  // odd: one local agent
   EXPECT_EQ(Ior("-w")->plan.phases.size(), 1u);
   EXPECT_EQ(Ior("-A 7")->reference_number, 7);
+  EXPECT_TRUE(Ior("-B -t 4k -b 4k")->plan.phases[0].direct);
   EXPECT_EQ(Ior("-N 4 -C -Q 2 --local 4")->plan.phases[1].reorder_node_offset, 2u);
   EXPECT_TRUE(Ior("-r")->plan.phases[0].remove_files);  // IOR removes what it read without -k
   EXPECT_FALSE(Ior("-r -k")->plan.phases[0].remove_files);
@@ -112,11 +113,12 @@ TEST(IorCli, RefusesWhatItCannotHonour) {
   EXPECT_THAT(IorError("-C --local 2 -w"), HasSubstr("-C: reorders the tasks of the read phase"));
   EXPECT_THAT(IorError("-C -w"), HasSubstr("-C: reorders the tasks of the read phase"));
   EXPECT_THAT(IorError("-g --local 2"), HasSubstr("-g: intra-phase barriers span one agent's tasks"));
-  EXPECT_THAT(IorError("-c"), HasSubstr("-c: refused: collective I/O"));
+  EXPECT_THAT(IorError("-c"), HasSubstr("-c: refused: collective I/O (-c) is MPI-IO's"));
   EXPECT_THAT(IorError("-E"), HasSubstr("-E: refused"));
   EXPECT_THAT(IorError("-Q 2"), HasSubstr("-Q: is the task offset of -C and -Z"));
   EXPECT_THAT(IorError("-Z -Q 2 -N 4"), HasSubstr("-Q 2: with -Z only IOR's default task offset 1"));
-  EXPECT_THAT(IorError("-K"), HasSubstr("-K: unknown IOR option"));
+  EXPECT_THAT(IorError("-y"), HasSubstr("-y: unknown IOR option"));
+  EXPECT_THAT(IorError("-K"), HasSubstr("-K: refused: keeping files after a data error"));
   EXPECT_THAT(IorError("--mpiio.foo"), HasSubstr("--mpiio.foo: unknown flag"));
   EXPECT_THAT(IorError("stray"), HasSubstr("stray: unexpected argument"));
   EXPECT_THAT(IorError("-a MPIIO"), HasSubstr("-a MPIIO: only the POSIX API"));
@@ -127,7 +129,8 @@ TEST(IorCli, RefusesWhatItCannotHonour) {
   EXPECT_THAT(IorError("-W -r"), HasSubstr("-W: checks what the write phase wrote"));
   EXPECT_THAT(IorError("-N 3 --agents a:1,b:2"), HasSubstr("-N 3: 3 tasks cannot be spread evenly over 2"));
   EXPECT_THAT(IorError("-N 4 --tasks-per-agent 3"), HasSubstr("disagrees with --tasks-per-agent 3"));
-  EXPECT_THAT(IorError("-t 1000 --posix.odirect -b 1000"), HasSubstr("--posix.odirect: needs -t"));
+  EXPECT_THAT(IorError("-t 1000 --posix.odirect -b 1000"),
+              HasSubstr("-B/--posix.odirect: O_DIRECT needs -t a multiple of 4096"));
   EXPECT_THAT(IorError("-i"), HasSubstr("-i: needs a value"));
   EXPECT_THAT(IorError("-i two"), HasSubstr("-i two: expected a whole number"));
   EXPECT_THAT(IorError("-o dir/"), HasSubstr("needs a file path"));
