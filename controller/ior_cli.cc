@@ -193,14 +193,13 @@ absl::Status PlaceTasks(uint32_t total_tasks, const std::string& total_opt, CliC
 }
 
 void SplitOutputPath(const std::string& path, std::string* dir, std::string* file) {
-  size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) {
-    *dir = ".";
-    *file = path;
-  } else {
-    *dir = slash == 0 ? "/" : path.substr(0, slash);
-    *file = path.substr(slash + 1);
-  }
+  // Built by construction: GCC 12 at -O3 falsely warns (-Wrestrict) when a
+  // short literal is assigned here (GCC bug 105329).
+  const size_t slash = path.find_last_of('/');
+  *dir = slash == std::string::npos ? std::string(1, '.')
+         : slash == 0               ? std::string(1, '/')
+                                    : path.substr(0, slash);
+  *file = slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& args,
