@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/agent_process_util.h"
+#include "man_page_check.h"
 #include "test_util.h"
 
 namespace lockstep::testing {
@@ -70,20 +71,6 @@ TEST(CliHelp, AgentHelpListsItsFlagsNotAbseils) {
   EXPECT_THAT(bad.err, HasSubstr("--lisen: unknown flag; did you mean --listen?"));
 }
 
-void ExpectManPage(const std::string& man, const ProgramSpec& program) {
-  EXPECT_THAT(man, HasSubstr(".TH "));
-  const size_t options = man.find(".SH OPTIONS\n");
-  ASSERT_NE(options, std::string::npos);
-  for (const CommandSpec* c : program.commands) {
-    for (const FlagSpec& f : c->flags) {
-      if (f.hidden) continue;
-      std::string roff;
-      for (char ch : "--" + std::string(f.name)) roff += ch == '-' ? "\\-" : std::string(1, ch);
-      EXPECT_NE(man.find(".B " + roff, options), std::string::npos)
-          << c->FullName() << " --" << f.name;
-    }
-  }
-}
 
 TEST(CliHelp, TheBuildsManPagesAreTheBinariesOwn) {
   CommandResult lockstep = RunLockstep({"help", "--man"});

@@ -11,12 +11,14 @@
 #include "controller/mdtest_cli.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "man_page_check.h"
 #include "test_util.h"
 
 namespace lockstep {
 namespace {
 
 using ::testing::HasSubstr;
+using ::lockstep::testing::ExpectManPage;
 
 std::vector<const CommandSpec*> AllCommands() {
   std::vector<const CommandSpec*> out(LockstepCommands().begin(), LockstepCommands().end());
@@ -74,21 +76,6 @@ TEST(CommandSpecs, ProgramHelpNamesEveryCommand) {
   EXPECT_THAT(help, HasSubstr("exit status:"));
 }
 
-void ExpectManPage(const std::string& man, const ProgramSpec& program) {
-  EXPECT_THAT(man, HasSubstr(".TH "));
-  EXPECT_THAT(man, HasSubstr(".SH NAME\n"));
-  EXPECT_THAT(man, HasSubstr(".SH SYNOPSIS\n"));
-  const size_t options = man.find(".SH OPTIONS\n");
-  ASSERT_NE(options, std::string::npos);
-  for (const CommandSpec* c : program.commands) {
-    for (const FlagSpec& f : c->flags) {
-      if (f.hidden) continue;
-      std::string roff;
-      for (char ch : std::string("--") + std::string(f.name)) roff += ch == '-' ? "\\-" : std::string(1, ch);
-      EXPECT_NE(man.find(".B " + roff, options), std::string::npos) << c->FullName() << " " << f.name;
-    }
-  }
-}
 
 TEST(CommandSpecs, ManPagesHaveEveryFlag) {
   const std::string lockstep = FormatManPage(LockstepProgram(), "0.1.0");
