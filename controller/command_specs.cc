@@ -45,8 +45,9 @@ constexpr auto kRunFlags = Concat(
                  "[[agent]] tables; 0: the plan's agents",
          .min = 0, .max = 256},
         {.name = "local_root", .value_name = "DIR",
-         .help = "with --local: the agents' allowed root (default: a new directory under /tmp, "
-                 "removed afterwards)"},
+         .help = "with --local: the root of the plan's relative directories (default: a new "
+                 "directory under /tmp, removed afterwards); its absolute directories are "
+                 "roots too"},
         {.name = "out", .value_name = "DIR", .default_value = "./lockstep-results",
          .help = "results directory; each run gets DIR/<run-id>/"},
         {.name = "insecure", .kind = FlagKind::kBool,
