@@ -1133,14 +1133,11 @@ Failure Coordinator::RunTest(uint32_t test_id) {
     }
     if (Interrupted()) return Fail(kExitInterrupted, "interrupted");
   }
-  // IOR prints -C's columns for the whole test, its write rows too.
-  uint32_t reorder_node_offset = 0;
-  for (const PhasePlan& phase : plan_.phases) {
-    if (phase.reorder_tasks) reorder_node_offset = phase.reorder_node_offset;
-  }
+  // IOR prints -C's and -Z's columns for the whole test, its write rows too.
+  const TestReorder reorder = TestReorderOf(test->plan_specs());
   for (const PhasePlan& phase : plan_.phases) {
     *test->add_summary() = SummarizePhase(accepted[phase.name], BaseSpec(phase, test_id, 0),
-                                          phase.name, test_id, reorder_node_offset);
+                                          phase.name, test_id, reorder);
   }
   PrintIor(ior_.TestDone(*test));
   return {};

@@ -3,9 +3,11 @@
 #include <cmath>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/layout.h"
+#include "controller/ior_math.h"
 #include "controller/ior_report.h"
 
 namespace lockstep {
@@ -78,17 +80,14 @@ std::string Used(uint64_t free, uint64_t total) {
 std::string TestJson(const v1::TestRecord& t, const v1::RunRecord& rec) {
   const v1::PhaseSpec empty;
   const v1::PhaseSpec& s = Layout(t) ? *Layout(t) : empty;
-  bool write = false, read = false, reorder = false, random = false, verify_w = false,
-       verify_r = false, keep = false, fsync = false, fsync_each = false, direct = false;
-  uint32_t offset = 1, stonewall = 0;
+  bool write = false, read = false, random = false, verify_w = false, verify_r = false,
+       keep = false, fsync = false, fsync_each = false, direct = false;
+  const TestReorder reorder = TestReorderOf(t.plan_specs());
+  uint32_t stonewall = 0;
   bool wear_out = false;
   for (const v1::PhaseSpec& p : t.plan_specs()) {
     write |= p.kind() == v1::WRITE;
     read |= p.kind() == v1::READ;
-    if (p.reorder_node_offset() > 0) {
-      reorder = true;
-      offset = p.reorder_node_offset();
-    }
     random |= p.random_offsets();
     verify_w |= p.verify_after_write();
     verify_r |= p.verify();
@@ -126,8 +125,9 @@ std::string TestJson(const v1::TestRecord& t, const v1::RunRecord& rec) {
       .I("multiFile", 0).I("interTestDelay", s.delay_seconds()).I("fsync", fsync ? 1 : 0)
       .I("fsyncperwrite", fsync_each ? 1 : 0).I("useExistingTestFile", 0).I("uniqueDir", 0)
       .I("singleXferAttempt", 0).I("readFile", read ? 1 : 0).I("writeFile", write ? 1 : 0)
-      .I("filePerProc", s.file_per_process() ? 1 : 0).I("reorderTasks", reorder ? 1 : 0)
-      .I("reorderTasksRandom", 0).I("reorderTasksRandomSeed", 0)
+      .I("filePerProc", s.file_per_process() ? 1 : 0).I("reorderTasks", reorder.node_offset > 0 ? 1 : 0)
+      .I("reorderTasksRandom", reorder.random ? 1 : 0)
+      .Raw("reorderTasksRandomSeed", absl::StrCat(reorder.random_seed))
       .I("randomOffset", random ? 1 : 0).I("checkWrite", verify_w ? 1 : 0)
       .I("checkRead", verify_r ? 1 : 0).I("dataPacketType", 0).I("keepFile", keep ? 1 : 0)
       .I("keepFileWithError", 0).I("warningAsErrors", 0).I("verbose", rec.ior_verbose() ? 1 : 0)
@@ -139,8 +139,13 @@ std::string TestJson(const v1::TestRecord& t, const v1::RunRecord& rec) {
       .S("access", s.file_per_process() ? "file-per-process" : "single-shared-file")
       .S("type", "independent").I("segments", s.segments())
       .S("ordering in a file", random ? "random" : "sequential")
-      .S("ordering inter file", reorder ? "constant task offset" : "no tasks offsets");
-  if (reorder) options.I("task offset", offset);
+      .S("ordering inter file", reorder.node_offset > 0 ? "constant task offset"
+                                : reorder.random       ? "random task offset"
+                                                       : "no tasks offsets");
+  if (reorder.node_offset > 0) options.I("task offset", reorder.node_offset);
+  if (reorder.random) {
+    options.I("task offset", 1).Raw("reorder random seed", absl::StrCat(reorder.random_seed));
+  }
   options.I("nodes", t.client_agents()).I("tasks", t.total_tasks())
       .I("clients per node", t.tasks_per_agent()).S("memoryBuffer", "CPU")
       .S("dataAccess", "CPU").S("GPUDirect", "0").I("repetitions", t.repetitions())

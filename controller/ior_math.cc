@@ -88,9 +88,23 @@ RepStats PopulationStats(const std::vector<double>& values) {
   return s;
 }
 
+TestReorder TestReorderOf(const google::protobuf::RepeatedPtrField<v1::PhaseSpec>& specs) {
+  TestReorder r;
+  for (const v1::PhaseSpec& s : specs) {
+    if (s.reorder_node_offset() > 0) {
+      r.node_offset = s.reorder_node_offset();
+    }
+    if (s.reorder_random()) {
+      r.random = true;
+      r.random_seed = s.reorder_random_seed();
+    }
+  }
+  return r;
+}
+
 v1::SummaryRow SummarizePhase(const std::vector<const v1::PhaseRecord*>& reps,
                               const v1::PhaseSpec& spec, const std::string& phase_name,
-                              uint32_t test_id, uint32_t reorder_node_offset) {
+                              uint32_t test_id, const TestReorder& reorder) {
   v1::SummaryRow out;
   out.set_operation(PhaseKindName(spec.kind()));
   out.set_phase(phase_name);
@@ -135,10 +149,10 @@ v1::SummaryRow SummarizePhase(const std::vector<const v1::PhaseRecord*>& reps,
   out.set_tasks_per_node(spec.tasks());
   out.set_repetitions(static_cast<uint32_t>(reps.size()));
   out.set_file_per_process(spec.file_per_process());
-  out.set_reorder(reorder_node_offset > 0 ? 1 : 0);
-  out.set_reorder_offset(reorder_node_offset > 0 ? reorder_node_offset : 1);
-  out.set_reorder_random(spec.reorder_random() ? 1 : 0);
-  out.set_reorder_random_seed(spec.reorder_random_seed());
+  out.set_reorder(reorder.node_offset > 0 ? 1 : 0);
+  out.set_reorder_offset(reorder.node_offset > 0 ? reorder.node_offset : 1);
+  out.set_reorder_random(reorder.random ? 1 : 0);
+  out.set_reorder_random_seed(reorder.random_seed);
   out.set_segments(spec.segments());
   out.set_block_bytes(spec.block_bytes());
   out.set_transfer_bytes(spec.transfer_bytes());

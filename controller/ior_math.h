@@ -30,13 +30,21 @@ struct RepStats {
 };
 RepStats PopulationStats(const std::vector<double>& values);
 
+// How a test reorders the tasks of its reads: IOR prints this for the whole
+// test (its Options block, and the reord/reordoff/reordrand/seed columns of
+// write rows too).
+struct TestReorder {
+  uint32_t node_offset = 0;  // IOR -C's taskPerNodeOffset (-Q); 0 without -C
+  bool random = false;       // IOR -Z
+  int32_t random_seed = 0;   // IOR -X
+};
+TestReorder TestReorderOf(const google::protobuf::RepeatedPtrField<v1::PhaseSpec>& specs);
+
 // One row of "Summary of all tests" from the accepted iterations of one
-// phase (`spec` is its layout, at repetition 0). `reorder_node_offset` is
-// IOR's taskPerNodeOffset when the test reorders tasks (-C), else 0: IOR
-// prints the reord/reordoff columns for the whole test, write rows too.
+// phase (`spec` is its layout, at repetition 0).
 v1::SummaryRow SummarizePhase(const std::vector<const v1::PhaseRecord*>& reps,
                               const v1::PhaseSpec& spec, const std::string& phase_name,
-                              uint32_t test_id, uint32_t reorder_node_offset);
+                              uint32_t test_id, const TestReorder& reorder);
 
 // Latency percentiles of the merged histograms of all tasks.
 v1::LatencySummary SummarizeLatency(const std::vector<const v1::TaskResult*>& tasks);

@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "common/layout.h"
 #include "common/names.h"
+#include "controller/ior_math.h"
 
 namespace lockstep {
 namespace {
@@ -37,18 +38,6 @@ const v1::PhaseSpec* LayoutSpec(const v1::TestRecord& test) {
   return test.plan_specs_size() > 0 ? &test.plan_specs(0) : nullptr;
 }
 
-// IOR's taskPerNodeOffset for -C (1 when not reordering, as IOR prints it).
-uint32_t ReorderNodeOffset(const v1::TestRecord& test, bool* reorder) {
-  *reorder = false;
-  for (const v1::PhaseSpec& s : test.plan_specs()) {
-    if (s.reorder_node_offset() > 0) {
-      *reorder = true;
-      return s.reorder_node_offset();
-    }
-  }
-  return 1;
-}
-
 std::string FsLine(const v1::FsStats& fs) {
   double size = static_cast<double>(fs.blocks() * fs.block_bytes()) / kGiB;
   const char* unit = "GiB";
@@ -67,8 +56,7 @@ std::string FsLine(const v1::FsStats& fs) {
 }
 
 std::string OptionsBlock(const v1::TestRecord& test, const v1::PhaseSpec& s, bool verbose) {
-  bool reorder = false;
-  const uint32_t offset = ReorderNodeOffset(test, &reorder);
+  const TestReorder reorder = TestReorderOf(test.plan_specs());
   bool random = false, stonewall = false, wear_out = false, direct = false;
   uint32_t stonewall_s = 0;
   for (const v1::PhaseSpec& p : test.plan_specs()) {
@@ -88,9 +76,13 @@ std::string OptionsBlock(const v1::TestRecord& test, const v1::PhaseSpec& s, boo
   out += KeyVal("type", "independent");
   out += KeyVal("segments", absl::StrCat(s.segments()));
   out += KeyVal("ordering in a file", random ? "random" : "sequential");
-  if (reorder) {
+  if (reorder.node_offset > 0) {
     out += KeyVal("ordering inter file", "constant task offset");
-    out += KeyVal("task offset", absl::StrCat(offset));
+    out += KeyVal("task offset", absl::StrCat(reorder.node_offset));
+  } else if (reorder.random) {
+    out += KeyVal("ordering inter file", "random task offset");
+    out += KeyVal("task offset", "1");  // -Q with -Z: only IOR's default is accepted
+    out += KeyVal("reorder random seed", absl::StrCat(reorder.random_seed));
   } else {
     out += KeyVal("ordering inter file", "no tasks offsets");
   }

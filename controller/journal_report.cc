@@ -27,17 +27,16 @@ void Summarize(v1::TestRecord* test) {
   std::vector<std::string> order;
   std::map<std::string, std::vector<const v1::PhaseRecord*>> accepted;
   std::map<std::string, v1::PhaseSpec> specs;
-  uint32_t reorder_node_offset = 0;
   for (const v1::PhaseRecord& p : test->phases()) {
     if (!p.ok() || absl::StartsWith(p.error(), "superseded")) continue;
     if (!accepted.count(p.phase())) order.push_back(p.phase());
     accepted[p.phase()].push_back(&p);
     specs[p.phase()] = p.spec();
-    if (p.spec().reorder_node_offset() > 0) reorder_node_offset = p.spec().reorder_node_offset();
   }
+  const TestReorder reorder = TestReorderOf(test->plan_specs());
   for (const std::string& name : order) {
     *test->add_summary() =
-        SummarizePhase(accepted[name], specs[name], name, test->test_id(), reorder_node_offset);
+        SummarizePhase(accepted[name], specs[name], name, test->test_id(), reorder);
   }
 }
 

@@ -68,7 +68,7 @@ TEST(IorMath, SummaryOverRepetitions) {
   r1.mutable_row()->set_total_s(1.0);
   r2.mutable_row()->set_bytes(128 << 20);
   r2.mutable_row()->set_total_s(2.0);
-  v1::SummaryRow row = SummarizePhase({&r1, &r2}, Spec(), "w", 0, 0);
+  v1::SummaryRow row = SummarizePhase({&r1, &r2}, Spec(), "w", 0, {});
   EXPECT_DOUBLE_EQ(row.bw_max_mib(), 128);
   EXPECT_DOUBLE_EQ(row.bw_min_mib(), 64);
   EXPECT_DOUBLE_EQ(row.bw_mean_mib(), 96);
@@ -133,7 +133,7 @@ TEST(IorReport, StonewallRowsMatchIorExactly) {
   run.set_status("complete");
   v1::TestRecord* t = run.add_tests();
   *t->add_phases() = p;
-  *t->add_summary() = SummarizePhase({&t->phases(0)}, *spec, "write", 0, 0);
+  *t->add_summary() = SummarizePhase({&t->phases(0)}, *spec, "write", 0, {});
   t->mutable_summary(0)->set_bw_std_mib(0);
   EXPECT_THAT(IorReport().TestDone(*t),
               ::testing::HasSubstr("Pairs deadlineForStonewallingaccessed: 1350\n"));
@@ -143,6 +143,34 @@ TEST(IorReport, StonewallRowsMatchIorExactly) {
                   "1424.99       0.00    1.89475       1.00       1177.75     0      2   2    1   "
                   "1     0        1         0    0      1 2147483648  1048576    2700.0 POSIX      "
                   "0\n"));
+}
+
+// IOR prints -C's and -Z's parameters for the whole test: write rows too.
+TEST(IorMath, ReorderIsTestWide) {
+  v1::TestRecord t;
+  v1::PhaseSpec* w = t.add_plan_specs();
+  w->set_kind(v1::WRITE);
+  v1::PhaseSpec* r = t.add_plan_specs();
+  r->set_kind(v1::READ);
+  r->set_reorder_random(true);
+  r->set_reorder_random_seed(-3);
+  TestReorder z = TestReorderOf(t.plan_specs());
+  EXPECT_TRUE(z.random);
+  EXPECT_EQ(z.random_seed, -3);
+  EXPECT_EQ(z.node_offset, 0u);
+  v1::SummaryRow row = SummarizePhase({}, *w, "write", 0, z);
+  EXPECT_EQ(row.reorder_random(), 1u);
+  EXPECT_EQ(row.reorder_random_seed(), -3);
+  EXPECT_EQ(row.reorder(), 0u);
+  EXPECT_EQ(row.reorder_offset(), 1u);  // IOR's default taskPerNodeOffset
+
+  r->set_reorder_random(false);
+  r->set_reorder_node_offset(2);  // -C -Q 2
+  TestReorder c = TestReorderOf(t.plan_specs());
+  row = SummarizePhase({}, *w, "write", 0, c);
+  EXPECT_EQ(row.reorder(), 1u);
+  EXPECT_EQ(row.reorder_offset(), 2u);
+  EXPECT_EQ(row.reorder_random(), 0u);
 }
 
 TEST(IorReport, HumanReadableSizesAsIor) {
