@@ -841,7 +841,7 @@ Failure Coordinator::RunPhaseOnce(const PhasePlan& phase, const v1::PhaseSpec& b
     }
   }
 
-  *pr->mutable_dir_fs() = prepared[0]->dir_fs();
+  if (!prepared.empty()) *pr->mutable_dir_fs() = prepared[0]->dir_fs();
   PrintIor(ior_.TestStarted(*current_test_, *pr));
 
   // 2. Cache barrier: sync and drop on clients (and servers) after the

@@ -65,80 +65,50 @@ namespace {
 
 bool IsTransfer(v1::PhaseKind k) { return k == v1::WRITE || k == v1::READ || k == v1::REWRITE; }
 
-const v1::PhaseSpec* Layout(const v1::TestRecord& t) {
-  for (const v1::PhaseSpec& s : t.plan_specs()) {
-    if (IsTransfer(s.kind())) return &s;
-  }
-  return t.plan_specs_size() > 0 ? &t.plan_specs(0) : nullptr;
-}
-
-std::string Used(uint64_t free, uint64_t total) {
-  return absl::StrFormat(
-      "%2.1f%%", total == 0 ? 0.0 : (1 - static_cast<double>(free) / static_cast<double>(total)) * 100);
-}
+std::string Percent(double pct) { return absl::StrFormat("%2.1f%%", pct); }
 
 std::string TestJson(const v1::TestRecord& t, const v1::RunRecord& rec) {
-  const v1::PhaseSpec empty;
-  const v1::PhaseSpec& s = Layout(t) ? *Layout(t) : empty;
-  bool write = false, read = false, random = false, verify_w = false, verify_r = false,
-       keep = false, fsync = false, fsync_each = false, direct = false;
-  const TestReorder reorder = TestReorderOf(t.plan_specs());
-  uint32_t stonewall = 0;
-  bool wear_out = false;
-  for (const v1::PhaseSpec& p : t.plan_specs()) {
-    write |= p.kind() == v1::WRITE;
-    read |= p.kind() == v1::READ;
-    random |= p.random_offsets();
-    verify_w |= p.verify_after_write();
-    verify_r |= p.verify();
-    fsync |= p.fsync_at_end();
-    fsync_each |= p.fsync_per_transfer();
-    direct |= p.direct();
-    if (p.stonewall_seconds() > 0) {
-      stonewall = p.stonewall_seconds();
-      wear_out = p.stonewall_wear_out();
-    }
-  }
-  for (const v1::PhaseRecord& p : t.phases()) keep |= p.has_remove_row();
-  keep = !keep;
+  const IorTestParams p = IorTestParamsOf(t);
+  const v1::PhaseSpec& s = p.layout;
+  const TestReorder& reorder = p.reorder;
+  bool removed = false;  // IOR's keepFile: no timed removal in the test
+  for (const v1::PhaseRecord& ph : t.phases()) removed |= ph.has_remove_row();
+  const bool keep = !removed;
   const std::string path = s.dir() + "/" + s.file_name();
   v1::FsStats fs;
-  for (const v1::PhaseRecord& p : t.phases()) {
-    if (p.has_dir_fs()) {
-      fs = p.dir_fs();
+  for (const v1::PhaseRecord& ph : t.phases()) {
+    if (ph.has_dir_fs()) {
+      fs = ph.dir_fs();
       break;
     }
   }
-  double size = static_cast<double>(fs.blocks() * fs.block_bytes()) / (1 << 30);
-  const char* unit = "GiB";
-  if (size > 1024) {
-    size /= 1024;
-    unit = "TiB";
-  }
+  const IorFsFigures f = IorFsFiguresOf(fs);
   Obj params;
   params.I("testID", t.test_id()).Raw("refnum", absl::StrCat(rec.ior_reference_number())).S("api", "POSIX")
       .S("platform", rec.controller_host() + "(Linux)").S("testFileName", path)
-      .I("deadlineForStonewall", stonewall).I("stoneWallingWearOut", wear_out ? 1 : 0)
+      .I("deadlineForStonewall", p.stonewall_seconds)
+      .I("stoneWallingWearOut", p.stonewall_wear_out ? 1 : 0)
       .I("maxTimeDuration", 0).I("outlierThreshold", 0).S("options", "(null)").I("dryRun", 0)
       .I("nodes", t.client_agents()).I("memoryPerTask", 0).I("memoryPerNode", 0)
       .I("tasksPerNode", t.tasks_per_agent()).I("repetitions", t.repetitions())
-      .I("multiFile", 0).I("interTestDelay", s.delay_seconds()).I("fsync", fsync ? 1 : 0)
-      .I("fsyncperwrite", fsync_each ? 1 : 0).I("useExistingTestFile", 0).I("uniqueDir", 0)
-      .I("singleXferAttempt", 0).I("readFile", read ? 1 : 0).I("writeFile", write ? 1 : 0)
+      .I("multiFile", s.multi_file() ? 1 : 0).I("interTestDelay", s.delay_seconds()).I("fsync", p.fsync ? 1 : 0)
+      .I("fsyncperwrite", p.fsync_per_transfer ? 1 : 0).I("useExistingTestFile", 0).I("uniqueDir", 0)
+      .I("singleXferAttempt", 0).I("readFile", p.read ? 1 : 0).I("writeFile", p.write ? 1 : 0)
       .I("filePerProc", s.file_per_process() ? 1 : 0).I("reorderTasks", reorder.node_offset > 0 ? 1 : 0)
       .I("reorderTasksRandom", reorder.random ? 1 : 0)
       .Raw("reorderTasksRandomSeed", absl::StrCat(reorder.random_seed))
-      .I("randomOffset", random ? 1 : 0).I("checkWrite", verify_w ? 1 : 0)
-      .I("checkRead", verify_r ? 1 : 0).I("dataPacketType", 0).I("keepFile", keep ? 1 : 0)
+      .I("randomOffset", p.random_offsets ? 1 : 0)
+      .I("checkWrite", p.verify_after_write ? 1 : 0)
+      .I("checkRead", p.verify ? 1 : 0).I("dataPacketType", 0).I("keepFile", keep ? 1 : 0)
       .I("keepFileWithError", 0).I("warningAsErrors", 0).I("verbose", rec.ior_verbose() ? 1 : 0)
       .S("data packet type", "g").I("setTimeStampSignature/incompressibleSeed", 0)
       .I("collective", 0).I("segmentCount", s.segments()).I("transferSize", s.transfer_bytes())
-      .I("blockSize", s.block_bytes()).I("useO_DIRECT", direct ? 1 : 0);
+      .I("blockSize", s.block_bytes()).I("useO_DIRECT", p.direct ? 1 : 0);
   Obj options;
   options.S("api", "POSIX").S("apiVersion", "").S("test filename", path)
       .S("access", s.file_per_process() ? "file-per-process" : "single-shared-file")
       .S("type", "independent").I("segments", s.segments())
-      .S("ordering in a file", random ? "random" : "sequential")
+      .S("ordering in a file", p.random_offsets ? "random" : "sequential")
       .S("ordering inter file", reorder.node_offset > 0 ? "constant task offset"
                                 : reorder.random       ? "random task offset"
                                                        : "no tasks offsets");
@@ -153,13 +123,14 @@ std::string TestJson(const v1::TestRecord& t, const v1::RunRecord& rec) {
       .S("blocksize", IorHumanBytes(s.block_bytes()))
       .S("aggregate filesize",
          IorHumanBytes(s.block_bytes() * s.segments() * t.total_tasks()));
-  if (stonewall > 0) {
-    options.I("stonewallingTime", stonewall).I("stoneWallingWearOut", wear_out ? 1 : 0);
+  if (p.stonewall_seconds > 0) {
+    options.I("stonewallingTime", p.stonewall_seconds)
+        .I("stoneWallingWearOut", p.stonewall_wear_out ? 1 : 0);
   }
   std::vector<std::string> results;
-  for (const v1::PhaseRecord& p : t.phases()) {
-    if (!p.ok() || !IsTransfer(p.kind())) continue;
-    const v1::IterationRow& r = p.row();
+  for (const v1::PhaseRecord& ph : t.phases()) {
+    if (!ph.ok() || !IsTransfer(ph.kind())) continue;
+    const v1::IterationRow& r = ph.row();
     Obj o;
     o.S("access", r.access()).D("bwMiB", r.bw_mib()).D("blockKiB", r.block_kib())
         .D("xferKiB", r.xfer_kib()).D("iops", r.iops()).D("latency", r.latency_s())
@@ -170,10 +141,10 @@ std::string TestJson(const v1::TestRecord& t, const v1::RunRecord& rec) {
   Obj test;
   test.I("TestID", t.test_id()).S("StartTime", IorTime(t.started_at()))
       .S("Path", TaskFilePath(s.dir(), s, 0))
-      .S("Capacity", absl::StrFormat("%.1f %s", size, unit))
-      .S("Used Capacity", Used(fs.blocks_free(), fs.blocks()))
-      .S("Inodes", absl::StrFormat("%.1f Mi", static_cast<double>(fs.files()) / (1 << 20)))
-      .S("Used Inodes", Used(fs.files_free(), fs.files()))
+      .S("Capacity", absl::StrFormat("%.1f %s", f.size, f.unit))
+      .S("Used Capacity", Percent(f.used_pct))
+      .S("Inodes", absl::StrFormat("%.1f Mi", f.inodes_mi))
+      .S("Used Inodes", Percent(f.used_inodes_pct))
       .Raw("Parameters", params.Str("    "))
       .Raw("Options", options.Str("    "))
       .Raw("Results", Array(results, "    "));

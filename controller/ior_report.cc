@@ -29,45 +29,15 @@ bool IsTransferKind(v1::PhaseKind k) {
   return k == v1::WRITE || k == v1::READ || k == v1::REWRITE;
 }
 
-// The phase whose layout the Options block shows: the first transfer phase
-// (IOR's test parameters), else the first phase.
-const v1::PhaseSpec* LayoutSpec(const v1::TestRecord& test) {
-  for (const v1::PhaseSpec& s : test.plan_specs()) {
-    if (IsTransferKind(s.kind())) return &s;
-  }
-  return test.plan_specs_size() > 0 ? &test.plan_specs(0) : nullptr;
-}
-
 std::string FsLine(const v1::FsStats& fs) {
-  double size = static_cast<double>(fs.blocks() * fs.block_bytes()) / kGiB;
-  const char* unit = "GiB";
-  if (size > 1024) {
-    size /= 1024;
-    unit = "TiB";
-  }
-  auto used = [](uint64_t free, uint64_t total) {
-    return total == 0 ? 0.0 : (1 - static_cast<double>(free) / static_cast<double>(total)) * 100;
-  };
+  const IorFsFigures f = IorFsFiguresOf(fs);
   return KeyVal("FS", absl::StrFormat("%.1f %s   Used FS: %2.1f%%   Inodes: %.1f Mi   Used "
                                       "Inodes: %2.1f%%",
-                                      size, unit, used(fs.blocks_free(), fs.blocks()),
-                                      static_cast<double>(fs.files()) / kMiB,
-                                      used(fs.files_free(), fs.files())));
+                                      f.size, f.unit, f.used_pct, f.inodes_mi, f.used_inodes_pct));
 }
 
-std::string OptionsBlock(const v1::TestRecord& test, const v1::PhaseSpec& s, bool verbose) {
-  const TestReorder reorder = TestReorderOf(test.plan_specs());
-  bool random = false, stonewall = false, wear_out = false, direct = false;
-  uint32_t stonewall_s = 0;
-  for (const v1::PhaseSpec& p : test.plan_specs()) {
-    random |= p.random_offsets();
-    direct |= p.direct();
-    if (p.stonewall_seconds() > 0 && !stonewall) {
-      stonewall = true;
-      stonewall_s = p.stonewall_seconds();
-      wear_out = p.stonewall_wear_out();
-    }
-  }
+std::string OptionsBlock(const v1::TestRecord& test, const IorTestParams& p, bool verbose) {
+  const v1::PhaseSpec& s = p.layout;
   std::string out = "\nOptions: \n";
   out += KeyVal("api", "POSIX");
   out += KeyVal("apiVersion", "");
@@ -75,14 +45,14 @@ std::string OptionsBlock(const v1::TestRecord& test, const v1::PhaseSpec& s, boo
   out += KeyVal("access", s.file_per_process() ? "file-per-process" : "single-shared-file");
   out += KeyVal("type", "independent");
   out += KeyVal("segments", absl::StrCat(s.segments()));
-  out += KeyVal("ordering in a file", random ? "random" : "sequential");
-  if (reorder.node_offset > 0) {
+  out += KeyVal("ordering in a file", p.random_offsets ? "random" : "sequential");
+  if (p.reorder.node_offset > 0) {
     out += KeyVal("ordering inter file", "constant task offset");
-    out += KeyVal("task offset", absl::StrCat(reorder.node_offset));
-  } else if (reorder.random) {
+    out += KeyVal("task offset", absl::StrCat(p.reorder.node_offset));
+  } else if (p.reorder.random) {
     out += KeyVal("ordering inter file", "random task offset");
     out += KeyVal("task offset", "1");  // -Q with -Z: only IOR's default is accepted
-    out += KeyVal("reorder random seed", absl::StrCat(reorder.random_seed));
+    out += KeyVal("reorder random seed", absl::StrCat(p.reorder.random_seed));
   } else {
     out += KeyVal("ordering inter file", "no tasks offsets");
   }
@@ -97,12 +67,12 @@ std::string OptionsBlock(const v1::TestRecord& test, const v1::PhaseSpec& s, boo
   out += KeyVal("blocksize", IorHumanBytes(s.block_bytes()));
   out += KeyVal("aggregate filesize",
                 IorHumanBytes(s.block_bytes() * s.segments() * test.total_tasks()));
-  if (stonewall) {
-    out += KeyVal("stonewallingTime", absl::StrCat(stonewall_s));
-    out += KeyVal("stoneWallingWearOut", wear_out ? "1" : "0");
+  if (p.stonewall_seconds > 0) {
+    out += KeyVal("stonewallingTime", absl::StrCat(p.stonewall_seconds));
+    out += KeyVal("stoneWallingWearOut", p.stonewall_wear_out ? "1" : "0");
   }
   if (verbose) out += KeyVal("verbose", "1");
-  if (direct) out += "# " + KeyVal("O_DIRECT", "yes");
+  if (p.direct) out += "# " + KeyVal("O_DIRECT", "yes");
   return out;
 }
 
@@ -208,6 +178,46 @@ std::string IorTime(const std::string& rfc3339) {
   return absl::FormatTime("%a %b %e %H:%M:%S %Y", t, absl::LocalTimeZone());
 }
 
+IorTestParams IorTestParamsOf(const v1::TestRecord& test) {
+  IorTestParams p;
+  const v1::PhaseSpec* layout = nullptr;
+  for (const v1::PhaseSpec& s : test.plan_specs()) {
+    if (layout == nullptr && IsTransferKind(s.kind())) layout = &s;
+    p.write |= s.kind() == v1::WRITE;
+    p.read |= s.kind() == v1::READ;
+    p.random_offsets |= s.random_offsets();
+    p.direct |= s.direct();
+    p.fsync |= s.fsync_at_end();
+    p.fsync_per_transfer |= s.fsync_per_transfer();
+    p.verify_after_write |= s.verify_after_write();
+    p.verify |= s.verify();
+    if (s.stonewall_seconds() > 0 && p.stonewall_seconds == 0) {
+      p.stonewall_seconds = s.stonewall_seconds();
+      p.stonewall_wear_out = s.stonewall_wear_out();
+    }
+  }
+  if (layout == nullptr && test.plan_specs_size() > 0) layout = &test.plan_specs(0);
+  if (layout != nullptr) p.layout = *layout;
+  p.reorder = TestReorderOf(test.plan_specs());
+  return p;
+}
+
+IorFsFigures IorFsFiguresOf(const v1::FsStats& fs) {
+  IorFsFigures f;
+  f.size = static_cast<double>(fs.blocks() * fs.block_bytes()) / kGiB;
+  if (f.size > 1024) {
+    f.size /= 1024;
+    f.unit = "TiB";
+  }
+  auto used = [](uint64_t free, uint64_t total) {
+    return total == 0 ? 0.0 : (1 - static_cast<double>(free) / static_cast<double>(total)) * 100;
+  };
+  f.used_pct = used(fs.blocks_free(), fs.blocks());
+  f.inodes_mi = static_cast<double>(fs.files()) / kMiB;
+  f.used_inodes_pct = used(fs.files_free(), fs.files());
+  return f;
+}
+
 std::string IorReport::Header(const v1::RunRecord& run) const {
   std::string out = "IOR-4.1.0+dev: Lockstep Coordinated Test of Parallel I/O\n";
   out += KeyVal("Began", IorTime(run.started_at()));
@@ -239,14 +249,15 @@ std::string IorReport::AgentsReady(const v1::RunRecord& run) const {
 std::string IorReport::TestStarted(const v1::TestRecord& test, const v1::PhaseRecord& first) {
   if (started_test_ == static_cast<int>(test.test_id())) return "";
   started_test_ = static_cast<int>(test.test_id());
-  const v1::PhaseSpec* s = LayoutSpec(test);
-  if (s == nullptr) s = &first.spec();
+  IorTestParams params = IorTestParamsOf(test);
+  if (test.plan_specs_size() == 0) params.layout = first.spec();
+  const v1::PhaseSpec& s = params.layout;
   std::string out;
   out += KeyVal("TestID", absl::StrCat(test.test_id()));
   out += KeyVal("StartTime", IorTime(test.started_at()));
-  out += KeyVal("Path", TaskFilePath(s->dir(), *s, 0));
+  out += KeyVal("Path", TaskFilePath(s.dir(), s, 0));
   out += FsLine(first.dir_fs());
-  out += OptionsBlock(test, *s, verbose_);
+  out += OptionsBlock(test, params, verbose_);
   out += ResultsHeader();
   return out;
 }

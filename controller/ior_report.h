@@ -15,6 +15,7 @@
 
 #include <string>
 
+#include "controller/ior_math.h"
 #include "lockstep/v1/results.pb.h"
 
 namespace lockstep {
@@ -51,6 +52,30 @@ class IorReport {
   const bool verbose_;
   int started_test_ = -1;
 };
+
+// IOR's test parameters, from the layouts of a test's phases (plan_specs):
+// IOR has one set per test where Lockstep has one per phase. Shared by the
+// text report and the JSON.
+struct IorTestParams {
+  v1::PhaseSpec layout;  // the first transfer phase, else the first phase
+  bool write = false, read = false, random_offsets = false, direct = false, fsync = false,
+       fsync_per_transfer = false, verify_after_write = false, verify = false;
+  uint32_t stonewall_seconds = 0;  // of the first phase with a stonewall
+  bool stonewall_wear_out = false;
+  TestReorder reorder;
+};
+IorTestParams IorTestParamsOf(const v1::TestRecord& test);
+
+// IOR's file system figures of a statfs: size in GiB (TiB above 1024 GiB),
+// used %, inodes in Mi (2^20), used inodes %.
+struct IorFsFigures {
+  double size = 0;
+  const char* unit = "GiB";
+  double used_pct = 0;
+  double inodes_mi = 0;
+  double used_inodes_pct = 0;
+};
+IorFsFigures IorFsFiguresOf(const v1::FsStats& fs);
 
 // The whole report of a finished (or journal-rebuilt) run, as it was printed.
 std::string RenderIorReport(const v1::RunRecord& run, const std::string& run_dir);
