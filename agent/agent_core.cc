@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "agent/host_facts.h"
 #include "common/clock.h"
+#include "common/errors.h"
 #include "common/layout.h"
 #include "common/log.h"
 #include "common/names.h"
@@ -78,21 +79,25 @@ struct AgentCore::Impl {
 
   absl::Status CheckSession(const std::string& id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     if (session_id.empty()) {
-      return absl::FailedPreconditionError(
-          "no session: this agent is idle (restarted, or its lease expired); attach again");
+      return WithKind(
+          absl::FailedPreconditionError(
+              "no session: this agent is idle (restarted, or its lease expired); attach again"),
+          v1::SESSION_GONE);
     }
     if (id != session_id) {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "busy: run %s from %s since %s holds this agent", run_id, controller,
-          FormatRfc3339(attached_unix_ns)));
+      return WithKind(absl::FailedPreconditionError(
+                          absl::StrFormat("busy: run %s from %s since %s holds this agent",
+                                          run_id, controller, FormatRfc3339(attached_unix_ns))),
+                      v1::BUSY);
     }
     // An expired lease is not renewed by a late call (a stopped agent that
     // resumes may find calls queued in its sockets): the watchdog ends it.
     if (MonotonicNs() >= lease_deadline_mono_ns) {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "no session: the lease of %u ms of run %s expired; its tasks are aborted and its files "
-          "removed; attach again",
-          lease_ms, run_id));
+      return WithKind(absl::FailedPreconditionError(absl::StrFormat(
+                          "no session: the lease of %u ms of run %s expired; its tasks are "
+                          "aborted and its files removed; attach again",
+                          lease_ms, run_id)),
+                      v1::SESSION_GONE);
     }
     return absl::OkStatus();
   }
@@ -230,11 +235,12 @@ absl::StatusOr<v1::AttachReply> AgentCore::Attach(const v1::AttachRequest& reque
   {
     absl::MutexLock lock(&impl_->mu);
     if (!impl_->session_id.empty() && MonotonicNs() < impl_->lease_deadline_mono_ns) {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "busy: run %s from %s since %s; wait for it to finish (or its lease of %u ms to "
-          "expire)",
-          impl_->run_id, impl_->controller, FormatRfc3339(impl_->attached_unix_ns),
-          impl_->lease_ms));
+      return WithKind(absl::FailedPreconditionError(absl::StrFormat(
+                          "busy: run %s from %s since %s; wait for it to finish (or its lease "
+                          "of %u ms to expire)",
+                          impl_->run_id, impl_->controller,
+                          FormatRfc3339(impl_->attached_unix_ns), impl_->lease_ms)),
+                      v1::BUSY);
     }
     // A session whose lease expired and the watchdog has not ended yet: end
     // it here, removing its files (below, before the new controller can
@@ -380,10 +386,11 @@ absl::StatusOr<v1::PrepareReply> AgentCore::Prepare(const v1::PrepareRequest& re
     if (!spec.ignore_free_space() && ::statvfs(dir->c_str(), &sv) == 0) {
       const uint64_t free_bytes = static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize;
       if (share > free_bytes) {
-        return absl::ResourceExhaustedError(absl::StrFormat(
-            "phase %s needs %s in %s on this agent and only %s is free; shrink block_size or "
-            "tasks, free space, or run with --force",
-            spec.phase_id(), HumanBytes(share), *dir, HumanBytes(free_bytes)));
+        return WithKind(absl::ResourceExhaustedError(absl::StrFormat(
+                            "phase %s needs %s in %s on this agent and only %s is free; shrink "
+                            "block_size or tasks, free space, or run with --force",
+                            spec.phase_id(), HumanBytes(share), *dir, HumanBytes(free_bytes))),
+                        v1::NO_SPACE);
       }
     }
   }
@@ -458,7 +465,7 @@ absl::StatusOr<v1::CacheReply> AgentCore::CacheBarrier(const v1::CacheRequest& r
   if (request.sync()) {
     int64_t t0 = MonotonicNs();
     ::sync();
-    reply.set_sync_ns(MonotonicNs() - t0);
+    reply.set_sync_duration_ns(MonotonicNs() - t0);
     reply.set_synced(true);
   }
   if (request.drop_mode() != 0) {
@@ -483,7 +490,7 @@ absl::StatusOr<v1::CacheReply> AgentCore::CacheBarrier(const v1::CacheRequest& r
                                 std::strerror(errno));
         } else {
           reply.set_dropped(true);
-          reply.set_drop_ns(MonotonicNs() - t0);
+          reply.set_drop_duration_ns(MonotonicNs() - t0);
         }
         ::close(fd);
       }
@@ -503,7 +510,7 @@ absl::StatusOr<v1::CacheReply> AgentCore::CacheBarrier(const v1::CacheRequest& r
       s = impl_->lustre->SetParam("ldlm.namespaces.*.lru_size", "clear");
       if (s.ok()) {
         reply.set_lru_cleared(true);
-        reply.set_lru_ns(MonotonicNs() - t0);
+        reply.set_lru_duration_ns(MonotonicNs() - t0);
       }
     }
     if (!s.ok()) {
@@ -526,7 +533,7 @@ absl::Status AgentCore::Start(const v1::StartRequest& request, PhaseRunner::Even
                         request.phase_id()));
   }
   // Spin only when asked: the controller knows how many tasks share a host.
-  int64_t spin_ns = std::clamp<int64_t>(request.spin_ns(), 0, 5'000'000);
+  int64_t spin_duration_ns = std::clamp<int64_t>(request.spin_duration_ns(), 0, 5'000'000);
   PhaseRunner::EventSink wrapped = std::move(sink);
   if (TelemetrySampler* sampler = impl_->sampler.get()) {
     // The host's telemetry over the phase rides on its result.
@@ -544,7 +551,7 @@ absl::Status AgentCore::Start(const v1::StartRequest& request, PhaseRunner::Even
       inner(with);
     };
   }
-  return impl_->runner->Start(request.start_at_unix_ns(), spin_ns,
+  return impl_->runner->Start(request.start_at_unix_ns(), spin_duration_ns,
                               request.progress_interval_ms() == 0 ? 1000
                                                                   : request.progress_interval_ms(),
                               std::move(wrapped));
@@ -586,9 +593,9 @@ absl::StatusOr<v1::CleanupReply> AgentCore::Cleanup(const v1::CleanupRequest& re
     impl_->session_phases.erase(PhaseFilesKey(*dir, request.spec()));
     return reply;
   }
-  reply.set_remove_start_ns(RealtimeNs());
+  reply.set_remove_start_unix_ns(RealtimeNs());
   auto removed = RemovePhaseFiles(request.spec(), *dir);
-  reply.set_remove_stop_ns(RealtimeNs());
+  reply.set_remove_stop_unix_ns(RealtimeNs());
   if (!removed.ok()) return removed.status();
   reply.set_removed(*removed);
   absl::MutexLock lock(&impl_->mu);

@@ -4,15 +4,11 @@
 
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
+#include "common/errors.h"
 #include "common/log.h"
 #include "common/tls.h"
 
 namespace lockstep {
-
-grpc::Status ToGrpcStatus(const absl::Status& status) {
-  if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
-}
 
 namespace {
 

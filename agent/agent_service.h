@@ -21,9 +21,6 @@ struct AgentServiceOptions {
 std::unique_ptr<grpc::Service> MakeAgentService(AgentCore* core,
                                                 const AgentServiceOptions& options);
 
-// absl::Status → grpc::Status with the same code and message.
-grpc::Status ToGrpcStatus(const absl::Status& status);
-
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_AGENT_AGENT_SERVICE_H_

@@ -190,7 +190,7 @@ struct PhaseRunner::Impl {
   absl::Mutex mu;
   bool start_given ABSL_GUARDED_BY(mu) = false;
   int64_t start_at ABSL_GUARDED_BY(mu) = 0;
-  int64_t spin_ns ABSL_GUARDED_BY(mu) = 0;
+  int64_t spin_duration_ns ABSL_GUARDED_BY(mu) = 0;
   uint32_t tasks_done ABSL_GUARDED_BY(mu) = 0;
   std::string abort_reason ABSL_GUARDED_BY(mu);
   // Stonewall wear-out: pairs reported by the tasks that reached the wall.
@@ -291,21 +291,21 @@ void PhaseRunner::Impl::RunIo(Task* t) {
   const bool stamp_only = xfer % kPatternBlockBytes == 0;
   const char* what_io = write ? "write to" : rewrite ? "rewrite of" : "read from";
 
-  t->result.set_open_start_ns(RealtimeNs());
+  t->result.set_open_start_unix_ns(RealtimeNs());
   int fd = ::open(t->path.c_str(), flags, 0664);
   int open_err = errno;
-  t->result.set_open_stop_ns(RealtimeNs());
+  t->result.set_open_stop_unix_ns(RealtimeNs());
   if (fd < 0) {
-    t->result.set_rdwr_start_ns(t->result.open_stop_ns());
-    t->result.set_rdwr_stop_ns(t->result.open_stop_ns());
-    t->result.set_close_start_ns(t->result.open_stop_ns());
-    t->result.set_close_stop_ns(t->result.open_stop_ns());
+    t->result.set_rdwr_start_unix_ns(t->result.open_stop_unix_ns());
+    t->result.set_rdwr_stop_unix_ns(t->result.open_stop_unix_ns());
+    t->result.set_close_start_unix_ns(t->result.open_stop_unix_ns());
+    t->result.set_close_stop_unix_ns(t->result.open_stop_unix_ns());
     Fail(t, write ? "cannot create" : "cannot open", open_err, 0);
     return;
   }
   if (s.intra_barriers()) Barrier();  // IOR -g: after open
 
-  t->result.set_rdwr_start_ns(RealtimeNs());
+  t->result.set_rdwr_start_unix_ns(RealtimeNs());
   const int64_t rdwr_start_mono_ns = MonotonicNs();
   const int64_t wall_ns =
       s.stonewall_seconds() > 0 ? MonotonicNs() + int64_t{s.stonewall_seconds()} * 1'000'000'000
@@ -326,7 +326,7 @@ void PhaseRunner::Impl::RunIo(Task* t) {
       }
     }
     if (first) {
-      t->result.set_first_io_ns(RealtimeNs());
+      t->result.set_first_io_unix_ns(RealtimeNs());
       first = false;
     }
     const int64_t t0 = MonotonicNs();
@@ -414,11 +414,11 @@ void PhaseRunner::Impl::RunIo(Task* t) {
   if ((write || rewrite) && s.fsync_at_end() && t->result.error().empty() && !abort.load()) {
     if (::fsync(fd) != 0) Fail(t, "fsync of", errno, bytes);
   }
-  t->result.set_rdwr_stop_ns(RealtimeNs());
+  t->result.set_rdwr_stop_unix_ns(RealtimeNs());
   if (s.intra_barriers()) Barrier();  // IOR -g: after the transfers
-  t->result.set_close_start_ns(RealtimeNs());
+  t->result.set_close_start_unix_ns(RealtimeNs());
   if (::close(fd) != 0 && t->result.error().empty()) Fail(t, "close of", errno, bytes);
-  t->result.set_close_stop_ns(RealtimeNs());
+  t->result.set_close_stop_unix_ns(RealtimeNs());
   t->result.set_bytes(bytes);
   t->result.set_ops(k);
   if (write && s.verify_after_write() && t->result.error().empty() && !abort.load()) {
@@ -504,7 +504,7 @@ void PhaseRunner::Impl::TaskMain(Task* t) {
         },
         this));
     at = start_at;
-    spin = spin_ns;
+    spin = spin_duration_ns;
   }
   if (!abort.load()) {
     // Wake within ~1 µs of the instant instead of the default 50 µs slack.
@@ -521,7 +521,7 @@ void PhaseRunner::Impl::TaskMain(Task* t) {
       pthread_setschedparam(pthread_self(), SCHED_OTHER, &normal);
     }
     if (released) {
-      t->result.set_release_ns(RealtimeNs());
+      t->result.set_release_unix_ns(RealtimeNs());
       if (IsTransferKind(spec.kind())) {
         RunIo(t);
       } else {
@@ -779,7 +779,7 @@ absl::StatusOr<std::unique_ptr<PhaseRunner>> PhaseRunner::Prepare(const v1::Phas
   return std::unique_ptr<PhaseRunner>(new PhaseRunner(std::move(impl)));
 }
 
-absl::Status PhaseRunner::Start(int64_t start_at_unix_ns, int64_t spin_ns,
+absl::Status PhaseRunner::Start(int64_t start_at_unix_ns, int64_t spin_duration_ns,
                                 uint32_t progress_interval_ms, EventSink sink) {
   {
     absl::MutexLock lock(&impl_->mu);
@@ -794,7 +794,7 @@ absl::Status PhaseRunner::Start(int64_t start_at_unix_ns, int64_t spin_ns,
     impl_->sink = std::move(sink);
     impl_->progress_interval_ms = std::max<uint32_t>(progress_interval_ms, 50);
     impl_->start_at = start_at_unix_ns;
-    impl_->spin_ns = spin_ns;
+    impl_->spin_duration_ns = spin_duration_ns;
     impl_->start_given = true;
   }
   Impl* raw = impl_.get();

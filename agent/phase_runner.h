@@ -38,10 +38,10 @@ class PhaseRunner {
   ~PhaseRunner();
 
   // Releases the parked tasks at `start_at_unix_ns` (this host's wall clock).
-  // With `spin_ns` > 0 each task sleeps until that much before the instant
+  // With `spin_duration_ns` > 0 each task sleeps until that much before the instant
   // and spins the rest (use only when tasks do not outnumber free cores).
   // REQUIRES: called once. FailedPrecondition when called twice.
-  absl::Status Start(int64_t start_at_unix_ns, int64_t spin_ns, uint32_t progress_interval_ms,
+  absl::Status Start(int64_t start_at_unix_ns, int64_t spin_duration_ns, uint32_t progress_interval_ms,
                      EventSink sink);
 
   // Stops every task at its next transfer boundary; the result reports the

@@ -53,12 +53,12 @@ int ReadAll(int fd, char* buf, size_t len, size_t* got) {
 }
 
 void SetAllTimers(v1::TaskResult* r, int64_t start, int64_t stop) {
-  r->set_open_start_ns(start);
-  r->set_open_stop_ns(start);
-  r->set_rdwr_start_ns(start);
-  r->set_rdwr_stop_ns(stop);
-  r->set_close_start_ns(stop);
-  r->set_close_stop_ns(stop);
+  r->set_open_start_unix_ns(start);
+  r->set_open_stop_unix_ns(start);
+  r->set_rdwr_start_unix_ns(start);
+  r->set_rdwr_stop_unix_ns(stop);
+  r->set_close_start_unix_ns(stop);
+  r->set_close_stop_unix_ns(stop);
 }
 
 }  // namespace
@@ -88,8 +88,8 @@ void RunSmallFilesTask(TaskWork& w) {
   char path[4096];
 
   // Open window: the directories.
-  r->set_open_start_ns(RealtimeNs());
-  r->set_first_io_ns(r->open_start_ns());
+  r->set_open_start_unix_ns(RealtimeNs());
+  r->set_first_io_unix_ns(r->open_start_unix_ns());
   bool ok = true;
   if (::mkdir(root.c_str(), 0775) != 0) {
     w.fail("cannot create directory", root, errno, 0, false);
@@ -102,10 +102,10 @@ void RunSmallFilesTask(TaskWork& w) {
       ok = false;
     }
   }
-  r->set_open_stop_ns(RealtimeNs());
+  r->set_open_stop_unix_ns(RealtimeNs());
 
   // Transfer window: create, write, close every file.
-  r->set_rdwr_start_ns(RealtimeNs());
+  r->set_rdwr_start_unix_ns(RealtimeNs());
   uint64_t bytes = 0, ops = 0;
   for (uint64_t i = 0; ok && i < n; ++i) {
     if (w.abort->load(std::memory_order_relaxed)) break;
@@ -132,14 +132,14 @@ void RunSmallFilesTask(TaskWork& w) {
     w.bytes->store(bytes, std::memory_order_relaxed);
     w.ops->store(ops, std::memory_order_relaxed);
   }
-  r->set_rdwr_stop_ns(RealtimeNs());
-  r->set_close_start_ns(r->rdwr_stop_ns());
-  r->set_close_stop_ns(r->rdwr_stop_ns());
+  r->set_rdwr_stop_unix_ns(RealtimeNs());
+  r->set_close_start_unix_ns(r->rdwr_stop_unix_ns());
+  r->set_close_stop_unix_ns(r->rdwr_stop_unix_ns());
   r->set_bytes(bytes);
   r->set_ops(ops);
 
   // Read back and check every file (its own row).
-  r->set_readback_start_ns(RealtimeNs());
+  r->set_readback_start_unix_ns(RealtimeNs());
   uint64_t back = 0;
   for (uint64_t i = 0; ok && i < ops; ++i) {
     if (w.abort->load(std::memory_order_relaxed)) break;
@@ -173,7 +173,7 @@ void RunSmallFilesTask(TaskWork& w) {
     }
     back += size;
   }
-  r->set_readback_stop_ns(RealtimeNs());
+  r->set_readback_stop_unix_ns(RealtimeNs());
   r->set_readback_bytes(back);
 }
 
@@ -235,7 +235,7 @@ void RunMdtestTask(TaskWork& w) {
   const bool owns_tree = MdtestOwnsTree(s, w.rank);
   uint64_t ops = 0, bytes = 0;
   const int64_t start = RealtimeNs();
-  w.result->set_first_io_ns(start);
+  w.result->set_first_io_unix_ns(start);
   auto timed = [&](auto&& op) {
     const int64_t t0 = MonotonicNs();
     int err = op();

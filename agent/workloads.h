@@ -41,7 +41,7 @@ struct TaskWork {
 // Layout: <dir>/<file_name>.small.%08d/d%06u/f%08u, small_files_per_dir files
 // per directory. Timed: open window = the directories, transfer window =
 // create + write + close of every file; then the read-back (with pattern
-// check) in readback_start_ns..readback_stop_ns.
+// check) in readback_start_unix_ns..readback_stop_unix_ns.
 std::string SmallFilesRoot(const std::string& dir, const v1::PhaseSpec& spec, uint32_t rank);
 // Size of file `index` of `rank`: log-uniform in [min, max], a multiple of 8.
 uint64_t SmallFileSize(const v1::PhaseSpec& spec, uint32_t rank, uint64_t index);

@@ -29,9 +29,9 @@ inline void CpuRelax() {
 int64_t RealtimeNs() { return Now(CLOCK_REALTIME); }
 int64_t MonotonicNs() { return Now(CLOCK_MONOTONIC); }
 
-bool WaitUntilRealtime(int64_t unix_ns, int64_t spin_ns, const std::atomic<bool>* abort) {
+bool WaitUntilRealtime(int64_t unix_ns, int64_t spin_duration_ns, const std::atomic<bool>* abort) {
   constexpr int64_t kSliceNs = 50'000'000;
-  const int64_t sleep_until = unix_ns - std::max<int64_t>(spin_ns, 0);
+  const int64_t sleep_until = unix_ns - std::max<int64_t>(spin_duration_ns, 0);
   for (;;) {
     if (abort != nullptr && abort->load(std::memory_order_relaxed)) return false;
     int64_t now = RealtimeNs();

@@ -25,7 +25,7 @@
 
 namespace lockstep {
 
-// Prefixes a status message with context, keeping its code:
+// Prefixes a status message with context, keeping its code and payloads:
 //   Annotate(s, "agent 10.0.0.5:7070") -> "agent 10.0.0.5:7070: <message>".
 absl::Status Annotate(const absl::Status& status, std::string_view context);
 

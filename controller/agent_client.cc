@@ -56,16 +56,6 @@ std::string TcpProbe(const std::string& address, int timeout_ms) {
 
 }  // namespace
 
-absl::Status FromGrpc(const grpc::Status& status, const std::string& address) {
-  if (status.ok()) return absl::OkStatus();
-  std::string msg = status.error_message();
-  if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && msg.empty()) {
-    msg = "no answer before the deadline";
-  }
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                      absl::StrFormat("agent %s: %s", address, msg));
-}
-
 AgentClient::AgentClient(std::string address, v1::Role role,
                          std::shared_ptr<grpc::ChannelCredentials> credentials)
     : address_(std::move(address)), role_(role) {

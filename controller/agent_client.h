@@ -14,12 +14,10 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/blocking_counter.h"
 #include "absl/time/time.h"
+#include "common/errors.h"
 #include "lockstep/v1/agent.grpc.pb.h"
 
 namespace lockstep {
-
-// grpc::Status → absl::Status, prefixed with "agent ADDRESS: ".
-absl::Status FromGrpc(const grpc::Status& status, const std::string& address);
 
 class AgentClient {
  public:
@@ -75,7 +73,7 @@ std::vector<absl::StatusOr<Resp>> FanOut(const std::vector<AgentClient*>& agents
     if (slots[i]->status.ok()) {
       out.push_back(std::move(slots[i]->reply));
     } else {
-      out.push_back(FromGrpc(slots[i]->status, agents[i]->address()));
+      out.push_back(FromGrpcStatus(slots[i]->status, agents[i]->address()));
     }
   }
   return out;

@@ -33,7 +33,7 @@ absl::StatusOr<ClockEstimate> EstimateClock(AgentClient* agent, int count) {
     s.t1 = RealtimeNs();
     grpc::Status st = agent->stub()->Clock(&ctx, req, &reply);
     s.t4 = RealtimeNs();
-    if (!st.ok()) return FromGrpc(st, agent->address());
+    if (!st.ok()) return FromGrpcStatus(st, agent->address());
     s.t2 = reply.receive_unix_ns();
     s.t3 = reply.transmit_unix_ns();
     samples.push_back(s);

@@ -50,12 +50,9 @@ struct Failure {
 Failure Fail(int code, std::string message) { return Failure{code, std::move(message)}; }
 
 // The agent no longer knows our session: it restarted, its lease expired, or
-// another controller took it since. The agent says so with FAILED_PRECONDITION
-// "no session: ..." or "busy: ..." (agent_core.cc CheckSession).
+// another controller took it since (agent_core.cc CheckSession).
 bool IsSessionLost(const absl::Status& s) {
-  return absl::IsFailedPrecondition(s) &&
-         (s.message().find("no session") != absl::string_view::npos ||
-          s.message().find("busy: ") != absl::string_view::npos);
+  return KindOf(s) == v1::SESSION_GONE || KindOf(s) == v1::BUSY;
 }
 
 int ExitCodeForSetup(const absl::Status& s) {
@@ -117,7 +114,7 @@ class PhaseStream : public grpc::ClientReadReactor<v1::PhaseEvent> {
   absl::StatusOr<v1::PhaseResult> Result() {
     absl::MutexLock lock(&mu_);
     if (have_result_) return result_;
-    if (!status_.ok()) return FromGrpc(status_, agent_->address());
+    if (!status_.ok()) return FromGrpcStatus(status_, agent_->address());
     return absl::UnavailableError(
         absl::StrFormat("agent %s: the phase stream ended without a result", agent_->address()));
   }
@@ -522,15 +519,15 @@ Failure Coordinator::CacheBarrier(const std::string& mode, const std::string& ph
       v1::CacheReply& acc = (*done)[who[i]];
       if (replies[i]->synced()) {
         acc.set_synced(true);
-        acc.set_sync_ns(replies[i]->sync_ns());
+        acc.set_sync_duration_ns(replies[i]->sync_duration_ns());
       }
       if (replies[i]->dropped()) {
         acc.set_dropped(true);
-        acc.set_drop_ns(replies[i]->drop_ns());
+        acc.set_drop_duration_ns(replies[i]->drop_duration_ns());
       }
       if (replies[i]->lru_cleared()) {
         acc.set_lru_cleared(true);
-        acc.set_lru_ns(replies[i]->lru_ns());
+        acc.set_lru_duration_ns(replies[i]->lru_duration_ns());
       }
       if (!replies[i]->warning().empty()) {
         acc.set_warning(replies[i]->warning());
@@ -744,8 +741,8 @@ Failure Coordinator::RemoveFiles(const std::vector<v1::PhaseSpec>& bases, uint32
         continue;
       }
       int64_t off = clocks_[index_[targets[i]]].offset_ns;
-      start = std::min(start, replies[i]->remove_start_ns() - off);
-      stop = std::max(stop, replies[i]->remove_stop_ns() - off);
+      start = std::min(start, replies[i]->remove_start_unix_ns() - off);
+      stop = std::max(stop, replies[i]->remove_stop_unix_ns() - off);
     }
   }
   if (timed && stop >= start && start != INT64_MAX) {
@@ -820,10 +817,10 @@ Failure Coordinator::RunPhaseOnce(const PhasePlan& phase, const v1::PhaseSpec& b
     prep[i].set_session_id(clients_[i]->session_id);
     *prep[i].mutable_spec() = specs[i];
   }
-  pr->set_prepare_sent_ns(RealtimeNs());
+  pr->set_prepare_sent_unix_ns(RealtimeNs());
   auto prepared = FanOut<v1::PrepareRequest, v1::PrepareReply>(clients_, prep, kPrepareTimeout,
                                                                LOCKSTEP_ASYNC(Prepare));
-  pr->set_prepared_ns(RealtimeNs());
+  pr->set_prepared_unix_ns(RealtimeNs());
   for (size_t i = 0; i < clients_.size(); ++i) {
     if (!prepared[i].ok()) {
       const absl::Status& st = prepared[i].status();
@@ -878,7 +875,7 @@ Failure Coordinator::RunPhaseOnce(const PhasePlan& phase, const v1::PhaseSpec& b
   // network; the per-agent term covers starting the streams one by one.
   const int64_t lead_ns = 10'000'000 + 4 * max_delay + 200'000 * int64_t(clients_.size());
   const int64_t start_at = RealtimeNs() + lead_ns;
-  pr->set_start_at_ns(start_at);
+  pr->set_start_at_unix_ns(start_at);
   // Spin only where a host's tasks fit on its cores.
   std::map<std::string, uint32_t> tasks_on_host;
   for (AgentClient* c : clients_) tasks_on_host[c->facts.hostname()] += base.tasks();
@@ -894,7 +891,7 @@ Failure Coordinator::RunPhaseOnce(const PhasePlan& phase, const v1::PhaseSpec& b
     req.set_start_at_unix_ns(start_at + clocks_[index_[c]].offset_ns);
     req.set_progress_interval_ms(plan_.progress_interval_ms);
     bool fits = tasks_on_host[c->facts.hostname()] <= std::max<uint32_t>(c->facts.cores(), 1);
-    req.set_spin_ns(fits ? kSpinNs : 0);
+    req.set_spin_duration_ns(fits ? kSpinNs : 0);
     calls.push_back(std::make_unique<PhaseStream>(
         c, i, req, [&](size_t idx, const v1::Progress& p) {
           absl::MutexLock lock(&progress_mu);
@@ -1002,16 +999,16 @@ Failure Coordinator::RunPhaseOnce(const PhasePlan& phase, const v1::PhaseSpec& b
       for (auto [get, set] :
            std::initializer_list<std::pair<int64_t (v1::TaskResult::*)() const,
                                            void (v1::TaskResult::*)(int64_t)>>{
-               {&v1::TaskResult::open_start_ns, &v1::TaskResult::set_open_start_ns},
-               {&v1::TaskResult::open_stop_ns, &v1::TaskResult::set_open_stop_ns},
-               {&v1::TaskResult::rdwr_start_ns, &v1::TaskResult::set_rdwr_start_ns},
-               {&v1::TaskResult::rdwr_stop_ns, &v1::TaskResult::set_rdwr_stop_ns},
-               {&v1::TaskResult::close_start_ns, &v1::TaskResult::set_close_start_ns},
-               {&v1::TaskResult::close_stop_ns, &v1::TaskResult::set_close_stop_ns},
-               {&v1::TaskResult::first_io_ns, &v1::TaskResult::set_first_io_ns},
-               {&v1::TaskResult::release_ns, &v1::TaskResult::set_release_ns},
-               {&v1::TaskResult::readback_start_ns, &v1::TaskResult::set_readback_start_ns},
-               {&v1::TaskResult::readback_stop_ns, &v1::TaskResult::set_readback_stop_ns}}) {
+               {&v1::TaskResult::open_start_unix_ns, &v1::TaskResult::set_open_start_unix_ns},
+               {&v1::TaskResult::open_stop_unix_ns, &v1::TaskResult::set_open_stop_unix_ns},
+               {&v1::TaskResult::rdwr_start_unix_ns, &v1::TaskResult::set_rdwr_start_unix_ns},
+               {&v1::TaskResult::rdwr_stop_unix_ns, &v1::TaskResult::set_rdwr_stop_unix_ns},
+               {&v1::TaskResult::close_start_unix_ns, &v1::TaskResult::set_close_start_unix_ns},
+               {&v1::TaskResult::close_stop_unix_ns, &v1::TaskResult::set_close_stop_unix_ns},
+               {&v1::TaskResult::first_io_unix_ns, &v1::TaskResult::set_first_io_unix_ns},
+               {&v1::TaskResult::release_unix_ns, &v1::TaskResult::set_release_unix_ns},
+               {&v1::TaskResult::readback_start_unix_ns, &v1::TaskResult::set_readback_start_unix_ns},
+               {&v1::TaskResult::readback_stop_unix_ns, &v1::TaskResult::set_readback_stop_unix_ns}}) {
         if ((t.*get)() != 0) (t.*set)((t.*get)() - off);
       }
       *apr->add_tasks() = t;

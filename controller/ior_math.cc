@@ -30,12 +30,12 @@ v1::IterationRow ReduceIteration(const std::vector<const v1::TaskResult*>& tasks
   int64_t close_start = std::numeric_limits<int64_t>::max(), close_stop = 0;
   uint64_t bytes = 0, ops = 0, op_ns = 0;
   for (const v1::TaskResult* t : tasks) {
-    open_start = std::min(open_start, t->open_start_ns());
-    open_stop = std::max(open_stop, t->open_stop_ns());
-    rdwr_start = std::min(rdwr_start, t->rdwr_start_ns());
-    rdwr_stop = std::max(rdwr_stop, t->rdwr_stop_ns());
-    close_start = std::min(close_start, t->close_start_ns());
-    close_stop = std::max(close_stop, t->close_stop_ns());
+    open_start = std::min(open_start, t->open_start_unix_ns());
+    open_stop = std::max(open_stop, t->open_stop_unix_ns());
+    rdwr_start = std::min(rdwr_start, t->rdwr_start_unix_ns());
+    rdwr_stop = std::max(rdwr_stop, t->rdwr_stop_unix_ns());
+    close_start = std::min(close_start, t->close_start_unix_ns());
+    close_stop = std::max(close_stop, t->close_stop_unix_ns());
     bytes += t->bytes();
     ops += t->ops();
     op_ns += t->latency().sum_ns();
@@ -57,9 +57,9 @@ v1::IterationRow ReduceIteration(const std::vector<const v1::TaskResult*>& tasks
 int64_t StartSkewNs(const std::vector<const v1::TaskResult*>& tasks) {
   int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
   for (const v1::TaskResult* t : tasks) {
-    if (t->first_io_ns() == 0) continue;
-    lo = std::min(lo, t->first_io_ns());
-    hi = std::max(hi, t->first_io_ns());
+    if (t->first_io_unix_ns() == 0) continue;
+    lo = std::min(lo, t->first_io_unix_ns());
+    hi = std::max(hi, t->first_io_unix_ns());
   }
   return hi >= lo ? hi - lo : 0;
 }
@@ -67,9 +67,9 @@ int64_t StartSkewNs(const std::vector<const v1::TaskResult*>& tasks) {
 int64_t ReleaseSkewNs(const std::vector<const v1::TaskResult*>& tasks) {
   int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
   for (const v1::TaskResult* t : tasks) {
-    if (t->release_ns() == 0) continue;
-    lo = std::min(lo, t->release_ns());
-    hi = std::max(hi, t->release_ns());
+    if (t->release_unix_ns() == 0) continue;
+    lo = std::min(lo, t->release_unix_ns());
+    hi = std::max(hi, t->release_unix_ns());
   }
   return hi >= lo ? hi - lo : 0;
 }

@@ -68,7 +68,7 @@ void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::Phas
       bytes += t->bytes();
       op_ns += t->latency().sum_ns();
     }
-    const double secs = Window(tasks, &v1::TaskResult::rdwr_start_ns, &v1::TaskResult::rdwr_stop_ns);
+    const double secs = Window(tasks, &v1::TaskResult::rdwr_start_unix_ns, &v1::TaskResult::rdwr_stop_unix_ns);
     row.set_wrrd_s(secs);
     row.set_total_s(secs);
     row.set_bytes(bytes);
@@ -106,7 +106,7 @@ void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::Phas
     rb.set_access("readback");
     rb.set_iter(rep);
     const double secs =
-        Window(tasks, &v1::TaskResult::readback_start_ns, &v1::TaskResult::readback_stop_ns);
+        Window(tasks, &v1::TaskResult::readback_start_unix_ns, &v1::TaskResult::readback_stop_unix_ns);
     rb.set_wrrd_s(secs);
     rb.set_total_s(secs);
     rb.set_bytes(back);

@@ -109,9 +109,9 @@ def phases(record):
             yield p
 
 
-def first_io_ns(phase):
-    return [int(t["first_io_ns"]) for a in phase.get("agents", []) for t in a.get("tasks", [])
-            if int(t.get("first_io_ns", 0)) != 0]
+def first_io_unix_ns(phase):
+    return [int(t["first_io_unix_ns"]) for a in phase.get("agents", []) for t in a.get("tasks", [])
+            if int(t.get("first_io_unix_ns", 0)) != 0]
 
 
 def median(xs):

@@ -9,11 +9,11 @@
 #   b  8 agents x 4 tasks (32 tasks on the cores there are: no spin)
 #   c  2 agents x 1 task behind latency relays, 5 ms +- 1 ms each way
 #   d  32 agents x 1 task: the barrier round, from the controller's first
-#      Prepare to the last task's first I/O (run.json prepare_sent_ns,
-#      prepared_ns, start_at_ns and first_io_ns; all in the controller's clock)
+#      Prepare to the last task's first I/O (run.json prepare_sent_unix_ns,
+#      prepared_unix_ns, start_at_unix_ns and first_io_unix_ns; all in the controller's clock)
 # Each case runs one plan with one write phase repeated --phases times and
 # reports the median (and min/max) of run.json start_skew_ns (max - min of
-# the tasks' first_io_ns, mapped into the controller's clock by the measured
+# the tasks' first_io_unix_ns, mapped into the controller's clock by the measured
 # offsets). Independently, when root and bpftrace can attach, it traces
 # sys_enter_pwrite64 of the agent processes (by pid), keeps the first per
 # thread (each phase has new task threads), groups them by phase (tasks per
@@ -170,10 +170,10 @@ for key in a.cases.split(","):
         # Barrier round: Prepare sent -> last first I/O; and its parts.
         rounds, prep, lead, late = [], [], [], []
         for p in ph:
-            fio_ns = benchlib.first_io_ns(p)
-            if not fio_ns or "prepare_sent_ns" not in p:
+            fio_ns = benchlib.first_io_unix_ns(p)
+            if not fio_ns or "prepare_sent_unix_ns" not in p:
                 continue
-            sent, done, at = int(p["prepare_sent_ns"]), int(p["prepared_ns"]), int(p["start_at_ns"])
+            sent, done, at = int(p["prepare_sent_unix_ns"]), int(p["prepared_unix_ns"]), int(p["start_at_unix_ns"])
             rounds.append((max(fio_ns) - sent) / 1e3)
             prep.append((done - sent) / 1e3)
             lead.append((at - done) / 1e3)

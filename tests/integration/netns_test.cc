@@ -223,7 +223,7 @@ verify = true
     for (const v1::AgentPhaseRecord& a : p.agents()) {
       EXPECT_TRUE(a.cache().synced()) << a.address();
       EXPECT_TRUE(a.cache().dropped()) << a.address() << ": " << a.cache().warning();
-      EXPECT_GT(a.cache().sync_ns(), 0) << a.address();
+      EXPECT_GT(a.cache().sync_duration_ns(), 0) << a.address();
       EXPECT_GE(a.telemetry().samples(), 2u) << a.address();
       EXPECT_GT(a.telemetry().cpu().cores(), 0u) << a.address();
     }
@@ -231,9 +231,9 @@ verify = true
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (const v1::AgentPhaseRecord& a : p.agents()) {
       for (const v1::TaskResult& t : a.tasks()) {
-        ASSERT_GT(t.first_io_ns(), 0);
-        lo = std::min(lo, t.first_io_ns());
-        hi = std::max(hi, t.first_io_ns());
+        ASSERT_GT(t.first_io_unix_ns(), 0);
+        lo = std::min(lo, t.first_io_unix_ns());
+        hi = std::max(hi, t.first_io_unix_ns());
       }
     }
     EXPECT_EQ(p.start_skew_ns(), hi - lo);

@@ -132,8 +132,8 @@ keep = true
       int tasks = 0;
       for (const auto& a : p.agents()) {
         for (const auto& task : a.tasks()) {
-          min_open = std::min(min_open, task.open_start_ns());
-          max_close = std::max(max_close, task.close_stop_ns());
+          min_open = std::min(min_open, task.open_start_unix_ns());
+          max_close = std::max(max_close, task.close_stop_unix_ns());
           ++tasks;
         }
       }

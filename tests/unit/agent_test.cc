@@ -89,10 +89,10 @@ TEST(PhaseRunner, WritesThenReadsAndVerifiesBothLayouts) {
       EXPECT_EQ(t.bytes(), 2u * 1024 * 1024);
       EXPECT_EQ(t.ops(), 32u);
       EXPECT_EQ(t.latency().total_count(), 32u);
-      EXPECT_LE(t.open_start_ns(), t.open_stop_ns());
-      EXPECT_LE(t.open_stop_ns(), t.rdwr_start_ns());
-      EXPECT_LE(t.rdwr_start_ns(), t.first_io_ns());
-      EXPECT_LE(t.rdwr_stop_ns(), t.close_start_ns());
+      EXPECT_LE(t.open_start_unix_ns(), t.open_stop_unix_ns());
+      EXPECT_LE(t.open_stop_unix_ns(), t.rdwr_start_unix_ns());
+      EXPECT_LE(t.rdwr_start_unix_ns(), t.first_io_unix_ns());
+      EXPECT_LE(t.rdwr_stop_unix_ns(), t.close_start_unix_ns());
     }
     if (fpp) {
       EXPECT_EQ(std::filesystem::file_size(tmp / "testfile.00000000"), 2u << 20);

@@ -10,13 +10,13 @@ namespace {
 v1::TaskResult Task(int64_t open_start, int64_t open_stop, int64_t rdwr_start, int64_t rdwr_stop,
                     int64_t close_start, int64_t close_stop, uint64_t bytes) {
   v1::TaskResult t;
-  t.set_open_start_ns(open_start);
-  t.set_open_stop_ns(open_stop);
-  t.set_rdwr_start_ns(rdwr_start);
-  t.set_rdwr_stop_ns(rdwr_stop);
-  t.set_close_start_ns(close_start);
-  t.set_close_stop_ns(close_stop);
-  t.set_first_io_ns(rdwr_start);
+  t.set_open_start_unix_ns(open_start);
+  t.set_open_stop_unix_ns(open_stop);
+  t.set_rdwr_start_unix_ns(rdwr_start);
+  t.set_rdwr_stop_unix_ns(rdwr_stop);
+  t.set_close_start_unix_ns(close_start);
+  t.set_close_stop_unix_ns(close_stop);
+  t.set_first_io_unix_ns(rdwr_start);
   t.set_bytes(bytes);
   t.set_ops(bytes / (1 << 20));
   return t;

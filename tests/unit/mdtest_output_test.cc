@@ -26,11 +26,11 @@ TEST(MdtestOutput, RateIsItemsOverTheSlowestWindow) {
   spec.set_kind(v1::MDTEST);
   spec.set_md_op(v1::MD_FILE_CREATE);
   v1::TaskResult a, b;
-  a.set_rdwr_start_ns(1'000'000'000);
-  a.set_rdwr_stop_ns(1'500'000'000);
+  a.set_rdwr_start_unix_ns(1'000'000'000);
+  a.set_rdwr_stop_unix_ns(1'500'000'000);
   a.set_ops(1000);
-  b.set_rdwr_start_ns(1'000'100'000);
-  b.set_rdwr_stop_ns(3'000'000'000);  // the slowest: 2 s after the first start
+  b.set_rdwr_start_unix_ns(1'000'100'000);
+  b.set_rdwr_stop_unix_ns(3'000'000'000);  // the slowest: 2 s after the first start
   b.set_ops(1000);
   v1::PhaseRecord pr;
   ReducePhase({&a, &b}, spec, 0, &pr);
@@ -49,11 +49,11 @@ TEST(MdtestOutput, TreeRatesCountOneTreeAsMdtestDoes) {
   spec.set_md_branching(2);
   spec.set_md_depth(2);
   v1::TaskResult a, b;
-  a.set_rdwr_start_ns(0);
-  a.set_rdwr_stop_ns(500'000'000);
+  a.set_rdwr_start_unix_ns(0);
+  a.set_rdwr_stop_unix_ns(500'000'000);
   a.set_ops(7);
-  b.set_rdwr_start_ns(0);
-  b.set_rdwr_stop_ns(1'000'000'000);
+  b.set_rdwr_start_unix_ns(0);
+  b.set_rdwr_stop_unix_ns(1'000'000'000);
   b.set_ops(7);
   v1::PhaseRecord pr;
   ReducePhase({&a, &b}, spec, 0, &pr);

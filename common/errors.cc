@@ -1,0 +1,69 @@
+#include "common/errors.h"
+
+#include "absl/strings/cord.h"
+#include "absl/strings/str_format.h"
+
+namespace lockstep {
+
+absl::Status WithKind(absl::Status status, v1::ErrorKind kind) {
+  if (status.ok()) return status;
+  if (kind == v1::ERROR_KIND_UNSPECIFIED) {
+    status.ErasePayload(kErrorKindPayloadUrl);
+    return status;
+  }
+  v1::ErrorDetail detail;
+  detail.set_kind(kind);
+  status.SetPayload(kErrorKindPayloadUrl, absl::Cord(detail.SerializeAsString()));
+  return status;
+}
+
+v1::ErrorKind KindOf(const absl::Status& status) {
+  if (status.ok()) return v1::ERROR_KIND_UNSPECIFIED;
+  auto payload = status.GetPayload(kErrorKindPayloadUrl);
+  if (!payload) return v1::ERROR_KIND_UNSPECIFIED;
+  v1::ErrorDetail detail;
+  if (!detail.ParseFromString(std::string(*payload))) return v1::ERROR_KIND_UNSPECIFIED;
+  return detail.kind();
+}
+
+grpc::Status ToGrpcStatus(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  const auto code = static_cast<grpc::StatusCode>(status.code());
+  const std::string message(status.message());
+  const v1::ErrorKind kind = KindOf(status);
+  if (kind == v1::ERROR_KIND_UNSPECIFIED) return grpc::Status(code, message);
+  v1::ErrorDetail detail;
+  detail.set_kind(kind);
+  return grpc::Status(code, message, detail.SerializeAsString());
+}
+
+absl::Status FromGrpcStatus(const grpc::Status& status, const std::string& address) {
+  if (status.ok()) return absl::OkStatus();
+  std::string message = status.error_message();
+  if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && message.empty()) {
+    message = "no answer before the deadline";
+  }
+  absl::Status out(static_cast<absl::StatusCode>(status.error_code()),
+                   absl::StrFormat("agent %s: %s", address, message));
+  v1::ErrorDetail detail;
+  if (!status.error_details().empty() && detail.ParseFromString(status.error_details())) {
+    out = WithKind(std::move(out), detail.kind());
+  }
+  return out;
+}
+
+std::string ErrorKindName(v1::ErrorKind kind) {
+  switch (kind) {
+    case v1::SESSION_GONE: return "session gone";
+    case v1::BUSY: return "busy";
+    case v1::SUPERSEDED: return "superseded";
+    case v1::STOPPED: return "stopped";
+    case v1::PATH_REFUSED: return "path refused";
+    case v1::NO_SPACE: return "no space";
+    case v1::VERIFY_FAILED: return "verification failed";
+    case v1::IO_FAILED: return "I/O failed";
+    default: return "unspecified";
+  }
+}
+
+}  // namespace lockstep
