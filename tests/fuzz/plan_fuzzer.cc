@@ -1,4 +1,4 @@
-// libFuzzer target for the plan parser (controller/plan.h ParsePlan): any
+// libFuzzer target for the plan parser (controller/plan/plan.h ParsePlan): any
 // byte string must give a Plan or an InvalidArgument status, never a crash,
 // a hang or a sanitizer report; an accepted plan must be self-consistent.
 #include <cstddef>
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "controller/plan.h"
+#include "controller/plan/plan.h"
 
 namespace {
 

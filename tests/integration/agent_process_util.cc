@@ -10,7 +10,7 @@
 
 #include "common/files.h"
 #include "absl/strings/str_format.h"
-#include "controller/local_agents.h"
+#include "controller/run/local_agents.h"
 
 namespace lockstep::testing {
 

@@ -5,7 +5,7 @@
 
 #include "agent/agent_flags.h"
 #include "common/files.h"
-#include "controller/command_specs.h"
+#include "controller/cli/command_specs.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/agent_process_util.h"

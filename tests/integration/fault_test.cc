@@ -27,9 +27,9 @@
 #include "absl/synchronization/notification.h"
 #include "common/files.h"
 #include "common/tls.h"
-#include "controller/coordinator.h"
-#include "controller/exit_codes.h"
-#include "controller/plan.h"
+#include "controller/run/coordinator.h"
+#include "controller/cli/exit_codes.h"
+#include "controller/plan/plan.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/agent_process_util.h"
@@ -437,7 +437,7 @@ TEST_F(FaultTest, AgentRestartedBetweenPhasesIsLostWithAClearMessage) {
   RunOutcome outcome = RunPlan(*plan, options);
   ASSERT_TRUE(restarted);
   Report("agent restart between phases: run end after restart", MsSince(t0), outcome.error);
-  EXPECT_EQ(outcome.exit_code, kExitAgentLost) << outcome.error;
+  EXPECT_EQ(outcome.failure, RunFailure::kAgentLost) << outcome.error;
   EXPECT_THAT(outcome.error, HasSubstr("agent " + victim + " lost before t0/r0/w2"));
   EXPECT_THAT(outcome.error, HasSubstr("no session: this agent is idle (restarted"));
   EXPECT_EQ(outcome.record.agents(1).status(), "lost");

@@ -22,7 +22,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "controller/local_agents.h"
+#include "controller/run/local_agents.h"
 #include "gtest/gtest.h"
 #include "integration/agent_process_util.h"
 #include "test_util.h"

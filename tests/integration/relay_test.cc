@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "absl/strings/str_format.h"
-#include "controller/local_agents.h"
+#include "controller/run/local_agents.h"
 #include "gtest/gtest.h"
 #include "integration/agent_process_util.h"
 #include "test_util.h"

@@ -1,4 +1,4 @@
-#include "controller/clock_sync.h"
+#include "controller/run/clock_sync.h"
 
 #include "gtest/gtest.h"
 

@@ -1,14 +1,14 @@
 // The tables of `lockstep` and `lockstep-agent`: sound (unique names, help
 // text, defaults their own kind accepts), and everything in them shown by
 // --help and the man pages.
-#include "controller/command_specs.h"
+#include "controller/cli/command_specs.h"
 
 #include <set>
 
 #include "absl/strings/str_split.h"
 #include "agent/agent_flags.h"
-#include "controller/ior_cli.h"
-#include "controller/mdtest_cli.h"
+#include "controller/cli/ior_cli.h"
+#include "controller/cli/mdtest_cli.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "man_page_check.h"

@@ -1,4 +1,4 @@
-#include "controller/compare.h"
+#include "controller/results/compare.h"
 
 #include <cmath>
 

@@ -1,9 +1,9 @@
-#include "controller/gate.h"
+#include "controller/results/gate.h"
 
 #include "absl/strings/str_format.h"
 #include "common/files.h"
-#include "controller/history.h"
-#include "controller/results_commands.h"
+#include "controller/results/history.h"
+#include "controller/cli/results_commands.h"
 #include "gtest/gtest.h"
 #include "unit/results_fixtures.h"
 

@@ -1,4 +1,4 @@
-#include "controller/history.h"
+#include "controller/results/history.h"
 
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/files.h"
-#include "controller/compare.h"
+#include "controller/results/compare.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "unit/results_fixtures.h"

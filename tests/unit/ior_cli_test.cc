@@ -1,8 +1,8 @@
 // Translation of unchanged IOR and mdtest command lines into plans.
-#include "controller/ior_cli.h"
+#include "controller/cli/ior_cli.h"
 
 #include "absl/strings/str_split.h"
-#include "controller/mdtest_cli.h"
+#include "controller/cli/mdtest_cli.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"

@@ -1,6 +1,6 @@
-#include "controller/ior_math.h"
+#include "controller/ior/ior_math.h"
 
-#include "controller/ior_report.h"
+#include "controller/ior/ior_report.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

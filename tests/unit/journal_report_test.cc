@@ -1,9 +1,10 @@
-#include "controller/journal_report.h"
+#include "controller/results/journal_report.h"
 
 #include <fstream>
 
 #include "absl/strings/str_format.h"
-#include "controller/run_store.h"
+#include "common/json.h"
+#include "controller/run/run_store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
@@ -60,7 +61,7 @@ TEST(JournalReport, RebuildsTheSummaryFromTheJournalOfAKilledRun) {
   EXPECT_THAT(r->text, HasSubstr("Summary of all tests:"));
   EXPECT_THAT(r->text, HasSubstr("Max Write: 32.00 MiB/sec"));
 
-  EXPECT_EQ(ReportRunDirCommand(dir.path()), 0);
+  ASSERT_OK(WriteRebuiltRun(dir.path(), *r));
   auto again = RebuildRun(dir.path());  // now from the run.json it wrote
   ASSERT_OK(again);
   EXPECT_FALSE(again->from_journal);

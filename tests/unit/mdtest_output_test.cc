@@ -1,10 +1,10 @@
 // mdtest's text: header lines, SUMMARY tables and their statistics, against
 // the layout of real mdtest 4.1 output.
-#include "controller/mdtest_output.h"
+#include "controller/ior/mdtest_output.h"
 
 #include "absl/strings/str_split.h"
-#include "controller/mdtest_cli.h"
-#include "controller/phase_reduce.h"
+#include "controller/cli/mdtest_cli.h"
+#include "controller/ior/phase_reduce.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
 

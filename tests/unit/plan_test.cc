@@ -1,4 +1,4 @@
-#include "controller/plan.h"
+#include "controller/plan/plan.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

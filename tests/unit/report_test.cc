@@ -1,4 +1,4 @@
-#include "controller/report.h"
+#include "controller/results/report.h"
 
 #include <sys/stat.h>
 
@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_split.h"
 #include "common/files.h"
-#include "controller/history.h"
-#include "controller/results_commands.h"
+#include "controller/results/history.h"
+#include "controller/cli/results_commands.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
 #include "unit/results_fixtures.h"

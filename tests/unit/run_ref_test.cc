@@ -1,16 +1,17 @@
 // Naming runs: a run id in the history db, a run directory, a run.json file
 // (and, for report, a directory with only journal.jsonl) work for report,
 // compare, gate and export alike.
-#include "controller/run_ref.h"
+#include "controller/results/run_ref.h"
 
 #include <filesystem>
 #include <fstream>
 
 #include "common/files.h"
-#include "controller/gate.h"
-#include "controller/history.h"
-#include "controller/results_commands.h"
-#include "controller/run_store.h"
+#include "controller/results/gate.h"
+#include "controller/results/history.h"
+#include "controller/cli/results_commands.h"
+#include "common/json.h"
+#include "controller/run/run_store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "unit/results_fixtures.h"

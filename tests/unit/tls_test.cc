@@ -17,7 +17,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "common/files.h"
-#include "controller/certs_command.h"
+#include "controller/cli/certs_command.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lockstep/v1/agent.grpc.pb.h"

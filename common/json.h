@@ -1,0 +1,18 @@
+// Protobuf messages as the JSON that run.json, the journal and the history
+// store: protobuf's own JSON form (json_util) with the .proto field names.
+#ifndef LOCKSTEP_COMMON_JSON_H_
+#define LOCKSTEP_COMMON_JSON_H_
+
+#include <string>
+
+#include <google/protobuf/message.h>
+
+namespace lockstep {
+
+// Every field, defaults included, under its .proto name; `pretty` indents.
+// "{}" if protobuf cannot print it (it can for every message of ours).
+std::string ToJson(const google::protobuf::Message& message, bool pretty);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_COMMON_JSON_H_

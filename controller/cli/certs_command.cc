@@ -1,0 +1,230 @@
+#include "controller/cli/certs_command.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <string_view>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/flags.h"
+#include "common/status_macros.h"
+#include "common/tls.h"
+#include "controller/cli/command_specs.h"
+
+namespace lockstep {
+namespace {
+
+constexpr int64_t kLeafBackdateS = 3600;  // tolerate hosts whose clocks lag by up to 1 h
+
+struct AgentSpec {
+  std::string name;
+  std::vector<std::string> sans;
+};
+
+struct InitOptions {
+  std::string dir;
+  std::vector<AgentSpec> agents;
+  std::string controller = "controller";
+  bool controller_given = false;
+  int days = 365;
+  bool force = false;
+};
+
+bool IsFileNameSafe(const std::string& name) {
+  return !name.empty() && name.front() != '.' &&
+         std::all_of(name.begin(), name.end(), [](char c) {
+           return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ||
+                  c == '.';
+         });
+}
+
+// The options of init/issue from their flags. Usage errors are InvalidArgument.
+absl::StatusOr<InitOptions> OptionsFromFlags(const ParsedFlags& f) {
+  InitOptions opts;
+  opts.dir = f.GetString("dir");
+  opts.force = f.GetBool("force");
+  opts.days = static_cast<int>(f.GetUint("days"));
+  opts.controller = f.GetString("controller");
+  opts.controller_given = f.Has("controller");
+  if (opts.controller.empty()) return absl::InvalidArgumentError("--controller must not be empty");
+  for (const std::string& value : f.GetList("agent")) {
+    std::vector<std::string> parts = absl::StrSplit(value, ',', absl::SkipWhitespace());
+    for (std::string& p : parts) p = std::string(absl::StripAsciiWhitespace(p));
+    if (parts.empty() || !IsFileNameSafe(parts[0])) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--agent \"%s\": NAME must be letters, digits, '-', '_' or '.' (it names the "
+          "files agent-NAME.pem/.key); write --agent NAME,SAN,SAN",
+          value));
+    }
+    AgentSpec agent;
+    agent.name = parts[0];
+    for (const std::string& san : parts) {
+      if (std::find(agent.sans.begin(), agent.sans.end(), san) == agent.sans.end()) {
+        agent.sans.push_back(san);
+      }
+    }
+    for (const AgentSpec& other : opts.agents) {
+      if (other.name == agent.name) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("--agent %s is given twice; give each agent once", agent.name));
+      }
+    }
+    opts.agents.push_back(std::move(agent));
+  }
+  if (opts.dir.empty()) return absl::InvalidArgumentError("--dir DIR is required");
+  return opts;
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+std::string Quote(const std::string& s) {
+  // Paths from `certs init` are shell-safe unless the user chose otherwise.
+  bool plain = std::all_of(s.begin(), s.end(), [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '.' ||
+           c == '-' || c == '_' || c == ':' || c == '+' || c == ',';
+  });
+  return plain ? s : absl::StrCat("'", s, "'");
+}
+
+// make_ca: `init` (new CA + controller + agents); else `issue` (agents, and the
+// controller when --controller is given, signed by the existing CA).
+int RunCerts(const InitOptions& opts, bool make_ca) {
+  const char* cmd = make_ca ? "init" : "issue";
+  const bool issue_controller = make_ca || opts.controller_given;
+  std::error_code ec;
+  std::filesystem::path abs = std::filesystem::absolute(opts.dir, ec);
+  const std::string dir = ec ? opts.dir : abs.lexically_normal().string();
+  auto strip_slash = [](std::string d) {
+    while (d.size() > 1 && d.back() == '/') d.pop_back();
+    return d;
+  };
+  const std::string out = strip_slash(dir);
+
+  std::vector<std::string> prefixes;
+  if (make_ca) prefixes.push_back(out + "/ca");
+  if (issue_controller) prefixes.push_back(out + "/controller");
+  for (const AgentSpec& agent : opts.agents) prefixes.push_back(out + "/agent-" + agent.name);
+  if (!opts.force) {
+    std::vector<std::string> existing;
+    for (const std::string& prefix : prefixes) {
+      for (const char* ext : {".pem", ".key"}) {
+        if (Exists(prefix + ext)) existing.push_back(prefix + ext);
+      }
+    }
+    if (!existing.empty()) {
+      std::fprintf(stderr, "lockstep certs %s: refusing to replace %s; %s\n", cmd,
+                   absl::StrJoin(existing, ", ").c_str(),
+                   make_ca ? "pass --force to replace them (a new CA invalidates every "
+                             "certificate the old one issued), choose another --dir, or add "
+                             "certificates with `lockstep certs issue`"
+                           : "pass --force to replace them");
+      return 1;
+    }
+  }
+
+  auto fail = [cmd](const absl::Status& s) {
+    std::fprintf(stderr, "lockstep certs %s: %s\n", cmd, std::string(s.message()).c_str());
+    return 1;
+  };
+  absl::Status s;
+  if (make_ca) {
+    s = CreateCa(out, "lockstep CA", opts.days);
+    if (!s.ok()) return fail(s);
+    std::printf("wrote %s/ca.pem, %s/ca.key (CA, valid %d days)\n", out.c_str(), out.c_str(),
+                opts.days);
+  }
+  std::vector<std::string> controller_sans;
+  if (std::all_of(opts.controller.begin(), opts.controller.end(), [](char c) {
+        return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ||
+               c == '_';
+      })) {
+    controller_sans.push_back(opts.controller);
+  }
+  if (issue_controller) {
+    s = IssueCertificate(out, out + "/controller", opts.controller, controller_sans,
+                         -kLeafBackdateS, opts.days);
+    if (!s.ok()) return fail(s);
+    std::printf("wrote %s/controller.pem, %s/controller.key (CN=%s)\n", out.c_str(),
+                out.c_str(), opts.controller.c_str());
+  }
+  for (const AgentSpec& agent : opts.agents) {
+    const std::string prefix = out + "/agent-" + agent.name;
+    s = IssueCertificate(out, prefix, agent.name, agent.sans, -kLeafBackdateS, opts.days);
+    if (!s.ok()) return fail(Annotate(s, absl::StrCat("--agent ", agent.name)));
+    std::printf("wrote %s.pem, %s.key (CN=%s, SANs %s)\n", prefix.c_str(), prefix.c_str(),
+                agent.name.c_str(), absl::StrJoin(agent.sans, ", ").c_str());
+  }
+
+  std::printf("\n");
+  if (issue_controller) {
+    std::printf("controller flags:\n  --tls_ca %s --tls_cert %s --tls_key %s\n",
+                Quote(out + "/ca.pem").c_str(), Quote(out + "/controller.pem").c_str(),
+                Quote(out + "/controller.key").c_str());
+  }
+  const std::string allow =
+      issue_controller ? absl::StrCat(" --tls_allow ", Quote(opts.controller)) : "";
+  for (const AgentSpec& agent : opts.agents) {
+    const std::string prefix = out + "/agent-" + agent.name;
+    std::printf(
+        "agent %s (copy ca.pem, agent-%s.pem, agent-%s.key to it; the controller must dial it "
+        "as one of: %s):\n  --tls_ca %s --tls_cert %s --tls_key %s%s\n",
+        agent.name.c_str(), agent.name.c_str(), agent.name.c_str(),
+        absl::StrJoin(agent.sans, ", ").c_str(), Quote(out + "/ca.pem").c_str(),
+        Quote(prefix + ".pem").c_str(), Quote(prefix + ".key").c_str(), allow.c_str());
+  }
+  if (!opts.agents.empty() && !issue_controller) {
+    std::printf("(add --tls_allow NAME to the agent flags: NAME of the controller certificate)\n");
+  }
+  if (make_ca && opts.agents.empty()) {
+    std::printf("no --agent given: add agents later with `lockstep certs issue --dir %s "
+                "--agent NAME[,SAN...]`\n",
+                Quote(out).c_str());
+  }
+  std::printf("keep %s/ca.key private: whoever holds it can mint certificates the agents "
+              "accept\n",
+              out.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int RunCertsCommand(const std::vector<std::string>& args) {
+  const CommandSpec& spec = CertsCommandSpec();
+  auto f = ParseFlags(args, spec);
+  if (auto code = HelpOrUsageExit(spec, f)) return *code;
+  const std::vector<std::string>& words = f->positional();
+  if (words.size() == 1 && words[0] == "help") {
+    std::fputs(FormatCommandHelp(spec).c_str(), stdout);
+    return 0;
+  }
+  if (words.size() != 1 || (words[0] != "init" && words[0] != "issue")) {
+    std::fprintf(stderr, "lockstep certs: %s\n%s",
+                 words.empty() ? "give init or issue"
+                               : absl::StrFormat("\"%s\": expected init or issue",
+                                                 absl::StrJoin(words, " "))
+                                     .c_str(),
+                 FormatUsage(spec).c_str());
+    return 2;
+  }
+  const bool make_ca = words[0] == "init";
+  absl::StatusOr<InitOptions> opts = OptionsFromFlags(*f);
+  if (opts.ok() && !make_ca && opts->agents.empty() && !opts->controller_given) {
+    opts = absl::InvalidArgumentError("issue needs at least one --agent or --controller");
+  }
+  if (!opts.ok()) {
+    std::fprintf(stderr, "lockstep certs %s: %s\n%s", words[0].c_str(),
+                 std::string(opts.status().message()).c_str(), FormatUsage(spec).c_str());
+    return 2;
+  }
+  return RunCerts(*opts, make_ca);
+}
+
+}  // namespace lockstep

@@ -1,0 +1,444 @@
+#include "controller/cli/command_specs.h"
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+#include "controller/cli/exit_codes.h"
+#include "controller/plan/plan.h"
+
+namespace lockstep {
+namespace {
+
+template <size_t N, size_t M>
+constexpr std::array<FlagSpec, N + M> Concat(const std::array<FlagSpec, N>& a,
+                                             const std::array<FlagSpec, M>& b) {
+  std::array<FlagSpec, N + M> out{};
+  for (size_t i = 0; i < N; ++i) out[i] = a[i];
+  for (size_t i = 0; i < M; ++i) out[N + i] = b[i];
+  return out;
+}
+
+constexpr absl::string_view kRunRefs =
+    "RUN (for report, compare, gate and export) is a run id recorded in the history db, a run "
+    "directory <out>/<run-id>/ holding run.json, or a run.json file. `lockstep report` also "
+    "takes a run directory with only journal.jsonl (a run whose controller died).";
+
+// ---- run -----------------------------------------------------------------------
+
+constexpr std::array<FlagSpec, 4> kRunTlsFlags = {{
+    {.name = "tls_dir", .value_name = "DIR",
+     .help = "directory made by `lockstep certs init` (or deploy/certs.sh): uses DIR/ca.pem, "
+             "DIR/controller.pem and DIR/controller.key"},
+    {.name = "tls_ca", .value_name = "FILE",
+     .help = "CA certificate (PEM) the agents' certificates must chain to (overrides --tls_dir)"},
+    {.name = "tls_cert", .value_name = "FILE",
+     .help = "the controller's certificate (PEM) (overrides --tls_dir)"},
+    {.name = "tls_key", .value_name = "FILE",
+     .help = "the controller's private key (PEM) (overrides --tls_dir)"},
+}};
+
+constexpr auto kRunFlags = Concat(
+    std::array<FlagSpec, 9>{{
+        {.name = "local", .kind = FlagKind::kUint, .value_name = "N", .default_value = "0",
+         .help = "start N agents (1 to 256) on loopback, in plaintext, instead of the plan's "
+                 "[[agent]] tables; 0: the plan's agents",
+         .min = 0, .max = 256},
+        {.name = "local_root", .value_name = "DIR",
+         .help = "with --local: the root of the plan's relative directories (default: a new "
+                 "directory under /tmp, removed afterwards); its absolute directories are "
+                 "roots too"},
+        {.name = "out", .value_name = "DIR", .default_value = "./lockstep-results",
+         .help = "results directory; each run gets DIR/<run-id>/"},
+        {.name = "insecure", .kind = FlagKind::kBool,
+         .help = "plaintext gRPC to the agents; allowed only for loopback addresses"},
+        {.name = "force", .kind = FlagKind::kBool,
+         .help = "run even where an agent has less free space than its share of a write phase"},
+        {.name = "history", .kind = FlagKind::kBool, .default_value = "true",
+         .help = "record the run in the history database"},
+        {.name = "db", .value_name = "FILE",
+         .help = "history database (default: OUT/history.db, OUT as given by --out)"},
+        {.name = "site", .value_name = "NAME",
+         .help = "site name recorded with the run, for comparing sites"},
+        {.name = "tag", .kind = FlagKind::kList, .value_name = "TAG",
+         .help = "tags recorded with the run."},
+    }},
+    kRunTlsFlags);
+
+constexpr CommandSpec kRun = {
+    .program = "lockstep",
+    .name = "run",
+    .synopsis = "[--local N] [--out DIR] [--insecure | --tls_dir DIR] [flags] PLAN.toml",
+    .summary = "run a TOML plan on its agents (or on N local agents), phase by phase",
+    .description =
+        "Runs PLAN.toml on the agents its [[agent]] tables list (or on N local agents) and "
+        "prints IOR-style results: the per-iteration table, the summary and the Max lines, "
+        "with start skew, latency percentiles and telemetry. Writes "
+        "OUT/<run-id>/{plan.toml,journal.jsonl,run.json,summary.txt} and records the run in "
+        "the history database.\n\n"
+        "Without --insecure, the TLS files come from --tls_dir or --tls_ca/--tls_cert/--tls_key.",
+    .flags = kRunFlags,
+};
+
+// ---- ior / mdtest: Lockstep's own long options -------------------------------------
+
+constexpr std::array<FlagSpec, 7> kControllerFlags = {{
+    {.name = "agents", .kind = FlagKind::kList, .value_name = "HOST:PORT",
+     .help = "run on these agents instead of local ones."},
+    {.name = "hostfile", .kind = FlagKind::kList, .value_name = "FILE",
+     .help = "read agents from FILE: one HOST:PORT a line, # starts a comment.",
+     .separator = '\0'},
+    {.name = "local", .kind = FlagKind::kUint, .value_name = "N",
+     .help = "run on N local agents (1 to 256; default: 2, or 1 when the task count is odd)",
+     .min = 1, .max = 256},
+    {.name = "tasks-per-agent", .kind = FlagKind::kUint, .value_name = "N",
+     .help = "tasks on each agent (default 1, or the total spread evenly)", .min = 1,
+     .max = kMaxTasksPerAgent},
+    {.name = "out", .value_name = "DIR", .default_value = "./lockstep-results",
+     .help = "results directory; each run gets DIR/<run-id>/"},
+    {.name = "insecure", .kind = FlagKind::kBool,
+     .help = "plaintext gRPC to --agents; allowed only for loopback addresses"},
+    {.name = "tls_dir", .value_name = "DIR",
+     .help = "directory made by `lockstep certs init`: uses DIR/ca.pem, DIR/controller.pem and "
+             "DIR/controller.key"},
+}};
+
+constexpr CommandSpec kIor = {
+    .program = "lockstep",
+    .name = "ior",
+    .synopsis = "IOR-OPTIONS [--agents HOST:PORT,... | --hostfile FILE | --local N] [flags]",
+    .summary = "run an unchanged IOR command line on local agents or on --agents",
+    .description =
+        "Translates IOR's own options into a plan and runs it on local agents (IOR's -o is a "
+        "path on this host and becomes their root), or on --agents / --hostfile. IOR's -N "
+        "(total tasks) is spread evenly over the agents. The output is IOR's; -O "
+        "summaryFormat=JSON|CSV adds IOR's summary in that form. Options Lockstep does not "
+        "support are refused by name with the reason, never ignored.",
+    .flags = kControllerFlags,
+    .notes =
+        "IOR options understood (a cluster such as -wr works; values glued or separate):\n\n"
+        "  -a POSIX    API (POSIX only)          -b SIZE   block per task (1m)\n"
+        "  -t SIZE     transfer size (256k)      -s N      segments (1)\n"
+        "  -o PATH     test file (testFile)      -i N      repetitions (1)\n"
+        "  -N N        total tasks               -F        file per process\n"
+        "  -w / -r     write / read (both)       -W        check the data after writing\n"
+        "  -R          verify the data read      -e        fsync after the write\n"
+        "  -Y          fsync after each transfer -C        read another agent's data\n"
+        "  -z          random offsets            -k        keep the files\n"
+        "  -g          intra-phase barriers      -D N      stonewall after N seconds\n"
+        "  -d N        delay between phases (s)  -G N      data pattern seed\n"
+        "  -Q N        -C's task offset (agents)  -m        a file set per repetition\n"
+        "  -Z, -X N    random task order for reads, and its seed\n"
+        "  -v          IOR's -v lines             -q        accepted (stops on errors)\n"
+        "  -O summaryFormat=JSON|CSV|default, summaryFile=PATH, stoneWallingWearOut=1,\n"
+        "     lustreStripeCount=0\n"
+        "  -A N        reference number (RefNum)\n"
+        "  -B, --posix.odirect   O_DIRECT (needs -t a multiple of 4096)\n\n"
+        "Refused with the reason: -c -H -U -V -p -P -S -I -J -n (MPI-IO or HDF5 only) and,\n"
+        "not implemented yet, -E -u -x -T -l -f -j -K -M.",
+};
+
+constexpr auto kMdtestFlags = Concat(
+    std::array<FlagSpec, 1>{{
+        {.name = "tasks", .kind = FlagKind::kUint, .value_name = "N",
+         .help = "total tasks, as mpirun -np, spread evenly over the agents (default: one per "
+                 "agent)",
+         .min = 1, .max = 1u << 24},
+    }},
+    kControllerFlags);
+
+constexpr CommandSpec kMdtest = {
+    .program = "lockstep",
+    .name = "mdtest",
+    .synopsis = "MDTEST-OPTIONS [--tasks N] [--agents HOST:PORT,... | --hostfile FILE | "
+                "--local N] [flags]",
+    .summary = "run an unchanged mdtest command line on local agents or on --agents",
+    .description =
+        "Translates mdtest's own options into one plan phase per mdtest step (tree create, "
+        "create, stat, read, remove, tree remove) and prints mdtest's SUMMARY rate table. "
+        "Options Lockstep does not support are refused by name with the reason.",
+    .flags = kMdtestFlags,
+    .notes =
+        "mdtest options understood:\n\n"
+        "  -n N      items per task              -I N      items per directory\n"
+        "  -b N      tree branching (1)          -z N      tree depth (0)\n"
+        "  -u        a directory per task        -d DIR    test directory (.)\n"
+        "  -i N      repetitions (1)             -a POSIX  API (POSIX only)\n"
+        "  -w SIZE   bytes written per file      -e SIZE   bytes read per file\n"
+        "  -F / -D   files / dirs only           -C -T -E -r  only create/stat/read/rm\n"
+        "  -L        items in leaf dirs only     -N N      neighbour shift for stat/read\n"
+        "  -P        rate and time tables        -t        accepted (no-op without MPI)\n"
+        "  -U        directory rename alone\n\n"
+        "Refused with the reason: -B -c -k -R -S -s -x -W -y -Y -p -l -f -G -X -g -v -V.",
+};
+
+// ---- results -------------------------------------------------------------------
+
+constexpr FlagSpec kDbFlag = {
+    .name = "db", .value_name = "FILE", .default_value = "lockstep-results/history.db",
+    .help = "history database"};
+
+constexpr std::array<FlagSpec, 5> kOutputFlags = {{
+    {.name = "html", .value_name = "FILE",
+     .help = "write an HTML report (bandwidth and scaling plots, per-run details)"},
+    {.name = "csv", .value_name = "FILE", .help = "write the results as CSV, one row per result"},
+    {.name = "openmetrics", .value_name = "FILE",
+     .help = "write the results in the OpenMetrics text format"},
+    {.name = "influx", .value_name = "FILE",
+     .help = "write the results as InfluxDB line protocol"},
+    {.name = "title", .value_name = "TEXT", .help = "title of the HTML report"},
+}};
+
+constexpr auto kRunsFlags = Concat(std::array<FlagSpec, 1>{kDbFlag}, kOutputFlags);
+
+constexpr std::array<FlagSpec, 8> kHistoryFlags = {{
+    kDbFlag,
+    {.name = "plan", .value_name = "NAME|SHA256",
+     .help = "only runs of this plan: its name, or its sha256 (a prefix of 6 or more hex "
+             "digits)"},
+    {.name = "site", .value_name = "NAME", .help = "only runs recorded with this site"},
+    {.name = "tag", .value_name = "TAG", .help = "only runs with this tag"},
+    {.name = "since", .value_name = "DATE",
+     .help = "only runs started at or after DATE (2026-01-31 or RFC 3339)"},
+    {.name = "until", .value_name = "DATE",
+     .help = "only runs started at or before DATE (a date includes the whole day)"},
+    {.name = "status", .value_name = "STATUS",
+     .help = "only runs with this status: complete, partial, failed or interrupted"},
+    {.name = "limit", .kind = FlagKind::kUint, .value_name = "N", .default_value = "50",
+     .help = "at most N runs, newest first; 0: all", .min = 0, .max = 1'000'000'000},
+}};
+
+constexpr CommandSpec kHistory = {
+    .program = "lockstep",
+    .name = "history",
+    .synopsis = "[--db FILE] [--plan NAME|SHA256] [--site S] [--tag T] [--since DATE] "
+                "[--until DATE] [--status S] [--limit N]",
+    .summary = "list the runs recorded in the history database",
+    .description = "Lists recorded runs, newest first: start time, run id, name, plan, site, "
+                   "status, number of results and tags.",
+    .flags = kHistoryFlags,
+};
+
+constexpr std::array<FlagSpec, 3> kImportFlags = {{
+    {.name = "db", .value_name = "FILE", .default_value = "lockstep-results/history.db",
+     .help = "history database (created when missing)"},
+    {.name = "site", .value_name = "NAME", .help = "site name recorded with the runs"},
+    {.name = "tag", .kind = FlagKind::kList, .value_name = "TAG",
+     .help = "tags recorded with the runs."},
+}};
+
+constexpr CommandSpec kImport = {
+    .program = "lockstep",
+    .name = "import",
+    .synopsis = "[--db FILE] [--site NAME] [--tag TAG]... RUN.json...",
+    .summary = "record run.json files (from another site or an old run) in the history",
+    .description = "Checks every file before recording any, so a bad file leaves the database "
+                   "unchanged. Re-importing a run replaces it.",
+    .flags = kImportFlags,
+};
+
+constexpr CommandSpec kExport = {
+    .program = "lockstep",
+    .name = "export",
+    .synopsis = "[--db FILE] RUN [OUT.json|-] [--csv F] [--openmetrics F] [--influx F] "
+                "[--html F]",
+    .summary = "write a run's run.json (stdout with -) or its results in other formats",
+    .description =
+        "Writes the run.json of RUN to OUT.json (atomically), or to stdout with - or when "
+        "neither OUT.json nor another output is given.\n\n"
+        "RUN is a run id recorded in the history db, a run directory holding run.json, or a "
+        "run.json file.",
+    .flags = kRunsFlags,
+};
+
+constexpr CommandSpec kCompare = {
+    .program = "lockstep",
+    .name = "compare",
+    .synopsis = "[--db FILE] RUN RUN [RUN...] [--csv F] [--html F]",
+    .summary = "compare runs result by result (Welch's t-test on the repetitions)",
+    .description =
+        "With two runs: every result of one against the same result of the other, with the "
+        "change, Welch's t-test over the repetitions and what differs between the runs "
+        "(kernel, versions, file system). With more: a matrix of mean bandwidths.\n\n"
+        "RUN is a run id recorded in the history db, a run directory holding run.json, or a "
+        "run.json file.",
+    .flags = kRunsFlags,
+};
+
+constexpr std::array<FlagSpec, 5> kGateFlags = {{
+    kDbFlag,
+    {.name = "baseline", .value_name = "RUN|last-good", .default_value = "last-good",
+     .help = "the run to compare with; last-good: the newest complete run of the same plan "
+             "in the db"},
+    {.name = "max-drop", .kind = FlagKind::kList, .value_name = "PCT|METRIC=PCT",
+     .help = "the largest bandwidth drop that passes, as 5% or 5; METRIC=PCT (an operation or "
+             "phase name, e.g. write=10%) overrides it for one metric (default 5%)."},
+    {.name = "junit", .value_name = "FILE", .help = "also write the verdicts as JUnit XML"},
+    {.name = "noise-window", .value_name = "N",
+     .help = "also excuse a drop within the run-to-run spread of the N complete runs of the "
+             "plan recorded just before the baseline (never one with p < 0.01); default: the "
+             "baseline's repetitions alone"},
+}};
+
+constexpr CommandSpec kGate = {
+    .program = "lockstep",
+    .name = "gate",
+    .synopsis = "[--db FILE] RUN [--baseline RUN|last-good] [--max-drop 5%]... [--noise-window N] "
+                "[--junit FILE]",
+    .summary = "pass or fail a run against a baseline, for CI",
+    .description =
+        "Fails a result whose bandwidth dropped by more than --max-drop, significantly by "
+        "Welch's t-test over RUN's and the baseline's repetitions. The verdict depends on RUN, "
+        "the baseline and, with --noise-window, runs recorded before the baseline only.\n\n"
+        "RUN and --baseline are run ids recorded in the history db, run directories holding "
+        "run.json, or run.json files.",
+    .flags = kGateFlags,
+    .notes = "exit status: 0 pass, 1 regression, 2 bad input, 3 no baseline found.",
+};
+
+constexpr CommandSpec kReport = {
+    .program = "lockstep",
+    .name = "report",
+    .synopsis = "[--db FILE] RUN... [--html F] [--csv F] [--openmetrics F] [--influx F] "
+                "[--title T]",
+    .summary = "print runs' summaries again, or write HTML, CSV, OpenMetrics, Influx reports",
+    .description =
+        "Without an output flag, prints the summary of each RUN again. A run directory whose "
+        "controller died before writing run.json is rebuilt from its journal.jsonl (and "
+        "run.json and summary.txt are written, status interrupted). With --html, --csv, "
+        "--openmetrics or --influx, writes those files for all the runs together.\n\n"
+        "RUN is a run id recorded in the history db, a run directory (holding run.json, or "
+        "only journal.jsonl), or a run.json file.",
+    .flags = kRunsFlags,
+};
+
+// ---- certs -----------------------------------------------------------------------
+
+constexpr std::array<FlagSpec, 5> kCertsFlags = {{
+    {.name = "dir", .value_name = "DIR", .help = "where the CA and certificates are (required)"},
+    {.name = "agent", .kind = FlagKind::kList, .value_name = "NAME[,SAN...]",
+     .help = "an agent certificate, agent-NAME.pem/.key, naming NAME and every SAN: list each "
+             "host name and IP address the controller dials it by, e.g. --agent "
+             "node7,node7.ib,10.0.0.7.",
+     .separator = '\0'},
+    {.name = "controller", .value_name = "NAME", .default_value = "controller",
+     .help = "the name (CN) of the controller certificate; agents allow it with --tls_allow"},
+    {.name = "days", .kind = FlagKind::kUint, .value_name = "N", .default_value = "365",
+     .help = "validity in days", .min = 1, .max = 36500},
+    {.name = "force", .kind = FlagKind::kBool,
+     .help = "replace existing files (a new CA invalidates every certificate the old one "
+             "issued)"},
+}};
+
+constexpr CommandSpec kCerts = {
+    .program = "lockstep",
+    .name = "certs",
+    .synopsis = "init --dir DIR [--agent NAME[,SAN...]]... [--controller NAME] [--days N] "
+                "[--force]\n"
+                "issue --dir DIR [--agent NAME[,SAN...]]... [--controller NAME] [--days N] "
+                "[--force]",
+    .summary = "make the private CA and the certificates for mutual TLS",
+    .description =
+        "init makes a private CA and certificates for mutual TLS between controller and "
+        "agents; issue adds certificates signed by the existing CA in DIR (e.g. for a new "
+        "agent, or the controller's with --controller). Both refuse to replace a file unless "
+        "--force, and print the flags to give the agents and the controller.\n\n"
+        "  DIR/ca.pem, DIR/ca.key                  the CA (keep ca.key on this host only)\n"
+        "  DIR/controller.pem, DIR/controller.key  the controller's certificate\n"
+        "  DIR/agent-NAME.pem, DIR/agent-NAME.key  one per --agent",
+    .flags = kCertsFlags,
+};
+
+// ---- help ------------------------------------------------------------------------
+
+constexpr std::array<FlagSpec, 1> kHelpFlags = {{
+    {.name = "man", .kind = FlagKind::kBool,
+     .help = "print the man page lockstep.1 (roff) instead", .hidden = true},
+}};
+
+constexpr CommandSpec kHelp = {
+    .program = "lockstep",
+    .name = "help",
+    .synopsis = "[COMMAND]",
+    .summary = "show the commands, or one command's flags with their defaults",
+    .description = "Without COMMAND, lists the commands, the exit status and how runs are "
+                   "named. `lockstep COMMAND --help` is the same as `lockstep help COMMAND`.",
+    .flags = kHelpFlags,
+};
+
+constexpr const CommandSpec* kCommands[] = {&kRun,     &kIor,  &kMdtest, &kHistory,
+                                            &kImport,  &kExport, &kCompare, &kGate,
+                                            &kReport,  &kCerts, &kHelp};
+
+constexpr ManSection kSections[] = {
+    {.title = "Run references", .text = kRunRefs},
+    {.title = "Exit status",
+     .text = "  0    success\n"
+             "  1    other failure (results could not be written, ...)\n"
+             "  2    bad command line or plan; a directory outside an agent's roots or missing\n"
+             "  3    an agent did not answer, refused us (busy, TLS), or a clock bound failed\n"
+             "  4    an agent was lost (silent beyond its lease, restarted, or died)\n"
+             "  5    an I/O error in a task (ENOSPC, EIO, missing or short files, ...)\n"
+             "  6    data verification found a difference\n"
+             "  7    start skew beyond max_start_skew_us with on_skew = \"fail\"\n"
+             "  130  interrupted (SIGINT/SIGTERM): the phase is aborted on all agents\n\n"
+             "lockstep gate: 0 pass, 1 regression, 2 bad input, 3 no baseline."},
+    {.title = "See also", .text = "lockstep-agent(8); README.md in the source tree."},
+};
+
+constexpr ProgramSpec kProgram = {
+    .name = "lockstep",
+    .man_section = 1,
+    .summary = "benchmark parallel file systems from many nodes at once, in lockstep",
+    .description =
+        "lockstep reads a TOML plan (or an IOR or mdtest command line) and drives "
+        "lockstep-agent daemons on client and server nodes over gRPC with mutual TLS, phase "
+        "by phase: prepare, drop caches, one start instant for every task, collect. It prints "
+        "IOR-compatible results with start skew, latency percentiles and server telemetry, "
+        "and keeps every run in a history database to compare and gate.\n\n"
+        "`lockstep help COMMAND` or `lockstep COMMAND --help` shows a command's flags with "
+        "their defaults.",
+    .commands = kCommands,
+    .sections = kSections,
+};
+
+}  // namespace
+
+const CommandSpec& RunCommandSpec() { return kRun; }
+const CommandSpec& IorCommandSpec() { return kIor; }
+const CommandSpec& MdtestCommandSpec() { return kMdtest; }
+const CommandSpec& HistoryCommandSpec() { return kHistory; }
+const CommandSpec& ImportCommandSpec() { return kImport; }
+const CommandSpec& ExportCommandSpec() { return kExport; }
+const CommandSpec& CompareCommandSpec() { return kCompare; }
+const CommandSpec& GateCommandSpec() { return kGate; }
+const CommandSpec& ReportCommandSpec() { return kReport; }
+const CommandSpec& CertsCommandSpec() { return kCerts; }
+const CommandSpec& HelpCommandSpec() { return kHelp; }
+
+std::span<const CommandSpec* const> LockstepCommands() { return kCommands; }
+
+const CommandSpec* FindLockstepCommand(absl::string_view name) {
+  for (const CommandSpec* c : kCommands) {
+    if (c->name == name) return c;
+  }
+  return nullptr;
+}
+
+const ProgramSpec& LockstepProgram() { return kProgram; }
+
+std::optional<int> HelpOrUsageExit(const CommandSpec& command,
+                                   const absl::StatusOr<ParsedFlags>& parsed) {
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "%s: %s\n%s", command.FullName().c_str(),
+                 std::string(parsed.status().message()).c_str(), FormatUsage(command).c_str());
+    return kExitUsage;
+  }
+  if (parsed->help()) {
+    std::fputs(FormatCommandHelp(command).c_str(), stdout);
+    return kExitOk;
+  }
+  return std::nullopt;
+}
+
+}  // namespace lockstep

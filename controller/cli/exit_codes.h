@@ -1,0 +1,39 @@
+// Exit codes of `lockstep`, documented in the README.
+#ifndef LOCKSTEP_CONTROLLER_CLI_EXIT_CODES_H_
+#define LOCKSTEP_CONTROLLER_CLI_EXIT_CODES_H_
+
+#include "controller/run/run_failure.h"
+
+namespace lockstep {
+
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitFailure = 1,       // anything not below
+  kExitUsage = 2,         // bad command line or plan
+  kExitConnect = 3,       // an agent did not answer, refused us, or TLS failed
+  kExitAgentLost = 4,     // an agent went silent or died mid-run
+  kExitIoError = 5,       // a task's I/O failed (ENOSPC, EIO, missing file, ...)
+  kExitVerify = 6,        // data verification found a difference
+  kExitSkew = 7,          // a phase's start skew exceeded the plan's bound (on_skew = "fail")
+  kExitInterrupted = 130, // SIGINT / SIGTERM
+};
+
+// The exit code of a run that ended with `failure`.
+constexpr int ExitCodeFor(RunFailure failure) {
+  switch (failure) {
+    case RunFailure::kNone: return kExitOk;
+    case RunFailure::kBadPlan: return kExitUsage;
+    case RunFailure::kConnect: return kExitConnect;
+    case RunFailure::kAgentLost: return kExitAgentLost;
+    case RunFailure::kIoError: return kExitIoError;
+    case RunFailure::kVerify: return kExitVerify;
+    case RunFailure::kSkew: return kExitSkew;
+    case RunFailure::kInterrupted: return kExitInterrupted;
+    case RunFailure::kOther: break;
+  }
+  return kExitFailure;
+}
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_CLI_EXIT_CODES_H_

@@ -1,0 +1,202 @@
+// lockstep: the controller CLI.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/flags.h"
+#include "common/log.h"
+#include "common/tls.h"
+#include "controller/cli/certs_command.h"
+#include "controller/cli/cli_commands.h"
+#include "controller/cli/command_specs.h"
+#include "controller/run/coordinator.h"
+#include "controller/results/history.h"
+#include "controller/cli/results_commands.h"
+#include "controller/cli/exit_codes.h"
+#include "controller/plan/plan.h"
+
+namespace lockstep {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+void OnSignal(int) { g_interrupted.store(true); }
+
+// "unknown command "X"; did you mean Y? (commands: ...)".
+std::string UnknownCommand(const std::string& word) {
+  std::vector<std::string> names;
+  for (const CommandSpec* c : LockstepCommands()) names.emplace_back(c->name);
+  std::string close = ClosestName(word, names);
+  return absl::StrCat("unknown command \"", word, "\"",
+                      close.empty() ? "" : absl::StrCat("; did you mean ", close, "?"),
+                      " (commands: ", absl::StrJoin(names, ", "), "; see lockstep --help)");
+}
+
+int RunCommand(const std::vector<std::string>& args, const std::string& command_line) {
+  const CommandSpec& spec = RunCommandSpec();
+  auto flags = ParseFlags(args, spec);
+  if (auto code = HelpOrUsageExit(spec, flags)) return *code;
+  const ParsedFlags& f = *flags;
+  if (f.positional().size() != 1) {
+    std::fprintf(stderr, "lockstep run: give one PLAN.toml%s\n%s",
+                 f.positional().empty()
+                     ? ""
+                     : absl::StrCat(", not ", absl::StrJoin(f.positional(), " ")).c_str(),
+                 FormatUsage(spec).c_str());
+    return kExitUsage;
+  }
+  auto plan = LoadPlan(f.positional()[0]);
+  if (!plan.ok()) {
+    std::fprintf(stderr, "lockstep: %s\n", std::string(plan.status().message()).c_str());
+    return kExitUsage;
+  }
+  RunOptions options;
+  options.out_dir = f.GetString("out");
+  options.local_agents = static_cast<int>(f.GetUint("local"));
+  options.insecure = f.GetBool("insecure");
+  options.force = f.GetBool("force");
+  options.local_root = f.GetString("local_root");
+  if (!options.insecure) {
+    const std::string& dir = f.GetString("tls_dir");
+    auto file = [&](const char* flag, const char* in_dir) {
+      const std::string& given = f.GetString(flag);
+      return !given.empty() ? given : dir.empty() ? "" : dir + "/" + in_dir;
+    };
+    TlsFiles files;
+    files.ca_pem = file("tls_ca", "ca.pem");
+    files.cert_pem = file("tls_cert", "controller.pem");
+    files.key_pem = file("tls_key", "controller.key");
+    if (!files.ca_pem.empty() || !files.cert_pem.empty() || !files.key_pem.empty()) {
+      auto creds = MakeChannelCredentials(files);
+      if (!creds.ok()) {
+        std::fprintf(stderr, "lockstep: %s\n", std::string(creds.status().message()).c_str());
+        return kExitUsage;
+      }
+      options.credentials = *creds;
+    }
+  }
+  options.command_line = command_line;
+  // A plan's report is IOR's at -v: with the Max Write/Read lines.
+  options.ior_verbose = true;
+  options.print = [](const std::string& s) {
+    std::fwrite(s.data(), 1, s.size(), stdout);
+    std::fflush(stdout);
+  };
+  if (::isatty(2)) {
+    options.progress = [](const std::string& s) {
+      std::fprintf(stderr, "\r\033[K%s", s.c_str());
+      std::fflush(stderr);
+    };
+  } else {
+    options.print_progress_lines = [](const std::string& s) {
+      std::fprintf(stderr, "progress: %s\n", s.c_str());
+    };
+  }
+  options.interrupted = &g_interrupted;
+  struct sigaction sa = {};
+  sa.sa_handler = OnSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  RunOutcome outcome = RunPlan(*plan, options);
+  if (outcome.failure != RunFailure::kNone) {
+    std::fprintf(stderr, "lockstep: %s\n", outcome.error.c_str());
+  }
+  if (f.GetBool("history") && !outcome.run_dir.empty()) {
+    std::string db = f.GetString("db");
+    if (db.empty()) db = options.out_dir + "/history.db";
+    auto store = HistoryStore::Open(db);
+    absl::Status s = store.ok()
+                         ? (*store)->Record(outcome.record, f.GetString("site"), f.GetList("tag"))
+                         : store.status();
+    if (!s.ok()) {
+      std::fprintf(stderr,
+                   "lockstep: warning: run not recorded in history (%s); its files are in %s and "
+                   "`lockstep import %s/run.json` records it later\n",
+                   std::string(s.message()).c_str(), outcome.run_dir.c_str(),
+                   outcome.run_dir.c_str());
+    }
+  }
+  return ExitCodeFor(outcome.failure);
+}
+
+// `lockstep help [COMMAND]`, `lockstep --help`; `lockstep help --man` prints
+// lockstep.1 (the build makes the installed man page with it).
+int HelpCommand(const std::vector<std::string>& args) {
+  const CommandSpec& spec = HelpCommandSpec();
+  auto f = ParseFlags(args, spec);
+  if (auto code = HelpOrUsageExit(spec, f)) return *code;
+  if (f->GetBool("man")) {
+    std::fputs(FormatManPage(LockstepProgram(), LOCKSTEP_VERSION).c_str(), stdout);
+    return kExitOk;
+  }
+  if (f->positional().empty()) {
+    std::fputs(FormatProgramHelp(LockstepProgram()).c_str(), stdout);
+    return kExitOk;
+  }
+  const CommandSpec* command = FindLockstepCommand(f->positional()[0]);
+  if (f->positional().size() > 1 || command == nullptr) {
+    std::fprintf(stderr, "lockstep help: %s\n", UnknownCommand(absl::StrJoin(f->positional(), " ")).c_str());
+    return kExitUsage;
+  }
+  std::fputs(FormatCommandHelp(*command).c_str(), stdout);
+  return kExitOk;
+}
+
+void HandleSignals() {
+  struct sigaction sa = {};
+  sa.sa_handler = OnSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+int Main(int argc, char** argv) {
+  SetLogTag("lockstep");
+  std::vector<std::string> words(argv, argv + argc);
+  std::string command_line = absl::StrJoin(words, " ");
+  if (argc < 2) {
+    std::fputs(FormatProgramHelp(LockstepProgram()).c_str(), stderr);
+    return kExitUsage;
+  }
+  const std::string cmd = argv[1];
+  const std::vector<std::string> rest(argv + 2, argv + argc);
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") return HelpCommand(rest);
+  const CommandSpec* spec = FindLockstepCommand(cmd);
+  if (spec == nullptr) {
+    std::fprintf(stderr, "lockstep: %s\n", UnknownCommand(cmd).c_str());
+    return kExitUsage;
+  }
+  if (cmd == "run") return RunCommand(rest, command_line);
+  if (cmd == "ior" || cmd == "mdtest") {
+    // IOR's and mdtest's own options are theirs (-h included): the
+    // translators parse the line; only help is answered here.
+    for (const std::string& a : rest) {
+      if (a == "--help" || a == "-h") {
+        std::fputs(FormatCommandHelp(*spec).c_str(), stdout);
+        return kExitOk;
+      }
+    }
+    HandleSignals();
+    return cmd == "ior" ? IorCommand(rest, command_line, &g_interrupted)
+                        : MdtestCommand(rest, command_line, &g_interrupted);
+  }
+  if (cmd == "history") return HistoryCommand(rest);
+  if (cmd == "import") return ImportCommand(rest);
+  if (cmd == "export") return ExportCommand(rest);
+  if (cmd == "compare") return CompareCommand(rest);
+  if (cmd == "gate") return GateCommand(rest);
+  if (cmd == "report") return ReportCommand(rest);
+  if (cmd == "certs") return RunCertsCommand(rest);
+  std::fprintf(stderr, "lockstep: command %s has a table but no handler\n", cmd.c_str());
+  return kExitFailure;
+}
+
+}  // namespace
+}  // namespace lockstep
+
+int main(int argc, char** argv) { return lockstep::Main(argc, argv); }

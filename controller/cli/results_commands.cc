@@ -1,0 +1,321 @@
+#include "controller/cli/results_commands.h"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/files.h"
+#include "common/flags.h"
+#include "common/status_macros.h"
+#include "controller/cli/command_specs.h"
+#include "controller/cli/exit_codes.h"
+#include "controller/results/compare.h"
+#include "controller/results/gate.h"
+#include "controller/results/history.h"
+#include "controller/results/journal_report.h"
+#include "controller/results/report.h"
+#include "controller/results/run_ref.h"
+
+namespace lockstep {
+namespace {
+
+int Fail(const char* cmd, const absl::Status& s) {
+  std::fprintf(stderr, "lockstep %s: %s\n", cmd, std::string(s.message()).c_str());
+  return s.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+}
+
+// A usage error found after parsing: the error and the usage lines, exit 2.
+int Usage(const CommandSpec& command, const std::string& error) {
+  std::fprintf(stderr, "%s: %s\n%s", command.FullName().c_str(), error.c_str(),
+               FormatUsage(command).c_str());
+  return 2;
+}
+
+bool IsDirectory(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool HasOutputs(const ParsedFlags& f) {
+  return f.Has("html") || f.Has("csv") || f.Has("openmetrics") || f.Has("influx");
+}
+
+absl::Status WriteOutputs(const ParsedFlags& f, const std::vector<v1::RunRecord>& runs) {
+  if (f.Has("html")) {
+    HtmlOptions o;
+    o.title = f.GetString("title");
+    RETURN_IF_ERROR(WriteReportFile(f.GetString("html"), RenderHtml(runs, o), "HTML report"));
+    std::printf("wrote %s\n", f.GetString("html").c_str());
+  }
+  if (f.Has("csv")) {
+    RETURN_IF_ERROR(WriteReportFile(f.GetString("csv"), RenderCsv(runs), "CSV"));
+    std::printf("wrote %s\n", f.GetString("csv").c_str());
+  }
+  if (f.Has("openmetrics")) {
+    RETURN_IF_ERROR(
+        WriteReportFile(f.GetString("openmetrics"), RenderOpenMetrics(runs), "OpenMetrics"));
+    std::printf("wrote %s\n", f.GetString("openmetrics").c_str());
+  }
+  if (f.Has("influx")) {
+    RETURN_IF_ERROR(WriteReportFile(f.GetString("influx"), RenderInfluxLines(runs), "Influx lines"));
+    std::printf("wrote %s\n", f.GetString("influx").c_str());
+  }
+  return absl::OkStatus();
+}
+
+// Prints a run's summary; when run.json is missing, writes run.json (status
+// "interrupted") and summary.txt atomically.
+int ReportRunDirCommand(const std::string& run_dir) {
+  auto rebuilt = RebuildRun(run_dir);
+  if (!rebuilt.ok()) {
+    std::fprintf(stderr, "lockstep report: %s\n", std::string(rebuilt.status().message()).c_str());
+    return kExitUsage;
+  }
+  std::fwrite(rebuilt->text.data(), 1, rebuilt->text.size(), stdout);
+  if (rebuilt->torn_lines > 0) {
+    std::fprintf(stderr, "lockstep report: %d journal line(s) did not parse (cut by a crash) and "
+                 "were left out\n", rebuilt->torn_lines);
+  }
+  if (rebuilt->from_journal) {
+    if (absl::Status s = WriteRebuiltRun(run_dir, *rebuilt); !s.ok()) {
+      std::fprintf(stderr, "lockstep report: %s\n", std::string(s.message()).c_str());
+      return kExitFailure;
+    }
+    std::fprintf(stderr, "lockstep report: wrote %s/run.json (status interrupted) and summary.txt\n",
+                 run_dir.c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+// ---- history ---------------------------------------------------------------------
+
+int HistoryCommand(const std::vector<std::string>& args) {
+  const CommandSpec& spec = HistoryCommandSpec();
+  auto f = ParseFlags(args, spec);
+  if (auto code = HelpOrUsageExit(spec, f)) return *code;
+  if (!f->positional().empty()) return Usage(spec, "unexpected argument " + f->positional()[0]);
+  RunFilter filter;
+  filter.plan = f->GetString("plan");
+  filter.site = f->GetString("site");
+  filter.tag = f->GetString("tag");
+  filter.since = f->GetString("since");
+  filter.until = f->GetString("until");
+  filter.status = f->GetString("status");
+  filter.limit = static_cast<int>(f->GetUint("limit"));
+  for (const char* d : {"since", "until"}) {
+    if (f->Has(d)) {
+      if (auto t = ParseDateOrTime(f->GetString(d)); !t.ok()) {
+        return Usage(spec, absl::StrCat("--", d, ": ", t.status().message()));
+      }
+    }
+  }
+  const std::string& db_path = f->GetString("db");
+  LazyHistory db(db_path);
+  auto store = db.Get();
+  if (!store.ok()) return Fail("history", store.status());
+  auto runs = (*store)->List(filter);
+  if (!runs.ok()) return Fail("history", runs.status());
+  if (runs->empty()) {
+    std::printf("no runs match (db %s)\n", db_path.c_str());
+    return 0;
+  }
+  std::printf("%-28s  %-30s  %-20s  %-12s  %-10s  %-11s  %7s  %s\n", "started", "run id", "name",
+              "plan", "site", "status", "results", "tags");
+  for (const auto& r : *runs) {
+    std::printf("%-28s  %-30s  %-20s  %-12s  %-10s  %-11s  %7d  %s\n", r.started_at.c_str(),
+                r.run_id.c_str(), r.name.c_str(), r.plan_sha256.substr(0, 12).c_str(),
+                r.site.c_str(), r.status.c_str(), r.results, absl::StrJoin(r.tags, ",").c_str());
+  }
+  return 0;
+}
+
+// ---- import / export ---------------------------------------------------------------
+
+int ImportCommand(const std::vector<std::string>& args) {
+  const CommandSpec& spec = ImportCommandSpec();
+  auto f = ParseFlags(args, spec);
+  if (auto code = HelpOrUsageExit(spec, f)) return *code;
+  if (f->positional().empty()) return Usage(spec, "no run.json files given");
+  auto store = HistoryStore::Open(f->GetString("db"));
+  if (!store.ok()) return Fail("import", store.status());
+  auto ids = (*store)->Import(f->positional(), f->GetString("site"), f->GetList("tag"));
+  if (!ids.ok()) return Fail("import", ids.status());
+  for (size_t i = 0; i < ids->size(); ++i) {
+    std::printf("imported %s from %s\n", (*ids)[i].c_str(), f->positional()[i].c_str());
+  }
+  return 0;
+}
+
+int ExportCommand(const std::vector<std::string>& args) {
+  const CommandSpec& spec = ExportCommandSpec();
+  auto f = ParseFlags(args, spec);
+  if (auto code = HelpOrUsageExit(spec, f)) return *code;
+  if (f->positional().empty() || f->positional().size() > 2) {
+    return Usage(spec, "give one run and at most one output path");
+  }
+  LazyHistory db(f->GetString("db"));
+  auto run = ResolveRunRef(f->positional()[0], &db);
+  if (!run.ok()) return Fail("export", run.status());
+  const bool others = HasOutputs(*f);
+  std::string out = f->positional().size() == 2 ? f->positional()[1] : (others ? "" : "-");
+  if (out == "-") {
+    std::printf("%s\n", RunToJson(run->record).c_str());
+  } else if (!out.empty()) {
+    // The run.json as recorded, byte for byte.
+    absl::Status s;
+    if (run->origin == ResolvedRun::Origin::kHistory) {
+      auto store = db.Get();
+      s = store.ok() ? (*store)->Export(run->record.run_id(), out) : store.status();
+    } else {
+      auto text = ReadFileToString(run->path);
+      s = text.ok() ? WriteFileAtomically(out, *text) : text.status();
+    }
+    if (!s.ok()) return Fail("export", s);
+    std::printf("wrote %s\n", out.c_str());
+  }
+  if (others) {
+    if (auto s = WriteOutputs(*f, {run->record}); !s.ok()) return Fail("export", s);
+  }
+  return 0;
+}
+
+// ---- compare -------------------------------------------------------------------------
+
+int CompareCommand(const std::vector<std::string>& args) {
+  const CommandSpec& spec = CompareCommandSpec();
+  auto f = ParseFlags(args, spec);
+  if (auto code = HelpOrUsageExit(spec, f)) return *code;
+  if (f->positional().size() < 2) return Usage(spec, "give at least two runs");
+  LazyHistory db(f->GetString("db"));
+  std::vector<v1::RunRecord> runs;
+  for (const auto& ref : f->positional()) {
+    auto run = ResolveRun(ref, &db);
+    if (!run.ok()) return Fail("compare", run.status());
+    runs.push_back(std::move(*run));
+  }
+  if (runs.size() == 2) {
+    std::printf("%s", FormatComparison(CompareRuns(runs[0], runs[1])).c_str());
+  } else {
+    std::printf("%s", FormatMatrix(runs).c_str());
+  }
+  if (auto s = WriteOutputs(*f, runs); !s.ok()) return Fail("compare", s);
+  return 0;
+}
+
+// ---- gate ------------------------------------------------------------------------------
+
+int GateCommand(const std::vector<std::string>& args) {
+  const CommandSpec& spec = GateCommandSpec();
+  auto f = ParseFlags(args, spec);
+  if (auto code = HelpOrUsageExit(spec, f)) return *code;
+  if (f->positional().size() != 1) return Usage(spec, "give exactly one run to gate");
+  GateOptions options;
+  for (const auto& m : f->GetList("max-drop")) {
+    if (auto s = ParseMaxDrop(m, &options.max_drop); !s.ok()) {
+      return Usage(spec, std::string(s.message()));
+    }
+  }
+  auto window = f->Has("noise-window") ? ParseNoiseWindow(f->GetString("noise-window")) : 0;
+  if (!window.ok()) return Usage(spec, std::string(window.status().message()));
+  const std::string& db_path = f->GetString("db");
+  LazyHistory db(db_path);
+  auto run = ResolveRun(f->positional()[0], &db);
+  if (!run.ok()) {
+    Fail("gate", run.status());
+    return kGateBadInput;
+  }
+  const std::string& baseline_ref = f->GetString("baseline");
+  v1::RunRecord baseline;
+  if (baseline_ref == "last-good") {
+    auto store = db.Get();
+    if (!store.ok()) {
+      std::fprintf(stderr, "lockstep gate: no baseline found: %s\n",
+                   std::string(store.status().message()).c_str());
+      return store.status().code() == absl::StatusCode::kNotFound ? kGateNoBaseline : kGateBadInput;
+    }
+    auto id = (*store)->LastGood(*run);
+    if (!id.ok()) {
+      std::fprintf(stderr, "lockstep gate: no baseline found: %s\n",
+                   std::string(id.status().message()).c_str());
+      return id.status().code() == absl::StatusCode::kNotFound ? kGateNoBaseline : kGateBadInput;
+    }
+    auto b = (*store)->Load(*id);
+    if (!b.ok()) {
+      Fail("gate", b.status());
+      return kGateBadInput;
+    }
+    baseline = std::move(*b);
+  } else {
+    auto b = ResolveRun(baseline_ref, &db);
+    if (!b.ok()) {
+      std::fprintf(stderr, "lockstep gate: baseline %s\n", std::string(b.status().message()).c_str());
+      return b.status().code() == absl::StatusCode::kNotFound ? kGateNoBaseline : kGateBadInput;
+    }
+    baseline = std::move(*b);
+  }
+  if (*window > 0) {
+    auto store = db.Get();
+    auto loaded = store.ok() ? LoadNoiseWindow(**store, baseline, *window, run->run_id())
+                             : Annotate(store.status(), "--noise-window needs the history db");
+    if (!loaded.ok()) {
+      Fail("gate", loaded.status());
+      return kGateBadInput;
+    }
+    options.noise_window = std::move(*loaded);
+  }
+  GateReport report = EvaluateGate(baseline, *run, options);
+  std::printf("%s", report.Text().c_str());
+  if (f->Has("junit")) {
+    if (auto s = WriteReportFile(f->GetString("junit"), GateJunitXml(report), "JUnit XML");
+        !s.ok()) {
+      Fail("gate", s);
+      return kGateBadInput;
+    }
+  }
+  if (report.ExitCode() == kGateNoBaseline) {
+    std::printf("%s", FormatComparison(CompareRuns(baseline, *run)).c_str());
+  }
+  return report.ExitCode();
+}
+
+// ---- report ---------------------------------------------------------------------------
+
+int ReportCommand(const std::vector<std::string>& args) {
+  const CommandSpec& spec = ReportCommandSpec();
+  auto f = ParseFlags(args, spec);
+  if (auto code = HelpOrUsageExit(spec, f)) return *code;
+  if (f->positional().empty()) return Usage(spec, "give at least one run");
+  LazyHistory db(f->GetString("db"));
+  if (!HasOutputs(*f)) {
+    // The summary of each run again. A run directory goes through its
+    // journal, which also writes back a run.json its controller never wrote.
+    for (const std::string& ref : f->positional()) {
+      if (IsDirectory(ref)) {
+        if (int code = ReportRunDirCommand(ref); code != 0) return code;
+        continue;
+      }
+      auto run = ResolveRun(ref, &db);
+      if (!run.ok()) return Fail("report", run.status());
+      std::string text = FormatRunSummary(*run);
+      std::fwrite(text.data(), 1, text.size(), stdout);
+    }
+    return 0;
+  }
+  std::vector<v1::RunRecord> runs;
+  for (const auto& ref : f->positional()) {
+    auto run = ResolveRun(ref, &db, {.allow_journal = true});
+    if (!run.ok()) return Fail("report", run.status());
+    runs.push_back(std::move(*run));
+  }
+  if (auto s = WriteOutputs(*f, runs); !s.ok()) return Fail("report", s);
+  return 0;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,377 @@
+#include "controller/ior/ior_report.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
+#include "common/layout.h"
+#include "common/names.h"
+#include "controller/ior/ior_math.h"
+
+namespace lockstep {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kGiB = kMiB * 1024.0;
+constexpr double kMB = 1000.0 * 1000.0;
+
+// IOR's "%-20s: %s" key-value line.
+std::string KeyVal(const std::string& key, const std::string& value) {
+  return absl::StrFormat("%-20s: %s\n", key, value);
+}
+
+bool IsTransferKind(v1::PhaseKind k) {
+  return k == v1::WRITE || k == v1::READ || k == v1::REWRITE;
+}
+
+std::string FsLine(const v1::FsStats& fs) {
+  const IorFsFigures f = IorFsFiguresOf(fs);
+  return KeyVal("FS", absl::StrFormat("%.1f %s   Used FS: %2.1f%%   Inodes: %.1f Mi   Used "
+                                      "Inodes: %2.1f%%",
+                                      f.size, f.unit, f.used_pct, f.inodes_mi, f.used_inodes_pct));
+}
+
+std::string OptionsBlock(const v1::TestRecord& test, const IorTestParams& p, bool verbose) {
+  const v1::PhaseSpec& s = p.layout;
+  std::string out = "\nOptions: \n";
+  out += KeyVal("api", "POSIX");
+  out += KeyVal("apiVersion", "");
+  out += KeyVal("test filename", s.dir() + "/" + s.file_name());
+  out += KeyVal("access", s.file_per_process() ? "file-per-process" : "single-shared-file");
+  out += KeyVal("type", "independent");
+  out += KeyVal("segments", absl::StrCat(s.segments()));
+  out += KeyVal("ordering in a file", p.random_offsets ? "random" : "sequential");
+  if (p.reorder.node_offset > 0) {
+    out += KeyVal("ordering inter file", "constant task offset");
+    out += KeyVal("task offset", absl::StrCat(p.reorder.node_offset));
+  } else if (p.reorder.random) {
+    out += KeyVal("ordering inter file", "random task offset");
+    out += KeyVal("task offset", "1");  // -Q with -Z: only IOR's default is accepted
+    out += KeyVal("reorder random seed", absl::StrCat(p.reorder.random_seed));
+  } else {
+    out += KeyVal("ordering inter file", "no tasks offsets");
+  }
+  out += KeyVal("nodes", absl::StrCat(test.client_agents()));
+  out += KeyVal("tasks", absl::StrCat(test.total_tasks()));
+  out += KeyVal("clients per node", absl::StrCat(test.tasks_per_agent()));
+  out += KeyVal("memoryBuffer", "CPU");
+  out += KeyVal("dataAccess", "CPU");
+  out += KeyVal("GPUDirect", "0");
+  out += KeyVal("repetitions", absl::StrCat(test.repetitions()));
+  out += KeyVal("xfersize", IorHumanBytes(s.transfer_bytes()));
+  out += KeyVal("blocksize", IorHumanBytes(s.block_bytes()));
+  out += KeyVal("aggregate filesize",
+                IorHumanBytes(s.block_bytes() * s.segments() * test.total_tasks()));
+  if (p.stonewall_seconds > 0) {
+    out += KeyVal("stonewallingTime", absl::StrCat(p.stonewall_seconds));
+    out += KeyVal("stoneWallingWearOut", p.stonewall_wear_out ? "1" : "0");
+  }
+  if (verbose) out += KeyVal("verbose", "1");
+  if (p.direct) out += "# " + KeyVal("O_DIRECT", "yes");
+  return out;
+}
+
+std::string ResultsHeader() {
+  return "\nResults: \n\n"
+         "access    bw(MiB/s)  IOPS       Latency(s)  block(KiB) xfer(KiB)  open(s)    wr/rd(s)   "
+         "close(s)   total(s)   iter\n"
+         "------    ---------  ----       ----------  ---------- ---------  --------   --------   "
+         "--------   --------   ----\n";
+}
+
+// One row of the per-iteration table (IOR's PrintReducedResult).
+std::string IterationRow(const v1::IterationRow& r) {
+  std::string out = absl::StrFormat("%-10s", r.access());
+  out += PPDouble(r.bw_mib());
+  out += PPDouble(r.iops());
+  out += PPDouble(r.latency_s(), "  ");
+  out += PPDouble(r.block_kib());
+  out += PPDouble(r.xfer_kib());
+  out += PPDouble(r.open_s());
+  out += PPDouble(r.wrrd_s());
+  out += PPDouble(r.close_s());
+  out += PPDouble(r.total_s());
+  out += absl::StrFormat("%-4d\n", r.iter());
+  return out;
+}
+
+std::string SummaryHeader() {
+  std::string out = "\nSummary of all tests:\n";
+  out += absl::StrFormat("%-9s %10s %10s %10s %10s %10s %10s %10s %10s %10s", "Operation",
+                         "Max(MiB)", "Min(MiB)", "Mean(MiB)", "StdDev", "Max(OPs)", "Min(OPs)",
+                         "Mean(OPs)", "StdDev", "Mean(s)");
+  out += " Stonewall(s) Stonewall(MiB) Test# #Tasks tPN reps fPP reord reordoff reordrand seed"
+         " segcnt ";
+  out += absl::StrFormat("%8s %8s %9s %5s", "blksiz", "xsize", "aggs(MiB)", "API");
+  out += " RefNum\n";
+  return out;
+}
+
+std::string SummaryRowText(const v1::SummaryRow& r, int32_t reference_number) {
+  std::string out = absl::StrFormat("%-9s ", r.operation());
+  for (double v : {r.bw_max_mib(), r.bw_min_mib(), r.bw_mean_mib(), r.bw_std_mib(), r.ops_max(),
+                   r.ops_min(), r.ops_mean(), r.ops_std()}) {
+    out += absl::StrFormat("%10.2f ", v);
+  }
+  out += absl::StrFormat("%10.5f ", r.mean_time_s());
+  if (r.stonewall()) {
+    out += absl::StrFormat("%10.2f %13.2f ", r.stonewall_s(), r.stonewall_mib());
+  } else {
+    out += absl::StrFormat("%10s %13s ", "NA", "NA");
+  }
+  out += absl::StrFormat("%5d %6d %3d %4d %3d %5d %8d %9d %4d %6d %8d %8d %9.1f %3s %6d\n",
+                         r.test_id(), r.num_tasks(), r.tasks_per_node(), r.repetitions(),
+                         r.file_per_process() ? 1 : 0, r.reorder(), r.reorder_offset(),
+                         r.reorder_random(), r.reorder_random_seed(),
+                         r.segments(), r.block_bytes(), r.transfer_bytes(), r.aggregate_mib(),
+                         r.api().empty() ? "POSIX" : r.api(), reference_number);
+  return out;
+}
+
+// IOR's CheckFileSize warnings when the bytes moved are not the expected
+// aggregate (a stonewall, a short file).
+std::string SizeWarnings(const v1::PhaseRecord& p) {
+  const v1::IterationRow& r = p.row();
+  if (!IsTransferKind(p.kind()) || r.expected_bytes() == 0 || r.bytes() == r.expected_bytes()) {
+    return "";
+  }
+  std::string out;
+  out += absl::StrFormat("WARNING: Expected aggregate file size       = %d\n", r.expected_bytes());
+  out += absl::StrFormat("WARNING: Stat() of aggregate file size      = %d\n", r.bytes());
+  out += absl::StrFormat("WARNING: Using actual aggregate bytes moved = %d\n", r.bytes());
+  if (p.spec().stonewall_seconds() > 0) {
+    out += "WARNING: Maybe caused by deadlineForStonewalling\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string PPDouble(double value, const char* append) {
+  if (value < 0) return absl::StrCat("   -      ", append);
+  int precision = value < 1 ? 6 : value < 3600 ? 2 : 0;
+  return absl::StrFormat("%-10.*f%s", precision, value, append);
+}
+
+std::string IorHumanBytes(uint64_t v) {
+  constexpr uint64_t kM = 1 << 20, kG = 1 << 30;
+  if (v >= kG) {
+    return v % kG ? absl::StrFormat("%.2f GiB", static_cast<double>(v) / kG)
+                  : absl::StrFormat("%d GiB", v / kG);
+  }
+  if (v >= kM) {
+    return v % kM ? absl::StrFormat("%.2f MiB", static_cast<double>(v) / kM)
+                  : absl::StrFormat("%d MiB", v / kM);
+  }
+  return absl::StrFormat("%d bytes", v);
+}
+
+std::string IorTime(const std::string& rfc3339) {
+  absl::Time t;
+  std::string err;
+  if (!absl::ParseTime(absl::RFC3339_full, rfc3339, &t, &err)) return rfc3339;
+  return absl::FormatTime("%a %b %e %H:%M:%S %Y", t, absl::LocalTimeZone());
+}
+
+IorTestParams IorTestParamsOf(const v1::TestRecord& test) {
+  IorTestParams p;
+  const v1::PhaseSpec* layout = nullptr;
+  for (const v1::PhaseSpec& s : test.plan_specs()) {
+    if (layout == nullptr && IsTransferKind(s.kind())) layout = &s;
+    p.write |= s.kind() == v1::WRITE;
+    p.read |= s.kind() == v1::READ;
+    p.random_offsets |= s.random_offsets();
+    p.direct |= s.direct();
+    p.fsync |= s.fsync_at_end();
+    p.fsync_per_transfer |= s.fsync_per_transfer();
+    p.verify_after_write |= s.verify_after_write();
+    p.verify |= s.verify();
+    if (s.stonewall_seconds() > 0 && p.stonewall_seconds == 0) {
+      p.stonewall_seconds = s.stonewall_seconds();
+      p.stonewall_wear_out = s.stonewall_wear_out();
+    }
+  }
+  if (layout == nullptr && test.plan_specs_size() > 0) layout = &test.plan_specs(0);
+  if (layout != nullptr) p.layout = *layout;
+  p.reorder = TestReorderOf(test.plan_specs());
+  return p;
+}
+
+IorFsFigures IorFsFiguresOf(const v1::FsStats& fs) {
+  IorFsFigures f;
+  f.size = static_cast<double>(fs.blocks() * fs.block_bytes()) / kGiB;
+  if (f.size > 1024) {
+    f.size /= 1024;
+    f.unit = "TiB";
+  }
+  auto used = [](uint64_t free, uint64_t total) {
+    return total == 0 ? 0.0 : (1 - static_cast<double>(free) / static_cast<double>(total)) * 100;
+  };
+  f.used_pct = used(fs.blocks_free(), fs.blocks());
+  f.inodes_mi = static_cast<double>(fs.files()) / kMiB;
+  f.used_inodes_pct = used(fs.files_free(), fs.files());
+  return f;
+}
+
+std::string IorReport::Header(const v1::RunRecord& run) const {
+  std::string out = "IOR-4.1.0+dev: Lockstep Coordinated Test of Parallel I/O\n";
+  out += KeyVal("Began", IorTime(run.started_at()));
+  out += KeyVal("Command line",
+                run.ior_command_line().empty() ? run.command_line() : run.ior_command_line());
+  out += KeyVal("Machine", "Linux " + run.controller_host());
+  return out;
+}
+
+std::string IorReport::AgentsReady(const v1::RunRecord& run) const {
+  size_t clients = 0;
+  for (const v1::AgentRecord& a : run.agents()) clients += a.role() == v1::CLIENT;
+  std::string out = absl::StrFormat("# lockstep %s, run %s (%s)\n", run.lockstep_version(),
+                                    run.run_id(), run.plan_file());
+  if (!run.ior_command_line().empty()) out += "# command: " + run.command_line() + "\n";
+  out += absl::StrFormat("# agents: %u (%u client)\n", run.agents_size(), clients);
+  for (const v1::AgentRecord& a : run.agents()) {
+    const v1::HostFacts& f = a.facts();
+    out += absl::StrFormat(
+        "#   %-21s %-6s %s, %u cores, kernel %s, %s, clock offset %+.1f us (±%.1f us)\n",
+        a.address(), RoleName(a.role()), f.hostname(), f.cores(), f.kernel(),
+        f.roots_size() > 0 ? f.roots(0).fs_type() : "?",
+        static_cast<double>(a.clock().offset_ns()) / 1e3,
+        static_cast<double>(a.clock().delay_ns()) / 2e3);
+  }
+  return out;
+}
+
+std::string IorReport::TestStarted(const v1::TestRecord& test, const v1::PhaseRecord& first) {
+  if (started_test_ == static_cast<int>(test.test_id())) return "";
+  started_test_ = static_cast<int>(test.test_id());
+  IorTestParams params = IorTestParamsOf(test);
+  if (test.plan_specs_size() == 0) params.layout = first.spec();
+  const v1::PhaseSpec& s = params.layout;
+  std::string out;
+  out += KeyVal("TestID", absl::StrCat(test.test_id()));
+  out += KeyVal("StartTime", IorTime(test.started_at()));
+  out += KeyVal("Path", TaskFilePath(s.dir(), s, 0));
+  out += FsLine(first.dir_fs());
+  out += OptionsBlock(test, params, verbose_);
+  out += ResultsHeader();
+  return out;
+}
+
+std::string IorReport::PhaseDone(const v1::PhaseRecord& p) const {
+  std::string out;
+  if (p.has_stonewall() && p.spec().stonewall_wear_out()) {
+    const v1::StonewallRecord& w = p.stonewall();
+    const double tasks = std::max<double>(p.spec().total_tasks(), 1);
+    out += absl::StrFormat(
+        "stonewalling pairs accessed min: %d max: %d -- min data: %.1f GiB mean data: %.1f GiB "
+        "time: %.1fs\n",
+        w.pairs_min(), w.pairs_max(), static_cast<double>(w.min_bytes()) / kGiB,
+        static_cast<double>(w.total_bytes()) / tasks / kGiB, w.duration_s());
+  }
+  out += SizeWarnings(p);
+  if (p.kind() != v1::MDTEST) out += IterationRow(p.row());
+  for (const v1::IterationRow& extra : p.extra_rows()) out += "# " + IterationRow(extra);
+  if (p.skew_exceeded()) {
+    out += absl::StrFormat(
+        "# start skew %.1f us (± %.1f us of clock uncertainty) of %s exceeds max_start_skew_us "
+        "(marked)\n",
+        p.start_skew_ns() / 1e3, p.start_skew_uncertainty_ns() / 1e3, p.phase_id());
+  }
+  for (const std::string& line : p.telemetry_lines()) out += "#" + line + "\n";
+  return out;
+}
+
+std::string IorReport::Note(const std::string& text) {
+  std::string out;
+  for (const auto& line : absl::StrSplit(text, '\n')) absl::StrAppend(&out, "# ", line, "\n");
+  return out;
+}
+
+std::string IorReport::FilesRemoved(double seconds, uint32_t iter) {
+  return absl::StrFormat("# remove    %s iter %d\n", PPDouble(seconds), iter);
+}
+
+std::string IorReport::TestDone(const v1::TestRecord& test) const {
+  std::string out;
+  if (verbose_) {
+    for (const v1::SummaryRow& r : test.summary()) {
+      const double bytes_per_s = r.bw_max_mib() * kMiB;
+      if (r.operation() == "write") {
+        out += absl::StrFormat("Max Write: %.2f MiB/sec (%.2f MB/sec)\n", r.bw_max_mib(),
+                               bytes_per_s / kMB);
+      } else if (r.operation() == "read") {
+        out += absl::StrFormat("Max Read:  %.2f MiB/sec (%.2f MB/sec)\n", r.bw_max_mib(),
+                               bytes_per_s / kMB);
+      }
+    }
+  }
+  for (const v1::PhaseRecord& p : test.phases()) {
+    if (p.repetition() == 0 && p.has_stonewall() && p.spec().stonewall_wear_out() &&
+        p.kind() == v1::WRITE && !absl::StartsWith(p.error(), "superseded")) {
+      out += absl::StrFormat("Pairs deadlineForStonewallingaccessed: %d\n",
+                             p.stonewall().pairs_max());
+      break;
+    }
+  }
+  std::string table;
+  for (const v1::PhaseRecord& p : test.phases()) {
+    if (absl::StartsWith(p.error(), "superseded")) continue;
+    table += absl::StrFormat("#   %-12s %4u  %14.1f%s %16.1f  %11.1f  %7.1f  %9.1f  %7.1f\n",
+                             p.phase(), p.repetition(), p.start_skew_ns() / 1e3,
+                             p.skew_exceeded() ? "!" : " ", p.release_skew_ns() / 1e3,
+                             p.latency().p50_us(), p.latency().p99_us(), p.latency().p999_us(),
+                             p.latency().max_us());
+  }
+  if (!table.empty()) {
+    out += "#   phase        iter  start skew(us)  release skew(us)  lat p50(us)  p99(us)  "
+           "p99.9(us)  max(us)\n" +
+           table;
+  }
+  return out;
+}
+
+std::string IorReport::Footer(const v1::RunRecord& run, const std::string& run_dir) const {
+  std::string out;
+  std::vector<const v1::SummaryRow*> rows;
+  for (const v1::TestRecord& t : run.tests()) {
+    for (const v1::SummaryRow& r : t.summary()) {
+      // mdtest steps have mdtest's own SUMMARY table.
+      if (r.operation() != "mdtest") rows.push_back(&r);
+    }
+  }
+  if (!rows.empty()) {
+    out += SummaryHeader();
+    for (const v1::SummaryRow* r : rows) out += SummaryRowText(*r, run.ior_reference_number());
+  }
+  out += KeyVal("Finished", IorTime(run.finished_at()));
+  if (run.status() != "complete" && !run.status().empty()) {
+    out += Note(absl::StrFormat("Status : %s: %s", run.status(), run.error()));
+  }
+  if (!run_dir.empty()) out += absl::StrFormat("# Results : %s/\n", run_dir);
+  return out;
+}
+
+std::string RenderIorReport(const v1::RunRecord& run, const std::string& run_dir) {
+  IorReport report(run.ior_verbose());
+  std::string out = report.Header(run) + report.AgentsReady(run);
+  for (const v1::TestRecord& t : run.tests()) {
+    for (const v1::PhaseRecord& p : t.phases()) {
+      if (absl::StartsWith(p.error(), "superseded")) continue;
+      out += report.TestStarted(t, p);
+      out += p.ok() ? report.PhaseDone(p)
+                    : IorReport::Note(absl::StrFormat("%s failed: %s", p.phase_id(), p.error()));
+      if (p.has_remove_row()) {
+        out += IorReport::FilesRemoved(p.remove_row().total_s(), p.remove_row().iter());
+      }
+    }
+    out += report.TestDone(t);
+  }
+  return out + report.Footer(run, run_dir);
+}
+
+}  // namespace lockstep

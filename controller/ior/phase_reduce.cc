@@ -1,0 +1,140 @@
+#include "controller/ior/phase_reduce.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "common/mdtest_layout.h"
+#include "common/names.h"
+#include "controller/ior/ior_math.h"
+
+namespace lockstep {
+
+void SetWorkloadFields(const PhasePlan& phase, uint64_t seed, v1::PhaseSpec* s) {
+  s->set_random_offsets(phase.random_offsets);
+  s->set_random_seed(seed);
+  s->set_stonewall_seconds(phase.stonewall_seconds);
+  s->set_stonewall_wear_out(phase.stonewall_wear_out);
+  s->set_verify_after_write(phase.verify_after_write);
+  s->set_delay_seconds(phase.delay_seconds);
+  s->set_intra_barriers(phase.intra_barriers);
+  s->set_multi_file(phase.multi_file);
+  s->set_reorder_random(phase.reorder_random);
+  s->set_reorder_random_seed(phase.reorder_random_seed);
+  if (phase.kind == v1::SMALL_FILES) {
+    s->set_small_files(phase.small_files);
+    s->set_small_file_min_bytes(phase.small_file_min_bytes);
+    s->set_small_file_max_bytes(phase.small_file_max_bytes);
+    s->set_small_files_per_dir(phase.small_files_per_dir);
+  }
+  if (phase.kind == v1::MDTEST) {
+    s->set_md_op(phase.md_op);
+    s->set_md_branching(phase.md_branching);
+    s->set_md_depth(phase.md_depth);
+    s->set_md_items(phase.md_items);
+    s->set_md_unique_dir(phase.md_unique_dir);
+    s->set_md_write_bytes(phase.md_write_bytes);
+    s->set_md_read_bytes(phase.md_read_bytes);
+    s->set_md_leaf_only(phase.md_leaf_only);
+    s->set_md_neighbor_shift(phase.md_neighbor_shift);
+  }
+}
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// max(stop) − min(start) over the tasks, in seconds, for the given timers.
+double Window(const std::vector<const v1::TaskResult*>& tasks,
+              int64_t (v1::TaskResult::*start)() const, int64_t (v1::TaskResult::*stop)() const) {
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+  for (const v1::TaskResult* t : tasks) {
+    lo = std::min(lo, (t->*start)());
+    hi = std::max(hi, (t->*stop)());
+  }
+  return tasks.empty() || hi < lo ? 0.0 : static_cast<double>(hi - lo) / 1e9;
+}
+
+}  // namespace
+
+void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
+                 uint32_t rep, v1::PhaseRecord* pr) {
+  if (spec.kind() == v1::MDTEST) {
+    v1::IterationRow row;
+    row.set_access(MdtestOpName(spec.md_op()));
+    row.set_iter(rep);
+    uint64_t items = 0, bytes = 0, op_ns = 0;
+    for (const v1::TaskResult* t : tasks) {
+      items += t->ops();
+      bytes += t->bytes();
+      op_ns += t->latency().sum_ns();
+    }
+    const double secs = Window(tasks, &v1::TaskResult::rdwr_start_unix_ns, &v1::TaskResult::rdwr_stop_unix_ns);
+    row.set_wrrd_s(secs);
+    row.set_total_s(secs);
+    row.set_bytes(bytes);
+    row.set_expected_bytes(bytes);
+    if (secs > 0) {
+      row.set_iops(static_cast<double>(items) / secs);
+      row.set_bw_mib(static_cast<double>(bytes) / kMiB / secs);
+    }
+    if (items > 0) row.set_latency_s(static_cast<double>(op_ns) / static_cast<double>(items) / 1e9);
+    if (spec.md_op() == v1::MD_TREE_CREATE || spec.md_op() == v1::MD_TREE_REMOVE) {
+      // mdtest counts the directories of one tree (its rank 0's), even
+      // when every task makes its own (-u).
+      items = MdtestTreeDirs(spec.md_branching(), spec.md_depth());
+      row.set_iops(secs > 0 ? static_cast<double>(items) / secs : 0.0);
+    }
+    *pr->mutable_row() = row;
+    pr->set_md_items(items);
+    pr->set_md_rate(row.iops());
+    return;
+  }
+  if (spec.kind() == v1::SMALL_FILES) {
+    v1::PhaseSpec as_write = spec;
+    as_write.set_transfer_bytes(0);  // no fixed transfer size: IOPS = files / wrrd below
+    v1::IterationRow row = ReduceIteration(tasks, as_write, rep);
+    row.set_access("small_files");
+    uint64_t files = 0, back = 0;
+    for (const v1::TaskResult* t : tasks) {
+      files += t->ops();
+      back += t->readback_bytes();
+    }
+    if (row.wrrd_s() > 0) row.set_iops(static_cast<double>(files) / row.wrrd_s());
+    row.set_expected_bytes(row.bytes());
+    *pr->mutable_row() = row;
+    v1::IterationRow rb;
+    rb.set_access("readback");
+    rb.set_iter(rep);
+    const double secs =
+        Window(tasks, &v1::TaskResult::readback_start_unix_ns, &v1::TaskResult::readback_stop_unix_ns);
+    rb.set_wrrd_s(secs);
+    rb.set_total_s(secs);
+    rb.set_bytes(back);
+    rb.set_expected_bytes(row.bytes());
+    if (secs > 0) {
+      rb.set_bw_mib(static_cast<double>(back) / kMiB / secs);
+      rb.set_iops(static_cast<double>(files) / secs);
+    }
+    *pr->add_extra_rows() = rb;
+    return;
+  }
+  *pr->mutable_row() = ReduceIteration(tasks, spec, rep);
+  if (spec.stonewall_seconds() > 0 && !tasks.empty()) {
+    v1::StonewallRecord* w = pr->mutable_stonewall();
+    uint64_t lo = std::numeric_limits<uint64_t>::max(), hi = 0, total = 0;
+    int64_t longest_ns = 0;
+    for (const v1::TaskResult* t : tasks) {
+      lo = std::min(lo, t->stonewall_pairs());
+      hi = std::max(hi, t->stonewall_pairs());
+      total += t->stonewall_pairs();
+      longest_ns = std::max(longest_ns, t->stonewall_duration_ns());
+    }
+    w->set_pairs_min(lo);
+    w->set_pairs_max(hi);
+    w->set_min_bytes(lo * spec.transfer_bytes());
+    w->set_total_bytes(total * spec.transfer_bytes());
+    w->set_duration_s(static_cast<double>(longest_ns) / 1e9);
+  }
+}
+
+}  // namespace lockstep

@@ -1,0 +1,32 @@
+// Kind-specific parts of a phase: the spec fields a PhasePlan adds for the
+// finer IOR options, small_files and mdtest, and the reduction of the tasks'
+// results into the phase record's rows.
+#ifndef LOCKSTEP_CONTROLLER_IOR_PHASE_REDUCE_H_
+#define LOCKSTEP_CONTROLLER_IOR_PHASE_REDUCE_H_
+
+#include <vector>
+
+#include "controller/plan/plan.h"
+#include "lockstep/v1/agent.pb.h"
+#include "lockstep/v1/results.pb.h"
+
+namespace lockstep {
+
+// Copies random offsets, stonewall, -W, -d, -g, small_files and mdtest
+// fields of `phase` into `spec` (the rest is the coordinator's BaseSpec).
+void SetWorkloadFields(const PhasePlan& phase, uint64_t seed, v1::PhaseSpec* spec);
+
+// Fills pr->row (and extra_rows, md_items, md_rate) from all tasks of one
+// phase, timestamps already in one time base:
+//   write/read/rewrite: IOR's ReduceIteration.
+//   small_files: row "small_files" = create+write (bytes written / total),
+//                extra row "readback" = bytes read / (max stop − min start).
+//   mdtest: items = Σ ops, time = max(stop) − min(start), rate = items / time;
+//           row.access = the sub-phase ("file_create"), iops = rate. Tree
+//           create/remove count one tree's directories, as mdtest does.
+void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
+                 uint32_t rep, v1::PhaseRecord* pr);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_IOR_PHASE_REDUCE_H_

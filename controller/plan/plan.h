@@ -1,0 +1,122 @@
+// A plan: the TOML file `lockstep run` executes. Parsing and validation only;
+// every error names the file, line and column, the key and the fix.
+#ifndef LOCKSTEP_CONTROLLER_PLAN_PLAN_H_
+#define LOCKSTEP_CONTROLLER_PLAN_PLAN_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "lockstep/v1/agent.pb.h"
+
+namespace lockstep {
+
+inline constexpr uint32_t kMaxTasksPerAgent = 4096;
+
+struct AgentPlan {
+  std::string address;  // HOST:PORT
+  v1::Role role = v1::CLIENT;
+};
+
+struct PhasePlan {
+  std::string name;
+  v1::PhaseKind kind = v1::WRITE;
+  std::string dir;
+  std::string file_name = "testfile";
+  bool file_per_process = false;          // IOR's default is one shared file
+  std::vector<uint32_t> tasks_per_agent;  // more than one value: a sweep
+  uint64_t transfer_bytes = 256 * 1024;   // IOR defaults: -t 256k -b 1m -s 1
+  uint64_t block_bytes = 1024 * 1024;
+  uint64_t segments = 1;
+  bool fsync = false;                     // IOR -e
+  bool fsync_per_transfer = false;        // IOR -Y
+  bool direct = false;
+  bool keep = false;                      // IOR -k
+  bool verify = false;                    // IOR -R (read phases)
+  bool reorder_tasks = false;             // IOR -C
+  uint32_t reorder_node_offset = 1;       // IOR -Q: read what tasks this many agents further wrote
+  bool remove_files = false;              // read: remove the files read after the repetition (IOR without -k)
+  bool reorder_random = false;            // IOR -Z (read phases)
+  int32_t reorder_random_seed = 0;        // IOR -X
+  bool multi_file = false;                // IOR -m: files "<name>.<repetition>"
+  std::string cache;                      // overrides [run] cache when set
+  // Lustre striping of `dir` before the phase's files are created.
+  bool set_stripe = false;
+  int32_t stripe_count = 0;               // 0 default, -1 all OSTs
+  uint64_t stripe_size_bytes = 0;         // 0 default; multiple of 64 KiB
+  int32_t stripe_index = -1;
+  std::string stripe_pool;
+  v1::ChecksumMode checksums = v1::CHECKSUMS_UNCHANGED;
+  bool random_offsets = false;            // IOR -z
+  uint32_t stonewall_seconds = 0;         // IOR -D
+  bool stonewall_wear_out = false;        // IOR -O stoneWallingWearOut=1 (per agent)
+  bool verify_after_write = false;        // IOR -W (write phases, untimed)
+  uint32_t delay_seconds = 0;             // IOR -d (untimed)
+  bool intra_barriers = false;            // IOR -g (one client agent only)
+
+  // kind = "small_files": per task, `small_files` files of sizes log-uniform
+  // in [small_file_min_size, small_file_max_size], small_files_per_dir per dir.
+  uint64_t small_files = 0;
+  uint64_t small_file_min_bytes = 4096;
+  uint64_t small_file_max_bytes = 65536;
+  uint32_t small_files_per_dir = 100;
+
+  // kind = "mdtest": one sub-phase (md_op) of mdtest for every task.
+  v1::MdtestOp md_op = v1::MD_OP_UNSPECIFIED;
+  uint32_t md_branching = 1;              // mdtest -b
+  uint32_t md_depth = 0;                  // mdtest -z
+  uint64_t md_items = 0;                  // mdtest -n (per task)
+  bool md_unique_dir = false;             // mdtest -u
+  uint64_t md_write_bytes = 0;            // mdtest -w
+  uint64_t md_read_bytes = 0;             // mdtest -e
+  bool md_leaf_only = false;              // mdtest -L
+  uint32_t md_neighbor_shift = 0;         // mdtest -N, × tasks per agent with several agents
+};
+
+struct Plan {
+  std::string source;      // file name for messages
+  std::string text;        // the TOML as read
+  std::string name;
+  uint32_t repetitions = 1;
+  uint32_t connect_timeout_ms = 5000;
+  uint32_t lease_ms = 5000;
+  uint32_t progress_interval_ms = 1000;
+  uint64_t seed = 1;
+  // Cache barrier before every phase: "none", "clients" or "all" (clients
+  // and servers): sync clients, sync servers, then drop_caches everywhere.
+  std::string cache = "none";
+  uint32_t drop_mode = 3;         // value written to /proc/sys/vm/drop_caches
+  bool cache_required = false;    // fail (not warn) where dropping is refused
+  bool lustre_lru_clear = false;  // ldlm.namespaces.*.lru_size=clear on clients
+  // Start skew bound: 0 = none. Beyond it a phase is marked, repeated (up to
+  // 3 times) or fails the run.
+  uint32_t max_start_skew_us = 0;
+  std::string on_skew = "mark";   // "mark", "repeat", "fail"
+  // Clock offset uncertainty bound (0 = none): "warn" or "fail".
+  uint32_t max_clock_uncertainty_us = 0;
+  std::string on_clock = "warn";
+  // An agent lost mid-run: "stop" the run, or "continue" without it (later
+  // results marked partial).
+  std::string on_agent_loss = "stop";
+  // A transfer in flight longer than this fails the phase with the task,
+  // file and offset it is stuck on (0 = never).
+  uint32_t io_stall_timeout_ms = 120000;
+  std::vector<AgentPlan> agents;  // empty: local agents
+  std::vector<PhasePlan> phases;
+
+  // Number of tests (sweep points): the length of the list-valued keys.
+  uint32_t tests() const;
+  // tasks_per_agent of phase `p` in test `t`.
+  uint32_t TasksPerAgent(const PhasePlan& p, uint32_t t) const;
+  // The cache mode of phase `p`: its own, else the plan's.
+  const std::string& CacheMode(const PhasePlan& p) const { return p.cache.empty() ? cache : p.cache; }
+};
+
+// Parses and validates `text`; `source` names it in errors ("plan.toml").
+absl::StatusOr<Plan> ParsePlan(const std::string& text, const std::string& source);
+absl::StatusOr<Plan> LoadPlan(const std::string& path);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_PLAN_PLAN_H_

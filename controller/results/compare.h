@@ -1,0 +1,117 @@
+// Comparing runs: which results match, how much they changed, whether the
+// change is more than noise, and what else differs between the runs.
+//
+// Two results match when they were measured the same way: same phase name,
+// operation, task count, tasks per node, transfer/block size, segments and
+// file-per-process mode (ResultKey). Significance is Welch's two-sample
+// t-test on the per-repetition bandwidths (SummaryRow.bw_mib_per_rep), with
+// the Student t CDF computed from the regularized incomplete beta function.
+#ifndef LOCKSTEP_CONTROLLER_RESULTS_COMPARE_H_
+#define LOCKSTEP_CONTROLLER_RESULTS_COMPARE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lockstep/v1/results.pb.h"
+
+namespace lockstep {
+
+// What makes two results comparable.
+struct ResultKey {
+  std::string phase;
+  std::string operation;
+  uint32_t num_tasks = 0;
+  uint32_t tasks_per_node = 0;
+  uint64_t transfer_bytes = 0;
+  uint64_t block_bytes = 0;
+  uint64_t segments = 0;
+  bool file_per_process = false;
+
+  // Stable text form, e.g. "write/write tasks=4 tpn=4 xfer=1MiB block=16MiB seg=1 fpp".
+  // Used as the matching key in the history db too.
+  std::string ToString() const;
+  auto operator<=>(const ResultKey&) const = default;
+  bool operator==(const ResultKey&) const = default;
+};
+
+ResultKey KeyOf(const v1::SummaryRow& row);
+
+// The per-repetition bandwidths (MiB/s) of a result: bw_mib_per_rep, or
+// {bw_mean_mib} when the run did not record them.
+std::vector<double> RepValues(const v1::SummaryRow& row);
+
+// ---- statistics --------------------------------------------------------------
+
+// I_x(a, b), the regularized incomplete beta function (continued fraction).
+double RegularizedIncompleteBeta(double a, double b, double x);
+// P(T <= t) for Student's t distribution with `df` degrees of freedom (df may
+// be fractional, as in Welch's test).
+double StudentTCdf(double t, double df);
+
+struct WelchResult {
+  bool available = false;      // false when either side has < 2 values
+  double t = 0;                // (mean_b - mean_a) / se
+  double df = 0;               // Welch–Satterthwaite
+  double p_two_sided = 1;      // H0: equal means
+  double p_b_lower = 1;        // one-sided, H1: mean_b < mean_a
+  double p_b_higher = 1;       // one-sided, H1: mean_b > mean_a
+};
+WelchResult WelchTTest(const std::vector<double>& a, const std::vector<double>& b);
+
+double Mean(const std::vector<double>& v);
+// Sample standard deviation (n - 1); 0 for fewer than 2 values.
+double SampleStdDev(const std::vector<double>& v);
+
+// "Welch's two-sample t-test on per-repetition bandwidth, two-sided; * p < 0.05"
+extern const char kSignificanceMethod[];
+
+// ---- comparing two runs ------------------------------------------------------
+
+struct ResultComparison {
+  ResultKey key;
+  uint32_t test_a = 0, test_b = 0;
+  std::vector<double> reps_a, reps_b;
+  double mean_a = 0, mean_b = 0;
+  double change_pct = 0;       // (b - a) / a * 100; 0 when a == 0
+  WelchResult welch;
+  // "p=0.003 *", "p=0.41", or "n/a (1 rep)".
+  std::string SignificanceText() const;
+};
+
+// One thing that differs between two runs: plan parameters, agent facts, fs types.
+struct RunDifference {
+  std::string what;            // "kernel", "phase write: direct", "plan_sha256", ...
+  std::string a, b;
+};
+
+struct Comparison {
+  std::string run_a, run_b;
+  std::vector<ResultComparison> matched;
+  std::vector<ResultKey> only_a, only_b;
+  std::vector<RunDifference> differences;
+};
+
+Comparison CompareRuns(const v1::RunRecord& a, const v1::RunRecord& b);
+
+// What differs between the runs besides the results: plan identity and
+// parameters (per phase name, from the recorded PhaseSpecs), task counts,
+// agent facts (kernel, agent_version, lustre_version, cores, memory, os) and
+// the file system types of the agents' roots. Values are the sorted distinct
+// values over all agents / phases, so runs with different agent counts
+// still compare.
+std::vector<RunDifference> DiffRuns(const v1::RunRecord& a, const v1::RunRecord& b);
+
+// The text the `compare` command prints for two runs: a table of matched
+// results (A mean, B mean, change %, significance), the method, results on
+// one side only, and the differences. Says what differs when nothing matches.
+std::string FormatComparison(const Comparison& c);
+
+// For three or more runs: one row per result key, one column per run
+// (mean MiB/s and change vs the first run), then the differences of each run
+// against the first.
+std::string FormatMatrix(const std::vector<v1::RunRecord>& runs);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_RESULTS_COMPARE_H_

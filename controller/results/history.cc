@@ -1,0 +1,790 @@
+#include "controller/results/history.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <set>
+#include <utility>
+#include <variant>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "common/files.h"
+#include "common/status_macros.h"
+#include "controller/results/compare.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace lockstep {
+
+// ---- run.json ----------------------------------------------------------------
+
+namespace {
+
+absl::Status CheckFinite(double v, std::string_view origin, const std::string& field) {
+  if (std::isfinite(v) && v >= 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "run.json %s: field %s is %g; a bandwidth must be a finite number >= 0 (the file is "
+      "corrupt: re-export it from the run directory or the history db)",
+      std::string(origin), field, v));
+}
+
+// protobuf's JSON errors read "INVALID_ARGUMENT:<what>\n<context>\n^": keep
+// one line.
+std::string CleanProtobufError(std::string s) {
+  absl::string_view v(s);
+  absl::ConsumePrefix(&v, "INVALID_ARGUMENT:");
+  std::string out;
+  for (char c : v) {
+    if (c == '\n' || c == '\r') {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == '^')) out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::RunRecord> ParseRunJson(std::string_view json, std::string_view origin) {
+  const std::string where(origin);
+  if (absl::StripAsciiWhitespace(absl::string_view(json.data(), json.size())).empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("run.json %s: the file is empty; was the run interrupted before it "
+                        "wrote its record?",
+                        where));
+  }
+  v1::RunRecord run;
+  google::protobuf::util::JsonParseOptions strict;
+  strict.ignore_unknown_fields = false;
+  auto st = google::protobuf::util::JsonStringToMessage(std::string(json), &run, strict);
+  if (!st.ok()) {
+    // A newer writer may have added fields; say so rather than "unknown field".
+    v1::RunRecord loose;
+    google::protobuf::util::JsonParseOptions lenient;
+    lenient.ignore_unknown_fields = true;
+    if (google::protobuf::util::JsonStringToMessage(std::string(json), &loose, lenient).ok() &&
+        loose.format_version() > kMaxRunFormatVersion) {
+      run = std::move(loose);
+    } else {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "run.json %s: not a valid lockstep.v1.RunRecord: %s (the file is cut short, "
+          "hand-edited or not a run.json)",
+          where, CleanProtobufError(st.ToString())));
+    }
+  }
+  if (run.format_version() > kMaxRunFormatVersion) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "run.json %s: field format_version is %u but this lockstep reads format_version <= %u; "
+        "upgrade lockstep to read it",
+        where, run.format_version(), kMaxRunFormatVersion));
+  }
+  if (run.format_version() == 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "run.json %s: field format_version is missing (or 0); every run.json written by "
+        "lockstep has it, so this is not a lockstep run record",
+        where));
+  }
+  if (run.run_id().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("run.json %s: field run_id is missing; a run record needs its id", where));
+  }
+  for (int t = 0; t < run.tests_size(); ++t) {
+    const auto& test = run.tests(t);
+    for (int s = 0; s < test.summary_size(); ++s) {
+      const auto& row = test.summary(s);
+      std::string f = absl::StrFormat("tests[%d].summary[%d]", t, s);
+      RETURN_IF_ERROR(CheckFinite(row.bw_mean_mib(), where, f + ".bw_mean_mib"));
+      for (int r = 0; r < row.bw_mib_per_rep_size(); ++r) {
+        RETURN_IF_ERROR(
+            CheckFinite(row.bw_mib_per_rep(r), where, absl::StrFormat("%s.bw_mib_per_rep[%d]", f, r)));
+      }
+    }
+  }
+  return run;
+}
+
+absl::StatusOr<v1::RunRecord> ReadRunJson(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  return ParseRunJson(text, path);
+}
+
+std::string RunToJson(const v1::RunRecord& run) {
+  std::string out;
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.add_whitespace = true;
+  opts.preserve_proto_field_names = true;  // as the run writer does
+  (void)google::protobuf::util::MessageToJsonString(run, &out, opts);
+  return out;
+}
+
+absl::StatusOr<int64_t> ParseDateOrTime(std::string_view text) {
+  std::string s(absl::StripAsciiWhitespace(absl::string_view(text.data(), text.size())));
+  absl::Time t;
+  std::string err;
+  if (absl::ParseTime(absl::RFC3339_full, s, &t, &err) ||
+      absl::ParseTime("%Y-%m-%d", s, absl::UTCTimeZone(), &t, &err)) {
+    return absl::ToUnixNanos(t);
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "\"%s\" is not a date: use YYYY-MM-DD or RFC 3339 (2026-01-31T12:00:00Z)", s));
+}
+
+// ---- SQLite plumbing -----------------------------------------------------------
+
+namespace {
+
+constexpr int kSchemaVersion = 1;
+
+constexpr char kSchema[] = R"sql(
+CREATE TABLE IF NOT EXISTS runs (
+  run_id           TEXT PRIMARY KEY,
+  name             TEXT NOT NULL,
+  plan_sha256      TEXT NOT NULL,
+  plan_file        TEXT NOT NULL,
+  site             TEXT NOT NULL,
+  tags             TEXT NOT NULL,          -- comma-joined, for display; run_tags is the index
+  started_at       TEXT NOT NULL,
+  started_ns       INTEGER NOT NULL,       -- 0 when started_at does not parse
+  finished_at      TEXT NOT NULL,
+  status           TEXT NOT NULL,
+  format_version   INTEGER NOT NULL,
+  lockstep_version TEXT NOT NULL,
+  controller_host  TEXT NOT NULL,
+  n_results        INTEGER NOT NULL,
+  n_agents         INTEGER NOT NULL,
+  recorded_at      TEXT NOT NULL,
+  run_json         TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_by_time   ON runs(started_ns);
+CREATE INDEX IF NOT EXISTS runs_by_plan   ON runs(plan_sha256, started_ns);
+CREATE INDEX IF NOT EXISTS runs_by_name   ON runs(name, started_ns);
+CREATE INDEX IF NOT EXISTS runs_by_site   ON runs(site, started_ns);
+CREATE TABLE IF NOT EXISTS run_tags (
+  run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+  tag    TEXT NOT NULL,
+  PRIMARY KEY (run_id, tag)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS run_tags_by_tag ON run_tags(tag, run_id);
+CREATE TABLE IF NOT EXISTS agents (
+  run_id         TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+  address        TEXT NOT NULL,
+  role           TEXT NOT NULL,
+  status         TEXT NOT NULL,
+  hostname       TEXT NOT NULL,
+  kernel         TEXT NOT NULL,
+  os             TEXT NOT NULL,
+  agent_version  TEXT NOT NULL,
+  lustre_version TEXT NOT NULL,
+  cores          INTEGER NOT NULL,
+  memory_bytes   INTEGER NOT NULL,
+  fs_types       TEXT NOT NULL,            -- comma-joined distinct fs types of the roots
+  facts_json     TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS agents_by_run ON agents(run_id);
+CREATE TABLE IF NOT EXISTS results (
+  id               INTEGER PRIMARY KEY,
+  run_id           TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+  test_id          INTEGER NOT NULL,
+  phase            TEXT NOT NULL,
+  operation        TEXT NOT NULL,
+  api              TEXT NOT NULL,
+  num_tasks        INTEGER NOT NULL,
+  tasks_per_node   INTEGER NOT NULL,
+  transfer_bytes   INTEGER NOT NULL,
+  block_bytes      INTEGER NOT NULL,
+  segments         INTEGER NOT NULL,
+  file_per_process INTEGER NOT NULL,
+  reorder          INTEGER NOT NULL,
+  result_key       TEXT NOT NULL,          -- ResultKey::ToString(): what compare matches on
+  repetitions      INTEGER NOT NULL,
+  bw_mean_mib      REAL NOT NULL,
+  bw_std_mib       REAL NOT NULL,
+  bw_min_mib       REAL NOT NULL,
+  bw_max_mib       REAL NOT NULL,
+  ops_mean         REAL NOT NULL,
+  mean_time_s      REAL NOT NULL,
+  bw_per_rep_json  TEXT NOT NULL           -- JSON array of MiB/s, one per repetition
+);
+CREATE INDEX IF NOT EXISTS results_by_run ON results(run_id);
+CREATE INDEX IF NOT EXISTS results_by_key ON results(result_key, run_id);
+)sql";
+
+// What to do about an SQLite error, in words.
+std::string Advice(int rc) {
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return "another process holds the database locked; retry when it finishes, or pass --db "
+             "to use another file";
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_CANTOPEN:
+      return "check that the file and its directory exist and are writable by this user, or "
+             "pass --db to use another file";
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return "the file is not a lockstep history db or is damaged; move it aside (the run.json "
+             "files can be imported again) or pass --db";
+    case SQLITE_FULL:
+      return "the disk is full";
+    default:
+      return "";
+  }
+}
+
+absl::Status DbError(sqlite3* db, int rc, const std::string& path, std::string_view what) {
+  std::string msg = absl::StrFormat("history db %s: %s: %s", path, std::string(what),
+                                    db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+  std::string advice = Advice(rc);
+  if (!advice.empty()) absl::StrAppend(&msg, " (", advice, ")");
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return absl::UnavailableError(msg);
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_CANTOPEN:
+      return absl::PermissionDeniedError(msg);
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return absl::DataLossError(msg);
+    case SQLITE_FULL:
+      return absl::ResourceExhaustedError(msg);
+    default:
+      return absl::InternalError(msg);
+  }
+}
+
+using Value = std::variant<std::string, int64_t, double>;
+
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const std::string& path) : db_(db), path_(path) {}
+  ~Stmt() { sqlite3_finalize(stmt_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  absl::Status Prepare(std::string_view sql) {
+    int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
+    if (rc != SQLITE_OK) return DbError(db_, rc, path_, "cannot prepare a query");
+    return absl::OkStatus();
+  }
+  void Bind(int i, const Value& v) {
+    if (auto* s = std::get_if<std::string>(&v)) {
+      sqlite3_bind_text(stmt_, i, s->data(), static_cast<int>(s->size()), SQLITE_TRANSIENT);
+    } else if (auto* n = std::get_if<int64_t>(&v)) {
+      sqlite3_bind_int64(stmt_, i, *n);
+    } else {
+      sqlite3_bind_double(stmt_, i, std::get<double>(v));
+    }
+  }
+  void BindAll(const std::vector<Value>& values) {
+    for (size_t i = 0; i < values.size(); ++i) Bind(static_cast<int>(i + 1), values[i]);
+  }
+  // True for a row, false when done.
+  absl::StatusOr<bool> Step(std::string_view what) {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    return DbError(db_, rc, path_, what);
+  }
+  absl::Status Run(std::string_view what) {
+    auto r = Step(what);
+    if (!r.ok()) return r.status();
+    sqlite3_reset(stmt_);
+    return absl::OkStatus();
+  }
+  void Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  std::string Text(int col) const {
+    const unsigned char* p = sqlite3_column_text(stmt_, col);
+    return p ? std::string(reinterpret_cast<const char*>(p),
+                           static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
+             : std::string();
+  }
+  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double Real(int col) const { return sqlite3_column_double(stmt_, col); }
+
+ private:
+  sqlite3* db_;
+  const std::string& path_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+absl::Status Exec(sqlite3* db, const std::string& path, const char* sql, std::string_view what) {
+  char* err = nullptr;
+  int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
+  sqlite3_free(err);
+  if (rc != SQLITE_OK) return DbError(db, rc, path, what);
+  return absl::OkStatus();
+}
+
+absl::Status MakeDirs(const std::string& dir) {
+  if (dir.empty()) return absl::OkStatus();
+  std::string cur;
+  for (absl::string_view part : absl::StrSplit(dir, '/')) {
+    if (cur.empty() && dir[0] == '/') cur = "/";
+    if (part.empty()) continue;
+    if (!cur.empty() && cur.back() != '/') cur += '/';
+    cur += std::string(part);
+    if (::mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST) {
+      return absl::PermissionDeniedError(absl::StrFormat(
+          "cannot create the history db directory %s: %s (create it, or pass --db to use "
+          "another file)",
+          cur, std::strerror(errno)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string RoleName(v1::Role r) { return v1::Role_Name(r); }
+
+std::string FormatReps(const v1::SummaryRow& row) {
+  std::vector<std::string> parts;
+  for (double v : row.bw_mib_per_rep()) parts.push_back(absl::StrFormat("%.10g", v));
+  return absl::StrCat("[", absl::StrJoin(parts, ","), "]");
+}
+
+std::string FactsJson(const v1::HostFacts& f) {
+  std::string out;
+  (void)google::protobuf::util::MessageToJsonString(f, &out);
+  return out;
+}
+
+// WHERE clause (starting with " WHERE" or empty) and its values for a filter
+// on the runs table aliased as r.
+absl::Status BuildWhere(const RunFilter& f, std::string* where, std::vector<Value>* values) {
+  std::vector<std::string> conds;
+  if (!f.plan.empty()) {
+    bool hex = f.plan.size() >= 6 && f.plan.size() <= 64 &&
+               f.plan.find_first_not_of("0123456789abcdef") == std::string::npos;
+    if (hex) {
+      conds.push_back("(r.name = ? OR r.plan_sha256 GLOB ?)");
+      values->push_back(f.plan);
+      values->push_back(f.plan + "*");
+    } else {
+      conds.push_back("r.name = ?");
+      values->push_back(f.plan);
+    }
+  }
+  if (!f.site.empty()) {
+    conds.push_back("r.site = ?");
+    values->push_back(f.site);
+  }
+  if (!f.tag.empty()) {
+    conds.push_back("r.run_id IN (SELECT run_id FROM run_tags WHERE tag = ?)");
+    values->push_back(f.tag);
+  }
+  if (!f.status.empty()) {
+    conds.push_back("r.status = ?");
+    values->push_back(f.status);
+  }
+  if (!f.exclude_run_id.empty()) {
+    conds.push_back("r.run_id != ?");
+    values->push_back(f.exclude_run_id);
+  }
+  if (!f.since.empty()) {
+    auto t = ParseDateOrTime(f.since);
+    if (!t.ok()) return Annotate(t.status(), "--since");
+    conds.push_back("r.started_ns >= ?");
+    values->push_back(*t);
+  }
+  if (!f.until.empty()) {
+    auto t = ParseDateOrTime(f.until);
+    if (!t.ok()) return Annotate(t.status(), "--until");
+    int64_t end = *t;
+    // A bare date includes its whole day.
+    if (f.until.find('T') == std::string::npos && f.until.find('t') == std::string::npos) {
+      end += int64_t{86400} * 1000000000 - 1;
+    }
+    conds.push_back("r.started_ns <= ?");
+    values->push_back(end);
+  }
+  if (!conds.empty()) *where = " WHERE " + absl::StrJoin(conds, " AND ");
+  return absl::OkStatus();
+}
+
+class Transaction {
+ public:
+  Transaction(sqlite3* db, const std::string& path) : db_(db), path_(path) {}
+  ~Transaction() {
+    if (open_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  absl::Status Begin() {
+    RETURN_IF_ERROR(Exec(db_, path_, "BEGIN IMMEDIATE", "cannot start a write"));
+    open_ = true;
+    return absl::OkStatus();
+  }
+  absl::Status Commit() {
+    RETURN_IF_ERROR(Exec(db_, path_, "COMMIT", "cannot commit"));
+    open_ = false;
+    return absl::OkStatus();
+  }
+
+ private:
+  sqlite3* db_;
+  const std::string& path_;
+  bool open_ = false;
+};
+
+}  // namespace
+
+// ---- HistoryStore ----------------------------------------------------------------
+
+absl::StatusOr<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::string& path,
+                                                                 const HistoryOptions& options) {
+  struct stat st;
+  bool exists = ::stat(path.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "history db %s is a directory; pass --db with a file path such as %s/history.db", path,
+        path));
+  }
+  if (!exists) {
+    if (!options.create_if_missing) {
+      return absl::NotFoundError(absl::StrFormat(
+          "no history db at %s; record runs with `lockstep import RUN.json` or pass --db", path));
+    }
+    auto slash = path.rfind('/');
+    if (slash != std::string::npos) RETURN_IF_ERROR(MakeDirs(path.substr(0, slash)));
+  }
+  sqlite3* db = nullptr;
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX |
+              (options.create_if_missing ? SQLITE_OPEN_CREATE : 0);
+  int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    absl::Status s = DbError(db, rc, path, "cannot open");
+    sqlite3_close(db);
+    return s;
+  }
+  sqlite3_busy_timeout(db, options.busy_timeout_ms);
+  std::unique_ptr<HistoryStore> store(new HistoryStore(db, path));
+  RETURN_IF_ERROR(store->Init());
+  return store;
+}
+
+HistoryStore::~HistoryStore() { sqlite3_close(db_); }
+
+absl::Status HistoryStore::Init() {
+  int64_t v = 0;
+  {
+    Stmt version(db_, path_);
+    RETURN_IF_ERROR(version.Prepare("PRAGMA user_version"));
+    ASSIGN_OR_RETURN(bool row, version.Step("cannot read the schema version"));
+    v = row ? version.Int(0) : 0;
+  }  // finalized: no read transaction stays open
+  if (v > kSchemaVersion) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "history db %s has schema version %d but this lockstep knows %d; upgrade lockstep or "
+        "pass --db to use another file",
+        path_, v, kSchemaVersion));
+  }
+  RETURN_IF_ERROR(Exec(db_, path_, "PRAGMA foreign_keys = ON", "cannot enable foreign keys"));
+  if (v == 0) {
+    {
+      // Some file systems (NFS without locks) refuse WAL and answer with
+      // another mode; the db still works, with readers blocking the writer.
+      Stmt wal(db_, path_);
+      RETURN_IF_ERROR(wal.Prepare("PRAGMA journal_mode = WAL"));
+      RETURN_IF_ERROR(wal.Step("cannot switch to WAL mode").status());
+    }
+    Transaction tx(db_, path_);
+    RETURN_IF_ERROR(tx.Begin());
+    RETURN_IF_ERROR(Exec(db_, path_, kSchema, "cannot create the tables"));
+    RETURN_IF_ERROR(Exec(db_, path_, absl::StrCat("PRAGMA user_version = ", kSchemaVersion).c_str(),
+                         "cannot set the schema version"));
+    RETURN_IF_ERROR(tx.Commit());
+  }
+  RETURN_IF_ERROR(Exec(db_, path_, "PRAGMA synchronous = NORMAL", "cannot set synchronous"));
+  return absl::OkStatus();
+}
+
+absl::Status HistoryStore::Record(const v1::RunRecord& run, const std::string& site,
+                                  const std::vector<std::string>& tags,
+                                  std::string_view json_text) {
+  if (run.run_id().empty()) {
+    return absl::InvalidArgumentError("cannot record a run without run_id");
+  }
+  std::set<std::string> tag_set;
+  for (const auto& t : tags) {
+    if (t.empty() || t.find(',') != std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "tag \"%s\": a tag must be non-empty and contain no comma (give --tag once per tag)", t));
+    }
+    tag_set.insert(t);
+  }
+  std::string json = json_text.empty() ? RunToJson(run) : std::string(json_text);
+  int64_t started_ns = 0;
+  if (auto t = ParseDateOrTime(run.started_at()); t.ok()) started_ns = *t;
+  int n_results = 0;
+  for (const auto& test : run.tests()) n_results += test.summary_size();
+
+  Transaction tx(db_, path_);
+  RETURN_IF_ERROR(Annotate(tx.Begin(), absl::StrCat("recording run ", run.run_id())));
+  {
+    Stmt del(db_, path_);
+    RETURN_IF_ERROR(del.Prepare("DELETE FROM runs WHERE run_id = ?"));
+    del.Bind(1, run.run_id());
+    RETURN_IF_ERROR(del.Run("cannot replace the earlier record of the run"));
+  }
+  {
+    Stmt ins(db_, path_);
+    RETURN_IF_ERROR(ins.Prepare(
+        "INSERT INTO runs (run_id, name, plan_sha256, plan_file, site, tags, started_at, "
+        "started_ns, finished_at, status, format_version, lockstep_version, controller_host, "
+        "n_results, n_agents, recorded_at, run_json) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+    ins.BindAll({run.run_id(), run.name(), run.plan_sha256(), run.plan_file(), site,
+                 absl::StrJoin(tag_set, ","), run.started_at(), started_ns, run.finished_at(),
+                 run.status(), int64_t{run.format_version()}, run.lockstep_version(),
+                 run.controller_host(), int64_t{n_results}, int64_t{run.agents_size()},
+                 FormatRfc3339(RealtimeNs()), json});
+    RETURN_IF_ERROR(ins.Run("cannot insert the run"));
+  }
+  {
+    Stmt ins(db_, path_);
+    RETURN_IF_ERROR(ins.Prepare("INSERT INTO run_tags (run_id, tag) VALUES (?, ?)"));
+    for (const auto& t : tag_set) {
+      ins.BindAll({run.run_id(), t});
+      RETURN_IF_ERROR(ins.Run("cannot insert a tag"));
+    }
+  }
+  {
+    Stmt ins(db_, path_);
+    RETURN_IF_ERROR(ins.Prepare(
+        "INSERT INTO agents (run_id, address, role, status, hostname, kernel, os, agent_version, "
+        "lustre_version, cores, memory_bytes, fs_types, facts_json) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+    for (const auto& a : run.agents()) {
+      const auto& f = a.facts();
+      std::set<std::string> fs;
+      for (const auto& root : f.roots()) {
+        if (!root.fs_type().empty()) fs.insert(root.fs_type());
+      }
+      ins.BindAll({run.run_id(), a.address(), RoleName(a.role()), a.status(), f.hostname(),
+                   f.kernel(), f.os(), f.agent_version(), f.lustre_version(),
+                   int64_t{f.cores()}, static_cast<int64_t>(f.memory_bytes()),
+                   absl::StrJoin(fs, ","), FactsJson(f)});
+      RETURN_IF_ERROR(ins.Run("cannot insert an agent"));
+    }
+  }
+  {
+    Stmt ins(db_, path_);
+    RETURN_IF_ERROR(ins.Prepare(
+        "INSERT INTO results (run_id, test_id, phase, operation, api, num_tasks, tasks_per_node, "
+        "transfer_bytes, block_bytes, segments, file_per_process, reorder, result_key, "
+        "repetitions, bw_mean_mib, bw_std_mib, bw_min_mib, bw_max_mib, ops_mean, mean_time_s, "
+        "bw_per_rep_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+    for (const auto& test : run.tests()) {
+      for (const auto& row : test.summary()) {
+        ins.BindAll({run.run_id(), int64_t{row.test_id() ? row.test_id() : test.test_id()},
+                     row.phase(), row.operation(), row.api(), int64_t{row.num_tasks()},
+                     int64_t{row.tasks_per_node()}, static_cast<int64_t>(row.transfer_bytes()),
+                     static_cast<int64_t>(row.block_bytes()), static_cast<int64_t>(row.segments()),
+                     int64_t{row.file_per_process() ? 1 : 0}, int64_t{row.reorder()},
+                     KeyOf(row).ToString(), int64_t{row.repetitions()}, row.bw_mean_mib(),
+                     row.bw_std_mib(), row.bw_min_mib(), row.bw_max_mib(), row.ops_mean(),
+                     row.mean_time_s(), FormatReps(row)});
+        RETURN_IF_ERROR(ins.Run("cannot insert a result"));
+      }
+    }
+  }
+  return Annotate(tx.Commit(), absl::StrCat("recording run ", run.run_id()));
+}
+
+absl::StatusOr<std::vector<RunSummary>> HistoryStore::List(const RunFilter& filter) const {
+  std::string where;
+  std::vector<Value> values;
+  RETURN_IF_ERROR(BuildWhere(filter, &where, &values));
+  std::string sql = absl::StrCat(
+      "SELECT r.run_id, r.name, r.plan_sha256, r.site, r.tags, r.started_at, r.status, "
+      "r.n_results, r.n_agents FROM runs r",
+      where, " ORDER BY r.started_ns DESC, r.run_id DESC");
+  if (filter.limit > 0) {
+    absl::StrAppend(&sql, " LIMIT ?");
+    values.push_back(int64_t{filter.limit});
+  }
+  Stmt q(db_, path_);
+  RETURN_IF_ERROR(q.Prepare(sql));
+  q.BindAll(values);
+  std::vector<RunSummary> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, q.Step("cannot list runs"));
+    if (!row) break;
+    RunSummary s;
+    s.run_id = q.Text(0);
+    s.name = q.Text(1);
+    s.plan_sha256 = q.Text(2);
+    s.site = q.Text(3);
+    std::string tags = q.Text(4);
+    if (!tags.empty()) s.tags = absl::StrSplit(tags, ',');
+    s.started_at = q.Text(5);
+    s.status = q.Text(6);
+    s.results = static_cast<int>(q.Int(7));
+    s.agents = static_cast<int>(q.Int(8));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+absl::StatusOr<RunSummary> HistoryStore::Summary(const std::string& run_id) const {
+  Stmt q(db_, path_);
+  RETURN_IF_ERROR(q.Prepare(
+      "SELECT run_id, name, plan_sha256, site, tags, started_at, status, n_results, n_agents "
+      "FROM runs WHERE run_id = ?"));
+  q.Bind(1, run_id);
+  ASSIGN_OR_RETURN(bool row, q.Step("cannot read a run"));
+  if (!row) {
+    return absl::NotFoundError(absl::StrFormat(
+        "run %s is not in the history db %s (see `lockstep history --db %s`)", run_id, path_,
+        path_));
+  }
+  RunSummary s;
+  s.run_id = q.Text(0);
+  s.name = q.Text(1);
+  s.plan_sha256 = q.Text(2);
+  s.site = q.Text(3);
+  std::string tags = q.Text(4);
+  if (!tags.empty()) s.tags = absl::StrSplit(tags, ',');
+  s.started_at = q.Text(5);
+  s.status = q.Text(6);
+  s.results = static_cast<int>(q.Int(7));
+  s.agents = static_cast<int>(q.Int(8));
+  return s;
+}
+
+namespace {
+
+absl::StatusOr<std::string> StoredJson(sqlite3* db, const std::string& path,
+                                       const std::string& run_id) {
+  Stmt q(db, path);
+  RETURN_IF_ERROR(q.Prepare("SELECT run_json FROM runs WHERE run_id = ?"));
+  q.Bind(1, run_id);
+  ASSIGN_OR_RETURN(bool row, q.Step("cannot read a run"));
+  if (!row) {
+    return absl::NotFoundError(absl::StrFormat(
+        "run %s is not in the history db %s (see `lockstep history --db %s`)", run_id, path,
+        path));
+  }
+  return q.Text(0);
+}
+
+}  // namespace
+
+absl::StatusOr<v1::RunRecord> HistoryStore::Load(const std::string& run_id) const {
+  ASSIGN_OR_RETURN(std::string json, StoredJson(db_, path_, run_id));
+  return ParseRunJson(json, absl::StrFormat("%s (run %s)", path_, run_id));
+}
+
+absl::StatusOr<std::vector<std::string>> HistoryStore::Import(
+    const std::vector<std::string>& paths, const std::string& site,
+    const std::vector<std::string>& tags) {
+  if (paths.empty()) return absl::InvalidArgumentError("import: no run.json files given");
+  std::vector<std::pair<v1::RunRecord, std::string>> runs;
+  for (const auto& p : paths) {
+    ASSIGN_OR_RETURN(std::string text, ReadFileToString(p));
+    ASSIGN_OR_RETURN(v1::RunRecord run, ParseRunJson(text, p));
+    runs.emplace_back(std::move(run), std::move(text));
+  }
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    RETURN_IF_ERROR(Annotate(Record(runs[i].first, site, tags, runs[i].second), paths[i]));
+    ids.push_back(runs[i].first.run_id());
+  }
+  return ids;
+}
+
+absl::Status HistoryStore::Export(const std::string& run_id, const std::string& path) const {
+  ASSIGN_OR_RETURN(std::string json, StoredJson(db_, path_, run_id));
+  return WriteFileAtomically(path, json);
+}
+
+absl::StatusOr<std::vector<std::string>> HistoryStore::CompleteRunsBefore(
+    const v1::RunRecord& run, int limit, const std::string& exclude_run_id) const {
+  auto started_ns = ParseDateOrTime(run.started_at());
+  if (!started_ns.ok()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "run %s: started_at \"%s\" is not a time, so which runs were recorded "
+        "before it is unknown; pass --baseline RUN_ID|run.json",
+        run.run_id(), run.started_at()));
+  }
+  const char* sql_hash =
+      "SELECT run_id FROM runs WHERE plan_sha256 = ? AND status = 'complete' "
+      "AND started_ns > 0 AND started_ns <= ? AND run_id != ? AND run_id != ? "
+      "ORDER BY started_ns DESC, run_id DESC LIMIT ?";
+  const char* sql_name =
+      "SELECT run_id FROM runs WHERE name = ? AND status = 'complete' "
+      "AND started_ns > 0 AND started_ns <= ? AND run_id != ? AND run_id != ? "
+      "ORDER BY started_ns DESC, run_id DESC LIMIT ?";
+  std::vector<std::string> ids;
+  for (int pass = 0; pass < 2 && ids.empty(); ++pass) {
+    const std::string& what = pass == 0 ? run.plan_sha256() : run.name();
+    if (what.empty()) continue;
+    Stmt q(db_, path_);
+    RETURN_IF_ERROR(q.Prepare(pass == 0 ? sql_hash : sql_name));
+    q.BindAll({what, *started_ns, run.run_id(), exclude_run_id, int64_t{limit > 0 ? limit : -1}});
+    for (;;) {
+      ASSIGN_OR_RETURN(bool row, q.Step("cannot look up the runs before a run"));
+      if (!row) break;
+      ids.push_back(q.Text(0));
+    }
+  }
+  return ids;
+}
+
+absl::StatusOr<std::string> HistoryStore::LastGood(const v1::RunRecord& run) const {
+  ASSIGN_OR_RETURN(std::vector<std::string> ids, CompleteRunsBefore(run, 1));
+  if (!ids.empty()) return ids[0];
+  return absl::NotFoundError(absl::StrFormat(
+      "no complete run of plan %s (sha256 %s) recorded at or before run %s (started %s) in the "
+      "history db %s; record one with `lockstep import`, or pass --baseline RUN_ID|run.json",
+      run.name().empty() ? "(unnamed)" : run.name(),
+      run.plan_sha256().empty() ? "(none)" : run.plan_sha256(), run.run_id(), run.started_at(),
+      path_));
+}
+
+absl::StatusOr<std::vector<ResultPoint>> HistoryStore::ResultTrend(const std::string& result_key,
+                                                                   const RunFilter& filter) const {
+  std::string where;
+  std::vector<Value> values;
+  RETURN_IF_ERROR(BuildWhere(filter, &where, &values));
+  std::string sql = absl::StrCat(
+      "SELECT r.run_id, r.started_at, x.bw_mean_mib, x.repetitions FROM results x "
+      "JOIN runs r ON r.run_id = x.run_id",
+      where.empty() ? " WHERE " : where + " AND ", "x.result_key = ? ",
+      "ORDER BY r.started_ns DESC, r.run_id DESC");
+  values.push_back(result_key);
+  if (filter.limit > 0) {
+    absl::StrAppend(&sql, " LIMIT ?");
+    // Built in place: GCC 12 -O2 falsely warns (-Wmaybe-uninitialized) on
+    // moving a temporary variant here.
+    values.emplace_back(std::in_place_type<int64_t>, filter.limit);
+  }
+  Stmt q(db_, path_);
+  RETURN_IF_ERROR(q.Prepare(sql));
+  q.BindAll(values);
+  std::vector<ResultPoint> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, q.Step("cannot read a result trend"));
+    if (!row) break;
+    out.push_back({q.Text(0), q.Text(1), q.Real(2), static_cast<uint32_t>(q.Int(3))});
+  }
+  return out;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,120 @@
+#include "controller/results/journal_report.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <google/protobuf/util/json_util.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "common/files.h"
+#include "common/status_macros.h"
+#include "controller/ior/ior_math.h"
+#include "controller/ior/ior_report.h"
+#include "common/json.h"
+
+namespace lockstep {
+namespace {
+
+// Summary rows of every test from its accepted phase records.
+void Summarize(v1::TestRecord* test) {
+  test->clear_summary();
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const v1::PhaseRecord*>> accepted;
+  std::map<std::string, v1::PhaseSpec> specs;
+  for (const v1::PhaseRecord& p : test->phases()) {
+    if (!p.ok() || absl::StartsWith(p.error(), "superseded")) continue;
+    if (!accepted.count(p.phase())) order.push_back(p.phase());
+    accepted[p.phase()].push_back(&p);
+    specs[p.phase()] = p.spec();
+  }
+  const TestReorder reorder = TestReorderOf(test->plan_specs());
+  for (const std::string& name : order) {
+    *test->add_summary() =
+        SummarizePhase(accepted[name], specs[name], name, test->test_id(), reorder);
+  }
+}
+
+}  // namespace
+
+std::string FormatRunSummary(const v1::RunRecord& run) { return RenderIorReport(run, ""); }
+
+absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
+  RebuiltRun out;
+  auto json = ReadFileToString(run_dir + "/run.json");
+  if (json.ok()) {
+    auto s = google::protobuf::util::JsonStringToMessage(*json, &out.record);
+    if (!s.ok()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s/run.json does not parse (%s); move it aside and run `lockstep report %s` again to "
+          "rebuild it from the journal",
+          run_dir, s.ToString(), run_dir));
+    }
+    out.text = RenderIorReport(out.record, run_dir);
+    return out;
+  }
+  auto journal = ReadFileToString(run_dir + "/journal.jsonl");
+  if (!journal.ok()) {
+    return absl::NotFoundError(absl::StrFormat(
+        "%s has neither run.json nor journal.jsonl: not a lockstep run directory", run_dir));
+  }
+  out.from_journal = true;
+  v1::RunRecord& run = out.record;
+  run.set_format_version(1);
+  std::string base = run_dir;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  run.set_run_id(base.substr(base.find_last_of('/') + 1));
+  run.set_status("interrupted");
+  run.set_ior_verbose(true);  // as `lockstep run` prints: with the Max Write/Read lines
+  run.set_error("the controller stopped before writing run.json; rebuilt from journal.jsonl");
+  auto plan = ReadFileToString(run_dir + "/plan.toml");
+  if (plan.ok()) run.set_plan_sha256(Sha256Hex(*plan));
+  std::map<uint32_t, v1::TestRecord*> tests;
+  int line_no = 0;
+  for (absl::string_view line : absl::StrSplit(*journal, '\n', absl::SkipEmpty())) {
+    ++line_no;
+    v1::PhaseRecord p;
+    if (!google::protobuf::util::JsonStringToMessage(std::string(line), &p).ok()) {
+      ++out.torn_lines;  // the last line of a crash mid-append
+      continue;
+    }
+    uint32_t id = p.spec().test_id();
+    if (!tests.count(id)) {
+      v1::TestRecord* t = run.add_tests();
+      t->set_test_id(id);
+      t->set_tasks_per_agent(p.spec().tasks());
+      t->set_total_tasks(p.spec().total_tasks());
+      t->set_client_agents(p.spec().tasks() ? p.spec().total_tasks() / p.spec().tasks() : 0);
+      tests[id] = t;
+    }
+    *tests[id]->add_phases() = p;
+  }
+  for (auto& [id, t] : tests) {
+    // What the live run knew from the plan: each phase's layout and the
+    // repetitions.
+    std::set<std::string> seen;
+    uint32_t reps = 0;
+    for (const v1::PhaseRecord& p : t->phases()) {
+      reps = std::max(reps, p.repetition() + 1);
+      if (seen.insert(p.phase()).second) *t->add_plan_specs() = p.spec();
+    }
+    t->set_repetitions(reps);
+    Summarize(t);
+  }
+  out.text = RenderIorReport(run, run_dir);
+  return out;
+}
+
+
+absl::Status WriteRebuiltRun(const std::string& run_dir, const RebuiltRun& run) {
+  if (!run.from_journal) return absl::OkStatus();
+  RETURN_IF_ERROR(WriteFileAtomically(run_dir + "/run.json", ToJson(run.record, true) + "\n"));
+  return WriteFileAtomically(run_dir + "/summary.txt", run.text);
+}
+
+}  // namespace lockstep

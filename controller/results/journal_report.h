@@ -1,0 +1,34 @@
+// `lockstep report RUN_DIR`: the summary of a run rebuilt from its journal,
+// for a run whose controller died before writing run.json (or to print a
+// finished run again).
+#ifndef LOCKSTEP_CONTROLLER_RESULTS_JOURNAL_REPORT_H_
+#define LOCKSTEP_CONTROLLER_RESULTS_JOURNAL_REPORT_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "lockstep/v1/results.pb.h"
+
+namespace lockstep {
+
+struct RebuiltRun {
+  v1::RunRecord record;   // from run.json when present, else from the journal
+  std::string text;       // IOR-style rows, summary and Max lines
+  int torn_lines = 0;     // journal lines that did not parse (a crash mid-write)
+  bool from_journal = false;
+};
+
+// Reads RUN_DIR/journal.jsonl (and run.json if present). Errors name the
+// file and line. A complete run.json wins over the journal.
+absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir);
+
+// When `run` came from the journal (run.json missing): writes run.json
+// (status "interrupted") and summary.txt atomically; nothing otherwise.
+absl::Status WriteRebuiltRun(const std::string& run_dir, const RebuiltRun& run);
+
+// The IOR-style text of a run: its rows, summary and Max lines.
+std::string FormatRunSummary(const v1::RunRecord& run);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_RESULTS_JOURNAL_REPORT_H_

@@ -1,0 +1,42 @@
+// Reports of one or more runs, for people and for other tools:
+//
+//   RenderHtml        one self-contained page (no external resources, no
+//                     JavaScript): run facts, agents, summary tables and
+//                     inline SVG plots — bandwidth vs total tasks (one line
+//                     per operation and run), per-repetition spread,
+//                     throughput over time per agent (series_bytes), latency
+//                     percentiles. Several runs are overlaid.
+//   RenderCsv         one row per result (SummaryRow), header first.
+//   RenderOpenMetrics OpenMetrics text, ending "# EOF".
+//   RenderInfluxLines InfluxDB line protocol, one line per result.
+//
+// WriteReportFile writes any of them atomically (common/files.h).
+#ifndef LOCKSTEP_CONTROLLER_RESULTS_REPORT_H_
+#define LOCKSTEP_CONTROLLER_RESULTS_REPORT_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "lockstep/v1/results.pb.h"
+
+namespace lockstep {
+
+struct HtmlOptions {
+  std::string title;              // default "lockstep report: <run ids>"
+  int max_time_series_plots = 24; // per report; the rest are listed as omitted
+};
+
+std::string RenderHtml(const std::vector<v1::RunRecord>& runs, const HtmlOptions& options = {});
+std::string RenderCsv(const std::vector<v1::RunRecord>& runs);
+std::string RenderOpenMetrics(const std::vector<v1::RunRecord>& runs);
+std::string RenderInfluxLines(const std::vector<v1::RunRecord>& runs);
+
+// WriteFileAtomically, with the error naming what was being written.
+absl::Status WriteReportFile(const std::string& path, std::string_view content,
+                             std::string_view what);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_RESULTS_REPORT_H_

@@ -1,0 +1,94 @@
+#include "controller/run/agent_client.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "common/net.h"
+
+namespace lockstep {
+namespace {
+
+// Whether a plain TCP connection to `address` succeeds within `timeout_ms`:
+// empty if it does, else why not. Tells "nothing listens there" apart from
+// "something listens but the gRPC/TLS handshake fails".
+std::string TcpProbe(const std::string& address, int timeout_ms) {
+  auto hp = SplitHostPort(address);
+  if (!hp.ok()) return std::string(hp.status().message());
+  struct addrinfo hints = {};
+  hints.ai_socktype = SOCK_STREAM;
+  struct addrinfo* res = nullptr;
+  int rc = ::getaddrinfo(hp->first.c_str(), std::to_string(hp->second).c_str(), &hints, &res);
+  if (rc != 0) return absl::StrFormat("cannot resolve %s: %s", hp->first, ::gai_strerror(rc));
+  std::string why = "no address";
+  for (struct addrinfo* a = res; a != nullptr; a = a->ai_next) {
+    int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    int err = 0;
+    if (::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+      err = errno;
+      if (err == EINPROGRESS) {
+        struct pollfd p = {fd, POLLOUT, 0};
+        if (::poll(&p, 1, timeout_ms) == 1) {
+          socklen_t len = sizeof(err);
+          ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+        } else {
+          err = ETIMEDOUT;
+        }
+      }
+    }
+    ::close(fd);
+    if (err == 0) {
+      why.clear();
+      break;
+    }
+    why = std::strerror(err);
+  }
+  ::freeaddrinfo(res);
+  return why;
+}
+
+}  // namespace
+
+AgentClient::AgentClient(std::string address, v1::Role role,
+                         std::shared_ptr<grpc::ChannelCredentials> credentials)
+    : address_(std::move(address)), role_(role) {
+  grpc::ChannelArguments args;
+  // Keepalive so that a dead peer is noticed (conventions.md): 10 s / 5 s.
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  args.SetMaxReceiveMessageSize(64 << 20);
+  // Fail fast and reconnect quickly in tests and after an agent restart.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  channel_ = grpc::CreateCustomChannel(address_, credentials, args);
+  stub_ = v1::Agent::NewStub(channel_);
+}
+
+absl::Status AgentClient::Connect(absl::Duration timeout) {
+  auto deadline = std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout);
+  if (channel_->WaitForConnected(deadline)) return absl::OkStatus();
+  const std::string tcp = TcpProbe(address_, 1000);
+  if (tcp.empty()) {
+    return absl::UnavailableError(absl::StrFormat(
+        "agent %s accepts TCP connections but the gRPC handshake did not complete within %s: "
+        "the TLS settings do not match (the agent's certificate is not from our CA or lacks "
+        "this name/IP as a SAN, ours is not from its CA, or one side runs plaintext "
+        "--insecure and the other TLS)",
+        address_, absl::FormatDuration(timeout)));
+  }
+  return absl::UnavailableError(absl::StrFormat(
+      "agent %s did not answer within %s: check that lockstep-agent runs there, listens on that "
+      "port, and that TLS settings match (connect_timeout_ms in [run] sets the wait); TCP: %s",
+      address_, absl::FormatDuration(timeout), tcp));
+}
+
+}  // namespace lockstep

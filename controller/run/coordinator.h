@@ -1,0 +1,68 @@
+// Drives a plan on its agents, phase by phase in lockstep, and reports it:
+// attach → clock offsets → for each test, repetition and phase: prepare on
+// all clients, then one start instant for all, collect, reduce → remove
+// files → summary, run.json, summary.txt.
+#ifndef LOCKSTEP_CONTROLLER_RUN_COORDINATOR_H_
+#define LOCKSTEP_CONTROLLER_RUN_COORDINATOR_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "controller/plan/plan.h"
+#include "controller/run/run_failure.h"
+#include "lockstep/v1/results.pb.h"
+
+namespace lockstep {
+
+struct RunOptions {
+  std::string out_dir = "./lockstep-results";
+  // Agents to start on loopback; 0 = use the plan's agents (or 2 if it lists
+  // none).
+  int local_agents = 0;
+  // Allowed root of the local agents; empty: a new temporary directory.
+  std::string local_root;
+  // Plaintext to agents; refused for non-loopback addresses.
+  bool insecure = false;
+  // Run even where an agent reports less free space than its share.
+  bool force = false;
+  std::shared_ptr<grpc::ChannelCredentials> credentials;  // TLS, when not insecure
+  std::string command_line;
+  // `lockstep ior`: IOR's own command line for IOR's "Command line" line
+  // (empty: command_line), and IOR's -v.
+  std::string ior_command_line;
+  bool ior_verbose = false;
+  int32_t ior_reference_number = 0;  // IOR -A
+  // Where the report goes (stdout in the CLI).
+  std::function<void(const std::string&)> print;
+  // false: leave the IOR layout (header, options, per-iteration and summary
+  // tables, start-skew table) out of `print` and summary.txt; Lockstep's own
+  // lines (telemetry, skew marks, warnings, status, results directory) still
+  // come, each starting with '#'. For commands that print another layout
+  // (lockstep mdtest) from the RunRecord.
+  bool ior_text = true;
+  // Live progress, one line updated in place (stderr on a terminal); may be
+  // empty.
+  std::function<void(const std::string&)> progress;
+  // When `progress` is empty: plain progress lines every 10 s (stderr when
+  // not a terminal); may be empty.
+  std::function<void(const std::string&)> print_progress_lines;
+  // Set from a signal handler: abort the phase, clean up, exit 130.
+  const std::atomic<bool>* interrupted = nullptr;
+};
+
+struct RunOutcome {
+  RunFailure failure = RunFailure::kNone;
+  std::string run_dir;   // empty if the results directory was never created
+  std::string error;     // what went wrong, for the last line printed
+  v1::RunRecord record;  // what run.json holds
+};
+
+RunOutcome RunPlan(const Plan& plan, const RunOptions& options);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_RUN_COORDINATOR_H_

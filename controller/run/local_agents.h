@@ -1,0 +1,62 @@
+// The embedded default: N lockstep-agent processes on loopback with a
+// temporary allowed root (relative plan directories go below it) and the
+// plan's absolute directories as further roots, for `lockstep run --local N`
+// and plans without agents. Stopped (SIGTERM, then SIGKILL) and the root removed on destruction.
+#ifndef LOCKSTEP_CONTROLLER_RUN_LOCAL_AGENTS_H_
+#define LOCKSTEP_CONTROLLER_RUN_LOCAL_AGENTS_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace lockstep {
+
+struct LocalAgentsOptions {
+  int count = 2;
+  std::string agent_binary;  // empty: lockstep-agent next to this executable
+  std::string root;          // empty: a new temporary directory, removed afterwards
+  // More allowed roots (the plan's absolute directories): the user runs both
+  // sides, so the plan's own directories are trusted. Created if missing.
+  std::vector<std::string> extra_roots;
+  absl::Duration start_timeout = absl::Seconds(10);
+};
+
+class LocalAgents {
+ public:
+  // Starts the agents and waits for each to print "listening on ...".
+  // Errors name the binary and the agent's log file.
+  static absl::StatusOr<std::unique_ptr<LocalAgents>> Start(const LocalAgentsOptions& options);
+  ~LocalAgents();
+
+  const std::vector<std::string>& addresses() const { return addresses_; }
+  const std::string& root() const { return root_; }
+
+ private:
+  LocalAgents() = default;
+  std::vector<int> pids_;
+  std::vector<std::string> addresses_;
+  std::string root_;
+  std::string log_dir_;
+  bool remove_root_ = false;
+};
+
+// Directory of the running executable (/proc/self/exe).
+std::string SelfDirectory();
+
+// Starts `argv` with stdout to a pipe and stderr to `stderr_path`; waits up
+// to `timeout` for a stdout line starting with `prefix` and returns the rest
+// of it. The child keeps running; *pid receives it.
+absl::StatusOr<std::string> SpawnAndReadLine(const std::vector<std::string>& argv,
+                                             const std::string& stderr_path,
+                                             const std::string& prefix, absl::Duration timeout,
+                                             int* pid);
+
+// SIGTERM, wait up to `grace`, then SIGKILL; reaps the child.
+void StopProcess(int pid, absl::Duration grace);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_RUN_LOCAL_AGENTS_H_
