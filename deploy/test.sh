@@ -5,8 +5,9 @@ set -euo pipefail
 LOCKSTEP_BUILD_NAME=test
 source "$(dirname "$0")/common.sh"
 # fio: the accuracy test compares byte counts with it; iproute2: the network
-# namespace tests (skipped without it).
-lockstep_install_packages fio iproute2
+# namespace tests (skipped without it); python3 and universal-ctags: the
+# code_shape test (file and function size limits of ARCHITECTURE.md).
+lockstep_install_packages fio iproute2 python3 universal-ctags
 # chromium renders the HTML report in a real browser; without it that one
 # test is skipped with the reason.
 lockstep_install_packages chromium || echo "== chromium could not be installed: the headless report check will be skipped"

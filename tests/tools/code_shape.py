@@ -28,6 +28,13 @@ def sources(root):
 
 
 def functions(root, files):
+    try:
+        version = subprocess.run(["ctags", "--version"], capture_output=True, text=True).stdout
+    except FileNotFoundError:
+        version = ""
+    if "Universal Ctags" not in version:
+        sys.exit("code_shape.py needs Universal Ctags (`ctags` with end: fields): "
+                 "apt-get install universal-ctags (deploy/test.sh installs it)")
     out = subprocess.run(
         ["ctags", "--fields=+ne", "--c++-kinds=f", "--language-force=C++", "-o", "-"]
         + list(files), cwd=root, check=True, capture_output=True, text=True).stdout
