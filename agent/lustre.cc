@@ -80,10 +80,10 @@ int PidfdOpen(pid_t pid) {
 #endif
 }
 
-// Waits until `pidfd` is readable (the child exited) or `deadline_ns`.
-bool WaitPidfd(int pidfd, int64_t deadline_ns) {
+// Waits until `pidfd` is readable (the child exited) or `deadline_mono_ns`.
+bool WaitPidfd(int pidfd, int64_t deadline_mono_ns) {
   for (;;) {
-    int64_t left_ms = (deadline_ns - MonotonicNs()) / 1000000;
+    int64_t left_ms = (deadline_mono_ns - MonotonicNs()) / 1000000;
     if (left_ms < 0) left_ms = 0;
     struct pollfd p = {pidfd, POLLIN, 0};
     int r = ::poll(&p, 1, static_cast<int>(left_ms));
@@ -317,7 +317,7 @@ absl::StatusOr<CommandOutput> RunCommand(const std::vector<std::string>& argv, i
     }
     if (w < 0) o.status_lost = true;
   }
-  out.elapsed_ns = MonotonicNs() - start_mono_ns;
+  out.run_duration_ns = MonotonicNs() - start_mono_ns;
   if (absl::Status s = ExitStatus(cmd, o, &out); !s.ok()) return s;
   return out;
 }

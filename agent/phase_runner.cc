@@ -24,7 +24,7 @@ namespace lockstep {
 namespace {
 
 constexpr uint32_t kSeriesIntervalMs = 100;
-constexpr int64_t kSeriesIntervalNs = int64_t{kSeriesIntervalMs} * 1'000'000;
+constexpr int64_t kSeriesIntervalDurationNs = int64_t{kSeriesIntervalMs} * 1'000'000;
 
 // What every kind shares; the workload checks its own fields.
 absl::Status ValidateCommon(const v1::PhaseSpec& s) {
@@ -43,7 +43,7 @@ absl::Status ValidateCommon(const v1::PhaseSpec& s) {
 // Bytes moved per kSeriesIntervalMs since the start: the result's series.
 class ThroughputSeries {
  public:
-  explicit ThroughputSeries(int64_t start_unix_ns) : next_unix_ns_(start_unix_ns + kSeriesIntervalNs) {}
+  explicit ThroughputSeries(int64_t start_unix_ns) : next_unix_ns_(start_unix_ns + kSeriesIntervalDurationNs) {}
 
   int64_t next_unix_ns() const { return next_unix_ns_; }
 
@@ -53,7 +53,7 @@ class ThroughputSeries {
     while (next_unix_ns_ <= now_unix_ns) {
       values_.push_back(bytes - last_bytes_);
       last_bytes_ = bytes;
-      next_unix_ns_ += kSeriesIntervalNs;
+      next_unix_ns_ += kSeriesIntervalDurationNs;
     }
   }
 
@@ -143,10 +143,11 @@ struct PhaseRunner::Impl final : public PhaseTasks {
   // Parks the task until the start instant; false when the phase stopped first.
   bool WaitForStart();
   void MonitorMain();
-  // Waits up to `wait_ns` for every task to end; true when all did.
-  bool WaitForTasks(int64_t wait_ns, uint32_t* done_count);
+  // Waits up to `wait` for every task to end; true when all did.
+  bool WaitForTasks(absl::Duration wait, uint32_t* done_count);
   uint64_t TotalBytes() const;
-  v1::PhaseEvent ProgressEvent(int64_t elapsed_ns, uint32_t done_count, HostCpu* cpu) const;
+  v1::PhaseEvent ProgressEvent(int64_t elapsed_duration_ns, uint32_t done_count,
+                               HostCpu* cpu) const;
   v1::PhaseEvent ResultEvent(const ThroughputSeries& series);
   void RequestAbort(const std::string& reason, v1::ErrorKind kind) {
     // Under mu, so that tasks parked in Await see it.
@@ -207,7 +208,7 @@ void PhaseRunner::Impl::Barrier() {
 
 bool PhaseRunner::Impl::WaitForStart() {
   int64_t at_unix_ns = 0;
-  int64_t spin_ns = 0;
+  int64_t task_spin_duration_ns = 0;
   {
     absl::MutexLock lock(&mu);
     mu.Await(absl::Condition(
@@ -216,7 +217,7 @@ bool PhaseRunner::Impl::WaitForStart() {
         },
         this));
     at_unix_ns = start_at_unix_ns;
-    spin_ns = spin_duration_ns;
+    task_spin_duration_ns = spin_duration_ns;
   }
   if (abort.load()) return false;
   // Wake within ~1 µs of the instant instead of the default 50 µs slack.
@@ -226,8 +227,8 @@ bool PhaseRunner::Impl::WaitForStart() {
   // drops back to normal scheduling before its first I/O.
   struct sched_param rt = {};
   rt.sched_priority = 1;
-  const bool raised = spin_ns > 0 && pthread_setschedparam(pthread_self(), SCHED_FIFO, &rt) == 0;
-  const bool released = WaitUntilRealtime(at_unix_ns, spin_ns, &abort);
+  const bool raised = task_spin_duration_ns > 0 && pthread_setschedparam(pthread_self(), SCHED_FIFO, &rt) == 0;
+  const bool released = WaitUntilRealtime(at_unix_ns, task_spin_duration_ns, &abort);
   if (raised) {
     struct sched_param normal = {};
     pthread_setschedparam(pthread_self(), SCHED_OTHER, &normal);
@@ -261,19 +262,19 @@ uint64_t PhaseRunner::Impl::TotalBytes() const {
   return b;
 }
 
-bool PhaseRunner::Impl::WaitForTasks(int64_t wait_ns, uint32_t* done_count) {
+bool PhaseRunner::Impl::WaitForTasks(absl::Duration wait, uint32_t* done_count) {
   absl::MutexLock lock(&mu);
   mu.AwaitWithTimeout(absl::Condition(
                           +[](Impl* self) ABSL_NO_THREAD_SAFETY_ANALYSIS {
                             return self->tasks_done == self->tasks.size();
                           },
                           this),
-                      absl::Nanoseconds(std::max<int64_t>(wait_ns, 0)));
+                      std::max(wait, absl::ZeroDuration()));
   *done_count = tasks_done;
   return tasks_done == tasks.size();
 }
 
-v1::PhaseEvent PhaseRunner::Impl::ProgressEvent(int64_t elapsed_ns, uint32_t done_count,
+v1::PhaseEvent PhaseRunner::Impl::ProgressEvent(int64_t elapsed_duration_ns, uint32_t done_count,
                                                 HostCpu* cpu) const {
   v1::PhaseEvent ev;
   v1::Progress* p = ev.mutable_progress();
@@ -281,7 +282,7 @@ v1::PhaseEvent PhaseRunner::Impl::ProgressEvent(int64_t elapsed_ns, uint32_t don
   uint64_t ops = 0;
   for (const auto& t : tasks) ops += t->counters.ops.load(std::memory_order_relaxed);
   p->set_ops(ops);
-  p->set_elapsed_ns(elapsed_ns);
+  p->set_elapsed_ns(elapsed_duration_ns);
   p->set_tasks_done(done_count);
   cpu->Into(p);
   return ev;
@@ -323,19 +324,21 @@ void PhaseRunner::Impl::MonitorMain() {
     absl::MutexLock lock(&mu);
     at_unix_ns = start_at_unix_ns;
   }
-  const int64_t progress_interval_ns = int64_t{progress_interval_ms} * 1'000'000;
+  const int64_t progress_interval_duration_ns = int64_t{progress_interval_ms} * 1'000'000;
   ThroughputSeries series(at_unix_ns);
   HostCpu cpu;
-  int64_t next_progress_unix_ns = at_unix_ns + progress_interval_ns;
+  int64_t next_progress_unix_ns = at_unix_ns + progress_interval_duration_ns;
   for (;;) {
     const int64_t wake_unix_ns = std::min(series.next_unix_ns(), next_progress_unix_ns);
     uint32_t done_count = 0;
-    if (WaitForTasks(wake_unix_ns - RealtimeNs(), &done_count)) break;
+    if (WaitForTasks(absl::Nanoseconds(wake_unix_ns - RealtimeNs()), &done_count)) break;
     const int64_t now_unix_ns = RealtimeNs();
     series.Advance(now_unix_ns, TotalBytes());
     if (now_unix_ns >= next_progress_unix_ns) {
       sink(ProgressEvent(now_unix_ns - at_unix_ns, done_count, &cpu));
-      while (next_progress_unix_ns <= now_unix_ns) next_progress_unix_ns += progress_interval_ns;
+      while (next_progress_unix_ns <= now_unix_ns) {
+        next_progress_unix_ns += progress_interval_duration_ns;
+      }
     }
   }
   for (auto& t : tasks) {
@@ -448,11 +451,11 @@ bool PhaseRunner::Started() const {
 std::vector<std::string> PhaseRunner::Stalled(absl::Duration threshold) const {
   std::vector<std::string> out;
   if (impl_->done.load()) return out;
-  const int64_t threshold_ns = absl::ToInt64Nanoseconds(threshold);
+  const int64_t threshold_duration_ns = absl::ToInt64Nanoseconds(threshold);
   const int64_t now_mono_ns = MonotonicNs();
   for (const auto& t : impl_->tasks) {
     const int64_t since_mono_ns = t->counters.op_start_mono_ns.load(std::memory_order_relaxed);
-    if (since_mono_ns == 0 || now_mono_ns - since_mono_ns < threshold_ns) continue;
+    if (since_mono_ns == 0 || now_mono_ns - since_mono_ns < threshold_duration_ns) continue;
     out.push_back(absl::StrFormat("task %u stuck in %s %s at offset %u for %.1f s", t->rank,
                                   PhaseKindName(impl_->spec.kind()), t->path,
                                   t->counters.op_offset.load(std::memory_order_relaxed),

@@ -169,7 +169,7 @@ void FeedCpu(const HostSample& p, const HostSample& s, Window* w) {
 }
 
 // Disks present in both samples.
-void FeedDisks(const HostSample& p, const HostSample& s, int64_t dt_ns, Window* w) {
+void FeedDisks(const HostSample& p, const HostSample& s, int64_t interval_duration_ns, Window* w) {
   for (const auto& [name, d] : s.disks) {
     auto it = p.disks.find(name);
     if (it == p.disks.end()) continue;
@@ -195,17 +195,17 @@ void FeedDisks(const HostSample& p, const HostSample& s, int64_t dt_ns, Window* 
     acc.delta.write_sectors += wsec;
     acc.delta.write_ms += wms;
     acc.delta.io_ms += io_ms;
-    acc.present_ns += dt_ns;
-    if (dt_ns > 0) {
-      acc.util_max = std::max(acc.util_max, std::min(100.0, io_ms * 1e6 * 100.0 / dt_ns));
-      acc.read_mb_s_max = std::max(acc.read_mb_s_max, MbPerS(rsec * kDiskSectorBytes, dt_ns));
-      acc.write_mb_s_max = std::max(acc.write_mb_s_max, MbPerS(wsec * kDiskSectorBytes, dt_ns));
+    acc.present_ns += interval_duration_ns;
+    if (interval_duration_ns > 0) {
+      acc.util_max = std::max(acc.util_max, std::min(100.0, io_ms * 1e6 * 100.0 / interval_duration_ns));
+      acc.read_mb_s_max = std::max(acc.read_mb_s_max, MbPerS(rsec * kDiskSectorBytes, interval_duration_ns));
+      acc.write_mb_s_max = std::max(acc.write_mb_s_max, MbPerS(wsec * kDiskSectorBytes, interval_duration_ns));
     }
   }
 }
 
 // Network interfaces present in both samples.
-void FeedNets(const HostSample& p, const HostSample& s, int64_t dt_ns, Window* w) {
+void FeedNets(const HostSample& p, const HostSample& s, int64_t interval_duration_ns, Window* w) {
   for (const auto& [name, n] : s.nets) {
     auto it = p.nets.find(name);
     if (it == p.nets.end()) continue;
@@ -225,10 +225,10 @@ void FeedNets(const HostSample& p, const HostSample& s, int64_t dt_ns, Window* w
                               "(interface re-created?); counted from the reset",
                               name));
     }
-    acc.present_ns += dt_ns;
-    if (dt_ns > 0) {
-      acc.rx_mb_s_max = std::max(acc.rx_mb_s_max, MbPerS(rx, dt_ns));
-      acc.tx_mb_s_max = std::max(acc.tx_mb_s_max, MbPerS(tx, dt_ns));
+    acc.present_ns += interval_duration_ns;
+    if (interval_duration_ns > 0) {
+      acc.rx_mb_s_max = std::max(acc.rx_mb_s_max, MbPerS(rx, interval_duration_ns));
+      acc.tx_mb_s_max = std::max(acc.tx_mb_s_max, MbPerS(tx, interval_duration_ns));
     }
   }
 }
@@ -273,10 +273,10 @@ void Feed(const HostSample& s, Window* w) {
     return;
   }
   const HostSample& p = w->prev;
-  const int64_t dt_ns = s.mono_ns - p.mono_ns;
+  const int64_t interval_duration_ns = s.mono_ns - p.mono_ns;
   FeedCpu(p, s, w);
-  FeedDisks(p, s, dt_ns, w);
-  FeedNets(p, s, dt_ns, w);
+  FeedDisks(p, s, interval_duration_ns, w);
+  FeedNets(p, s, interval_duration_ns, w);
   FeedLustre(p, s, w);
   w->prev = s;
 }
