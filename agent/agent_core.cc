@@ -17,6 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "agent/host_facts.h"
+#include "agent/workloads/workload.h"
 #include "common/clock.h"
 #include "common/errors.h"
 #include "common/layout.h"
@@ -50,8 +51,6 @@ struct AgentCore::Impl {
   uint32_t lease_ms ABSL_GUARDED_BY(mu) = 0;
   int64_t lease_deadline_mono_ns ABSL_GUARDED_BY(mu) = 0;
   std::unique_ptr<PhaseRunner> runner ABSL_GUARDED_BY(mu);
-  // Files write phases of this session created and Cleanup has not removed:
-  // removed when the lease expires, so a dead controller leaves nothing.
   // What the session's creating phases (write, small_files, mdtest) laid
   // down and the controller has neither removed nor released (kept): removed
   // when the lease expires, so a dead controller leaves nothing. Keyed by
@@ -128,15 +127,25 @@ struct AgentCore::Impl {
   }
 
   void WatchdogMain();
+
+  // Prepare's steps, in order.
+  // Checks the session and the role, and drops a prepared phase this one
+  // replaces (refuses while a phase runs).
+  absl::Status ReplaceRunnerFor(const v1::PrepareRequest& request) ABSL_LOCKS_EXCLUDED(mu);
+  // The phase directory within the roots; creates a missing mdtest -d.
+  absl::StatusOr<std::string> ResolvePhaseDir(const v1::PhaseSpec& spec, const Workload& workload)
+      ABSL_LOCKS_EXCLUDED(mu);
+  // The agent's per-phase byte limit and the free space (NO_SPACE).
+  absl::Status CheckWriteSpace(const v1::PhaseSpec& spec, const Workload& workload,
+                               const std::string& dir) const;
+  // Striping and client checksums, reported in `reply`.
+  absl::Status ApplyLustreSettings(const v1::PhaseSpec& spec, const std::string& dir,
+                                   v1::PrepareReply* reply) ABSL_LOCKS_EXCLUDED(mu);
 };
 
 std::string PhaseFilesKey(const std::string& dir, const v1::PhaseSpec& spec) {
   return absl::StrFormat("%s|%s|%d|%d|%u|%u", dir, spec.file_name(), spec.kind(),
                          spec.file_per_process(), spec.first_rank(), spec.tasks());
-}
-
-bool CreatesFiles(v1::PhaseKind kind) {
-  return kind == v1::WRITE || kind == v1::SMALL_FILES || kind == v1::MDTEST;
 }
 
 void RemoveSessionPhases(const std::map<std::string, std::pair<v1::PhaseSpec, std::string>>& phases) {
@@ -249,7 +258,9 @@ absl::StatusOr<v1::AttachReply> AgentCore::Attach(const v1::AttachRequest& reque
       stale_run = impl_->run_id;
       impl_->EndSessionLocked(&stale_runner, &stale_files, &stale_dirs);
     }
-    if (impl_->runner && !impl_->runner->Done()) impl_->runner->Abort("a new session attached");
+    if (impl_->runner && !impl_->runner->Done()) {
+      impl_->runner->Abort("a new session attached", v1::SUPERSEDED);
+    }
     stale_runner2 = std::move(impl_->runner);
     uint32_t lease = request.lease_ms() == 0 ? impl_->options.default_lease_ms : request.lease_ms();
     lease = std::max(lease, impl_->options.min_lease_ms);
@@ -283,7 +294,7 @@ absl::StatusOr<v1::HeartbeatReply> AgentCore::Heartbeat(const v1::HeartbeatReque
   v1::HeartbeatReply reply;
   reply.set_agent_unix_ns(RealtimeNs());
   if (impl_->runner && request.stall_ms() > 0) {
-    for (const std::string& s : impl_->runner->Stalled(int64_t{request.stall_ms()} * 1'000'000)) {
+    for (const std::string& s : impl_->runner->Stalled(absl::Milliseconds(request.stall_ms()))) {
       reply.add_stalled(s);
     }
   }
@@ -324,129 +335,157 @@ absl::StatusOr<v1::ClockReply> AgentCore::Clock(const v1::ClockRequest& request,
   return reply;
 }
 
-absl::StatusOr<v1::PrepareReply> AgentCore::Prepare(const v1::PrepareRequest& request) {
+absl::Status AgentCore::Impl::ReplaceRunnerFor(const v1::PrepareRequest& request) {
   const v1::PhaseSpec& spec = request.spec();
   std::unique_ptr<PhaseRunner> old;
   {
-    absl::MutexLock lock(&impl_->mu);
-    absl::Status s = impl_->CheckSession(request.session_id());
+    absl::MutexLock lock(&mu);
+    absl::Status s = CheckSession(request.session_id());
     if (!s.ok()) return s;
-    if (impl_->options.role != v1::CLIENT) {
+    if (options.role != v1::CLIENT) {
       return absl::FailedPreconditionError(absl::StrFormat(
           "this agent has role %s; only client agents run I/O tasks (phase %s)",
-          RoleName(impl_->options.role), spec.phase_id()));
+          RoleName(options.role), spec.phase_id()));
     }
-    if (impl_->runner && !impl_->runner->Done()) {
-      if (impl_->runner->Started()) {
-        return absl::FailedPreconditionError(absl::StrFormat(
-            "phase %s is still running; abort it before preparing %s",
-            impl_->runner->spec().phase_id(), spec.phase_id()));
+    if (runner && !runner->Done()) {
+      if (runner->Started()) {
+        return absl::FailedPreconditionError(
+            absl::StrFormat("phase %s is still running; abort it before preparing %s",
+                            runner->spec().phase_id(), spec.phase_id()));
       }
-      impl_->runner->Abort("replaced by phase " + spec.phase_id());
+      runner->Abort("replaced by phase " + spec.phase_id(), v1::SUPERSEDED);
     }
-    old = std::move(impl_->runner);
+    old = std::move(runner);
   }
-  old.reset();
-  if (spec.tasks() > impl_->options.max_tasks) {
+  old.reset();  // joins its parked task threads, outside mu
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> AgentCore::Impl::ResolvePhaseDir(const v1::PhaseSpec& spec,
+                                                             const Workload& workload) {
+  auto dir = roots.Resolve(spec.dir());
+  if (dir.ok() || !absl::IsNotFound(dir.status()) || !workload.CreatesMissingDir()) return dir;
+  // mdtest creates its -d directory when it is missing (one level, as
+  // mkdir(2)); rank 0's agent does, in Prepare, before any task starts.
+  auto planned = roots.ResolveNew(spec.dir());
+  if (!planned.ok()) return planned.status();
+  if (spec.first_rank() != 0) return *planned;
+  if (::mkdir(planned->c_str(), 0775) == 0) {
+    absl::MutexLock lock(&mu);
+    md_created_dirs.emplace(*planned, false);
+  } else if (errno != EEXIST) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("phase %s: cannot create the mdtest directory %s: %s; create it or fix -d",
+                        spec.phase_id(), *planned, std::strerror(errno)));
+  }
+  return roots.Resolve(spec.dir());
+}
+
+absl::Status AgentCore::Impl::CheckWriteSpace(const v1::PhaseSpec& spec, const Workload& workload,
+                                              const std::string& dir) const {
+  // This agent's share; on a shared file system the others' shares come on top.
+  const uint64_t share = workload.AgentWriteBytes();
+  if (share == 0) return absl::OkStatus();
+  if (options.max_bytes_per_phase > 0 && share > options.max_bytes_per_phase) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "phase %s asks for %u tasks on this agent; its limit is %u", spec.phase_id(), spec.tasks(),
-        impl_->options.max_tasks));
+        "phase %s would write %s on this agent; its limit is %s (limits.max_bytes_per_phase "
+        "in the agent config)",
+        spec.phase_id(), HumanBytes(share), HumanBytes(options.max_bytes_per_phase)));
   }
-  auto dir = impl_->roots.Resolve(spec.dir());
-  if (!dir.ok() && absl::IsNotFound(dir.status()) && spec.kind() == v1::MDTEST) {
-    // mdtest creates its -d directory when it is missing (one level, as
-    // mkdir(2)); rank 0's agent does, in Prepare, before any task starts.
-    auto planned = impl_->roots.ResolveNew(spec.dir());
-    if (!planned.ok()) return planned.status();
-    dir = *planned;
-    if (spec.first_rank() == 0) {
-      if (::mkdir(planned->c_str(), 0775) == 0) {
-        absl::MutexLock lock(&impl_->mu);
-        impl_->md_created_dirs.emplace(*planned, false);
-      } else if (errno != EEXIST) {
-        return absl::FailedPreconditionError(absl::StrFormat(
-            "phase %s: cannot create the mdtest directory %s: %s; create it or fix -d",
-            spec.phase_id(), *planned, std::strerror(errno)));
-      }
-      dir = impl_->roots.Resolve(spec.dir());
-      if (!dir.ok()) return dir.status();
-    }
-  }
-  if (!dir.ok()) return dir.status();
-  if (spec.kind() == v1::WRITE) {
-    // This agent's share; on a shared file system the others' shares come on top.
-    const uint64_t share = spec.tasks() * spec.block_bytes() * spec.segments();
-    if (impl_->options.max_bytes_per_phase > 0 && share > impl_->options.max_bytes_per_phase) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "phase %s would write %s on this agent; its limit is %s (limits.max_bytes_per_phase "
-          "in the agent config)",
-          spec.phase_id(), HumanBytes(share), HumanBytes(impl_->options.max_bytes_per_phase)));
-    }
-    struct statvfs sv;
-    if (!spec.ignore_free_space() && ::statvfs(dir->c_str(), &sv) == 0) {
-      const uint64_t free_bytes = static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize;
-      if (share > free_bytes) {
-        return WithKind(absl::ResourceExhaustedError(absl::StrFormat(
-                            "phase %s needs %s in %s on this agent and only %s is free; shrink "
-                            "block_size or tasks, free space, or run with --force",
-                            spec.phase_id(), HumanBytes(share), *dir, HumanBytes(free_bytes))),
-                        v1::NO_SPACE);
-      }
-    }
-  }
-  v1::PrepareReply reply;
-  // Lustre settings first: striping applies only to files created after it.
+  struct statvfs sv;
+  if (spec.ignore_free_space() || ::statvfs(dir.c_str(), &sv) != 0) return absl::OkStatus();
+  const uint64_t free_bytes = static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize;
+  if (share <= free_bytes) return absl::OkStatus();
+  return WithKind(absl::ResourceExhaustedError(absl::StrFormat(
+                      "phase %s needs %s in %s on this agent and only %s is free; shrink "
+                      "block_size or tasks, free space, or run with --force",
+                      spec.phase_id(), HumanBytes(share), dir, HumanBytes(free_bytes))),
+                  v1::NO_SPACE);
+}
+
+absl::Status AgentCore::Impl::ApplyLustreSettings(const v1::PhaseSpec& spec, const std::string& dir,
+                                                  v1::PrepareReply* reply) {
   {
-    absl::MutexLock lock(&impl_->mu);
-    impl_->checksums.reset();  // the previous phase's setting ends here
+    absl::MutexLock lock(&mu);
+    checksums.reset();  // the previous phase's setting ends here
   }
   if (spec.set_stripe()) {
-    absl::Status s = impl_->NeedLustre("striping (stripe_count/stripe_size/stripe_index/pool)");
+    absl::Status s = NeedLustre("striping (stripe_count/stripe_size/stripe_index/pool)");
     if (!s.ok()) return s;
     StripeSettings st;
     st.stripe_count = spec.stripe_count();
     st.stripe_size_bytes = spec.stripe_size_bytes();
     st.stripe_index = spec.stripe_index();
     st.pool = spec.stripe_pool();
-    s = impl_->lustre->SetStripe(*dir, st);
+    s = lustre->SetStripe(dir, st);
     if (!s.ok()) return s;
-    auto layout = impl_->lustre->GetStripe(*dir);
-    reply.set_stripe_layout(layout.ok() ? layout->raw
-                                        : std::string("getstripe failed: ") +
-                                              std::string(layout.status().message()));
+    auto layout = lustre->GetStripe(dir);
+    reply->set_stripe_layout(layout.ok() ? layout->raw
+                                         : std::string("getstripe failed: ") +
+                                               std::string(layout.status().message()));
   }
   if (spec.checksums() != v1::CHECKSUMS_UNCHANGED) {
-    absl::Status s = impl_->NeedLustre("checksums = true/false");
+    absl::Status s = NeedLustre("checksums = true/false");
     if (!s.ok()) return s;
-    auto scope = ScopedParam::Set(*impl_->lustre, "osc.*.checksums",
+    auto scope = ScopedParam::Set(*lustre, "osc.*.checksums",
                                   spec.checksums() == v1::CHECKSUMS_ON ? "1" : "0");
     if (!scope.ok()) return scope.status();
     std::vector<std::string> before;
     for (const ParamValue& p : (*scope)->saved()) before.push_back(p.name + "=" + p.value);
-    reply.set_checksums_before(absl::StrJoin(before, "\n"));
-    absl::MutexLock lock(&impl_->mu);
-    impl_->checksums = std::move(*scope);
+    reply->set_checksums_before(absl::StrJoin(before, "\n"));
+    absl::MutexLock lock(&mu);
+    checksums = std::move(*scope);
   }
-  auto runner = PhaseRunner::Prepare(spec, *dir, impl_->options.runner);
-  if (!runner.ok()) return runner.status();
-  reply.set_resolved_dir(*dir);
-  if (struct statvfs sv; ::statvfs(dir->c_str(), &sv) == 0) {
-    v1::FsStats* fs = reply.mutable_dir_fs();
+  return absl::OkStatus();
+}
+
+namespace {
+
+// What the reply says about a prepared phase: the directory, its file
+// system, the files and the parked threads.
+void DescribePreparedPhase(const std::string& dir, const PhaseRunner& runner,
+                           v1::PrepareReply* reply) {
+  reply->set_resolved_dir(dir);
+  if (struct statvfs sv; ::statvfs(dir.c_str(), &sv) == 0) {
+    v1::FsStats* fs = reply->mutable_dir_fs();
     fs->set_block_bytes(sv.f_bsize);
     fs->set_blocks(sv.f_blocks);
     fs->set_blocks_free(sv.f_bfree);
     fs->set_files(sv.f_files);
     fs->set_files_free(sv.f_ffree);
   }
-  for (const std::string& f : (*runner)->files()) reply.add_files(f);
-  reply.set_threads_parked(spec.tasks());
+  for (const std::string& f : runner.files()) reply->add_files(f);
+  reply->set_threads_parked(runner.spec().tasks());
+}
+
+}  // namespace
+
+absl::StatusOr<v1::PrepareReply> AgentCore::Prepare(const v1::PrepareRequest& request) {
+  const v1::PhaseSpec& spec = request.spec();
+  if (absl::Status s = impl_->ReplaceRunnerFor(request); !s.ok()) return s;
+  if (spec.tasks() > impl_->options.max_tasks) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "phase %s asks for %u tasks on this agent; its limit is %u", spec.phase_id(), spec.tasks(),
+        impl_->options.max_tasks));
+  }
+  auto workload = MakeWorkload(spec, impl_->options.runner);
+  if (!workload.ok()) return workload.status();
+  auto dir = impl_->ResolvePhaseDir(spec, **workload);
+  if (!dir.ok()) return dir.status();
+  if (absl::Status s = impl_->CheckWriteSpace(spec, **workload, *dir); !s.ok()) return s;
+  v1::PrepareReply reply;
+  // Lustre settings first: striping applies only to files created after it.
+  if (absl::Status s = impl_->ApplyLustreSettings(spec, *dir, &reply); !s.ok()) return s;
+  auto runner = PhaseRunner::Prepare(spec, *dir, impl_->options.runner);
+  if (!runner.ok()) return runner.status();
+  DescribePreparedPhase(*dir, **runner, &reply);
   absl::MutexLock lock(&impl_->mu);
   absl::Status s = impl_->CheckSession(request.session_id());
   if (!s.ok()) return s;  // the lease expired meanwhile; the runner is destroyed here
-  if (CreatesFiles(spec.kind())) {
+  if ((*workload)->CreatesFiles()) {
     impl_->session_phases[PhaseFilesKey(*dir, spec)] = {spec, *dir};
   }
-  if (spec.kind() == v1::MDTEST && spec.md_op() == v1::MD_TREE_REMOVE) {
+  if ((*workload)->RemovesTrees()) {
     if (auto it = impl_->md_created_dirs.find(*dir); it != impl_->md_created_dirs.end()) {
       it->second = true;
     }

@@ -13,6 +13,7 @@
 #include "agent/phase_runner.h"
 #include "agent/roots.h"
 #include "agent/telemetry.h"
+#include "common/limits.h"
 #include "lockstep/v1/agent.pb.h"
 
 namespace lockstep {
@@ -23,7 +24,7 @@ struct AgentOptions {
   // Used when an Attach asks for none; bounds any asked for.
   uint32_t default_lease_ms = 5000;
   uint32_t min_lease_ms = 200;
-  uint32_t max_tasks = 4096;
+  uint32_t max_tasks = kMaxAgentTasks;
   uint64_t max_bytes_per_phase = 0;  // what this agent's tasks may write in one phase; 0 = any
   bool allow_drop_caches = true;
   // Where drop_caches is written; tests point it elsewhere.

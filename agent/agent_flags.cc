@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "absl/strings/str_format.h"
+#include "absl/time/time.h"
 #include "common/names.h"
 #include "common/status_macros.h"
 
@@ -131,8 +132,8 @@ absl::StatusOr<AgentConfig> AgentConfigFromFlags(const ParsedFlags& f) {
   if (use("default_lease_ms")) o.default_lease_ms = static_cast<uint32_t>(f.GetUint("default_lease_ms"));
   if (use("allow_drop_caches")) o.allow_drop_caches = f.GetBool("allow_drop_caches");
   if (use("allow_lustre")) o.allow_lustre = f.GetBool("allow_lustre");
-  o.runner.test_delay_per_transfer_ns =
-      static_cast<int64_t>(f.GetUint("test_delay_per_transfer_us")) * 1000;
+  o.runner.test_delay_per_transfer =
+      absl::Microseconds(static_cast<int64_t>(f.GetUint("test_delay_per_transfer_us")));
   if (use("telemetry_interval_ms")) {
     o.telemetry_options.interval_ms = static_cast<uint32_t>(f.GetUint("telemetry_interval_ms"));
   }

@@ -28,7 +28,6 @@ class Outbox {
       // The call is gone, or finished (a failed write): no StartWrite after
       // Finish, and none racing OnDone's delete.
       if (reactor_ == nullptr || finished_) return;
-      if (event.has_result()) final_queued_ = true;
       queue_.push_back(event);
       if (writing_) return;
       writing_ = true;
@@ -91,7 +90,6 @@ class Outbox {
   grpc::ServerWriteReactor<v1::PhaseEvent>* reactor_ ABSL_GUARDED_BY(mu_);
   std::deque<v1::PhaseEvent> queue_ ABSL_GUARDED_BY(mu_);
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
-  bool final_queued_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   // Owned by the in-flight write; touched only by the writer of the moment.
   v1::PhaseEvent current_;

@@ -80,10 +80,10 @@ int PidfdOpen(pid_t pid) {
 #endif
 }
 
-// Waits until `pidfd` is readable (the child exited) or `deadline_ns`.
-bool WaitPidfd(int pidfd, int64_t deadline_ns) {
+// Waits until `pidfd` is readable (the child exited) or `deadline_mono_ns`.
+bool WaitPidfd(int pidfd, int64_t deadline_mono_ns) {
   for (;;) {
-    int64_t left_ms = (deadline_ns - MonotonicNs()) / 1000000;
+    int64_t left_ms = (deadline_mono_ns - MonotonicNs()) / 1000000;
     if (left_ms < 0) left_ms = 0;
     struct pollfd p = {pidfd, POLLIN, 0};
     int r = ::poll(&p, 1, static_cast<int>(left_ms));
@@ -116,27 +116,39 @@ std::string FormatCommand(const std::vector<std::string>& argv) {
   return absl::StrJoin(parts, " ");
 }
 
-absl::StatusOr<CommandOutput> RunCommand(const std::vector<std::string>& argv, int timeout_ms) {
-  if (argv.empty() || argv[0].empty()) {
-    return absl::InvalidArgumentError("RunCommand: empty argument vector");
-  }
-  if (timeout_ms <= 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: timeout_ms %d must be positive", FormatCommand(argv), timeout_ms));
-  }
-  const std::string cmd = FormatCommand(argv);
-  const int64_t start_ns = MonotonicNs();
-  const int64_t deadline_ns = start_ns + static_cast<int64_t>(timeout_ms) * 1000000;
+namespace {
 
+// A started tool: its pid, the read ends of its stdout and stderr, and a
+// pidfd (-1 on kernels without pidfd_open) to wait for its exit in poll(2).
+struct Child {
+  pid_t pid = -1;
+  Fd out;
+  Fd err;
+  Fd pidfd;
+};
+
+// What the tool did by the deadline.
+struct Outcome {
+  bool exited = false;
+  bool timed_out = false;
+  bool status_lost = false;  // SIGCHLD ignored: the kernel reaped it
+  int status = 0;            // waitpid(2)'s, when exited
+};
+
+// posix_spawnp of `argv` with stdin from /dev/null, stdout and stderr to
+// pipes, nothing else inherited, default signal handling, own process group.
+absl::Status Spawn(const std::vector<std::string>& argv, const std::string& cmd, Child* child) {
   int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrFormat("%s: pipe: %s", cmd, std::strerror(errno)));
   }
-  Fd out_r(out_pipe[0]), out_w(out_pipe[1]);
+  child->out.Reset(out_pipe[0]);
+  Fd out_w(out_pipe[1]);
   if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrFormat("%s: pipe: %s", cmd, std::strerror(errno)));
   }
-  Fd err_r(err_pipe[0]), err_w(err_pipe[1]);
+  child->err.Reset(err_pipe[0]);
+  Fd err_w(err_pipe[1]);
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -163,129 +175,150 @@ absl::StatusOr<CommandOutput> RunCommand(const std::vector<std::string>& argv, i
   for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
 
-  pid_t pid = -1;
-  int rc = ::posix_spawnp(&pid, argv[0].c_str(), &actions, &attr, cargv.data(), environ);
+  int rc = ::posix_spawnp(&child->pid, argv[0].c_str(), &actions, &attr, cargv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    if (rc == ENOENT) {
-      const char* path = std::getenv("PATH");
-      return absl::NotFoundError(absl::StrFormat(
-          "%s: \"%s\" is not on PATH (%s); install it or put its directory on PATH", cmd,
-          argv[0], path ? path : "PATH unset"));
-    }
-    if (rc == EACCES) {
-      return absl::PermissionDeniedError(absl::StrFormat(
-          "%s: \"%s\" is not executable (%s); fix its permissions", cmd, argv[0],
-          std::strerror(rc)));
-    }
-    return absl::InternalError(
-        absl::StrFormat("%s: cannot start: %s", cmd, std::strerror(rc)));
+  if (rc == ENOENT) {
+    const char* path = std::getenv("PATH");
+    return absl::NotFoundError(absl::StrFormat(
+        "%s: \"%s\" is not on PATH (%s); install it or put its directory on PATH", cmd, argv[0],
+        path ? path : "PATH unset"));
   }
-  out_w.Reset();
-  err_w.Reset();
-  Fd pidfd(PidfdOpen(pid));
+  if (rc == EACCES) {
+    return absl::PermissionDeniedError(absl::StrFormat(
+        "%s: \"%s\" is not executable (%s); fix its permissions", cmd, argv[0],
+        std::strerror(rc)));
+  }
+  if (rc != 0) {
+    return absl::InternalError(absl::StrFormat("%s: cannot start: %s", cmd, std::strerror(rc)));
+  }
+  child->pidfd.Reset(PidfdOpen(child->pid));
+  return absl::OkStatus();  // the write ends close here: EOF once the tool exits
+}
 
-  CommandOutput out;
-  bool out_open = true, err_open = true, exited = false, timed_out = false;
-  bool status_lost = false;
-  int status = 0;
+// Reads one chunk of `fd` into `dst` (up to kMaxCommandOutputBytes); clears
+// `open` at the end of the pipe.
+void Drain(int fd, bool& open, std::string& dst) {
   char buf[65536];
-  while (out_open || err_open || !exited) {
-    if (!exited && pidfd.get() < 0 && !out_open && !err_open) break;  // wait below
-    int64_t now = MonotonicNs();
-    if (now >= deadline_ns) {
-      timed_out = true;
+  ssize_t got = ::read(fd, buf, sizeof(buf));
+  if (got > 0) {
+    size_t room = kMaxCommandOutputBytes - std::min(dst.size(), kMaxCommandOutputBytes);
+    dst.append(buf, std::min(static_cast<size_t>(got), room));
+  } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+    open = false;
+  }
+}
+
+// Collects the tool's output until it exited and closed both pipes, or the
+// deadline.
+Outcome Collect(Child& child, int64_t deadline_mono_ns, CommandOutput* out) {
+  Outcome o;
+  bool out_open = true, err_open = true;
+  while (out_open || err_open || !o.exited) {
+    if (!o.exited && child.pidfd.get() < 0 && !out_open && !err_open) break;  // waitpid later
+    const int64_t now_mono_ns = MonotonicNs();
+    if (now_mono_ns >= deadline_mono_ns) {
+      o.timed_out = true;
       break;
     }
     struct pollfd fds[3];
     int n = 0;
     int out_i = -1, err_i = -1, pid_i = -1;
-    if (out_open) {
-      out_i = n;
-      fds[n++] = {out_r.get(), POLLIN, 0};
-    }
-    if (err_open) {
-      err_i = n;
-      fds[n++] = {err_r.get(), POLLIN, 0};
-    }
-    if (!exited && pidfd.get() >= 0) {
-      pid_i = n;
-      fds[n++] = {pidfd.get(), POLLIN, 0};
-    }
-    int wait_ms = static_cast<int>((deadline_ns - now + 999999) / 1000000);
-    int r = ::poll(fds, n, wait_ms);
-    if (r < 0) {
+    if (out_open) fds[out_i = n++] = {child.out.get(), POLLIN, 0};
+    if (err_open) fds[err_i = n++] = {child.err.get(), POLLIN, 0};
+    if (!o.exited && child.pidfd.get() >= 0) fds[pid_i = n++] = {child.pidfd.get(), POLLIN, 0};
+    const int wait_ms = static_cast<int>((deadline_mono_ns - now_mono_ns + 999999) / 1000000);
+    if (::poll(fds, n, wait_ms) < 0) {
       if (errno == EINTR) continue;
-      timed_out = true;  // cannot wait: treat as a failure and kill
+      o.timed_out = true;  // cannot wait: treat as a failure and kill
       break;
     }
-    auto drain = [&](int i, Fd& fd, bool& open, std::string& dst) {
-      if (i < 0 || fds[i].revents == 0) return;
-      ssize_t got = ::read(fd.get(), buf, sizeof(buf));
-      if (got > 0) {
-        size_t room = kMaxCommandOutputBytes - std::min(dst.size(), kMaxCommandOutputBytes);
-        dst.append(buf, std::min(static_cast<size_t>(got), room));
-      } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
-        open = false;
-      }
-    };
-    drain(out_i, out_r, out_open, out.stdout_text);
-    drain(err_i, err_r, err_open, out.stderr_text);
+    if (out_i >= 0 && fds[out_i].revents != 0) Drain(child.out.get(), out_open, out->stdout_text);
+    if (err_i >= 0 && fds[err_i].revents != 0) Drain(child.err.get(), err_open, out->stderr_text);
     if (pid_i >= 0 && fds[pid_i].revents != 0) {
-      pid_t w = ::waitpid(pid, &status, WNOHANG);
-      if (w == pid) {
-        exited = true;
+      pid_t w = ::waitpid(child.pid, &o.status, WNOHANG);
+      if (w == child.pid) {
+        o.exited = true;
       } else if (w < 0 && errno == ECHILD) {
-        exited = true;  // SIGCHLD is ignored: the kernel reaped it
-        status_lost = true;
+        o.exited = true;  // SIGCHLD is ignored: the kernel reaped it
+        o.status_lost = true;
       }
     }
   }
+  return o;
+}
 
-  if (timed_out) {
-    ::kill(-pid, SIGKILL);  // the whole group: what the tool started dies too
-    bool reaped = exited;   // the tool may be gone while a child kept its pipes
-    if (!reaped) {
-      ::kill(pid, SIGKILL);
-      if (pidfd.get() < 0) {
-        reaped = ::waitpid(pid, &status, 0) == pid;
-      } else if (WaitPidfd(pidfd.get(), MonotonicNs() + 1000000000LL)) {
-        // (A tool blocked in the kernel on a dead server may not die at once.)
-        reaped = ::waitpid(pid, &status, 0) == pid;
-      }
-      if (!reaped) ReapLater(pid);
-    }
+// Kills the tool's process group after a timeout; waits up to 1 s for the
+// tool itself. Returns whether it was reaped.
+bool KillTimedOut(Child& child, Outcome& o) {
+  ::kill(-child.pid, SIGKILL);  // the whole group: what the tool started dies too
+  if (o.exited) return true;    // the tool may be gone while a child kept its pipes
+  ::kill(child.pid, SIGKILL);
+  bool reaped = false;
+  if (child.pidfd.get() < 0) {
+    reaped = ::waitpid(child.pid, &o.status, 0) == child.pid;
+  } else if (WaitPidfd(child.pidfd.get(), MonotonicNs() + 1000000000LL)) {
+    // (A tool blocked in the kernel on a dead server may not die at once.)
+    reaped = ::waitpid(child.pid, &o.status, 0) == child.pid;
+  }
+  if (!reaped) ReapLater(child.pid);
+  return reaped;
+}
+
+// The error for a tool that did not exit 0, or OK.
+absl::Status ExitStatus(const std::string& cmd, const Outcome& o, CommandOutput* out) {
+  if (o.status_lost) {
+    return absl::InternalError(absl::StrFormat(
+        "%s: exit status lost (waitpid found no child); the agent must not ignore SIGCHLD", cmd));
+  }
+  if (WIFSIGNALED(o.status)) {
+    out->exit_code = 128 + WTERMSIG(o.status);
+    return absl::InternalError(absl::StrFormat("%s: killed by signal %d%s%s", cmd,
+                                               WTERMSIG(o.status),
+                                               out->stderr_text.empty() ? "" : "; stderr: ",
+                                               FirstLine(out->stderr_text)));
+  }
+  out->exit_code = WEXITSTATUS(o.status);
+  if (out->exit_code != 0) {
+    return absl::InternalError(absl::StrFormat(
+        "%s: exit code %d; stderr: %s", cmd, out->exit_code,
+        out->stderr_text.empty() ? std::string("(empty)") : FirstLine(out->stderr_text)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<CommandOutput> RunCommand(const std::vector<std::string>& argv, int timeout_ms) {
+  if (argv.empty() || argv[0].empty()) {
+    return absl::InvalidArgumentError("RunCommand: empty argument vector");
+  }
+  if (timeout_ms <= 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: timeout_ms %d must be positive", FormatCommand(argv), timeout_ms));
+  }
+  const std::string cmd = FormatCommand(argv);
+  const int64_t start_mono_ns = MonotonicNs();
+  const int64_t deadline_mono_ns = start_mono_ns + static_cast<int64_t>(timeout_ms) * 1000000;
+  Child child;
+  if (absl::Status s = Spawn(argv, cmd, &child); !s.ok()) return s;
+  CommandOutput out;
+  Outcome o = Collect(child, deadline_mono_ns, &out);
+  if (o.timed_out) {
+    const bool reaped = KillTimedOut(child, o);
     return absl::DeadlineExceededError(absl::StrFormat(
-        "%s: still running after %d ms; killed (pid %d%s)%s%s", cmd, timeout_ms, pid,
+        "%s: still running after %d ms; killed (pid %d%s)%s%s", cmd, timeout_ms, child.pid,
         reaped ? "" : ", not yet exited: stuck in the kernel?",
         out.stderr_text.empty() ? "" : "; stderr: ", FirstLine(out.stderr_text)));
   }
-  if (!exited) {
+  if (!o.exited) {
     pid_t w;
-    while ((w = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
+    while ((w = ::waitpid(child.pid, &o.status, 0)) < 0 && errno == EINTR) {
     }
-    if (w < 0) status_lost = true;
+    if (w < 0) o.status_lost = true;
   }
-  out.elapsed_ns = MonotonicNs() - start_ns;
-  if (status_lost) {
-    return absl::InternalError(absl::StrFormat(
-        "%s: exit status lost (waitpid found no child); the agent must not ignore SIGCHLD",
-        cmd));
-  }
-  if (WIFSIGNALED(status)) {
-    out.exit_code = 128 + WTERMSIG(status);
-    return absl::InternalError(absl::StrFormat("%s: killed by signal %d%s%s", cmd,
-                                               WTERMSIG(status),
-                                               out.stderr_text.empty() ? "" : "; stderr: ",
-                                               FirstLine(out.stderr_text)));
-  }
-  out.exit_code = WEXITSTATUS(status);
-  if (out.exit_code != 0) {
-    return absl::InternalError(absl::StrFormat(
-        "%s: exit code %d; stderr: %s", cmd, out.exit_code,
-        out.stderr_text.empty() ? std::string("(empty)") : FirstLine(out.stderr_text)));
-  }
+  out.run_duration_ns = MonotonicNs() - start_mono_ns;
+  if (absl::Status s = ExitStatus(cmd, o, &out); !s.ok()) return s;
   return out;
 }
 

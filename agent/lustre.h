@@ -23,7 +23,7 @@ struct CommandOutput {
   int exit_code = 0;
   std::string stdout_text;  // at most kMaxCommandOutputBytes each; the rest is dropped
   std::string stderr_text;
-  int64_t elapsed_ns = 0;   // monotonic
+  int64_t run_duration_ns = 0;  // start to exit, monotonic
 };
 
 inline constexpr size_t kMaxCommandOutputBytes = 8 << 20;

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,8 +25,9 @@
 namespace lockstep {
 namespace {
 
-int Main(int argc, char** argv) {
-  SetLogTag("lockstep-agent");
+// Parses the command line into `config`. An exit code when the process ends
+// here: 0 after --help or --help-man, 2 for a bad command line.
+std::optional<int> ParseCommandLine(int argc, char** argv, AgentConfig* config) {
   const CommandSpec& spec = AgentCommandSpec();
   absl::StatusOr<ParsedFlags> flags =
       ParseFlags(std::vector<std::string>(argv + 1, argv + argc), spec);
@@ -47,65 +49,57 @@ int Main(int argc, char** argv) {
                  flags->positional()[0].c_str(), FormatUsage(spec).c_str());
     return 2;
   }
-  absl::StatusOr<AgentConfig> config = AgentConfigFromFlags(*flags);
-  if (!config.ok()) {
-    std::fprintf(stderr, "lockstep-agent: %s\n", std::string(config.status().message()).c_str());
+  absl::StatusOr<AgentConfig> parsed = AgentConfigFromFlags(*flags);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "lockstep-agent: %s\n", std::string(parsed.status().message()).c_str());
     return 2;
   }
-  const AgentOptions& options = config->options;
-  const std::string role(RoleName(options.role));
-  const bool insecure = config->insecure;
-  const std::string& tls_ca = config->tls_ca;
-  const std::string& tls_cert = config->tls_cert;
-  const std::string& tls_key = config->tls_key;
-  const std::vector<std::string>& tls_allow = config->tls_allow;
-  const std::string& listen = config->listen;
-  auto hostport = SplitHostPort(listen);
-  if (!hostport.ok()) {
-    std::fprintf(stderr, "lockstep-agent: --listen: %s\n",
-                 std::string(hostport.status().message()).c_str());
-    return 2;
-  }
-  std::shared_ptr<grpc::ServerCredentials> creds;
-  AgentServiceOptions service_options;
-  if (insecure) {
-    if (!IsLoopbackHost(hostport->first)) {
+  *config = std::move(*parsed);
+  return std::nullopt;
+}
+
+// The server's credentials: insecure on loopback only, else mutual TLS with
+// the controllers --tls_allow names. An exit code (2) when refused.
+std::optional<int> MakeCredentials(const AgentConfig& config, const std::string& listen_host,
+                                   std::shared_ptr<grpc::ServerCredentials>* creds,
+                                   AgentServiceOptions* service_options) {
+  if (config.insecure) {
+    if (!IsLoopbackHost(listen_host)) {
       std::fprintf(stderr,
                    "lockstep-agent: --insecure is allowed only on a loopback address, not %s: "
                    "anyone on the network could make this agent write files and drop caches. "
                    "Set up certificates (deploy/certs.sh) or listen on 127.0.0.1.\n",
-                   listen.c_str());
+                   config.listen.c_str());
       return 2;
     }
-    creds = grpc::InsecureServerCredentials();
-  } else {
-    TlsFiles files{tls_ca, tls_cert, tls_key};
-    if (files.ca_pem.empty() || files.cert_pem.empty() || files.key_pem.empty()) {
-      std::fprintf(stderr,
-                   "lockstep-agent: no TLS material: give --tls_ca, --tls_cert and --tls_key "
-                   "(make them with deploy/certs.sh init --dir DIR --agent NAME,HOST,IP), or "
-                   "--insecure with a loopback --listen address\n");
-      return 2;
-    }
-    auto tls = MakeServerCredentials(files);
-    if (!tls.ok()) {
-      std::fprintf(stderr, "lockstep-agent: %s\n", std::string(tls.status().message()).c_str());
-      return 2;
-    }
-    creds = *tls;
-    for (const std::string& name : tls_allow) {
-      if (name != "*") service_options.allowed_controllers.push_back(name);
-    }
-    service_options.require_tls_peer = true;
+    *creds = grpc::InsecureServerCredentials();
+    return std::nullopt;
   }
-
-  auto core = AgentCore::Create(options);
-  if (!core.ok()) {
-    std::fprintf(stderr, "lockstep-agent: %s\n", std::string(core.status().message()).c_str());
+  TlsFiles files{config.tls_ca, config.tls_cert, config.tls_key};
+  if (files.ca_pem.empty() || files.cert_pem.empty() || files.key_pem.empty()) {
+    std::fprintf(stderr,
+                 "lockstep-agent: no TLS material: give --tls_ca, --tls_cert and --tls_key "
+                 "(make them with deploy/certs.sh init --dir DIR --agent NAME,HOST,IP), or "
+                 "--insecure with a loopback --listen address\n");
     return 2;
   }
-  std::unique_ptr<grpc::Service> service = MakeAgentService(core->get(), service_options);
+  auto tls = MakeServerCredentials(files);
+  if (!tls.ok()) {
+    std::fprintf(stderr, "lockstep-agent: %s\n", std::string(tls.status().message()).c_str());
+    return 2;
+  }
+  *creds = *tls;
+  for (const std::string& name : config.tls_allow) {
+    if (name != "*") service_options->allowed_controllers.push_back(name);
+  }
+  service_options->require_tls_peer = true;
+  return std::nullopt;
+}
 
+// Serves `service` on config.listen until SIGINT or SIGTERM. 0, or 1 when
+// the port cannot be had.
+int Serve(const AgentConfig& config, const std::pair<std::string, int>& hostport,
+          const std::shared_ptr<grpc::ServerCredentials>& creds, grpc::Service* service) {
   // Signals go to one thread that shuts the server down.
   sigset_t signals;
   sigemptyset(&signals);
@@ -115,8 +109,8 @@ int Main(int argc, char** argv) {
 
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(listen, creds, &port);
-  builder.RegisterService(service.get());
+  builder.AddListeningPort(config.listen, creds, &port);
+  builder.RegisterService(service);
   builder.SetMaxReceiveMessageSize(64 << 20);
   builder.SetMaxSendMessageSize(64 << 20);
   // Let controllers keep the connection alive with pings (conventions.md).
@@ -128,12 +122,13 @@ int Main(int argc, char** argv) {
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
     std::fprintf(stderr, "lockstep-agent: %s\n",
-                 DescribeListenFailure(listen, hostport->second).c_str());
+                 DescribeListenFailure(config.listen, hostport.second).c_str());
     return 1;
   }
-  std::printf("listening on %s\n", JoinHostPort(hostport->first, port).c_str());
+  std::printf("listening on %s\n", JoinHostPort(hostport.first, port).c_str());
   std::fflush(stdout);
-  LogInfo("role %s, roots: %s", role, absl::StrJoin(options.roots, ", "));
+  LogInfo("role %s, roots: %s", RoleName(config.options.role),
+          absl::StrJoin(config.options.roots, ", "));
 
   std::thread waiter([&server, signals] {
     int sig = 0;
@@ -143,8 +138,34 @@ int Main(int argc, char** argv) {
   });
   server->Wait();
   waiter.join();
-  core->reset();
   return 0;
+}
+
+int Main(int argc, char** argv) {
+  SetLogTag("lockstep-agent");
+  AgentConfig config;
+  if (std::optional<int> exit_code = ParseCommandLine(argc, argv, &config)) return *exit_code;
+  auto hostport = SplitHostPort(config.listen);
+  if (!hostport.ok()) {
+    std::fprintf(stderr, "lockstep-agent: --listen: %s\n",
+                 std::string(hostport.status().message()).c_str());
+    return 2;
+  }
+  std::shared_ptr<grpc::ServerCredentials> creds;
+  AgentServiceOptions service_options;
+  if (std::optional<int> exit_code =
+          MakeCredentials(config, hostport->first, &creds, &service_options)) {
+    return *exit_code;
+  }
+  auto core = AgentCore::Create(config.options);
+  if (!core.ok()) {
+    std::fprintf(stderr, "lockstep-agent: %s\n", std::string(core.status().message()).c_str());
+    return 2;
+  }
+  std::unique_ptr<grpc::Service> service = MakeAgentService(core->get(), service_options);
+  const int exit_code = Serve(config, *hostport, creds, service.get());
+  core->reset();
+  return exit_code;
 }
 
 }  // namespace

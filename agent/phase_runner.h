@@ -1,5 +1,7 @@
 // Runs one agent's share of one phase: one thread per task, parked after
-// Prepare and released together at the start instant.
+// Prepare and released together at the start instant. What each task does
+// is its kind's Workload (agent/workloads/workload.h); the runner owns the
+// threads, the start, progress, the throughput series and the result.
 #ifndef LOCKSTEP_AGENT_PHASE_RUNNER_H_
 #define LOCKSTEP_AGENT_PHASE_RUNNER_H_
 
@@ -9,15 +11,14 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "agent/workloads/workload.h"
 #include "lockstep/v1/agent.pb.h"
 
 namespace lockstep {
 
-struct RunnerOptions {
-  // Test only (lockstep-agent --test_delay_per_transfer_us): every transfer
-  // takes this much longer, as on a slower device.
-  int64_t test_delay_per_transfer_ns = 0;
-};
+// The runner's options are its workloads' (test hooks only).
+using RunnerOptions = WorkloadOptions;
 
 class PhaseRunner {
  public:
@@ -25,11 +26,12 @@ class PhaseRunner {
   // run, then exactly one PhaseResult. Must not block for long.
   using EventSink = std::function<void(const v1::PhaseEvent&)>;
 
-  // Checks the spec, removes stale files (write) or checks that every file
-  // exists and is long enough (read), allocates aligned buffers and parks one
-  // thread per task. `dir` is already resolved against the allowed roots.
-  // Errors: InvalidArgument (spec), NotFound / FailedPrecondition (read
-  // files missing or short: names the file and the task), Internal.
+  // Checks the spec (the fields every kind shares, then the kind's own), has
+  // the kind's workload prepare its files and buffers (Workload::Prepare)
+  // and parks one thread per task. `dir` is already resolved against the
+  // allowed roots. Errors: InvalidArgument (spec, or a kind without a
+  // workload), NotFound / FailedPrecondition (read files missing or short:
+  // names the file and the task), Internal.
   static absl::StatusOr<std::unique_ptr<PhaseRunner>> Prepare(const v1::PhaseSpec& spec,
                                                               const std::string& dir,
                                                               const RunnerOptions& options = {});
@@ -38,26 +40,31 @@ class PhaseRunner {
   ~PhaseRunner();
 
   // Releases the parked tasks at `start_at_unix_ns` (this host's wall clock).
-  // With `spin_duration_ns` > 0 each task sleeps until that much before the instant
-  // and spins the rest (use only when tasks do not outnumber free cores).
-  // REQUIRES: called once. FailedPrecondition when called twice.
-  absl::Status Start(int64_t start_at_unix_ns, int64_t spin_duration_ns, uint32_t progress_interval_ms,
-                     EventSink sink);
+  // With `spin_duration_ns` > 0 each task sleeps until that much before the
+  // instant and spins the rest (use only when tasks do not outnumber free
+  // cores). REQUIRES: called once. FailedPrecondition when called twice;
+  // Aborted, with the kind Abort was given, after an Abort.
+  absl::Status Start(int64_t start_at_unix_ns, int64_t spin_duration_ns,
+                     uint32_t progress_interval_ms, EventSink sink);
 
-  // Stops every task at its next transfer boundary; the result reports the
-  // phase as failed with `reason`. Safe to call at any time, repeatedly.
-  void Abort(const std::string& reason);
+  // Stops every task at its next operation boundary; the result reports the
+  // phase as failed with `reason`, each stopped task as "task N stopped:
+  // REASON" (error_kind STOPPED). `kind` says why, for a Start that comes
+  // after: STOPPED (the controller, the lease) or SUPERSEDED (a newer
+  // Prepare or session took the agent). Safe to call at any time,
+  // repeatedly; the first reason wins.
+  void Abort(const std::string& reason, v1::ErrorKind kind = v1::STOPPED);
 
   // True once the result has been delivered (false for a runner never started).
   bool Done() const;
   bool Started() const;
 
-  // Tasks whose current transfer has been in flight for `threshold_ns` or
+  // Tasks whose current transfer has been in flight for `threshold` or
   // more: "task 3 stuck in write /d/f at offset 1048576 for 61.0 s".
-  std::vector<std::string> Stalled(int64_t threshold_ns) const;
+  std::vector<std::string> Stalled(absl::Duration threshold) const;
 
   const v1::PhaseSpec& spec() const;
-  // Files this agent's tasks open (write: create).
+  // Files (or tree roots) this agent's tasks open (write: create).
   const std::vector<std::string>& files() const;
 
   PhaseRunner(const PhaseRunner&) = delete;
@@ -70,9 +77,10 @@ class PhaseRunner {
   std::unique_ptr<Impl> impl_;
 };
 
-// Removes the files this agent's tasks of `spec` own (file per process: one
-// per task; shared file: the file). Returns the number removed; a missing
-// file is not an error.
+// Removes the files this agent's tasks of `spec` own (Workload::RemoveFiles:
+// file per process, one per task; shared file, the file; small files and
+// mdtest, the trees). Returns the number removed; a missing file is not an
+// error. InvalidArgument for a kind without a workload.
 absl::StatusOr<uint32_t> RemovePhaseFiles(const v1::PhaseSpec& spec, const std::string& dir);
 
 }  // namespace lockstep

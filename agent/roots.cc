@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/errors.h"
 
 namespace lockstep {
 namespace {
@@ -25,6 +26,9 @@ absl::StatusOr<std::string> RealPath(const std::string& path) {
   }
   return std::string(buf);
 }
+
+// A plan path the agent will not use: the controller sees PATH_REFUSED.
+absl::Status Refused(absl::Status status) { return WithKind(std::move(status), v1::PATH_REFUSED); }
 
 bool IsUnder(const std::string& path, const std::string& root) {
   if (root == "/") return true;
@@ -58,7 +62,7 @@ absl::StatusOr<AllowedRoots> AllowedRoots::Create(const std::vector<std::string>
 
 absl::StatusOr<std::string> AllowedRoots::Resolve(const std::string& dir) const {
   if (dir.empty()) {
-    return absl::InvalidArgumentError("empty directory; set dir in the plan's phase");
+    return Refused(absl::InvalidArgumentError("empty directory; set dir in the plan's phase"));
   }
   std::string candidate = dir[0] == '/' ? dir : roots_.front() + "/" + dir;
   auto real = RealPath(candidate);
@@ -68,22 +72,22 @@ absl::StatusOr<std::string> AllowedRoots::Resolve(const std::string& dir) const 
           "directory %s does not exist; create it (the agent does not create phase directories)",
           candidate));
     }
-    return real.status();
+    return Refused(real.status());
   }
   for (const std::string& root : roots_) {
     if (IsUnder(*real, root)) {
       struct stat st;
       if (::stat(real->c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-        return absl::InvalidArgumentError(absl::StrFormat("%s is not a directory", *real));
+        return Refused(absl::InvalidArgumentError(absl::StrFormat("%s is not a directory", *real)));
       }
       return *real;
     }
   }
   std::string how = *real == candidate ? "" : absl::StrFormat(" (resolves to %s)", *real);
-  return absl::PermissionDeniedError(absl::StrFormat(
+  return Refused(absl::PermissionDeniedError(absl::StrFormat(
       "directory %s%s is outside the agent's allowed roots [%s]; use a directory below one of "
       "them or start the agent with --root for it",
-      dir, how, absl::StrJoin(roots_, ", ")));
+      dir, how, absl::StrJoin(roots_, ", "))));
 }
 
 absl::StatusOr<std::string> AllowedRoots::ResolveNew(const std::string& dir) const {
@@ -92,8 +96,8 @@ absl::StatusOr<std::string> AllowedRoots::ResolveNew(const std::string& dir) con
   const size_t slash = d.find_last_of('/');
   const std::string base = slash == std::string::npos ? d : d.substr(slash + 1);
   if (base.empty() || base == "." || base == "..") {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("directory %s has no name to create; give a path ending in a name", dir));
+    return Refused(absl::InvalidArgumentError(
+        absl::StrFormat("directory %s has no name to create; give a path ending in a name", dir)));
   }
   const std::string parent = slash == std::string::npos ? roots_.front()
                              : slash == 0                ? std::string(1, '/')

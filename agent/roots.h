@@ -18,13 +18,16 @@ class AllowedRoots {
 
   // Resolves a plan directory: a relative `dir` is taken under the first
   // root; the result (after resolving "..", symlinks) must be a root or lie
-  // below one. Errors: NotFound (dir missing, says which host path),
-  // PermissionDenied (outside the roots, lists them).
+  // below one. Errors: NotFound (dir missing, says which host path); a path
+  // refused carries the kind PATH_REFUSED (common/errors.h): PermissionDenied
+  // (outside the roots, lists them; or not resolvable), InvalidArgument
+  // (empty, not a directory).
   absl::StatusOr<std::string> Resolve(const std::string& dir) const;
 
   // For a directory that may not exist yet (mdtest creates its -d): its
   // parent must resolve as Resolve does; returns "<resolved parent>/<last
-  // component>". InvalidArgument for a last component of "", "." or "..".
+  // component>". InvalidArgument (PATH_REFUSED) for a last component of "",
+  // "." or "..".
   absl::StatusOr<std::string> ResolveNew(const std::string& dir) const;
 
   const std::vector<std::string>& roots() const { return roots_; }

@@ -123,7 +123,8 @@ double MbPerS(uint64_t bytes, int64_t ns) {
   return ns > 0 ? static_cast<double>(bytes) / 1e6 / (static_cast<double>(ns) / 1e9) : 0.0;
 }
 
-void Feed(const HostSample& s, Window* w) {
+// Levels (memory, load, disk queue depth) count from the first sample on.
+void FeedLevels(const HostSample& s, Window* w) {
   for (const std::string& warning : s.warnings) w->Warn(warning);
   ++w->samples;
   if (s.have_mem) {
@@ -138,20 +139,13 @@ void Feed(const HostSample& s, Window* w) {
     w->disks[name].in_flight_max = std::max(w->disks[name].in_flight_max, d.in_flight);
   }
   for (const auto& [source, counters] : s.lustre) w->sources.insert(source);
-  if (!w->has_prev) {
-    w->has_prev = true;
-    w->prev = s;
-    w->first_mono_ns = s.mono_ns;
-    w->first_unix_ns = s.unix_ns;
-    return;
-  }
-  const HostSample& p = w->prev;
-  int64_t dt_ns = s.mono_ns - p.mono_ns;
-  bool reset = false;
+}
 
-  // CPU.
+void FeedCpu(const HostSample& p, const HostSample& s, Window* w) {
   const CpuTimes &a = p.stat.cpu, &b = s.stat.cpu;
   CpuTimes& c = w->cpu_delta;
+  // Per-CPU time may step back on hot-unplug; not worth a warning.
+  bool reset = false;
   c.user += Delta(a.user, b.user, &reset);
   c.nice += Delta(a.nice, b.nice, &reset);
   c.system += Delta(a.system, b.system, &reset);
@@ -160,28 +154,28 @@ void Feed(const HostSample& s, Window* w) {
   c.irq += Delta(a.irq, b.irq, &reset);
   c.softirq += Delta(a.softirq, b.softirq, &reset);
   c.steal += Delta(a.steal, b.steal, &reset);
-  reset = false;  // per-CPU time may step back on hot-unplug; not worth a warning
-  if (b.Total() > a.Total()) {
-    CpuPercent pct = CpuPercentBetween(a, b);
-    CpuPercent& m = w->cpu_max;
-    m.user = std::max(m.user, pct.user);
-    m.nice = std::max(m.nice, pct.nice);
-    m.system = std::max(m.system, pct.system);
-    m.idle = std::max(m.idle, pct.idle);
-    m.iowait = std::max(m.iowait, pct.iowait);
-    m.irq = std::max(m.irq, pct.irq);
-    m.softirq = std::max(m.softirq, pct.softirq);
-    m.steal = std::max(m.steal, pct.steal);
-    w->busy_cores_max = std::max(w->busy_cores_max, pct.BusyCores(s.stat.cores));
-  }
+  if (b.Total() <= a.Total()) return;
+  CpuPercent pct = CpuPercentBetween(a, b);
+  CpuPercent& m = w->cpu_max;
+  m.user = std::max(m.user, pct.user);
+  m.nice = std::max(m.nice, pct.nice);
+  m.system = std::max(m.system, pct.system);
+  m.idle = std::max(m.idle, pct.idle);
+  m.iowait = std::max(m.iowait, pct.iowait);
+  m.irq = std::max(m.irq, pct.irq);
+  m.softirq = std::max(m.softirq, pct.softirq);
+  m.steal = std::max(m.steal, pct.steal);
+  w->busy_cores_max = std::max(w->busy_cores_max, pct.BusyCores(s.stat.cores));
+}
 
-  // Disks present in both samples.
+// Disks present in both samples.
+void FeedDisks(const HostSample& p, const HostSample& s, int64_t interval_duration_ns, Window* w) {
   for (const auto& [name, d] : s.disks) {
     auto it = p.disks.find(name);
     if (it == p.disks.end()) continue;
     const DiskCounters& o = it->second;
     DiskAcc& acc = w->disks[name];
-    reset = false;
+    bool reset = false;
     uint64_t reads = Delta(o.reads, d.reads, &reset);
     uint64_t rsec = Delta(o.read_sectors, d.read_sectors, &reset);
     uint64_t rms = Delta(o.read_ms, d.read_ms, &reset);
@@ -201,21 +195,23 @@ void Feed(const HostSample& s, Window* w) {
     acc.delta.write_sectors += wsec;
     acc.delta.write_ms += wms;
     acc.delta.io_ms += io_ms;
-    acc.present_ns += dt_ns;
-    if (dt_ns > 0) {
-      acc.util_max = std::max(acc.util_max, std::min(100.0, io_ms * 1e6 * 100.0 / dt_ns));
-      acc.read_mb_s_max = std::max(acc.read_mb_s_max, MbPerS(rsec * kDiskSectorBytes, dt_ns));
-      acc.write_mb_s_max = std::max(acc.write_mb_s_max, MbPerS(wsec * kDiskSectorBytes, dt_ns));
+    acc.present_ns += interval_duration_ns;
+    if (interval_duration_ns > 0) {
+      acc.util_max = std::max(acc.util_max, std::min(100.0, io_ms * 1e6 * 100.0 / interval_duration_ns));
+      acc.read_mb_s_max = std::max(acc.read_mb_s_max, MbPerS(rsec * kDiskSectorBytes, interval_duration_ns));
+      acc.write_mb_s_max = std::max(acc.write_mb_s_max, MbPerS(wsec * kDiskSectorBytes, interval_duration_ns));
     }
   }
+}
 
-  // Network interfaces present in both samples.
+// Network interfaces present in both samples.
+void FeedNets(const HostSample& p, const HostSample& s, int64_t interval_duration_ns, Window* w) {
   for (const auto& [name, n] : s.nets) {
     auto it = p.nets.find(name);
     if (it == p.nets.end()) continue;
     const NetCounters& o = it->second;
     NetAcc& acc = w->nets[name];
-    reset = false;
+    bool reset = false;
     uint64_t rx = Delta(o.rx_bytes, n.rx_bytes, &reset);
     uint64_t tx = Delta(o.tx_bytes, n.tx_bytes, &reset);
     acc.delta.rx_bytes += rx;
@@ -229,14 +225,16 @@ void Feed(const HostSample& s, Window* w) {
                               "(interface re-created?); counted from the reset",
                               name));
     }
-    acc.present_ns += dt_ns;
-    if (dt_ns > 0) {
-      acc.rx_mb_s_max = std::max(acc.rx_mb_s_max, MbPerS(rx, dt_ns));
-      acc.tx_mb_s_max = std::max(acc.tx_mb_s_max, MbPerS(tx, dt_ns));
+    acc.present_ns += interval_duration_ns;
+    if (interval_duration_ns > 0) {
+      acc.rx_mb_s_max = std::max(acc.rx_mb_s_max, MbPerS(rx, interval_duration_ns));
+      acc.tx_mb_s_max = std::max(acc.tx_mb_s_max, MbPerS(tx, interval_duration_ns));
     }
   }
+}
 
-  // Lustre counters present in both samples.
+// Lustre counters present in both samples.
+void FeedLustre(const HostSample& p, const HostSample& s, Window* w) {
   for (const auto& [source, counters] : s.lustre) {
     auto pit = p.lustre.find(source);
     if (pit == p.lustre.end()) continue;
@@ -246,7 +244,7 @@ void Feed(const HostSample& s, Window* w) {
       // prints only counters that have been hit.
       LustreStat before;
       if (cit != pit->second.end()) before = cit->second;
-      reset = false;
+      bool reset = false;
       uint64_t ds = Delta(before.samples, stat.samples, &reset);
       uint64_t dsum = reset ? stat.sum : Delta(before.sum, stat.sum, &reset);
       if (reset) {
@@ -261,6 +259,25 @@ void Feed(const HostSample& s, Window* w) {
       acc.sum += dsum;
     }
   }
+}
+
+// Adds sample `s` to the window: levels from every sample, rates and counter
+// deltas from each pair of consecutive samples.
+void Feed(const HostSample& s, Window* w) {
+  FeedLevels(s, w);
+  if (!w->has_prev) {
+    w->has_prev = true;
+    w->prev = s;
+    w->first_mono_ns = s.mono_ns;
+    w->first_unix_ns = s.unix_ns;
+    return;
+  }
+  const HostSample& p = w->prev;
+  const int64_t interval_duration_ns = s.mono_ns - p.mono_ns;
+  FeedCpu(p, s, w);
+  FeedDisks(p, s, interval_duration_ns, w);
+  FeedNets(p, s, interval_duration_ns, w);
+  FeedLustre(p, s, w);
   w->prev = s;
 }
 

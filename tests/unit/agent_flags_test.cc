@@ -2,6 +2,7 @@
 #include "agent/agent_flags.h"
 
 #include "absl/strings/str_split.h"
+#include "absl/time/time.h"
 #include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -32,7 +33,7 @@ TEST(AgentFlags, WithoutAConfigEveryFlagApplies) {
   EXPECT_THAT(c->options.telemetry_options.devices, ElementsAre("sda", "sdb"));
   EXPECT_THAT(c->tls_allow, ElementsAre("ops"));
   EXPECT_EQ(c->options.default_lease_ms, 700u);
-  EXPECT_EQ(c->options.runner.test_delay_per_transfer_ns, 5000);
+  EXPECT_EQ(c->options.runner.test_delay_per_transfer, absl::Microseconds(5));
   EXPECT_FALSE(c->options.allow_drop_caches);
   EXPECT_EQ(c->options.telemetry_options.interval_ms, 1000u);  // the flag's default
 

@@ -12,6 +12,7 @@
 #include "agent/phase_runner.h"
 #include "agent/roots.h"
 #include "common/clock.h"
+#include "common/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
@@ -35,6 +36,7 @@ TEST(Roots, ResolvesInsideAndRefusesEscapes) {
   auto dotdot = roots->Resolve("sub/../../outside");
   EXPECT_EQ(dotdot.status().code(), absl::StatusCode::kPermissionDenied);
   EXPECT_THAT(dotdot.status().message(), HasSubstr("outside the agent's allowed roots"));
+  EXPECT_EQ(KindOf(dotdot.status()), v1::PATH_REFUSED);
   auto link = roots->Resolve("link");
   EXPECT_EQ(link.status().code(), absl::StatusCode::kPermissionDenied);
   EXPECT_THAT(link.status().message(), HasSubstr("resolves to " + tmp / "outside"));
@@ -42,6 +44,8 @@ TEST(Roots, ResolvesInsideAndRefusesEscapes) {
   auto missing = roots->Resolve("nope");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(missing.status().message(), HasSubstr("does not exist"));
+  EXPECT_EQ(KindOf(missing.status()), v1::ERROR_KIND_UNSPECIFIED);  // missing, not refused
+  EXPECT_EQ(KindOf(roots->ResolveNew("sub/..").status()), v1::PATH_REFUSED);
   EXPECT_FALSE(AllowedRoots::Create({tmp / "missing-root"}).ok());
   EXPECT_FALSE(AllowedRoots::Create({}).ok());
 }
@@ -148,6 +152,7 @@ TEST(PhaseRunner, VerificationReportsFileAndOffsetOfACorruptByte) {
   EXPECT_THAT(rr.error(), HasSubstr("testfile.00000001"));
   EXPECT_THAT(rr.error(), HasSubstr("data differs at offset 1500000"));
   EXPECT_TRUE(rr.tasks(1).verify_failed());
+  EXPECT_EQ(rr.tasks(1).error_kind(), v1::VERIFY_FAILED);
   EXPECT_EQ(rr.tasks(1).error_offset(), 1500000u);
 }
 
@@ -170,9 +175,21 @@ TEST(PhaseRunner, AbortBeforeStartReleasesThreads) {
   auto w = PhaseRunner::Prepare(Spec(v1::WRITE, true), tmp.path());
   ASSERT_OK(w);
   (*w)->Abort("test");
-  EXPECT_EQ((*w)->Start(RealtimeNs(), 0, 100, [](const v1::PhaseEvent&) {}).code(),
-            absl::StatusCode::kAborted);
+  absl::Status started = (*w)->Start(RealtimeNs(), 0, 100, [](const v1::PhaseEvent&) {});
+  EXPECT_EQ(started.code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(KindOf(started), v1::STOPPED);
   w->reset();  // joins; hangs here if a task thread stayed parked
+}
+
+TEST(PhaseRunner, ARunnerReplacedBeforeItsStartSaysSuperseded) {
+  TempDir tmp;
+  auto w = PhaseRunner::Prepare(Spec(v1::WRITE, true), tmp.path());
+  ASSERT_OK(w);
+  (*w)->Abort("replaced by phase t0/r0/q", v1::SUPERSEDED);
+  (*w)->Abort("a later reason does not win");
+  absl::Status started = (*w)->Start(RealtimeNs(), 0, 100, [](const v1::PhaseEvent&) {});
+  EXPECT_EQ(KindOf(started), v1::SUPERSEDED);
+  EXPECT_THAT(started.message(), HasSubstr("replaced by phase t0/r0/q"));
 }
 
 TEST(PhaseRunner, AbortStopsARunningPhase) {
@@ -198,6 +215,30 @@ TEST(PhaseRunner, AbortStopsARunningPhase) {
   ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
   EXPECT_FALSE(result.ok());
   EXPECT_THAT(result.error(), HasSubstr("operator said stop"));
+  for (const v1::TaskResult& t : result.tasks()) {
+    EXPECT_THAT(t.error(), HasSubstr("stopped: operator said stop"));
+    EXPECT_EQ(t.error_kind(), v1::STOPPED);
+  }
+}
+
+TEST(PhaseRunner, TheFirstRealFailureIsThePhaseErrorNotTheStoppedEchoes) {
+  TempDir tmp;
+  auto w = PhaseRunner::Prepare(Spec(v1::WRITE, true), tmp.path());
+  ASSERT_OK(w);
+  ASSERT_TRUE(RunNow(w->get()).ok());
+  auto r = PhaseRunner::Prepare(Spec(v1::READ, true), tmp.path());
+  ASSERT_OK(r);
+  // Task 1's file turns short after Prepare checked it: its first read comes
+  // up short, and task 0, if still running, stops.
+  ::truncate((tmp / "testfile.00000001").c_str(), 4096);
+  v1::PhaseResult rr = RunNow(r->get());
+  EXPECT_FALSE(rr.ok());
+  EXPECT_THAT(rr.error(), HasSubstr("task 1: file is short"));
+  EXPECT_EQ(rr.tasks(1).error_kind(), v1::IO_FAILED);
+  EXPECT_FALSE(rr.tasks(1).verify_failed());
+  if (!rr.tasks(0).error().empty()) {
+    EXPECT_EQ(rr.tasks(0).error_kind(), v1::STOPPED);
+  }
 }
 
 TEST(AgentCore, OneControllerAtATimeAndLeaseExpiryCleansUp) {

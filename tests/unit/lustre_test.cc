@@ -376,7 +376,7 @@ TEST_F(LustreFakeTools, OutputAndExitCodes) {
   EXPECT_EQ(ok->stdout_text, "out1\nout2\n");
   EXPECT_EQ(ok->stderr_text, "err1\nerr2\n");
   EXPECT_EQ(ok->exit_code, 0);
-  EXPECT_GT(ok->elapsed_ns, 0);
+  EXPECT_GT(ok->run_duration_ns, 0);
   auto bad = RunCommand({"mixed", "3"}, 5000);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInternal);

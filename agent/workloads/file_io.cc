@@ -1,0 +1,88 @@
+#include "agent/workloads/file_io.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+
+#include "absl/strings/str_format.h"
+#include "common/limits.h"
+
+namespace lockstep {
+
+absl::StatusOr<AlignedBuffer> AllocateAligned(size_t bytes) {
+  void* p = nullptr;
+  const size_t rounded = (bytes + kDirectIoAlignBytes - 1) / kDirectIoAlignBytes * kDirectIoAlignBytes;
+  if (posix_memalign(&p, kDirectIoAlignBytes, rounded) != 0) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("cannot allocate a %u-byte I/O buffer; use a smaller transfer_size", bytes));
+  }
+  return AlignedBuffer(static_cast<char*>(p));
+}
+
+int PwriteFull(int fd, const char* buf, size_t len, uint64_t offset, size_t* done) {
+  *done = 0;
+  while (*done < len) {
+    ssize_t n = ::pwrite(fd, buf + *done, len - *done, static_cast<off_t>(offset + *done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (n == 0) return EIO;
+    *done += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+int PreadFull(int fd, char* buf, size_t len, uint64_t offset, size_t* done) {
+  *done = 0;
+  while (*done < len) {
+    ssize_t n = ::pread(fd, buf + *done, len - *done, static_cast<off_t>(offset + *done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (n == 0) break;  // end of file
+    *done += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+int WriteAll(int fd, const char* buf, size_t len) {
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = ::write(fd, buf + done, len - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (n == 0) return EIO;
+    done += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+int ReadAll(int fd, char* buf, size_t len, size_t* got) {
+  *got = 0;
+  while (*got < len) {
+    ssize_t n = ::read(fd, buf + *got, len - *got);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (n == 0) break;
+    *got += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+absl::StatusOr<uint64_t> RemoveTree(const std::string& path) {
+  std::error_code ec;
+  uint64_t n = std::filesystem::remove_all(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) {
+    return absl::InternalError(absl::StrFormat("cannot remove %s: %s", path, ec.message()));
+  }
+  return n;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,45 @@
+// System-call helpers the workloads share: whole-buffer reads and writes
+// that retry on EINTR and short counts, aligned I/O buffers, rm -r.
+#ifndef LOCKSTEP_AGENT_WORKLOADS_FILE_IO_H_
+#define LOCKSTEP_AGENT_WORKLOADS_FILE_IO_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace lockstep {
+
+struct AlignedFree {
+  void operator()(char* p) const { std::free(p); }
+};
+using AlignedBuffer = std::unique_ptr<char, AlignedFree>;
+
+// A buffer of at least `bytes`, aligned for O_DIRECT (kDirectIoAlignBytes).
+// ResourceExhausted when the memory is not there.
+absl::StatusOr<AlignedBuffer> AllocateAligned(size_t bytes);
+
+// pwrite(2) until all of `len` is written. Returns 0 or an errno; *done
+// receives the bytes written.
+int PwriteFull(int fd, const char* buf, size_t len, uint64_t offset, size_t* done);
+
+// pread(2) until `len` bytes or the end of the file. Returns 0 or an errno;
+// *done receives the bytes read.
+int PreadFull(int fd, char* buf, size_t len, uint64_t offset, size_t* done);
+
+// write(2) until all of `len` is written; 0 or an errno.
+int WriteAll(int fd, const char* buf, size_t len);
+
+// read(2) up to `len` bytes (less at the end of the file); 0 or an errno.
+// *got receives how many.
+int ReadAll(int fd, char* buf, size_t len, size_t* got);
+
+// rm -r of `path`; a missing path is not an error. Returns entries removed.
+absl::StatusOr<uint64_t> RemoveTree(const std::string& path);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_AGENT_WORKLOADS_FILE_IO_H_

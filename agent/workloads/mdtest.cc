@@ -1,0 +1,393 @@
+#include "agent/workloads/mdtest.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <set>
+
+#include "absl/strings/str_format.h"
+#include "agent/workloads/file_io.h"
+#include "common/clock.h"
+#include "common/limits.h"
+#include "common/mdtest_layout.h"
+#include "common/pattern.h"
+
+namespace lockstep {
+namespace {
+
+// mdtest's step of an op for the -N shift: create 0, stat and rename 1,
+// read 2, remove 3.
+uint32_t MdtestStep(v1::MdtestOp op) {
+  switch (op) {
+    case v1::MD_DIR_STAT:
+    case v1::MD_FILE_STAT:
+    case v1::MD_DIR_RENAME:
+      return 1;
+    case v1::MD_FILE_READ:
+      return 2;
+    case v1::MD_DIR_REMOVE:
+    case v1::MD_FILE_REMOVE:
+      return 3;
+    default:
+      return 0;
+  }
+}
+
+bool IsTreeOp(v1::MdtestOp op) { return op == v1::MD_TREE_CREATE || op == v1::MD_TREE_REMOVE; }
+
+bool IsDirOp(v1::MdtestOp op) {
+  return op == v1::MD_DIR_CREATE || op == v1::MD_DIR_STAT || op == v1::MD_DIR_REMOVE ||
+         op == v1::MD_DIR_RENAME;
+}
+
+int ErrnoOf(int rc) { return rc == 0 ? 0 : errno; }
+
+class MdtestWorkload : public Workload {
+ public:
+  explicit MdtestWorkload(const v1::PhaseSpec& spec) : spec_(spec) {}
+
+  absl::Status Validate() const override;
+  std::string TaskPath(const std::string& dir, uint32_t rank) const override {
+    return MdtestTaskTree(dir, spec_, rank).front();
+  }
+  absl::Status Prepare(const std::string& dir, std::span<v1::TaskResult* const> results) override;
+  void RunTask(const TaskContext& task) override;
+  // tree_remove removes the iteration's test-dir when it is empty (the agent
+  // whose tasks finish last succeeds, as mdtest's rank 0 after its barrier).
+  void Finish() override {
+    if (spec_.md_op() != v1::MD_TREE_REMOVE) return;
+    // Fails (ENOTEMPTY) while another agent's tasks still remove their trees;
+    // that agent's own attempt, later, succeeds.
+    ::rmdir(MdtestTestDir(dir_, spec_.repetition()).c_str());
+  }
+  absl::StatusOr<uint32_t> RemoveFiles(const std::string& dir) const override;
+  bool CreatesFiles() const override { return true; }
+  bool CreatesMissingDir() const override { return true; }
+  bool RemovesTrees() const override { return spec_.md_op() == v1::MD_TREE_REMOVE; }
+
+ private:
+  class TaskRun;
+
+  // tree_create, by the agent holding rank 0: makes the iteration's test-dir
+  // (mdtest does, untimed, before the barrier) if missing.
+  absl::Status MakeTestDir() const;
+
+  const v1::PhaseSpec spec_;
+  std::string dir_;                             // from Prepare
+  std::vector<std::vector<std::string>> trees_;  // per task: dirs of its tree, root first
+  std::vector<AlignedBuffer> bufs_;              // per task: -w data, -e destination
+};
+
+// One task's sub-phase over its tree or items.
+class MdtestWorkload::TaskRun {
+ public:
+  TaskRun(const MdtestWorkload& w, const TaskContext& ctx)
+      : s_(w.spec_),
+        ctx_(ctx),
+        tree_(w.trees_[ctx.index]),
+        buf_(w.bufs_[ctx.index].get()),
+        owner_(MdtestItemOwner(s_, ctx.rank)),
+        layout_(MdtestItemLayout(s_.md_items(), 0, s_.md_branching(), s_.md_depth(),
+                                 s_.md_leaf_only())) {}
+
+  void Run() {
+    const int64_t start_unix_ns = RealtimeNs();
+    ctx_.result->set_first_io_unix_ns(start_unix_ns);
+    const bool owns_tree = MdtestOwnsTree(s_, ctx_.rank);
+    switch (s_.md_op()) {
+      case v1::MD_TREE_CREATE:
+        if (owns_tree) MakeTree();
+        break;
+      case v1::MD_TREE_REMOVE:
+        if (owns_tree) RemoveTree();
+        break;
+      case v1::MD_DIR_RENAME:
+        RenameChain();
+        break;
+      default:
+        ItemOps();
+    }
+    // mdtest times a sub-phase as a whole: every IOR timer spans it.
+    const int64_t stop_unix_ns = RealtimeNs();
+    v1::TaskResult* r = ctx_.result;
+    r->set_open_start_unix_ns(start_unix_ns);
+    r->set_open_stop_unix_ns(start_unix_ns);
+    r->set_rdwr_start_unix_ns(start_unix_ns);
+    r->set_rdwr_stop_unix_ns(stop_unix_ns);
+    r->set_close_start_unix_ns(stop_unix_ns);
+    r->set_close_stop_unix_ns(stop_unix_ns);
+    r->set_bytes(bytes_);
+    r->set_ops(ops_);
+  }
+
+ private:
+  void Fail(const std::string& what, const std::string& path, int err) {
+    ctx_.Fail({.what = what, .path = path, .err = err});
+  }
+
+  // Runs `op` (returning 0 or an errno), timed; counts it when it succeeded.
+  template <typename Op>
+  int Timed(Op&& op) {
+    const int64_t t0 = MonotonicNs();
+    const int err = op();
+    ctx_.latency->Record(static_cast<uint64_t>(MonotonicNs() - t0));
+    if (err == 0) {
+      ++ops_;
+      ctx_.counters->ops.store(ops_, std::memory_order_relaxed);
+    }
+    return err;
+  }
+
+  // Path of item i (0-based) of the owner, as mdtest names and places it.
+  std::string ItemPath(uint64_t i) const {
+    const uint64_t n = layout_.first + i;
+    const uint64_t d = layout_.per_dir == 0 ? 0 : std::min<uint64_t>(n / layout_.per_dir, tree_.size() - 1);
+    return tree_[d] + "/" + MdtestItemName(IsDirOp(s_.md_op()), owner_, n);
+  }
+
+  void MakeTree() {
+    for (const std::string& d : tree_) {
+      if (ctx_.Aborted()) break;
+      if (int e = Timed([&] { return ErrnoOf(::mkdir(d.c_str(), 0775)); })) {
+        Fail("cannot create directory", d, e);
+        break;
+      }
+    }
+  }
+
+  void RemoveTree() {
+    for (auto it = tree_.rbegin(); it != tree_.rend(); ++it) {
+      if (ctx_.Aborted()) break;
+      if (int e = Timed([&] { return ErrnoOf(::rmdir(it->c_str())); })) {
+        Fail("cannot remove directory", *it, e);
+        break;
+      }
+    }
+  }
+
+  // mdtest 4.1's rename_dir_test: a chain through the items' names.
+  void RenameChain() {
+    if (layout_.items <= 1) return;
+    const std::string parked = ItemPath(0) + "-XX";
+    std::string last = parked;
+    for (uint64_t i = 0; i < layout_.items; ++i) {
+      if (ctx_.Aborted()) break;
+      std::string item = i + 1 == layout_.items ? parked : ItemPath(i);
+      if (int e = Timed([&] { return ErrnoOf(::rename(item.c_str(), last.c_str())); })) {
+        Fail("cannot rename (to " + last + ")", item, e);
+        break;
+      }
+      last = std::move(item);
+    }
+  }
+
+  void ItemOps() {
+    for (uint64_t i = 0; i < layout_.items; ++i) {
+      if (ctx_.Aborted()) break;
+      const std::string path = ItemPath(i);
+      const char* what = "";
+      const int e = ItemOp(path, &what);
+      if (e > 0) Fail(what, path, e);
+      if (e != 0) break;
+      ctx_.counters->bytes.store(bytes_, std::memory_order_relaxed);
+    }
+  }
+
+  // The spec's op on one item, timed: 0, an errno (and *what it tried), or -1
+  // when the task already failed.
+  int ItemOp(const std::string& path, const char** what) {
+    struct stat st;
+    switch (s_.md_op()) {
+      case v1::MD_DIR_CREATE:
+        *what = "cannot create directory";
+        return Timed([&] { return ErrnoOf(::mkdir(path.c_str(), 0775)); });
+      case v1::MD_DIR_STAT:
+      case v1::MD_FILE_STAT:
+        *what = "cannot stat";
+        return Timed([&] { return ErrnoOf(::stat(path.c_str(), &st)); });
+      case v1::MD_DIR_REMOVE:
+        *what = "cannot remove directory";
+        return Timed([&] { return ErrnoOf(::rmdir(path.c_str())); });
+      case v1::MD_FILE_CREATE:
+        *what = "cannot create";
+        return CountBytes(Timed([&] { return CreateFile(path); }), s_.md_write_bytes());
+      case v1::MD_FILE_READ:
+        *what = "cannot read";
+        return CountBytes(Timed([&] { return ReadFile(path); }), s_.md_read_bytes());
+      case v1::MD_FILE_REMOVE:
+        *what = "cannot remove";
+        return Timed([&] { return ErrnoOf(::unlink(path.c_str())); });
+      default:
+        Fail("unknown mdtest operation for", tree_[0], EINVAL);
+        return -1;
+    }
+  }
+
+  int CountBytes(int err, uint64_t bytes) {
+    if (err == 0) bytes_ += bytes;
+    return err;
+  }
+
+  // mdtest -w: create, write md_write_bytes, close.
+  int CreateFile(const std::string& path) const {
+    const int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0664);
+    if (fd < 0) return errno;
+    const uint64_t wbytes = s_.md_write_bytes();
+    int err = wbytes > 0 ? WriteAll(fd, buf_, wbytes) : 0;
+    if (::close(fd) != 0 && err == 0) err = errno;
+    return err;
+  }
+
+  // mdtest -e: open, read md_read_bytes, close; a short file is an error.
+  int ReadFile(const std::string& path) const {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno;
+    const uint64_t rbytes = s_.md_read_bytes();
+    size_t got = 0;
+    int err = rbytes > 0 ? ReadAll(fd, buf_, rbytes, &got) : 0;
+    ::close(fd);
+    if (err == 0 && got < rbytes) err = EIO;  // mdtest: "unable to read file"
+    return err;
+  }
+
+  const v1::PhaseSpec& s_;
+  const TaskContext& ctx_;
+  const std::vector<std::string>& tree_;
+  char* const buf_;
+  const uint32_t owner_;
+  const MdtestItems layout_;
+  uint64_t ops_ = 0;
+  uint64_t bytes_ = 0;
+};
+
+absl::Status MdtestWorkload::Validate() const {
+  const v1::PhaseSpec& s = spec_;
+  if (s.md_op() == v1::MD_OP_UNSPECIFIED) return SpecError(s, "mdtest phase without md_op");
+  if (s.md_write_bytes() > kMaxMdtestFileBytes || s.md_read_bytes() > kMaxMdtestFileBytes) {
+    return SpecError(s, absl::StrFormat("mdtest -w/-e of more than %u bytes", kMaxMdtestFileBytes));
+  }
+  if (s.md_branching() > 1 && s.md_depth() > 0 &&
+      std::pow(double(s.md_branching()), double(s.md_depth())) > double(kMaxMdtestTreeDirs)) {
+    return SpecError(s, absl::StrFormat("a tree of branching %u and depth %u has more than %u dirs",
+                                        s.md_branching(), s.md_depth(), kMaxMdtestTreeDirs));
+  }
+  if (MdtestTreeDirs(s.md_branching(), s.md_depth()) > kMaxMdtestTreeDirs) {
+    return SpecError(s, absl::StrFormat("a tree of more than %u directories", kMaxMdtestTreeDirs));
+  }
+  if (s.md_unique_dir() && s.md_depth() > 0 && s.md_neighbor_shift() % s.total_tasks() != 0) {
+    return SpecError(s, "mdtest -u -N with a tree deeper than 0 (-z): mdtest 4.1 looks for the "
+                        "items in directories that do not exist");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MdtestWorkload::Prepare(const std::string& dir,
+                                     std::span<v1::TaskResult* const> results) {
+  dir_ = dir;
+  trees_.clear();
+  bufs_.clear();
+  for (uint32_t i = 0; i < spec_.tasks(); ++i) {
+    trees_.push_back(MdtestTaskTree(dir, spec_, spec_.first_rank() + i));
+  }
+  if (spec_.md_op() == v1::MD_TREE_CREATE) {
+    // Stale trees from an earlier run would make the mkdirs fail.
+    auto removed = RemoveFiles(dir);
+    if (!removed.ok()) return removed.status();
+    if (spec_.first_rank() == 0) {
+      if (absl::Status s = MakeTestDir(); !s.ok()) return s;
+    }
+  }
+  const size_t bytes = std::max<uint64_t>({spec_.md_write_bytes(), spec_.md_read_bytes(), 8});
+  for (uint32_t i = 0; i < spec_.tasks(); ++i) {
+    auto buf = AllocateAligned(bytes);
+    if (!buf.ok()) return buf.status();
+    FillPattern(buf->get(), bytes / 8 * 8, 0,
+                PatternTag(spec_.pattern_seed(), spec_.first_rank() + i));
+    bufs_.push_back(std::move(*buf));
+  }
+  struct statfs sf;
+  if (spec_.first_rank() == 0 && !results.empty() && ::statfs(dir.c_str(), &sf) == 0) {
+    // mdtest's "FS" line: rank 0 statfs(2)s the -d directory.
+    v1::FsStats* fs = results[0]->mutable_dir_fs();
+    fs->set_block_bytes(static_cast<uint64_t>(sf.f_bsize));
+    fs->set_blocks(static_cast<uint64_t>(sf.f_blocks));
+    fs->set_blocks_free(static_cast<uint64_t>(sf.f_bfree));
+    fs->set_files(static_cast<uint64_t>(sf.f_files));
+    fs->set_files_free(static_cast<uint64_t>(sf.f_ffree));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MdtestWorkload::MakeTestDir() const {
+  const std::string testdir = MdtestTestDir(dir_, spec_.repetition());
+  if (::mkdir(testdir.c_str(), 0775) != 0 && errno != EEXIST) {
+    return absl::InternalError(absl::StrFormat("phase %s: cannot create directory %s: %s",
+                                               spec_.phase_id(), testdir, std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+void MdtestWorkload::RunTask(const TaskContext& task) { TaskRun(*this, task).Run(); }
+
+absl::StatusOr<uint32_t> MdtestWorkload::RemoveFiles(const std::string& dir) const {
+  // Whole trees: each task's own, or the shared tree (rank 0's).
+  std::set<std::string> roots;
+  v1::PhaseSpec own = spec_;
+  own.set_md_op(v1::MD_TREE_REMOVE);  // the trees the tasks own
+  for (uint32_t i = 0; i < spec_.tasks(); ++i) {
+    const uint32_t rank = spec_.first_rank() + i;
+    if (MdtestOwnsTree(own, rank)) roots.insert(MdtestTaskTree(dir, own, rank).front());
+  }
+  uint32_t removed = 0;
+  for (const std::string& r : roots) {
+    auto n = lockstep::RemoveTree(r);
+    if (!n.ok()) return n.status();
+    if (*n > 0) ++removed;
+  }
+  // The iteration's test-dir, once empty, by rank 0's agent as mdtest's
+  // rank 0 (another agent's trees may still be in it).
+  if (spec_.first_rank() == 0) ::rmdir(MdtestTestDir(dir, spec_.repetition()).c_str());
+  return removed;
+}
+
+}  // namespace
+
+uint32_t MdtestItemOwner(const v1::PhaseSpec& spec, uint32_t rank) {
+  const uint64_t n = std::max<uint32_t>(spec.total_tasks(), 1);
+  if (IsTreeOp(spec.md_op())) return rank;
+  return static_cast<uint32_t>(
+      (rank + uint64_t{MdtestStep(spec.md_op())} * spec.md_neighbor_shift()) % n);
+}
+
+bool MdtestOwnsTree(const v1::PhaseSpec& spec, uint32_t rank) {
+  return spec.md_unique_dir() || rank == 0;
+}
+
+std::vector<std::string> MdtestTaskTree(const std::string& dir, const v1::PhaseSpec& spec,
+                                        uint32_t rank) {
+  const std::string testdir = MdtestTestDir(dir, spec.repetition());
+  if (!spec.md_unique_dir()) {
+    return MdtestTreePaths(testdir + "/mdtest_tree.0", "mdtest_tree", spec.md_branching(),
+                           spec.md_depth());
+  }
+  uint32_t tree_rank = rank;
+  if (!IsTreeOp(spec.md_op())) {
+    const uint64_t n = std::max<uint32_t>(spec.total_tasks(), 1);
+    tree_rank = static_cast<uint32_t>((MdtestItemOwner(spec, rank) + spec.md_neighbor_shift()) % n);
+  }
+  return MdtestTreePaths(absl::StrFormat("%s/mdtest_tree.%u.0", testdir, tree_rank),
+                         MdtestTreeBase(true, rank), spec.md_branching(), spec.md_depth());
+}
+
+std::unique_ptr<Workload> MakeMdtestWorkload(const v1::PhaseSpec& spec,
+                                             const WorkloadOptions& /*options*/) {
+  return std::make_unique<MdtestWorkload>(spec);
+}
+
+}  // namespace lockstep

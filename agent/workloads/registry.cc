@@ -1,0 +1,64 @@
+// The kind → workload table. A new kind: its own workloads/KIND.{h,cc} with
+// a factory, and one line (plus the #include) here.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "agent/workloads/mdtest.h"
+#include "agent/workloads/rewrite.h"
+#include "agent/workloads/small_files.h"
+#include "agent/workloads/transfer.h"
+#include "agent/workloads/workload.h"
+#include "common/names.h"
+
+namespace lockstep {
+namespace {
+
+using WorkloadFactory = std::unique_ptr<Workload> (*)(const v1::PhaseSpec&, const WorkloadOptions&);
+
+struct Registration {
+  v1::PhaseKind kind;
+  WorkloadFactory make;
+};
+
+constexpr Registration kWorkloads[] = {
+    {v1::WRITE, &MakeTransferWorkload},
+    {v1::READ, &MakeTransferWorkload},
+    {v1::REWRITE, &MakeRewriteWorkload},
+    {v1::SMALL_FILES, &MakeSmallFilesWorkload},
+    {v1::MDTEST, &MakeMdtestWorkload},
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(const v1::PhaseSpec& spec,
+                                                       const WorkloadOptions& options) {
+  for (const Registration& r : kWorkloads) {
+    if (r.kind == spec.kind()) return r.make(spec, options);
+  }
+  std::vector<std::string> known;
+  for (const Registration& r : kWorkloads) known.push_back(PhaseKindName(r.kind));
+  // A kind newer than this agent's proto has no name here: its number says it.
+  const int number = static_cast<int>(spec.kind());
+  const std::string name = PhaseKindName(spec.kind());
+  const std::string kind = number != 0 && name == "unspecified"
+                               ? absl::StrFormat("%d", number)
+                               : absl::StrFormat("%d (%s)", number, name);
+  return SpecError(spec, absl::StrFormat("kind %s has no workload on this agent; kind must be one "
+                                         "of %s (is the controller newer than this agent? update "
+                                         "lockstep-agent)",
+                                         kind, absl::StrJoin(known, ", ")));
+}
+
+std::vector<v1::PhaseKind> WorkloadKinds() {
+  std::vector<v1::PhaseKind> out;
+  for (const Registration& r : kWorkloads) out.push_back(r.kind);
+  return out;
+}
+
+absl::Status SpecError(const v1::PhaseSpec& spec, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrFormat("phase %s: %s", spec.phase_id(), why));
+}
+
+}  // namespace lockstep

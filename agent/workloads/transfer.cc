@@ -1,0 +1,411 @@
+#include "agent/workloads/transfer.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <optional>
+#include <set>
+
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "agent/workloads/file_io.h"
+#include "common/clock.h"
+#include "common/layout.h"
+#include "common/limits.h"
+#include "common/names.h"
+#include "common/pattern.h"
+
+namespace lockstep {
+
+struct TransferWorkload::Task {
+  uint32_t rank = 0;
+  uint32_t data_rank = 0;  // whose data the task touches (IOR -C, -Z)
+  std::string path;
+  AlignedBuffer buf;
+  AlignedBuffer scratch;            // for CheckPattern
+  std::optional<Permutation> perm;  // IOR -z
+};
+
+// One task's pass over its file: open, the transfers (to the stonewall and
+// the wear-out target), fsync, close, the re-read of -W.
+class TransferWorkload::TaskRun {
+ public:
+  TaskRun(const TransferWorkload& w, Task& t, const TaskContext& ctx)
+      : w_(w),
+        s_(w.spec_),
+        t_(t),
+        ctx_(ctx),
+        write_(s_.kind() == v1::WRITE),
+        xfer_(s_.transfer_bytes()),
+        per_block_(TransfersPerBlock(s_)),
+        total_pairs_(TransfersPerTask(s_)),
+        perm_(t.perm ? &*t.perm : nullptr),
+        tag_(PatternTag(s_.pattern_seed(), t.data_rank)),
+        stamp_only_(xfer_ % kPatternBlockBytes == 0) {}
+
+  void Run() {
+    if (!Open()) return;
+    if (s_.intra_barriers()) ctx_.phase->Barrier();  // IOR -g: after open
+    ctx_.result->set_rdwr_start_unix_ns(RealtimeNs());
+    rdwr_start_mono_ns_ = MonotonicNs();
+    const bool ok = TransfersToStonewall();
+    if (s_.stonewall_seconds() > 0 && s_.stonewall_wear_out()) WearOut(ok);
+    SyncAndClose();
+    if (write_ && s_.verify_after_write() && Clean()) VerifyAfterWrite();
+  }
+
+ private:
+  bool Clean() const { return ctx_.result->error().empty() && !ctx_.abort->load(); }
+
+  void Fail(const std::string& what, int err, uint64_t offset, bool verify = false) {
+    ctx_.Fail({.what = what, .path = t_.path, .err = err, .offset = offset, .verify = verify});
+  }
+
+  // Opens the task's file, timed as IOR's open; false (and the task failed)
+  // when it cannot.
+  bool Open() {
+    v1::TaskResult* r = ctx_.result;
+    // O_NOFOLLOW: the agent runs as root; a symlink planted at a task's file
+    // name (after Prepare removed the stale file) must not redirect the write.
+    const int flags =
+        O_CLOEXEC | O_NOFOLLOW | w_.OpenFlags() | (s_.direct() ? O_DIRECT : 0);
+    r->set_open_start_unix_ns(RealtimeNs());
+    fd_ = ::open(t_.path.c_str(), flags, 0664);
+    const int open_err = errno;
+    r->set_open_stop_unix_ns(RealtimeNs());
+    if (fd_ >= 0) return true;
+    r->set_rdwr_start_unix_ns(r->open_stop_unix_ns());
+    r->set_rdwr_stop_unix_ns(r->open_stop_unix_ns());
+    r->set_close_start_unix_ns(r->open_stop_unix_ns());
+    r->set_close_stop_unix_ns(r->open_stop_unix_ns());
+    Fail(write_ ? "cannot create" : "cannot open", open_err, 0);
+    return false;
+  }
+
+  // Transfers in order until all are done, the stonewall or an abort; false
+  // when a transfer failed.
+  bool TransfersToStonewall() {
+    const int64_t wall_mono_ns =
+        s_.stonewall_seconds() > 0
+            ? MonotonicNs() + int64_t{s_.stonewall_seconds()} * 1'000'000'000
+            : INT64_MAX;
+    bool hit = false;
+    bool ok = true;
+    for (; pairs_ < total_pairs_; ++pairs_) {
+      if (ctx_.Aborted()) break;
+      if (MonotonicNs() >= wall_mono_ns) {
+        hit = true;
+        break;
+      }
+      if (!One(pairs_)) {
+        ok = false;
+        ++pairs_;
+        break;
+      }
+    }
+    if (s_.stonewall_seconds() > 0) {
+      ctx_.result->set_stonewall_pairs(pairs_);
+      ctx_.result->set_stonewall_hit(hit);
+      ctx_.result->set_stonewall_duration_ns(MonotonicNs() - rdwr_start_mono_ns_);
+    }
+    return ok;
+  }
+
+  // IOR -O stoneWallingWearOut=1: continue to the most pairs any task did.
+  void WearOut(bool ok) {
+    const uint64_t target = ctx_.phase->WearOut(ok ? pairs_ : total_pairs_);
+    // As IOR: the stonewall's duration ends when the tasks agreed on the target.
+    ctx_.result->set_stonewall_duration_ns(MonotonicNs() - rdwr_start_mono_ns_);
+    for (; ok && pairs_ < std::min(target, total_pairs_); ++pairs_) {
+      if (ctx_.Aborted()) break;
+      if (!One(pairs_)) {
+        ++pairs_;
+        break;
+      }
+    }
+  }
+
+  // One transfer (or read-modify-write pair), timed; false stops the loop.
+  bool One(uint64_t k) {
+    const uint64_t offset = OrderedTransferOffset(s_, t_.data_rank, perm_, per_block_, k);
+    char* buf = t_.buf.get();
+    if (write_) {
+      if (stamp_only_) {
+        StampPattern(buf, xfer_, offset, tag_);
+      } else {
+        FillPattern(buf, xfer_, offset, tag_);
+      }
+    }
+    if (first_) {
+      ctx_.result->set_first_io_unix_ns(RealtimeNs());
+      first_ = false;
+    }
+    TaskCounters* c = ctx_.counters;
+    const int64_t t0 = MonotonicNs();
+    c->op_offset.store(offset, std::memory_order_relaxed);
+    c->op_start_mono_ns.store(t0, std::memory_order_relaxed);
+    if (w_.options_.test_delay_per_transfer > absl::ZeroDuration()) {
+      absl::SleepFor(w_.options_.test_delay_per_transfer);  // test only: a slower device
+    }
+    size_t moved = 0;
+    const int err = w_.Transfer(fd_, buf, xfer_, offset, tag_, &moved);
+    const int64_t t1 = MonotonicNs();
+    c->op_start_mono_ns.store(0, std::memory_order_relaxed);
+    ctx_.latency->Record(static_cast<uint64_t>(t1 - t0));
+    bytes_ += moved;
+    c->bytes.store(bytes_, std::memory_order_relaxed);
+    c->ops.store(k + 1, std::memory_order_relaxed);
+    if (err != 0) {
+      Fail(w_.IoVerb(), err, offset + moved);
+      return false;
+    }
+    return write_ || CheckRead(buf, offset, moved);
+  }
+
+  // A read (or the read of a rewrite) returned the whole transfer and, with
+  // verify (-R), the pattern.
+  bool CheckRead(const char* buf, uint64_t offset, size_t moved) {
+    if (moved < xfer_) {
+      Fail(absl::StrFormat("file is short (got %u of %u bytes; written by a different layout?):",
+                           moved, xfer_),
+           0, offset + moved);
+      return false;
+    }
+    if (!s_.verify()) return true;
+    auto mismatch = CheckPattern(buf, xfer_, offset, tag_, t_.scratch.get());
+    if (!mismatch) return true;
+    Fail(absl::StrFormat("verification failed (%s) in", mismatch->Describe()), 0,
+         mismatch->file_offset, /*verify=*/true);
+    return false;
+  }
+
+  void SyncAndClose() {
+    v1::TaskResult* r = ctx_.result;
+    if (s_.kind() != v1::READ && s_.fsync_at_end() && Clean()) {
+      if (::fsync(fd_) != 0) Fail("fsync of", errno, bytes_);
+    }
+    r->set_rdwr_stop_unix_ns(RealtimeNs());
+    if (s_.intra_barriers()) ctx_.phase->Barrier();  // IOR -g: after the transfers
+    r->set_close_start_unix_ns(RealtimeNs());
+    if (::close(fd_) != 0 && r->error().empty()) Fail("close of", errno, bytes_);
+    r->set_close_stop_unix_ns(RealtimeNs());
+    r->set_bytes(bytes_);
+    r->set_ops(pairs_);
+  }
+
+  // IOR -W: untimed, after the close: re-read what this task wrote, in the
+  // order it wrote it, and compare with the pattern.
+  void VerifyAfterWrite() {
+    const int fd = ::open(t_.path.c_str(),
+                          O_RDONLY | O_CLOEXEC | O_NOFOLLOW | (s_.direct() ? O_DIRECT : 0));
+    if (fd < 0) {
+      Fail("cannot open for verification after write", errno, 0);
+      return;
+    }
+    for (uint64_t k = 0; k < pairs_; ++k) {
+      if (ctx_.Aborted()) break;
+      const uint64_t offset = OrderedTransferOffset(s_, t_.data_rank, perm_, per_block_, k);
+      size_t moved = 0;
+      const int err = PreadFull(fd, t_.buf.get(), xfer_, offset, &moved);
+      if (err != 0) {
+        Fail("verification after write: read from", err, offset + moved);
+        break;
+      }
+      if (moved < xfer_) {
+        Fail(absl::StrFormat("verification after write: file is short (got %u of %u bytes):",
+                             moved, xfer_),
+             0, offset + moved, /*verify=*/true);
+        break;
+      }
+      auto mismatch = CheckPattern(t_.buf.get(), xfer_, offset, tag_, t_.scratch.get());
+      if (mismatch) {
+        Fail(absl::StrFormat("verification after write failed (%s) in", mismatch->Describe()), 0,
+             mismatch->file_offset, /*verify=*/true);
+        break;
+      }
+    }
+    ::close(fd);
+  }
+
+  const TransferWorkload& w_;
+  const v1::PhaseSpec& s_;
+  Task& t_;
+  const TaskContext& ctx_;
+  const bool write_;
+  const size_t xfer_;
+  const uint64_t per_block_;
+  const uint64_t total_pairs_;
+  const Permutation* const perm_;
+  const uint64_t tag_;
+  const bool stamp_only_;
+  int fd_ = -1;
+  bool first_ = true;  // no transfer issued yet
+  int64_t rdwr_start_mono_ns_ = 0;
+  uint64_t bytes_ = 0;
+  uint64_t pairs_ = 0;  // transfers (pairs) done
+};
+
+TransferWorkload::TransferWorkload(const v1::PhaseSpec& spec, const WorkloadOptions& options)
+    : spec_(spec), options_(options) {}
+
+TransferWorkload::~TransferWorkload() = default;
+
+absl::Status TransferWorkload::Validate() const {
+  const v1::PhaseSpec& s = spec_;
+  if (s.transfer_bytes() == 0) return SpecError(s, "transfer size is 0");
+  if (s.transfer_bytes() % kTransferAlignBytes != 0) {
+    return SpecError(s, absl::StrFormat("transfer size must be a multiple of %u bytes",
+                                        kTransferAlignBytes));
+  }
+  if (s.block_bytes() == 0) return SpecError(s, "block size is 0");
+  if (s.block_bytes() % s.transfer_bytes() != 0) {
+    return SpecError(s, absl::StrFormat("block size %u is not a multiple of transfer size %u",
+                                        s.block_bytes(), s.transfer_bytes()));
+  }
+  if (s.segments() == 0) return SpecError(s, "segments is 0");
+  if (s.direct() && s.transfer_bytes() % kDirectIoAlignBytes != 0) {
+    return SpecError(s, absl::StrFormat(
+                            "O_DIRECT needs a transfer size that is a multiple of %u, got %u",
+                            kDirectIoAlignBytes, s.transfer_bytes()));
+  }
+  return absl::OkStatus();
+}
+
+std::string TransferWorkload::TaskPath(const std::string& dir, uint32_t rank) const {
+  return TaskFilePath(dir, spec_, rank);
+}
+
+absl::Status TransferWorkload::Prepare(const std::string& dir,
+                                       std::span<v1::TaskResult* const> /*results*/) {
+  tasks_.clear();
+  for (uint32_t i = 0; i < spec_.tasks(); ++i) {
+    auto t = std::make_unique<Task>();
+    t->rank = spec_.first_rank() + i;
+    t->data_rank = DataRank(spec_, t->rank);
+    t->path = TaskPath(dir, t->rank);
+    if (spec_.random_offsets()) {
+      t->perm.emplace(TransfersPerTask(spec_), RandomOffsetsKey(spec_, t->data_rank));
+    }
+    tasks_.push_back(std::move(t));
+  }
+  if (CreatesFiles()) {
+    // Stale files from an earlier run would change what a write measures
+    // (IOR removes the old file before the write phase).
+    auto removed = RemoveFiles(dir);
+    if (!removed.ok()) return removed.status();
+  } else {
+    for (const auto& t : tasks_) {
+      if (absl::Status s = CheckFileToRead(*t); !s.ok()) return s;
+    }
+  }
+  for (const auto& t : tasks_) {
+    if (absl::Status s = AllocateBuffers(*t); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TransferWorkload::CheckFileToRead(const Task& t) const {
+  struct stat st;
+  const uint64_t need = RequiredFileSize(spec_, t.data_rank);
+  if (::stat(t.path.c_str(), &st) != 0) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s phase %s: file %s of task %u does not exist (%s); run a write phase with the "
+        "same dir, file_per_process, block_size, segments and tasks first, with keep = true "
+        "if it is in another run",
+        PhaseKindName(spec_.kind()), spec_.phase_id(), t.path, t.rank, std::strerror(errno)));
+  }
+  if (static_cast<uint64_t>(st.st_size) < need) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s phase %s: file %s of task %u is %d bytes, the layout needs %u; it was written "
+        "with a different block_size, segments or tasks",
+        PhaseKindName(spec_.kind()), spec_.phase_id(), t.path, t.rank,
+        static_cast<int64_t>(st.st_size), need));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TransferWorkload::AllocateBuffers(Task& t) const {
+  const size_t xfer = spec_.transfer_bytes();
+  auto buf = AllocateAligned(xfer);
+  if (!buf.ok()) return buf.status();
+  t.buf = std::move(*buf);
+  if (spec_.kind() == v1::WRITE) {
+    // The pattern of the first transfer; each later one re-stamps it.
+    FillPattern(t.buf.get(), xfer, TransferOffset(spec_, t.data_rank, 0, 0),
+                PatternTag(spec_.pattern_seed(), t.data_rank));
+  } else {
+    std::memset(t.buf.get(), 0, xfer);
+  }
+  const bool checks =
+      spec_.kind() == v1::WRITE ? spec_.verify_after_write() : spec_.verify();
+  if (checks) {
+    auto scratch = AllocateAligned(xfer);
+    if (!scratch.ok()) return scratch.status();
+    t.scratch = std::move(*scratch);
+  }
+  return absl::OkStatus();
+}
+
+void TransferWorkload::RunTask(const TaskContext& task) {
+  TaskRun(*this, *tasks_[task.index], task).Run();
+}
+
+absl::StatusOr<uint32_t> TransferWorkload::RemoveFiles(const std::string& dir) const {
+  std::set<std::string> paths;
+  if (spec_.file_per_process()) {
+    v1::PhaseSpec own = spec_;
+    own.set_reorder_shift(0);  // a task removes the file it owns, not the one it read
+    own.set_reorder_random(false);
+    for (uint32_t i = 0; i < spec_.tasks(); ++i) {
+      paths.insert(TaskFilePath(dir, own, spec_.first_rank() + i));
+    }
+  } else {
+    // IOR's rank 0 alone removes a shared file; every agent tries, so that a
+    // directory that is not shared after all is left clean too.
+    paths.insert(TaskFilePath(dir, spec_, 0));
+  }
+  uint32_t removed = 0;
+  for (const std::string& p : paths) {
+    if (::unlink(p.c_str()) == 0) {
+      ++removed;
+    } else if (errno != ENOENT) {
+      return absl::InternalError(absl::StrFormat("cannot remove %s: %s", p, std::strerror(errno)));
+    }
+  }
+  return removed;
+}
+
+bool TransferWorkload::CreatesFiles() const { return spec_.kind() == v1::WRITE; }
+
+uint64_t TransferWorkload::AgentWriteBytes() const {
+  if (spec_.kind() != v1::WRITE) return 0;
+  return spec_.tasks() * spec_.block_bytes() * spec_.segments();
+}
+
+int TransferWorkload::OpenFlags() const {
+  return spec_.kind() == v1::WRITE ? (O_RDWR | O_CREAT) : O_RDONLY;
+}
+
+const char* TransferWorkload::IoVerb() const {
+  return spec_.kind() == v1::WRITE ? "write to" : "read from";
+}
+
+int TransferWorkload::Transfer(int fd, char* buf, size_t len, uint64_t offset, uint64_t /*tag*/,
+                               size_t* moved) const {
+  if (spec_.kind() != v1::WRITE) return PreadFull(fd, buf, len, offset, moved);
+  int err = PwriteFull(fd, buf, len, offset, moved);
+  if (err == 0 && spec_.fsync_per_transfer() && ::fsync(fd) != 0) err = errno;
+  return err;
+}
+
+std::unique_ptr<Workload> MakeTransferWorkload(const v1::PhaseSpec& spec,
+                                               const WorkloadOptions& options) {
+  return std::make_unique<TransferWorkload>(spec, options);
+}
+
+}  // namespace lockstep

@@ -1,0 +1,162 @@
+// The interface between the phase runner and one kind of work.
+//
+// The phase runner (agent/phase_runner.h) owns the threads, the start instant,
+// the progress events and the result; a Workload does one kind of I/O for
+// each task: IOR's transfers (write, read), rewrite, small files, an mdtest
+// step. One class per PhaseKind, made by MakeWorkload from the kind → factory
+// table in registry.cc. Adding a kind: one new workloads/KIND.{h,cc} and one
+// line (plus its #include) in that table.
+//
+// Life of a workload, and which thread calls what:
+//
+//   MakeWorkload(spec)      any thread; no I/O, holds no resources.
+//   Validate()              the Prepare call's thread, after the runner checked
+//                           what every kind shares (file name, tasks, ranks).
+//   TaskPath(dir, rank)     any thread; pure.
+//   Prepare(dir, results)   the Prepare call's thread, once, before any task
+//                           thread exists: stale files removed or the files to
+//                           read checked, each task's buffers allocated.
+//   RunTask(task)           each task's own thread, all tasks at once, from
+//                           the start instant; once per task.
+//   Finish()                the runner's monitor thread, once, after every
+//                           task thread was joined and before the result.
+//   RemoveFiles(dir)        any thread, with or without Prepare (Cleanup, the
+//                           lease watchdog): the files the agent's tasks own.
+#ifndef LOCKSTEP_AGENT_WORKLOADS_WORKLOAD_H_
+#define LOCKSTEP_AGENT_WORKLOADS_WORKLOAD_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/histogram.h"
+#include "lockstep/v1/agent.pb.h"
+
+namespace lockstep {
+
+struct WorkloadOptions {
+  // Test only (lockstep-agent --test_delay_per_transfer_us): every transfer
+  // takes this much longer, as on a slower device.
+  absl::Duration test_delay_per_transfer = absl::ZeroDuration();
+};
+
+// What a task has done so far. The task writes; the monitor thread (progress,
+// throughput series) and Stalled() read at any time.
+struct TaskCounters {
+  std::atomic<uint64_t> bytes{0};
+  std::atomic<uint64_t> ops{0};
+  // The operation in flight, for stall reports: its monotonic start instant
+  // (0 = none) and file offset. Set by workloads whose operations can hang
+  // on a file system (the transfer loop).
+  std::atomic<int64_t> op_start_mono_ns{0};
+  std::atomic<uint64_t> op_offset{0};
+};
+
+// Why a task stopped. The runner turns it into the task's error
+// ("task 3: read from /d/f at offset 4096: Input/output error (errno 5)
+// after 4096 bytes"), its error_kind (IO_FAILED, or VERIFY_FAILED with
+// `verify`) and stops the phase.
+struct TaskFailure {
+  std::string what;       // "read from", "cannot create directory"
+  std::string path;
+  int err = 0;            // errno; 0 for a short read or a data mismatch
+  uint64_t offset = 0;    // file offset where it happened
+  bool verify = false;    // the data read differs from what was written
+};
+
+// What the runner offers every task of the phase; any task thread calls it.
+class PhaseTasks {
+ public:
+  virtual ~PhaseTasks() = default;
+  // Records `failure` as the task's error (its first one wins) and stops the
+  // phase: every task sees abort at its next check.
+  virtual void Fail(uint32_t index, const TaskFailure& failure) = 0;
+  // Waits until every task of this agent arrived (IOR -g), or the phase stops.
+  virtual void Barrier() = 0;
+  // Reports `pairs` and waits until every task of this agent did; returns the
+  // largest (IOR's stonewall wear-out), or early when the phase stops.
+  virtual uint64_t WearOut(uint64_t pairs) = 0;
+};
+
+// One task, as RunTask sees it. Everything is owned by the runner and
+// outlives RunTask.
+struct TaskContext {
+  uint32_t rank = 0;   // global rank
+  uint32_t index = 0;  // 0 .. spec.tasks() - 1 on this agent
+  const std::atomic<bool>* abort = nullptr;
+  // The task's timers, bytes, ops and what else its kind reports; the
+  // runner fills rank, file, latency and error.
+  v1::TaskResult* result = nullptr;
+  LatencyHistogram* latency = nullptr;  // one sample per timed operation
+  TaskCounters* counters = nullptr;
+  PhaseTasks* phase = nullptr;
+
+  // True once the phase stops: check between operations, return soon after.
+  bool Aborted() const { return abort->load(std::memory_order_relaxed); }
+  void Fail(const TaskFailure& failure) const { phase->Fail(index, failure); }
+};
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+
+  // The kind's own fields of the spec. InvalidArgument "phase ID: ..." naming
+  // the value and the limit.
+  virtual absl::Status Validate() const = 0;
+
+  // The file (or tree root) task `rank` works on, with `dir` the resolved
+  // phase directory: TaskResult.file, PrepareReply.files, stall reports.
+  virtual std::string TaskPath(const std::string& dir, uint32_t rank) const = 0;
+
+  // Untimed: removes stale files (a phase that creates) or checks that the
+  // files exist and are long enough (a read), allocates each task's buffers.
+  // `results[i]` is the result of task i, for what is known before the start.
+  // Errors name the file and the task: FailedPrecondition (missing or short
+  // files), ResourceExhausted (buffers), Internal.
+  virtual absl::Status Prepare(const std::string& dir, std::span<v1::TaskResult* const> results) = 0;
+
+  // Task `task.index`'s share of the phase, timed: fills its timers, bytes
+  // and ops, counts progress in task.counters and records each operation's
+  // latency. On an error calls task.Fail and returns; returns early once
+  // task.Aborted().
+  virtual void RunTask(const TaskContext& task) = 0;
+
+  // Untimed work once all tasks ended (mdtest removes an emptied test-dir).
+  virtual void Finish() {}
+
+  // Removes the files this agent's tasks own (one per task, a shared file, a
+  // tree per task); returns how many it removed. Missing files are no error.
+  virtual absl::StatusOr<uint32_t> RemoveFiles(const std::string& dir) const = 0;
+
+  // ---- What the agent needs to know before Prepare --------------------------
+  // The phase lays down files the session must remove if the controller dies.
+  virtual bool CreatesFiles() const = 0;
+  // Bytes this agent's tasks will write (0 when it does not grow files): the
+  // agent's per-phase limit and its free-space check.
+  virtual uint64_t AgentWriteBytes() const { return 0; }
+  // mdtest creates its -d directory when it is missing (rank 0's agent).
+  virtual bool CreatesMissingDir() const { return false; }
+  // The phase removes the trees of its directory (mdtest tree_remove): a
+  // directory the session created may go at Detach.
+  virtual bool RemovesTrees() const { return false; }
+};
+
+// The workload of `spec.kind()`. InvalidArgument naming the kind and the
+// kinds this agent runs for a kind without one (a newer controller's).
+absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(const v1::PhaseSpec& spec,
+                                                       const WorkloadOptions& options = {});
+
+// The kinds MakeWorkload knows, in table order.
+std::vector<v1::PhaseKind> WorkloadKinds();
+
+// InvalidArgument "phase ID: why", for Validate.
+absl::Status SpecError(const v1::PhaseSpec& spec, const std::string& why);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_AGENT_WORKLOADS_WORKLOAD_H_

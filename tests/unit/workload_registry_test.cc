@@ -1,0 +1,106 @@
+// The kind → workload table (agent/workloads/registry.cc): every kind the
+// controller can send has a workload, and a kind without one is refused by
+// name before anything touches the file system.
+#include <string>
+
+#include "agent/phase_runner.h"
+#include "agent/workloads/workload.h"
+#include "common/names.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test_util.h"
+
+namespace lockstep {
+namespace {
+
+using ::testing::HasSubstr;
+
+v1::PhaseSpec SpecOf(v1::PhaseKind kind) {
+  v1::PhaseSpec s;
+  s.set_phase_id("t0/r0/p");
+  s.set_kind(kind);
+  s.set_file_name("f");
+  s.set_tasks(1);
+  s.set_total_tasks(1);
+  return s;
+}
+
+TEST(WorkloadRegistry, EveryKindOfTheProtoHasAWorkload) {
+  const google::protobuf::EnumDescriptor* kinds = v1::PhaseKind_descriptor();
+  for (int i = 0; i < kinds->value_count(); ++i) {
+    const auto kind = static_cast<v1::PhaseKind>(kinds->value(i)->number());
+    if (kind == v1::PHASE_KIND_UNSPECIFIED) continue;
+    auto w = MakeWorkload(SpecOf(kind));
+    EXPECT_TRUE(w.ok()) << kinds->value(i)->name() << ": " << w.status();
+    // The controller names each kind it sends; the agent knows them all.
+    EXPECT_TRUE(ParsePhaseKind(PhaseKindName(kind)).has_value()) << kinds->value(i)->name();
+  }
+  EXPECT_EQ(WorkloadKinds().size(), static_cast<size_t>(kinds->value_count() - 1));
+}
+
+TEST(WorkloadRegistry, AKindWithoutAWorkloadIsRefusedByName) {
+  for (int kind : {0, 99}) {
+    auto w = MakeWorkload(SpecOf(static_cast<v1::PhaseKind>(kind)));
+    ASSERT_FALSE(w.ok());
+    EXPECT_EQ(w.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(w.status().message(), HasSubstr("phase t0/r0/p: kind"));
+    EXPECT_THAT(w.status().message(), HasSubstr(std::to_string(kind)));
+    EXPECT_THAT(w.status().message(),
+                HasSubstr("one of write, read, rewrite, small_files, mdtest"));
+  }
+  testing::TempDir tmp;
+  // The runner and the cleanup refuse it the same way, before any I/O.
+  v1::PhaseSpec unknown = SpecOf(static_cast<v1::PhaseKind>(99));
+  EXPECT_EQ(PhaseRunner::Prepare(unknown, tmp.path()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RemovePhaseFiles(unknown, tmp.path()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(WorkloadRegistry, WhatTheAgentAsksBeforePrepare) {
+  v1::PhaseSpec write = SpecOf(v1::WRITE);
+  write.set_tasks(2);
+  write.set_total_tasks(2);
+  write.set_block_bytes(1 << 20);
+  write.set_segments(3);
+  auto w = MakeWorkload(write);
+  ASSERT_OK(w);
+  EXPECT_TRUE((*w)->CreatesFiles());
+  EXPECT_EQ((*w)->AgentWriteBytes(), 6u << 20);
+  EXPECT_FALSE((*w)->CreatesMissingDir());
+
+  auto r = MakeWorkload(SpecOf(v1::READ));
+  ASSERT_OK(r);
+  EXPECT_FALSE((*r)->CreatesFiles());
+  EXPECT_EQ((*r)->AgentWriteBytes(), 0u);
+
+  v1::PhaseSpec md = SpecOf(v1::MDTEST);
+  md.set_md_op(v1::MD_TREE_REMOVE);
+  auto m = MakeWorkload(md);
+  ASSERT_OK(m);
+  EXPECT_TRUE((*m)->CreatesFiles());
+  EXPECT_TRUE((*m)->CreatesMissingDir());
+  EXPECT_TRUE((*m)->RemovesTrees());
+}
+
+TEST(WorkloadRegistry, EachKindChecksItsOwnFields) {
+  struct Case {
+    v1::PhaseKind kind;
+    const char* why;
+  } cases[] = {
+      {v1::WRITE, "transfer size is 0"},
+      {v1::REWRITE, "transfer size is 0"},
+      {v1::SMALL_FILES, "small_files is 0"},
+      {v1::MDTEST, "mdtest phase without md_op"},
+  };
+  for (const Case& c : cases) {
+    auto w = MakeWorkload(SpecOf(c.kind));
+    ASSERT_OK(w);
+    absl::Status s = (*w)->Validate();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.why;
+    EXPECT_THAT(s.message(), HasSubstr(c.why));
+  }
+}
+
+}  // namespace
+}  // namespace lockstep
