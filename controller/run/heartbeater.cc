@@ -83,12 +83,11 @@ void Heartbeater::Round(absl::Duration period) {
   auto replies = FanOut<v1::HeartbeatRequest, v1::HeartbeatReply>(targets, requests, period,
                                                                   LOCKSTEP_ASYNC(Heartbeat));
   const int64_t now_mono_ns = MonotonicNs();
-  const int64_t lease_ns = absl::ToInt64Nanoseconds(lease_);
   absl::MutexLock lock(&mu_);
   for (size_t k = 0; k < targets.size(); ++k) {
     const size_t i = which[k];
     const absl::Status& status = replies[k].status();
-    const int64_t silent_ns = now_mono_ns - last_answer_mono_ns_[i];
+    const absl::Duration silent = absl::Nanoseconds(now_mono_ns - last_answer_mono_ns_[i]);
     if (replies[k].ok()) {
       last_answer_mono_ns_[i] = now_mono_ns;
       if (replies[k]->stalled_size() > 0 && stalled_[i].empty()) {
@@ -99,10 +98,11 @@ void Heartbeater::Round(absl::Duration period) {
                   std::string(status.message()) +
                       " (the agent dropped our session: restarted, or its lease expired)",
                   KindOf(status)};
-    } else if (silent_ns > lease_ns) {
+    } else if (silent > lease_) {
       lost_[i] = {i,
                   absl::StrFormat("no heartbeat answer for %d ms (lease %d ms): %s",
-                                  silent_ns / 1'000'000, absl::ToInt64Milliseconds(lease_),
+                                  absl::ToInt64Milliseconds(silent),
+                                  absl::ToInt64Milliseconds(lease_),
                                   status.message()),
                   KindOf(status)};
     }

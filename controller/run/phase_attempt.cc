@@ -169,15 +169,15 @@ std::vector<absl::StatusOr<v1::TelemetryReply>> PhaseAttempt::ServerWindow(bool 
 
 // 4. One instant for all, far enough ahead for the slowest to hear of it.
 void PhaseAttempt::Start() {
-  int64_t max_delay_ns = 0;
+  absl::Duration max_delay;  // the slowest client's round trip
   for (AgentClient* c : clients_) {
-    max_delay_ns = std::max(max_delay_ns, run_.roster.clock(c).delay_ns);
+    max_delay = std::max(max_delay, absl::Nanoseconds(run_.roster.clock(c).delay_ns));
   }
   // 10 ms covers scheduling on a busy controller; 4 round trips cover the
   // network; the per-agent term covers starting the streams one by one.
-  const int64_t lead_duration_ns =
-      10'000'000 + 4 * max_delay_ns + 200'000 * static_cast<int64_t>(clients_.size());
-  const int64_t start_at_unix_ns = RealtimeNs() + lead_duration_ns;
+  const absl::Duration lead = absl::Milliseconds(10) + 4 * max_delay +
+                              absl::Microseconds(200) * static_cast<int64_t>(clients_.size());
+  const int64_t start_at_unix_ns = RealtimeNs() + absl::ToInt64Nanoseconds(lead);
   record_->set_start_at_unix_ns(start_at_unix_ns);
   // Spin only where a host's tasks fit on its cores.
   std::map<std::string, uint32_t> tasks_on_host;
