@@ -60,7 +60,10 @@ AgentClient::AgentClient(std::string address, v1::Role role,
                          std::shared_ptr<grpc::ChannelCredentials> credentials)
     : address_(std::move(address)), role_(role) {
   grpc::ChannelArguments args;
-  // Keepalive so that a dead peer is noticed (conventions.md): 10 s / 5 s.
+  // Keepalive pings every 10 s, answered within 5 s, even between calls: a
+  // peer that died without closing its socket (power loss, a cut link) is
+  // noticed in seconds, not after the kernel's TCP timeouts. The agent
+  // allows such pings (agent/main.cc).
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);

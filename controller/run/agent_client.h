@@ -79,6 +79,13 @@ std::vector<absl::StatusOr<Resp>> FanOut(const std::vector<AgentClient*>& agents
   return out;
 }
 
+// Deadlines of the coordinator's calls: most calls answer at once; Prepare
+// and Cleanup may remove large files on a slow file system; a cache barrier
+// may sync much dirty data.
+inline constexpr absl::Duration kRpcTimeout = absl::Seconds(30);
+inline constexpr absl::Duration kPrepareTimeout = absl::Minutes(10);
+inline constexpr absl::Duration kCacheTimeout = absl::Minutes(30);
+
 // Binds an async method of the stub for FanOut, e.g. LOCKSTEP_ASYNC(Prepare).
 #define LOCKSTEP_ASYNC(Method)                                                           \
   [](::lockstep::v1::Agent::Stub* stub, ::grpc::ClientContext* ctx, const auto* request, \

@@ -1,7 +1,15 @@
 // Drives a plan on its agents, phase by phase in lockstep, and reports it:
 // attach → clock offsets → for each test, repetition and phase: prepare on
-// all clients, then one start instant for all, collect, reduce → remove
-// files → summary, run.json, summary.txt.
+// all clients, cache barrier, then one start instant for all, collect,
+// reduce → remove files → detach → run.json, summary.txt.
+//
+// The protocol is coordinator.cc; its parts have their own headers:
+// AgentRoster (the agents and what is known of each), Heartbeater (leases),
+// PhaseAttempt (one phase's steps), PhaseStream (one agent's Start call),
+// ProgressLine, RunPrinter (IOR's layout and Lockstep's '#' lines),
+// AgentEndpoints (which agents, which credentials), RunStore (the results
+// directory). Failures come back as a RunFailure; the command line picks
+// the exit code.
 #ifndef LOCKSTEP_CONTROLLER_RUN_COORDINATOR_H_
 #define LOCKSTEP_CONTROLLER_RUN_COORDINATOR_H_
 
@@ -61,6 +69,9 @@ struct RunOutcome {
   v1::RunRecord record;  // what run.json holds
 };
 
+// Runs `plan` on the calling thread, which it blocks until the run ends;
+// both arguments must outlive the call. Never throws; what went wrong is in
+// the outcome.
 RunOutcome RunPlan(const Plan& plan, const RunOptions& options);
 
 }  // namespace lockstep

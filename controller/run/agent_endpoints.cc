@@ -1,0 +1,89 @@
+#include "controller/run/agent_endpoints.h"
+
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "common/net.h"
+#include "common/tls.h"
+
+namespace lockstep {
+namespace {
+
+// The plan's absolute phase directories, as further allowed roots of the
+// local agents (those below --local_root need none); relative ones go below
+// the temporary root and must stay there.
+RunError ExtraRoots(const Plan& plan, const std::string& local_root,
+                    std::vector<std::string>* roots) {
+  std::set<std::string> extra;
+  for (const PhasePlan& p : plan.phases) {
+    const std::string dir = std::filesystem::path(p.dir).lexically_normal().string();
+    if (!p.dir.empty() && p.dir[0] == '/') {
+      // Below --local_root already (mdtest's -d, made by the agent): no root of its own.
+      if (local_root.empty() || (dir != local_root && dir.rfind(local_root + "/", 0) != 0)) {
+        extra.insert(dir);
+      }
+      continue;
+    }
+    if (dir == ".." || dir.rfind("../", 0) == 0) {
+      return Fail(RunFailure::kBadPlan,
+                  absl::StrFormat("phase '%s': dir \"%s\" climbs out of the local agents' root; "
+                                  "with --local use an absolute dir, or --local_root DIR",
+                                  p.name, p.dir));
+    }
+  }
+  roots->assign(extra.begin(), extra.end());
+  return {};
+}
+
+RunError StartLocalAgents(const Plan& plan, const RunOptions& options, int count,
+                          AgentEndpoints* out) {
+  LocalAgentsOptions lo;
+  lo.count = count;
+  lo.root = options.local_root;
+  if (RunError e = ExtraRoots(plan, options.local_root, &lo.extra_roots)) return e;
+  auto started = LocalAgents::Start(lo);
+  if (!started.ok()) return Fail(RunFailure::kConnect, std::string(started.status().message()));
+  out->local = std::move(*started);
+  for (const std::string& address : out->local->addresses()) {
+    out->agents.push_back({address, v1::CLIENT});
+  }
+  return {};
+}
+
+}  // namespace
+
+RunError ResolveAgentEndpoints(const Plan& plan, const RunOptions& options,
+                               AgentEndpoints* out) {
+  out->agents = plan.agents;
+  int local = options.local_agents;
+  if (local == 0 && plan.agents.empty()) local = 2;
+  bool insecure = options.insecure;
+  if (local > 0) {
+    out->agents.clear();
+    if (RunError e = StartLocalAgents(plan, options, local, out)) return e;
+    insecure = true;  // loopback only, by construction
+  }
+  if (!insecure) {
+    out->credentials = options.credentials;
+    if (out->credentials) return {};
+    return Fail(RunFailure::kBadPlan,
+                "no TLS material: pass --tls_dir DIR (made by deploy/certs.sh), or --insecure "
+                "for agents on loopback");
+  }
+  for (const AgentPlan& a : out->agents) {
+    auto hp = SplitHostPort(a.address);
+    if (!hp.ok() || !IsLoopbackHost(hp->first)) {
+      return Fail(RunFailure::kBadPlan,
+                  absl::StrFormat("--insecure is allowed only for loopback agents, and %s is "
+                                  "not one: set up certificates (deploy/certs.sh) and pass "
+                                  "--tls_dir",
+                                  a.address));
+    }
+  }
+  out->credentials = grpc::InsecureChannelCredentials();
+  return {};
+}
+
+}  // namespace lockstep

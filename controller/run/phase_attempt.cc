@@ -1,0 +1,358 @@
+#include "controller/run/phase_attempt.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "common/clock.h"
+#include "common/layout.h"
+#include "common/names.h"
+#include "controller/ior/ior_math.h"
+#include "controller/ior/phase_reduce.h"
+#include "controller/run/phase_results.h"
+#include "controller/run/phase_specs.h"
+#include "controller/run/progress_line.h"
+
+namespace lockstep {
+namespace {
+
+// Tasks released at the start instant spin for their last half millisecond
+// instead of sleeping, where a host's tasks fit on its cores.
+constexpr absl::Duration kSpinDuration = absl::Microseconds(500);
+// How often the coordinator looks at progress, leases and interrupts while
+// a phase runs.
+constexpr absl::Duration kWatchPeriod = absl::Milliseconds(100);
+
+}  // namespace
+
+PhaseAttempt::PhaseAttempt(const RunParts& run, const PhasePlan& phase,
+                           const v1::PhaseSpec& base, const v1::TestRecord& test, bool partial,
+                           v1::PhaseRecord* record)
+    : run_(run),
+      phase_(phase),
+      base_(base),
+      phase_id_(base.phase_id()),
+      test_(test),
+      partial_(partial),
+      record_(record),
+      clients_(run.roster.clients()),
+      servers_(run.roster.servers()) {}
+
+RunError PhaseAttempt::Run() {
+  record_->set_phase_id(phase_id_);
+  record_->set_phase(phase_.name);
+  record_->set_kind(phase_.kind);
+  record_->set_repetition(base_.repetition());
+  *record_->mutable_spec() = base_;
+  record_->set_cache(run_.plan.CacheMode(phase_));
+
+  if (RunError e = Prepare()) return e;
+  if (RunError e = CacheBarrier()) return e;
+  if (Interrupted()) {
+    Abort("interrupted");
+    return Fail(RunFailure::kInterrupted, "interrupted before the start of " + phase_id_);
+  }
+  if (!servers_.empty()) ServerWindow(/*end=*/false);
+  Start();
+  RunError failure = AwaitResults();
+  std::vector<absl::StatusOr<v1::TelemetryReply>> server_telemetry;
+  if (!servers_.empty()) server_telemetry = ServerWindow(/*end=*/true);
+  Collect(&failure);
+  CollectServers(server_telemetry);
+  Reduce(failure);
+  return failure;
+}
+
+// 1. Prepare everywhere before anyone starts.
+RunError PhaseAttempt::Prepare() {
+  const std::vector<v1::PhaseSpec> specs = ClientSpecsOf(base_, clients_.size());
+  std::vector<v1::PrepareRequest> requests(clients_.size());
+  for (size_t i = 0; i < clients_.size(); ++i) {
+    requests[i].set_session_id(clients_[i]->session_id);
+    *requests[i].mutable_spec() = specs[i];
+  }
+  record_->set_prepare_sent_unix_ns(RealtimeNs());
+  prepared_ = FanOut<v1::PrepareRequest, v1::PrepareReply>(clients_, requests, kPrepareTimeout,
+                                                           LOCKSTEP_ASYNC(Prepare));
+  record_->set_prepared_unix_ns(RealtimeNs());
+  for (size_t i = 0; i < clients_.size(); ++i) {
+    if (prepared_[i].ok()) continue;
+    const absl::Status& status = prepared_[i].status();
+    const RunFailure kind = FailureOfSetupCall(status);
+    if (kind == RunFailure::kAgentLost) {
+      run_.roster.MarkLost(clients_[i], std::string(status.message()), IsRestarted(status));
+    }
+    Abort("another agent failed to prepare");
+    return Failed(Fail(kind, kind == RunFailure::kAgentLost
+                                 ? absl::StrFormat("agent %s lost before %s: %s",
+                                                   clients_[i]->address(), phase_id_,
+                                                   status.message())
+                                 : absl::StrFormat("phase %s: %s", phase_id_, status.message())));
+  }
+  if (!prepared_.empty()) *record_->mutable_dir_fs() = prepared_[0]->dir_fs();
+  run_.printer.TestStarted(test_, *record_);
+  return {};
+}
+
+// 2. Cache barrier, after the files are laid out and before the start, in
+// the order people follow by hand: sync clients (their dirty data goes to
+// the servers), then sync servers, then drop caches everywhere.
+RunError PhaseAttempt::CacheBarrier() {
+  const std::string& mode = run_.plan.CacheMode(phase_);
+  if (mode == "none") return {};
+  const std::vector<AgentClient*> servers =
+      mode == "all" ? servers_ : std::vector<AgentClient*>{};
+  std::vector<AgentClient*> everyone = clients_;
+  everyone.insert(everyone.end(), servers.begin(), servers.end());
+  RunError e = CacheStep(clients_, /*sync=*/true, 0, false);
+  if (!e) e = CacheStep(servers, /*sync=*/true, 0, false);
+  if (!e) e = CacheStep(everyone, /*sync=*/false, run_.plan.drop_mode, run_.plan.lustre_lru_clear);
+  if (!e) return {};
+  Abort("cache barrier failed");
+  return Failed(std::move(e));
+}
+
+RunError PhaseAttempt::CacheStep(const std::vector<AgentClient*>& who, bool sync,
+                                 uint32_t drop_mode, bool lustre_lru_clear) {
+  if (who.empty()) return {};
+  std::vector<v1::CacheRequest> requests(who.size());
+  for (size_t i = 0; i < who.size(); ++i) {
+    requests[i].set_session_id(who[i]->session_id);
+    requests[i].set_phase_id(phase_id_);
+    requests[i].set_sync(sync);
+    requests[i].set_drop_mode(drop_mode);
+    requests[i].set_required(run_.plan.cache_required);
+    requests[i].set_lustre_lru_clear(lustre_lru_clear && who[i]->role() == v1::CLIENT);
+  }
+  auto replies = FanOut<v1::CacheRequest, v1::CacheReply>(who, requests, kCacheTimeout,
+                                                         LOCKSTEP_ASYNC(CacheBarrier));
+  for (size_t i = 0; i < who.size(); ++i) {
+    if (!replies[i].ok()) {
+      const absl::Status& status = replies[i].status();
+      const bool refused = absl::IsPermissionDenied(status) || absl::IsFailedPrecondition(status);
+      return Fail(refused ? RunFailure::kBadPlan : RunFailure::kAgentLost,
+                  absl::StrFormat("cache barrier before %s: %s", phase_id_, status.message()));
+    }
+    const v1::CacheReply& reply = *replies[i];
+    v1::CacheReply& acc = cache_done_[who[i]];
+    if (reply.synced()) {
+      acc.set_synced(true);
+      acc.set_sync_duration_ns(reply.sync_duration_ns());
+    }
+    if (reply.dropped()) {
+      acc.set_dropped(true);
+      acc.set_drop_duration_ns(reply.drop_duration_ns());
+    }
+    if (reply.lru_cleared()) {
+      acc.set_lru_cleared(true);
+      acc.set_lru_duration_ns(reply.lru_duration_ns());
+    }
+    if (!reply.warning().empty()) {
+      acc.set_warning(reply.warning());
+      run_.printer.Note(absl::StrFormat("warning: %s %s: %s", RoleName(who[i]->role()),
+                                        who[i]->address(), reply.warning()));
+    }
+  }
+  return {};
+}
+
+// 3. Servers take part through telemetry windows around the phase.
+std::vector<absl::StatusOr<v1::TelemetryReply>> PhaseAttempt::ServerWindow(bool end) {
+  std::vector<v1::TelemetryRequest> requests(servers_.size());
+  for (size_t i = 0; i < servers_.size(); ++i) {
+    requests[i].set_session_id(servers_[i]->session_id);
+    requests[i].set_phase_id(phase_id_);
+    requests[i].set_end(end);
+  }
+  return FanOut<v1::TelemetryRequest, v1::TelemetryReply>(servers_, requests, kRpcTimeout,
+                                                         LOCKSTEP_ASYNC(Telemetry));
+}
+
+// 4. One instant for all, far enough ahead for the slowest to hear of it.
+void PhaseAttempt::Start() {
+  absl::Duration max_delay;  // the slowest client's round trip
+  for (AgentClient* c : clients_) {
+    max_delay = std::max(max_delay, absl::Nanoseconds(run_.roster.clock(c).delay_ns));
+  }
+  // 10 ms covers scheduling on a busy controller; 4 round trips cover the
+  // network; the per-agent term covers starting the streams one by one.
+  const absl::Duration lead = absl::Milliseconds(10) + 4 * max_delay +
+                              absl::Microseconds(200) * static_cast<int64_t>(clients_.size());
+  const int64_t start_at_unix_ns = RealtimeNs() + absl::ToInt64Nanoseconds(lead);
+  record_->set_start_at_unix_ns(start_at_unix_ns);
+  // Spin only where a host's tasks fit on its cores.
+  std::map<std::string, uint32_t> tasks_on_host;
+  for (AgentClient* c : clients_) tasks_on_host[c->facts.hostname()] += base_.tasks();
+  for (AgentClient* c : clients_) {
+    v1::StartRequest request;
+    request.set_session_id(c->session_id);
+    request.set_phase_id(phase_id_);
+    // In the agent's own clock.
+    request.set_start_at_unix_ns(start_at_unix_ns + run_.roster.clock(c).offset_ns);
+    request.set_progress_interval_ms(run_.plan.progress_interval_ms);
+    const bool fits =
+        tasks_on_host[c->facts.hostname()] <= std::max<uint32_t>(c->facts.cores(), 1);
+    request.set_spin_duration_ns(fits ? absl::ToInt64Nanoseconds(kSpinDuration) : 0);
+    streams_.push_back(std::make_unique<PhaseStream>(c, std::move(request)));
+  }
+}
+
+// 5. Wait for every result; watch leases and interrupts meanwhile.
+RunError PhaseAttempt::AwaitResults() {
+  ProgressLine progress(phase_id_, AggregateBytes(base_), run_.options.progress,
+                        run_.options.print_progress_lines);
+  RunError failure;
+  for (const auto& stream : streams_) {
+    while (!stream->WaitDone(kWatchPeriod)) {
+      std::vector<v1::Progress> latest;
+      for (const auto& s : streams_) latest.push_back(s->LatestProgress());
+      progress.Update(latest);
+      if (!failure) failure = Watch();
+    }
+  }
+  progress.Clear();
+  return failure;
+}
+
+RunError PhaseAttempt::Watch() {
+  if (auto lost = run_.heartbeater.Lost()) {
+    return LoseDuringPhase(run_.roster.at(lost->index), lost->reason,
+                           lost->kind == v1::SESSION_GONE);
+  }
+  if (auto stalled = run_.heartbeater.Stalled()) {
+    // A task stuck in the kernel (a hung mount): the agent still answers
+    // but cannot finish or clean up; it counts as lost.
+    return LoseDuringPhase(
+        run_.roster.at(stalled->index),
+        absl::StrFormat("I/O stalled beyond io_stall_timeout_ms = %u: %s",
+                        run_.plan.io_stall_timeout_ms, stalled->reason),
+        /*restarted=*/false);
+  }
+  if (Interrupted()) {
+    Abort("interrupted by the operator");
+    return Fail(RunFailure::kInterrupted, "interrupted during " + phase_id_);
+  }
+  return {};
+}
+
+RunError PhaseAttempt::LoseDuringPhase(AgentClient* agent, const std::string& reason,
+                                       bool restarted) {
+  RunError failure = Fail(RunFailure::kAgentLost,
+                          absl::StrFormat("agent %s lost during %s: %s", agent->address(),
+                                          phase_id_, reason));
+  run_.roster.MarkLost(agent, reason, restarted);
+  Abort(failure.message);
+  for (const auto& stream : streams_) stream->Cancel();
+  return failure;
+}
+
+// 6. Collect, in our time base.
+void PhaseAttempt::Collect(RunError* failure) {
+  for (size_t i = 0; i < streams_.size(); ++i) CollectClient(i, failure);
+}
+
+void PhaseAttempt::CollectClient(size_t i, RunError* failure) {
+  AgentClient* c = clients_[i];
+  v1::AgentPhaseRecord* apr = record_->add_agents();
+  apr->set_address(c->address());
+  apr->set_role(c->role());
+  apr->set_stripe_layout(prepared_[i]->stripe_layout());
+  if (cache_done_.count(c)) *apr->mutable_cache() = cache_done_[c];
+  absl::StatusOr<v1::PhaseResult> result = streams_[i]->Result();
+  if (!result.ok()) {
+    const absl::Status& status = result.status();
+    apr->set_error(std::string(status.message()));
+    // Our own cancellation after another agent's loss is not this agent's fault.
+    if (!absl::IsCancelled(status) || !*failure) {
+      run_.roster.MarkLost(c, std::string(status.message()), IsRestarted(status));
+    }
+    if (!*failure) {
+      *failure = Fail(RunFailure::kAgentLost, absl::StrFormat("agent %s lost during %s: %s",
+                                                              c->address(), phase_id_,
+                                                              status.message()));
+    }
+    return;
+  }
+  apr->set_series_interval_ms(result->series_interval_ms());
+  *apr->mutable_series_bytes() = result->series_bytes();
+  if (result->has_telemetry()) *apr->mutable_telemetry() = result->telemetry();
+  const int64_t offset_ns = run_.roster.clock(c).offset_ns;
+  for (v1::TaskResult task : result->tasks()) {
+    ToControllerClock(offset_ns, &task);
+    *apr->add_tasks() = task;
+    tasks_.push_back(std::move(task));
+  }
+  if (result->ok()) return;
+  apr->set_error(result->error());
+  if (!*failure) {
+    *failure = Fail(FailureOfPhaseResult(*result),
+                    absl::StrFormat("phase %s on agent %s: %s", phase_id_, c->address(),
+                                    result->error()));
+  }
+}
+
+void PhaseAttempt::CollectServers(
+    const std::vector<absl::StatusOr<v1::TelemetryReply>>& telemetry) {
+  for (size_t i = 0; i < servers_.size(); ++i) {
+    AgentClient* server = servers_[i];
+    v1::AgentPhaseRecord* apr = record_->add_agents();
+    apr->set_address(server->address());
+    apr->set_role(server->role());
+    if (cache_done_.count(server)) *apr->mutable_cache() = cache_done_[server];
+    if (i >= telemetry.size()) continue;
+    if (telemetry[i].ok()) {
+      *apr->mutable_telemetry() = telemetry[i]->telemetry();
+    } else {
+      apr->set_error(std::string(telemetry[i].status().message()));
+    }
+  }
+}
+
+// 7. Reduce: IOR's rows, skew, latency, telemetry.
+void PhaseAttempt::Reduce(const RunError& failure) {
+  std::vector<const v1::TaskResult*> tasks;
+  for (const v1::TaskResult& t : tasks_) tasks.push_back(&t);
+  ReducePhase(tasks, base_, base_.repetition(), record_);
+  record_->set_start_skew_ns(StartSkewNs(tasks));
+  record_->set_release_skew_ns(ReleaseSkewNs(tasks));
+  std::vector<int64_t> uncertainties_ns;
+  for (AgentClient* c : clients_) uncertainties_ns.push_back(run_.roster.clock(c).delay_ns / 2);
+  record_->set_start_skew_uncertainty_ns(StartSkewUncertaintyNs(std::move(uncertainties_ns)));
+  *record_->mutable_latency() = SummarizeLatency(tasks);
+  std::map<std::string, std::string> host_by_address;
+  for (AgentClient* a : run_.roster.all()) host_by_address[a->address()] = a->facts.hostname();
+  for (const std::string& line : TelemetryLines(*record_, host_by_address)) {
+    record_->add_telemetry_lines(line);
+  }
+  const int64_t max_start_skew_ns = int64_t{run_.plan.max_start_skew_us} * 1000;
+  if (max_start_skew_ns > 0 &&
+      record_->start_skew_ns() + record_->start_skew_uncertainty_ns() > max_start_skew_ns) {
+    record_->set_skew_exceeded(true);
+  }
+  record_->set_ok(!failure);
+  if (failure) record_->set_error(failure.message);
+  record_->set_partial(partial_);
+}
+
+void PhaseAttempt::Abort(const std::string& reason) {
+  const std::vector<AgentClient*> targets = run_.roster.NotLost(clients_);
+  std::vector<v1::AbortRequest> requests(targets.size());
+  for (size_t i = 0; i < targets.size(); ++i) {
+    requests[i].set_session_id(targets[i]->session_id);
+    requests[i].set_phase_id(phase_id_);
+    requests[i].set_reason(reason);
+  }
+  FanOut<v1::AbortRequest, v1::AbortReply>(targets, requests, absl::Seconds(5),
+                                           LOCKSTEP_ASYNC(Abort));
+}
+
+RunError PhaseAttempt::Failed(RunError failure) {
+  record_->set_ok(false);
+  record_->set_error(failure.message);
+  return failure;
+}
+
+bool PhaseAttempt::Interrupted() const {
+  return run_.options.interrupted && run_.options.interrupted->load();
+}
+
+}  // namespace lockstep

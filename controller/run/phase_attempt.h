@@ -1,0 +1,96 @@
+// One attempt at one phase on the run's agents, the protocol's steps in order:
+//   1. Prepare on every client at once: files laid out, one parked thread
+//      per task (IOR's barrier before open).
+//   2. Cache barrier: sync clients, then servers, then drop caches.
+//   3. A telemetry window opens on the servers.
+//   4. Start: one instant for all, far enough ahead for the slowest agent to
+//      hear of it; one PhaseStream per client.
+//   5. Await every result, watching leases, stalls and interrupts, with the
+//      progress line meanwhile; the servers' window closes.
+//   6. Collect each agent's answer into the PhaseRecord, in our clock.
+//   7. Reduce: IOR's rows, start skew and its error bound, latency,
+//      telemetry lines.
+// A failure aborts the phase on the clients still reachable and marks lost
+// the agents found lost (AgentRoster); the run decides what follows.
+//
+// Owns: the attempt's state (client specs, Prepare and cache replies, streams).
+// Thread: the coordinator's; one attempt at a time.
+#ifndef LOCKSTEP_CONTROLLER_RUN_PHASE_ATTEMPT_H_
+#define LOCKSTEP_CONTROLLER_RUN_PHASE_ATTEMPT_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "controller/plan/plan.h"
+#include "controller/run/agent_roster.h"
+#include "controller/run/coordinator.h"
+#include "controller/run/heartbeater.h"
+#include "controller/run/phase_stream.h"
+#include "controller/run/run_error.h"
+#include "controller/run/run_printer.h"
+#include "lockstep/v1/results.pb.h"
+
+namespace lockstep {
+
+// The parts of a run that a phase attempt uses; all outlive it.
+struct RunParts {
+  const Plan& plan;
+  const RunOptions& options;
+  AgentRoster& roster;
+  Heartbeater& heartbeater;
+  RunPrinter& printer;
+};
+
+class PhaseAttempt {
+ public:
+  // `base`: the phase's spec (BaseSpecOf); `test`: the test it belongs to
+  // (for IOR's test header); `partial`: an agent was lost earlier and the run
+  // went on without it. Fills `*record`, which must outlive the attempt.
+  PhaseAttempt(const RunParts& run, const PhasePlan& phase, const v1::PhaseSpec& base,
+               const v1::TestRecord& test, bool partial, v1::PhaseRecord* record);
+
+  // Runs the steps; the record is complete when this returns, failed or not.
+  RunError Run();
+
+ private:
+  RunError Prepare();
+  RunError CacheBarrier();
+  RunError CacheStep(const std::vector<AgentClient*>& who, bool sync, uint32_t drop_mode,
+                     bool lustre_lru_clear);
+  std::vector<absl::StatusOr<v1::TelemetryReply>> ServerWindow(bool end);
+  void Start();
+  RunError AwaitResults();
+  // One look at leases, stalls and the interrupt flag while streams run.
+  RunError Watch();
+  RunError LoseDuringPhase(AgentClient* agent, const std::string& reason, bool restarted);
+  void Collect(RunError* failure);
+  void CollectClient(size_t i, RunError* failure);
+  void CollectServers(const std::vector<absl::StatusOr<v1::TelemetryReply>>& telemetry);
+  void Reduce(const RunError& failure);
+  // Best effort: tells the clients not lost to abandon the phase.
+  void Abort(const std::string& reason);
+  RunError Failed(RunError failure);
+  bool Interrupted() const;
+
+  const RunParts run_;
+  const PhasePlan& phase_;
+  const v1::PhaseSpec& base_;
+  const std::string& phase_id_;
+  const v1::TestRecord& test_;
+  const bool partial_;
+  v1::PhaseRecord* const record_;
+
+  const std::vector<AgentClient*> clients_;  // in rank order, for the whole attempt
+  const std::vector<AgentClient*> servers_;
+  std::vector<absl::StatusOr<v1::PrepareReply>> prepared_;
+  std::map<AgentClient*, v1::CacheReply> cache_done_;
+  std::vector<std::unique_ptr<PhaseStream>> streams_;  // by client
+  std::vector<v1::TaskResult> tasks_;                   // every client's, in our clock
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_RUN_PHASE_ATTEMPT_H_

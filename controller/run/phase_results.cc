@@ -1,0 +1,78 @@
+#include "controller/run/phase_results.h"
+
+#include <algorithm>
+#include <initializer_list>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "common/names.h"
+
+namespace lockstep {
+
+void ToControllerClock(int64_t offset_ns, v1::TaskResult* task) {
+  using Get = int64_t (v1::TaskResult::*)() const;
+  using Set = void (v1::TaskResult::*)(int64_t);
+  for (auto [get, set] : std::initializer_list<std::pair<Get, Set>>{
+           {&v1::TaskResult::open_start_unix_ns, &v1::TaskResult::set_open_start_unix_ns},
+           {&v1::TaskResult::open_stop_unix_ns, &v1::TaskResult::set_open_stop_unix_ns},
+           {&v1::TaskResult::rdwr_start_unix_ns, &v1::TaskResult::set_rdwr_start_unix_ns},
+           {&v1::TaskResult::rdwr_stop_unix_ns, &v1::TaskResult::set_rdwr_stop_unix_ns},
+           {&v1::TaskResult::close_start_unix_ns, &v1::TaskResult::set_close_start_unix_ns},
+           {&v1::TaskResult::close_stop_unix_ns, &v1::TaskResult::set_close_stop_unix_ns},
+           {&v1::TaskResult::first_io_unix_ns, &v1::TaskResult::set_first_io_unix_ns},
+           {&v1::TaskResult::release_unix_ns, &v1::TaskResult::set_release_unix_ns},
+           {&v1::TaskResult::readback_start_unix_ns, &v1::TaskResult::set_readback_start_unix_ns},
+           {&v1::TaskResult::readback_stop_unix_ns, &v1::TaskResult::set_readback_stop_unix_ns}}) {
+    if ((task->*get)() != 0) (task->*set)((task->*get)() - offset_ns);
+  }
+}
+
+std::vector<std::string> TelemetryLines(
+    const v1::PhaseRecord& phase, const std::map<std::string, std::string>& host_by_address) {
+  struct Acc {
+    int n = 0;
+    double busy_cores = 0, cores = 0, user = 0, sys = 0, iowait = 0;
+    double disk_mb_s = 0, net_mb_s = 0;
+  };
+  std::map<v1::Role, Acc> by_role;
+  std::map<v1::Role, std::set<std::string>> hosts_seen;
+  for (const v1::AgentPhaseRecord& a : phase.agents()) {
+    // /proc/stat has 10 ms ticks: over a shorter window the shares mean little.
+    if (!a.has_telemetry() || a.telemetry().samples() == 0 || a.telemetry().interval_s() < 0.2) {
+      continue;
+    }
+    // Several agents on one host see the same host: count it once.
+    auto host = host_by_address.find(a.address());
+    const std::string hostname = host == host_by_address.end() ? "" : host->second;
+    if (!hosts_seen[a.role()].insert(hostname).second) continue;
+    const v1::TelemetrySummary& t = a.telemetry();
+    Acc& acc = by_role[a.role()];
+    ++acc.n;
+    acc.busy_cores += t.cpu().busy_cores().mean();
+    acc.cores += t.cpu().cores();
+    acc.user += t.cpu().user_pct().mean();
+    acc.sys += t.cpu().system_pct().mean();
+    acc.iowait += t.cpu().iowait_pct().mean();
+    for (const auto& d : t.disks()) acc.disk_mb_s += d.read_mb_s().mean() + d.write_mb_s().mean();
+    for (const auto& n : t.nets()) acc.net_mb_s += n.rx_mb_s().mean() + n.tx_mb_s().mean();
+  }
+  std::vector<std::string> lines;
+  for (const auto& [role, acc] : by_role) {
+    lines.push_back(absl::StrFormat(
+        "  %s (%d host%s): cpu %.0f%% user, %.0f%% sys, %.0f%% iowait; busy %.1f of %.0f cores; "
+        "disk %.1f MB/s, net %.1f MB/s",
+        role == v1::CLIENT ? "clients" : RoleName(role), acc.n, acc.n == 1 ? "" : "s",
+        acc.user / acc.n, acc.sys / acc.n, acc.iowait / acc.n, acc.busy_cores, acc.cores,
+        acc.disk_mb_s, acc.net_mb_s));
+  }
+  return lines;
+}
+
+int64_t StartSkewUncertaintyNs(std::vector<int64_t> clock_uncertainties_ns) {
+  if (clock_uncertainties_ns.size() < 2) return 0;
+  std::sort(clock_uncertainties_ns.rbegin(), clock_uncertainties_ns.rend());
+  return clock_uncertainties_ns[0] + clock_uncertainties_ns[1];
+}
+
+}  // namespace lockstep

@@ -1,0 +1,60 @@
+#include "controller/run/phase_specs.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "controller/ior/phase_reduce.h"
+
+namespace lockstep {
+
+v1::PhaseSpec BaseSpecOf(const Plan& plan, const PhasePlan& phase, uint32_t test_id,
+                         uint32_t rep, size_t client_count, bool ignore_free_space) {
+  v1::PhaseSpec s;
+  s.set_phase_id(absl::StrFormat("t%u/r%u/%s", test_id, rep, phase.name));
+  s.set_phase_name(phase.name);
+  s.set_kind(phase.kind);
+  s.set_test_id(test_id);
+  s.set_repetition(rep);
+  s.set_dir(phase.dir);
+  s.set_file_name(phase.file_name);
+  s.set_file_per_process(phase.file_per_process);
+  const uint32_t tpa = plan.TasksPerAgent(phase, test_id);
+  s.set_tasks(tpa);
+  s.set_total_tasks(tpa * static_cast<uint32_t>(client_count));
+  s.set_transfer_bytes(phase.transfer_bytes);
+  s.set_block_bytes(phase.block_bytes);
+  s.set_segments(phase.segments);
+  s.set_fsync_at_end(phase.fsync);
+  s.set_fsync_per_transfer(phase.fsync_per_transfer);
+  s.set_direct(phase.direct);
+  s.set_verify(phase.verify);
+  s.set_pattern_seed(plan.seed);
+  // IOR -C (-Q N): read what the tasks N agents further wrote. Ranks are
+  // block-mapped to agents, so that is N × tasks per agent ranks further
+  // (IOR's shift for a by-slot mapping); with one agent it is the task itself.
+  if (phase.reorder_tasks) {
+    s.set_reorder_node_offset(phase.reorder_node_offset);
+    s.set_reorder_shift(static_cast<uint32_t>(
+        (uint64_t{phase.reorder_node_offset} * tpa) % std::max<uint32_t>(s.total_tasks(), 1)));
+  }
+  s.set_set_stripe(phase.set_stripe);
+  s.set_stripe_count(phase.stripe_count);
+  s.set_stripe_size_bytes(phase.stripe_size_bytes);
+  s.set_stripe_index(phase.stripe_index);
+  s.set_stripe_pool(phase.stripe_pool);
+  s.set_checksums(phase.checksums);
+  s.set_ignore_free_space(ignore_free_space);
+  SetWorkloadFields(phase, plan.seed, &s);
+  return s;
+}
+
+std::vector<v1::PhaseSpec> ClientSpecsOf(const v1::PhaseSpec& base, size_t client_count) {
+  std::vector<v1::PhaseSpec> out;
+  for (size_t i = 0; i < client_count; ++i) {
+    v1::PhaseSpec& s = out.emplace_back(base);
+    s.set_first_rank(static_cast<uint32_t>(i) * base.tasks());
+  }
+  return out;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,56 @@
+#include "controller/run/phase_stream.h"
+
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "common/errors.h"
+
+namespace lockstep {
+
+PhaseStream::PhaseStream(AgentClient* agent, v1::StartRequest request)
+    : agent_(agent), request_(std::move(request)) {
+  agent_->stub()->async()->Start(&ctx_, &request_, this);
+  StartRead(&event_);
+  StartCall();
+}
+
+void PhaseStream::OnReadDone(bool ok) {
+  if (!ok) return;  // the stream ended: OnDone follows
+  {
+    absl::MutexLock lock(&mu_);
+    if (event_.has_result()) {
+      result_ = event_.result();
+      have_result_ = true;
+    } else if (event_.has_progress()) {
+      progress_ = event_.progress();
+    }
+  }
+  StartRead(&event_);
+}
+
+void PhaseStream::OnDone(const grpc::Status& status) {
+  absl::MutexLock lock(&mu_);
+  status_ = status;
+  done_ = true;
+}
+
+bool PhaseStream::WaitDone(absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  mu_.AwaitWithTimeout(absl::Condition(&done_), timeout);
+  return done_;
+}
+
+v1::Progress PhaseStream::LatestProgress() {
+  absl::MutexLock lock(&mu_);
+  return progress_;
+}
+
+absl::StatusOr<v1::PhaseResult> PhaseStream::Result() {
+  absl::MutexLock lock(&mu_);
+  if (have_result_) return result_;
+  if (!status_.ok()) return FromGrpcStatus(status_, agent_->address());
+  return absl::UnavailableError(
+      absl::StrFormat("agent %s: the phase stream ended without a result", agent_->address()));
+}
+
+}  // namespace lockstep

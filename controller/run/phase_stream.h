@@ -1,0 +1,70 @@
+// One agent's Start call for one phase: a gRPC callback reactor that reads
+// the agent's progress events until its PhaseResult and the end of the call.
+//
+// Owns: the call (its ClientContext and request), the latest progress event,
+// and the result or the call's final status.
+// Threads: the coordinator's thread constructs it, waits on it, reads it and
+// destroys it; gRPC's callback threads run OnReadDone and OnDone.
+// Lifetime: destroy only after WaitDone returned true (gRPC calls OnDone
+// last); Cancel first to end a call early.
+#ifndef LOCKSTEP_CONTROLLER_RUN_PHASE_STREAM_H_
+#define LOCKSTEP_CONTROLLER_RUN_PHASE_STREAM_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "controller/run/agent_client.h"
+#include "lockstep/v1/agent.grpc.pb.h"
+
+namespace lockstep {
+
+class PhaseStream : public grpc::ClientReadReactor<v1::PhaseEvent> {
+ public:
+  // Starts the call on `agent` (which must outlive this) at once.
+  PhaseStream(AgentClient* agent, v1::StartRequest request);
+
+  PhaseStream(const PhaseStream&) = delete;
+  PhaseStream& operator=(const PhaseStream&) = delete;
+
+  AgentClient* agent() const { return agent_; }
+
+  // Whether the call has ended, waiting up to `timeout` for it.
+  bool WaitDone(absl::Duration timeout);
+
+  // Asks gRPC to end the call; it ends soon with CANCELLED unless it had
+  // ended already. WaitDone still tells when.
+  void Cancel() { ctx_.TryCancel(); }
+
+  // The agent's latest progress event; empty before the first.
+  v1::Progress LatestProgress();
+
+  // REQUIRES: WaitDone returned true.
+  // The agent's PhaseResult (which may itself say the phase failed); else
+  // the call's status, prefixed with the agent's address and keeping its
+  // ErrorKind; Unavailable if the call ended OK without a result.
+  absl::StatusOr<v1::PhaseResult> Result();
+
+  // grpc::ClientReadReactor, on gRPC's threads.
+  void OnReadDone(bool ok) override;
+  void OnDone(const grpc::Status& status) override;
+
+ private:
+  AgentClient* const agent_;
+  grpc::ClientContext ctx_;
+  const v1::StartRequest request_;
+  v1::PhaseEvent event_;  // the read in flight; only gRPC's threads touch it
+
+  absl::Mutex mu_;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;
+  bool have_result_ ABSL_GUARDED_BY(mu_) = false;
+  v1::PhaseResult result_ ABSL_GUARDED_BY(mu_);
+  v1::Progress progress_ ABSL_GUARDED_BY(mu_);
+  grpc::Status status_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_RUN_PHASE_STREAM_H_

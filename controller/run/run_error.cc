@@ -1,0 +1,47 @@
+#include "controller/run/run_error.h"
+
+#include "common/errors.h"
+
+namespace lockstep {
+
+bool IsSessionLost(const absl::Status& status) {
+  const v1::ErrorKind kind = KindOf(status);
+  return kind == v1::SESSION_GONE || kind == v1::BUSY;
+}
+
+bool IsRestarted(const absl::Status& status) { return KindOf(status) == v1::SESSION_GONE; }
+
+RunFailure FailureOfSetupCall(const absl::Status& status) {
+  if (IsSessionLost(status)) return RunFailure::kAgentLost;
+  switch (KindOf(status)) {
+    case v1::PATH_REFUSED:
+      return RunFailure::kBadPlan;
+    case v1::NO_SPACE:
+    case v1::IO_FAILED:
+      return RunFailure::kIoError;
+    default:
+      break;  // no kind: judge by the code
+  }
+  switch (status.code()) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kPermissionDenied:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kOutOfRange:
+      return RunFailure::kBadPlan;
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kUnauthenticated:
+      return RunFailure::kAgentLost;
+    default:
+      return RunFailure::kIoError;
+  }
+}
+
+RunFailure FailureOfPhaseResult(const v1::PhaseResult& result) {
+  for (const v1::TaskResult& task : result.tasks()) {
+    if (task.error_kind() == v1::VERIFY_FAILED || task.verify_failed()) return RunFailure::kVerify;
+  }
+  return RunFailure::kIoError;
+}
+
+}  // namespace lockstep
