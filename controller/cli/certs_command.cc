@@ -15,6 +15,7 @@
 #include "common/status_macros.h"
 #include "common/tls.h"
 #include "controller/cli/command_specs.h"
+#include "controller/cli/exit_codes.h"
 
 namespace lockstep {
 namespace {
@@ -126,13 +127,13 @@ int RunCerts(const InitOptions& opts, bool make_ca) {
                              "certificate the old one issued), choose another --dir, or add "
                              "certificates with `lockstep certs issue`"
                            : "pass --force to replace them");
-      return 1;
+      return kExitFailure;
     }
   }
 
   auto fail = [cmd](const absl::Status& s) {
     std::fprintf(stderr, "lockstep certs %s: %s\n", cmd, std::string(s.message()).c_str());
-    return 1;
+    return kExitFailure;
   };
   absl::Status s;
   if (make_ca) {
@@ -191,7 +192,7 @@ int RunCerts(const InitOptions& opts, bool make_ca) {
   std::printf("keep %s/ca.key private: whoever holds it can mint certificates the agents "
               "accept\n",
               out.c_str());
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace
@@ -203,7 +204,7 @@ int RunCertsCommand(const std::vector<std::string>& args) {
   const std::vector<std::string>& words = f->positional();
   if (words.size() == 1 && words[0] == "help") {
     std::fputs(FormatCommandHelp(spec).c_str(), stdout);
-    return 0;
+    return kExitOk;
   }
   if (words.size() != 1 || (words[0] != "init" && words[0] != "issue")) {
     std::fprintf(stderr, "lockstep certs: %s\n%s",
@@ -212,7 +213,7 @@ int RunCertsCommand(const std::vector<std::string>& args) {
                                                  absl::StrJoin(words, " "))
                                      .c_str(),
                  FormatUsage(spec).c_str());
-    return 2;
+    return kExitUsage;
   }
   const bool make_ca = words[0] == "init";
   absl::StatusOr<InitOptions> opts = OptionsFromFlags(*f);
@@ -222,7 +223,7 @@ int RunCertsCommand(const std::vector<std::string>& args) {
   if (!opts.ok()) {
     std::fprintf(stderr, "lockstep certs %s: %s\n%s", words[0].c_str(),
                  std::string(opts.status().message()).c_str(), FormatUsage(spec).c_str());
-    return 2;
+    return kExitUsage;
   }
   return RunCerts(*opts, make_ca);
 }

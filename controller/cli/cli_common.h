@@ -21,6 +21,26 @@ struct CliRefusal {
   const char* why;
 };
 
+// A short option without a value that switches one bool of `Options` on
+// (IorOptions, MdtestOptions): the translators' tables of plain flags.
+template <typename Options>
+struct CliFlag {
+  char letter;
+  bool Options::*field;
+};
+
+// Sets the field `letter` names in `flags`; false when it names none.
+template <typename Options>
+bool SetCliFlag(absl::Span<const CliFlag<Options>> flags, char letter, Options* options) {
+  for (const CliFlag<Options>& f : flags) {
+    if (f.letter == letter) {
+      options->*f.field = true;
+      return true;
+    }
+  }
+  return false;
+}
+
 // One short option of a command line: "-b 4m" → {'b', "-b", true, "4m"}.
 struct ShortOption {
   char letter;

@@ -5,10 +5,14 @@
 #include <string>
 
 #include "controller/cli/exit_codes.h"
-#include "controller/plan/plan.h"
+#include "controller/plan/limits.h"
 
 namespace lockstep {
 namespace {
+
+// The help texts below name these bounds in words.
+static_assert(kMaxLocalAgents == 256, "--local's help says 1 to 256");
+static_assert(kDirectIoAlignment == 4096, "lockstep ior's notes say -B needs -t a multiple of 4096");
 
 template <size_t N, size_t M>
 constexpr std::array<FlagSpec, N + M> Concat(const std::array<FlagSpec, N>& a,
@@ -43,7 +47,7 @@ constexpr auto kRunFlags = Concat(
         {.name = "local", .kind = FlagKind::kUint, .value_name = "N", .default_value = "0",
          .help = "start N agents (1 to 256) on loopback, in plaintext, instead of the plan's "
                  "[[agent]] tables; 0: the plan's agents",
-         .min = 0, .max = 256},
+         .min = 0, .max = kMaxLocalAgents},
         {.name = "local_root", .value_name = "DIR",
          .help = "with --local: the root of the plan's relative directories (default: a new "
                  "directory under /tmp, removed afterwards); its absolute directories are "
@@ -90,7 +94,7 @@ constexpr std::array<FlagSpec, 7> kControllerFlags = {{
      .separator = '\0'},
     {.name = "local", .kind = FlagKind::kUint, .value_name = "N",
      .help = "run on N local agents (1 to 256; default: 2, or 1 when the task count is odd)",
-     .min = 1, .max = 256},
+     .min = 1, .max = kMaxLocalAgents},
     {.name = "tasks-per-agent", .kind = FlagKind::kUint, .value_name = "N",
      .help = "tasks on each agent (default 1, or the total spread evenly)", .min = 1,
      .max = kMaxTasksPerAgent},
@@ -143,7 +147,7 @@ constexpr auto kMdtestFlags = Concat(
         {.name = "tasks", .kind = FlagKind::kUint, .value_name = "N",
          .help = "total tasks, as mpirun -np, spread evenly over the agents (default: one per "
                  "agent)",
-         .min = 1, .max = 1u << 24},
+         .min = 1, .max = kMaxTotalTasks},
     }},
     kControllerFlags);
 

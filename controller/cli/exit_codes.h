@@ -18,6 +18,15 @@ enum ExitCode : int {
   kExitInterrupted = 130, // SIGINT / SIGTERM
 };
 
+// `lockstep gate`'s own exit codes: its verdict (GateVerdict of
+// controller/results/gate.h), or input it could not gate.
+enum GateExitCode : int {
+  kGatePass = 0,
+  kGateRegression = 1,
+  kGateBadInput = 2,     // a run, the baseline, --max-drop or the db could not be read
+  kGateNoBaseline = 3,   // no baseline, or no result of the run in it
+};
+
 // The exit code of a run that ended with `failure`.
 constexpr int ExitCodeFor(RunFailure failure) {
   switch (failure) {

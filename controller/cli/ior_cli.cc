@@ -7,13 +7,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "common/names.h"
-#include "common/net.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
 #include "controller/cli/cli_common.h"
 #include "controller/cli/command_specs.h"
+#include "controller/plan/limits.h"
 
 namespace lockstep {
 namespace {
@@ -45,6 +44,46 @@ constexpr CliRefusal kIorRefused[] = {
     {'M', "the memory hog (-M) is not implemented"},
 };
 
+// IOR's options as the command line gives them, before they become phases.
+struct IorOptions {
+  bool file_per_process = false;     // -F
+  bool write = false;                // -w
+  bool read = false;                 // -r
+  bool check_write = false;          // -W
+  bool check_read = false;           // -R
+  bool fsync = false;                // -e
+  bool fsync_per_transfer = false;   // -Y
+  bool reorder_tasks = false;        // -C
+  bool random_offsets = false;       // -z
+  bool keep = false;                 // -k
+  bool intra_barriers = false;       // -g
+  bool direct = false;               // -B, --posix.odirect
+  bool multi_file = false;           // -m
+  bool wear_out = false;             // -O stoneWallingWearOut=1
+  bool task_offset_given = false;    // -Q
+  int random_reorder = 0;            // -Z, counted as IOR counts flags
+  int64_t random_seed = 0;           // -X
+  uint64_t block = 1 << 20;          // -b
+  uint64_t xfer = 256 << 10;         // -t
+  uint64_t segments = 1;             // -s
+  uint64_t reps = 1;                 // -i
+  uint64_t total_tasks = 0;          // -N; 0: not given
+  uint64_t stonewall = 0;            // -D
+  uint64_t delay = 0;                // -d
+  uint64_t task_offset = 1;          // -Q
+  std::string output = "testFile";   // -o
+};
+
+// IOR's flags that only switch an option on.
+constexpr CliFlag<IorOptions> kIorFlags[] = {
+    {'F', &IorOptions::file_per_process}, {'w', &IorOptions::write},
+    {'r', &IorOptions::read},             {'W', &IorOptions::check_write},
+    {'R', &IorOptions::check_read},       {'e', &IorOptions::fsync},
+    {'Y', &IorOptions::fsync_per_transfer}, {'C', &IorOptions::reorder_tasks},
+    {'z', &IorOptions::random_offsets},   {'k', &IorOptions::keep},
+    {'g', &IorOptions::intra_barriers},   {'m', &IorOptions::multi_file},
+    {'B', &IorOptions::direct},  // IOR's useO_DIRECT, as --posix.odirect
+};
 
 absl::StatusOr<uint64_t> Size(const std::string& opt, const std::string& v) {
   auto s = ParseSize(v);
@@ -53,220 +92,123 @@ absl::StatusOr<uint64_t> Size(const std::string& opt, const std::string& v) {
   return *s;
 }
 
-}  // namespace
-
-absl::Status CliBad(const std::string& option, const std::string& why) {
-  return absl::InvalidArgumentError(absl::StrFormat("%s: %s", option, why));
-}
-
-absl::StatusOr<std::vector<ShortOption>> SplitShortOptions(const std::vector<std::string>& args,
-                                                           size_t* i, std::string_view with_value,
-                                                           absl::Span<const CliRefusal> refused,
-                                                           std::string_view tool) {
-  const std::string& a = args[*i];
-  if (a.size() < 2 || a[0] != '-') {
-    return CliBad(a, absl::StrFormat("unexpected argument; %s options start with '-'", tool));
-  }
-  std::vector<ShortOption> out;
-  for (size_t j = 1; j < a.size(); ++j) {
-    ShortOption o;
-    o.letter = a[j];
-    o.name = std::string("-") + o.letter;
-    for (const CliRefusal& ref : refused) {
-      if (ref.letter == o.letter) return CliBad(o.name, absl::StrFormat("refused: %s", ref.why));
+// One KEY=VALUE of -O.
+absl::Status ApplyDashOItem(const std::string& item, IorOptions* o, CliCommand* cmd) {
+  const size_t eq = item.find('=');
+  const std::string key = item.substr(0, eq), val = item.substr(eq + 1);
+  const std::string opt = "-O " + item;
+  if (key == "summaryFormat") {
+    const std::string v = absl::AsciiStrToUpper(val);
+    if (v == "JSON") {
+      cmd->summary_format = SummaryFormat::kJson;
+    } else if (v == "CSV") {
+      cmd->summary_format = SummaryFormat::kCsv;
+    } else if (v == "DEFAULT" || v == "TEXT") {
+      cmd->summary_format = SummaryFormat::kText;
+    } else {
+      return CliBad(opt, "summaryFormat is JSON, CSV or default");
     }
-    if (with_value.find(o.letter) != std::string_view::npos) {
-      o.has_value = true;
-      if (j + 1 < a.size()) {
-        o.value = a.substr(j + 1);
-      } else if (*i + 1 < args.size()) {
-        o.value = args[++*i];
-      } else {
-        return CliBad(o.name, "needs a value");
-      }
-      out.push_back(std::move(o));
-      break;  // the value ended the word
+  } else if (key == "summaryFile") {
+    if (val.empty()) return CliBad(opt, "needs a file name");
+    cmd->summary_file = val;
+  } else if (key == "stoneWallingWearOut") {
+    ASSIGN_OR_RETURN(uint64_t n, CliUint(opt, val, 0, 1));
+    o->wear_out = n == 1;
+  } else if (key == "lustreStripeCount") {
+    if (val != "0") {
+      return CliBad(opt, "only 0 (the file system's default striping) is accepted; set "
+                         "striping on the directory with lfs setstripe");
     }
-    out.push_back(std::move(o));
-  }
-  return out;
-}
-
-absl::StatusOr<uint64_t> CliUint(const std::string& opt, const std::string& v, uint64_t min,
-                                 uint64_t max) {
-  uint64_t n = 0;
-  if (!absl::SimpleAtoi(v, &n) || v.empty() || v[0] == '-' || v[0] == '+') {
-    return CliBad(opt + " " + v, "expected a whole number");
-  }
-  if (n < min || n > max) {
-    return CliBad(opt + " " + v, absl::StrFormat("out of range; use %u to %u", min, max));
-  }
-  return n;
-}
-
-absl::StatusOr<bool> ParseControllerOption(const std::vector<std::string>& args, size_t* i,
-                                           const CommandSpec& command, ControllerCli* c,
-                                           const FileReader& read_file) {
-  ASSIGN_OR_RETURN(std::optional<FlagValue> flag, ParseOneFlag(args, i, command));
-  if (!flag) return false;
-  const absl::string_view name = flag->spec->name;
-  auto add_agent = [&](std::string addr, const std::string& where) -> absl::Status {
-    addr = std::string(absl::StripAsciiWhitespace(addr));
-    if (addr.empty()) return absl::OkStatus();
-    auto hp = SplitHostPort(addr);
-    if (!hp.ok() || hp->second == 0) {
-      return CliBad(where, absl::StrFormat("\"%s\" is not HOST:PORT", addr));
-    }
-    if (std::find(c->agents.begin(), c->agents.end(), addr) != c->agents.end()) {
-      return CliBad(where, absl::StrFormat("agent %s is listed twice", addr));
-    }
-    c->agents.push_back(addr);
-    return absl::OkStatus();
-  };
-  if (name == "agents") {
-    for (const std::string& part : flag->items) RETURN_IF_ERROR(add_agent(part, "--agents"));
-  } else if (name == "hostfile") {
-    const std::string& path = flag->text;
-    auto text = read_file(path);
-    if (!text.ok()) return CliBad("--hostfile " + path, std::string(text.status().message()));
-    int line_no = 0;
-    for (absl::string_view line : absl::StrSplit(*text, '\n')) {
-      ++line_no;
-      std::string l(line.substr(0, line.find('#')));
-      RETURN_IF_ERROR(add_agent(l, absl::StrFormat("--hostfile %s:%d", path, line_no)));
-    }
-  } else if (name == "local") {
-    c->local_agents = static_cast<int>(flag->u);
-  } else if (name == "tasks-per-agent") {
-    c->tasks_per_agent = static_cast<uint32_t>(flag->u);
-  } else if (name == "out") {
-    c->out_dir = flag->text;
-  } else if (name == "tls_dir") {
-    c->tls_dir = flag->text;
-  } else if (name == "insecure") {
-    c->insecure = flag->b;
-  } else if (name == "tasks") {
-    c->total_tasks = static_cast<uint32_t>(flag->u);
+    cmd->notes.push_back("-O lustreStripeCount=0: the file system's default striping");
   } else {
-    return absl::InternalError(absl::StrFormat("--%s is in the table of %s but not handled",
-                                               name, command.FullName()));
+    return CliBad(opt, absl::StrFormat("unknown -O key '%s'; known: summaryFormat, summaryFile, "
+                                       "stoneWallingWearOut, lustreStripeCount",
+                                       key));
   }
-  return true;
-}
-
-absl::Status PlaceTasks(uint32_t total_tasks, const std::string& total_opt, CliCommand* cmd) {
-  ControllerCli& c = cmd->controller;
-  if (!c.agents.empty() && c.local_agents > 0) {
-    return CliBad("--local", "cannot be combined with --agents or --hostfile");
-  }
-  for (const std::string& a : c.agents) cmd->plan.agents.push_back({a, v1::CLIENT});
-  // As `mpirun -np N` on one node: one local agent with all the tasks.
-  if (c.agents.empty() && c.local_agents == 0) c.local_agents = 1;
-  const uint32_t agents = c.agents.empty() ? static_cast<uint32_t>(c.local_agents)
-                                           : static_cast<uint32_t>(c.agents.size());
-  uint32_t tpa = c.tasks_per_agent == 0 ? 1 : c.tasks_per_agent;
-  if (total_tasks > 0) {
-    if (total_tasks % agents != 0) {
-      return CliBad(absl::StrFormat("%s %u", total_opt, total_tasks),
-                 absl::StrFormat("%u tasks cannot be spread evenly over %u agents; use a "
-                                 "multiple of %u or change the agents",
-                                 total_tasks, agents, agents));
-    }
-    if (c.tasks_per_agent != 0 && c.tasks_per_agent * agents != total_tasks) {
-      return CliBad(absl::StrFormat("%s %u", total_opt, total_tasks),
-                 absl::StrFormat("disagrees with --tasks-per-agent %u on %u agents (%u tasks)",
-                                 c.tasks_per_agent, agents, c.tasks_per_agent * agents));
-    }
-    tpa = total_tasks / agents;
-    if (tpa > kMaxTasksPerAgent) {
-      return CliBad(absl::StrFormat("%s %u", total_opt, total_tasks),
-                 absl::StrFormat("%u tasks per agent is above the limit %u", tpa,
-                                 kMaxTasksPerAgent));
-    }
-  }
-  for (PhasePlan& p : cmd->plan.phases) p.tasks_per_agent = {tpa};
-  cmd->notes.push_back(absl::StrFormat("%u agent%s (%s) x %u task%s = %u tasks", agents,
-                                       agents == 1 ? "" : "s",
-                                       c.agents.empty() ? "local" : absl::StrJoin(c.agents, ","),
-                                       tpa, tpa == 1 ? "" : "s", agents * tpa));
   return absl::OkStatus();
 }
 
-void SplitOutputPath(const std::string& path, std::string* dir, std::string* file) {
-  // Built by construction: GCC 12 at -O3 falsely warns (-Wrestrict) when a
-  // short literal is assigned here (GCC bug 105329).
-  const size_t slash = path.find_last_of('/');
-  *dir = slash == std::string::npos ? std::string(1, '.')
-         : slash == 0               ? std::string(1, '/')
-                                    : path.substr(0, slash);
-  *file = slash == std::string::npos ? path : path.substr(slash + 1);
+// -O KEY=VALUE[,KEY=VALUE...]
+absl::Status ApplyDashO(const std::string& kv, IorOptions* o, CliCommand* cmd) {
+  for (absl::string_view item : absl::StrSplit(kv, ',')) {
+    if (item.find('=') == absl::string_view::npos) return CliBad("-O " + kv, "expected key=value");
+    RETURN_IF_ERROR(ApplyDashOItem(std::string(item), o, cmd));
+  }
+  return absl::OkStatus();
 }
 
-absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& args,
-                                               const FileReader& read_file) {
-  CliCommand cmd;
-  Plan& plan = cmd.plan;
-  plan.name = "ior";
-  plan.source = "ior command line";
-  bool F = false, w = false, r = false, W = false, R = false, e = false, Y = false, C = false,
-       z = false, k = false, g = false, direct = false, wear_out = false, Q_given = false,
-       m = false;
-  int random_reorder = 0;  // IOR -Z, counted as IOR counts flags
-  int64_t random_seed = 0;  // IOR -X
-  uint64_t block = 1 << 20, xfer = 256 << 10, segments = 1, reps = 1, total_tasks = 0;
-  uint64_t stonewall = 0, delay = 0, task_offset = 1;
-  std::vector<std::string> ior_words = {"ior"};  // IOR's own argv, for its "Command line"
-  std::string output = "testFile";
-  std::string api = "POSIX";
-
-  auto set_o = [&](const std::string& kv) -> absl::Status {
-    for (absl::string_view item : absl::StrSplit(kv, ',')) {
-      std::string it(item);
-      size_t eq = it.find('=');
-      if (eq == std::string::npos) return CliBad("-O " + kv, "expected key=value");
-      std::string key = it.substr(0, eq), val = it.substr(eq + 1);
-      const std::string opt = "-O " + it;
-      if (key == "summaryFormat") {
-        std::string v = absl::AsciiStrToUpper(val);
-        if (v == "JSON") {
-          cmd.summary_format = SummaryFormat::kJson;
-        } else if (v == "CSV") {
-          cmd.summary_format = SummaryFormat::kCsv;
-        } else if (v == "DEFAULT" || v == "TEXT") {
-          cmd.summary_format = SummaryFormat::kText;
-        } else {
-          return CliBad(opt, "summaryFormat is JSON, CSV or default");
-        }
-      } else if (key == "summaryFile") {
-        if (val.empty()) return CliBad(opt, "needs a file name");
-        cmd.summary_file = val;
-      } else if (key == "stoneWallingWearOut") {
-        ASSIGN_OR_RETURN(uint64_t n, CliUint(opt, val, 0, 1));
-        wear_out = n == 1;
-      } else if (key == "lustreStripeCount") {
-        if (val != "0") {
-          return CliBad(opt, "only 0 (the file system's default striping) is accepted; set "
-                          "striping on the directory with lfs setstripe");
-        }
-        cmd.notes.push_back("-O lustreStripeCount=0: the file system's default striping");
-      } else {
-        return CliBad(opt, absl::StrFormat("unknown -O key '%s'; known: summaryFormat, summaryFile, "
-                                        "stoneWallingWearOut, lustreStripeCount",
-                                        key));
+// An option of kIorValues with its value.
+absl::Status ApplyIorValue(const ShortOption& so, IorOptions* o, CliCommand* cmd) {
+  const std::string& opt = so.name;
+  const std::string& v = so.value;
+  switch (so.letter) {
+    case 'a':
+      if (v != "POSIX") {
+        return CliBad(opt + " " + v, "only the POSIX API is supported (lockstep's agents use "
+                                     "open/pwrite/pread)");
       }
+      return absl::OkStatus();
+    case 'b': { ASSIGN_OR_RETURN(o->block, Size(opt, v)); break; }
+    case 't': { ASSIGN_OR_RETURN(o->xfer, Size(opt, v)); break; }
+    case 's': { ASSIGN_OR_RETURN(o->segments, CliUint(opt, v, 1, kMaxSegments)); break; }
+    case 'i': { ASSIGN_OR_RETURN(o->reps, CliUint(opt, v, 1, kMaxRepetitions)); break; }
+    case 'N': { ASSIGN_OR_RETURN(o->total_tasks, CliUint(opt, v, 1, kMaxTotalTasks)); break; }
+    case 'D': { ASSIGN_OR_RETURN(o->stonewall, CliUint(opt, v, 0, kMaxStonewallSeconds)); break; }
+    case 'd': { ASSIGN_OR_RETURN(o->delay, CliUint(opt, v, 0, kMaxDelaySeconds)); break; }
+    case 'G': { ASSIGN_OR_RETURN(cmd->plan.seed, CliUint(opt, v, 0, kMaxSeed)); break; }
+    case 'A':
+      if (!absl::SimpleAtoi(v, &cmd->reference_number)) {
+        return CliBad(opt + " " + v, "expected a whole number");
+      }
+      break;
+    case 'Q': {
+      ASSIGN_OR_RETURN(o->task_offset, CliUint(opt, v, 1, kMaxReorderNodeOffset));
+      o->task_offset_given = true;
+      break;
     }
-    return absl::OkStatus();
-  };
+    case 'X':
+      if (!absl::SimpleAtoi(v, &o->random_seed) || o->random_seed < INT32_MIN ||
+          o->random_seed > INT32_MAX) {
+        return CliBad(opt + " " + v, "expected a whole number (negative: -X plus the "
+                                     "repetition)");
+      }
+      break;
+    case 'o':
+      if (v.empty() || v.back() == '/') {
+        return CliBad(opt + " " + v, "needs a file path, not a directory");
+      }
+      o->output = v;
+      break;
+    case 'O': return ApplyDashO(v, o, cmd);
+  }
+  return absl::OkStatus();
+}
 
+// An option without a value: kIorFlags, or one of the few that do more.
+absl::Status ApplyIorFlag(const ShortOption& so, IorOptions* o, CliCommand* cmd) {
+  if (SetCliFlag<IorOptions>(kIorFlags, so.letter, o)) return absl::OkStatus();
+  switch (so.letter) {
+    case 'v': cmd->verbose = true; return absl::OkStatus();
+    case 'Z': ++o->random_reorder; return absl::OkStatus();
+    // -q, quit on error: lockstep always stops a phase at its first error.
+    case 'q': return absl::OkStatus();
+  }
+  return CliBad(so.name, "unknown IOR option");
+}
+
+// Reads every word of `args`: Lockstep's long options into cmd->controller,
+// IOR's into `o`; IOR's own words are appended to *ior_words.
+absl::Status ReadIorArgs(const std::vector<std::string>& args, const FileReader& read_file,
+                         IorOptions* o, CliCommand* cmd, std::vector<std::string>* ior_words) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     const size_t first = i;
-    ASSIGN_OR_RETURN(bool own, ParseControllerOption(args, &i, IorCommandSpec(), &cmd.controller,
+    ASSIGN_OR_RETURN(bool own, ParseControllerOption(args, &i, IorCommandSpec(), &cmd->controller,
                                                      read_file));
     if (own) continue;
     if (a == "--posix.odirect") {
-      direct = true;
-      ior_words.push_back(a);
+      o->direct = true;
+      ior_words->push_back(a);
       continue;
     }
     if (a.rfind("--", 0) == 0) {
@@ -275,182 +217,156 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
     }
     ASSIGN_OR_RETURN(std::vector<ShortOption> options,
                      SplitShortOptions(args, &i, kIorValues, kIorRefused, "IOR"));
-    for (size_t w = first; w <= i; ++w) ior_words.push_back(args[w]);  // with a separate value
+    for (size_t w = first; w <= i; ++w) ior_words->push_back(args[w]);  // with a separate value
     for (const ShortOption& so : options) {
-      const char o = so.letter;
-      const std::string& opt = so.name;
-      if (so.has_value) {
-        const std::string& v = so.value;
-        switch (o) {
-          case 'a':
-            if (v != "POSIX") {
-              return CliBad(opt + " " + v, "only the POSIX API is supported (lockstep's agents use "
-                                        "open/pwrite/pread)");
-            }
-            api = v;
-            break;
-          case 'b': { ASSIGN_OR_RETURN(block, Size(opt, v)); break; }
-          case 't': { ASSIGN_OR_RETURN(xfer, Size(opt, v)); break; }
-          case 's': { ASSIGN_OR_RETURN(segments, CliUint(opt, v, 1, UINT32_MAX)); break; }
-          case 'i': { ASSIGN_OR_RETURN(reps, CliUint(opt, v, 1, 10000)); break; }
-          case 'N': { ASSIGN_OR_RETURN(total_tasks, CliUint(opt, v, 1, 1u << 24)); break; }
-          case 'D': { ASSIGN_OR_RETURN(stonewall, CliUint(opt, v, 0, 86400 * 7)); break; }
-          case 'd': { ASSIGN_OR_RETURN(delay, CliUint(opt, v, 0, 86400)); break; }
-          case 'G': { ASSIGN_OR_RETURN(plan.seed, CliUint(opt, v, 0, UINT64_MAX >> 1)); break; }
-          case 'A': {
-            int32_t n = 0;
-            if (!absl::SimpleAtoi(v, &n)) return CliBad(opt + " " + v, "expected a whole number");
-            cmd.reference_number = n;
-            break;
-          }
-          case 'Q': {
-            ASSIGN_OR_RETURN(task_offset, CliUint(opt, v, 1, 1u << 20));
-            Q_given = true;
-            break;
-          }
-          case 'X':
-            if (!absl::SimpleAtoi(v, &random_seed) || random_seed < INT32_MIN ||
-                random_seed > INT32_MAX) {
-              return CliBad(opt + " " + v, "expected a whole number (negative: -X plus the "
-                                          "repetition)");
-            }
-            break;
-          case 'o':
-            if (v.empty() || v.back() == '/') {
-              return CliBad(opt + " " + v, "needs a file path, not a directory");
-            }
-            output = v;
-            break;
-          case 'O': RETURN_IF_ERROR(set_o(v)); break;
-        }
-        continue;
-      }
-      switch (o) {
-        case 'F': F = true; break;
-        case 'w': w = true; break;
-        case 'r': r = true; break;
-        case 'W': W = true; break;
-        case 'R': R = true; break;
-        case 'e': e = true; break;
-        case 'Y': Y = true; break;
-        case 'C': C = true; break;
-        case 'z': z = true; break;
-        case 'k': k = true; break;
-        case 'g': g = true; break;
-        case 'B': direct = true; break;  // IOR's useO_DIRECT, as --posix.odirect
-        case 'v': cmd.verbose = true; break;
-        case 'm': m = true; break;
-        case 'Z': ++random_reorder; break;
-        case 'q': break;  // quit on error: lockstep always stops a phase at its first error
-        default:
-          return CliBad(opt, "unknown IOR option");
-      }
+      RETURN_IF_ERROR(so.has_value ? ApplyIorValue(so, o, cmd) : ApplyIorFlag(so, o, cmd));
     }
   }
-  // Consistency, each error naming the options at fault.
-  if (xfer % 8 != 0) return CliBad(absl::StrFormat("-t %u", xfer), "must be a multiple of 8 bytes");
-  if (block % xfer != 0) {
-    return CliBad(absl::StrFormat("-b %u", block),
-               absl::StrFormat("block size must be a multiple of the transfer size -t %u", xfer));
+  return absl::OkStatus();
+}
+
+// The options' consistency, each error naming the options at fault.
+absl::Status CheckIorOptions(const IorOptions& o) {
+  if (o.xfer % kTransferMultiple != 0) {
+    return CliBad(absl::StrFormat("-t %u", o.xfer),
+                  absl::StrFormat("must be a multiple of %u bytes", kTransferMultiple));
   }
-  if (z && block == xfer && segments == 1) {
+  if (o.block % o.xfer != 0) {
+    return CliBad(absl::StrFormat("-b %u", o.block),
+                  absl::StrFormat("block size must be a multiple of the transfer size -t %u",
+                                  o.xfer));
+  }
+  if (o.random_offsets && o.block == o.xfer && o.segments == 1) {
     return CliBad("-z", absl::StrFormat("random offsets with -b equal to -t (%s) and one segment: "
-                                     "each task has a single transfer, nothing to shuffle",
-                                     HumanBytes(block)));
+                                        "each task has a single transfer, nothing to shuffle",
+                                        HumanBytes(o.block)));
   }
-  if (wear_out && stonewall == 0) {
+  if (o.wear_out && o.stonewall == 0) {
     return CliBad("-O stoneWallingWearOut=1", "needs -D SECONDS (wear-out follows the stonewall)");
   }
-  if (direct && xfer % 4096 != 0) {
+  if (o.direct && o.xfer % kDirectIoAlignment != 0) {
     return CliBad("-B/--posix.odirect",
-                  absl::StrFormat("O_DIRECT needs -t a multiple of 4096, got %u", xfer));
+                  absl::StrFormat("O_DIRECT needs -t a multiple of %u, got %u",
+                                  kDirectIoAlignment, o.xfer));
   }
-  if (W && !w) return CliBad("-W", "checks what the write phase wrote; add -w");
-  if (random_reorder > 1) {
+  if (o.check_write && !o.write) return CliBad("-W", "checks what the write phase wrote; add -w");
+  if (o.random_reorder > 1) {
     return CliBad("-Z", "given twice: IOR then shuffles all tasks' files with one seed; that "
-                       "mode is not implemented (give -Z once)");
+                        "mode is not implemented (give -Z once)");
   }
-  if (random_reorder && C) {
+  if (o.random_reorder && o.reorder_tasks) {
     return CliBad("-Z", "with -C: IOR refuses both constant and random task reordering; choose "
-                       "one");
+                        "one");
   }
-  if (random_reorder && z && !F) {
+  if (o.random_reorder && o.random_offsets && !o.file_per_process) {
     return CliBad("-Z", "with -z on a shared file: IOR refuses random offsets with random task "
-                       "reordering on a single shared file; add -F or drop one");
+                        "reordering on a single shared file; add -F or drop one");
   }
-  if (!w && !r && !W && !R) w = r = true;  // IOR's default
-  if (R) r = true;
+  return absl::OkStatus();
+}
 
-  std::string dir, file;
-  SplitOutputPath(output, &dir, &file);
-  if (file.empty()) return CliBad("-o " + output, "needs a file name");
+// What the write and read phases share.
+PhasePlan IorBasePhase(const IorOptions& o, const std::string& dir, const std::string& file) {
   PhasePlan base;
   base.dir = dir;
   base.file_name = file;
-  base.file_per_process = F;
-  base.transfer_bytes = xfer;
-  base.block_bytes = block;
-  base.segments = segments;
-  base.direct = direct;
-  base.keep = k;
-  base.random_offsets = z;
-  base.stonewall_seconds = static_cast<uint32_t>(stonewall);
-  base.stonewall_wear_out = wear_out;
-  base.delay_seconds = static_cast<uint32_t>(delay);
-  base.intra_barriers = g;
-  base.multi_file = m;
-  if (w) {
+  base.file_per_process = o.file_per_process;
+  base.transfer_bytes = o.xfer;
+  base.block_bytes = o.block;
+  base.segments = o.segments;
+  base.direct = o.direct;
+  base.keep = o.keep;
+  base.random_offsets = o.random_offsets;
+  base.stonewall_seconds = static_cast<uint32_t>(o.stonewall);
+  base.stonewall_wear_out = o.wear_out;
+  base.delay_seconds = static_cast<uint32_t>(o.delay);
+  base.intra_barriers = o.intra_barriers;
+  base.multi_file = o.multi_file;
+  return base;
+}
+
+// The write phase (-w) and the read phase (-r, or -R), IOR's defaults
+// applied: neither given is both.
+absl::Status AddIorPhases(IorOptions o, Plan* plan) {
+  if (!o.write && !o.read && !o.check_write && !o.check_read) o.write = o.read = true;
+  if (o.check_read) o.read = true;
+  std::string dir, file;
+  SplitOutputPath(o.output, &dir, &file);
+  if (file.empty()) return CliBad("-o " + o.output, "needs a file name");
+  const PhasePlan base = IorBasePhase(o, dir, file);
+  if (o.write) {
     PhasePlan p = base;
     p.name = "write";
     p.kind = v1::WRITE;
-    p.fsync = e;
-    p.fsync_per_transfer = Y;
-    p.verify_after_write = W;
-    plan.phases.push_back(p);
+    p.fsync = o.fsync;
+    p.fsync_per_transfer = o.fsync_per_transfer;
+    p.verify_after_write = o.check_write;
+    plan->phases.push_back(p);
   }
-  if (r) {
+  if (o.read) {
     PhasePlan p = base;
     p.name = "read";
     p.kind = v1::READ;
-    p.verify = R;
-    p.reorder_tasks = C;
-    p.reorder_random = random_reorder > 0;
-    p.reorder_random_seed = static_cast<int32_t>(random_seed);
-    p.reorder_node_offset = static_cast<uint32_t>(task_offset);
+    p.verify = o.check_read;
+    p.reorder_tasks = o.reorder_tasks;
+    p.reorder_random = o.random_reorder > 0;
+    p.reorder_random_seed = static_cast<int32_t>(o.random_seed);
+    p.reorder_node_offset = static_cast<uint32_t>(o.task_offset);
     // IOR removes what a read-only test read unless -k.
-    p.remove_files = !w && !k;
-    plan.phases.push_back(p);
-  } else if (C) {
+    p.remove_files = !o.write && !o.keep;
+    plan->phases.push_back(p);
+  } else if (o.reorder_tasks) {
     return CliBad("-C", "reorders the tasks of the read phase; add -r");
-  } else if (random_reorder) {
+  } else if (o.random_reorder) {
     return CliBad("-Z", "reorders the tasks of the read phase; add -r");
   }
-  if (Q_given && random_reorder && task_offset != 1) {
-    return CliBad(absl::StrFormat("-Q %u", task_offset),
+  if (o.task_offset_given && o.random_reorder && o.task_offset != 1) {
+    return CliBad(absl::StrFormat("-Q %u", o.task_offset),
                   "with -Z only IOR's default task offset 1 is implemented; drop -Q");
   }
-  if (Q_given && !C && !random_reorder) {
+  if (o.task_offset_given && !o.reorder_tasks && !o.random_reorder) {
     return CliBad("-Q", "is the task offset of -C and -Z; add -C or -Z");
   }
-  plan.repetitions = static_cast<uint32_t>(reps);
-  RETURN_IF_ERROR(PlaceTasks(static_cast<uint32_t>(total_tasks), "-N", &cmd));
+  return absl::OkStatus();
+}
+
+// What the number of agents means for -C, -g and wear-out.
+absl::Status CheckIorAgents(const IorOptions& o, CliCommand* cmd) {
   const size_t agents =
-      cmd.controller.agents.empty() ? cmd.controller.local_agents : cmd.controller.agents.size();
-  if (C && agents < 2) {
-    cmd.notes.push_back("-C with one agent: every task reads its own node's data, as IOR on one "
-                        "node; use two or more agents to defeat the client cache");
+      cmd->controller.agents.empty() ? cmd->controller.local_agents : cmd->controller.agents.size();
+  if (o.reorder_tasks && agents < 2) {
+    cmd->notes.push_back("-C with one agent: every task reads its own node's data, as IOR on one "
+                         "node; use two or more agents to defeat the client cache");
   }
-  if (g && agents > 1) {
+  if (o.intra_barriers && agents > 1) {
     return CliBad("-g", absl::StrFormat("intra-phase barriers span one agent's tasks only, and "
-                                     "there are %u agents; use --local 1 or one --agents entry",
-                                     agents));
+                                        "there are %u agents; use --local 1 or one --agents entry",
+                                        agents));
   }
-  if (wear_out && agents > 1) {
-    cmd.notes.push_back(
+  if (o.wear_out && agents > 1) {
+    cmd->notes.push_back(
         "-O stoneWallingWearOut=1: wear-out evens out the tasks of each agent (the most pairs "
         "of that agent's tasks), not across agents");
   }
-  plan.text = PlanToToml(plan);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& args,
+                                               const FileReader& read_file) {
+  CliCommand cmd;
+  cmd.plan.name = "ior";
+  cmd.plan.source = "ior command line";
+  IorOptions options;
+  std::vector<std::string> ior_words = {"ior"};  // IOR's own argv, for its "Command line"
+  RETURN_IF_ERROR(ReadIorArgs(args, read_file, &options, &cmd, &ior_words));
+  RETURN_IF_ERROR(CheckIorOptions(options));
+  RETURN_IF_ERROR(AddIorPhases(options, &cmd.plan));
+  cmd.plan.repetitions = static_cast<uint32_t>(options.reps);
+  RETURN_IF_ERROR(PlaceTasks(static_cast<uint32_t>(options.total_tasks), "-N", &cmd));
+  RETURN_IF_ERROR(CheckIorAgents(options, &cmd));
+  cmd.plan.text = PlanToToml(cmd.plan);
   cmd.tool_command_line = absl::StrJoin(ior_words, " ");
   return cmd;
 }

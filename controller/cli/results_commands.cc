@@ -26,14 +26,23 @@ namespace {
 
 int Fail(const char* cmd, const absl::Status& s) {
   std::fprintf(stderr, "lockstep %s: %s\n", cmd, std::string(s.message()).c_str());
-  return s.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+  return s.code() == absl::StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
 }
 
 // A usage error found after parsing: the error and the usage lines, exit 2.
 int Usage(const CommandSpec& command, const std::string& error) {
   std::fprintf(stderr, "%s: %s\n%s", command.FullName().c_str(), error.c_str(),
                FormatUsage(command).c_str());
-  return 2;
+  return kExitUsage;
+}
+
+int GateExitCodeFor(GateVerdict verdict) {
+  switch (verdict) {
+    case GateVerdict::kPass: return kGatePass;
+    case GateVerdict::kRegression: return kGateRegression;
+    case GateVerdict::kNoBaseline: return kGateNoBaseline;
+  }
+  return kGateBadInput;
 }
 
 bool IsDirectory(const std::string& p) {
@@ -124,7 +133,7 @@ int HistoryCommand(const std::vector<std::string>& args) {
   if (!runs.ok()) return Fail("history", runs.status());
   if (runs->empty()) {
     std::printf("no runs match (db %s)\n", db_path.c_str());
-    return 0;
+    return kExitOk;
   }
   std::printf("%-28s  %-30s  %-20s  %-12s  %-10s  %-11s  %7s  %s\n", "started", "run id", "name",
               "plan", "site", "status", "results", "tags");
@@ -133,7 +142,7 @@ int HistoryCommand(const std::vector<std::string>& args) {
                 r.run_id.c_str(), r.name.c_str(), r.plan_sha256.substr(0, 12).c_str(),
                 r.site.c_str(), r.status.c_str(), r.results, absl::StrJoin(r.tags, ",").c_str());
   }
-  return 0;
+  return kExitOk;
 }
 
 // ---- import / export ---------------------------------------------------------------
@@ -150,7 +159,7 @@ int ImportCommand(const std::vector<std::string>& args) {
   for (size_t i = 0; i < ids->size(); ++i) {
     std::printf("imported %s from %s\n", (*ids)[i].c_str(), f->positional()[i].c_str());
   }
-  return 0;
+  return kExitOk;
 }
 
 int ExportCommand(const std::vector<std::string>& args) {
@@ -183,7 +192,7 @@ int ExportCommand(const std::vector<std::string>& args) {
   if (others) {
     if (auto s = WriteOutputs(*f, {run->record}); !s.ok()) return Fail("export", s);
   }
-  return 0;
+  return kExitOk;
 }
 
 // ---- compare -------------------------------------------------------------------------
@@ -206,7 +215,7 @@ int CompareCommand(const std::vector<std::string>& args) {
     std::printf("%s", FormatMatrix(runs).c_str());
   }
   if (auto s = WriteOutputs(*f, runs); !s.ok()) return Fail("compare", s);
-  return 0;
+  return kExitOk;
 }
 
 // ---- gate ------------------------------------------------------------------------------
@@ -279,10 +288,10 @@ int GateCommand(const std::vector<std::string>& args) {
       return kGateBadInput;
     }
   }
-  if (report.ExitCode() == kGateNoBaseline) {
+  if (report.verdict() == GateVerdict::kNoBaseline) {
     std::printf("%s", FormatComparison(CompareRuns(baseline, *run)).c_str());
   }
-  return report.ExitCode();
+  return GateExitCodeFor(report.verdict());
 }
 
 // ---- report ---------------------------------------------------------------------------
@@ -298,7 +307,7 @@ int ReportCommand(const std::vector<std::string>& args) {
     // journal, which also writes back a run.json its controller never wrote.
     for (const std::string& ref : f->positional()) {
       if (IsDirectory(ref)) {
-        if (int code = ReportRunDirCommand(ref); code != 0) return code;
+        if (int code = ReportRunDirCommand(ref); code != kExitOk) return code;
         continue;
       }
       auto run = ResolveRun(ref, &db);
@@ -306,7 +315,7 @@ int ReportCommand(const std::vector<std::string>& args) {
       std::string text = FormatRunSummary(*run);
       std::fwrite(text.data(), 1, text.size(), stdout);
     }
-    return 0;
+    return kExitOk;
   }
   std::vector<v1::RunRecord> runs;
   for (const auto& ref : f->positional()) {
@@ -315,7 +324,7 @@ int ReportCommand(const std::vector<std::string>& args) {
     runs.push_back(std::move(*run));
   }
   if (auto s = WriteOutputs(*f, runs); !s.ok()) return Fail("report", s);
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace lockstep

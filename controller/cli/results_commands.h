@@ -1,6 +1,6 @@
 // The CLI of results: subcommands of `lockstep` that read, store, compare,
 // gate and report recorded runs. Each takes the arguments after its
-// subcommand word and parses them with its table in controller/command_specs
+// subcommand word and parses them with its table in controller/cli/command_specs.h
 // (`lockstep COMMAND --help` lists the flags); --help prints that and
 // returns 0, a bad flag prints the error and the usage and returns 2.
 //

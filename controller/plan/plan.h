@@ -8,11 +8,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "controller/plan/limits.h"  // the bounds the values below are checked against
 #include "lockstep/v1/agent.pb.h"
 
 namespace lockstep {
-
-inline constexpr uint32_t kMaxTasksPerAgent = 4096;
 
 struct AgentPlan {
   std::string address;  // HOST:PORT

@@ -236,9 +236,9 @@ int GateReport::compared() const {
   }));
 }
 
-int GateReport::ExitCode() const {
-  if (compared() == 0) return kGateNoBaseline;
-  return failures() > 0 ? kGateRegression : kGatePass;
+GateVerdict GateReport::verdict() const {
+  if (compared() == 0) return GateVerdict::kNoBaseline;
+  return failures() > 0 ? GateVerdict::kRegression : GateVerdict::kPass;
 }
 
 std::string GateReport::Text() const {
@@ -246,16 +246,17 @@ std::string GateReport::Text() const {
   if (!noise_source.empty()) absl::StrAppend(&out, noise_source, "\n");
   for (const auto& g : cases) absl::StrAppend(&out, "  ", g.key.ToString(), ": ", g.message, "\n");
   int f = failures();
-  switch (ExitCode()) {
-    case kGatePass:
+  switch (verdict()) {
+    case GateVerdict::kPass:
       absl::StrAppend(&out, absl::StrFormat("PASS: %d results compared, none significantly worse\n",
                                             compared()));
       break;
-    case kGateRegression:
+    case GateVerdict::kRegression:
       absl::StrAppend(&out, absl::StrFormat("FAIL: %d of %d results regressed\n", f, compared()));
       break;
-    default:
+    case GateVerdict::kNoBaseline:
       absl::StrAppend(&out, "NO BASELINE: no result of the run matches a result of the baseline\n");
+      break;
   }
   return out;
 }

@@ -35,11 +35,13 @@
 
 namespace lockstep {
 
-// The gate command's exit codes.
-inline constexpr int kGatePass = 0;
-inline constexpr int kGateRegression = 1;
-inline constexpr int kGateBadInput = 2;
-inline constexpr int kGateNoBaseline = 3;
+// What the gate decided (`lockstep gate` exits with a code for each,
+// controller/cli/exit_codes.h).
+enum class GateVerdict {
+  kPass,        // every compared result passed
+  kRegression,  // at least one result failed
+  kNoBaseline,  // no result of the run has a baseline result to compare with
+};
 
 struct MaxDrop {
   double default_pct = 5.0;
@@ -111,9 +113,9 @@ struct GateReport {
   std::vector<GateCase> cases;
   int failures() const;
   int compared() const;          // cases that had a baseline
-  // kGatePass, kGateRegression, or kGateNoBaseline when no result of the
-  // run has a baseline result to compare with.
-  int ExitCode() const;
+  // kNoBaseline when no case had a baseline, else kRegression when a case
+  // failed, else kPass.
+  GateVerdict verdict() const;
   // Human summary: the noise source, one line per case, a verdict line.
   std::string Text() const;
 };

@@ -25,28 +25,14 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "controller/results/run_json.h"  // the store keeps each run as its run.json
 #include "lockstep/v1/results.pb.h"
 
 struct sqlite3;
 
 namespace lockstep {
 
-// The newest RunRecord.format_version this build reads.
-inline constexpr uint32_t kMaxRunFormatVersion = 1;
-
 inline constexpr char kDefaultHistoryPath[] = "lockstep-results/history.db";
-
-// ---- run.json ----------------------------------------------------------------
-
-// Parses a run.json text. `origin` (a path) is named in every error:
-// invalid JSON or a field of the wrong type ("run.json <origin>: not a valid
-// RunRecord: ..."), a format_version newer than kMaxRunFormatVersion (names
-// the field, both versions, and says to upgrade lockstep), a missing
-// format_version or run_id.
-absl::StatusOr<v1::RunRecord> ParseRunJson(std::string_view json, std::string_view origin);
-absl::StatusOr<v1::RunRecord> ReadRunJson(const std::string& path);
-// protobuf's JSON form with the .proto field names, indented.
-std::string RunToJson(const v1::RunRecord& run);
 
 // Parses "2026-01-31" (a whole UTC day starts) or RFC 3339 into unix ns.
 absl::StatusOr<int64_t> ParseDateOrTime(std::string_view text);

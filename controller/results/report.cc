@@ -15,27 +15,12 @@
 #include "common/sizes.h"
 #include "common/status_macros.h"
 #include "controller/results/compare.h"
+#include "controller/results/svg_plot.h"
 
 namespace lockstep {
 namespace {
 
 // ---- escaping ------------------------------------------------------------------
-
-std::string Html(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string Csv(std::string_view s) {
   if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
@@ -87,252 +72,6 @@ std::string RepsText(const v1::SummaryRow& row, const char* sep) {
   return absl::StrJoin(parts, sep);
 }
 
-// ---- SVG plots -------------------------------------------------------------------
-
-const char* const kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-                                "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
-constexpr int kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
-
-const char* const kDashes[] = {"", "6 3", "2 3", "8 3 2 3"};
-
-std::string TickText(double v) {
-  double a = std::fabs(v);
-  if (a >= 1e6 || (a > 0 && a < 1e-3)) return absl::StrFormat("%.2g", v);
-  if (a >= 100 || v == std::floor(v)) return absl::StrFormat("%.0f", v);
-  return absl::StrFormat("%.3g", v);
-}
-
-struct Axis {
-  double lo = 0, hi = 1;
-  bool log = false;
-  double base = 10;
-  std::vector<std::pair<double, std::string>> ticks;
-
-  double Frac(double v) const {
-    if (log) {
-      double l = std::log(std::max(v, lo)) , a = std::log(lo), b = std::log(hi);
-      return b > a ? (l - a) / (b - a) : 0.5;
-    }
-    return hi > lo ? (v - lo) / (hi - lo) : 0.5;
-  }
-};
-
-Axis MakeAxis(const std::vector<double>& values_in, bool log, double base, bool include_zero,
-              const std::vector<std::pair<double, std::string>>& custom) {
-  Axis ax;
-  std::vector<double> values;
-  for (double v : values_in) {
-    if (std::isfinite(v) && (!log || v > 0)) values.push_back(v);
-  }
-  if (values.empty()) values = {log ? 1.0 : 0.0, log ? base : 1.0};
-  double mn = *std::min_element(values.begin(), values.end());
-  double mx = *std::max_element(values.begin(), values.end());
-  if (!custom.empty()) {
-    for (const auto& [v, label] : custom) {
-      mn = std::min(mn, v);
-      mx = std::max(mx, v);
-    }
-  }
-  ax.log = log;
-  ax.base = base;
-  if (log) {
-    double a = std::floor(std::log(mn) / std::log(base) + 1e-9);
-    double b = std::ceil(std::log(mx) / std::log(base) - 1e-9);
-    if (b <= a) b = a + 1;
-    ax.lo = std::pow(base, a);
-    ax.hi = std::pow(base, b);
-    int n = static_cast<int>(b - a);
-    int every = std::max(1, n / 8 + (n % 8 ? 1 : 0));
-    for (int i = 0; i <= n; i += every) {
-      double v = std::pow(base, a + i);
-      ax.ticks.push_back({v, TickText(v)});
-    }
-  } else {
-    if (include_zero) mn = std::min(mn, 0.0);
-    if (mx <= mn) mx = mn + (mn == 0 ? 1 : std::fabs(mn) * 0.1);
-    double raw = (mx - mn) / 5;
-    double mag = std::pow(10, std::floor(std::log10(raw)));
-    double step = mag;
-    for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
-      if (mag * m >= raw) {
-        step = mag * m;
-        break;
-      }
-    }
-    ax.lo = std::floor(mn / step) * step;
-    ax.hi = std::ceil(mx / step) * step;
-    for (double v = ax.lo; v <= ax.hi + step * 1e-6; v += step) ax.ticks.push_back({v, TickText(v)});
-  }
-  if (!custom.empty()) ax.ticks = custom;
-  return ax;
-}
-
-struct Series {
-  std::string name;
-  std::vector<std::pair<double, double>> points;
-  int style = 0;  // dash index, for runs overlaid
-};
-
-struct PlotSpec {
-  std::string title, x_label, y_label;
-  bool log_x = false, log_y = false;
-  double log_x_base = 2;
-  bool y_from_zero = true;
-  std::vector<std::pair<double, std::string>> x_ticks;  // categorical x
-  std::string kind;  // data-plot attribute: "scaling", "timeseries", "latency"
-};
-
-constexpr int kW = 760, kH = 380, kLeft = 72, kRight = 230, kTop = 34, kBottom = 52;
-
-std::string LinePlot(const PlotSpec& spec, const std::vector<Series>& series) {
-  std::vector<double> xs, ys;
-  for (const auto& s : series) {
-    for (const auto& [x, y] : s.points) {
-      xs.push_back(x);
-      ys.push_back(y);
-    }
-  }
-  Axis ax = MakeAxis(xs, spec.log_x, spec.log_x_base, false, spec.x_ticks);
-  Axis ay = MakeAxis(ys, spec.log_y, 10, spec.y_from_zero && !spec.log_y, {});
-  const double pw = kW - kLeft - kRight, ph = kH - kTop - kBottom;
-  auto px = [&](double x) { return kLeft + ax.Frac(x) * pw; };
-  auto py = [&](double y) { return kTop + (1 - ay.Frac(y)) * ph; };
-  std::string o = absl::StrFormat(
-      "<svg class=\"plot\" data-plot=\"%s\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-      "role=\"img\" aria-label=\"%s\">\n<title>%s</title>\n",
-      Html(spec.kind), kW, kH, kW, kH, Html(spec.title), Html(spec.title));
-  absl::StrAppend(&o, absl::StrFormat(
-                          "<text x=\"%d\" y=\"20\" class=\"ptitle\">%s</text>\n"
-                          "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%.0f\" class=\"frame\"/>\n",
-                          kLeft, Html(spec.title), kLeft, kTop, pw, ph));
-  for (const auto& [v, label] : ay.ticks) {
-    double y = py(v);
-    absl::StrAppend(&o, absl::StrFormat("<line x1=\"%d\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
-                                        "class=\"grid\"/><text x=\"%d\" y=\"%.1f\" "
-                                        "class=\"ytick\">%s</text>\n",
-                                        kLeft, kLeft + pw, y, y, kLeft - 6, y + 4, Html(label)));
-  }
-  for (const auto& [v, label] : ax.ticks) {
-    double x = px(v);
-    absl::StrAppend(&o, absl::StrFormat("<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%.1f\" "
-                                        "class=\"grid\"/><text x=\"%.1f\" y=\"%.1f\" "
-                                        "class=\"xtick\">%s</text>\n",
-                                        x, x, kTop, kTop + ph, x, kTop + ph + 16, Html(label)));
-  }
-  absl::StrAppend(&o, absl::StrFormat("<text x=\"%.1f\" y=\"%d\" class=\"xlabel\">%s</text>\n",
-                                      kLeft + pw / 2, kH - 10, Html(spec.x_label)));
-  absl::StrAppend(&o, absl::StrFormat("<text x=\"16\" y=\"%.1f\" class=\"ylabel\" "
-                                      "transform=\"rotate(-90 16 %.1f)\">%s</text>\n",
-                                      kTop + ph / 2, kTop + ph / 2, Html(spec.y_label)));
-  if (series.empty() || xs.empty()) {
-    absl::StrAppend(&o, absl::StrFormat("<text x=\"%.1f\" y=\"%.1f\" class=\"nodata\">no data"
-                                        "</text>\n",
-                                        kLeft + pw / 2, kTop + ph / 2));
-  }
-  for (size_t i = 0; i < series.size(); ++i) {
-    const auto& s = series[i];
-    const char* color = kPalette[i % kPaletteSize];
-    const char* dash = kDashes[s.style % 4];
-    std::vector<std::string> pts;
-    for (const auto& [x, y] : s.points) {
-      if (!std::isfinite(y) || (spec.log_y && y <= 0) || (spec.log_x && x <= 0)) continue;
-      pts.push_back(absl::StrFormat("%.1f,%.1f", px(x), py(y)));
-    }
-    absl::StrAppend(&o, absl::StrFormat("<g class=\"series\" data-series=\"%s\">\n", Html(s.name)));
-    absl::StrAppend(&o, absl::StrFormat("<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" "
-                                        "stroke-width=\"2\"%s/>\n",
-                                        absl::StrJoin(pts, " "), color,
-                                        *dash ? absl::StrCat(" stroke-dasharray=\"", dash, "\"") : ""));
-    if (s.points.size() <= 64) {
-      for (const auto& [x, y] : s.points) {
-        if (!std::isfinite(y) || (spec.log_y && y <= 0) || (spec.log_x && x <= 0)) continue;
-        absl::StrAppend(&o, absl::StrFormat("<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\">"
-                                            "<title>%s: %s, %s</title></circle>\n",
-                                            px(x), py(y), color, Html(s.name), TickText(x),
-                                            absl::StrFormat("%.2f", y)));
-      }
-    }
-    absl::StrAppend(&o, "</g>\n");
-    double ly = kTop + 8 + 16.0 * static_cast<double>(i);
-    if (ly < kH - 10) {
-      absl::StrAppend(&o, absl::StrFormat(
-                              "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-                              "stroke-width=\"2\"%s/><text x=\"%.1f\" y=\"%.1f\" class=\"legend\">"
-                              "%s</text>\n",
-                              kLeft + pw + 10, kLeft + pw + 30, ly, ly, color,
-                              *dash ? absl::StrCat(" stroke-dasharray=\"", dash, "\"") : "",
-                              kLeft + pw + 34, ly + 4, Html(s.name)));
-    }
-  }
-  absl::StrAppend(&o, "</svg>\n");
-  return o;
-}
-
-struct StripCategory {
-  std::string label;      // short, under the axis
-  std::string full;       // tooltip
-  std::vector<double> values;
-  int color = 0;
-};
-
-std::string StripPlot(const std::string& title, const std::vector<StripCategory>& cats) {
-  std::vector<double> ys;
-  for (const auto& c : cats) ys.insert(ys.end(), c.values.begin(), c.values.end());
-  Axis ay = MakeAxis(ys, false, 10, true, {});
-  const int per = 44;
-  const int w = std::max(kW - kRight + 40, kLeft + 20 + per * static_cast<int>(cats.size()));
-  const int h = kH + 60;
-  const double pw = w - kLeft - 20, ph = h - kTop - kBottom - 60;
-  auto py = [&](double y) { return kTop + (1 - ay.Frac(y)) * ph; };
-  std::string o = absl::StrFormat(
-      "<svg class=\"plot\" data-plot=\"spread\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-      "role=\"img\" aria-label=\"%s\">\n<title>%s</title>\n"
-      "<text x=\"%d\" y=\"20\" class=\"ptitle\">%s</text>\n"
-      "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%.0f\" class=\"frame\"/>\n",
-      w, h, w, h, Html(title), Html(title), kLeft, Html(title), kLeft, kTop, pw, ph);
-  for (const auto& [v, label] : ay.ticks) {
-    double y = py(v);
-    absl::StrAppend(&o, absl::StrFormat("<line x1=\"%d\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
-                                        "class=\"grid\"/><text x=\"%d\" y=\"%.1f\" "
-                                        "class=\"ytick\">%s</text>\n",
-                                        kLeft, kLeft + pw, y, y, kLeft - 6, y + 4, Html(label)));
-  }
-  absl::StrAppend(&o, absl::StrFormat("<text x=\"16\" y=\"%.1f\" class=\"ylabel\" "
-                                      "transform=\"rotate(-90 16 %.1f)\">MiB/s</text>\n",
-                                      kTop + ph / 2, kTop + ph / 2));
-  double slot = cats.empty() ? pw : pw / static_cast<double>(cats.size());
-  for (size_t i = 0; i < cats.size(); ++i) {
-    const auto& c = cats[i];
-    const char* color = kPalette[c.color % kPaletteSize];
-    double cx = kLeft + slot * (static_cast<double>(i) + 0.5);
-    absl::StrAppend(&o, absl::StrFormat("<g class=\"series\" data-series=\"%s\">\n", Html(c.full)));
-    for (size_t k = 0; k < c.values.size(); ++k) {
-      double jitter = c.values.size() > 1
-                          ? (static_cast<double>(k) / static_cast<double>(c.values.size() - 1) - 0.5) * 10
-                          : 0;
-      absl::StrAppend(&o, absl::StrFormat("<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\" "
-                                          "fill-opacity=\"0.7\"><title>%s rep %u: %.2f MiB/s"
-                                          "</title></circle>\n",
-                                          cx + jitter, py(c.values[k]), color, Html(c.full),
-                                          static_cast<unsigned>(k), c.values[k]));
-    }
-    if (!c.values.empty()) {
-      double m = Mean(c.values);
-      absl::StrAppend(&o, absl::StrFormat("<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
-                                          "stroke=\"%s\" stroke-width=\"2\"><title>%s mean: %.2f "
-                                          "MiB/s</title></line>\n",
-                                          cx - 12, cx + 12, py(m), py(m), color, Html(c.full), m));
-    }
-    double ty = kTop + ph + 12;
-    absl::StrAppend(&o, absl::StrFormat("<text x=\"%.1f\" y=\"%.1f\" class=\"cat\" "
-                                        "transform=\"rotate(-40 %.1f %.1f)\">%s</text>\n",
-                                        cx, ty, cx, ty, Html(c.label)));
-    absl::StrAppend(&o, "</g>\n");
-  }
-  absl::StrAppend(&o, "</svg>\n");
-  return o;
-}
-
 // ---- what to plot ----------------------------------------------------------------
 
 std::string RunLabel(const std::vector<v1::RunRecord>& runs, size_t i) {
@@ -356,7 +95,7 @@ std::string ScalingPlot(const std::vector<v1::RunRecord>& runs) {
       }
     }
   }
-  std::vector<Series> series;
+  std::vector<PlotSeries> series;
   for (size_t i = 0; i < runs.size(); ++i) {
     std::map<Shape, std::map<uint32_t, double>> pts;
     for (const auto& t : runs[i].tests()) {
@@ -373,7 +112,7 @@ std::string ScalingPlot(const std::vector<v1::RunRecord>& runs) {
         absl::StrAppend(&name, " xfer=", HumanBytes(xfer), " block=", HumanBytes(block),
                         fpp ? " fpp" : "");
       }
-      Series se;
+      PlotSeries se;
       se.name = RunLabel(runs, i) + name;
       se.style = static_cast<int>(i);
       for (const auto& [tasks, bw] : by_tasks) se.points.push_back({tasks, bw});
@@ -427,10 +166,10 @@ std::vector<std::string> TimeSeriesPlots(const std::vector<v1::RunRecord>& runs,
       std::set<std::string> done;
       for (const auto& ph : t.phases()) {
         if (done.count(ph.phase())) continue;
-        std::vector<Series> series;
+        std::vector<PlotSeries> series;
         for (const auto& a : ph.agents()) {
           if (a.series_bytes_size() == 0 || a.series_interval_ms() == 0) continue;
-          Series s;
+          PlotSeries s;
           s.name = a.address();
           double dt = a.series_interval_ms() / 1000.0;
           for (int k = 0; k < a.series_bytes_size(); ++k) {
@@ -459,7 +198,7 @@ std::vector<std::string> TimeSeriesPlots(const std::vector<v1::RunRecord>& runs,
 
 // One plot per phase name: percentile -> latency, a line per (run, test).
 std::vector<std::string> LatencyPlots(const std::vector<v1::RunRecord>& runs) {
-  std::map<std::string, std::vector<Series>> by_phase;
+  std::map<std::string, std::vector<PlotSeries>> by_phase;
   for (size_t i = 0; i < runs.size(); ++i) {
     for (const auto& t : runs[i].tests()) {
       std::map<std::string, std::vector<const v1::LatencySummary*>> lat;
@@ -475,7 +214,7 @@ std::vector<std::string> LatencyPlots(const std::vector<v1::RunRecord>& runs) {
           p[3] += l->p999_us();
           p[4] += l->max_us();
         }
-        Series s;
+        PlotSeries s;
         s.name = absl::StrFormat("%stest %u (%u tasks)", RunLabel(runs, i), t.test_id(),
                                  t.total_tasks());
         s.style = static_cast<int>(i);
@@ -519,14 +258,14 @@ void Row(std::string* o, const std::vector<std::string>& cells, const std::vecto
   absl::StrAppend(o, "<tr>");
   for (size_t i = 0; i < cells.size(); ++i) {
     bool n = i < numeric.size() && numeric[i];
-    absl::StrAppend(o, n ? "<td class=\"n\">" : "<td>", Html(cells[i]), "</td>");
+    absl::StrAppend(o, n ? "<td class=\"n\">" : "<td>", HtmlEscape(cells[i]), "</td>");
   }
   absl::StrAppend(o, "</tr>\n");
 }
 
 void Header(std::string* o, const std::vector<std::string>& cells) {
   absl::StrAppend(o, "<tr>");
-  for (const auto& c : cells) absl::StrAppend(o, "<th>", Html(c), "</th>");
+  for (const auto& c : cells) absl::StrAppend(o, "<th>", HtmlEscape(c), "</th>");
   absl::StrAppend(o, "</tr>\n");
 }
 
@@ -543,7 +282,7 @@ std::string RenderHtml(const std::vector<v1::RunRecord>& runs, const HtmlOptions
   std::string o = absl::StrCat(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
-      Html(title), "</title>\n<style>", kCss, "</style>\n</head>\n<body>\n<h1>", Html(title),
+      HtmlEscape(title), "</title>\n<style>", kCss, "</style>\n</head>\n<body>\n<h1>", HtmlEscape(title),
       "</h1>\n");
 
   // Runs.
@@ -559,18 +298,18 @@ std::string RenderHtml(const std::vector<v1::RunRecord>& runs, const HtmlOptions
   absl::StrAppend(&o, "</table>\n");
   for (const auto& r : runs) {
     if (!r.error().empty()) {
-      absl::StrAppend(&o, "<p class=\"err\">", Html(r.run_id()), ": ", Html(r.error()), "</p>\n");
+      absl::StrAppend(&o, "<p class=\"err\">", HtmlEscape(r.run_id()), ": ", HtmlEscape(r.error()), "</p>\n");
     }
     if (!r.command_line().empty()) {
-      absl::StrAppend(&o, "<p class=\"note\">", Html(r.run_id()), ": <code>",
-                      Html(r.command_line()), "</code></p>\n");
+      absl::StrAppend(&o, "<p class=\"note\">", HtmlEscape(r.run_id()), ": <code>",
+                      HtmlEscape(r.command_line()), "</code></p>\n");
     }
   }
 
   // Agents.
   absl::StrAppend(&o, "<h2>Agents</h2>\n");
   for (const auto& r : runs) {
-    absl::StrAppend(&o, "<h3>", Html(r.run_id()), "</h3>\n<table>\n");
+    absl::StrAppend(&o, "<h3>", HtmlEscape(r.run_id()), "</h3>\n<table>\n");
     Header(&o, {"address", "role", "host", "kernel", "os", "cores", "memory", "agent", "lustre",
                 "fs types", "clock offset", "± uncertainty", "status"});
     for (const auto& a : r.agents()) {
@@ -592,7 +331,7 @@ std::string RenderHtml(const std::vector<v1::RunRecord>& runs, const HtmlOptions
   // Summary tables.
   absl::StrAppend(&o, "<h2>Results</h2>\n");
   for (const auto& r : runs) {
-    absl::StrAppend(&o, "<h3>", Html(r.run_id()), "</h3>\n<table>\n");
+    absl::StrAppend(&o, "<h3>", HtmlEscape(r.run_id()), "</h3>\n<table>\n");
     Header(&o, {"test", "phase", "operation", "api", "tasks", "tasks/node", "transfer", "block",
                 "segments", "fpp", "reps", "mean MiB/s", "std", "min", "max", "ops/s mean",
                 "mean time s", "per repetition MiB/s"});
@@ -629,8 +368,8 @@ std::string RenderHtml(const std::vector<v1::RunRecord>& runs, const HtmlOptions
   auto lat = LatencyPlots(runs);
   if (lat.empty()) absl::StrAppend(&o, "<p class=\"note\">No latency recorded.</p>\n");
   for (const auto& p : lat) absl::StrAppend(&o, p);
-  absl::StrAppend(&o, "<p class=\"note\">Generated by lockstep ", Html(LOCKSTEP_VERSION), " at ",
-                  Html(FormatRfc3339(RealtimeNs())),
+  absl::StrAppend(&o, "<p class=\"note\">Generated by lockstep ", HtmlEscape(LOCKSTEP_VERSION), " at ",
+                  HtmlEscape(FormatRfc3339(RealtimeNs())),
                   ". Bandwidths are MiB/s (2^20 bytes per second).</p>\n</body>\n</html>\n");
   return o;
 }

@@ -3,6 +3,7 @@
 #include "absl/strings/str_format.h"
 #include "common/files.h"
 #include "controller/results/history.h"
+#include "controller/cli/exit_codes.h"
 #include "controller/cli/results_commands.h"
 #include "gtest/gtest.h"
 #include "unit/results_fixtures.h"
@@ -46,7 +47,7 @@ TEST(GateEvaluate, SignificantTwentyPercentDropFails) {
   auto base = MkRun("base", {{"write", 4, Reps(1000, 0.01, 5)}, {"read", 4, Reps(2000, 0.01, 5)}});
   auto run = MkRun("new", {{"write", 4, Reps(800, 0.01, 5, 2)}, {"read", 4, Reps(2010, 0.01, 5, 2)}});
   GateReport r = EvaluateGate(base, run, {});
-  EXPECT_EQ(r.ExitCode(), kGateRegression);
+  EXPECT_EQ(r.verdict(), GateVerdict::kRegression);
   EXPECT_EQ(r.failures(), 1);
   ASSERT_EQ(r.cases.size(), 2u);
   const GateCase* write = r.cases[0].key.operation == "write" ? &r.cases[0] : &r.cases[1];
@@ -61,7 +62,7 @@ TEST(GateEvaluate, NoisyDropIsNotAFailure) {
   auto base = MkRun("base", {{"write", 4, Reps(1000, 0.3, 5)}});
   auto run = MkRun("new", {{"write", 4, Reps(920, 0.3, 5, 5)}});
   GateReport r = EvaluateGate(base, run, {});
-  EXPECT_EQ(r.ExitCode(), kGatePass) << r.Text();
+  EXPECT_EQ(r.verdict(), GateVerdict::kPass) << r.Text();
   EXPECT_TRUE(Has(r.cases[0].message, "not significant")) << r.cases[0].message;
 }
 
@@ -69,7 +70,7 @@ TEST(GateEvaluate, SmallSignificantDropUnderThresholdPasses) {
   auto base = MkRun("base", {{"write", 4, Reps(1000, 0.001, 5)}});
   auto run = MkRun("new", {{"write", 4, Reps(970, 0.001, 5)}});
   GateReport r = EvaluateGate(base, run, {});
-  EXPECT_EQ(r.ExitCode(), kGatePass);
+  EXPECT_EQ(r.verdict(), GateVerdict::kPass);
   EXPECT_LT(r.cases[0].welch.p_b_lower, 0.05);  // significant, but only 3%
 }
 
@@ -81,7 +82,7 @@ TEST(GateEvaluate, SingleRepUsesTheThresholdOnlyAndOverridesApply) {
   for (const auto& c : r.cases) EXPECT_TRUE(Has(c.message, "threshold only")) << c.message;
   GateOptions o;
   ASSERT_TRUE(ParseMaxDrop("write=15%", &o.max_drop).ok());
-  EXPECT_EQ(EvaluateGate(base, run, o).ExitCode(), kGatePass);
+  EXPECT_EQ(EvaluateGate(base, run, o).verdict(), GateVerdict::kPass);
 }
 
 constexpr char kWriteKey[] = "write/write tasks=4 tpn=2 xfer=1 MiB block=16 MiB seg=1 fpp";
@@ -94,13 +95,13 @@ TEST(GateEvaluate, DropWithinTheNoiseWindowSpreadPasses) {
                                .run_ids = {"w4", "w3", "w2", "w1"},
                                .means = {{kWriteKey, {1000, 850, 1020, 900}}}};
   GateReport r = EvaluateGate(base, run, o);
-  EXPECT_EQ(r.ExitCode(), kGatePass) << r.Text();
+  EXPECT_EQ(r.verdict(), GateVerdict::kPass) << r.Text();
   EXPECT_TRUE(Has(r.cases[0].message, "within the run-to-run spread")) << r.cases[0].message;
   EXPECT_TRUE(Has(r.Text(), "--noise-window 4, the 4 complete runs of the plan recorded before "
                             "base: w4, w3, w2, w1")) << r.Text();
   // Without the window the same drop fails: the baseline's repetitions are the only noise.
   GateReport plain = EvaluateGate(base, run, {});
-  EXPECT_EQ(plain.ExitCode(), kGateRegression) << plain.Text();
+  EXPECT_EQ(plain.verdict(), GateVerdict::kRegression) << plain.Text();
   EXPECT_TRUE(Has(plain.Text(), "noise: baseline base's repetitions (Welch t-test, alpha 0.05); "
                                 "no --noise-window")) << plain.Text();
 }
@@ -120,7 +121,7 @@ TEST(GateEvaluate, ADecisiveDropFailsWhateverTheNoiseWindow) {
   EXPECT_LT(big.cases[0].welch.p_b_lower, 0.01);
   EXPECT_NEAR(big.cases[0].spread_pct, 100, 0.01);
   EXPECT_EQ(big.cases[0].outcome, GateCase::Outcome::kFail) << big.Text();
-  EXPECT_EQ(big.ExitCode(), kGateRegression);
+  EXPECT_EQ(big.verdict(), GateVerdict::kRegression);
   EXPECT_TRUE(Has(big.cases[0].message, "within the spread, but p < 0.01 fails regardless"))
       << big.cases[0].message;
 
@@ -129,9 +130,9 @@ TEST(GateEvaluate, ADecisiveDropFailsWhateverTheNoiseWindow) {
   EXPECT_NEAR(small.cases[0].drop_pct, 10.7, 0.1);
   EXPECT_GT(small.cases[0].welch.p_b_lower, 0.01);
   EXPECT_LT(small.cases[0].welch.p_b_lower, 0.05);
-  EXPECT_EQ(small.ExitCode(), kGatePass) << small.Text();
-  EXPECT_EQ(EvaluateGate(base, MkRun("new", {{"write", 4, Reps(880, 0.1, 5, 3)}}), {}).ExitCode(),
-            kGateRegression);
+  EXPECT_EQ(small.verdict(), GateVerdict::kPass) << small.Text();
+  EXPECT_EQ(EvaluateGate(base, MkRun("new", {{"write", 4, Reps(880, 0.1, 5, 3)}}), {}).verdict(),
+            GateVerdict::kRegression);
 }
 
 TEST(GateNoiseWindow, ParsesAWholeNumberOfRuns) {
@@ -152,7 +153,7 @@ TEST(GateEvaluate, MissingResultFailsAndNewResultIsSkipped) {
   auto base = MkRun("base", {{"write", 4, Reps(1000, 0.01, 3)}, {"read", 4, Reps(1000, 0.01, 3)}});
   auto run = MkRun("new", {{"write", 4, Reps(1000, 0.01, 3)}, {"write", 8, Reps(1000, 0.01, 3)}});
   GateReport r = EvaluateGate(base, run, {});
-  EXPECT_EQ(r.ExitCode(), kGateRegression);
+  EXPECT_EQ(r.verdict(), GateVerdict::kRegression);
   std::string xml = GateJunitXml(r);
   EXPECT_TRUE(Has(xml, "type=\"missing\"")) << xml;
   EXPECT_TRUE(Has(xml, "<skipped")) << xml;
@@ -164,9 +165,9 @@ TEST(GateEvaluate, NothingComparableIsNoBaseline) {
   auto run = MkRun("new", {{"write", 8, Reps(1000, 0.01, 3)}});
   GateReport r = EvaluateGate(base, run, {});
   // The baseline's result is missing from the run: that is a failure, not "no baseline".
-  EXPECT_EQ(r.ExitCode(), kGateRegression);
+  EXPECT_EQ(r.verdict(), GateVerdict::kRegression);
   GateReport empty = EvaluateGate(MkRun("b", {}), run, {});
-  EXPECT_EQ(empty.ExitCode(), kGateNoBaseline);
+  EXPECT_EQ(empty.verdict(), GateVerdict::kNoBaseline);
 }
 
 TEST(GateJunit, OneTestcasePerResultWithNumbers) {

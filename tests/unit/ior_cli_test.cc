@@ -2,7 +2,9 @@
 #include "controller/cli/ior_cli.h"
 
 #include "absl/strings/str_split.h"
+#include "absl/strings/str_cat.h"
 #include "controller/cli/mdtest_cli.h"
+#include "controller/plan/limits.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
@@ -266,6 +268,26 @@ TEST(IorCli, MultiFileAndRandomTaskReordering) {
   EXPECT_THAT(IorError("-Z -z -r"), HasSubstr("-Z: with -z on a shared file"));
   EXPECT_THAT(IorError("-Z -w"), HasSubstr("-Z: reorders the tasks of the read phase"));
   EXPECT_THAT(IorError("-X x -Z"), HasSubstr("-X x: expected a whole number"));
+}
+
+// The translators check against the plan's bounds (controller/plan/limits.h):
+// what they accept at a bound is a plan `lockstep run` accepts, one past it
+// they refuse.
+TEST(IorCli, BoundsAreThePlans) {
+  auto at = Ior(absl::StrCat("-w -i ", kMaxRepetitions, " -D ", kMaxStonewallSeconds, " -d ",
+                             kMaxDelaySeconds, " -Q ", kMaxReorderNodeOffset, " -C -r --local 2"));
+  ASSERT_OK(at);
+  ASSERT_OK(ParsePlan(at->plan.text, "plan.toml"));
+  EXPECT_THAT(IorError(absl::StrCat("-i ", kMaxRepetitions + 1)),
+              HasSubstr(absl::StrCat("out of range; use 1 to ", kMaxRepetitions)));
+  EXPECT_THAT(IorError(absl::StrCat("-D ", kMaxStonewallSeconds + 1)), HasSubstr("out of range"));
+  EXPECT_THAT(IorError(absl::StrCat("-N ", uint64_t{kMaxTotalTasks} + 1)), HasSubstr("out of range"));
+  auto md = Md(absl::StrCat("-n 5 -b ", kMaxMdBranching, " -i ", kMaxRepetitions, " -w 64m -e 64m"));
+  ASSERT_OK(md);
+  ASSERT_OK(ParsePlan(md->plan.text, "plan.toml"));
+  EXPECT_THAT(MdError(absl::StrCat("-n 5 -z ", kMaxMdDepth + 1)), HasSubstr("out of range"));
+  EXPECT_THAT(MdError(absl::StrCat("-n 5 -w ", kMaxSmallFileBytes + 1)),
+              HasSubstr("at most 64 MiB per file"));
 }
 
 }  // namespace

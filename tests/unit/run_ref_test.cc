@@ -9,6 +9,7 @@
 #include "common/files.h"
 #include "controller/results/gate.h"
 #include "controller/results/history.h"
+#include "controller/cli/exit_codes.h"
 #include "controller/cli/results_commands.h"
 #include "common/json.h"
 #include "controller/run/run_store.h"

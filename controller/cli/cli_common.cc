@@ -1,0 +1,163 @@
+#include "controller/cli/cli_common.h"
+
+#include <algorithm>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/net.h"
+#include "common/status_macros.h"
+#include "controller/plan/limits.h"
+
+namespace lockstep {
+
+absl::Status CliBad(const std::string& option, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrFormat("%s: %s", option, why));
+}
+
+absl::StatusOr<std::vector<ShortOption>> SplitShortOptions(const std::vector<std::string>& args,
+                                                           size_t* i, std::string_view with_value,
+                                                           absl::Span<const CliRefusal> refused,
+                                                           std::string_view tool) {
+  const std::string& a = args[*i];
+  if (a.size() < 2 || a[0] != '-') {
+    return CliBad(a, absl::StrFormat("unexpected argument; %s options start with '-'", tool));
+  }
+  std::vector<ShortOption> out;
+  for (size_t j = 1; j < a.size(); ++j) {
+    ShortOption o;
+    o.letter = a[j];
+    o.name = std::string("-") + o.letter;
+    for (const CliRefusal& ref : refused) {
+      if (ref.letter == o.letter) return CliBad(o.name, absl::StrFormat("refused: %s", ref.why));
+    }
+    if (with_value.find(o.letter) != std::string_view::npos) {
+      o.has_value = true;
+      if (j + 1 < a.size()) {
+        o.value = a.substr(j + 1);
+      } else if (*i + 1 < args.size()) {
+        o.value = args[++*i];
+      } else {
+        return CliBad(o.name, "needs a value");
+      }
+      out.push_back(std::move(o));
+      break;  // the value ended the word
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+absl::StatusOr<uint64_t> CliUint(const std::string& opt, const std::string& v, uint64_t min,
+                                 uint64_t max) {
+  uint64_t n = 0;
+  if (!absl::SimpleAtoi(v, &n) || v.empty() || v[0] == '-' || v[0] == '+') {
+    return CliBad(opt + " " + v, "expected a whole number");
+  }
+  if (n < min || n > max) {
+    return CliBad(opt + " " + v, absl::StrFormat("out of range; use %u to %u", min, max));
+  }
+  return n;
+}
+
+absl::StatusOr<bool> ParseControllerOption(const std::vector<std::string>& args, size_t* i,
+                                           const CommandSpec& command, ControllerCli* c,
+                                           const FileReader& read_file) {
+  ASSIGN_OR_RETURN(std::optional<FlagValue> flag, ParseOneFlag(args, i, command));
+  if (!flag) return false;
+  const absl::string_view name = flag->spec->name;
+  auto add_agent = [&](std::string addr, const std::string& where) -> absl::Status {
+    addr = std::string(absl::StripAsciiWhitespace(addr));
+    if (addr.empty()) return absl::OkStatus();
+    auto hp = SplitHostPort(addr);
+    if (!hp.ok() || hp->second == 0) {
+      return CliBad(where, absl::StrFormat("\"%s\" is not HOST:PORT", addr));
+    }
+    if (std::find(c->agents.begin(), c->agents.end(), addr) != c->agents.end()) {
+      return CliBad(where, absl::StrFormat("agent %s is listed twice", addr));
+    }
+    c->agents.push_back(addr);
+    return absl::OkStatus();
+  };
+  if (name == "agents") {
+    for (const std::string& part : flag->items) RETURN_IF_ERROR(add_agent(part, "--agents"));
+  } else if (name == "hostfile") {
+    const std::string& path = flag->text;
+    auto text = read_file(path);
+    if (!text.ok()) return CliBad("--hostfile " + path, std::string(text.status().message()));
+    int line_no = 0;
+    for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+      ++line_no;
+      std::string l(line.substr(0, line.find('#')));
+      RETURN_IF_ERROR(add_agent(l, absl::StrFormat("--hostfile %s:%d", path, line_no)));
+    }
+  } else if (name == "local") {
+    c->local_agents = static_cast<int>(flag->u);
+  } else if (name == "tasks-per-agent") {
+    c->tasks_per_agent = static_cast<uint32_t>(flag->u);
+  } else if (name == "out") {
+    c->out_dir = flag->text;
+  } else if (name == "tls_dir") {
+    c->tls_dir = flag->text;
+  } else if (name == "insecure") {
+    c->insecure = flag->b;
+  } else if (name == "tasks") {
+    c->total_tasks = static_cast<uint32_t>(flag->u);
+  } else {
+    return absl::InternalError(absl::StrFormat("--%s is in the table of %s but not handled",
+                                               name, command.FullName()));
+  }
+  return true;
+}
+
+absl::Status PlaceTasks(uint32_t total_tasks, const std::string& total_opt, CliCommand* cmd) {
+  ControllerCli& c = cmd->controller;
+  if (!c.agents.empty() && c.local_agents > 0) {
+    return CliBad("--local", "cannot be combined with --agents or --hostfile");
+  }
+  for (const std::string& a : c.agents) cmd->plan.agents.push_back({a, v1::CLIENT});
+  // As `mpirun -np N` on one node: one local agent with all the tasks.
+  if (c.agents.empty() && c.local_agents == 0) c.local_agents = 1;
+  const uint32_t agents = c.agents.empty() ? static_cast<uint32_t>(c.local_agents)
+                                           : static_cast<uint32_t>(c.agents.size());
+  uint32_t tpa = c.tasks_per_agent == 0 ? 1 : c.tasks_per_agent;
+  if (total_tasks > 0) {
+    if (total_tasks % agents != 0) {
+      return CliBad(absl::StrFormat("%s %u", total_opt, total_tasks),
+                 absl::StrFormat("%u tasks cannot be spread evenly over %u agents; use a "
+                                 "multiple of %u or change the agents",
+                                 total_tasks, agents, agents));
+    }
+    if (c.tasks_per_agent != 0 && c.tasks_per_agent * agents != total_tasks) {
+      return CliBad(absl::StrFormat("%s %u", total_opt, total_tasks),
+                 absl::StrFormat("disagrees with --tasks-per-agent %u on %u agents (%u tasks)",
+                                 c.tasks_per_agent, agents, c.tasks_per_agent * agents));
+    }
+    tpa = total_tasks / agents;
+    if (tpa > kMaxTasksPerAgent) {
+      return CliBad(absl::StrFormat("%s %u", total_opt, total_tasks),
+                 absl::StrFormat("%u tasks per agent is above the limit %u", tpa,
+                                 kMaxTasksPerAgent));
+    }
+  }
+  for (PhasePlan& p : cmd->plan.phases) p.tasks_per_agent = {tpa};
+  cmd->notes.push_back(absl::StrFormat("%u agent%s (%s) x %u task%s = %u tasks", agents,
+                                       agents == 1 ? "" : "s",
+                                       c.agents.empty() ? "local" : absl::StrJoin(c.agents, ","),
+                                       tpa, tpa == 1 ? "" : "s", agents * tpa));
+  return absl::OkStatus();
+}
+
+void SplitOutputPath(const std::string& path, std::string* dir, std::string* file) {
+  // Built by construction: GCC 12 at -O3 falsely warns (-Wrestrict) when a
+  // short literal is assigned here (GCC bug 105329).
+  const size_t slash = path.find_last_of('/');
+  *dir = slash == std::string::npos ? std::string(1, '.')
+         : slash == 0               ? std::string(1, '/')
+                                    : path.substr(0, slash);
+  *file = slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace lockstep

@@ -1,0 +1,62 @@
+// The bounds of a plan's values, one definition each: the TOML plan
+// (plan.cc) and the IOR and mdtest command lines (controller/cli/) check
+// against these, so a value `lockstep ior` accepts is one `lockstep run`
+// accepts too. Bounds that mirror a rule of the agent (its buffers, its
+// tree size, O_DIRECT alignment) say so; the agent checks them again on
+// what it receives.
+#ifndef LOCKSTEP_CONTROLLER_PLAN_LIMITS_H_
+#define LOCKSTEP_CONTROLLER_PLAN_LIMITS_H_
+
+#include <cstdint>
+
+namespace lockstep {
+
+// ---- tasks and repetitions -------------------------------------------------
+inline constexpr uint32_t kMaxTasksPerAgent = 4096;      // tasks_per_agent, --tasks-per-agent
+inline constexpr uint32_t kMaxTotalTasks = 1u << 24;     // IOR -N, mdtest --tasks
+inline constexpr uint32_t kMaxRepetitions = 10000;       // repetitions, IOR/mdtest -i
+inline constexpr uint32_t kMaxLocalAgents = 256;         // --local
+
+// ---- transfer phases (IOR) -------------------------------------------------
+inline constexpr uint64_t kTransferMultiple = 8;         // IOR: -t a multiple of 8 bytes
+// O_DIRECT: the transfer size a multiple of this (the agent checks it too).
+inline constexpr uint64_t kDirectIoAlignment = 4096;
+inline constexpr uint64_t kMaxSegments = UINT32_MAX;     // segments, IOR -s
+inline constexpr uint32_t kMaxStonewallSeconds = 86400 * 7;  // stonewall_seconds, IOR -D
+inline constexpr uint32_t kMaxDelaySeconds = 86400;      // delay_seconds, IOR -d
+inline constexpr uint32_t kMaxReorderNodeOffset = 1u << 20;  // reorder_node_offset, IOR -Q
+
+// ---- Lustre striping -------------------------------------------------------
+inline constexpr int32_t kMaxStripeCount = 65535;        // stripe_count: -1, 0 or 1..this
+inline constexpr int32_t kMaxStripeIndex = 65535;        // stripe_index: -1 or 0..this
+inline constexpr uint64_t kStripeSizeMultiple = 64 * 1024;  // stripe_size: Lustre's rule
+
+// ---- small files and mdtest ------------------------------------------------
+// The agent holds a whole small file (or an mdtest -w/-e) in one buffer.
+inline constexpr uint64_t kMaxSmallFileBytes = uint64_t{64} << 20;
+inline constexpr uint64_t kMaxSmallFiles = uint64_t{1} << 32;  // small_files, per task
+inline constexpr uint32_t kMaxSmallFilesPerDir = 1'000'000;
+inline constexpr uint32_t kMaxMdBranching = 1'000'000;   // md_branching, mdtest -b
+inline constexpr uint32_t kMaxMdDepth = 64;              // md_depth, mdtest -z
+inline constexpr uint64_t kMaxMdItems = uint64_t{1} << 40;        // md_items, mdtest -n
+inline constexpr uint64_t kMaxMdItemsPerDir = uint64_t{1} << 32;  // mdtest -I
+// md_neighbor_shift, mdtest -N (after scaling by the tasks per agent).
+inline constexpr uint32_t kMaxMdNeighborShift = 1u << 24;
+// Directories of an mdtest tree (the agent refuses larger ones too); the
+// messages say "10 million".
+inline constexpr uint64_t kMaxMdTreeDirs = 10'000'000;
+static_assert(kMaxMdTreeDirs == 10'000'000, "the error messages name the limit in words");
+
+// ---- [run] -----------------------------------------------------------------
+inline constexpr uint32_t kMinConnectTimeoutMs = 100, kMaxConnectTimeoutMs = 600'000;
+inline constexpr uint32_t kMinLeaseMs = 200, kMaxLeaseMs = 600'000;
+inline constexpr uint32_t kMinProgressIntervalMs = 50, kMaxProgressIntervalMs = 600'000;
+inline constexpr uint64_t kMaxSeed = UINT64_MAX >> 1;    // seed, IOR -G (TOML integers are signed)
+inline constexpr uint32_t kMaxDropMode = 3;              // drop_mode 1..3: /proc/sys/vm/drop_caches
+// max_start_skew_us and max_clock_uncertainty_us.
+inline constexpr uint32_t kMaxSkewBoundUs = 60'000'000;
+inline constexpr uint32_t kMaxIoStallTimeoutMs = 86'400'000;  // io_stall_timeout_ms
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_PLAN_LIMITS_H_

@@ -1,0 +1,394 @@
+#include "controller/plan/phase_table.h"
+
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "common/names.h"
+#include "common/sizes.h"
+#include "common/status_macros.h"
+#include "controller/plan/limits.h"
+#include "controller/plan/table_reader.h"
+
+namespace lockstep {
+namespace {
+
+const std::vector<std::string> kPhaseKeys = {
+    "name", "kind", "dir", "file_name", "file_per_process", "tasks_per_agent", "transfer_size",
+    "block_size", "segments", "repetitions", "fsync", "fsync_per_transfer", "direct", "keep",
+    "verify", "reorder_tasks", "reorder_node_offset", "remove_files", "cache", "stripe_count",
+    "stripe_size", "stripe_index", "stripe_pool", "checksums", "random_offsets",
+    "stonewall_seconds", "stonewall_wear_out", "verify_after_write", "delay_seconds",
+    "intra_barriers", "small_files", "small_file_min_size", "small_file_max_size",
+    "small_files_per_dir", "md_op", "md_branching", "md_depth", "md_items", "md_unique_dir",
+    "md_write_size", "md_read_size", "md_leaf_only", "md_neighbor_shift", "reorder_random",
+    "reorder_random_seed", "multi_file"};
+
+constexpr const char* kTransferKinds = "write, read and rewrite";
+
+bool IsTransfer(v1::PhaseKind kind) {
+  return kind == v1::WRITE || kind == v1::READ || kind == v1::REWRITE;
+}
+
+// A key given for a kind it does not apply to (`allowed` false) is an error
+// naming the `kinds` it applies to.
+absl::Status OnlyFor(const TableReader& r, const PhasePlan& p, const char* key, bool allowed,
+                     const char* kinds) {
+  if (r.Get(key) == nullptr || allowed) return absl::OkStatus();
+  return r.Error(*r.Get(key), key,
+                 absl::StrFormat("applies to %s phases, not to kind = \"%s\"", kinds,
+                                 PhaseKindName(p.kind)));
+}
+
+// A node for an error about two keys: the first one given.
+const toml::node& EitherNode(const TableReader& r, const char* first, const char* second) {
+  return *(r.Get(first) ? r.Get(first) : r.Get(second));
+}
+
+// name: present, and unique in the plan.
+absl::Status CheckName(const TableReader& r, const Plan& plan, const PhasePlan& p) {
+  if (p.name.empty()) return r.Missing("name", "add name = \"seq-write\" (unique per plan)");
+  for (const PhasePlan& other : plan.phases) {
+    if (other.name == p.name) {
+      return r.Error(*r.Get("name"), "name",
+                     absl::StrFormat("\"%s\" is used by two phases; names must be unique", p.name));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// kind, dir, file_name, file_per_process: what the phase does, and where.
+absl::Status ReadKindAndFiles(const TableReader& r, PhasePlan* p) {
+  std::string kind;
+  RETURN_IF_ERROR(r.String("kind", &kind));
+  if (kind.empty()) return r.Missing("kind", "add kind = \"write\" or \"read\"");
+  auto k = ParsePhaseKind(kind);
+  if (!k) {
+    return r.Error(*r.Get("kind"), "kind",
+                   absl::StrFormat("\"%s\" is not a phase kind; use write, read, rewrite, "
+                                   "small_files or mdtest",
+                                   kind));
+  }
+  p->kind = *k;
+  RETURN_IF_ERROR(r.String("dir", &p->dir));
+  if (p->dir.empty()) {
+    return r.Missing("dir", "add dir = \"/path/on/the/agents\" (relative: below the agent's first root)");
+  }
+  RETURN_IF_ERROR(r.String("file_name", &p->file_name));
+  if (p->file_name.empty() || p->file_name.find('/') != std::string::npos) {
+    return r.Error(*r.Get("file_name"), "file_name", "must be a plain file name without '/'");
+  }
+  return r.Bool("file_per_process", &p->file_per_process);
+}
+
+// tasks_per_agent: an integer, or a non-empty list (a sweep: test i uses
+// value i) as long as every other phase's sweep.
+absl::Status ReadTasksPerAgent(const TableReader& r, PhasePlan* p, PhaseAgreement* agreement) {
+  const toml::node* n = r.Get("tasks_per_agent");
+  if (n == nullptr) {
+    p->tasks_per_agent.push_back(1);
+    return absl::OkStatus();
+  }
+  if (!n->is_array()) {
+    uint64_t v = 0;
+    RETURN_IF_ERROR(r.UintNode(*n, "tasks_per_agent", 1, kMaxTasksPerAgent, &v));
+    p->tasks_per_agent.push_back(static_cast<uint32_t>(v));
+    return absl::OkStatus();
+  }
+  const toml::array& arr = *n->as_array();
+  if (arr.empty()) return r.Error(*n, "tasks_per_agent", "the list is empty");
+  for (const toml::node& e : arr) {
+    uint64_t v = 0;
+    RETURN_IF_ERROR(r.UintNode(e, "tasks_per_agent", 1, kMaxTasksPerAgent, &v));
+    p->tasks_per_agent.push_back(static_cast<uint32_t>(v));
+  }
+  if (p->tasks_per_agent.size() == 1) return absl::OkStatus();
+  if (agreement->sweep_len > 1 && agreement->sweep_len != p->tasks_per_agent.size()) {
+    return r.Error(*n, "tasks_per_agent",
+                   absl::StrFormat("a sweep of %u values, but phase '%s' sweeps %u; phases "
+                                   "of one plan sweep together (test i uses value i), so "
+                                   "give them lists of the same length",
+                                   p->tasks_per_agent.size(), agreement->sweep_owner,
+                                   agreement->sweep_len));
+  }
+  agreement->sweep_len = p->tasks_per_agent.size();
+  agreement->sweep_owner = p->name;
+  return absl::OkStatus();
+}
+
+// transfer_size, block_size, segments, and IOR's rules between them.
+absl::Status ReadTransferShape(const TableReader& r, PhasePlan* p) {
+  RETURN_IF_ERROR(r.Size("transfer_size", &p->transfer_bytes));
+  RETURN_IF_ERROR(r.Size("block_size", &p->block_bytes));
+  RETURN_IF_ERROR(r.Uint("segments", 1, kMaxSegments, &p->segments));
+  if (p->transfer_bytes % kTransferMultiple != 0) {
+    return r.Error(*r.Get("transfer_size"), "transfer_size",
+                   absl::StrFormat("%u bytes is not a multiple of %u (IOR's rule)",
+                                   p->transfer_bytes, kTransferMultiple));
+  }
+  if (p->transfer_bytes > p->block_bytes) {
+    return r.Error(EitherNode(r, "transfer_size", "block_size"), "transfer_size",
+                   absl::StrFormat("transfer %s is larger than block %s; make block_size a "
+                                   "multiple of transfer_size",
+                                   HumanBytes(p->transfer_bytes), HumanBytes(p->block_bytes)));
+  }
+  if (p->block_bytes % p->transfer_bytes != 0) {
+    return r.Error(EitherNode(r, "block_size", "transfer_size"), "block_size",
+                   absl::StrFormat("block %u bytes is not a multiple of transfer %u bytes",
+                                   p->block_bytes, p->transfer_bytes));
+  }
+  return absl::OkStatus();
+}
+
+// repetitions of a phase: noted for ParsePlan, which checks that the
+// phases and [run] agree.
+absl::Status ReadRepetitions(const TableReader& r, const PhasePlan& p, PhaseAgreement* agreement) {
+  const toml::node* n = r.Get("repetitions");
+  if (n == nullptr) return absl::OkStatus();
+  uint64_t v = 0;
+  RETURN_IF_ERROR(r.UintNode(*n, "repetitions", 1, kMaxRepetitions, &v));
+  agreement->repetitions[p.name] = v;
+  return absl::OkStatus();
+}
+
+// fsync, fsync_per_transfer, direct, keep, verify, reorder_tasks, cache.
+absl::Status ReadIoOptions(const TableReader& r, PhasePlan* p) {
+  RETURN_IF_ERROR(r.Bool("fsync", &p->fsync));
+  RETURN_IF_ERROR(r.Bool("fsync_per_transfer", &p->fsync_per_transfer));
+  RETURN_IF_ERROR(r.Bool("direct", &p->direct));
+  RETURN_IF_ERROR(r.Bool("keep", &p->keep));
+  RETURN_IF_ERROR(r.Bool("verify", &p->verify));
+  RETURN_IF_ERROR(r.Bool("reorder_tasks", &p->reorder_tasks));
+  return r.OneOf("cache", {"none", "clients", "all"}, &p->cache);
+}
+
+// A signed integer key in [min, max]; `why` says what is accepted.
+absl::Status ReadInt32(const TableReader& r, const char* key, int64_t min, int64_t max,
+                       const char* why, int32_t* out) {
+  const toml::node* n = r.Get(key);
+  if (n == nullptr) return absl::OkStatus();
+  if (!n->is_integer() || n->as_integer()->get() < min || n->as_integer()->get() > max) {
+    return r.Error(*n, key, why);
+  }
+  *out = static_cast<int32_t>(n->as_integer()->get());
+  return absl::OkStatus();
+}
+
+// Lustre: the stripe keys (any of them asks for `lfs setstripe` on dir)
+// and client checksums.
+absl::Status ReadLustreKeys(const TableReader& r, PhasePlan* p) {
+  for (const char* k : {"stripe_count", "stripe_size", "stripe_index", "stripe_pool"}) {
+    if (r.Get(k)) p->set_stripe = true;
+  }
+  RETURN_IF_ERROR(ReadInt32(
+      r, "stripe_count", -1, kMaxStripeCount,
+      absl::StrFormat("use -1 (all OSTs), 0 (file system default) or 1..%d", kMaxStripeCount)
+          .c_str(),
+      &p->stripe_count));
+  if (r.Get("stripe_size")) {
+    RETURN_IF_ERROR(r.Size("stripe_size", &p->stripe_size_bytes));
+    if (p->stripe_size_bytes % kStripeSizeMultiple != 0) {
+      return r.Error(*r.Get("stripe_size"), "stripe_size",
+                     absl::StrFormat("%u bytes is not a multiple of %s (Lustre's rule)",
+                                     p->stripe_size_bytes, HumanBytes(kStripeSizeMultiple)));
+    }
+  }
+  RETURN_IF_ERROR(ReadInt32(r, "stripe_index", -1, kMaxStripeIndex,
+                            "use -1 (any OST) or an OST index", &p->stripe_index));
+  RETURN_IF_ERROR(r.String("stripe_pool", &p->stripe_pool));
+  if (r.Get("checksums")) {
+    bool on = false;
+    RETURN_IF_ERROR(r.Bool("checksums", &on));
+    p->checksums = on ? v1::CHECKSUMS_ON : v1::CHECKSUMS_OFF;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckDirect(const TableReader& r, const PhasePlan& p) {
+  if (!p.direct || p.transfer_bytes % kDirectIoAlignment == 0) return absl::OkStatus();
+  return r.Error(*r.Get("direct"), "direct",
+                 absl::StrFormat("O_DIRECT needs transfer_size a multiple of %s, got %u bytes",
+                                 HumanBytes(kDirectIoAlignment), p.transfer_bytes));
+}
+
+// reorder_random (IOR -Z) and its seed (-X), read phases only.
+absl::Status ReadRandomReorder(const TableReader& r, PhasePlan* p) {
+  RETURN_IF_ERROR(r.Bool("reorder_random", &p->reorder_random));
+  RETURN_IF_ERROR(OnlyFor(r, *p, "reorder_random", p->kind == v1::READ, "read"));
+  if (const toml::node* n = r.Get("reorder_random_seed")) {
+    RETURN_IF_ERROR(ReadInt32(r, "reorder_random_seed", INT32_MIN, INT32_MAX,
+                              "use a whole number (IOR -X; negative: -seed + repetition)",
+                              &p->reorder_random_seed));
+    if (!p->reorder_random) {
+      return r.Error(*n, "reorder_random_seed", "seeds reorder_random; add reorder_random = true");
+    }
+  }
+  if (p->reorder_random && p->reorder_tasks) {
+    return r.Error(*r.Get("reorder_random"), "reorder_random",
+                   "reorder_tasks is set too; IOR takes -C or -Z, not both: choose one");
+  }
+  return absl::OkStatus();
+}
+
+// IOR's finer options, and the kinds they apply to.
+absl::Status ReadIorFinerKeys(const TableReader& r, PhasePlan* p) {
+  const bool transfer = IsTransfer(p->kind);
+  const bool read = p->kind == v1::READ;
+  RETURN_IF_ERROR(
+      r.Uint32("reorder_node_offset", 1, kMaxReorderNodeOffset, &p->reorder_node_offset));
+  RETURN_IF_ERROR(OnlyFor(r, *p, "reorder_node_offset", read, "read"));
+  RETURN_IF_ERROR(r.Bool("remove_files", &p->remove_files));
+  RETURN_IF_ERROR(OnlyFor(r, *p, "remove_files", read, "read"));
+  RETURN_IF_ERROR(r.Bool("random_offsets", &p->random_offsets));
+  RETURN_IF_ERROR(OnlyFor(r, *p, "random_offsets", transfer, kTransferKinds));
+  RETURN_IF_ERROR(r.Uint32("stonewall_seconds", 0, kMaxStonewallSeconds, &p->stonewall_seconds));
+  RETURN_IF_ERROR(OnlyFor(r, *p, "stonewall_seconds", transfer, kTransferKinds));
+  RETURN_IF_ERROR(r.Bool("stonewall_wear_out", &p->stonewall_wear_out));
+  RETURN_IF_ERROR(r.Bool("verify_after_write", &p->verify_after_write));
+  RETURN_IF_ERROR(OnlyFor(r, *p, "verify_after_write", p->kind == v1::WRITE, "write"));
+  RETURN_IF_ERROR(r.Uint32("delay_seconds", 0, kMaxDelaySeconds, &p->delay_seconds));
+  RETURN_IF_ERROR(r.Bool("intra_barriers", &p->intra_barriers));
+  RETURN_IF_ERROR(OnlyFor(r, *p, "intra_barriers", transfer, kTransferKinds));
+  RETURN_IF_ERROR(r.Bool("multi_file", &p->multi_file));
+  RETURN_IF_ERROR(OnlyFor(r, *p, "multi_file", transfer, kTransferKinds));
+  RETURN_IF_ERROR(ReadRandomReorder(r, p));
+  if (p->random_offsets && p->block_bytes == p->transfer_bytes && p->segments == 1) {
+    return r.Error(*r.Get("random_offsets"), "random_offsets",
+                   "block_size equals transfer_size with one segment: each task has a single "
+                   "transfer, nothing to shuffle; make block_size a multiple of transfer_size");
+  }
+  if (p->stonewall_wear_out && p->stonewall_seconds == 0) {
+    return r.Error(*r.Get("stonewall_wear_out"), "stonewall_wear_out",
+                   "needs stonewall_seconds > 0 (wear-out continues after the stonewall)");
+  }
+  return absl::OkStatus();
+}
+
+// kind = "small_files": how many files per task, their sizes, per directory.
+absl::Status ReadSmallFilesKeys(const TableReader& r, PhasePlan* p) {
+  RETURN_IF_ERROR(r.Uint("small_files", 1, kMaxSmallFiles, &p->small_files));
+  RETURN_IF_ERROR(r.Size("small_file_min_size", &p->small_file_min_bytes));
+  RETURN_IF_ERROR(r.Size("small_file_max_size", &p->small_file_max_bytes));
+  RETURN_IF_ERROR(
+      r.Uint32("small_files_per_dir", 1, kMaxSmallFilesPerDir, &p->small_files_per_dir));
+  const bool small = p->kind == v1::SMALL_FILES;
+  for (const char* key :
+       {"small_files", "small_file_min_size", "small_file_max_size", "small_files_per_dir"}) {
+    RETURN_IF_ERROR(OnlyFor(r, *p, key, small, "small_files"));
+  }
+  if (!small) return absl::OkStatus();
+  if (p->small_files == 0) {
+    return r.Missing("small_files", "add small_files = 1000 (files per task)");
+  }
+  if (p->small_file_min_bytes > p->small_file_max_bytes) {
+    return r.Error(*r.Get("small_file_min_size"), "small_file_min_size",
+                   absl::StrFormat("%s is larger than small_file_max_size %s",
+                                   HumanBytes(p->small_file_min_bytes),
+                                   HumanBytes(p->small_file_max_bytes)));
+  }
+  if (p->small_file_max_bytes > kMaxSmallFileBytes) {
+    return r.Error(*r.Get("small_file_max_size"), "small_file_max_size",
+                   absl::StrFormat("small files are at most %s each",
+                                   HumanBytes(kMaxSmallFileBytes)));
+  }
+  return absl::OkStatus();
+}
+
+// The md_* keys (kind = "mdtest" only); md_op as text into *op.
+absl::Status ReadMdtestKeys(const TableReader& r, PhasePlan* p, std::string* op) {
+  RETURN_IF_ERROR(r.String("md_op", op));
+  RETURN_IF_ERROR(r.Uint32("md_branching", 1, kMaxMdBranching, &p->md_branching));
+  RETURN_IF_ERROR(r.Uint32("md_depth", 0, kMaxMdDepth, &p->md_depth));
+  RETURN_IF_ERROR(r.Uint("md_items", 0, kMaxMdItems, &p->md_items));
+  RETURN_IF_ERROR(r.Bool("md_unique_dir", &p->md_unique_dir));
+  if (r.Get("md_write_size")) RETURN_IF_ERROR(r.Size("md_write_size", &p->md_write_bytes));
+  if (r.Get("md_read_size")) RETURN_IF_ERROR(r.Size("md_read_size", &p->md_read_bytes));
+  RETURN_IF_ERROR(r.Bool("md_leaf_only", &p->md_leaf_only));
+  RETURN_IF_ERROR(r.Uint32("md_neighbor_shift", 0, kMaxMdNeighborShift, &p->md_neighbor_shift));
+  for (const char* key : {"md_op", "md_branching", "md_depth", "md_items", "md_unique_dir",
+                          "md_write_size", "md_read_size", "md_leaf_only", "md_neighbor_shift"}) {
+    RETURN_IF_ERROR(OnlyFor(r, *p, key, p->kind == v1::MDTEST, "mdtest"));
+  }
+  return absl::OkStatus();
+}
+
+// An mdtest phase: its operation, its items, file sizes and tree size.
+absl::Status CheckMdtestPhase(const TableReader& r, const std::string& op, PhasePlan* p) {
+  if (op.empty()) {
+    return r.Missing("md_op", "add md_op = \"file_create\" (tree_create, dir_create, dir_stat, "
+                              "dir_rename, dir_remove, file_create, file_stat, file_read, "
+                              "file_remove, tree_remove)");
+  }
+  auto parsed = ParseMdtestOp(op);
+  if (!parsed) {
+    return r.Error(*r.Get("md_op"), "md_op",
+                   absl::StrFormat("\"%s\" is not an mdtest operation; use tree_create, "
+                                   "dir_create, dir_stat, dir_rename, dir_remove, file_create, "
+                                   "file_stat, file_read, file_remove or tree_remove",
+                                   op));
+  }
+  p->md_op = *parsed;
+  const bool tree_op = p->md_op == v1::MD_TREE_CREATE || p->md_op == v1::MD_TREE_REMOVE;
+  // md_items = 0 is mdtest without -n: the sub-phases run on no items.
+  if (!tree_op && r.Get("md_items") == nullptr) {
+    return r.Missing("md_items", "add md_items = 1000 (items per task, mdtest -n)");
+  }
+  if (p->md_write_bytes > kMaxSmallFileBytes || p->md_read_bytes > kMaxSmallFileBytes) {
+    const char* key = p->md_write_bytes > kMaxSmallFileBytes ? "md_write_size" : "md_read_size";
+    return r.Error(*r.Get(key), key,
+                   absl::StrFormat("at most %s per file", HumanBytes(kMaxSmallFileBytes)));
+  }
+  double dirs = 0, level = 1;
+  for (uint32_t d = 0; d <= p->md_depth; ++d, level *= p->md_branching) dirs += level;
+  if (dirs > static_cast<double>(kMaxMdTreeDirs)) {
+    return r.Error(EitherNode(r, "md_depth", "md_branching"), "md_depth",
+                   absl::StrFormat("a tree of branching %u and depth %u has %.0f directories; "
+                                   "the limit is 10 million",
+                                   p->md_branching, p->md_depth, dirs));
+  }
+  return absl::OkStatus();
+}
+
+// Keys that contradict the kind: fsync on a read, verify on a write.
+absl::Status CheckKindConflicts(const TableReader& r, const PhasePlan& p) {
+  if (p.kind == v1::READ && (p.fsync || p.fsync_per_transfer)) {
+    return r.Error(EitherNode(r, "fsync", "fsync_per_transfer"), "fsync",
+                   "applies to write phases only");
+  }
+  if (p.kind == v1::WRITE && p.verify) {
+    return r.Error(*r.Get("verify"), "verify",
+                   "applies to read phases (a read phase with verify = true checks what the write "
+                   "phase wrote)");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ParsePhase(const toml::table& table, const std::string& source, int index,
+                        Plan* plan, PhaseAgreement* agreement) {
+  PhasePlan p;
+  // Messages name the phase by its name once it is known.
+  std::string label = absl::StrFormat("[[phase]] #%d", index + 1);
+  RETURN_IF_ERROR(TableReader(table, source, label, kPhaseKeys).String("name", &p.name));
+  if (!p.name.empty()) label = absl::StrFormat("[[phase]] '%s'", p.name);
+  TableReader r(table, source, label, kPhaseKeys);
+  RETURN_IF_ERROR(r.CheckUnknown());
+  RETURN_IF_ERROR(CheckName(r, *plan, p));
+  RETURN_IF_ERROR(ReadKindAndFiles(r, &p));
+  RETURN_IF_ERROR(ReadTasksPerAgent(r, &p, agreement));
+  RETURN_IF_ERROR(ReadTransferShape(r, &p));
+  RETURN_IF_ERROR(ReadRepetitions(r, p, agreement));
+  RETURN_IF_ERROR(ReadIoOptions(r, &p));
+  RETURN_IF_ERROR(ReadLustreKeys(r, &p));
+  RETURN_IF_ERROR(CheckDirect(r, p));
+  RETURN_IF_ERROR(ReadIorFinerKeys(r, &p));
+  RETURN_IF_ERROR(ReadSmallFilesKeys(r, &p));
+  std::string md_op;
+  RETURN_IF_ERROR(ReadMdtestKeys(r, &p, &md_op));
+  if (p.kind == v1::MDTEST) RETURN_IF_ERROR(CheckMdtestPhase(r, md_op, &p));
+  RETURN_IF_ERROR(CheckKindConflicts(r, p));
+  plan->phases.push_back(std::move(p));
+  return absl::OkStatus();
+}
+
+}  // namespace lockstep
