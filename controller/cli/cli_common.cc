@@ -136,10 +136,10 @@ absl::Status PlaceTasks(uint32_t total_tasks, const std::string& total_opt, CliC
                                  c.tasks_per_agent, agents, c.tasks_per_agent * agents));
     }
     tpa = total_tasks / agents;
-    if (tpa > kMaxTasksPerAgent) {
+    if (tpa > kMaxAgentTasks) {
       return CliBad(absl::StrFormat("%s %u", total_opt, total_tasks),
                  absl::StrFormat("%u tasks per agent is above the limit %u", tpa,
-                                 kMaxTasksPerAgent));
+                                 kMaxAgentTasks));
     }
   }
   for (PhasePlan& p : cmd->plan.phases) p.tasks_per_agent = {tpa};

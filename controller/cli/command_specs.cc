@@ -12,7 +12,7 @@ namespace {
 
 // The help texts below name these bounds in words.
 static_assert(kMaxLocalAgents == 256, "--local's help says 1 to 256");
-static_assert(kDirectIoAlignment == 4096, "lockstep ior's notes say -B needs -t a multiple of 4096");
+static_assert(kDirectIoAlignBytes == 4096, "lockstep ior's notes say -B needs -t a multiple of 4096");
 
 template <size_t N, size_t M>
 constexpr std::array<FlagSpec, N + M> Concat(const std::array<FlagSpec, N>& a,
@@ -97,7 +97,7 @@ constexpr std::array<FlagSpec, 7> kControllerFlags = {{
      .min = 1, .max = kMaxLocalAgents},
     {.name = "tasks-per-agent", .kind = FlagKind::kUint, .value_name = "N",
      .help = "tasks on each agent (default 1, or the total spread evenly)", .min = 1,
-     .max = kMaxTasksPerAgent},
+     .max = kMaxAgentTasks},
     {.name = "out", .value_name = "DIR", .default_value = "./lockstep-results",
      .help = "results directory; each run gets DIR/<run-id>/"},
     {.name = "insecure", .kind = FlagKind::kBool,

@@ -227,9 +227,9 @@ absl::Status ReadIorArgs(const std::vector<std::string>& args, const FileReader&
 
 // The options' consistency, each error naming the options at fault.
 absl::Status CheckIorOptions(const IorOptions& o) {
-  if (o.xfer % kTransferMultiple != 0) {
+  if (o.xfer % kTransferAlignBytes != 0) {
     return CliBad(absl::StrFormat("-t %u", o.xfer),
-                  absl::StrFormat("must be a multiple of %u bytes", kTransferMultiple));
+                  absl::StrFormat("must be a multiple of %u bytes", kTransferAlignBytes));
   }
   if (o.block % o.xfer != 0) {
     return CliBad(absl::StrFormat("-b %u", o.block),
@@ -244,10 +244,10 @@ absl::Status CheckIorOptions(const IorOptions& o) {
   if (o.wear_out && o.stonewall == 0) {
     return CliBad("-O stoneWallingWearOut=1", "needs -D SECONDS (wear-out follows the stonewall)");
   }
-  if (o.direct && o.xfer % kDirectIoAlignment != 0) {
+  if (o.direct && o.xfer % kDirectIoAlignBytes != 0) {
     return CliBad("-B/--posix.odirect",
                   absl::StrFormat("O_DIRECT needs -t a multiple of %u, got %u",
-                                  kDirectIoAlignment, o.xfer));
+                                  kDirectIoAlignBytes, o.xfer));
   }
   if (o.check_write && !o.write) return CliBad("-W", "checks what the write phase wrote; add -w");
   if (o.random_reorder > 1) {

@@ -86,9 +86,9 @@ absl::Status ApplyMdtestValue(const ShortOption& so, MdtestOptions* o) {
     case 'e': {
       auto sz = ParseSize(v);
       if (!sz.ok()) return CliBad(opt + " " + v, std::string(sz.status().message()));
-      if (*sz > kMaxSmallFileBytes) {
+      if (*sz > kMaxMdtestFileBytes) {
         return CliBad(opt + " " + v,
-                      absl::StrFormat("at most %s per file", HumanBytes(kMaxSmallFileBytes)));
+                      absl::StrFormat("at most %s per file", HumanBytes(kMaxMdtestFileBytes)));
       }
       (so.letter == 'w' ? o->write_bytes : o->read_bytes) = *sz;
       break;
@@ -145,7 +145,7 @@ absl::Status CheckMdtestTree(const MdtestOptions& o) {
   // Tree size (mdtest): (b^(z+1)-1)/(b-1) directories.
   const uint64_t dirs =
       MdtestTreeDirs(static_cast<uint32_t>(o.branching), static_cast<uint32_t>(o.depth));
-  if (dirs > kMaxMdTreeDirs) {
+  if (dirs > kMaxMdtestTreeDirs) {
     return CliBad(absl::StrFormat("-b %u -z %u", o.branching, o.depth),
                   absl::StrFormat("a tree of %u directories; the limit is 10 million", dirs));
   }

@@ -9,18 +9,18 @@
 
 #include <cstdint>
 
+#include "common/limits.h"  // what the agent checks too: tasks, alignment, buffers, tree size
+
 namespace lockstep {
 
 // ---- tasks and repetitions -------------------------------------------------
-inline constexpr uint32_t kMaxTasksPerAgent = 4096;      // tasks_per_agent, --tasks-per-agent
+// (kMaxAgentTasks, the most tasks_per_agent: common/limits.h)
 inline constexpr uint32_t kMaxTotalTasks = 1u << 24;     // IOR -N, mdtest --tasks
 inline constexpr uint32_t kMaxRepetitions = 10000;       // repetitions, IOR/mdtest -i
 inline constexpr uint32_t kMaxLocalAgents = 256;         // --local
 
 // ---- transfer phases (IOR) -------------------------------------------------
-inline constexpr uint64_t kTransferMultiple = 8;         // IOR: -t a multiple of 8 bytes
-// O_DIRECT: the transfer size a multiple of this (the agent checks it too).
-inline constexpr uint64_t kDirectIoAlignment = 4096;
+// (kTransferAlignBytes and kDirectIoAlignBytes: common/limits.h)
 inline constexpr uint64_t kMaxSegments = UINT32_MAX;     // segments, IOR -s
 inline constexpr uint32_t kMaxStonewallSeconds = 86400 * 7;  // stonewall_seconds, IOR -D
 inline constexpr uint32_t kMaxDelaySeconds = 86400;      // delay_seconds, IOR -d
@@ -32,8 +32,8 @@ inline constexpr int32_t kMaxStripeIndex = 65535;        // stripe_index: -1 or 
 inline constexpr uint64_t kStripeSizeMultiple = 64 * 1024;  // stripe_size: Lustre's rule
 
 // ---- small files and mdtest ------------------------------------------------
-// The agent holds a whole small file (or an mdtest -w/-e) in one buffer.
-inline constexpr uint64_t kMaxSmallFileBytes = uint64_t{64} << 20;
+// (kMaxSmallFileBytes, kMaxMdtestFileBytes, kMaxMdtestTreeDirs: common/limits.h)
+static_assert(kMaxMdtestTreeDirs == 10'000'000, "the error messages name the tree limit in words");
 inline constexpr uint64_t kMaxSmallFiles = uint64_t{1} << 32;  // small_files, per task
 inline constexpr uint32_t kMaxSmallFilesPerDir = 1'000'000;
 inline constexpr uint32_t kMaxMdBranching = 1'000'000;   // md_branching, mdtest -b
@@ -42,10 +42,6 @@ inline constexpr uint64_t kMaxMdItems = uint64_t{1} << 40;        // md_items, m
 inline constexpr uint64_t kMaxMdItemsPerDir = uint64_t{1} << 32;  // mdtest -I
 // md_neighbor_shift, mdtest -N (after scaling by the tasks per agent).
 inline constexpr uint32_t kMaxMdNeighborShift = 1u << 24;
-// Directories of an mdtest tree (the agent refuses larger ones too); the
-// messages say "10 million".
-inline constexpr uint64_t kMaxMdTreeDirs = 10'000'000;
-static_assert(kMaxMdTreeDirs == 10'000'000, "the error messages name the limit in words");
 
 // ---- [run] -----------------------------------------------------------------
 inline constexpr uint32_t kMinConnectTimeoutMs = 100, kMaxConnectTimeoutMs = 600'000;

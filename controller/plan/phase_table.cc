@@ -90,7 +90,7 @@ absl::Status ReadTasksPerAgent(const TableReader& r, PhasePlan* p, PhaseAgreemen
   }
   if (!n->is_array()) {
     uint64_t v = 0;
-    RETURN_IF_ERROR(r.UintNode(*n, "tasks_per_agent", 1, kMaxTasksPerAgent, &v));
+    RETURN_IF_ERROR(r.UintNode(*n, "tasks_per_agent", 1, kMaxAgentTasks, &v));
     p->tasks_per_agent.push_back(static_cast<uint32_t>(v));
     return absl::OkStatus();
   }
@@ -98,7 +98,7 @@ absl::Status ReadTasksPerAgent(const TableReader& r, PhasePlan* p, PhaseAgreemen
   if (arr.empty()) return r.Error(*n, "tasks_per_agent", "the list is empty");
   for (const toml::node& e : arr) {
     uint64_t v = 0;
-    RETURN_IF_ERROR(r.UintNode(e, "tasks_per_agent", 1, kMaxTasksPerAgent, &v));
+    RETURN_IF_ERROR(r.UintNode(e, "tasks_per_agent", 1, kMaxAgentTasks, &v));
     p->tasks_per_agent.push_back(static_cast<uint32_t>(v));
   }
   if (p->tasks_per_agent.size() == 1) return absl::OkStatus();
@@ -120,10 +120,10 @@ absl::Status ReadTransferShape(const TableReader& r, PhasePlan* p) {
   RETURN_IF_ERROR(r.Size("transfer_size", &p->transfer_bytes));
   RETURN_IF_ERROR(r.Size("block_size", &p->block_bytes));
   RETURN_IF_ERROR(r.Uint("segments", 1, kMaxSegments, &p->segments));
-  if (p->transfer_bytes % kTransferMultiple != 0) {
+  if (p->transfer_bytes % kTransferAlignBytes != 0) {
     return r.Error(*r.Get("transfer_size"), "transfer_size",
                    absl::StrFormat("%u bytes is not a multiple of %u (IOR's rule)",
-                                   p->transfer_bytes, kTransferMultiple));
+                                   p->transfer_bytes, kTransferAlignBytes));
   }
   if (p->transfer_bytes > p->block_bytes) {
     return r.Error(EitherNode(r, "transfer_size", "block_size"), "transfer_size",
@@ -204,10 +204,10 @@ absl::Status ReadLustreKeys(const TableReader& r, PhasePlan* p) {
 }
 
 absl::Status CheckDirect(const TableReader& r, const PhasePlan& p) {
-  if (!p.direct || p.transfer_bytes % kDirectIoAlignment == 0) return absl::OkStatus();
+  if (!p.direct || p.transfer_bytes % kDirectIoAlignBytes == 0) return absl::OkStatus();
   return r.Error(*r.Get("direct"), "direct",
                  absl::StrFormat("O_DIRECT needs transfer_size a multiple of %s, got %u bytes",
-                                 HumanBytes(kDirectIoAlignment), p.transfer_bytes));
+                                 HumanBytes(kDirectIoAlignBytes), p.transfer_bytes));
 }
 
 // reorder_random (IOR -Z) and its seed (-X), read phases only.
@@ -332,14 +332,14 @@ absl::Status CheckMdtestPhase(const TableReader& r, const std::string& op, Phase
   if (!tree_op && r.Get("md_items") == nullptr) {
     return r.Missing("md_items", "add md_items = 1000 (items per task, mdtest -n)");
   }
-  if (p->md_write_bytes > kMaxSmallFileBytes || p->md_read_bytes > kMaxSmallFileBytes) {
-    const char* key = p->md_write_bytes > kMaxSmallFileBytes ? "md_write_size" : "md_read_size";
+  if (p->md_write_bytes > kMaxMdtestFileBytes || p->md_read_bytes > kMaxMdtestFileBytes) {
+    const char* key = p->md_write_bytes > kMaxMdtestFileBytes ? "md_write_size" : "md_read_size";
     return r.Error(*r.Get(key), key,
-                   absl::StrFormat("at most %s per file", HumanBytes(kMaxSmallFileBytes)));
+                   absl::StrFormat("at most %s per file", HumanBytes(kMaxMdtestFileBytes)));
   }
   double dirs = 0, level = 1;
   for (uint32_t d = 0; d <= p->md_depth; ++d, level *= p->md_branching) dirs += level;
-  if (dirs > static_cast<double>(kMaxMdTreeDirs)) {
+  if (dirs > static_cast<double>(kMaxMdtestTreeDirs)) {
     return r.Error(EitherNode(r, "md_depth", "md_branching"), "md_depth",
                    absl::StrFormat("a tree of branching %u and depth %u has %.0f directories; "
                                    "the limit is 10 million",

@@ -39,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Check(p.transfer_bytes > 0 && p.block_bytes > 0 && p.segments > 0, "a zero size");
     for (uint32_t t = 0; t < tests; ++t) {
       uint32_t n = plan->TasksPerAgent(p, t);
-      Check(n >= 1 && n <= lockstep::kMaxTasksPerAgent, "tasks per agent out of range");
+      Check(n >= 1 && n <= lockstep::kMaxAgentTasks, "tasks per agent out of range");
     }
   }
   return 0;

@@ -286,7 +286,7 @@ TEST(IorCli, BoundsAreThePlans) {
   ASSERT_OK(md);
   ASSERT_OK(ParsePlan(md->plan.text, "plan.toml"));
   EXPECT_THAT(MdError(absl::StrCat("-n 5 -z ", kMaxMdDepth + 1)), HasSubstr("out of range"));
-  EXPECT_THAT(MdError(absl::StrCat("-n 5 -w ", kMaxSmallFileBytes + 1)),
+  EXPECT_THAT(MdError(absl::StrCat("-n 5 -w ", kMaxMdtestFileBytes + 1)),
               HasSubstr("at most 64 MiB per file"));
 }
 
