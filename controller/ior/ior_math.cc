@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "absl/strings/match.h"
 #include "common/histogram.h"
 #include "common/names.h"
 
@@ -177,6 +178,11 @@ v1::LatencySummary SummarizeLatency(const std::vector<const v1::TaskResult*>& ta
   s.set_max_us(static_cast<double>(h.max()) / 1e3);
   s.set_mean_us(h.mean() / 1e3);
   return s;
+}
+
+bool IsSuperseded(const v1::PhaseRecord& phase) {
+  return phase.error_kind() == v1::SUPERSEDED ||
+         absl::StartsWith(phase.error(), "superseded");
 }
 
 }  // namespace lockstep

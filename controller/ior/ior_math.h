@@ -49,6 +49,11 @@ v1::SummaryRow SummarizePhase(const std::vector<const v1::PhaseRecord*>& reps,
 // Latency percentiles of the merged histograms of all tasks.
 v1::LatencySummary SummarizeLatency(const std::vector<const v1::TaskResult*>& tasks);
 
+// A phase attempt that a later attempt replaced (on_skew = "repeat"): kept in
+// run.json, left out of every row and summary. By its error kind; run.json
+// of earlier versions says so only in the message ("superseded: ...").
+bool IsSuperseded(const v1::PhaseRecord& phase);
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_CONTROLLER_IOR_IOR_MATH_H_

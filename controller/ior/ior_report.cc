@@ -312,7 +312,7 @@ std::string IorReport::TestDone(const v1::TestRecord& test) const {
   }
   for (const v1::PhaseRecord& p : test.phases()) {
     if (p.repetition() == 0 && p.has_stonewall() && p.spec().stonewall_wear_out() &&
-        p.kind() == v1::WRITE && !absl::StartsWith(p.error(), "superseded")) {
+        p.kind() == v1::WRITE && !IsSuperseded(p)) {
       out += absl::StrFormat("Pairs deadlineForStonewallingaccessed: %d\n",
                              p.stonewall().pairs_max());
       break;
@@ -320,7 +320,7 @@ std::string IorReport::TestDone(const v1::TestRecord& test) const {
   }
   std::string table;
   for (const v1::PhaseRecord& p : test.phases()) {
-    if (absl::StartsWith(p.error(), "superseded")) continue;
+    if (IsSuperseded(p)) continue;
     table += absl::StrFormat("#   %-12s %4u  %14.1f%s %16.1f  %11.1f  %7.1f  %9.1f  %7.1f\n",
                              p.phase(), p.repetition(), p.start_skew_ns() / 1e3,
                              p.skew_exceeded() ? "!" : " ", p.release_skew_ns() / 1e3,
@@ -361,7 +361,7 @@ std::string RenderIorReport(const v1::RunRecord& run, const std::string& run_dir
   std::string out = report.Header(run) + report.AgentsReady(run);
   for (const v1::TestRecord& t : run.tests()) {
     for (const v1::PhaseRecord& p : t.phases()) {
-      if (absl::StartsWith(p.error(), "superseded")) continue;
+      if (IsSuperseded(p)) continue;
       out += report.TestStarted(t, p);
       out += p.ok() ? report.PhaseDone(p)
                     : IorReport::Note(absl::StrFormat("%s failed: %s", p.phase_id(), p.error()));

@@ -28,7 +28,7 @@ void Summarize(v1::TestRecord* test) {
   std::map<std::string, std::vector<const v1::PhaseRecord*>> accepted;
   std::map<std::string, v1::PhaseSpec> specs;
   for (const v1::PhaseRecord& p : test->phases()) {
-    if (!p.ok() || absl::StartsWith(p.error(), "superseded")) continue;
+    if (!p.ok() || IsSuperseded(p)) continue;
     if (!accepted.count(p.phase())) order.push_back(p.phase());
     accepted[p.phase()].push_back(&p);
     specs[p.phase()] = p.spec();

@@ -188,3 +188,21 @@ TEST(IorReport, LockstepLinesStartWithHash) {
 
 }  // namespace
 }  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+TEST(IorMath, SupersededByKindOrByTheMessageOfEarlierRuns) {
+  v1::PhaseRecord p;
+  EXPECT_FALSE(IsSuperseded(p));
+  p.set_error_kind(v1::SUPERSEDED);
+  EXPECT_TRUE(IsSuperseded(p));
+  v1::PhaseRecord old;  // run.json written before PhaseRecord.error_kind
+  old.set_error("superseded: start skew 900 us > 500 us");
+  EXPECT_TRUE(IsSuperseded(old));
+  old.set_error("agent 10.0.0.5:7070 lost during p1");
+  EXPECT_FALSE(IsSuperseded(old));
+}
+
+}  // namespace
+}  // namespace lockstep
