@@ -77,20 +77,13 @@ bool IsRoot() { return ::geteuid() == 0; }
 // task, fsync after each 256 KiB (~5 ms each here), so the bytes written
 // before a fault stay small.
 PlanPhase BigWritePhase() {
-  return PlanPhase("w", "write")
+  return FilePerProcess("w", "write", "256k", "1g")
       .Set("file_name", "testfile")
-      .Set("file_per_process", true)
-      .Set("transfer_size", "256k")
-      .Set("block_size", "1g")
       .Set("fsync_per_transfer", true);
 }
 
 PlanPhase SmallWritePhase(const std::string& name = "w", const std::string& file = "testfile") {
-  return PlanPhase(name, "write")
-      .Set("file_name", file)
-      .Set("file_per_process", true)
-      .Set("transfer_size", "64k")
-      .Set("block_size", "256k");
+  return FilePerProcess(name, "write", "64k", "256k").Set("file_name", file);
 }
 
 class FaultTest : public ::testing::Test {
@@ -112,16 +105,25 @@ class FaultTest : public ::testing::Test {
     return cluster_.Run(plan, flags);
   }
 
-  // Until every listed agent has written some data (a controller's output
-  // goes with a failure).
-  void WaitForData(const std::vector<int>& which, ControllerProcess& ctl) {
+  // Until every agent has written some data (the controller's output goes
+  // with a failure).
+  void WaitForData(ControllerProcess& ctl) {
     ASSERT_EVENTUALLY_WITHIN(milliseconds(15000), [&] {
-      for (int i : which) {
+      for (int i = 0; i < cluster_.size(); ++i) {
         ASSERT_GT(cluster_.FileBytes(i), 0u)
             << "agent " << i << " has written nothing: "
-            << absl::StrJoin(cluster_.Files(i), " ") << "\n" << ctl.Output();
+            << DataFiles(i) << "\n" << ctl.Output();
       }
     });
+  }
+
+  // The controller exits as "agent lost" within the lease (and margin) of
+  // `t0`; the time is reported as `what`.
+  void ExpectLostSoonAfter(Clock::time_point t0, ControllerProcess& ctl, const std::string& what) {
+    ASSERT_EQ(ctl.Wait(milliseconds(kLeaseMs + 10000)), kExitAgentLost) << ctl.Output();
+    const double detect_ms = MsSince(t0, ctl.exited_at());
+    Report(what, detect_ms, ctl.err());
+    EXPECT_LT(detect_ms, kLeaseMs + kMarginMs);
   }
 
   bool DataEmpty(int i) { return cluster_.Files(i).empty(); }
@@ -142,15 +144,12 @@ class FaultTest : public ::testing::Test {
 TEST_F(FaultTest, AgentKilledMidPhaseIsNamedAndSurvivorsCleanUp) {
   ASSERT_OK(cluster_.Start(3));
   auto ctl = StartRun(PlanOf(BigWritePhase()));
-  ASSERT_NO_FATAL_FAILURE(WaitForData({0, 1, 2}, *ctl));
+  ASSERT_NO_FATAL_FAILURE(WaitForData(*ctl));
   const std::string victim = cluster_.address(1);
   const auto t0 = Clock::now();
   cluster_.Kill(1);
-
-  ASSERT_EQ(ctl->Wait(milliseconds(kLeaseMs + 10000)), kExitAgentLost) << ctl->Output();
-  const double detect_ms = MsSince(t0, ctl->exited_at());
-  Report("agent SIGKILL: controller exit after kill", detect_ms, ctl->err());
-  EXPECT_LT(detect_ms, kLeaseMs + kMarginMs);
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectLostSoonAfter(t0, *ctl, "agent SIGKILL: controller exit after kill"));
   EXPECT_THAT(ctl->err(), HasSubstr("agent " + victim + " lost during t0/r0/w"));
   v1::RunRecord rec = ctl->Result().Record();
   EXPECT_EQ(rec.status(), "failed");
@@ -177,7 +176,7 @@ TEST_F(FaultTest, OnAgentLossContinueGoesOnWithoutTheLostAgent) {
                                              .Set("repetitions", 3)
                                              .Set("on_agent_loss", "continue")
                                              .AddPhase(BigWritePhase().Set("block_size", "64m"))));
-  ASSERT_NO_FATAL_FAILURE(WaitForData({0, 1, 2}, *ctl));
+  ASSERT_NO_FATAL_FAILURE(WaitForData(*ctl));
   const std::string victim = cluster_.address(1);
   cluster_.Kill(1);
 
@@ -214,15 +213,12 @@ TEST_F(FaultTest, OnAgentLossContinueGoesOnWithoutTheLostAgent) {
 TEST_F(FaultTest, AgentStoppedMidPhaseCountsAsLostAndCleansUpWhenResumed) {
   ASSERT_OK(cluster_.Start(3));
   auto ctl = StartRun(PlanOf(BigWritePhase()));
-  ASSERT_NO_FATAL_FAILURE(WaitForData({0, 1, 2}, *ctl));
+  ASSERT_NO_FATAL_FAILURE(WaitForData(*ctl));
   const std::string victim = cluster_.address(2);
   const auto t0 = Clock::now();
   cluster_.Stop(2);
-
-  ASSERT_EQ(ctl->Wait(milliseconds(kLeaseMs + 10000)), kExitAgentLost) << ctl->Output();
-  const double detect_ms = MsSince(t0, ctl->exited_at());
-  Report("agent SIGSTOP: controller exit after stop", detect_ms, ctl->err());
-  EXPECT_LT(detect_ms, kLeaseMs + kMarginMs);
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectLostSoonAfter(t0, *ctl, "agent SIGSTOP: controller exit after stop"));
   EXPECT_THAT(ctl->err(),
               HasSubstr("agent " + victim + " lost during t0/r0/w: no heartbeat answer"));
   v1::RunRecord rec = ctl->Result().Record();
@@ -252,7 +248,7 @@ TEST_F(FaultTest, AgentStoppedMidPhaseCountsAsLostAndCleansUpWhenResumed) {
 TEST_F(FaultTest, ControllerKilledMidPhaseAgentsCleanUpWithinTheLease) {
   ASSERT_OK(cluster_.Start(3));
   auto ctl = StartRun(PlanOf(BigWritePhase()));
-  ASSERT_NO_FATAL_FAILURE(WaitForData({0, 1, 2}, *ctl));
+  ASSERT_NO_FATAL_FAILURE(WaitForData(*ctl));
   const auto t0 = Clock::now();
   ctl->Signal(SIGKILL);
   ASSERT_EQ(ctl->Wait(milliseconds(5000)), 128 + SIGKILL);
@@ -269,7 +265,7 @@ TEST_F(FaultTest, ControllerKilledMidPhaseAgentsCleanUpWithinTheLease) {
 TEST_F(FaultTest, InterruptedControllerAbortsCleansUpAndExits130) {
   ASSERT_OK(cluster_.Start(2));
   auto ctl = StartRun(PlanOf(BigWritePhase()));
-  ASSERT_NO_FATAL_FAILURE(WaitForData({0, 1}, *ctl));
+  ASSERT_NO_FATAL_FAILURE(WaitForData(*ctl));
   const auto t0 = Clock::now();
   ctl->Signal(SIGTERM);
   ASSERT_EQ(ctl->Wait(milliseconds(10000)), kExitInterrupted) << ctl->Output();
@@ -327,7 +323,7 @@ TEST_F(FaultTest, AgentRestartedBetweenPhasesIsLostWithAClearMessage) {
 TEST_F(FaultTest, SecondControllerIsToldWhoHoldsTheAgents) {
   ASSERT_OK(cluster_.Start(2));
   auto first = StartRun(PlanOf(BigWritePhase()));
-  ASSERT_NO_FATAL_FAILURE(WaitForData({0, 1}, *first));
+  ASSERT_NO_FATAL_FAILURE(WaitForData(*first));
   RunResult second = Run(PlanOf(SmallWritePhase("w", "other")));
   EXPECT_EQ(second.exit_code, kExitConnect) << second.out << second.err;
   Say("second controller", second.err);
@@ -516,13 +512,11 @@ TEST_F(FaultTest, NetworkCutMidPhase) {
   }
   ASSERT_OK(started);
   auto ctl = StartRun(PlanOf(BigWritePhase()));
-  ASSERT_NO_FATAL_FAILURE(WaitForData({0}, *ctl));
+  ASSERT_NO_FATAL_FAILURE(WaitForData(*ctl));
   const auto t0 = Clock::now();
   ASSERT_OK(cluster_.CutLink(0));
-  ASSERT_EQ(ctl->Wait(milliseconds(kLeaseMs + 10000)), kExitAgentLost) << ctl->Output();
-  const double detect_ms = MsSince(t0, ctl->exited_at());
-  Report("network cut: controller exit after link down", detect_ms, ctl->err());
-  EXPECT_LT(detect_ms, kLeaseMs + kMarginMs);
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectLostSoonAfter(t0, *ctl, "network cut: controller exit after link down"));
   EXPECT_THAT(ctl->err(), HasSubstr("agent " + cluster_.address(0) + " lost during t0/r0/w"));
   // The agent, cut off, lets the lease lapse and removes its file.
   EXPECT_EVENTUALLY_WITHIN(milliseconds(kLeaseMs + 5000),

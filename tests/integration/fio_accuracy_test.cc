@@ -71,12 +71,9 @@ TEST(FioAccuracyTest, ByteCountsAndFileSizesMatchFio) {
   const std::string root = cluster.root(0);
 
   auto phase = [](const std::string& kind) {
-    return PlanPhase(kind, kind)
+    return FilePerProcess(kind, kind, kTransfer, kBlock)
         .Set("dir", "lockstep")
-        .Set("file_per_process", true)
         .Set("tasks_per_agent", kTasks)
-        .Set("transfer_size", kTransfer)
-        .Set("block_size", kBlock)
         .Set("keep", true);
   };
   RunResult r = cluster.Run(cluster.WritePlan(cluster.Plan()

@@ -145,24 +145,17 @@ TEST(IorCli, MultiFileAndRandomTaskReordering) {
   EXPECT_THAT(r.out, HasSubstr("Summary of all tests:"));
 }
 
-PlanPhase OneMiBPerTask(const std::string& name, const std::string& kind) {
-  return PlanPhase(name, kind)
-      .Set("file_per_process", true)
-      .Set("transfer_size", "64k")
-      .Set("block_size", "1m");
-}
-
 TEST(Workloads, RewriteAndSmallFilesOnAgentProcesses) {
   TestCluster cluster;
   ASSERT_OK(cluster.Start(2));
   RunResult r = cluster.Run(cluster.WritePlan(
       cluster.Plan()
           .Set("name", "workloads")
-          .AddPhase(OneMiBPerTask("w", "write")
+          .AddPhase(FilePerProcess("w", "write", "64k", "1m")
                         .Set("random_offsets", true)
                         .Set("verify_after_write", true))
-          .AddPhase(OneMiBPerTask("rw", "rewrite").Set("verify", true))
-          .AddPhase(OneMiBPerTask("r", "read").Set("verify", true))
+          .AddPhase(FilePerProcess("rw", "rewrite", "64k", "1m").Set("verify", true))
+          .AddPhase(FilePerProcess("r", "read", "64k", "1m").Set("verify", true))
           .AddPhase(PlanPhase("untar", "small_files")
                         .Set("tasks_per_agent", 2)
                         .Set("small_files", 300)

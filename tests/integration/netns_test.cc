@@ -16,14 +16,6 @@
 namespace lockstep::testing {
 namespace {
 
-PlanPhase TwoTasksOf2MiB(const std::string& name, const std::string& kind) {
-  return PlanPhase(name, kind)
-      .Set("file_per_process", true)
-      .Set("tasks_per_agent", 2)
-      .Set("transfer_size", "256k")
-      .Set("block_size", "2m");
-}
-
 TEST(NetnsTest, ClientOssMdsInNamespacesOverTls) {
   if (std::string why = TestCluster::NamespacesUnavailable(); !why.empty()) GTEST_SKIP() << why;
   TestCluster cluster;
@@ -43,8 +35,12 @@ TEST(NetnsTest, ClientOssMdsInNamespacesOverTls) {
           .Set("name", "netns")
           .Set("repetitions", 1)
           .Set("cache", "all")
-          .AddPhase(TwoTasksOf2MiB("w", "write").Set("fsync", true))
-          .AddPhase(TwoTasksOf2MiB("r", "read").Set("verify", true))));
+          .AddPhase(FilePerProcess("w", "write", "256k", "2m")
+                        .Set("tasks_per_agent", 2)
+                        .Set("fsync", true))
+          .AddPhase(FilePerProcess("r", "read", "256k", "2m")
+                        .Set("tasks_per_agent", 2)
+                        .Set("verify", true))));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   v1::RunRecord rec = r.Record();
   EXPECT_EQ(rec.status(), "complete");

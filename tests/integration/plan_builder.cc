@@ -39,6 +39,14 @@ PlanPhase::PlanPhase(const std::string& name, const std::string& kind) {
   table_.Set("dir", "data");
 }
 
+PlanPhase FilePerProcess(const std::string& name, const std::string& kind,
+                         TomlValue transfer_size, TomlValue block_size) {
+  return PlanPhase(name, kind)
+      .Set("file_per_process", true)
+      .Set("transfer_size", std::move(transfer_size))
+      .Set("block_size", std::move(block_size));
+}
+
 PlanBuilder& PlanBuilder::AddAgent(const std::string& address, const std::string& role) {
   TomlTable t;
   t.Set("address", address);

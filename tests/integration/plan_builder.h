@@ -68,6 +68,11 @@ class PlanPhase {
   TomlTable table_;
 };
 
+// A file-per-process transfer phase (write, read, rewrite) of `transfer_size`
+// and `block_size`: the shape most test plans start from.
+PlanPhase FilePerProcess(const std::string& name, const std::string& kind,
+                         TomlValue transfer_size, TomlValue block_size);
+
 class PlanBuilder {
  public:
   // A key of the [run] table (written only if some key is set).

@@ -24,14 +24,6 @@ class Relay : public ListeningProcess {
   }
 };
 
-PlanPhase TwoTasksOf1MiB(const std::string& name, const std::string& kind) {
-  return PlanPhase(name, kind)
-      .Set("file_per_process", true)
-      .Set("tasks_per_agent", 2)
-      .Set("transfer_size", "64k")
-      .Set("block_size", "1m");
-}
-
 TEST(RelayTest, PhaseCompletesThroughDelayedLinks) {
   TestCluster cluster;
   ASSERT_OK(cluster.Start(2));
@@ -44,8 +36,12 @@ TEST(RelayTest, PhaseCompletesThroughDelayedLinks) {
     ASSERT_NE(relays.back()->address(), cluster.address(i));
     plan.AddAgent(relays.back()->address());
   }
-  plan.AddPhase(TwoTasksOf1MiB("w", "write").Set("fsync", true))
-      .AddPhase(TwoTasksOf1MiB("r", "read").Set("verify", true));
+  plan.AddPhase(FilePerProcess("w", "write", "64k", "1m")
+                    .Set("tasks_per_agent", 2)
+                    .Set("fsync", true))
+      .AddPhase(FilePerProcess("r", "read", "64k", "1m")
+                    .Set("tasks_per_agent", 2)
+                    .Set("verify", true));
   RunResult r = cluster.Run(cluster.WritePlan(plan));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   v1::RunRecord rec = r.Record();

@@ -32,27 +32,19 @@ class RunTest : public ::testing::Test {
   TestCluster cluster_;
 };
 
-// The transfer keys of the write and read phases below; sizes in two spellings.
-PlanPhase Transfer(const std::string& name, const std::string& kind) {
-  return PlanPhase(name, kind)
-      .Set("file_per_process", true)
-      .Set("tasks_per_agent", {1, 2})
-      .Set("segments", 2);
-}
-
 TEST_F(RunTest, WritesReadsAndReportsLikeIor) {
   std::string plan = cluster_.WritePlan(
       cluster_.Plan()
           .Set("name", "e2e")
           .Set("repetitions", 2)
-          .AddPhase(Transfer("w", "write")
-                        .Set("transfer_size", "64k")
-                        .Set("block_size", "1m")
+          .AddPhase(FilePerProcess("w", "write", "64k", "1m")
+                        .Set("tasks_per_agent", {1, 2})
+                        .Set("segments", 2)
                         .Set("fsync", true)
                         .Set("keep", true))
-          .AddPhase(Transfer("r", "read")
-                        .Set("transfer_size", "64KiB")
-                        .Set("block_size", 1048576)
+          .AddPhase(FilePerProcess("r", "read", "64KiB", 1048576)  // sizes in other spellings
+                        .Set("tasks_per_agent", {1, 2})
+                        .Set("segments", 2)
                         .Set("verify", true)
                         .Set("keep", true)));
   RunResult r = cluster_.Run(plan);
@@ -216,12 +208,8 @@ TEST(LocalRun, InsecureToARemoteAddressIsRefused) {
 TEST(LocalRun, TrustsThePlansAbsoluteDirectories) {
   TestCluster none;
   const std::string data = none / "not/yet/there";
-  std::string plan = none.WritePlan(PlanBuilder().AddPhase(PlanPhase("w", "write")
-                                                               .Set("dir", data)
-                                                               .Set("file_per_process", true)
-                                                               .Set("keep", true)
-                                                               .Set("block_size", "64k")
-                                                               .Set("transfer_size", "64k")));
+  std::string plan = none.WritePlan(PlanBuilder().AddPhase(
+      FilePerProcess("w", "write", "64k", "64k").Set("dir", data).Set("keep", true)));
   RunResult r = none.Lockstep({"run", "--local", "1", "--out", none.results_dir(), plan});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(ListFiles(data), std::vector<std::string>{"testfile.00000000"});

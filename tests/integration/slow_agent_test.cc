@@ -23,10 +23,7 @@ std::string NightlyPlan(TestCluster& cluster, const std::vector<int>& agents,
                         int io_stall_timeout_ms = 0) {
   PlanBuilder plan = cluster.Plan(agents).Set("name", "nightly").Set("repetitions", 5);
   if (io_stall_timeout_ms > 0) plan.Set("io_stall_timeout_ms", io_stall_timeout_ms);
-  return cluster.WritePlan(plan.AddPhase(PlanPhase("w", "write")
-                                             .Set("file_per_process", true)
-                                             .Set("transfer_size", "64k")
-                                             .Set("block_size", "4m")));
+  return cluster.WritePlan(plan.AddPhase(FilePerProcess("w", "write", "64k", "4m")));
 }
 
 TEST(SlowAgentTest, CompareFlagsTheDropAndTheGateFailsWithJUnit) {

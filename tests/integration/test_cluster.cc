@@ -245,7 +245,8 @@ absl::Status TestCluster::Start(ClusterOptions options) {
     if (absl::Status s = network_->Init(); !s.ok()) return s;
   }
   if (options_.tls) {
-    CommandResult r = RunLockstep({"certs", "init", "--dir", pki_dir(), "--controller", "controller"});
+    CommandResult r =
+        RunLockstep({"certs", "init", "--dir", pki_dir(), "--controller", "controller"});
     if (r.exit_code != 0) return absl::InternalError("lockstep certs init: " + r.err);
   }
   const std::vector<AgentSpec> specs = options_.agents;

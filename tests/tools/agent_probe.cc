@@ -12,23 +12,20 @@
 // network namespace (ip netns exec NS agent_probe ...).
 #include <chrono>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <grpcpp/grpcpp.h>
 
+#include "common/files.h"
 #include "lockstep/v1/agent.grpc.pb.h"
 
 namespace {
 
+// Reads `path` into *out; false (and *out unchanged) if it cannot.
 bool Slurp(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream s;
-  s << in.rdbuf();
-  *out = s.str();
-  return true;
+  absl::StatusOr<std::string> text = lockstep::ReadFileToString(path);
+  if (text.ok()) *out = *std::move(text);
+  return text.ok();
 }
 
 int Usage(const char* why) {
@@ -45,7 +42,10 @@ int main(int argc, char** argv) {
   std::string address, ca, cert, key;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    std::string* value = a == "--tls_ca" ? &ca : a == "--tls_cert" ? &cert : a == "--tls_key" ? &key : nullptr;
+    std::string* value = a == "--tls_ca"     ? &ca
+                         : a == "--tls_cert" ? &cert
+                         : a == "--tls_key"  ? &key
+                                             : nullptr;
     if (value != nullptr) {
       if (++i == argc) return Usage(("missing value for " + a).c_str());
       *value = argv[i];
