@@ -1,22 +1,28 @@
 // Shared by the unit and integration tests: status assertions, temporary
-// directories, running a command and polling a condition with a deadline.
+// directories, running a command, and (assert_eventually.h) retrying a block
+// of assertions until it passes.
 #ifndef LOCKSTEP_TESTS_TEST_UTIL_H_
 #define LOCKSTEP_TESTS_TEST_UTIL_H_
 
+#include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <functional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "assert_eventually.h"
 #include "gtest/gtest.h"
 
 #define ASSERT_OK(expr)                                   \
@@ -54,18 +60,23 @@ class TempDir {
   std::string path_;
 };
 
-// Polls `cond` until true or `timeout`; returns its last value. For state
-// owned by another process, where there is nothing to wait on.
-inline bool Eventually(const std::function<bool()>& cond,
-                       std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto backoff = std::chrono::milliseconds(1);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(backoff);
-    backoff = std::min(backoff * 2, std::chrono::milliseconds(50));
+// Waits up to `timeout` for the child `pid` to exit and reaps it into
+// *status; false if it still runs. Sleeps in poll(2) on a pidfd, woken by the
+// exit itself.
+inline bool WaitForExit(pid_t pid, int* status, std::chrono::milliseconds timeout) {
+  const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0) return ::waitpid(pid, status, 0) == pid;  // no pidfd (Linux < 5.3): no timeout
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  int ready = 0;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd p = {fd, POLLIN, 0};
+    ready = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(left.count(), 0)));
+    if (ready >= 0 || errno != EINTR) break;
   }
-  return cond();
+  ::close(fd);
+  return ready > 0 && ::waitpid(pid, status, 0) == pid;
 }
 
 struct CommandResult {
@@ -98,8 +109,7 @@ inline CommandResult RunCommand(const std::vector<std::string>& argv,
   }
   int status = 0;
   if (timeout.count() > 0) {
-    bool exited = Eventually([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, timeout);
-    if (!exited) {
+    if (!WaitForExit(pid, &status, timeout)) {
       r.timed_out = true;
       ::kill(pid, SIGKILL);
       ::waitpid(pid, &status, 0);

@@ -2,8 +2,6 @@
 // holds must refuse to start (gRPC's default SO_REUSEPORT would let it share
 // the port and take some of the first agent's connections).
 #include <filesystem>
-#include <memory>
-#include <set>
 
 #include <grpcpp/grpcpp.h>
 
@@ -11,7 +9,7 @@
 #include "common/net.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "integration/agent_process_util.h"
+#include "integration/test_cluster.h"
 #include "lockstep/v1/agent.grpc.pb.h"
 #include "test_util.h"
 
@@ -40,18 +38,16 @@ absl::StatusOr<v1::HostFacts> Identify(const std::string& address) {
 }
 
 TEST(AgentPortTest, ASecondAgentOnATakenPortRefusesAndTheFirstKeepsServing) {
-  TempDir tmp;
-  std::filesystem::create_directories(tmp / "first");
-  std::filesystem::create_directories(tmp / "second");
-  AgentProcess first(tmp / "first");
-  ASSERT_TRUE(first.ok());
-  auto hostport = SplitHostPort(first.address());
+  TestCluster cluster;
+  ASSERT_OK(cluster.Start({.agents = {AgentSpec{}}, .dirs = {"data", "second"}}));
+  const std::string first = cluster.address(0);
+  auto hostport = SplitHostPort(first);
   ASSERT_OK(hostport);
   const int port = hostport->second;
   ASSERT_GT(port, 0);
 
   CommandResult second = RunCommand(
-      {BinDir() + "/lockstep-agent", "--listen", first.address(), "--root", tmp / "second",
+      {BinDir() + "/lockstep-agent", "--listen", first, "--root", cluster.dir(0, "second"),
        "--insecure"},
       std::chrono::seconds(20));
   EXPECT_FALSE(second.timed_out) << "the second agent kept running on a taken port:\n"
@@ -59,33 +55,31 @@ TEST(AgentPortTest, ASecondAgentOnATakenPortRefusesAndTheFirstKeepsServing) {
   EXPECT_NE(second.exit_code, 0) << second.out << second.err;
   EXPECT_THAT(second.out, ::testing::Not(HasSubstr("listening on")));
   EXPECT_THAT(second.err, HasSubstr(absl::StrFormat("port %d is taken", port))) << second.err;
-  EXPECT_THAT(second.err, HasSubstr("cannot listen on " + first.address())) << second.err;
+  EXPECT_THAT(second.err, HasSubstr("cannot listen on " + first)) << second.err;
   // Same user: the holder is visible in /proc.
   EXPECT_THAT(second.err,
-              HasSubstr(absl::StrFormat("%s is held by pid %d (", first.address(), first.pid())))
+              HasSubstr(absl::StrFormat("%s is held by pid %d (", first, cluster.pid(0))))
       << second.err;
   EXPECT_THAT(second.err, HasSubstr("lockstep-agent --listen 127.0.0.1:0")) << second.err;
 
   // The first agent still answers, on every fresh connection, as itself.
   for (int i = 0; i < 8; ++i) {
-    auto facts = Identify(first.address());
+    auto facts = Identify(first);
     ASSERT_OK(facts);
-    EXPECT_EQ(static_cast<int>(facts->pid()), first.pid());
+    EXPECT_EQ(static_cast<int>(facts->pid()), cluster.pid(0));
     ASSERT_EQ(facts->roots_size(), 1);
-    EXPECT_EQ(facts->roots(0).path(),
-              std::filesystem::canonical(tmp / "first").string());
+    EXPECT_EQ(facts->roots(0).path(), std::filesystem::canonical(cluster.root(0)).string());
   }
 }
 
 TEST(AgentPortTest, PortZeroStillPicksAFreePort) {
-  TempDir tmp;
-  AgentProcess a(tmp.path()), b(tmp.path());
-  ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_NE(a.address(), b.address());
-  EXPECT_THAT(a.address(), ::testing::StartsWith("127.0.0.1:"));
-  auto facts = Identify(b.address());
+  TestCluster cluster;
+  ASSERT_OK(cluster.Start(2));
+  EXPECT_NE(cluster.address(0), cluster.address(1));
+  EXPECT_THAT(cluster.address(0), ::testing::StartsWith("127.0.0.1:"));
+  auto facts = Identify(cluster.address(1));
   ASSERT_OK(facts);
-  EXPECT_EQ(static_cast<int>(facts->pid()), b.pid());
+  EXPECT_EQ(static_cast<int>(facts->pid()), cluster.pid(1));
 }
 
 }  // namespace

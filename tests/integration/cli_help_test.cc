@@ -8,7 +8,7 @@
 #include "controller/cli/command_specs.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "integration/agent_process_util.h"
+#include "integration/process_util.h"
 #include "man_page_check.h"
 #include "test_util.h"
 

@@ -5,8 +5,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <memory>
 
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
@@ -15,7 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "common/files.h"
 #include "gtest/gtest.h"
-#include "integration/agent_process_util.h"
+#include "integration/test_cluster.h"
 #include "test_util.h"
 
 namespace lockstep::testing {
@@ -68,47 +66,23 @@ TEST(FioAccuracyTest, ByteCountsAndFileSizesMatchFio) {
   const std::string fio = FindOnPath("fio");
   if (fio.empty()) GTEST_SKIP() << "fio is not installed (deploy/test.sh installs it)";
 
-  TempDir tmp;
-  const std::string root = tmp / "root";
-  std::filesystem::create_directories(root + "/lockstep");
-  std::filesystem::create_directories(root + "/fio");
-  AgentProcess agent(root);
-  ASSERT_TRUE(agent.ok());
+  TestCluster cluster;
+  ASSERT_OK(cluster.Start({.agents = {AgentSpec{}}, .dirs = {"lockstep", "fio"}}));
+  const std::string root = cluster.root(0);
 
-  const std::string plan = tmp / "plan.toml";
-  std::ofstream(plan) << absl::StrFormat(R"([run]
-name = "fio-accuracy"
-repetitions = 1
-
-[[agent]]
-address = "%s"
-
-[[phase]]
-name = "write"
-kind = "write"
-dir = "lockstep"
-file_per_process = true
-tasks_per_agent = %d
-transfer_size = %d
-block_size = %d
-fsync = true
-keep = true
-
-[[phase]]
-name = "read"
-kind = "read"
-dir = "lockstep"
-file_per_process = true
-tasks_per_agent = %d
-transfer_size = %d
-block_size = %d
-keep = true
-)",
-                                         agent.address(), kTasks, kTransfer, kBlock, kTasks,
-                                         kTransfer, kBlock);
-  CommandResult r = RunLockstep({"run", "--insecure", "--out", tmp / "results", plan});
+  auto phase = [](const std::string& kind) {
+    return FilePerProcess(kind, kind, kTransfer, kBlock)
+        .Set("dir", "lockstep")
+        .Set("tasks_per_agent", kTasks)
+        .Set("keep", true);
+  };
+  RunResult r = cluster.Run(cluster.WritePlan(cluster.Plan()
+                                                  .Set("name", "fio-accuracy")
+                                                  .Set("repetitions", 1)
+                                                  .AddPhase(phase("write").Set("fsync", true))
+                                                  .AddPhase(phase("read"))));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  v1::RunRecord rec = ReadRunJson(RunDirFromOutput(r.out));
+  v1::RunRecord rec = r.Record();
   ASSERT_EQ(rec.tests_size(), 1);
   ASSERT_EQ(rec.tests(0).phases_size(), 2);
   const v1::PhaseRecord& lw = rec.tests(0).phases(0);
@@ -125,8 +99,8 @@ keep = true
   wargs.insert(wargs.end(), {"--name=w", "--rw=write", "--end_fsync=1"});
   std::vector<std::string> rargs = common;
   rargs.insert(rargs.end(), {"--name=r", "--rw=read"});
-  const uint64_t fio_written = RunFio(fio, wargs, tmp / "fio-write.json", "write");
-  const uint64_t fio_read = RunFio(fio, rargs, tmp / "fio-read.json", "read");
+  const uint64_t fio_written = RunFio(fio, wargs, cluster / "fio-write.json", "write");
+  const uint64_t fio_read = RunFio(fio, rargs, cluster / "fio-read.json", "read");
 
   const uint64_t want = kTasks * kBlock;
   EXPECT_EQ(fio_written, want);

@@ -1,9 +1,9 @@
 // End to end: `lockstep ior` and `lockstep mdtest` with unchanged command
-// lines on local agents, and the rewrite and small_files kinds on agent
+// lines on local agents (a TestCluster without agents gives the temporary
+// root and the results), and the rewrite and small_files kinds on agent
 // processes.
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <regex>
 
 #include "absl/strings/match.h"
@@ -14,7 +14,7 @@
 #include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "integration/agent_process_util.h"
+#include "integration/test_cluster.h"
 #include "test_util.h"
 
 namespace lockstep::testing {
@@ -24,19 +24,19 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 TEST(IorCli, FilePerProcessWriteReadOnTwoLocalAgents) {
-  TempDir tmp;
+  TestCluster tmp;  // no agents: --local
   std::filesystem::create_directories(tmp / "data");
-  CommandResult r = RunLockstep({"ior", "-F", "-w", "-r", "-b", "4m", "-t", "1m", "-i", "2", "-v",
-                                 "-o", tmp / "data/f", "--local", "2", "-N", "2", "--out",
-                                 tmp / "results"});
+  RunResult r = tmp.Lockstep({"ior", "-F", "-w", "-r", "-b", "4m", "-t", "1m", "-i", "2", "-v",
+                              "-o", tmp / "data/f", "--local", "2", "-N", "2", "--out",
+                              tmp.results_dir()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("# lockstep ior: 2 agents (local) x 1 task = 2 tasks"));
   EXPECT_THAT(r.out, HasSubstr("Summary of all tests:"));
   EXPECT_THAT(r.out, HasSubstr("\nMax Write: "));  // -v
   EXPECT_THAT(r.out, HasSubstr("\nMax Read:  "));
-  std::string dir = RunDirFromOutput(r.out);
+  const std::string& dir = r.run_dir;
   ASSERT_FALSE(dir.empty()) << r.out;
-  v1::RunRecord rec = ReadRunJson(dir);
+  v1::RunRecord rec = r.Record();
   ASSERT_EQ(rec.tests_size(), 1);
   ASSERT_EQ(rec.tests(0).phases_size(), 4);  // (write, read) x 2
   for (const v1::PhaseRecord& p : rec.tests(0).phases()) {
@@ -49,15 +49,15 @@ TEST(IorCli, FilePerProcessWriteReadOnTwoLocalAgents) {
   // summary.txt is the text printed.
   EXPECT_EQ(*ReadFileToString(dir + "/summary.txt"), r.out.substr(r.out.find("IOR-")));
   // `lockstep report RUN_DIR` replays run.json through the same formatter.
-  CommandResult again = RunLockstep({"report", dir});
+  RunResult again = tmp.Lockstep({"report", dir});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(again.out, *ReadFileToString(dir + "/summary.txt"));
 
   // -O summaryFormat=JSON: only the JSON (IOR's keys and Lockstep's), one task
   // by default as IOR without mpirun.
-  CommandResult j = RunLockstep({"ior", "-F", "-w", "-r", "-b", "4m", "-t", "1m", "-o",
-                                 tmp / "data/f", "-O", "summaryFormat=JSON", "--out",
-                                 tmp / "results"});
+  RunResult j = tmp.Lockstep({"ior", "-F", "-w", "-r", "-b", "4m", "-t", "1m", "-o",
+                              tmp / "data/f", "-O", "summaryFormat=JSON", "--out",
+                              tmp.results_dir()});
   ASSERT_EQ(j.exit_code, 0) << j.out << j.err;
   ASSERT_FALSE(j.out.empty());
   EXPECT_EQ(j.out.front(), '{') << j.out;
@@ -79,10 +79,10 @@ TEST(IorCli, BadOptionsExitTwoNamingTheOption) {
 // mdtest's golden outputs, line for line: tests/conformance/.
 
 TEST(MdtestCli, UniqueDirsPrintsTheSummaryTable) {
-  TempDir tmp;
+  TestCluster tmp;  // no agents: mdtest starts its own
   std::filesystem::create_directories(tmp / "md");
-  CommandResult r = RunLockstep({"mdtest", "-n", "1000", "-u", "-d", tmp / "md", "--tasks", "2",
-                                 "--out", tmp / "results"});
+  RunResult r = tmp.Lockstep({"mdtest", "-n", "1000", "-u", "-d", tmp / "md", "--tasks", "2",
+                              "--out", tmp.results_dir()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("SUMMARY rate (in ops/sec): (of 1 iterations)"));
   for (const char* row : {"Directory creation", "Directory stat", "Directory rename", "Directory removal",
@@ -90,8 +90,7 @@ TEST(MdtestCli, UniqueDirsPrintsTheSummaryTable) {
                           "Tree creation", "Tree removal"}) {
     EXPECT_THAT(r.out, HasSubstr(std::string("   ") + row)) << row;
   }
-  std::string dir = RunDirFromOutput(r.out);
-  v1::RunRecord rec = ReadRunJson(dir);
+  v1::RunRecord rec = r.Record();
   for (const v1::PhaseRecord& p : rec.tests(0).phases()) {
     EXPECT_TRUE(p.ok()) << p.error();
     if (p.spec().md_op() == v1::MD_FILE_CREATE) {
@@ -105,11 +104,11 @@ TEST(MdtestCli, UniqueDirsPrintsTheSummaryTable) {
 // IOR -m: each repetition has its own files; -Z -X: every task reads the
 // file IOR's srand(rank + seed)/rand() picks, never its own with two agents.
 TEST(IorCli, MultiFileAndRandomTaskReordering) {
-  TempDir tmp;
+  TestCluster tmp;  // no agents: --local
   std::filesystem::create_directories(tmp / "data");
-  CommandResult r = RunLockstep({"ior", "-a", "POSIX", "-w", "-r", "-F", "-m", "-Z", "-X", "5",
-                                 "-i", "2", "-k", "-b", "1m", "-t", "256k", "-N", "4", "--local",
-                                 "2", "-o", tmp / "data/f", "--out", tmp / "results"});
+  RunResult r = tmp.Lockstep({"ior", "-a", "POSIX", "-w", "-r", "-F", "-m", "-Z", "-X", "5",
+                              "-i", "2", "-k", "-b", "1m", "-t", "256k", "-N", "4", "--local",
+                              "2", "-o", tmp / "data/f", "--out", tmp.results_dir()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   std::vector<std::string> expected;
   for (int rank = 0; rank < 4; ++rank) {
@@ -124,7 +123,7 @@ TEST(IorCli, MultiFileAndRandomTaskReordering) {
   }
   std::sort(files.begin(), files.end());
   EXPECT_EQ(files, expected);
-  v1::RunRecord rec = ReadRunJson(RunDirFromOutput(r.out));
+  v1::RunRecord rec = r.Record();
   int reads = 0;
   for (const v1::PhaseRecord& p : rec.tests(0).phases()) {
     ASSERT_TRUE(p.ok()) << p.error();
@@ -147,62 +146,27 @@ TEST(IorCli, MultiFileAndRandomTaskReordering) {
 }
 
 TEST(Workloads, RewriteAndSmallFilesOnAgentProcesses) {
-  TempDir tmp;
-  std::vector<std::unique_ptr<AgentProcess>> agents;
-  std::string tables;
-  for (int i = 0; i < 2; ++i) {
-    std::string root = tmp / absl::StrFormat("root%d", i);
-    std::filesystem::create_directories(root + "/data");
-    agents.push_back(std::make_unique<AgentProcess>(root));
-    ASSERT_TRUE(agents.back()->ok());
-    tables += absl::StrFormat("[[agent]]\naddress = \"%s\"\n", agents.back()->address());
-  }
-  std::string plan = tmp / "plan.toml";
-  std::ofstream(plan) << "[run]\nname = \"workloads\"\n" + tables + R"(
-[[phase]]
-name = "w"
-kind = "write"
-dir = "data"
-file_per_process = true
-transfer_size = "64k"
-block_size = "1m"
-random_offsets = true
-verify_after_write = true
-
-[[phase]]
-name = "rw"
-kind = "rewrite"
-dir = "data"
-file_per_process = true
-transfer_size = "64k"
-block_size = "1m"
-verify = true
-
-[[phase]]
-name = "r"
-kind = "read"
-dir = "data"
-file_per_process = true
-transfer_size = "64k"
-block_size = "1m"
-verify = true
-
-[[phase]]
-name = "untar"
-kind = "small_files"
-dir = "data"
-tasks_per_agent = 2
-small_files = 300
-small_file_min_size = "512"
-small_file_max_size = "32k"
-small_files_per_dir = 40
-)";
-  CommandResult r = RunLockstep({"run", "--insecure", "--out", tmp / "results", plan});
+  TestCluster cluster;
+  ASSERT_OK(cluster.Start(2));
+  RunResult r = cluster.Run(cluster.WritePlan(
+      cluster.Plan()
+          .Set("name", "workloads")
+          .AddPhase(FilePerProcess("w", "write", "64k", "1m")
+                        .Set("random_offsets", true)
+                        .Set("verify_after_write", true))
+          .AddPhase(FilePerProcess("rw", "rewrite", "64k", "1m").Set("verify", true))
+          .AddPhase(FilePerProcess("r", "read", "64k", "1m").Set("verify", true))
+          .AddPhase(PlanPhase("untar", "small_files")
+                        .Set("tasks_per_agent", 2)
+                        .Set("small_files", 300)
+                        .Set("small_file_min_size", "512")
+                        .Set("small_file_max_size", "32k")
+                        .Set("small_files_per_dir", 40))));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("rewrite "));
   EXPECT_THAT(r.out, HasSubstr("small_files"));
   EXPECT_THAT(r.out, HasSubstr("readback"));
-  v1::RunRecord rec = ReadRunJson(RunDirFromOutput(r.out));
+  v1::RunRecord rec = r.Record();
   ASSERT_EQ(rec.tests(0).phases_size(), 4);
   const v1::PhaseRecord& rw = rec.tests(0).phases(1);
   EXPECT_EQ(rw.row().access(), "rewrite");
@@ -214,9 +178,7 @@ small_files_per_dir = 40
   EXPECT_EQ(small.extra_rows(0).bytes(), small.row().bytes());
   EXPECT_GT(small.row().iops(), 0);
   // Removed at the end of the iteration (no keep).
-  for (int i = 0; i < 2; ++i) {
-    EXPECT_TRUE(ListFiles(tmp / absl::StrFormat("root%d/data", i)).empty()) << i;
-  }
+  for (int i = 0; i < 2; ++i) EXPECT_TRUE(cluster.Files(i).empty()) << i;
 }
 
 }  // namespace

@@ -3,20 +3,15 @@
 // each way. Checks that a phase completes and that the recorded clock delay
 // reflects the ~10 ms round trip. No timing assertions on start skew.
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 
 #include "absl/strings/str_format.h"
-#include "controller/run/local_agents.h"
 #include "gtest/gtest.h"
-#include "integration/agent_process_util.h"
+#include "integration/test_cluster.h"
 #include "test_util.h"
 
 namespace lockstep::testing {
 namespace {
-
-std::string ToolsDir() { return LOCKSTEP_TOOLS_DIR; }
 
 // One latency_relay process in front of `target`; stopped on destruction.
 class Relay : public ListeningProcess {
@@ -30,46 +25,26 @@ class Relay : public ListeningProcess {
 };
 
 TEST(RelayTest, PhaseCompletesThroughDelayedLinks) {
-  TempDir tmp;
-  std::vector<std::unique_ptr<AgentProcess>> agents;
+  TestCluster cluster;
+  ASSERT_OK(cluster.Start(2));
   std::vector<std::unique_ptr<Relay>> relays;
-  std::string tables;
+  PlanBuilder plan = PlanBuilder().Set("name", "relay").Set("repetitions", 2);
   for (int i = 0; i < 2; ++i) {
-    std::string root = tmp / absl::StrFormat("root%d", i);
-    std::filesystem::create_directories(root + "/data");
-    agents.push_back(std::make_unique<AgentProcess>(root));
-    ASSERT_TRUE(agents.back()->ok());
-    relays.push_back(std::make_unique<Relay>(agents.back()->address(),
-                                             tmp / absl::StrFormat("relay%d.log", i)));
+    relays.push_back(
+        std::make_unique<Relay>(cluster.address(i), cluster / absl::StrFormat("relay%d.log", i)));
     ASSERT_TRUE(relays.back()->ok());
-    ASSERT_NE(relays.back()->address(), agents.back()->address());
-    tables += absl::StrFormat("[[agent]]\naddress = \"%s\"\n", relays.back()->address());
+    ASSERT_NE(relays.back()->address(), cluster.address(i));
+    plan.AddAgent(relays.back()->address());
   }
-  const std::string plan = tmp / "plan.toml";
-  std::ofstream(plan) << "[run]\nname = \"relay\"\nrepetitions = 2\n" << tables << R"(
-[[phase]]
-name = "w"
-kind = "write"
-dir = "data"
-file_per_process = true
-tasks_per_agent = 2
-transfer_size = "64k"
-block_size = "1m"
-fsync = true
-
-[[phase]]
-name = "r"
-kind = "read"
-dir = "data"
-file_per_process = true
-tasks_per_agent = 2
-transfer_size = "64k"
-block_size = "1m"
-verify = true
-)";
-  CommandResult r = RunLockstep({"run", "--insecure", "--out", tmp / "results", plan});
+  plan.AddPhase(FilePerProcess("w", "write", "64k", "1m")
+                    .Set("tasks_per_agent", 2)
+                    .Set("fsync", true))
+      .AddPhase(FilePerProcess("r", "read", "64k", "1m")
+                    .Set("tasks_per_agent", 2)
+                    .Set("verify", true));
+  RunResult r = cluster.Run(cluster.WritePlan(plan));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  v1::RunRecord rec = ReadRunJson(RunDirFromOutput(r.out));
+  v1::RunRecord rec = r.Record();
   EXPECT_EQ(rec.status(), "complete");
   ASSERT_EQ(rec.agents_size(), 2);
   for (int i = 0; i < 2; ++i) {

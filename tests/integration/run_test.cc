@@ -4,16 +4,13 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <memory>
 
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
 #include "common/files.h"
 #include "common/pattern.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "integration/agent_process_util.h"
+#include "integration/test_cluster.h"
 #include "test_util.h"
 
 namespace lockstep::testing {
@@ -23,67 +20,34 @@ using ::testing::HasSubstr;
 
 class RunTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    for (int i = 0; i < 3; ++i) {
-      roots_.push_back(tmp_ / absl::StrFormat("root%d", i));
-      std::filesystem::create_directories(roots_.back() + "/data");
-      agents_.push_back(std::make_unique<AgentProcess>(roots_.back()));
-      ASSERT_TRUE(agents_.back()->ok());
-    }
+  void SetUp() override { ASSERT_OK(cluster_.Start(3)); }
+
+  // A one-phase plan on the first `agents` agents.
+  std::string OnePhase(const PlanPhase& phase, int agents = 3) {
+    std::vector<int> which;
+    for (int i = 0; i < agents; ++i) which.push_back(i);
+    return cluster_.WritePlan(cluster_.Plan(which).AddPhase(phase));
   }
 
-  std::string AgentTables(int n = 3) {
-    std::string s;
-    for (int i = 0; i < n; ++i) {
-      s += absl::StrFormat("[[agent]]\naddress = \"%s\"\n", agents_[i]->address());
-    }
-    return s;
-  }
-
-  std::string WritePlan(const std::string& body) {
-    std::string path = tmp_ / absl::StrFormat("plan%d.toml", plans_++);
-    std::ofstream(path) << body;
-    return path;
-  }
-
-  CommandResult Run(const std::string& plan) {
-    return RunLockstep({"run", "--insecure", "--out", tmp_ / "results", plan});
-  }
-
-  TempDir tmp_;
-  std::vector<std::string> roots_;
-  std::vector<std::unique_ptr<AgentProcess>> agents_;
-  int plans_ = 0;
+  TestCluster cluster_;
 };
 
 TEST_F(RunTest, WritesReadsAndReportsLikeIor) {
-  std::string plan = WritePlan(
-      "[run]\nname = \"e2e\"\nrepetitions = 2\n" + AgentTables() +
-      R"([[phase]]
-name = "w"
-kind = "write"
-dir = "data"
-file_per_process = true
-tasks_per_agent = [1, 2]
-transfer_size = "64k"
-block_size = "1m"
-segments = 2
-fsync = true
-keep = true
-
-[[phase]]
-name = "r"
-kind = "read"
-dir = "data"
-file_per_process = true
-tasks_per_agent = [1, 2]
-transfer_size = "64KiB"
-block_size = 1048576
-segments = 2
-verify = true
-keep = true
-)");
-  CommandResult r = Run(plan);
+  std::string plan = cluster_.WritePlan(
+      cluster_.Plan()
+          .Set("name", "e2e")
+          .Set("repetitions", 2)
+          .AddPhase(FilePerProcess("w", "write", "64k", "1m")
+                        .Set("tasks_per_agent", {1, 2})
+                        .Set("segments", 2)
+                        .Set("fsync", true)
+                        .Set("keep", true))
+          .AddPhase(FilePerProcess("r", "read", "64KiB", 1048576)  // sizes in other spellings
+                        .Set("tasks_per_agent", {1, 2})
+                        .Set("segments", 2)
+                        .Set("verify", true)
+                        .Set("keep", true)));
+  RunResult r = cluster_.Run(plan);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("Summary of all tests:"));
   EXPECT_THAT(r.out, HasSubstr("Max Write: "));
@@ -99,9 +63,9 @@ keep = true
     if (i < 3) want.push_back(absl::StrFormat("testfile.%08d", i));
     std::sort(want.begin(), want.end());
     want.erase(std::unique(want.begin(), want.end()), want.end());
-    EXPECT_EQ(ListFiles(roots_[i] + "/data"), want) << "agent " << i;
+    EXPECT_EQ(cluster_.Files(i), want) << "agent " << i;
     for (int rank : {2 * i, 2 * i + 1}) {
-      std::string f = roots_[i] + absl::StrFormat("/data/testfile.%08d", rank);
+      std::string f = cluster_.dir(i) + absl::StrFormat("/testfile.%08d", rank);
       EXPECT_EQ(std::filesystem::file_size(f), 2u << 20);
       auto content = ReadFileToString(f);
       ASSERT_OK(content);
@@ -113,9 +77,9 @@ keep = true
   }
 
   // The summary agrees with run.json, and run.json with the IOR arithmetic.
-  std::string dir = RunDirFromOutput(r.out);
+  const std::string& dir = r.run_dir;
   ASSERT_FALSE(dir.empty()) << r.out;
-  v1::RunRecord rec = ReadRunJson(dir);
+  v1::RunRecord rec = r.Record();
   EXPECT_EQ(rec.status(), "complete");
   EXPECT_EQ(rec.agents_size(), 3);
   ASSERT_EQ(rec.tests_size(), 2);
@@ -155,120 +119,103 @@ keep = true
 }
 
 TEST_F(RunTest, RemovesFilesUnlessKept) {
-  std::string plan = WritePlan(AgentTables() + R"([[phase]]
-name = "w"
-kind = "write"
-dir = "data"
-transfer_size = "64k"
-block_size = "256k"
-[[phase]]
-name = "r"
-kind = "read"
-dir = "data"
-transfer_size = "64k"
-block_size = "256k"
-)");
-  CommandResult r = Run(plan);
+  std::string plan = cluster_.WritePlan(
+      cluster_.Plan()
+          .AddPhase(PlanPhase("w", "write").Set("transfer_size", "64k").Set("block_size", "256k"))
+          .AddPhase(PlanPhase("r", "read").Set("transfer_size", "64k").Set("block_size", "256k")));
+  RunResult r = cluster_.Run(plan);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("\n# remove    "));
   EXPECT_THAT(r.out, HasSubstr("single-shared-file"));
-  for (const auto& root : roots_) EXPECT_TRUE(ListFiles(root + "/data").empty()) << root;
+  for (int i = 0; i < cluster_.size(); ++i) EXPECT_TRUE(cluster_.Files(i).empty()) << i;
 }
 
 TEST_F(RunTest, UnreachableAgentIsNamedAndNothingIsLeftBehind) {
-  std::string plan = WritePlan(AgentTables(1) +
-                               "[run]\nconnect_timeout_ms = 500\n"
-                               "[[agent]]\naddress = \"127.0.0.1:1\"\n"
-                               "[[phase]]\nname = \"w\"\nkind = \"write\"\ndir = \"data\"\n");
-  CommandResult r = Run(plan);
+  std::string plan = cluster_.WritePlan(cluster_.Plan({0})
+                                            .Set("connect_timeout_ms", 500)
+                                            .AddAgent("127.0.0.1:1")
+                                            .AddPhase(PlanPhase("w", "write")));
+  RunResult r = cluster_.Run(plan);
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("agent 127.0.0.1:1 did not answer within 500ms"));
-  EXPECT_TRUE(ListFiles(roots_[0] + "/data").empty());
+  EXPECT_TRUE(cluster_.Files(0).empty());
   // The good agent was never taken: another run can use it at once.
-  std::string ok = WritePlan(AgentTables(1) +
-                             "[[phase]]\nname = \"w\"\nkind = \"write\"\ndir = \"data\"\n");
-  EXPECT_EQ(Run(ok).exit_code, 0);
+  EXPECT_EQ(cluster_.Run(OnePhase(PlanPhase("w", "write"), 1)).exit_code, 0);
 }
 
 TEST_F(RunTest, DirectoryOutsideRootsOrMissing) {
-  CommandResult outside = Run(WritePlan(
-      AgentTables() + "[[phase]]\nname = \"w\"\nkind = \"write\"\ndir = \"/etc\"\n"));
+  RunResult outside = cluster_.Run(OnePhase(PlanPhase("w", "write").Set("dir", "/etc")));
   EXPECT_EQ(outside.exit_code, 2) << outside.out << outside.err;
   EXPECT_THAT(outside.err, HasSubstr("directory /etc is outside the agent's allowed roots"));
   EXPECT_THAT(outside.err, HasSubstr("agent 127.0.0.1:"));
 
-  CommandResult escape = Run(WritePlan(
-      AgentTables() + "[[phase]]\nname = \"w\"\nkind = \"write\"\ndir = \"data/../..\"\n"));
+  RunResult escape = cluster_.Run(OnePhase(PlanPhase("w", "write").Set("dir", "data/../..")));
   EXPECT_EQ(escape.exit_code, 2);
   EXPECT_THAT(escape.err, HasSubstr("outside the agent's allowed roots"));
 
-  CommandResult missing = Run(WritePlan(
-      AgentTables() + "[[phase]]\nname = \"w\"\nkind = \"write\"\ndir = \"nope\"\n"));
+  RunResult missing = cluster_.Run(OnePhase(PlanPhase("w", "write").Set("dir", "nope")));
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_THAT(missing.err, HasSubstr("nope does not exist"));
-  for (const auto& root : roots_) EXPECT_TRUE(ListFiles(root + "/data").empty());
+  for (int i = 0; i < cluster_.size(); ++i) EXPECT_TRUE(cluster_.Files(i).empty());
 }
 
 TEST_F(RunTest, ReadOfMissingFilesNamesFileAndTask) {
-  CommandResult r = Run(WritePlan(
-      AgentTables() + "[[phase]]\nname = \"r\"\nkind = \"read\"\ndir = \"data\"\n"
-                      "file_per_process = true\n"));
+  RunResult r = cluster_.Run(OnePhase(PlanPhase("r", "read").Set("file_per_process", true)));
   EXPECT_EQ(r.exit_code, 5) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("testfile.0000000"));
   EXPECT_THAT(r.err, HasSubstr("does not exist"));
-  v1::RunRecord rec = ReadRunJson(RunDirFromOutput(r.out));
+  v1::RunRecord rec = r.Record();
   EXPECT_EQ(rec.status(), "failed");
   EXPECT_THAT(rec.error(), HasSubstr("does not exist"));
 }
 
+// Written by hand: the expected position is that of this text.
 TEST_F(RunTest, PlanErrorsExitTwoWithPosition) {
-  CommandResult r = Run(WritePlan("[[phase]]\nname = \"w\"\nkind = \"write\"\ndir = \"d\"\n"
-                                  "tasks_per_agent = 0\n"));
+  RunResult r = cluster_.Run(cluster_.WritePlan(
+      "[[phase]]\nname = \"w\"\nkind = \"write\"\ndir = \"d\"\ntasks_per_agent = 0\n"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr(":5:19: [[phase]] 'w' key 'tasks_per_agent'"));
 }
 
+// `lockstep run --local N`: the controller starts its own agents.
 TEST(LocalRun, EmbeddedDefaultRunsTheSamplePlan) {
-  TempDir tmp;
-  CommandResult r = RunLockstep({"run", "--local", "2", "--out", tmp / "results",
-                                 SourceDir() + "/deploy/plans/quickstart.toml"});
+  TestCluster none;
+  RunResult r = none.Lockstep({"run", "--local", "2", "--out", none.results_dir(),
+                               SourceDir() + "/deploy/plans/quickstart.toml"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("\nwrite "));
   EXPECT_THAT(r.out, HasSubstr("\nread "));
   EXPECT_THAT(r.out, HasSubstr("# agents: 2 (2 client)"));
-  v1::RunRecord rec = ReadRunJson(RunDirFromOutput(r.out));
-  EXPECT_EQ(rec.status(), "complete");
+  EXPECT_EQ(r.Record().status(), "complete");
 }
 
 TEST(LocalRun, InsecureToARemoteAddressIsRefused) {
-  TempDir tmp;
-  std::string plan = tmp / "p.toml";
-  std::ofstream(plan) << "[[agent]]\naddress = \"node7.example:7070\"\n"
-                         "[[phase]]\nname = \"w\"\nkind = \"write\"\ndir = \"d\"\n";
-  CommandResult r = RunLockstep({"run", "--insecure", "--out", tmp / "results", plan});
+  TestCluster none;
+  std::string plan = none.WritePlan(PlanBuilder()
+                                        .AddAgent("node7.example:7070")
+                                        .AddPhase(PlanPhase("w", "write").Set("dir", "d")));
+  RunResult r = none.Run(plan);  // --insecure: the cluster has no TLS
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--insecure is allowed only for loopback agents"));
-  CommandResult none = RunLockstep({"run", "--out", tmp / "results", plan});
-  EXPECT_EQ(none.exit_code, 2);
-  EXPECT_THAT(none.err, HasSubstr("no TLS material"));
+  RunResult no_tls = none.Lockstep({"run", "--out", none.results_dir(), plan});
+  EXPECT_EQ(no_tls.exit_code, 2);
+  EXPECT_THAT(no_tls.err, HasSubstr("no TLS material"));
 }
 
 // With --local the user runs both sides: the plan's absolute directories
 // are the agents' roots (created if missing, as IOR creates its files);
 // relative ones stay below the temporary root.
 TEST(LocalRun, TrustsThePlansAbsoluteDirectories) {
-  TempDir tmp;
-  const std::string data = tmp / "not/yet/there";
-  std::string plan = tmp / "p.toml";
-  std::ofstream(plan) << "[[phase]]\nname = \"w\"\nkind = \"write\"\ndir = \"" << data
-                      << "\"\nfile_per_process = true\nkeep = true\nblock_size = \"64k\"\n"
-                         "transfer_size = \"64k\"\n";
-  CommandResult r = RunLockstep({"run", "--local", "1", "--out", tmp / "results", plan});
+  TestCluster none;
+  const std::string data = none / "not/yet/there";
+  std::string plan = none.WritePlan(PlanBuilder().AddPhase(
+      FilePerProcess("w", "write", "64k", "64k").Set("dir", data).Set("keep", true)));
+  RunResult r = none.Lockstep({"run", "--local", "1", "--out", none.results_dir(), plan});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(ListFiles(data), std::vector<std::string>{"testfile.00000000"});
 
-  std::ofstream(plan) << "[[phase]]\nname = \"w\"\nkind = \"write\"\ndir = \"../up\"\n";
-  r = RunLockstep({"run", "--local", "1", "--out", tmp / "results", plan});
+  plan = none.WritePlan(PlanBuilder().AddPhase(PlanPhase("w", "write").Set("dir", "../up")));
+  r = none.Lockstep({"run", "--local", "1", "--out", none.results_dir(), plan});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("dir \"../up\" climbs out of the local agents' root; with "
                                "--local use an absolute dir, or --local_root DIR"));

@@ -276,7 +276,7 @@ TEST(AgentCore, OneControllerAtATimeAndLeaseExpiryCleansUp) {
   EXPECT_TRUE(std::filesystem::exists(tmp / "testfile.00000000"));
   // No heartbeat: the lease lapses, the agent forgets the session and
   // removes what the session wrote.
-  EXPECT_TRUE(testing::Eventually([&] { return (*core)->State() == "idle"; }));
+  EXPECT_EVENTUALLY([&] { EXPECT_EQ((*core)->State(), "idle"); });
   EXPECT_FALSE(std::filesystem::exists(tmp / "testfile.00000000"));
   EXPECT_FALSE(std::filesystem::exists(tmp / "testfile.00000001"));
   v1::HeartbeatRequest hb;
@@ -326,7 +326,7 @@ TEST(AgentCore, LeaseExpiryKeepsReleasedFilesAndRemovesTheRest) {
   release.set_release_only(true);
   ASSERT_OK((*core)->Cleanup(release));
   EXPECT_TRUE(std::filesystem::exists(tmp / "kept.00000000"));
-  EXPECT_TRUE(testing::Eventually([&] { return (*core)->State() == "idle"; }));
+  EXPECT_EVENTUALLY([&] { EXPECT_EQ((*core)->State(), "idle"); });
   EXPECT_TRUE(std::filesystem::exists(tmp / "kept.00000000"));
   EXPECT_TRUE(std::filesystem::exists(tmp / "kept.00000001"));
   EXPECT_FALSE(std::filesystem::exists(tmp / "lost.00000000"));

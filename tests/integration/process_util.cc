@@ -1,4 +1,4 @@
-#include "integration/agent_process_util.h"
+#include "integration/process_util.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -9,12 +9,12 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "common/files.h"
-#include "absl/strings/str_format.h"
 #include "controller/run/local_agents.h"
 
 namespace lockstep::testing {
 
 std::string BinDir() { return LOCKSTEP_BIN_DIR; }
+std::string ToolsDir() { return LOCKSTEP_TOOLS_DIR; }
 std::string SourceDir() { return LOCKSTEP_SOURCE_DIR; }
 
 ListeningProcess::ListeningProcess(const std::vector<std::string>& argv,
@@ -44,33 +44,6 @@ void ListeningProcess::Kill(int signal) {
     ::waitpid(pid_, nullptr, 0);
     pid_ = -1;
   }
-}
-
-namespace {
-
-std::string NextAgentLog(const std::string& root) {
-  static int counter = 0;
-  return absl::StrFormat("%s/agent-%d-%d.log", root.substr(0, root.find_last_of('/')), ::getpid(),
-                         counter++);
-}
-
-std::vector<std::string> AgentArgv(const std::string& root, std::vector<std::string> extra,
-                                   bool insecure, std::vector<std::string> prefix) {
-  std::vector<std::string> argv = std::move(prefix);
-  argv.push_back(BinDir() + "/lockstep-agent");
-  argv.insert(argv.end(), {"--listen", "127.0.0.1:0", "--root", root});
-  if (insecure) argv.push_back("--insecure");
-  for (auto& e : extra) argv.push_back(std::move(e));
-  return argv;
-}
-
-}  // namespace
-
-AgentProcess::AgentProcess(const std::string& root, std::vector<std::string> extra,
-                           bool insecure, std::vector<std::string> prefix)
-    : ListeningProcess(AgentArgv(root, std::move(extra), insecure, std::move(prefix)),
-                       NextAgentLog(root)) {
-  if (!ok()) ADD_FAILURE() << error();
 }
 
 CommandResult RunLockstep(const std::vector<std::string>& args) {

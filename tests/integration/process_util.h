@@ -1,6 +1,7 @@
-// Real lockstep-agent processes on loopback, for integration and fault tests.
-#ifndef LOCKSTEP_TESTS_INTEGRATION_AGENT_PROCESS_UTIL_H_
-#define LOCKSTEP_TESTS_INTEGRATION_AGENT_PROCESS_UTIL_H_
+// Child processes and the controller's output files, for integration and
+// fault tests (TestCluster, test_cluster.h, builds on these).
+#ifndef LOCKSTEP_TESTS_INTEGRATION_PROCESS_UTIL_H_
+#define LOCKSTEP_TESTS_INTEGRATION_PROCESS_UTIL_H_
 
 #include <string>
 #include <vector>
@@ -11,7 +12,8 @@
 
 namespace lockstep::testing {
 
-std::string BinDir();
+std::string BinDir();    // lockstep and lockstep-agent
+std::string ToolsDir();  // the test-only tools: latency_relay, agent_probe
 std::string SourceDir();
 
 // A child process that prints "listening on HOST:PORT" once it is ready
@@ -42,17 +44,6 @@ class ListeningProcess {
   std::string log_;
 };
 
-// One agent process.
-class AgentProcess : public ListeningProcess {
- public:
-  // Starts `lockstep-agent --listen 127.0.0.1:0 --root ROOT --insecure EXTRA...`
-  // (a later --listen in EXTRA wins). Without `insecure`, EXTRA must carry the
-  // --tls_* flags. `prefix` goes before the binary (e.g. ip netns exec NS).
-  // A failure to start fails the test.
-  explicit AgentProcess(const std::string& root, std::vector<std::string> extra = {},
-                        bool insecure = true, std::vector<std::string> prefix = {});
-};
-
 // Runs the real `lockstep` binary with `args`.
 CommandResult RunLockstep(const std::vector<std::string>& args);
 
@@ -67,4 +58,4 @@ std::vector<std::string> ListFiles(const std::string& dir);
 
 }  // namespace lockstep::testing
 
-#endif  // LOCKSTEP_TESTS_INTEGRATION_AGENT_PROCESS_UTIL_H_
+#endif  // LOCKSTEP_TESTS_INTEGRATION_PROCESS_UTIL_H_
