@@ -34,10 +34,14 @@
 // Addresses are those of the current processes: build plans after a
 // Restart(i, Port::kNew).
 //
+// An agent index out of range fails the test and aborts (a bug in the test).
+//
 // Thread safety: none. Call from one thread at a time (the test's thread, or
 // a callback the test's thread is blocked in, such as an in-process
 // coordinator's print callback). Objects it returns (RunResult,
-// ControllerProcess, PlanBuilder) do not refer back to it.
+// ControllerProcess, PlanBuilder) hold no pointer to it; a ControllerProcess
+// writes its output below path(), so destroy it before the cluster (declare
+// it after).
 #ifndef LOCKSTEP_TESTS_INTEGRATION_TEST_CLUSTER_H_
 #define LOCKSTEP_TESTS_INTEGRATION_TEST_CLUSTER_H_
 
