@@ -30,11 +30,10 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   const auto code = static_cast<grpc::StatusCode>(status.code());
   const std::string message(status.message());
-  const v1::ErrorKind kind = KindOf(status);
-  if (kind == v1::ERROR_KIND_UNSPECIFIED) return grpc::Status(code, message);
-  v1::ErrorDetail detail;
-  detail.set_kind(kind);
-  return grpc::Status(code, message, detail.SerializeAsString());
+  // The payload is the serialized ErrorDetail that WithKind stored.
+  auto detail = status.GetPayload(kErrorKindPayloadUrl);
+  if (!detail) return grpc::Status(code, message);
+  return grpc::Status(code, message, std::string(*detail));
 }
 
 absl::Status FromGrpcStatus(const grpc::Status& status, const std::string& address) {
@@ -50,20 +49,6 @@ absl::Status FromGrpcStatus(const grpc::Status& status, const std::string& addre
     out = WithKind(std::move(out), detail.kind());
   }
   return out;
-}
-
-std::string ErrorKindName(v1::ErrorKind kind) {
-  switch (kind) {
-    case v1::SESSION_GONE: return "session gone";
-    case v1::BUSY: return "busy";
-    case v1::SUPERSEDED: return "superseded";
-    case v1::STOPPED: return "stopped";
-    case v1::PATH_REFUSED: return "path refused";
-    case v1::NO_SPACE: return "no space";
-    case v1::VERIFY_FAILED: return "verification failed";
-    case v1::IO_FAILED: return "I/O failed";
-    default: return "unspecified";
-  }
 }
 
 }  // namespace lockstep

@@ -36,9 +36,6 @@ grpc::Status ToGrpcStatus(const absl::Status& status);
 // the kind kept. An empty DEADLINE_EXCEEDED message says what happened.
 absl::Status FromGrpcStatus(const grpc::Status& status, const std::string& address);
 
-// A short name of the kind for messages and logs ("session gone", "busy").
-std::string ErrorKindName(v1::ErrorKind kind);
-
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_COMMON_ERRORS_H_
