@@ -194,6 +194,7 @@ void AgentCore::Impl::WatchdogMain() {
     }
     RemoveSessionPhases(phases);
     RemoveCreatedDirs(dirs);
+    if (options.on_session_end) options.on_session_end();
     mu.Lock();
   }
 }
@@ -232,7 +233,10 @@ absl::StatusOr<std::unique_ptr<AgentCore>> AgentCore::Create(const AgentOptions&
 }
 
 v1::HostFacts AgentCore::Facts() const {
-  return GatherHostFacts(impl_->options.role, impl_->roots.roots(), impl_->instance);
+  v1::HostFacts facts =
+      GatherHostFacts(impl_->options.role, impl_->roots.roots(), impl_->instance);
+  for (const auto& [key, value] : impl_->options.extra_facts) (*facts.mutable_extra())[key] = value;
+  return facts;
 }
 
 absl::StatusOr<v1::AttachReply> AgentCore::Attach(const v1::AttachRequest& request) {
@@ -319,6 +323,7 @@ absl::Status AgentCore::Detach(const v1::DetachRequest& request) {
   r.reset();  // joins the task threads
   // mdtest removes the -d directory it created once its removal phases ran.
   RemoveCreatedDirs(dirs);
+  if (impl_->options.on_session_end) impl_->options.on_session_end();
   return absl::OkStatus();
 }
 

@@ -4,6 +4,8 @@
 #ifndef LOCKSTEP_AGENT_AGENT_CORE_H_
 #define LOCKSTEP_AGENT_AGENT_CORE_H_
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +39,12 @@ struct AgentOptions {
   bool allow_lustre = false;
   LustreToolsOptions lustre_options;
   RunnerOptions runner;  // test hooks
+  // Called (from an RPC or the lease watchdog thread, no lock held) after a
+  // session ended and its cleanup is done: the controller detached or its
+  // lease expired. May be empty. `lockstep-agent --once` exits from it.
+  std::function<void()> on_session_end;
+  // Added to HostFacts.extra (e.g. "tls_cert_not_after" from main.cc).
+  std::map<std::string, std::string> extra_facts;
 };
 
 class AgentCore {

@@ -1,11 +1,13 @@
 #include "agent/agent_flags.h"
 
 #include <array>
+#include <cstdlib>
 #include <limits>
 
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "common/names.h"
+#include "common/net.h"
 #include "common/status_macros.h"
 
 namespace lockstep {
@@ -13,7 +15,7 @@ namespace {
 
 constexpr uint64_t kUint32Max = std::numeric_limits<uint32_t>::max();
 
-constexpr std::array<FlagSpec, 17> kAgentFlags = {{
+constexpr std::array<FlagSpec, 22> kAgentFlags = {{
     {.name = "config", .value_name = "FILE",
      .help = "agent configuration file (TOML, see deploy/agent.toml.example); it sets what the "
              "flags set plus limits (max_tasks, max_bytes_per_phase); flags given explicitly "
@@ -35,6 +37,11 @@ constexpr std::array<FlagSpec, 17> kAgentFlags = {{
     {.name = "tls_cert", .value_name = "FILE", .help = "this agent's certificate (PEM)"},
     {.name = "tls_key", .value_name = "FILE",
      .help = "this agent's private key (PEM, mode 0600)"},
+    {.name = "tls_dir", .value_name = "DIR",
+     .help = "a directory made by `lockstep certs init/issue`: uses DIR/ca.pem and this node's "
+             "DIR/agent-NODE.pem and DIR/agent-NODE.key (NODE as for --node), so that one "
+             "command line serves every node of a Slurm job; --tls_ca/--tls_cert/--tls_key "
+             "override it"},
     {.name = "tls_allow", .kind = FlagKind::kList, .value_name = "NAME",
      .default_value = "controller",
      .help = "names (certificate CN or SAN) of the controllers allowed to drive this agent; "
@@ -57,6 +64,19 @@ constexpr std::array<FlagSpec, 17> kAgentFlags = {{
      .help = "lease when a controller asks for none: a controller silent this long loses the "
              "agent, which aborts the phase and removes the run's files",
      .min = 200, .max = 3600000},
+    {.name = "announce", .value_name = "DIR",
+     .help = "once listening, write DIR/NODE.agent (node, HOST:PORT, role) for `lockstep run "
+             "--agents-from DIR`; removed at exit. DIR must be private (not group- or "
+             "world-writable): whoever can write there can announce an agent of their own"},
+    {.name = "node", .value_name = "NAME",
+     .help = "node name to announce (default: $SLURMD_NODENAME, else the host name)"},
+    {.name = "advertise", .value_name = "HOST",
+     .help = "host name or address to announce (default: the --listen host, or the host name "
+             "when listening on a wildcard address); the controller dials it, so the agent's "
+             "certificate must name it"},
+    {.name = "once", .kind = FlagKind::kBool,
+     .help = "exit (status 0) when the first controller session ends: the controller "
+             "detached or its lease expired. For batch jobs, where the agent lives for one run"},
     {.name = "test_delay_per_transfer_us", .kind = FlagKind::kUint, .value_name = "US",
      .default_value = "0",
      .help = "TESTS ONLY: make every transfer this much slower, as on a slower device",
@@ -107,6 +127,13 @@ constexpr ProgramSpec kAgentProgram = {
 }  // namespace
 
 const CommandSpec& AgentCommandSpec() { return kAgent; }
+
+std::string AgentNodeName(const std::string& node_flag) {
+  if (!node_flag.empty()) return node_flag;
+  const char* slurm = std::getenv("SLURMD_NODENAME");
+  if (slurm != nullptr && *slurm != '\0') return slurm;
+  return LocalHostName();
+}
 const ProgramSpec& AgentProgram() { return kAgentProgram; }
 
 absl::StatusOr<AgentConfig> AgentConfigFromFlags(const ParsedFlags& f) {
@@ -145,6 +172,21 @@ absl::StatusOr<AgentConfig> AgentConfigFromFlags(const ParsedFlags& f) {
   if (use("tls_key")) config.tls_key = f.GetString("tls_key");
   if (use("tls_allow")) config.tls_allow = f.GetList("tls_allow");
   if (use("listen")) config.listen = f.GetString("listen");
+  if (f.Has("tls_dir")) {
+    const std::string& dir = f.GetString("tls_dir");
+    const std::string node = AgentNodeName(f.GetString("node"));
+    if (!f.Has("tls_ca")) config.tls_ca = dir + "/ca.pem";
+    if (!f.Has("tls_cert")) config.tls_cert = absl::StrFormat("%s/agent-%s.pem", dir, node);
+    if (!f.Has("tls_key")) config.tls_key = absl::StrFormat("%s/agent-%s.key", dir, node);
+  }
+  if (f.Has("announce")) config.announce_dir = f.GetString("announce");
+  if (f.Has("node")) config.node = f.GetString("node");
+  if (f.Has("advertise")) config.advertise = f.GetString("advertise");
+  if (f.Has("once")) config.once = f.GetBool("once");
+  if ((!config.node.empty() || !config.advertise.empty()) && config.announce_dir.empty()) {
+    return absl::InvalidArgumentError(
+        "--node and --advertise name what --announce DIR writes: give --announce too");
+  }
   return config;
 }
 

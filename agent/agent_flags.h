@@ -4,6 +4,8 @@
 #ifndef LOCKSTEP_AGENT_AGENT_FLAGS_H_
 #define LOCKSTEP_AGENT_AGENT_FLAGS_H_
 
+#include <string>
+
 #include "absl/status/statusor.h"
 #include "agent/config.h"
 #include "common/flags.h"
@@ -11,6 +13,10 @@
 namespace lockstep {
 
 const CommandSpec& AgentCommandSpec();
+
+// The node name an agent announces and picks its --tls_dir certificate by:
+// --node's value when given, else $SLURMD_NODENAME, else the host name.
+std::string AgentNodeName(const std::string& node_flag);
 // lockstep-agent(8).
 const ProgramSpec& AgentProgram();
 

@@ -37,6 +37,11 @@ struct AgentConfig {
   bool insecure = false;
   std::string tls_ca, tls_cert, tls_key;
   std::vector<std::string> tls_allow = {"controller"};
+  // --announce DIR, --node NAME, --advertise HOST (flags only): where and as
+  // what the agent announces itself (common/announce.h); empty: no file.
+  std::string announce_dir, node, advertise;
+  // --once: exit when the first controller session ends.
+  bool once = false;
   AgentOptions options;
 };
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -15,11 +16,14 @@
 #include "agent/agent_flags.h"
 #include "agent/agent_service.h"
 #include "agent/port_holder.h"
+#include "common/announce.h"
+#include "common/files.h"
 #include "common/flags.h"
 #include "common/log.h"
 #include "common/names.h"
 #include "common/net.h"
 #include "common/tls.h"
+#include "common/tls_inspect.h"
 #include <grpcpp/grpcpp.h>
 
 namespace lockstep {
@@ -96,17 +100,38 @@ std::optional<int> MakeCredentials(const AgentConfig& config, const std::string&
   return std::nullopt;
 }
 
-// Serves `service` on config.listen until SIGINT or SIGTERM. 0, or 1 when
-// the port cannot be had.
-int Serve(const AgentConfig& config, const std::pair<std::string, int>& hostport,
-          const std::shared_ptr<grpc::ServerCredentials>& creds, grpc::Service* service) {
-  // Signals go to one thread that shuts the server down.
+// SIGINT and SIGTERM, blocked in every thread (Main blocks them before any
+// thread starts) and taken by Serve's waiter with sigwait.
+sigset_t StopSignals() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
 
+// What --announce writes for an agent listening on `port`.
+Announcement AnnouncementOf(const AgentConfig& config, const std::string& listen_host, int port) {
+  Announcement a;
+  a.host = LocalHostName();
+  a.node = AgentNodeName(config.node);
+  std::string host = config.advertise;
+  if (host.empty()) {
+    const bool wildcard = listen_host.empty() || listen_host == "0.0.0.0" || listen_host == "::" ||
+                          listen_host == "[::]";
+    host = wildcard ? a.host : listen_host;
+  }
+  a.address = JoinHostPort(host, port);
+  a.role = config.options.role;
+  a.pid = ::getpid();
+  return a;
+}
+
+// Serves `service` on config.listen until SIGINT or SIGTERM. 0, 1 when the
+// port cannot be had, 2 when --announce cannot write its file.
+int Serve(const AgentConfig& config, const std::pair<std::string, int>& hostport,
+          const std::shared_ptr<grpc::ServerCredentials>& creds, grpc::Service* service) {
+  const sigset_t signals = StopSignals();
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(config.listen, creds, &port);
@@ -125,6 +150,19 @@ int Serve(const AgentConfig& config, const std::pair<std::string, int>& hostport
                  DescribeListenFailure(config.listen, hostport.second).c_str());
     return 1;
   }
+  std::optional<Announcement> announced;
+  if (!config.announce_dir.empty()) {
+    Announcement a = AnnouncementOf(config, hostport.first, port);
+    absl::Status s = WriteAnnouncement(config.announce_dir, a);
+    if (!s.ok()) {
+      std::fprintf(stderr, "lockstep-agent: --announce: %s\n", std::string(s.message()).c_str());
+      server->Shutdown();
+      return 2;
+    }
+    LogInfo("announced node %s at %s in %s", a.node, a.address, config.announce_dir);
+    announced = std::move(a);
+  }
+  // After the announcement: whoever waits for this line finds the file too.
   std::printf("listening on %s\n", JoinHostPort(hostport.first, port).c_str());
   std::fflush(stdout);
   LogInfo("role %s, roots: %s", RoleName(config.options.role),
@@ -138,11 +176,34 @@ int Serve(const AgentConfig& config, const std::pair<std::string, int>& hostport
   });
   server->Wait();
   waiter.join();
+  if (announced) RemoveAnnouncement(config.announce_dir, *announced);
   return 0;
+}
+
+// Warns about certificates that expire soon and tells controllers when ours
+// does (HostFacts.extra "tls_cert_not_after"), so that `lockstep run` and
+// `lockstep agents` can warn too.
+void NoteCertificateExpiry(AgentConfig* config) {
+  if (config->insecure) return;
+  TlsFiles files{config->tls_ca, config->tls_cert, config->tls_key};
+  for (const std::string& w : ExpiryWarnings(files, absl::Now(), kCertExpiryWarning)) {
+    LogWarning("%s", w);
+  }
+  auto pem = ReadFileToString(config->tls_cert);
+  if (!pem.ok()) return;
+  auto info = InspectCertificate(*pem, config->tls_cert);
+  if (!info.ok()) return;
+  config->options.extra_facts["tls_cert_not_after"] = absl::FormatTime(
+      "%Y-%m-%dT%H:%M:%SZ", info->not_after, absl::UTCTimeZone());
 }
 
 int Main(int argc, char** argv) {
   SetLogTag("lockstep-agent");
+  // Before any thread starts, so that every thread inherits the mask: a
+  // signal delivered to a thread that does not block it would end the
+  // process without cleanup (announcement, the run's files).
+  const sigset_t signals = StopSignals();
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   AgentConfig config;
   if (std::optional<int> exit_code = ParseCommandLine(argc, argv, &config)) return *exit_code;
   auto hostport = SplitHostPort(config.listen);
@@ -156,6 +217,15 @@ int Main(int argc, char** argv) {
   if (std::optional<int> exit_code =
           MakeCredentials(config, hostport->first, &creds, &service_options)) {
     return *exit_code;
+  }
+  NoteCertificateExpiry(&config);
+  if (config.once) {
+    // The session's cleanup is done when this runs; SIGTERM stops the server
+    // through Serve's waiter as Ctrl-C would.
+    config.options.on_session_end = [] {
+      LogInfo("--once: the controller session ended; exiting");
+      ::kill(::getpid(), SIGTERM);
+    };
   }
   auto core = AgentCore::Create(config.options);
   if (!core.ok()) {

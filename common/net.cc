@@ -1,5 +1,7 @@
 #include "common/net.h"
 
+#include <unistd.h>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 
@@ -37,6 +39,12 @@ absl::StatusOr<std::pair<std::string, int>> SplitHostPort(std::string_view addre
 std::string JoinHostPort(const std::string& host, int port) {
   if (host.find(':') != std::string::npos) return absl::StrFormat("[%s]:%d", host, port);
   return absl::StrFormat("%s:%d", host, port);
+}
+
+std::string LocalHostName() {
+  char host[256] = {0};
+  if (::gethostname(host, sizeof(host) - 1) != 0) return "";
+  return host;
 }
 
 }  // namespace lockstep

@@ -8,6 +8,9 @@ source "$(dirname "$0")/common.sh"
 # namespace tests (skipped without it); python3 and universal-ctags: the
 # code_shape test (file and function size limits of ARCHITECTURE.md).
 lockstep_install_packages fio iproute2 python3 universal-ctags
+# slurm-wlm and munge: the slurm_sbatch test runs deploy/slurm/lockstep.sbatch
+# on a local four-node Slurm cluster (skipped, with the reason, without them).
+lockstep_install_packages slurm-wlm munge || echo "== slurm-wlm/munge could not be installed: the Slurm test will be skipped"
 # chromium renders the HTML report in a real browser; without it that one
 # test is skipped with the reason.
 lockstep_install_packages chromium || echo "== chromium could not be installed: the headless report check will be skipped"

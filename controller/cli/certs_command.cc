@@ -11,7 +11,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/files.h"
 #include "common/flags.h"
+#include "common/net.h"
 #include "common/status_macros.h"
 #include "common/tls.h"
 #include "controller/cli/command_specs.h"
@@ -34,6 +36,7 @@ struct InitOptions {
   bool controller_given = false;
   int days = 365;
   bool force = false;
+  bool from_hostfile = false;  // many agents: print their flags once, not per agent
 };
 
 bool IsFileNameSafe(const std::string& name) {
@@ -42,6 +45,42 @@ bool IsFileNameSafe(const std::string& name) {
            return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ||
                   c == '.';
          });
+}
+
+// "node7:7070" -> "node7", "[fe80::1]:7070" -> "fe80::1"; others unchanged.
+std::string WithoutPort(const std::string& token) {
+  auto hp = SplitHostPort(token);
+  if (hp.ok() && hp->second > 0) return hp->first;
+  return token;
+}
+
+// One agent certificate: parts[0] names it (and its files), every part is a
+// SAN. `where` names the flag or line in errors.
+absl::Status AddAgentSpec(std::vector<std::string> parts, const std::string& where,
+                          InitOptions* opts) {
+  for (std::string& p : parts) p = std::string(absl::StripAsciiWhitespace(p));
+  if (parts.empty() || !IsFileNameSafe(parts[0])) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: NAME \"%s\" must be letters, digits, '-', '_' or '.' (it names the files "
+        "agent-NAME.pem/.key); write NAME,SAN,SAN (a host name first, then its other names and "
+        "addresses)",
+        where, parts.empty() ? "" : parts[0]));
+  }
+  AgentSpec agent;
+  agent.name = parts[0];
+  for (const std::string& san : parts) {
+    if (std::find(agent.sans.begin(), agent.sans.end(), san) == agent.sans.end()) {
+      agent.sans.push_back(san);
+    }
+  }
+  for (const AgentSpec& other : opts->agents) {
+    if (other.name == agent.name) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: agent %s is given twice; give each agent once", where, agent.name));
+    }
+  }
+  opts->agents.push_back(std::move(agent));
+  return absl::OkStatus();
 }
 
 // The options of init/issue from their flags. Usage errors are InvalidArgument.
@@ -55,27 +94,34 @@ absl::StatusOr<InitOptions> OptionsFromFlags(const ParsedFlags& f) {
   if (opts.controller.empty()) return absl::InvalidArgumentError("--controller must not be empty");
   for (const std::string& value : f.GetList("agent")) {
     std::vector<std::string> parts = absl::StrSplit(value, ',', absl::SkipWhitespace());
-    for (std::string& p : parts) p = std::string(absl::StripAsciiWhitespace(p));
-    if (parts.empty() || !IsFileNameSafe(parts[0])) {
+    RETURN_IF_ERROR(AddAgentSpec(parts, absl::StrFormat("--agent \"%s\"", value), &opts));
+  }
+  const std::string& hostfile = f.GetString("hostfile");
+  if (!hostfile.empty()) {
+    auto text = ReadFileToString(hostfile);
+    if (!text.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--hostfile %s: %s", hostfile, text.status().message()));
+    }
+    int line_no = 0;
+    size_t added = 0;
+    for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+      ++line_no;
+      std::vector<std::string> parts =
+          absl::StrSplit(line.substr(0, line.find('#')), absl::ByAnyChar(" \t,"),
+                         absl::SkipWhitespace());
+      if (parts.empty()) continue;
+      for (std::string& p : parts) p = WithoutPort(p);
+      RETURN_IF_ERROR(
+          AddAgentSpec(parts, absl::StrFormat("--hostfile %s:%d", hostfile, line_no), &opts));
+      ++added;
+    }
+    if (added == 0) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "--agent \"%s\": NAME must be letters, digits, '-', '_' or '.' (it names the "
-          "files agent-NAME.pem/.key); write --agent NAME,SAN,SAN",
-          value));
+          "--hostfile %s names no host: write one \"NAME [SAN...]\" or HOST:PORT a line",
+          hostfile));
     }
-    AgentSpec agent;
-    agent.name = parts[0];
-    for (const std::string& san : parts) {
-      if (std::find(agent.sans.begin(), agent.sans.end(), san) == agent.sans.end()) {
-        agent.sans.push_back(san);
-      }
-    }
-    for (const AgentSpec& other : opts.agents) {
-      if (other.name == agent.name) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("--agent %s is given twice; give each agent once", agent.name));
-      }
-    }
-    opts.agents.push_back(std::move(agent));
+    opts.from_hostfile = true;
   }
   if (opts.dir.empty()) return absl::InvalidArgumentError("--dir DIR is required");
   return opts;
@@ -160,8 +206,15 @@ int RunCerts(const InitOptions& opts, bool make_ca) {
     const std::string prefix = out + "/agent-" + agent.name;
     s = IssueCertificate(out, prefix, agent.name, agent.sans, -kLeafBackdateS, opts.days);
     if (!s.ok()) return fail(Annotate(s, absl::StrCat("--agent ", agent.name)));
-    std::printf("wrote %s.pem, %s.key (CN=%s, SANs %s)\n", prefix.c_str(), prefix.c_str(),
-                agent.name.c_str(), absl::StrJoin(agent.sans, ", ").c_str());
+    if (opts.agents.size() <= 3 || !opts.from_hostfile) {
+      std::printf("wrote %s.pem, %s.key (CN=%s, SANs %s)\n", prefix.c_str(), prefix.c_str(),
+                  agent.name.c_str(), absl::StrJoin(agent.sans, ", ").c_str());
+    }
+  }
+  if (opts.agents.size() > 3 && opts.from_hostfile) {
+    std::printf("wrote %zu agent certificates %s/agent-NAME.pem/.key (%s ... %s)\n",
+                opts.agents.size(), out.c_str(), opts.agents.front().name.c_str(),
+                opts.agents.back().name.c_str());
   }
 
   std::printf("\n");
@@ -172,7 +225,15 @@ int RunCerts(const InitOptions& opts, bool make_ca) {
   }
   const std::string allow =
       issue_controller ? absl::StrCat(" --tls_allow ", Quote(opts.controller)) : "";
+  if (opts.agents.size() > 3) {
+    std::printf(
+        "agents (%zu): copy ca.pem, agent-NODE.pem and agent-NODE.key to each NODE; the "
+        "controller must dial it by a name or address of its line; on NODE:\n  --tls_ca "
+        "ca.pem --tls_cert agent-NODE.pem --tls_key agent-NODE.key%s\n",
+        opts.agents.size(), allow.c_str());
+  }
   for (const AgentSpec& agent : opts.agents) {
+    if (opts.agents.size() > 3) break;
     const std::string prefix = out + "/agent-" + agent.name;
     std::printf(
         "agent %s (copy ca.pem, agent-%s.pem, agent-%s.key to it; the controller must dial it "

@@ -8,6 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/net.h"
+#include "controller/cli/reach_agents.h"
 #include "common/status_macros.h"
 #include "controller/plan/limits.h"
 
@@ -68,30 +69,17 @@ absl::StatusOr<bool> ParseControllerOption(const std::vector<std::string>& args,
   ASSIGN_OR_RETURN(std::optional<FlagValue> flag, ParseOneFlag(args, i, command));
   if (!flag) return false;
   const absl::string_view name = flag->spec->name;
-  auto add_agent = [&](std::string addr, const std::string& where) -> absl::Status {
-    addr = std::string(absl::StripAsciiWhitespace(addr));
-    if (addr.empty()) return absl::OkStatus();
-    auto hp = SplitHostPort(addr);
-    if (!hp.ok() || hp->second == 0) {
-      return CliBad(where, absl::StrFormat("\"%s\" is not HOST:PORT", addr));
-    }
-    if (std::find(c->agents.begin(), c->agents.end(), addr) != c->agents.end()) {
-      return CliBad(where, absl::StrFormat("agent %s is listed twice", addr));
-    }
-    c->agents.push_back(addr);
-    return absl::OkStatus();
-  };
   if (name == "agents") {
-    for (const std::string& part : flag->items) RETURN_IF_ERROR(add_agent(part, "--agents"));
+    for (const std::string& part : flag->items) {
+      RETURN_IF_ERROR(AddAgentAddress(part, "--agents", &c->agents));
+    }
   } else if (name == "hostfile") {
     const std::string& path = flag->text;
     auto text = read_file(path);
     if (!text.ok()) return CliBad("--hostfile " + path, std::string(text.status().message()));
-    int line_no = 0;
-    for (absl::string_view line : absl::StrSplit(*text, '\n')) {
-      ++line_no;
-      std::string l(line.substr(0, line.find('#')));
-      RETURN_IF_ERROR(add_agent(l, absl::StrFormat("--hostfile %s:%d", path, line_no)));
+    ASSIGN_OR_RETURN(std::vector<std::string> listed, ParseHostfile(*text, path));
+    for (const std::string& a : listed) {
+      RETURN_IF_ERROR(AddAgentAddress(a, "--hostfile " + path, &c->agents));
     }
   } else if (name == "local") {
     c->local_agents = static_cast<int>(flag->u);

@@ -42,7 +42,31 @@ constexpr std::array<FlagSpec, 4> kRunTlsFlags = {{
      .help = "the controller's private key (PEM) (overrides --tls_dir)"},
 }};
 
-constexpr auto kRunFlags = Concat(
+// Where a command's agents come from (controller/cli/reach_agents.h).
+constexpr std::array<FlagSpec, 6> kAgentSourceFlags = {{
+    {.name = "agents", .kind = FlagKind::kList, .value_name = "HOST:PORT",
+     .help = "the agents, instead of the plan's [[agent]] tables; each agent's role is its own "
+             "(lockstep-agent --role)."},
+    {.name = "hostfile", .kind = FlagKind::kList, .value_name = "FILE",
+     .help = "read agents from FILE: one HOST:PORT a line, # starts a comment.",
+     .separator = '\0'},
+    {.name = "agents-from", .value_name = "DIR",
+     .help = "the agents that announced themselves in DIR (lockstep-agent --announce DIR), "
+             "with their roles; DIR must not be writable by other users"},
+    {.name = "expect", .kind = FlagKind::kUint, .value_name = "N",
+     .help = "with --agents-from: wait until N agents announced (default: every node of "
+             "--expect_nodes, else at least one)",
+     .max = 1000000},
+    {.name = "expect_nodes", .kind = FlagKind::kList, .value_name = "NODE",
+     .help = "with --agents-from: the nodes that must announce, e.g. from `scontrol show "
+             "hostnames`; errors name those that did not, and refuse others."},
+    {.name = "wait_ms", .kind = FlagKind::kUint, .value_name = "MS",
+     .help = "with --agents-from: how long to wait for the announcements (default: the plan's "
+             "connect_timeout_ms; 5000 for `lockstep agents`)",
+     .max = 86400000},
+}};
+
+constexpr auto kRunFlags = Concat(Concat(
     std::array<FlagSpec, 9>{{
         {.name = "local", .kind = FlagKind::kUint, .value_name = "N", .default_value = "0",
          .help = "start N agents (1 to 256) on loopback, in plaintext, instead of the plan's "
@@ -67,12 +91,13 @@ constexpr auto kRunFlags = Concat(
         {.name = "tag", .kind = FlagKind::kList, .value_name = "TAG",
          .help = "tags recorded with the run."},
     }},
-    kRunTlsFlags);
+    kRunTlsFlags), kAgentSourceFlags);
 
 constexpr CommandSpec kRun = {
     .program = "lockstep",
     .name = "run",
-    .synopsis = "[--local N] [--out DIR] [--insecure | --tls_dir DIR] [flags] PLAN.toml",
+    .synopsis = "[--local N | --agents H:P,... | --hostfile F | --agents-from DIR [--expect N]] "
+                "[--out DIR] [--insecure | --tls_dir DIR] [flags] PLAN.toml",
     .summary = "run a TOML plan on its agents (or on N local agents), phase by phase",
     .description =
         "Runs PLAN.toml on the agents its [[agent]] tables list (or on N local agents) and "
@@ -80,8 +105,57 @@ constexpr CommandSpec kRun = {
         "with start skew, latency percentiles and telemetry. Writes "
         "OUT/<run-id>/{plan.toml,journal.jsonl,run.json,summary.txt} and records the run in "
         "the history database.\n\n"
-        "Without --insecure, the TLS files come from --tls_dir or --tls_ca/--tls_cert/--tls_key.",
+        "Without --insecure, the TLS files come from --tls_dir or --tls_ca/--tls_cert/--tls_key.\n\n"
+        "A plan without [[agent]] tables runs on the agents of --agents, --hostfile or "
+        "--agents-from (agents that announced themselves, as in a Slurm job: "
+        "deploy/slurm/lockstep.sbatch), else on local ones.",
     .flags = kRunFlags,
+};
+
+// ---- agents / check ------------------------------------------------------------
+
+constexpr auto kAgentsFlags = Concat(Concat(kAgentSourceFlags, kRunTlsFlags),
+    std::array<FlagSpec, 2>{{
+        {.name = "insecure", .kind = FlagKind::kBool,
+         .help = "plaintext gRPC to the agents; allowed only for loopback addresses"},
+        {.name = "timeout_ms", .kind = FlagKind::kUint, .value_name = "MS",
+         .default_value = "5000", .help = "how long to wait for each agent to answer", .min = 1,
+         .max = 3600000},
+    }});
+
+constexpr CommandSpec kAgents = {
+    .program = "lockstep",
+    .name = "agents",
+    .synopsis = "(--agents H:P,... | --hostfile F | --agents-from DIR [--expect N]) "
+                "[--tls_dir DIR | --insecure]",
+    .summary = "list the agents a run would use: role, version, host facts, clock offset",
+    .description =
+        "Asks every agent who it is, without taking it for a run (a dry check before a long "
+        "run): one line per agent with its address, node, role, Lockstep and wire version, "
+        "host, cores, memory, roots with their file system and free space, whether it can "
+        "drop caches, its clock offset from this host (best of 5 round trips, with the "
+        "uncertainty) and when its certificate expires. Agents that do not answer are listed "
+        "with the reason.",
+    .flags = kAgentsFlags,
+    .notes = "exit status: 0 every agent answered, 2 bad flags, 3 an agent did not answer or "
+             "refused us.",
+};
+
+constexpr std::array<FlagSpec, 1> kCheckFlags = {{
+    {.name = "dirs", .kind = FlagKind::kBool,
+     .help = "print only the plan's phase directories, one a line (absolute ones; a relative "
+             "one is an error), e.g. for an agent's --root"},
+}};
+
+constexpr CommandSpec kCheck = {
+    .program = "lockstep",
+    .name = "check",
+    .synopsis = "[--dirs] PLAN.toml",
+    .summary = "check a plan without running it",
+    .description =
+        "Parses and checks PLAN.toml as `lockstep run` would and prints its tests, phases and "
+        "directories; exit status 2 with the file, line and key when it is wrong.",
+    .flags = kCheckFlags,
 };
 
 // ---- ior / mdtest: Lockstep's own long options -------------------------------------
@@ -318,8 +392,12 @@ constexpr CommandSpec kReport = {
 
 // ---- certs -----------------------------------------------------------------------
 
-constexpr std::array<FlagSpec, 5> kCertsFlags = {{
+constexpr std::array<FlagSpec, 6> kCertsFlags = {{
     {.name = "dir", .value_name = "DIR", .help = "where the CA and certificates are (required)"},
+    {.name = "hostfile", .value_name = "FILE",
+     .help = "an agent certificate for every line of FILE: \"NAME [SAN...]\" (names and "
+             "addresses separated by blanks or commas; the first is the certificate's name) or "
+             "a hostfile's \"HOST:PORT\"; '#' starts a comment"},
     {.name = "agent", .kind = FlagKind::kList, .value_name = "NAME[,SAN...]",
      .help = "an agent certificate, agent-NAME.pem/.key, naming NAME and every SAN: list each "
              "host name and IP address the controller dials it by, e.g. --agent "
@@ -337,10 +415,10 @@ constexpr std::array<FlagSpec, 5> kCertsFlags = {{
 constexpr CommandSpec kCerts = {
     .program = "lockstep",
     .name = "certs",
-    .synopsis = "init --dir DIR [--agent NAME[,SAN...]]... [--controller NAME] [--days N] "
-                "[--force]\n"
-                "issue --dir DIR [--agent NAME[,SAN...]]... [--controller NAME] [--days N] "
-                "[--force]",
+    .synopsis = "init --dir DIR [--agent NAME[,SAN...]]... [--hostfile FILE] [--controller NAME] "
+                "[--days N] [--force]\n"
+                "issue --dir DIR [--agent NAME[,SAN...]]... [--hostfile FILE] [--controller NAME] "
+                "[--days N] [--force]",
     .summary = "make the private CA and the certificates for mutual TLS",
     .description =
         "init makes a private CA and certificates for mutual TLS between controller and "
@@ -370,9 +448,9 @@ constexpr CommandSpec kHelp = {
     .flags = kHelpFlags,
 };
 
-constexpr const CommandSpec* kCommands[] = {&kRun,     &kIor,  &kMdtest, &kHistory,
-                                            &kImport,  &kExport, &kCompare, &kGate,
-                                            &kReport,  &kCerts, &kHelp};
+constexpr const CommandSpec* kCommands[] = {&kRun,     &kIor,    &kMdtest,  &kAgents, &kCheck,
+                                            &kHistory, &kImport, &kExport,  &kCompare,
+                                            &kGate,    &kReport, &kCerts,   &kHelp};
 
 constexpr ManSection kSections[] = {
     {.title = "Run references", .text = kRunRefs},
@@ -418,6 +496,8 @@ const CommandSpec& CompareCommandSpec() { return kCompare; }
 const CommandSpec& GateCommandSpec() { return kGate; }
 const CommandSpec& ReportCommandSpec() { return kReport; }
 const CommandSpec& CertsCommandSpec() { return kCerts; }
+const CommandSpec& AgentsCommandSpec() { return kAgents; }
+const CommandSpec& CheckCommandSpec() { return kCheck; }
 const CommandSpec& HelpCommandSpec() { return kHelp; }
 
 std::span<const CommandSpec* const> LockstepCommands() { return kCommands; }

@@ -25,6 +25,8 @@ const CommandSpec& CompareCommandSpec();
 const CommandSpec& GateCommandSpec();
 const CommandSpec& ReportCommandSpec();
 const CommandSpec& CertsCommandSpec();
+const CommandSpec& AgentsCommandSpec();
+const CommandSpec& CheckCommandSpec();
 const CommandSpec& HelpCommandSpec();
 
 // Every subcommand, in the order help lists them.

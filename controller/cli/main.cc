@@ -12,7 +12,9 @@
 #include "common/flags.h"
 #include "common/log.h"
 #include "common/tls.h"
+#include "controller/cli/agents_command.h"
 #include "controller/cli/certs_command.h"
+#include "controller/cli/reach_agents.h"
 #include "controller/cli/cli_commands.h"
 #include "controller/cli/command_specs.h"
 #include "controller/run/coordinator.h"
@@ -27,6 +29,13 @@ namespace {
 std::atomic<bool> g_interrupted{false};
 
 void OnSignal(int) { g_interrupted.store(true); }
+
+void HandleSignals() {
+  struct sigaction sa = {};
+  sa.sa_handler = OnSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
 
 // "unknown command "X"; did you mean Y? (commands: ...)".
 std::string UnknownCommand(const std::string& word) {
@@ -63,17 +72,10 @@ int RunCommand(const std::vector<std::string>& args, const std::string& command_
   options.force = f.GetBool("force");
   options.local_root = f.GetString("local_root");
   if (!options.insecure) {
-    const std::string& dir = f.GetString("tls_dir");
-    auto file = [&](const char* flag, const char* in_dir) {
-      const std::string& given = f.GetString(flag);
-      return !given.empty() ? given : dir.empty() ? "" : dir + "/" + in_dir;
-    };
-    TlsFiles files;
-    files.ca_pem = file("tls_ca", "ca.pem");
-    files.cert_pem = file("tls_cert", "controller.pem");
-    files.key_pem = file("tls_key", "controller.key");
+    options.tls_files = TlsFilesFromFlags(f);
+    const TlsFiles& files = options.tls_files;
     if (!files.ca_pem.empty() || !files.cert_pem.empty() || !files.key_pem.empty()) {
-      auto creds = MakeChannelCredentials(files);
+      auto creds = ControllerCredentials(files);
       if (!creds.ok()) {
         std::fprintf(stderr, "lockstep: %s\n", std::string(creds.status().message()).c_str());
         return kExitUsage;
@@ -81,6 +83,14 @@ int RunCommand(const std::vector<std::string>& args, const std::string& command_
       options.credentials = *creds;
     }
   }
+  HandleSignals();
+  auto agents = AgentsFromFlags(f, absl::Milliseconds(plan->connect_timeout_ms), &g_interrupted);
+  if (!agents.ok()) {
+    std::fprintf(stderr, "lockstep: %s\n", std::string(agents.status().message()).c_str());
+    if (absl::IsCancelled(agents.status())) return kExitInterrupted;
+    return absl::IsInvalidArgument(agents.status()) ? kExitUsage : kExitConnect;
+  }
+  options.agents = *std::move(agents);
   options.command_line = command_line;
   // A plan's report is IOR's at -v: with the Max Write/Read lines.
   options.ior_verbose = true;
@@ -99,10 +109,6 @@ int RunCommand(const std::vector<std::string>& args, const std::string& command_
     };
   }
   options.interrupted = &g_interrupted;
-  struct sigaction sa = {};
-  sa.sa_handler = OnSignal;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
   RunOutcome outcome = RunPlan(*plan, options);
   if (outcome.failure != RunFailure::kNone) {
     std::fprintf(stderr, "lockstep: %s\n", outcome.error.c_str());
@@ -148,13 +154,6 @@ int HelpCommand(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
-void HandleSignals() {
-  struct sigaction sa = {};
-  sa.sa_handler = OnSignal;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-}
-
 int Main(int argc, char** argv) {
   SetLogTag("lockstep");
   std::vector<std::string> words(argv, argv + argc);
@@ -192,6 +191,11 @@ int Main(int argc, char** argv) {
   if (cmd == "gate") return GateCommand(rest);
   if (cmd == "report") return ReportCommand(rest);
   if (cmd == "certs") return RunCertsCommand(rest);
+  if (cmd == "check") return CheckCommand(rest);
+  if (cmd == "agents") {
+    HandleSignals();
+    return AgentsCommand(rest, &g_interrupted);
+  }
   std::fprintf(stderr, "lockstep: command %s has a table but no handler\n", cmd.c_str());
   return kExitFailure;
 }

@@ -1,5 +1,7 @@
 #include "controller/run/agent_client.h"
 
+#include "common/tls_inspect.h"
+
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
@@ -57,8 +59,9 @@ std::string TcpProbe(const std::string& address, int timeout_ms) {
 }  // namespace
 
 AgentClient::AgentClient(std::string address, v1::Role role,
-                         std::shared_ptr<grpc::ChannelCredentials> credentials)
-    : address_(std::move(address)), role_(role) {
+                         std::shared_ptr<grpc::ChannelCredentials> credentials,
+                         TlsFiles tls_files)
+    : address_(std::move(address)), role_(role), tls_files_(std::move(tls_files)) {
   grpc::ChannelArguments args;
   // Keepalive pings every 10 s, answered within 5 s, even between calls: a
   // peer that died without closing its socket (power loss, a cut link) is
@@ -81,6 +84,13 @@ absl::Status AgentClient::Connect(absl::Duration timeout) {
   if (channel_->WaitForConnected(deadline)) return absl::OkStatus();
   const std::string tcp = TcpProbe(address_, 1000);
   if (tcp.empty()) {
+    if (!tls_files_.ca_pem.empty()) {
+      const std::string why = DiagnoseTlsPeer(address_, tls_files_, absl::Seconds(2));
+      if (!why.empty()) {
+        return absl::UnavailableError(
+            absl::StrFormat("agent %s: TLS handshake failed: %s", address_, why));
+      }
+    }
     return absl::UnavailableError(absl::StrFormat(
         "agent %s accepts TCP connections but the gRPC handshake did not complete within %s: "
         "the TLS settings do not match (the agent's certificate is not from our CA or lacks "

@@ -15,17 +15,22 @@
 #include "absl/synchronization/blocking_counter.h"
 #include "absl/time/time.h"
 #include "common/errors.h"
+#include "common/tls.h"
 #include "lockstep/v1/agent.grpc.pb.h"
 
 namespace lockstep {
 
 class AgentClient {
  public:
+  // `tls_files`: the files `credentials` were made of, for explaining a
+  // failed handshake (common/tls_inspect.h); empty for plaintext.
   AgentClient(std::string address, v1::Role role,
-              std::shared_ptr<grpc::ChannelCredentials> credentials);
+              std::shared_ptr<grpc::ChannelCredentials> credentials, TlsFiles tls_files = {});
 
   const std::string& address() const { return address_; }
   v1::Role role() const { return role_; }
+  // ROLE_UNSPECIFIED until Attach when the command line listed the agent.
+  void set_role(v1::Role role) { role_ = role; }
   v1::Agent::Stub* stub() { return stub_.get(); }
 
   // Waits until the channel is connected. Unavailable names the address and
@@ -39,6 +44,7 @@ class AgentClient {
  private:
   std::string address_;
   v1::Role role_;
+  TlsFiles tls_files_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Agent::Stub> stub_;
 };

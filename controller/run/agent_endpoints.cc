@@ -56,9 +56,21 @@ RunError StartLocalAgents(const Plan& plan, const RunOptions& options, int count
 
 RunError ResolveAgentEndpoints(const Plan& plan, const RunOptions& options,
                                AgentEndpoints* out) {
-  out->agents = plan.agents;
+  if (!options.agents.empty() && !plan.agents.empty()) {
+    return Fail(RunFailure::kBadPlan,
+                absl::StrFormat("%s lists its agents in [[agent]] tables and the command line "
+                                "names agents too (--agents, --hostfile or --agents-from): "
+                                "remove the tables or the flags",
+                                plan.source));
+  }
+  if (!options.agents.empty() && options.local_agents > 0) {
+    return Fail(RunFailure::kBadPlan,
+                "--local cannot be combined with --agents, --hostfile or --agents-from");
+  }
+  out->agents = options.agents.empty() ? plan.agents : options.agents;
+  out->tls_files = options.tls_files;
   int local = options.local_agents;
-  if (local == 0 && plan.agents.empty()) local = 2;
+  if (local == 0 && out->agents.empty()) local = 2;
   bool insecure = options.insecure;
   if (local > 0) {
     out->agents.clear();
@@ -82,6 +94,7 @@ RunError ResolveAgentEndpoints(const Plan& plan, const RunOptions& options,
                                   a.address));
     }
   }
+  out->tls_files = {};
   out->credentials = grpc::InsecureChannelCredentials();
   return {};
 }

@@ -20,6 +20,7 @@ namespace lockstep {
 struct AgentEndpoints {
   std::vector<AgentPlan> agents;  // address and role, in the plan's order
   std::shared_ptr<grpc::ChannelCredentials> credentials;
+  TlsFiles tls_files;  // empty for plaintext
   // The agents started here, if any; destroying it stops them.
   std::unique_ptr<LocalAgents> local;
 };

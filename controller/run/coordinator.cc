@@ -7,9 +7,12 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "common/net.h"
+#include "common/tls_inspect.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/files.h"
@@ -32,12 +35,6 @@ namespace {
 // Accepted records of a test's phases, by phase name (what IOR summarizes).
 using AcceptedPhases = std::map<std::string, std::vector<const v1::PhaseRecord*>>;
 
-std::string HostName() {
-  char host[256] = {0};
-  ::gethostname(host, sizeof(host) - 1);
-  return host;
-}
-
 // The protocol: attach → clock offsets → for each test, repetition and phase
 // a PhaseAttempt (repeated on start skew with on_skew = "repeat") → remove
 // the repetition's files → detach → run.json, summary.txt. The parts it
@@ -57,6 +54,7 @@ class Coordinator {
   RunError SetUpAgents();
   RunError Connect();
   RunError Attach();
+  RunError CheckAttached();
   RunError MeasureClocks();
   RunError RunTest(uint32_t test_id);
   RunError RunRepetition(v1::TestRecord* test, uint32_t rep, AcceptedPhases* accepted);
@@ -136,7 +134,7 @@ void Coordinator::StartRecord() {
   record_.set_plan_sha256(Sha256Hex(plan_.text));
   record_.set_plan_file(plan_.source);
   record_.set_started_at(FormatRfc3339(RealtimeNs()));
-  record_.set_controller_host(HostName());
+  record_.set_controller_host(LocalHostName());
   record_.set_lockstep_version(LOCKSTEP_VERSION);
   record_.set_command_line(options_.command_line);
   record_.set_ior_command_line(options_.ior_command_line);
@@ -147,7 +145,8 @@ void Coordinator::StartRecord() {
 RunError Coordinator::SetUpAgents() {
   if (RunError e = ResolveAgentEndpoints(plan_, options_, &endpoints_)) return e;
   for (const AgentPlan& a : endpoints_.agents) {
-    roster_.Add(std::make_unique<AgentClient>(a.address, a.role, endpoints_.credentials));
+    roster_.Add(std::make_unique<AgentClient>(a.address, a.role, endpoints_.credentials,
+                                              endpoints_.tls_files));
   }
   if (RunError e = Connect()) return e;
   if (RunError e = Attach()) return e;
@@ -183,7 +182,7 @@ RunError Coordinator::Connect() {
 }
 
 RunError Coordinator::Attach() {
-  controller_name_ = absl::StrFormat("%s pid %d", HostName(), ::getpid());
+  controller_name_ = absl::StrFormat("%s pid %d", LocalHostName(), ::getpid());
   std::vector<v1::AttachRequest> requests(roster_.size());
   for (auto& r : requests) {
     r.set_run_id(record_.run_id());
@@ -197,21 +196,65 @@ RunError Coordinator::Attach() {
     AgentClient* agent = roster_.at(i);
     v1::AgentRecord* ar = record_.mutable_agents(static_cast<int>(i));
     if (!replies[i].ok()) {
+      const absl::Status& s = replies[i].status();
       ar->set_status("refused");
-      ar->set_error(std::string(replies[i].status().message()));
-      refused.push_back(std::string(replies[i].status().message()));
+      ar->set_error(std::string(s.message()));
+      if (KindOf(s) == v1::BUSY && absl::StrContains(s.message(), record_.run_id())) {
+        // Busy with this very run: the list names one agent twice.
+        return Fail(RunFailure::kBadPlan,
+                    absl::StrFormat("%s is already attached to this run under another name: "
+                                    "the same agent listed twice; list each agent once (%s)",
+                                    agent->address(), s.message()));
+      }
+      refused.push_back(std::string(s.message()));
       continue;
     }
     agent->session_id = replies[i]->session_id();
     agent->facts = replies[i]->facts();
     *ar->mutable_facts() = replies[i]->facts();
-    if (replies[i]->facts().role() != agent->role()) {
+    if (agent->role() == v1::ROLE_UNSPECIFIED) {
+      // --agents/--hostfile: the agent says what it is (its --role).
+      agent->set_role(replies[i]->facts().role());
+      ar->set_role(agent->role());
+    } else if (replies[i]->facts().role() != agent->role()) {
       refused.push_back(absl::StrFormat(
           "agent %s runs with role %s but the plan says %s; fix the plan or the agent's --role",
           agent->address(), RoleName(replies[i]->facts().role()), RoleName(agent->role())));
     }
   }
   if (!refused.empty()) return Fail(RunFailure::kConnect, absl::StrJoin(refused, "\n"));
+  return CheckAttached();
+}
+
+// One process listed twice under two names (an alias, an IP and a name)
+// would get two shares of every phase: refused. Agent certificates that
+// expire soon are warned about, naming the agent.
+RunError Coordinator::CheckAttached() {
+  std::map<std::string, std::string> by_instance;
+  for (size_t i = 0; i < roster_.size(); ++i) {
+    const AgentClient* agent = roster_.at(i);
+    const std::string& instance = agent->facts.agent_instance();
+    if (instance.empty()) continue;
+    auto [it, fresh] = by_instance.emplace(instance, agent->address());
+    if (!fresh) {
+      return Fail(RunFailure::kBadPlan,
+                  absl::StrFormat("%s and %s are the same agent (host %s, pid %u) listed twice "
+                                  "under two names: list each agent once",
+                                  it->second, agent->address(), agent->facts.hostname(),
+                                  agent->facts.pid()));
+    }
+    auto not_after = agent->facts.extra().find("tls_cert_not_after");
+    absl::Time t;
+    std::string err;
+    if (not_after != agent->facts.extra().end() &&
+        absl::ParseTime(absl::RFC3339_full, not_after->second, &t, &err) &&
+        t - absl::Now() < kCertExpiryWarning) {
+      printer_.Note(absl::StrFormat(
+          "warning: agent %s: its certificate expires on %s: issue a new one (lockstep certs "
+          "issue --dir DIR --agent %s --force) and restart the agent",
+          agent->address(), not_after->second, agent->facts.hostname()));
+    }
+  }
   return {};
 }
 

@@ -20,6 +20,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "common/tls.h"
 #include "controller/plan/plan.h"
 #include "controller/run/run_failure.h"
 #include "lockstep/v1/results.pb.h"
@@ -38,6 +39,11 @@ struct RunOptions {
   // Run even where an agent reports less free space than its share.
   bool force = false;
   std::shared_ptr<grpc::ChannelCredentials> credentials;  // TLS, when not insecure
+  TlsFiles tls_files;  // what `credentials` were made of (explains handshake failures)
+  // Agents from the command line (--agents, --hostfile, --agents-from),
+  // used instead of the plan's [[agent]] tables (a plan with tables and
+  // these is refused). Role ROLE_UNSPECIFIED: the agent's own, from Attach.
+  std::vector<AgentPlan> agents;
   std::string command_line;
   // `lockstep ior`: IOR's own command line for IOR's "Command line" line
   // (empty: command_line), and IOR's -v.

@@ -1,0 +1,116 @@
+#include "controller/cli/reach_agents.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "common/files.h"
+#include "common/net.h"
+#include "common/status_macros.h"
+#include "common/tls_inspect.h"
+#include "controller/run/agent_discovery.h"
+
+namespace lockstep {
+
+absl::Status AddAgentAddress(std::string addr, const std::string& where,
+                             std::vector<std::string>* agents) {
+  addr = std::string(absl::StripAsciiWhitespace(addr));
+  if (addr.empty()) return absl::OkStatus();
+  auto hp = SplitHostPort(addr);
+  if (!hp.ok() || hp->second == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: \"%s\" is not HOST:PORT", where, addr));
+  }
+  if (std::find(agents->begin(), agents->end(), addr) != agents->end()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: agent %s is listed twice; list each agent once", where, addr));
+  }
+  agents->push_back(addr);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> ParseHostfile(const std::string& text,
+                                                       const std::string& path) {
+  std::vector<std::string> out;
+  int line_no = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    ++line_no;
+    std::string l(line.substr(0, line.find('#')));
+    RETURN_IF_ERROR(AddAgentAddress(l, absl::StrFormat("--hostfile %s:%d", path, line_no), &out));
+  }
+  if (out.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--hostfile %s lists no agent: write one HOST:PORT a line", path));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<AgentPlan>> AgentsFromFlags(const ParsedFlags& f,
+                                                       absl::Duration default_wait,
+                                                       const std::atomic<bool>* interrupted) {
+  const std::string& dir = f.GetString("agents-from");
+  const bool listed = f.Has("agents") || f.Has("hostfile");
+  if (!dir.empty() && listed) {
+    return absl::InvalidArgumentError(
+        "--agents-from cannot be combined with --agents or --hostfile: take the agents from one "
+        "place");
+  }
+  if (dir.empty() && (f.Has("expect") || f.Has("expect_nodes") || f.Has("wait_ms"))) {
+    return absl::InvalidArgumentError(
+        "--expect, --expect_nodes and --wait_ms say what to wait for in --agents-from DIR: give "
+        "--agents-from too");
+  }
+  std::vector<AgentPlan> out;
+  if (listed) {
+    std::vector<std::string> addresses;
+    for (const std::string& a : f.GetList("agents")) {
+      RETURN_IF_ERROR(AddAgentAddress(a, "--agents", &addresses));
+    }
+    for (const std::string& path : f.GetList("hostfile")) {
+      auto text = ReadFileToString(path);
+      if (!text.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("--hostfile %s: %s", path, text.status().message()));
+      }
+      ASSIGN_OR_RETURN(std::vector<std::string> from_file, ParseHostfile(*text, path));
+      for (const std::string& a : from_file) {
+        RETURN_IF_ERROR(AddAgentAddress(a, "--hostfile " + path, &addresses));
+      }
+    }
+    for (const std::string& a : addresses) out.push_back({a, v1::ROLE_UNSPECIFIED});
+    return out;
+  }
+  if (dir.empty()) return out;
+  AnnounceWait wait;
+  wait.dir = dir;
+  wait.expect = static_cast<uint32_t>(f.GetUint("expect"));
+  wait.nodes = f.GetList("expect_nodes");
+  wait.timeout = f.Has("wait_ms") ? absl::Milliseconds(f.GetUint("wait_ms")) : default_wait;
+  wait.interrupted = interrupted;
+  ASSIGN_OR_RETURN(std::vector<Announcement> announced, AwaitAnnouncements(wait));
+  return AgentsOf(announced);
+}
+
+TlsFiles TlsFilesFromFlags(const ParsedFlags& f) {
+  const std::string& dir = f.GetString("tls_dir");
+  auto file = [&](const char* flag, const char* in_dir) {
+    const std::string& given = f.GetString(flag);
+    return !given.empty() ? given : dir.empty() ? "" : dir + "/" + in_dir;
+  };
+  return TlsFiles{file("tls_ca", "ca.pem"), file("tls_cert", "controller.pem"),
+                  file("tls_key", "controller.key")};
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ControllerCredentials(
+    const TlsFiles& files) {
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ChannelCredentials> creds,
+                   MakeChannelCredentials(files));
+  for (const std::string& w : ExpiryWarnings(files, absl::Now(), kCertExpiryWarning)) {
+    std::fprintf(stderr, "lockstep: warning: %s\n", w.c_str());
+  }
+  return creds;
+}
+
+}  // namespace lockstep

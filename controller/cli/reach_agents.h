@@ -1,0 +1,53 @@
+// How a command reaches its agents: which agents (--agents, --hostfile,
+// --agents-from DIR with --expect/--expect_nodes/--wait_ms), and with which
+// TLS material (--tls_dir or --tls_ca/--tls_cert/--tls_key). Shared by
+// `lockstep run`, `lockstep agents` and the IOR/mdtest front ends.
+#ifndef LOCKSTEP_CONTROLLER_CLI_REACH_AGENTS_H_
+#define LOCKSTEP_CONTROLLER_CLI_REACH_AGENTS_H_
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/flags.h"
+#include "common/tls.h"
+#include "controller/plan/plan.h"
+
+namespace lockstep {
+
+// Appends `addr` (HOST:PORT, surrounding blanks ignored, empty skipped) to
+// *agents. InvalidArgument "WHERE: ..." for a malformed or repeated address.
+absl::Status AddAgentAddress(std::string addr, const std::string& where,
+                             std::vector<std::string>* agents);
+
+// Addresses of a hostfile's text: one HOST:PORT a line, '#' starts a
+// comment; errors name "--hostfile PATH:LINE".
+absl::StatusOr<std::vector<std::string>> ParseHostfile(const std::string& text,
+                                                       const std::string& path);
+
+// The agents the flags of `f` name (its command must declare the flags of
+// AgentSourceFlags() in command_specs.h); empty when none is given. Agents
+// of --agents/--hostfile have role ROLE_UNSPECIFIED (each agent's own);
+// --agents-from waits for the announcements (--wait_ms, else
+// `default_wait`). Errors: InvalidArgument for bad flags or files; those of
+// AwaitAnnouncements.
+absl::StatusOr<std::vector<AgentPlan>> AgentsFromFlags(const ParsedFlags& f,
+                                                       absl::Duration default_wait,
+                                                       const std::atomic<bool>* interrupted);
+
+// The TLS files of --tls_dir (DIR/ca.pem, DIR/controller.pem,
+// DIR/controller.key), each overridden by --tls_ca/--tls_cert/--tls_key;
+// all empty when none is given.
+TlsFiles TlsFilesFromFlags(const ParsedFlags& f);
+
+// Channel credentials of `files`, after printing a warning to stderr for
+// each certificate that expires within 30 days (or expired). Errors are
+// LoadTlsFiles'.
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ControllerCredentials(
+    const TlsFiles& files);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_CLI_REACH_AGENTS_H_
