@@ -4,6 +4,7 @@
 // certificates for a hostfile, and the TLS mistakes a fleet makes (a
 // certificate for another name, one about to expire). Real agent processes
 // on loopback, the real CLI.
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -92,6 +93,27 @@ TEST_F(AnnounceTest, AnnouncedAgentsRunAPlanWithoutAgentTablesAndExitAfterIt) {
   ASSERT_EVENTUALLY([&] {
     EXPECT_THAT(AnnouncedFiles(announce_), ::testing::IsEmpty());
     for (int i = 0; i < 3; ++i) EXPECT_TRUE(Exited(cluster_.pid(i))) << "agent " << i;
+  });
+}
+
+TEST_F(AnnounceTest, OnceAgentExitsWhenItsControllerDiesAndItsLeaseExpires) {
+  AgentSpec slow = Announcing("n1");
+  slow.flags.insert(slow.flags.end(), {"--test_delay_per_transfer_us", "20000"});
+  ASSERT_OK(cluster_.Start({.agents = {slow}}));
+  const std::string plan = cluster_.WritePlan(
+      PlanBuilder()
+          .Set("lease_ms", 1000)
+          .AddPhase(FilePerProcess("w", "write", "4k", "4m")));  // 1024 × 20 ms: 20 s
+  auto ctl = cluster_.StartRun(plan, {"--agents-from", announce_, "--expect", "1"});
+  ASSERT_EVENTUALLY_WITHIN(std::chrono::seconds(15), [&] {
+    ASSERT_GT(cluster_.FileBytes(0), 0u) << ctl->Output();
+  });
+  ctl->Signal(SIGKILL);
+  ASSERT_GE(ctl->Wait(std::chrono::seconds(10)), 0);
+  ASSERT_EVENTUALLY_WITHIN(std::chrono::seconds(8), [&] {
+    EXPECT_TRUE(Exited(cluster_.pid(0)));
+    EXPECT_THAT(AnnouncedFiles(announce_), ::testing::IsEmpty());
+    EXPECT_THAT(cluster_.Files(0), ::testing::IsEmpty());  // the lease's cleanup ran first
   });
 }
 
