@@ -8,9 +8,11 @@ below (the kinds are the API's own names); every object GET answers 404
 NotFound (nothing exists yet). Any request that is not a GET is answered 405
 and logged: a client dry run must never write.
 
-  k8s_api_stub.py PORT_FILE LOG_FILE
+  k8s_api_stub.py PORT_FILE LOG_FILE [PODS_JSON]
 Listens on 127.0.0.1, a free port written to PORT_FILE; one line per request
-("METHOD PATH") appended to LOG_FILE. Runs until killed.
+("METHOD PATH") appended to LOG_FILE. With PODS_JSON (a PodList), a list of
+the pods of any namespace answers it, whatever the selector. Runs until
+killed.
 """
 import http.server
 import os
@@ -70,6 +72,11 @@ def answer(path):
         return 200, resource_list("v1")
     if path.startswith("/apis/") and path[len("/apis/"):] in GROUPS:
         return 200, resource_list(path[len("/apis/"):])
+    parts = path.split("/")
+    if len(sys.argv) > 3 and len(parts) == 6 and parts[1:4] == ["api", "v1", "namespaces"] \
+            and parts[5] == "pods":
+        with open(sys.argv[3], encoding="utf-8") as f:
+            return 200, json.load(f)
     return 404, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
                  "reason": "NotFound", "code": 404, "message": f"{path} not found"}
 

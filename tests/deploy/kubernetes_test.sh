@@ -9,7 +9,8 @@
 #    OpenAPI schema. So this checks: the YAML parses, every object's
 #    apiVersion/kind is one Kubernetes serves, kubectl builds each apply,
 #    and it writes nothing. Not: field names and types (a server dry run).
-# 2. check_manifests.py: that the objects agree with each other and with
+# 2. The controller Job's init container script against the stub's pod list.
+# 3. check_manifests.py: that the objects agree with each other and with
 #    Lockstep (selectors, roles, volumes, references, RBAC, the plan).
 # Exit 77 (ctest SKIP_RETURN_CODE) with the reason when kubectl, python3 or
 # python3-yaml is missing.
@@ -29,7 +30,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-python3 "$here/k8s_api_stub.py" "$work/port" "$work/requests.log" &
+# Two Ready agent pods, for the controller Job's init container below.
+cat >"$work/pods.json" <<'PODS'
+{"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": [
+ {"metadata": {"name": "lockstep-agent-client-a"},
+  "status": {"hostIP": "10.0.0.11", "conditions": [{"type": "Ready", "status": "True"}]}},
+ {"metadata": {"name": "lockstep-agent-oss-b"},
+  "status": {"hostIP": "10.0.0.21", "conditions": [{"type": "Ready", "status": "True"}]}}]}
+PODS
+python3 "$here/k8s_api_stub.py" "$work/port" "$work/requests.log" "$work/pods.json" &
 stub_pid=$!
 for _ in $(seq 100); do
     [ -s "$work/port" ] && break
@@ -70,6 +79,25 @@ if grep -v '^GET ' "$work/requests.log"; then
     exit 1
 fi
 echo "== $applied objects, $(wc -l <"$work/requests.log") GET requests, no writes"
+
+# 2. The controller Job's init container script, run here with this kubectl
+#    against the stub's pod list (its /run/lockstep moved to a scratch dir):
+#    it must select the agent pods and write HOST_IP:7070 per Ready pod.
+echo "== the controller Job's init container (kubectl get pods -o jsonpath) against the stub"
+mkdir "$work/run"
+python3 - "$src/deploy/kubernetes/controller-job.yaml" "$work/run" >"$work/init.sh" <<'EXTRACT'
+import sys, yaml
+job = next(d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] == "Job")
+init = job["spec"]["template"]["spec"]["initContainers"][0]
+assert init["command"] == ["/bin/sh", "-c"], init["command"]
+print(init["args"][0].replace("/run/lockstep", sys.argv[2]))
+EXTRACT
+: >"$work/requests.log"
+KUBECONFIG="$work/kubeconfig" sh "$work/init.sh" || { echo "FAIL: the init container script exited $?"; exit 1; }
+printf '10.0.0.11:7070\n10.0.0.21:7070\n' | diff -u - "$work/run/hostfile" ||
+    { echo "FAIL: the hostfile is not the pods' HOST_IP:7070 (- expected, + written)"; exit 1; }
+grep -q 'labelSelector=app.kubernetes.io%2Fname%3Dlockstep-agent' "$work/requests.log" ||
+    { cat "$work/requests.log"; echo "FAIL: the pods were not listed by app.kubernetes.io/name=lockstep-agent"; exit 1; }
 
 echo "== check_manifests.py deploy/kubernetes/"
 python3 "$here/check_manifests.py" "$src/deploy/kubernetes"
