@@ -171,6 +171,17 @@ std::string FormatProgramHelp(const ProgramSpec& program);
 // (with several commands), OPTIONS (every visible flag of every command),
 // then the extra sections.
 std::string FormatManPage(const ProgramSpec& program, absl::string_view version);
+// A bash completion script for `program` (flags_completion.cc; source it, or install it as
+// /usr/share/bash-completion/completions/NAME): completes command names,
+// each command's visible flags, a flag's value where the table says what it
+// is (value name DIR: directories; FILE: files; "a|b|c" of lowercase words:
+// those words; others: nothing), and positional words: the literal first
+// words of a command's synopsis lines ("certs init|issue"), command names
+// where the synopsis says COMMAND, otherwise files. A program whose only
+// command has no name (lockstep-agent) completes that command's flags.
+// Words that are not plain names ([A-Za-z0-9_.-]) are left out, so nothing
+// from a table can become shell code.
+std::string FormatBashCompletion(const ProgramSpec& program);
 
 }  // namespace lockstep
 

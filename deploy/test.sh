@@ -11,6 +11,15 @@ lockstep_install_packages fio iproute2 python3 universal-ctags
 # slurm-wlm and munge: the slurm_sbatch test runs deploy/slurm/lockstep.sbatch
 # on a local four-node Slurm cluster (skipped, with the reason, without them).
 lockstep_install_packages slurm-wlm munge || echo "== slurm-wlm/munge could not be installed: the Slurm test will be skipped"
+# The package test (ctest "package"): dpkg-dev has dpkg-shlibdeps, which
+# writes the packages' Depends; file: CPack finds the ELF files with it.
+# python3-yaml: the kubernetes test's manifest check reads the YAML with it.
+lockstep_install_packages dpkg-dev file python3-yaml
+# kubectl for the kubernetes test (client-side dry run), from Debian's
+# kubernetes-client unless a kubectl is already installed (another package's
+# /usr/bin/kubectl would conflict with it); without it that test is skipped.
+command -v kubectl >/dev/null || lockstep_install_packages kubernetes-client ||
+  echo "== kubernetes-client could not be installed: the kubernetes test will be skipped"
 # chromium renders the HTML report in a real browser; without it that one
 # test is skipped with the reason.
 lockstep_install_packages chromium || echo "== chromium could not be installed: the headless report check will be skipped"

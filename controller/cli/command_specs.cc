@@ -433,9 +433,12 @@ constexpr CommandSpec kCerts = {
 
 // ---- help ------------------------------------------------------------------------
 
-constexpr std::array<FlagSpec, 1> kHelpFlags = {{
+constexpr std::array<FlagSpec, 2> kHelpFlags = {{
     {.name = "man", .kind = FlagKind::kBool,
      .help = "print the man page lockstep.1 (roff) instead", .hidden = true},
+    {.name = "bash-completion", .kind = FlagKind::kBool,
+     .help = "print the bash completion script (the build installs it) instead",
+     .hidden = true},
 }};
 
 constexpr CommandSpec kHelp = {

@@ -141,6 +141,10 @@ int HelpCommand(const std::vector<std::string>& args) {
     std::fputs(FormatManPage(LockstepProgram(), LOCKSTEP_VERSION).c_str(), stdout);
     return kExitOk;
   }
+  if (f->GetBool("bash-completion")) {
+    std::fputs(FormatBashCompletion(LockstepProgram()).c_str(), stdout);
+    return kExitOk;
+  }
   if (f->positional().empty()) {
     std::fputs(FormatProgramHelp(LockstepProgram()).c_str(), stdout);
     return kExitOk;
