@@ -152,7 +152,7 @@ struct PhaseRunner::Impl final : public PhaseTasks {
   void StartTaskThreads();
   void TaskMain(Task* t);
   // Parks the task until the start instant; false when the phase stopped first.
-  bool WaitForStart(uint32_t index);
+  bool WaitForStart();
   void MonitorMain();
   // Waits up to `wait` for every task to end; true when all did.
   bool WaitForTasks(absl::Duration wait, uint32_t* done_count);
@@ -218,7 +218,7 @@ void PhaseRunner::Impl::Barrier() {
       &arg));
 }
 
-bool PhaseRunner::Impl::WaitForStart(uint32_t index) {
+bool PhaseRunner::Impl::WaitForStart() {
   int64_t at_unix_ns = 0;
   int64_t task_spin_duration_ns = 0;
   {
@@ -235,8 +235,7 @@ bool PhaseRunner::Impl::WaitForStart(uint32_t index) {
   // Wake within ~1 µs of the instant instead of the default 50 µs slack.
   ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   if (gate) {
-    // More tasks than cores: no spin; the gate raises and bounds the priority.
-    gate->Raise(index);
+    // More tasks than cores: no spin; the gate raised the task and bounds it.
     return WaitUntilRealtime(at_unix_ns, 0, &abort);
   }
   // While waiting for the instant, a real-time priority (where permitted)
@@ -254,7 +253,7 @@ bool PhaseRunner::Impl::WaitForStart(uint32_t index) {
 }
 
 void PhaseRunner::Impl::TaskMain(Task* t) {
-  if (WaitForStart(t->index)) {
+  if (WaitForStart()) {
     t->result.set_release_unix_ns(RealtimeNs());
     const TaskContext ctx{.rank = t->rank,
                           .index = t->index,
@@ -452,8 +451,11 @@ absl::Status PhaseRunner::Start(int64_t start_at_unix_ns, int64_t spin_duration_
     impl_->spin_duration_ns = spin_duration_ns;
     if (spin_duration_ns <= 0) {
       // The controller spins only where a host's tasks fit on its cores.
+      // The task threads are parked (they wait for start_given under mu).
+      std::vector<pthread_t> threads;
+      for (auto& t : impl_->tasks) threads.push_back(t->thread.native_handle());
       impl_->gate = std::make_unique<StartGate>(impl_->tasks.size());
-      impl_->gate->Begin(start_at_unix_ns, impl_->options.allow_realtime);
+      impl_->gate->Begin(start_at_unix_ns, threads, impl_->options.allow_realtime);
     }
     impl_->start_given = true;
   }

@@ -39,7 +39,9 @@ StartGate::~StartGate() {
   if (guard_.joinable()) guard_.join();
 }
 
-void StartGate::Begin(int64_t start_at_unix_ns, bool allow_realtime) {
+void StartGate::Begin(int64_t start_at_unix_ns, const std::vector<pthread_t>& threads,
+                      bool allow_realtime) {
+  for (size_t i = 0; i < slots_.size() && i < threads.size(); ++i) slots_[i].thread = threads[i];
   guard_ = std::thread([this, start_at_unix_ns, allow_realtime] {
     pthread_setname_np(pthread_self(), "ls-start-guard");
     GuardMain(start_at_unix_ns, allow_realtime);
@@ -67,6 +69,7 @@ void StartGate::GuardMain(int64_t start_at_unix_ns, bool allow_realtime) {
     realtime_ = allow_realtime && err == 0;
     if (!realtime_) refused_ = allow_realtime ? std::strerror(err) : "not asked for";
     if (!realtime_) return;  // the ordering alone: nothing to guard
+    for (Slot& s : slots_) s.raised = SetPolicy(s.thread, SCHED_FIFO, kTaskPriority) == 0;
   }
   // Asleep until the instant (the tasks are asleep too): until 1 ms before
   // it where Stop can wake the guard, then to the instant itself.
@@ -99,10 +102,7 @@ void StartGate::GuardMain(int64_t start_at_unix_ns, bool allow_realtime) {
           all = false;  // one more scan to lower it
         }
       }
-      if (last || all) {
-        closed_ = true;  // no task raises itself after this
-        break;
-      }
+      if (last || all) break;
     }
     NanoSleep(kGuardPeriod);
   }
@@ -112,14 +112,6 @@ void StartGate::GuardMain(int64_t start_at_unix_ns, bool allow_realtime) {
 void StartGate::LowerLocked(Slot& slot) {
   SetPolicy(slot.thread, SCHED_OTHER, 0);
   slot.raised = false;
-}
-
-void StartGate::Raise(uint32_t index) {
-  Slot& s = slots_[index];
-  absl::MutexLock lock(&mu_);
-  s.thread = pthread_self();
-  if (!realtime_ || closed_ || stopped_.load()) return;
-  s.raised = SetPolicy(s.thread, SCHED_FIFO, kTaskPriority) == 0;
 }
 
 void StartGate::LowerSelf(uint32_t index) {

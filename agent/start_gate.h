@@ -8,9 +8,11 @@
 //     stopped.
 //  2. Tightness (where the agent may use SCHED_FIFO: root or CAP_SYS_NICE):
 //     the first operations are issued close together, although only as many
-//     tasks as there are cores can run at once. Each task waits for the start
-//     instant at SCHED_FIFO priority 1, so that at the instant the woken
-//     tasks take the cores ahead of everything at normal priority. A guard
+//     tasks as there are cores can run at once. The guard raises every task
+//     to SCHED_FIFO priority 1 while they are still parked (so that waking
+//     them one by one for the start does not wait for cores behind everything
+//     at normal priority), and at the instant the woken tasks take the cores
+//     ahead of everything at normal priority. A guard
 //     thread at SCHED_FIFO priority 2 wakes every kGuardPeriod from the
 //     instant on and puts back to normal scheduling each task that it saw
 //     issuing its first operation at its previous wake-up (so the task is in
@@ -30,7 +32,7 @@
 // Where SCHED_FIFO is refused the gate keeps promise 1 only; note() says so
 // and the agent log says it once per process.
 //
-// Threads: Begin from the thread that starts the phase; Raise, FirstOpIssuing,
+// Threads: Begin from the thread that starts the phase; FirstOpIssuing,
 // FirstOpReturned and TaskEnded from task threads (each for its own index);
 // Stop from any thread; the destructor joins the guard.
 #ifndef LOCKSTEP_AGENT_START_GATE_H_
@@ -59,14 +61,14 @@ class StartGate {
   // Stops the guard and joins it.
   ~StartGate();
 
-  // Starts the guard, which sleeps until `start_at_unix_ns` (this host's wall
-  // clock), and finds out whether SCHED_FIFO is permitted. Call once, before
-  // any task calls Raise. `allow_realtime` false (tests): the ordering only.
-  void Begin(int64_t start_at_unix_ns, bool allow_realtime = true);
-
-  // Task `index` (the calling thread), before it waits for the start
-  // instant: raises it to SCHED_FIFO 1 where permitted.
-  void Raise(uint32_t index);
+  // Starts the guard, which finds out whether SCHED_FIFO is permitted,
+  // raises the task threads `threads` (one per task, by index; alive and
+  // parked: they may not end before Begin returns) to SCHED_FIFO 1 where it
+  // is, and sleeps until `start_at_unix_ns` (this host's wall clock). Call
+  // once, before the tasks are released. `allow_realtime` false (tests): the
+  // ordering only.
+  void Begin(int64_t start_at_unix_ns, const std::vector<pthread_t>& threads,
+             bool allow_realtime = true);
   // Right before the task's first operation enters the kernel. Lock-free:
   // never blocks nor wakes anyone.
   void FirstOpIssuing(uint32_t index);
@@ -116,7 +118,6 @@ class StartGate {
   bool decided_ ABSL_GUARDED_BY(mu_) = false;  // the guard knows whether RT is permitted
   bool realtime_ ABSL_GUARDED_BY(mu_) = false;
   std::string refused_ ABSL_GUARDED_BY(mu_);  // why SCHED_FIFO was refused
-  bool closed_ ABSL_GUARDED_BY(mu_) = false;  // the guard ended: nobody raises any more
 };
 
 }  // namespace lockstep
