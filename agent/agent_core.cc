@@ -24,6 +24,7 @@
 #include "common/log.h"
 #include "common/names.h"
 #include "common/sizes.h"
+#include "common/wire_version.h"
 
 namespace lockstep {
 namespace {
@@ -33,6 +34,11 @@ std::string RandomHex(int bytes) {
   std::string out;
   for (int i = 0; i < bytes; ++i) out += absl::StrFormat("%02x", absl::Uniform<uint32_t>(gen, 0, 256));
   return out;
+}
+
+std::string ThisHost() {
+  char host[256] = {};
+  return ::gethostname(host, sizeof(host) - 1) == 0 ? std::string(host) : std::string("this host");
 }
 
 }  // namespace
@@ -241,6 +247,15 @@ v1::HostFacts AgentCore::Facts() const {
 
 absl::StatusOr<v1::AttachReply> AgentCore::Attach(const v1::AttachRequest& request) {
   v1::AttachReply reply;
+  // Before anything else: a controller we cannot work with takes nothing.
+  if (absl::Status v = CheckWireVersions(
+          {request.wire_major(), request.wire_minor(), request.controller_version()},
+          OwnWireVersion(), ThisHost());
+      !v.ok()) {
+    LogWarning("refused Attach of run %s from %s: %s", request.run_id(), request.controller(),
+               v.message());
+    return v;
+  }
   std::string stale_run;
   std::unique_ptr<PhaseRunner> stale_runner, stale_runner2;
   std::map<std::string, std::pair<v1::PhaseSpec, std::string>> stale_files;

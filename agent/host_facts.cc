@@ -11,6 +11,7 @@
 #include "absl/strings/strip.h"
 #include "common/clock.h"
 #include "common/files.h"
+#include "common/wire_version.h"
 
 namespace lockstep {
 
@@ -69,7 +70,8 @@ v1::HostFacts GatherHostFacts(v1::Role role, const std::vector<std::string>& roo
   if (::gethostname(host, sizeof(host) - 1) == 0) f.set_hostname(host);
   f.set_role(role);
   f.set_agent_version(LOCKSTEP_VERSION);
-  f.set_wire_version(1);
+  f.set_wire_version(kWireMajor);
+  f.set_wire_minor(kWireMinor);
   struct utsname u;
   if (::uname(&u) == 0) {
     f.set_kernel(u.release);

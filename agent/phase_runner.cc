@@ -14,6 +14,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "agent/procfs.h"
+#include "agent/start_gate.h"
 #include "common/clock.h"
 #include "common/errors.h"
 #include "common/files.h"
@@ -107,6 +108,7 @@ struct Task {
 struct PhaseRunner::Impl final : public PhaseTasks {
   v1::PhaseSpec spec;
   std::string dir;
+  RunnerOptions options;
   std::unique_ptr<Workload> workload;
   std::vector<std::unique_ptr<Task>> tasks;
   std::vector<std::string> files;
@@ -131,11 +133,20 @@ struct PhaseRunner::Impl final : public PhaseTasks {
   EventSink sink;
   uint32_t progress_interval_ms = 1000;
   std::thread monitor;
+  // The start when the tasks outnumber the cores (no spin); null otherwise.
+  // Set by Start before start_given, read by the tasks after it.
+  std::unique_ptr<StartGate> gate;
 
   // PhaseTasks, from the task threads.
   void Fail(uint32_t index, const TaskFailure& failure) override;
   void Barrier() override;
   uint64_t WearOut(uint64_t pairs) override;
+  void FirstOpIssuing(uint32_t index) override {
+    if (gate) gate->FirstOpIssuing(index);
+  }
+  void FirstOpReturned(uint32_t index) override {
+    if (gate) gate->FirstOpReturned(index);
+  }
 
   absl::Status MakeTasks();
   void StartTaskThreads();
@@ -157,6 +168,7 @@ struct PhaseRunner::Impl final : public PhaseTasks {
       abort_kind = kind;
     }
     abort.store(true);
+    if (gate) gate->Stop();
   }
 };
 
@@ -222,6 +234,10 @@ bool PhaseRunner::Impl::WaitForStart() {
   if (abort.load()) return false;
   // Wake within ~1 µs of the instant instead of the default 50 µs slack.
   ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+  if (gate) {
+    // More tasks than cores: no spin; the gate raised the task and bounds it.
+    return WaitUntilRealtime(at_unix_ns, 0, &abort);
+  }
   // While waiting for the instant, a real-time priority (where permitted)
   // makes the wake-up preempt whatever else runs on the core; the task
   // drops back to normal scheduling before its first I/O.
@@ -248,6 +264,7 @@ void PhaseRunner::Impl::TaskMain(Task* t) {
                           .phase = this};
     workload->RunTask(ctx);
   }
+  if (gate) gate->TaskEnded(t->index);
   absl::MutexLock lock(&mu);
   if (abort.load() && t->result.error().empty()) {
     t->result.set_error(absl::StrFormat("task %u stopped: %s", t->rank, abort_reason));
@@ -313,6 +330,7 @@ v1::PhaseEvent PhaseRunner::Impl::ResultEvent(const ThroughputSeries& series) {
       r->set_error(abort_reason);
     }
   }
+  if (gate) r->set_start_note(gate->note());
   r->set_series_interval_ms(kSeriesIntervalMs);
   for (uint64_t v : series.values()) r->add_series_bytes(v);
   return ev;
@@ -406,6 +424,7 @@ absl::StatusOr<std::unique_ptr<PhaseRunner>> PhaseRunner::Prepare(const v1::Phas
   auto impl = std::make_unique<Impl>();
   impl->spec = spec;
   impl->dir = dir;
+  impl->options = options;
   impl->workload = std::move(*workload);
   if (absl::Status s = impl->MakeTasks(); !s.ok()) return s;
   impl->StartTaskThreads();
@@ -430,6 +449,14 @@ absl::Status PhaseRunner::Start(int64_t start_at_unix_ns, int64_t spin_duration_
     impl_->progress_interval_ms = std::max<uint32_t>(progress_interval_ms, 50);
     impl_->start_at_unix_ns = start_at_unix_ns;
     impl_->spin_duration_ns = spin_duration_ns;
+    if (spin_duration_ns <= 0) {
+      // The controller spins only where a host's tasks fit on its cores.
+      // The task threads are parked (they wait for start_given under mu).
+      std::vector<pthread_t> threads;
+      for (auto& t : impl_->tasks) threads.push_back(t->thread.native_handle());
+      impl_->gate = std::make_unique<StartGate>(impl_->tasks.size());
+      impl_->gate->Begin(start_at_unix_ns, threads, impl_->options.allow_realtime);
+    }
     impl_->start_given = true;
   }
   Impl* raw = impl_.get();

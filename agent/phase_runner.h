@@ -42,7 +42,10 @@ class PhaseRunner {
   // Releases the parked tasks at `start_at_unix_ns` (this host's wall clock).
   // With `spin_duration_ns` > 0 each task sleeps until that much before the
   // instant and spins the rest (use only when tasks do not outnumber free
-  // cores). REQUIRES: called once. FailedPrecondition when called twice;
+  // cores). With 0 (more tasks than cores) a StartGate (agent/start_gate.h)
+  // orders the tasks' first operations before any second one and, where
+  // SCHED_FIFO is permitted, issues them close together; the result's
+  // start_note says how. REQUIRES: called once. FailedPrecondition when called twice;
   // Aborted, with the kind Abort was given, after an Abort.
   absl::Status Start(int64_t start_at_unix_ns, int64_t spin_duration_ns,
                      uint32_t progress_interval_ms, EventSink sink);

@@ -132,11 +132,16 @@ class MdtestWorkload::TaskRun {
   }
 
   // Runs `op` (returning 0 or an errno), timed; counts it when it succeeded.
+  // The first one is bracketed for the start gate (workload.h PhaseTasks).
   template <typename Op>
   int Timed(Op&& op) {
+    const bool first = !issued_any_;
+    issued_any_ = true;
+    if (first) ctx_.FirstOpIssuing();
     const int64_t t0 = MonotonicNs();
     const int err = op();
     ctx_.latency->Record(static_cast<uint64_t>(MonotonicNs() - t0));
+    if (first) ctx_.FirstOpReturned();
     if (err == 0) {
       ++ops_;
       ctx_.counters->ops.store(ops_, std::memory_order_relaxed);
@@ -264,6 +269,7 @@ class MdtestWorkload::TaskRun {
   const MdtestItems layout_;
   uint64_t ops_ = 0;
   uint64_t bytes_ = 0;
+  bool issued_any_ = false;  // the first timed operation was issued
 };
 
 absl::Status MdtestWorkload::Validate() const {

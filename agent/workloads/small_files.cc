@@ -115,7 +115,10 @@ class SmallFilesWorkload : public Workload {
       v1::TaskResult* r = ctx_.result;
       r->set_open_start_unix_ns(RealtimeNs());
       r->set_first_io_unix_ns(r->open_start_unix_ns());
+      // The task's first operation, bracketed for the start gate (workload.h).
+      ctx_.FirstOpIssuing();
       bool ok = MakeDir(root_);
+      if (ok) ctx_.FirstOpReturned();
       for (uint64_t d = 0; ok && d * per_dir_ < files_; ++d) {
         ok = MakeDir(absl::StrFormat("%s/d%06u", root_, d));
       }

@@ -141,10 +141,13 @@ class TransferWorkload::TaskRun {
         FillPattern(buf, xfer_, offset, tag_);
       }
     }
+    const bool first = first_;
     if (first_) {
       ctx_.result->set_first_io_unix_ns(RealtimeNs());
       first_ = false;
     }
+    if (k < 2 && w_.options_.test_on_issue) w_.options_.test_on_issue(ctx_.index, k, MonotonicNs());
+    if (first) ctx_.FirstOpIssuing();
     TaskCounters* c = ctx_.counters;
     const int64_t t0 = MonotonicNs();
     c->op_offset.store(offset, std::memory_order_relaxed);
@@ -164,6 +167,7 @@ class TransferWorkload::TaskRun {
       Fail(w_.IoVerb(), err, offset + moved);
       return false;
     }
+    if (first) ctx_.FirstOpReturned();  // every task issued its first before this one's second
     return write_ || CheckRead(buf, offset, moved);
   }
 

@@ -17,7 +17,9 @@
 //                           thread exists: stale files removed or the files to
 //                           read checked, each task's buffers allocated.
 //   RunTask(task)           each task's own thread, all tasks at once, from
-//                           the start instant; once per task.
+//                           the start instant; once per task. Brackets its
+//                           first timed operation with task.FirstOpIssuing()
+//                           and task.FirstOpReturned() (see PhaseTasks).
 //   Finish()                the runner's monitor thread, once, after every
 //                           task thread was joined and before the result.
 //   RemoveFiles(dir)        any thread, with or without Prepare (Cleanup, the
@@ -27,6 +29,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -43,6 +46,12 @@ struct WorkloadOptions {
   // Test only (lockstep-agent --test_delay_per_transfer_us): every transfer
   // takes this much longer, as on a slower device.
   absl::Duration test_delay_per_transfer = absl::ZeroDuration();
+  // Test only: called by the transfer loop right before task `index` issues
+  // its operation number `op` (0 and 1 only), with the monotonic instant.
+  std::function<void(uint32_t index, uint64_t op, int64_t mono_ns)> test_on_issue;
+  // Test only: false keeps a start gate (agent/start_gate.h) from using
+  // SCHED_FIFO, as for an agent without the privilege.
+  bool allow_realtime = true;
 };
 
 // What a task has done so far. The task writes; the monitor thread (progress,
@@ -81,6 +90,14 @@ class PhaseTasks {
   // Reports `pairs` and waits until every task of this agent did; returns the
   // largest (IOR's stonewall wear-out), or early when the phase stops.
   virtual uint64_t WearOut(uint64_t pairs) = 0;
+  // The start when tasks outnumber cores (agent/start_gate.h): a workload
+  // calls FirstOpIssuing right before its task's first timed operation
+  // enters the kernel (never blocks) and FirstOpReturned after it returned
+  // and before the second (waits until every task of this agent issued its
+  // first, or the phase stops). A task that ends without an operation needs
+  // neither. No-ops when the tasks fit on the cores.
+  virtual void FirstOpIssuing(uint32_t index) = 0;
+  virtual void FirstOpReturned(uint32_t index) = 0;
 };
 
 // One task, as RunTask sees it. Everything is owned by the runner and
@@ -99,6 +116,8 @@ struct TaskContext {
   // True once the phase stops: check between operations, return soon after.
   bool Aborted() const { return abort->load(std::memory_order_relaxed); }
   void Fail(const TaskFailure& failure) const { phase->Fail(index, failure); }
+  void FirstOpIssuing() const { phase->FirstOpIssuing(index); }
+  void FirstOpReturned() const { phase->FirstOpReturned(index); }
 };
 
 class Workload {

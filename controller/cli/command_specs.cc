@@ -466,6 +466,7 @@ constexpr ManSection kSections[] = {
              "  5    an I/O error in a task (ENOSPC, EIO, missing or short files, ...)\n"
              "  6    data verification found a difference\n"
              "  7    start skew beyond max_start_skew_us with on_skew = \"fail\"\n"
+             "  8    an agent and the controller speak wire protocols that cannot work together\n"
              "  130  interrupted (SIGINT/SIGTERM): the phase is aborted on all agents\n\n"
              "lockstep gate: 0 pass, 1 regression, 2 bad input, 3 no baseline."},
     {.title = "See also", .text = "lockstep-agent(8); README.md in the source tree."},

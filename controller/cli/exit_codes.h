@@ -15,6 +15,7 @@ enum ExitCode : int {
   kExitIoError = 5,       // a task's I/O failed (ENOSPC, EIO, missing file, ...)
   kExitVerify = 6,        // data verification found a difference
   kExitSkew = 7,          // a phase's start skew exceeded the plan's bound (on_skew = "fail")
+  kExitVersion = 8,       // an agent and the controller speak wire protocols that cannot work together
   kExitInterrupted = 130, // SIGINT / SIGTERM
 };
 
@@ -38,6 +39,7 @@ constexpr int ExitCodeFor(RunFailure failure) {
     case RunFailure::kVerify: return kExitVerify;
     case RunFailure::kSkew: return kExitSkew;
     case RunFailure::kInterrupted: return kExitInterrupted;
+    case RunFailure::kVersion: return kExitVersion;
     case RunFailure::kOther: break;
   }
   return kExitFailure;

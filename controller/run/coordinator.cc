@@ -16,7 +16,9 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/files.h"
+#include "common/errors.h"
 #include "common/names.h"
+#include "common/wire_version.h"
 #include "controller/ior/ior_math.h"
 #include "controller/run/agent_client.h"
 #include "controller/run/agent_endpoints.h"
@@ -34,6 +36,22 @@ namespace {
 
 // Accepted records of a test's phases, by phase name (what IOR summarizes).
 using AcceptedPhases = std::map<std::string, std::vector<const v1::PhaseRecord*>>;
+
+// Attach says which wire protocol this controller speaks.
+void SetWireVersion(v1::AttachRequest* request) {
+  const WireVersion own = OwnWireVersion();
+  request->set_wire_major(own.major);
+  request->set_wire_minor(own.minor);
+  request->set_controller_version(own.release);
+}
+
+// The agent's answer checked as the agent checks ours: agents older than that
+// check attach any controller.
+absl::Status CheckAgentWireVersion(const v1::HostFacts& facts, const std::string& address) {
+  return CheckWireVersions(OwnWireVersion(),
+                           {facts.wire_version(), facts.wire_minor(), facts.agent_version()},
+                           address);
+}
 
 // The protocol: attach → clock offsets → for each test, repetition and phase
 // a PhaseAttempt (repeated on start skew with on_skew = "repeat") → remove
@@ -188,30 +206,36 @@ RunError Coordinator::Attach() {
     r.set_run_id(record_.run_id());
     r.set_controller(controller_name_);
     r.set_lease_ms(plan_.lease_ms);
+    SetWireVersion(&r);
   }
   auto replies = FanOut<v1::AttachRequest, v1::AttachReply>(roster_.all(), requests, kRpcTimeout,
                                                             LOCKSTEP_ASYNC(Attach));
   std::vector<std::string> refused;
+  bool version_mismatch = false;
   for (size_t i = 0; i < roster_.size(); ++i) {
     AgentClient* agent = roster_.at(i);
     v1::AgentRecord* ar = record_.mutable_agents(static_cast<int>(i));
-    if (!replies[i].ok()) {
-      const absl::Status& s = replies[i].status();
+    absl::Status s = replies[i].status();
+    if (s.ok()) {
+      // Sessions taken are released at detach even when refused below.
+      agent->session_id = replies[i]->session_id();
+      agent->facts = replies[i]->facts();
+      *ar->mutable_facts() = replies[i]->facts();  // run.json: every agent's versions
+      s = CheckAgentWireVersion(agent->facts, agent->address());
+    } else if (KindOf(s) == v1::BUSY && absl::StrContains(s.message(), record_.run_id())) {
+      // Busy with this very run: the list names one agent twice.
+      return Fail(RunFailure::kBadPlan,
+                  absl::StrFormat("%s is already attached to this run under another name: "
+                                  "the same agent listed twice; list each agent once (%s)",
+                                  agent->address(), s.message()));
+    }
+    if (!s.ok()) {
+      version_mismatch |= KindOf(s) == v1::VERSION_MISMATCH;
       ar->set_status("refused");
       ar->set_error(std::string(s.message()));
-      if (KindOf(s) == v1::BUSY && absl::StrContains(s.message(), record_.run_id())) {
-        // Busy with this very run: the list names one agent twice.
-        return Fail(RunFailure::kBadPlan,
-                    absl::StrFormat("%s is already attached to this run under another name: "
-                                    "the same agent listed twice; list each agent once (%s)",
-                                    agent->address(), s.message()));
-      }
       refused.push_back(std::string(s.message()));
       continue;
     }
-    agent->session_id = replies[i]->session_id();
-    agent->facts = replies[i]->facts();
-    *ar->mutable_facts() = replies[i]->facts();
     if (agent->role() == v1::ROLE_UNSPECIFIED) {
       // --agents/--hostfile: the agent says what it is (its --role).
       agent->set_role(replies[i]->facts().role());
@@ -222,7 +246,10 @@ RunError Coordinator::Attach() {
           agent->address(), RoleName(replies[i]->facts().role()), RoleName(agent->role())));
     }
   }
-  if (!refused.empty()) return Fail(RunFailure::kConnect, absl::StrJoin(refused, "\n"));
+  if (!refused.empty()) {
+    return Fail(version_mismatch ? RunFailure::kVersion : RunFailure::kConnect,
+                absl::StrJoin(refused, "\n"));
+  }
   return CheckAttached();
 }
 
@@ -504,6 +531,7 @@ void Coordinator::CleanUpRestarted(const std::vector<v1::PhaseSpec>& bases) {
     attach.set_run_id(record_.run_id());
     attach.set_controller(controller_name_ + " (removing files after a failure)");
     attach.set_lease_ms(plan_.lease_ms);
+    SetWireVersion(&attach);
     auto attached = FanOut<v1::AttachRequest, v1::AttachReply>({c}, {attach}, absl::Seconds(5),
                                                                LOCKSTEP_ASYNC(Attach));
     if (!attached[0].ok()) continue;  // taken by someone else, or gone again

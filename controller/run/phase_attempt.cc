@@ -275,6 +275,7 @@ void PhaseAttempt::CollectClient(size_t i, RunError* failure) {
   apr->set_series_interval_ms(result->series_interval_ms());
   *apr->mutable_series_bytes() = result->series_bytes();
   if (result->has_telemetry()) *apr->mutable_telemetry() = result->telemetry();
+  apr->set_start_note(result->start_note());
   const int64_t offset_ns = run_.roster.clock(c).offset_ns;
   for (v1::TaskResult task : result->tasks()) {
     ToControllerClock(offset_ns, &task);

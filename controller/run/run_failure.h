@@ -16,6 +16,7 @@ enum class RunFailure {
   kVerify,       // data verification found a difference
   kSkew,         // a phase's start skew exceeded the plan's bound (on_skew = "fail")
   kInterrupted,  // SIGINT / SIGTERM
+  kVersion,      // an agent's wire protocol cannot work with ours (common/wire_version.h)
 };
 
 }  // namespace lockstep

@@ -96,7 +96,7 @@ def run_lockstep(bins, plan_text, out_dir, extra=(), timeout=900):
         f.write(plan_text)
     cmd = [bins.lockstep, "run", "--insecure", "--out", out_dir, *extra, plan]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    m = re.search(r"^Results\s+: (.*?)/?$", r.stdout, re.M)
+    m = re.search(r"^#? ?Results\s+: (.*?)/?$", r.stdout, re.M)  # "# Results : DIR/" since 2026-11-30
     if r.returncode != 0 or not m:
         raise RuntimeError(f"{' '.join(cmd)} failed (exit {r.returncode}):\n{r.stdout}\n{r.stderr}")
     with open(os.path.join(m.group(1), "run.json")) as f:

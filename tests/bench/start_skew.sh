@@ -11,6 +11,8 @@
 #   d  32 agents x 1 task: the barrier round, from the controller's first
 #      Prepare to the last task's first I/O (run.json prepare_sent_unix_ns,
 #      prepared_unix_ns, start_at_unix_ns and first_io_unix_ns; all in the controller's clock)
+#   AxT  A agents x T tasks each, e.g. 1x4 (4 tasks of one agent: the start
+#      gate of agent/start_gate.h when they outnumber the cores)
 # Each case runs one plan with one write phase repeated --phases times and
 # reports the median (and min/max) of run.json start_skew_ns (max - min of
 # the tasks' first_io_unix_ns, mapped into the controller's clock by the measured
@@ -144,8 +146,18 @@ print(f"# start_skew: {a.phases} phases per case; {os.cpu_count()} cores shared 
 print("# probe: " + ("bpftrace sys_enter_pwrite64, first per task thread" if not why_no_probe
                      else "none: " + why_no_probe))
 results = []
+def case_of(key):
+    if key in CASES:
+        return CASES[key]
+    agents, _, tasks = key.partition("x")
+    if not (agents.isdigit() and tasks.isdigit()):
+        raise SystemExit(f"start_skew: unknown case {key!r}: a, b, c, d or AGENTSxTASKS (1x4)")
+    return dict(label=f"{key}: {agents} agent(s) x {tasks} tasks", agents=int(agents),
+                tasks=int(tasks), relay=None)
+
+
 for key in a.cases.split(","):
-    c = CASES[key]
+    c = case_of(key)
     procs, relays, probe = [], [], None
     try:
         for i in range(c["agents"]):

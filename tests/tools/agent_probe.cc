@@ -1,10 +1,15 @@
 // agent_probe: a test-only tool that asks one agent what state it is in.
 //
 //   agent_probe ADDRESS [--tls_ca FILE [--tls_cert FILE --tls_key FILE]]
+//               [--attach_wire_major N]
 //
 // Sends a Heartbeat for a session the agent cannot know and prints one line:
 // "idle" (no session), "busy" (another session holds it) or
 // "code N: MESSAGE" (any other answer, e.g. 14 for a failed handshake).
+// With --attach_wire_major N it is a controller that speaks wire protocol
+// N.0 (release "0.0.0-probe") instead: it Attaches and prints "attached: wire
+// MAJOR.MINOR agent VERSION" (the agent's HostFacts) and Detaches, or prints
+// "code N: MESSAGE" for a refusal (the test of common/wire_version.h's rule).
 // Exit 0 when it printed a line, 2 for a bad command line or unreadable file.
 // Without --tls_ca: plaintext. With it: TLS from the files as they are (no
 // validity check, so tests can present an expired or foreign certificate).
@@ -16,6 +21,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "absl/strings/numbers.h"
 #include "common/files.h"
 #include "lockstep/v1/agent.grpc.pb.h"
 
@@ -26,6 +32,36 @@ bool Slurp(const std::string& path, std::string* out) {
   absl::StatusOr<std::string> text = lockstep::ReadFileToString(path);
   if (text.ok()) *out = *std::move(text);
   return text.ok();
+}
+
+std::chrono::system_clock::time_point Deadline() {
+  return std::chrono::system_clock::now() + std::chrono::seconds(2);
+}
+
+// Attach as a controller of wire protocol `major`.0, then Detach.
+int AttachAs(lockstep::v1::Agent::Stub* stub, uint32_t major) {
+  lockstep::v1::AttachRequest req;
+  req.set_run_id("agent_probe");
+  req.set_controller("agent_probe");
+  req.set_wire_major(major);
+  req.set_wire_minor(0);
+  req.set_controller_version("0.0.0-probe");
+  lockstep::v1::AttachReply reply;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(Deadline());
+  const grpc::Status s = stub->Attach(&ctx, req, &reply);
+  if (!s.ok()) {
+    std::printf("code %d: %s\n", static_cast<int>(s.error_code()), s.error_message().c_str());
+    return 0;
+  }
+  std::printf("attached: wire %u.%u agent %s\n", reply.facts().wire_version(),
+              reply.facts().wire_minor(), reply.facts().agent_version().c_str());
+  lockstep::v1::DetachRequest detach;
+  detach.set_session_id(reply.session_id());
+  lockstep::v1::DetachReply detached;
+  grpc::ClientContext dctx;
+  dctx.set_deadline(Deadline());
+  return stub->Detach(&dctx, detach, &detached).ok() ? 0 : 1;
 }
 
 int Usage(const char* why) {
@@ -39,13 +75,14 @@ int Usage(const char* why) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string address, ca, cert, key;
+  std::string address, ca, cert, key, wire_major;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    std::string* value = a == "--tls_ca"     ? &ca
-                         : a == "--tls_cert" ? &cert
-                         : a == "--tls_key"  ? &key
-                                             : nullptr;
+    std::string* value = a == "--tls_ca"              ? &ca
+                         : a == "--tls_cert"          ? &cert
+                         : a == "--tls_key"           ? &key
+                         : a == "--attach_wire_major" ? &wire_major
+                                                      : nullptr;
     if (value != nullptr) {
       if (++i == argc) return Usage(("missing value for " + a).c_str());
       *value = argv[i];
@@ -57,6 +94,10 @@ int main(int argc, char** argv) {
   }
   if (address.empty()) return Usage("no ADDRESS");
   if (cert.empty() != key.empty()) return Usage("--tls_cert and --tls_key go together");
+  uint32_t major = 0;
+  if (!wire_major.empty() && !absl::SimpleAtoi(wire_major, &major)) {
+    return Usage(("--attach_wire_major wants a number, got " + wire_major).c_str());
+  }
 
   std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
   if (!ca.empty()) {
@@ -69,6 +110,7 @@ int main(int argc, char** argv) {
     creds = grpc::SslCredentials(o);
   }
   auto stub = lockstep::v1::Agent::NewStub(grpc::CreateChannel(address, creds));
+  if (!wire_major.empty()) return AttachAs(stub.get(), major);
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
   lockstep::v1::HeartbeatRequest req;
