@@ -3,7 +3,8 @@
 #
 #   tests/bench/scale.sh --agents N [--swarm] [--tasks-per-agent T] [--phases P]
 #                        [--block 256k] [--build DIR] [--lockstep BIN]
-#                        [--swarm-threads 2] [--telemetry on|off] [--keep]
+#                        [--swarm-processes K] [--swarm-threads 2] [--telemetry on|off]
+#                        [--lease-ms MS] [--connect-timeout-ms MS] [--keep]
 #
 # Agents: real `lockstep-agent` processes on loopback (one per agent), or with
 # --swarm one `tests/agent_swarm` process hosting N complete agents (see
@@ -54,9 +55,13 @@ ap.add_argument("--tasks-per-agent", type=int, default=1)
 ap.add_argument("--phases", type=int, default=3)
 ap.add_argument("--block", default="256k")
 ap.add_argument("--lockstep", default="", help="controller binary (default: BUILD/lockstep)")
+ap.add_argument("--swarm-processes", type=int, default=0,
+                help="agent_swarm processes (0: as few as RLIMIT_NOFILE allows)")
 ap.add_argument("--swarm-threads", type=int, default=2, help="agent_swarm --threads (completion queues)")
 ap.add_argument("--telemetry", default="on", choices=["on", "off"])
 ap.add_argument("--lease-ms", type=int, default=0, help="[run] lease_ms (0: the default)")
+ap.add_argument("--connect-timeout-ms", type=int, default=0,
+                help="[run] connect_timeout_ms (0: the default); 10,000 agents connecting at once need more")
 ap.add_argument("--keep", action="store_true")
 a = ap.parse_args()
 build = os.path.abspath(a.build)
@@ -67,23 +72,37 @@ logs = os.path.join(work, "logs"); os.makedirs(logs)
 
 
 def start_swarm():
+    """agent_swarm processes (one unless the fd limit needs more: each agent
+    takes a listening socket and the controller's connection); returns
+    ([processes], addresses)."""
     swarm = os.path.join(build, "tests", "agent_swarm")
-    addr_file = os.path.join(work, "addresses")
-    log = open(os.path.join(logs, "swarm.log"), "wb")
-    p = subprocess.Popen([swarm, "--agents", str(a.agents), "--root", shm, "--addresses", addr_file,
-                          "--threads", str(a.swarm_threads), "--telemetry", a.telemetry],
-                         stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120 + a.agents / 50
-    buf = b""
-    while b"listening on" not in buf:
-        if time.monotonic() > deadline or p.poll() is not None:
-            p.kill()
-            raise SystemExit(f"agent_swarm did not start (log {logs}/swarm.log)")
-        r, _, _ = select.select([p.stdout], [], [], 1.0)
-        if r:
-            buf += os.read(p.stdout.fileno(), 4096)
-    with open(addr_file) as f:
-        return p, [line.strip() for line in f if line.strip()]
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    per = max(1, (hard - 1024) // 3)  # agent_swarm asks for 3 per agent + 1024
+    count = a.swarm_processes or -(-a.agents // per)
+    procs, addresses = [], []
+    for k in range(count):
+        n = a.agents // count + (1 if k < a.agents % count else 0)
+        addr_file = os.path.join(work, f"addresses-{k}")
+        root = os.path.join(shm, f"s{k}")
+        os.makedirs(root)
+        log = open(os.path.join(logs, f"swarm-{k}.log"), "wb")
+        p = subprocess.Popen([swarm, "--agents", str(n), "--root", root, "--addresses", addr_file,
+                              "--threads", str(a.swarm_threads), "--telemetry", a.telemetry],
+                             stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
+        procs.append(p)
+        deadline = time.monotonic() + 120 + n / 50
+        buf = b""
+        while b"listening on" not in buf:
+            if time.monotonic() > deadline or p.poll() is not None:
+                for q in procs:
+                    q.kill()
+                raise SystemExit(f"agent_swarm did not start (log {logs}/swarm-{k}.log)")
+            r, _, _ = select.select([p.stdout], [], [], 1.0)
+            if r:
+                buf += os.read(p.stdout.fileno(), 4096)
+        with open(addr_file) as f:
+            addresses += [line.strip() for line in f if line.strip()]
+    return procs, addresses
 
 
 class Agent:
@@ -122,6 +141,8 @@ def start_processes():
 def plan(addresses):
     xfer = a.block if a.block.lower().endswith("k") else "1m"
     lease = f"lease_ms = {a.lease_ms}\n" if a.lease_ms else ""
+    if a.connect_timeout_ms:
+        lease += f"connect_timeout_ms = {a.connect_timeout_ms}\n"
     return (f'[run]\nname = "scale-{a.agents}"\nrepetitions = {a.phases}\n{lease}\n'
             + benchlib.agent_tables(addresses)
             + f'''[[phase]]
@@ -215,6 +236,7 @@ try:
 
     out = {
         "agents": a.agents, "swarm": a.swarm,
+        "swarm_processes": len(agents_handle) if a.swarm else 0,
         "tasks": a.agents * a.tasks_per_agent, "phases": len(phases), "exit": rc,
         "prepare_round_ms": median_of(phases, lambda p: (ns(p, "prepared_unix_ns") - ns(p, "prepare_sent_unix_ns")) / 1e6),
         "start_dispatch_ms": median_of(phases, lambda p: (ns(p, "start_last_sent_unix_ns") - ns(p, "start_first_sent_unix_ns")) / 1e6),
@@ -246,12 +268,14 @@ try:
     print(json.dumps(out), flush=True)
 finally:
     if a.swarm and agents_handle is not None:
-        agents_handle.terminate()
-        try:
-            agents_handle.wait(60)
-        except subprocess.TimeoutExpired:
-            agents_handle.kill()
-            agents_handle.wait()
+        for q in agents_handle:
+            q.terminate()
+        for q in agents_handle:
+            try:
+                q.wait(60)
+            except subprocess.TimeoutExpired:
+                q.kill()
+                q.wait()
     elif agents_handle:
         for x in agents_handle:
             x.proc.terminate()

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "controller/results/run_json.h"
 #include "controller/results/telemetry_file.h"
 #include "gtest/gtest.h"
 #include "integration/plan_builder.h"
@@ -48,7 +49,10 @@ TEST(SwarmTest, SixtyFourAgentsInOneProcessRunAPhaseWithinTheRunJsonBound) {
   CommandResult r = RunLockstep({"run", "--insecure", "--out", tmp / "results", plan_path});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string run_dir = RunDirFromOutput(r.out);
-  v1::RunRecord run = ReadRunJson(run_dir);
+  // run.json as written (testing::ReadRunJson would put the telemetry back).
+  absl::StatusOr<v1::RunRecord> parsed = lockstep::ReadRunJson(run_dir + "/run.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  v1::RunRecord run = *std::move(parsed);
 
   ASSERT_EQ(run.agents_size(), kAgents);
   for (const auto& a : run.agents()) EXPECT_EQ(a.status(), "ok") << a.address() << a.error();
@@ -61,8 +65,11 @@ TEST(SwarmTest, SixtyFourAgentsInOneProcessRunAPhaseWithinTheRunJsonBound) {
     EXPECT_GT(p.lead_ns(), 0);
     EXPECT_GT(p.start_last_sent_unix_ns(), 0);
     EXPECT_GE(p.reduced_unix_ns(), p.results_unix_ns());
+    ASSERT_EQ(p.role_telemetry_size(), 1);
+    EXPECT_EQ(p.role_telemetry(0).agents(), static_cast<uint32_t>(kAgents));
     for (const auto& a : p.agents()) {
       EXPECT_FALSE(a.has_telemetry()) << "full telemetry belongs in the side file";
+      EXPECT_TRUE(a.has_telemetry_brief()) << a.address();
       EXPECT_NE(a.start_margin_ns(), 0) << a.address();
     }
   }

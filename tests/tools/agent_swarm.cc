@@ -25,7 +25,8 @@
 // Writes the agents' addresses to FILE, one per line, in agent order, then
 // prints "ready N" and "listening on ADDRESS" (the first agent's) and serves until SIGINT or SIGTERM. Needs insecure
 // loopback (like `lockstep-agent --insecure`). File descriptors: one listening
-// socket per agent plus one per controller connection; the soft limit is
+// socket per agent plus one per controller connection (and spares: 3 per
+// agent are asked for); the soft limit is
 // raised to the hard one, and (as root) the hard one to what is needed.
 #include <signal.h>
 #include <sys/resource.h>
@@ -163,9 +164,9 @@ void RaiseFileLimit(rlim_t needed) {
   ::setrlimit(RLIMIT_NOFILE, &rl);
   if (rl.rlim_cur < needed) {
     std::fprintf(stderr,
-                 "agent_swarm: warning: %llu agents need about %llu file descriptors but "
+                 "agent_swarm: warning: %llu agents need up to %llu file descriptors but "
                  "RLIMIT_NOFILE is %llu (raise it with ulimit -n, or run as root)\n",
-                 static_cast<unsigned long long>(needed / 2), static_cast<unsigned long long>(needed),
+                 static_cast<unsigned long long>((needed - 1024) / 3), static_cast<unsigned long long>(needed),
                  static_cast<unsigned long long>(rl.rlim_cur));
   }
 }
@@ -173,7 +174,7 @@ void RaiseFileLimit(rlim_t needed) {
 int Main(int argc, char** argv) {
   Options o;
   if (!ParseArgs(argc, argv, &o)) return 2;
-  RaiseFileLimit(static_cast<rlim_t>(o.agents) * 2 + 256);
+  RaiseFileLimit(static_cast<rlim_t>(o.agents) * 3 + 1024);
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
