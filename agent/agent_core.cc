@@ -583,6 +583,7 @@ absl::StatusOr<v1::CacheReply> AgentCore::CacheBarrier(const v1::CacheRequest& r
 }
 
 absl::Status AgentCore::Start(const v1::StartRequest& request, PhaseRunner::EventSink sink) {
+  const int64_t received_unix_ns = RealtimeNs();  // the controller's start margin
   absl::MutexLock lock(&impl_->mu);
   absl::Status s = impl_->CheckSession(request.session_id());
   if (!s.ok()) return s;
@@ -593,7 +594,13 @@ absl::Status AgentCore::Start(const v1::StartRequest& request, PhaseRunner::Even
   }
   // Spin only when asked: the controller knows how many tasks share a host.
   int64_t spin_duration_ns = std::clamp<int64_t>(request.spin_duration_ns(), 0, 5'000'000);
-  PhaseRunner::EventSink wrapped = std::move(sink);
+  PhaseRunner::EventSink wrapped = [received_unix_ns,
+                                     inner = std::move(sink)](const v1::PhaseEvent& event) {
+    if (!event.has_result()) return inner(event);
+    v1::PhaseEvent with = event;
+    with.mutable_result()->set_start_received_unix_ns(received_unix_ns);
+    inner(with);
+  };
   if (TelemetrySampler* sampler = impl_->sampler.get()) {
     // The host's telemetry over the phase rides on its result.
     uint64_t window = sampler->BeginWindow();

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 #include "controller/results/journal_report.h"
+#include "controller/results/telemetry_file.h"
 
 namespace lockstep {
 
@@ -31,6 +32,7 @@ absl::StatusOr<ResolvedRun> ResolveRunRef(const std::string& ref, LazyHistory* d
       out.origin = ResolvedRun::Origin::kRunJson;
       out.path = json;
       ASSIGN_OR_RETURN(out.record, ReadRunJson(json));
+      if (options.restore_telemetry) RETURN_IF_ERROR(RestoreTelemetryFromDir(dir, &out.record));
       return out;
     }
     if (options.allow_journal && ::stat((dir + "/journal.jsonl").c_str(), &st) == 0) {
@@ -38,6 +40,7 @@ absl::StatusOr<ResolvedRun> ResolveRunRef(const std::string& ref, LazyHistory* d
       out.origin = ResolvedRun::Origin::kJournal;
       out.path = dir;
       out.record = std::move(rebuilt.record);
+      if (options.restore_telemetry) RETURN_IF_ERROR(RestoreTelemetryFromDir(dir, &out.record));
       return out;
     }
     if (::stat((dir + "/journal.jsonl").c_str(), &st) == 0) {
@@ -55,6 +58,11 @@ absl::StatusOr<ResolvedRun> ResolveRunRef(const std::string& ref, LazyHistory* d
     out.origin = ResolvedRun::Origin::kRunJson;
     out.path = ref;
     ASSIGN_OR_RETURN(out.record, ReadRunJson(ref));
+    const size_t slash = ref.rfind('/');
+    if (options.restore_telemetry) {
+      RETURN_IF_ERROR(RestoreTelemetryFromDir(
+          slash == std::string::npos ? "." : ref.substr(0, slash), &out.record));
+    }
     return out;
   }
   // Not a path: a run id, if the db has it.

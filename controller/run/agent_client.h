@@ -33,6 +33,9 @@ class AgentClient {
   void set_role(v1::Role role) { role_ = role; }
   v1::Agent::Stub* stub() { return stub_.get(); }
 
+  // Starts connecting the channel without waiting (Connect waits).
+  void StartConnecting() { channel_->GetState(/*try_to_connect=*/true); }
+
   // Waits until the channel is connected. Unavailable names the address and
   // the timeout, and says what to check.
   absl::Status Connect(absl::Duration timeout);

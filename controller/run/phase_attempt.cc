@@ -8,6 +8,7 @@
 #include "common/names.h"
 #include "controller/ior/ior_math.h"
 #include "controller/ior/phase_reduce.h"
+#include "controller/ior/telemetry_summary.h"
 #include "controller/run/phase_results.h"
 #include "controller/run/phase_specs.h"
 #include "controller/run/progress_line.h"
@@ -167,21 +168,24 @@ std::vector<absl::StatusOr<v1::TelemetryReply>> PhaseAttempt::ServerWindow(bool 
                                                          LOCKSTEP_ASYNC(Telemetry));
 }
 
-// 4. One instant for all, far enough ahead for the slowest to hear of it.
+// 4. One instant for all, far enough ahead for the slowest to hear of it
+// (BarrierLead: adapted to how long the last Starts took to arrive).
 void PhaseAttempt::Start() {
   absl::Duration max_delay;  // the slowest client's round trip
   for (AgentClient* c : clients_) {
     max_delay = std::max(max_delay, absl::Nanoseconds(run_.roster.clock(c).delay_ns));
   }
-  // 10 ms covers scheduling on a busy controller; 4 round trips cover the
-  // network; the per-agent term covers starting the streams one by one.
-  const absl::Duration lead = absl::Milliseconds(10) + 4 * max_delay +
-                              absl::Microseconds(200) * static_cast<int64_t>(clients_.size());
+  const absl::Duration prepare_round =
+      absl::Nanoseconds(record_->prepared_unix_ns() - record_->prepare_sent_unix_ns());
+  const absl::Duration lead = run_.lead.Next(max_delay, prepare_round, clients_.size());
   const int64_t start_at_unix_ns = RealtimeNs() + absl::ToInt64Nanoseconds(lead);
+  record_->set_lead_ns(absl::ToInt64Nanoseconds(lead));
   record_->set_start_at_unix_ns(start_at_unix_ns);
   // Spin only where a host's tasks fit on its cores.
   std::map<std::string, uint32_t> tasks_on_host;
   for (AgentClient* c : clients_) tasks_on_host[c->facts.hostname()] += base_.tasks();
+  streams_.reserve(clients_.size());
+  record_->set_start_first_sent_unix_ns(RealtimeNs());
   for (AgentClient* c : clients_) {
     v1::StartRequest request;
     request.set_session_id(c->session_id);
@@ -194,6 +198,7 @@ void PhaseAttempt::Start() {
     request.set_spin_duration_ns(fits ? absl::ToInt64Nanoseconds(kSpinDuration) : 0);
     streams_.push_back(std::make_unique<PhaseStream>(c, std::move(request)));
   }
+  record_->set_start_last_sent_unix_ns(RealtimeNs());
 }
 
 // 5. Wait for every result; watch leases and interrupts meanwhile.
@@ -209,6 +214,7 @@ RunError PhaseAttempt::AwaitResults() {
       if (!failure) failure = Watch();
     }
   }
+  record_->set_results_unix_ns(RealtimeNs());
   progress.Clear();
   return failure;
 }
@@ -274,7 +280,14 @@ void PhaseAttempt::CollectClient(size_t i, RunError* failure) {
   }
   apr->set_series_interval_ms(result->series_interval_ms());
   *apr->mutable_series_bytes() = result->series_bytes();
-  if (result->has_telemetry()) *apr->mutable_telemetry() = result->telemetry();
+  if (result->has_telemetry()) {
+    *apr->mutable_telemetry_brief() = BriefOf(result->telemetry());
+    *apr->mutable_telemetry() = result->telemetry();  // to telemetry.jsonl.gz (RunStore)
+  }
+  if (result->start_received_unix_ns() != 0) {
+    apr->set_start_margin_ns(streams_[i]->request().start_at_unix_ns() -
+                             result->start_received_unix_ns());
+  }
   apr->set_start_note(result->start_note());
   const int64_t offset_ns = run_.roster.clock(c).offset_ns;
   for (v1::TaskResult task : result->tasks()) {
@@ -301,6 +314,7 @@ void PhaseAttempt::CollectServers(
     if (cache_done_.count(server)) *apr->mutable_cache() = cache_done_[server];
     if (i >= telemetry.size()) continue;
     if (telemetry[i].ok()) {
+      *apr->mutable_telemetry_brief() = BriefOf(telemetry[i]->telemetry());
       *apr->mutable_telemetry() = telemetry[i]->telemetry();
     } else {
       apr->set_error(std::string(telemetry[i].status().message()));
@@ -324,6 +338,10 @@ void PhaseAttempt::Reduce(const RunError& failure) {
   for (const std::string& line : TelemetryLines(*record_, host_by_address)) {
     record_->add_telemetry_lines(line);
   }
+  for (v1::RoleTelemetry& r : SummarizeRoles(*record_, host_by_address)) {
+    *record_->add_role_telemetry() = std::move(r);
+  }
+  ObserveMargins(failure);
   const int64_t max_start_skew_ns = int64_t{run_.plan.max_start_skew_us} * 1000;
   if (max_start_skew_ns > 0 &&
       record_->start_skew_ns() + record_->start_skew_uncertainty_ns() > max_start_skew_ns) {
@@ -332,6 +350,23 @@ void PhaseAttempt::Reduce(const RunError& failure) {
   record_->set_ok(!failure);
   if (failure) record_->set_error(failure.message);
   record_->set_partial(partial_);
+  record_->set_reduced_unix_ns(RealtimeNs());
+}
+
+// The slowest client's start margin, for the record and the next lead.
+void PhaseAttempt::ObserveMargins(const RunError& failure) {
+  bool any = false;
+  int64_t min_margin_ns = 0;
+  for (const v1::AgentPhaseRecord& a : record_->agents()) {
+    if (a.role() != v1::CLIENT || a.start_margin_ns() == 0) continue;
+    min_margin_ns = any ? std::min(min_margin_ns, a.start_margin_ns()) : a.start_margin_ns();
+    any = true;
+  }
+  if (!any) return;
+  record_->set_start_margin_ns(min_margin_ns);
+  if (!failure) {
+    run_.lead.Observe(absl::Nanoseconds(record_->lead_ns()), absl::Nanoseconds(min_margin_ns));
+  }
 }
 
 void PhaseAttempt::Abort(const std::string& reason) {

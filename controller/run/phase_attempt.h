@@ -4,7 +4,7 @@
 //   2. Cache barrier: sync clients, then servers, then drop caches.
 //   3. A telemetry window opens on the servers.
 //   4. Start: one instant for all, far enough ahead for the slowest agent to
-//      hear of it; one PhaseStream per client.
+//      hear of it (BarrierLead); one PhaseStream per client.
 //   5. Await every result, watching leases, stalls and interrupts, with the
 //      progress line meanwhile; the servers' window closes.
 //   6. Collect each agent's answer into the PhaseRecord, in our clock.
@@ -26,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "controller/plan/plan.h"
 #include "controller/run/agent_roster.h"
+#include "controller/run/barrier_lead.h"
 #include "controller/run/coordinator.h"
 #include "controller/run/heartbeater.h"
 #include "controller/run/phase_stream.h"
@@ -42,6 +43,7 @@ struct RunParts {
   AgentRoster& roster;
   Heartbeater& heartbeater;
   RunPrinter& printer;
+  BarrierLead& lead;  // across the run's phases
 };
 
 class PhaseAttempt {
@@ -70,6 +72,7 @@ class PhaseAttempt {
   void CollectClient(size_t i, RunError* failure);
   void CollectServers(const std::vector<absl::StatusOr<v1::TelemetryReply>>& telemetry);
   void Reduce(const RunError& failure);
+  void ObserveMargins(const RunError& failure);
   // Best effort: tells the clients not lost to abandon the phase.
   void Abort(const std::string& reason);
   RunError Failed(RunError failure);

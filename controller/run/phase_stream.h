@@ -30,6 +30,7 @@ class PhaseStream : public grpc::ClientReadReactor<v1::PhaseEvent> {
   PhaseStream& operator=(const PhaseStream&) = delete;
 
   AgentClient* agent() const { return agent_; }
+  const v1::StartRequest& request() const { return request_; }
 
   // Whether the call has ended, waiting up to `timeout` for it.
   bool WaitDone(absl::Duration timeout);

@@ -9,6 +9,7 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "common/files.h"
+#include "controller/results/telemetry_file.h"
 #include "controller/run/local_agents.h"
 
 namespace lockstep::testing {
@@ -61,6 +62,10 @@ v1::RunRecord ReadRunJson(const std::string& run_dir) {
   }
   auto s = google::protobuf::util::JsonStringToMessage(*text, &rec);
   if (!s.ok()) ADD_FAILURE() << "run.json does not parse: " << s.ToString();
+  // As every reader of a run directory: the agents' full telemetry is in
+  // telemetry.jsonl.gz next to run.json.
+  absl::Status restored = RestoreTelemetryFromDir(run_dir, &rec);
+  if (!restored.ok()) ADD_FAILURE() << restored;
   return rec;
 }
 

@@ -1,0 +1,95 @@
+#include "controller/ior/telemetry_summary.h"
+
+#include <algorithm>
+#include <set>
+
+namespace lockstep {
+namespace {
+
+// The scalar fields of a brief, for sums and maxima over hosts.
+using Getter = double (v1::TelemetryBrief::*)() const;
+using Setter = void (v1::TelemetryBrief::*)(double);
+constexpr std::pair<Getter, Setter> kScalars[] = {
+    {&v1::TelemetryBrief::interval_s, &v1::TelemetryBrief::set_interval_s},
+    {&v1::TelemetryBrief::user_pct, &v1::TelemetryBrief::set_user_pct},
+    {&v1::TelemetryBrief::system_pct, &v1::TelemetryBrief::set_system_pct},
+    {&v1::TelemetryBrief::iowait_pct, &v1::TelemetryBrief::set_iowait_pct},
+    {&v1::TelemetryBrief::disk_read_mb_s, &v1::TelemetryBrief::set_disk_read_mb_s},
+    {&v1::TelemetryBrief::disk_write_mb_s, &v1::TelemetryBrief::set_disk_write_mb_s},
+    {&v1::TelemetryBrief::net_rx_mb_s, &v1::TelemetryBrief::set_net_rx_mb_s},
+    {&v1::TelemetryBrief::net_tx_mb_s, &v1::TelemetryBrief::set_net_tx_mb_s},
+    {&v1::TelemetryBrief::dirty_bytes_max, &v1::TelemetryBrief::set_dirty_bytes_max},
+    {&v1::TelemetryBrief::load1_max, &v1::TelemetryBrief::set_load1_max},
+};
+
+void Accumulate(const v1::TelemetryBrief& b, v1::TelemetryBrief* sum, v1::TelemetryBrief* max) {
+  for (const auto& [get, set] : kScalars) {
+    (sum->*set)((sum->*get)() + (b.*get)());
+    (max->*set)(std::max((max->*get)(), (b.*get)()));
+  }
+  sum->set_cores(sum->cores() + b.cores());
+  max->set_cores(std::max(max->cores(), b.cores()));
+  sum->mutable_busy_cores()->set_mean(sum->busy_cores().mean() + b.busy_cores().mean());
+  sum->mutable_busy_cores()->set_max(sum->busy_cores().max() + b.busy_cores().max());
+  max->mutable_busy_cores()->set_mean(std::max(max->busy_cores().mean(), b.busy_cores().mean()));
+  max->mutable_busy_cores()->set_max(std::max(max->busy_cores().max(), b.busy_cores().max()));
+  sum->set_warnings(sum->warnings() + b.warnings());
+  max->set_warnings(std::max(max->warnings(), b.warnings()));
+}
+
+}  // namespace
+
+v1::TelemetryBrief BriefOf(const v1::TelemetrySummary& t) {
+  v1::TelemetryBrief b;
+  b.set_interval_s(t.interval_s());
+  b.set_cores(t.cpu().cores());
+  *b.mutable_busy_cores() = t.cpu().busy_cores();
+  b.set_user_pct(t.cpu().user_pct().mean());
+  b.set_system_pct(t.cpu().system_pct().mean());
+  b.set_iowait_pct(t.cpu().iowait_pct().mean());
+  for (const v1::DiskStats& d : t.disks()) {
+    b.set_disk_read_mb_s(b.disk_read_mb_s() + d.read_mb_s().mean());
+    b.set_disk_write_mb_s(b.disk_write_mb_s() + d.write_mb_s().mean());
+  }
+  for (const v1::NetStats& n : t.nets()) {
+    b.set_net_rx_mb_s(b.net_rx_mb_s() + n.rx_mb_s().mean());
+    b.set_net_tx_mb_s(b.net_tx_mb_s() + n.tx_mb_s().mean());
+  }
+  b.set_dirty_bytes_max(t.memory().dirty_bytes().max());
+  b.set_load1_max(t.load().load1().max());
+  b.set_warnings(static_cast<uint32_t>(t.warnings_size()));
+  return b;
+}
+
+std::vector<v1::RoleTelemetry> SummarizeRoles(
+    const v1::PhaseRecord& phase, const std::map<std::string, std::string>& host_by_address) {
+  std::map<v1::Role, v1::RoleTelemetry> by_role;
+  std::map<v1::Role, std::set<std::string>> hosts_seen;
+  for (const v1::AgentPhaseRecord& a : phase.agents()) {
+    if (!a.has_telemetry_brief()) continue;
+    v1::RoleTelemetry& r = by_role[a.role()];
+    r.set_role(a.role());
+    r.set_agents(r.agents() + 1);
+    auto host = host_by_address.find(a.address());
+    const std::string& name = host == host_by_address.end() ? a.address() : host->second;
+    if (!hosts_seen[a.role()].insert(name).second) continue;
+    r.set_hosts(r.hosts() + 1);
+    Accumulate(a.telemetry_brief(), r.mutable_mean(), r.mutable_max());
+  }
+  std::vector<v1::RoleTelemetry> out;
+  for (auto& [role, r] : by_role) {
+    v1::TelemetryBrief* mean = r.mutable_mean();  // a sum until here
+    r.set_busy_cores_total(mean->busy_cores().mean());
+    r.set_disk_mb_s_total(mean->disk_read_mb_s() + mean->disk_write_mb_s());
+    r.set_net_mb_s_total(mean->net_rx_mb_s() + mean->net_tx_mb_s());
+    const double n = std::max<uint32_t>(r.hosts(), 1);
+    for (const auto& [get, set] : kScalars) (mean->*set)((mean->*get)() / n);
+    mean->set_cores(static_cast<uint32_t>(mean->cores() / n));
+    mean->mutable_busy_cores()->set_mean(mean->busy_cores().mean() / n);
+    mean->mutable_busy_cores()->set_max(mean->busy_cores().max() / n);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace lockstep

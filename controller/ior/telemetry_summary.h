@@ -1,0 +1,29 @@
+// Host telemetry summarised for run.json: a few numbers per agent
+// (TelemetryBrief) and per role (RoleTelemetry). The agents' full
+// TelemetrySummary goes to the run's telemetry.jsonl.gz (run/run_store.h),
+// so that run.json grows by a bounded amount per agent and phase.
+#ifndef LOCKSTEP_CONTROLLER_IOR_TELEMETRY_SUMMARY_H_
+#define LOCKSTEP_CONTROLLER_IOR_TELEMETRY_SUMMARY_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "lockstep/v1/results.pb.h"
+#include "lockstep/v1/telemetry.pb.h"
+
+namespace lockstep {
+
+// The agent's host over the window: means of the CPU shares, disk and
+// network rates summed over devices, maxima of dirty bytes and load.
+v1::TelemetryBrief BriefOf(const v1::TelemetrySummary& t);
+
+// Per role, over the agents of `phase` that carry a brief: hosts counted
+// once (`host_by_address`: agent address → hostname; an address missing
+// there is its own host). Roles in enum order.
+std::vector<v1::RoleTelemetry> SummarizeRoles(
+    const v1::PhaseRecord& phase, const std::map<std::string, std::string>& host_by_address);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_IOR_TELEMETRY_SUMMARY_H_
