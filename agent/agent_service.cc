@@ -224,4 +224,15 @@ std::unique_ptr<grpc::Service> MakeAgentService(AgentCore* core,
   return std::make_unique<AgentServiceImpl>(core, options);
 }
 
+void ApplyAgentServerOptions(grpc::ServerBuilder* builder) {
+  builder->SetMaxReceiveMessageSize(64 << 20);
+  builder->SetMaxSendMessageSize(64 << 20);
+  // Let controllers keep the connection alive with pings (conventions.md).
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
+  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  // gRPC sets SO_REUSEPORT by default: a second agent on a taken port would
+  // start and take half of its connections. One agent per port.
+  builder->AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+}
+
 }  // namespace lockstep

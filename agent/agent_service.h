@@ -6,6 +6,8 @@
 
 #include <memory>
 
+#include <grpcpp/server_builder.h>
+
 #include "agent/agent_core.h"
 #include "lockstep/v1/agent.grpc.pb.h"
 
@@ -17,6 +19,11 @@ struct AgentServiceOptions {
   bool require_tls_peer = false;
   std::vector<std::string> allowed_controllers;
 };
+
+// The server settings every agent process uses (lockstep-agent and the test
+// swarm alike): message sizes, the controller's keepalive pings allowed, no
+// SO_REUSEPORT (one agent per port).
+void ApplyAgentServerOptions(grpc::ServerBuilder* builder);
 
 std::unique_ptr<grpc::Service> MakeAgentService(AgentCore* core,
                                                 const AgentServiceOptions& options);

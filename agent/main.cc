@@ -136,14 +136,7 @@ int Serve(const AgentConfig& config, const std::pair<std::string, int>& hostport
   int port = 0;
   builder.AddListeningPort(config.listen, creds, &port);
   builder.RegisterService(service);
-  builder.SetMaxReceiveMessageSize(64 << 20);
-  builder.SetMaxSendMessageSize(64 << 20);
-  // Let controllers keep the connection alive with pings (conventions.md).
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  // gRPC sets SO_REUSEPORT by default: a second agent on a taken port would
-  // start and take half of its connections. One agent per port.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  ApplyAgentServerOptions(&builder);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
     std::fprintf(stderr, "lockstep-agent: %s\n",

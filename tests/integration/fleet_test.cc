@@ -37,15 +37,6 @@ bool Exited(int pid) {
   return close != std::string::npos && close + 2 < stat->size() && (*stat)[close + 2] == 'Z';
 }
 
-std::vector<std::string> AnnouncedFiles(const std::string& dir) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    out.push_back(e.path().filename().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 // A plan without [[agent]] tables: one write, one verified read.
 std::string PlanWithoutAgents(TestCluster& cluster) {
@@ -74,7 +65,7 @@ TEST_F(AnnounceTest, AnnouncedAgentsRunAPlanWithoutAgentTablesAndExitAfterIt) {
   ASSERT_OK(cluster_.Start({.agents = {Announcing("n1"), Announcing("n2"),
                                        Announcing("s1", "oss")},
                             .tls = true}));
-  EXPECT_THAT(AnnouncedFiles(announce_),
+  EXPECT_THAT(ListFiles(announce_),
               UnorderedElementsAre("n1.agent", "n2.agent", "s1.agent"));
   RunResult r = cluster_.Run(PlanWithoutAgents(cluster_),
                              {"--agents-from", announce_, "--expect", "3"});
@@ -91,7 +82,7 @@ TEST_F(AnnounceTest, AnnouncedAgentsRunAPlanWithoutAgentTablesAndExitAfterIt) {
   // --once: every agent exits when the controller detached, and takes its
   // announcement with it.
   ASSERT_EVENTUALLY([&] {
-    EXPECT_THAT(AnnouncedFiles(announce_), ::testing::IsEmpty());
+    EXPECT_THAT(ListFiles(announce_), ::testing::IsEmpty());
     for (int i = 0; i < 3; ++i) EXPECT_TRUE(Exited(cluster_.pid(i))) << "agent " << i;
   });
 }
@@ -112,7 +103,7 @@ TEST_F(AnnounceTest, OnceAgentExitsWhenItsControllerDiesAndItsLeaseExpires) {
   ASSERT_GE(ctl->Wait(std::chrono::seconds(10)), 0);
   ASSERT_EVENTUALLY_WITHIN(std::chrono::seconds(8), [&] {
     EXPECT_TRUE(Exited(cluster_.pid(0)));
-    EXPECT_THAT(AnnouncedFiles(announce_), ::testing::IsEmpty());
+    EXPECT_THAT(ListFiles(announce_), ::testing::IsEmpty());
     EXPECT_THAT(cluster_.Files(0), ::testing::IsEmpty());  // the lease's cleanup ran first
   });
 }
@@ -148,7 +139,7 @@ TEST_F(AnnounceTest, SecondAgentForTheSameNodeIsRefused) {
   EXPECT_THAT(second.err, HasSubstr(cluster_.address(0)));
   EXPECT_THAT(second.err, HasSubstr("--node"));
   // The first agent's file is intact.
-  EXPECT_THAT(AnnouncedFiles(announce_), UnorderedElementsAre("n1.agent"));
+  EXPECT_THAT(ListFiles(announce_), UnorderedElementsAre("n1.agent"));
 }
 
 TEST_F(AnnounceTest, DirectoryOthersCanWriteIsRefusedOnBothSides) {

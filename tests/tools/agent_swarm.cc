@@ -212,11 +212,7 @@ int Main(int argc, char** argv) {
   // gRPC's default: it grows with the calls in flight (a thread quota would
   // refuse calls with RESOURCE_EXHAUSTED instead of queueing them).
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, o.threads);
-  builder.SetMaxReceiveMessageSize(64 << 20);
-  builder.SetMaxSendMessageSize(64 << 20);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  ApplyAgentServerOptions(&builder);  // as lockstep-agent serves
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server) {
     std::fprintf(stderr, "agent_swarm: cannot start the gRPC server (ports, fd limit?)\n");
