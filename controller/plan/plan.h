@@ -52,7 +52,11 @@ struct PhasePlan {
   bool stonewall_wear_out = false;        // IOR -O stoneWallingWearOut=1 (per agent)
   bool verify_after_write = false;        // IOR -W (write phases, untimed)
   uint32_t delay_seconds = 0;             // IOR -d (untimed)
-  bool intra_barriers = false;            // IOR -g (one client agent only)
+  bool intra_barriers = false;            // IOR -g (across agents: via the controller)
+  // The name of an earlier phase of the same test whose agreed stonewall
+  // count (IOR pairs after wear-out, mdtest items) this phase works on
+  // instead of its own (IO500's write -> read hand-off; PhaseSpec.stonewall_count).
+  std::string stonewall_count_from;
 
   // kind = "small_files": per task, `small_files` files of sizes log-uniform
   // in [small_file_min_size, small_file_max_size], small_files_per_dir per dir.
@@ -71,6 +75,15 @@ struct PhasePlan {
   uint64_t md_read_bytes = 0;             // mdtest -e
   bool md_leaf_only = false;              // mdtest -L
   uint32_t md_neighbor_shift = 0;         // mdtest -N, × tasks per agent with several agents
+  uint32_t md_stonewall_seconds = 0;      // mdtest -W (with wear-out, as mdtest)
+
+  // kind = "find": files under `dir` modified after the start instant of the
+  // earlier phase `find_newer_than` ("" = any), of exactly find_size_bytes
+  // when find_match_size, whose name matches find_name_glob ("" = any).
+  std::string find_newer_than;
+  uint64_t find_size_bytes = 0;
+  bool find_match_size = false;
+  std::string find_name_glob;
 };
 
 struct Plan {
