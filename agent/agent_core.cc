@@ -635,6 +635,20 @@ absl::StatusOr<v1::AbortReply> AgentCore::Abort(const v1::AbortRequest& request)
   return reply;
 }
 
+absl::StatusOr<v1::ReleaseReply> AgentCore::Release(const v1::ReleaseRequest& request) {
+  absl::MutexLock lock(&impl_->mu);
+  absl::Status s = impl_->CheckSession(request.session_id());
+  if (!s.ok()) return s;
+  if (!impl_->runner || impl_->runner->spec().phase_id() != request.phase_id() ||
+      !impl_->runner->Started()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "phase %s is not running on this agent; nothing to release", request.phase_id()));
+  }
+  s = impl_->runner->Release(request.seq(), request.value());
+  if (!s.ok()) return s;
+  return v1::ReleaseReply();
+}
+
 absl::StatusOr<v1::CleanupReply> AgentCore::Cleanup(const v1::CleanupRequest& request) {
   std::unique_ptr<PhaseRunner> unfinished;
   {

@@ -68,6 +68,8 @@ class AgentCore {
   // Starts the prepared phase; events reach `sink` from another thread.
   absl::Status Start(const v1::StartRequest& request, PhaseRunner::EventSink sink);
   absl::StatusOr<v1::AbortReply> Abort(const v1::AbortRequest& request);
+  // Ends a cross-agent rendezvous of the running phase (PhaseRunner::Release).
+  absl::StatusOr<v1::ReleaseReply> Release(const v1::ReleaseRequest& request);
   absl::StatusOr<v1::CleanupReply> Cleanup(const v1::CleanupRequest& request);
   absl::StatusOr<v1::TelemetryReply> Telemetry(const v1::TelemetryRequest& request);
 

@@ -178,6 +178,11 @@ class AgentServiceImpl final : public AgentBase {
     if (auto s = Authorize(ctx, "Abort"); !s.ok()) return s;
     return Reply(ctx, "Abort", core_->Abort(*request), reply);
   }
+  grpc::Status Release(grpc::ServerContext* ctx, const v1::ReleaseRequest* request,
+                       v1::ReleaseReply* reply) override {
+    if (auto s = Authorize(ctx, "Release"); !s.ok()) return s;
+    return Reply(ctx, "Release", core_->Release(*request), reply);
+  }
   grpc::Status Telemetry(grpc::ServerContext* ctx, const v1::TelemetryRequest* request,
                          v1::TelemetryReply* reply) override {
     if (auto s = Authorize(ctx, "Telemetry"); !s.ok()) return s;

@@ -123,12 +123,14 @@ struct PhaseRunner::Impl final : public PhaseTasks {
   uint32_t tasks_done ABSL_GUARDED_BY(mu) = 0;
   std::string abort_reason ABSL_GUARDED_BY(mu);
   v1::ErrorKind abort_kind ABSL_GUARDED_BY(mu) = v1::STOPPED;
-  // Stonewall wear-out: pairs reported by the tasks that reached the wall.
-  uint32_t wear_reported ABSL_GUARDED_BY(mu) = 0;
-  uint64_t wear_max_pairs ABSL_GUARDED_BY(mu) = 0;
-  // IOR -g: a reusable barrier over this agent's tasks.
-  uint32_t barrier_arrived ABSL_GUARDED_BY(mu) = 0;
-  uint64_t barrier_generation ABSL_GUARDED_BY(mu) = 0;
+  // Rendezvous rounds (IOR -g barriers, the stonewall wear-out agreement):
+  // every task calls them in the same order. A round ends when all of this
+  // agent's tasks arrived or, with spec.sync_across_agents, when the
+  // controller's Release for it came (all agents arrived).
+  uint32_t rv_arrived ABSL_GUARDED_BY(mu) = 0;
+  uint32_t rv_round ABSL_GUARDED_BY(mu) = 0;   // the round in progress (Rendezvous.seq)
+  uint64_t rv_max ABSL_GUARDED_BY(mu) = 0;     // largest value of the round so far
+  uint64_t rv_agreed ABSL_GUARDED_BY(mu) = 0;  // the value of the last round that ended
 
   EventSink sink;
   uint32_t progress_interval_ms = 1000;
@@ -139,8 +141,16 @@ struct PhaseRunner::Impl final : public PhaseTasks {
 
   // PhaseTasks, from the task threads.
   void Fail(uint32_t index, const TaskFailure& failure) override;
-  void Barrier() override;
-  uint64_t WearOut(uint64_t pairs) override;
+  void Barrier() override { Rendezvous(0); }
+  uint64_t WearOut(uint64_t pairs) override { return Rendezvous(pairs); }
+  // Waits for every task (and agent) to reach this round; the largest value.
+  uint64_t Rendezvous(uint64_t value);
+  void EndRound(uint64_t agreed) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    rv_agreed = agreed;
+    rv_arrived = 0;
+    rv_max = 0;
+    ++rv_round;
+  }
   void FirstOpIssuing(uint32_t index) override {
     if (gate) gate->FirstOpIssuing(index);
   }
@@ -187,35 +197,39 @@ void PhaseRunner::Impl::Fail(uint32_t index, const TaskFailure& f) {
   RequestAbort(msg, v1::STOPPED);
 }
 
-uint64_t PhaseRunner::Impl::WearOut(uint64_t pairs) {
-  absl::MutexLock lock(&mu);
-  wear_max_pairs = std::max(wear_max_pairs, pairs);
-  ++wear_reported;
-  mu.Await(absl::Condition(
-      +[](Impl* self) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-        return self->wear_reported == self->tasks.size() || self->abort.load();
-      },
-      this));
-  return wear_max_pairs;
-}
-
-void PhaseRunner::Impl::Barrier() {
-  absl::MutexLock lock(&mu);
-  const uint64_t gen = barrier_generation;
-  if (++barrier_arrived == tasks.size()) {
-    barrier_arrived = 0;
-    ++barrier_generation;
-    return;
+uint64_t PhaseRunner::Impl::Rendezvous(uint64_t value) {
+  v1::PhaseEvent arrived;
+  uint32_t round = 0;
+  {
+    absl::MutexLock lock(&mu);
+    round = rv_round;
+    rv_max = std::max(rv_max, value);
+    if (++rv_arrived == tasks.size()) {
+      if (!spec.sync_across_agents()) {
+        EndRound(rv_max);
+        return rv_agreed;
+      }
+      v1::Rendezvous* r = arrived.mutable_rendezvous();
+      r->set_seq(round);
+      r->set_value(rv_max);
+      r->set_arrived_unix_ns(RealtimeNs());
+    }
   }
+  // The last task of this agent tells the controller; Release ends the round.
+  if (arrived.has_rendezvous()) sink(arrived);
+  absl::MutexLock lock(&mu);
   struct Arg {
     Impl* self;
-    uint64_t gen;
-  } arg{this, gen};
+    uint32_t round;
+  } arg{this, round};
   mu.Await(absl::Condition(
       +[](Arg* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-        return a->self->barrier_generation != a->gen || a->self->abort.load();
+        return a->self->rv_round != a->round || a->self->abort.load();
       },
       &arg));
+  // A later round cannot end before this task arrives at it: rv_agreed is
+  // still this round's.
+  return rv_agreed;
 }
 
 bool PhaseRunner::Impl::WaitForStart() {
@@ -461,6 +475,23 @@ absl::Status PhaseRunner::Start(int64_t start_at_unix_ns, int64_t spin_duration_
   }
   Impl* raw = impl_.get();
   impl_->monitor = std::thread([raw] { raw->MonitorMain(); });
+  return absl::OkStatus();
+}
+
+absl::Status PhaseRunner::Release(uint32_t seq, uint64_t value) {
+  absl::MutexLock lock(&impl_->mu);
+  const v1::PhaseSpec& spec = impl_->spec;
+  if (!spec.sync_across_agents()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "phase %s does not synchronise across agents; nothing to release", spec.phase_id()));
+  }
+  if (seq != impl_->rv_round || impl_->rv_arrived != impl_->tasks.size()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "phase %s: release of rendezvous %u, but this agent is at rendezvous %u with %u of %u "
+        "tasks arrived",
+        spec.phase_id(), seq, impl_->rv_round, impl_->rv_arrived, impl_->tasks.size()));
+  }
+  impl_->EndRound(value);
   return absl::OkStatus();
 }
 

@@ -50,6 +50,13 @@ class PhaseRunner {
   absl::Status Start(int64_t start_at_unix_ns, int64_t spin_duration_ns,
                      uint32_t progress_interval_ms, EventSink sink);
 
+  // Ends rendezvous `seq` (IOR -g barrier, stonewall wear-out agreement) of a
+  // phase whose spec has sync_across_agents: the waiting tasks go on with
+  // `value`, the largest over all agents. FailedPrecondition when the phase
+  // does not synchronise across agents or not all of this agent's tasks are
+  // waiting at `seq` (a stale or early Release).
+  absl::Status Release(uint32_t seq, uint64_t value);
+
   // Stops every task at its next operation boundary; the result reports the
   // phase as failed with `reason`, each stopped task as "task N stopped:
   // REASON" (error_kind STOPPED). `kind` says why, for a Start that comes

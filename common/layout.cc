@@ -64,18 +64,25 @@ uint64_t TransferOffset(const v1::PhaseSpec& spec, uint32_t data_rank, uint64_t 
 }
 
 uint64_t RequiredFileSize(const v1::PhaseSpec& spec, uint32_t data_rank) {
-  if (spec.segments() == 0) return 0;
-  uint64_t last = spec.segments() - 1;
-  return TransferOffset(spec, data_rank, last, TransfersPerBlock(spec) - 1) +
+  const uint64_t per_block = TransfersPerBlock(spec);
+  const uint64_t pairs = TransfersPerTask(spec);
+  if (pairs == 0 || per_block == 0) return 0;
+  // The last transfer in order (transfers go block by block, segment by segment).
+  const uint64_t last = pairs - 1;
+  return TransferOffset(spec, data_rank, last / per_block, last % per_block) +
          spec.transfer_bytes();
 }
 
 uint64_t AggregateBytes(const v1::PhaseSpec& spec) {
+  if (spec.stonewall_count() > 0) {
+    return TransfersPerTask(spec) * spec.transfer_bytes() * spec.total_tasks();
+  }
   return spec.block_bytes() * spec.segments() * spec.total_tasks();
 }
 
 uint64_t TransfersPerTask(const v1::PhaseSpec& spec) {
-  return TransfersPerBlock(spec) * spec.segments();
+  const uint64_t all = TransfersPerBlock(spec) * spec.segments();
+  return spec.stonewall_count() > 0 ? std::min(all, spec.stonewall_count()) : all;
 }
 
 

@@ -39,10 +39,12 @@ uint64_t TransferOffset(const v1::PhaseSpec& spec, uint32_t data_rank, uint64_t 
 // Size the file of `data_rank` must have for a read of this layout.
 uint64_t RequiredFileSize(const v1::PhaseSpec& spec, uint32_t data_rank);
 
-// block × segments × total tasks ("aggregate filesize").
+// block × segments × total tasks ("aggregate filesize"); with a stonewall
+// count, the transfers it allows × transfer × total tasks.
 uint64_t AggregateBytes(const v1::PhaseSpec& spec);
 
-// Transfers of one task over all its segments (IOR's "pairs" to do).
+// Transfers of one task over all its segments (IOR's "pairs" to do), at most
+// spec.stonewall_count when set (a read of what a stonewalled write wrote).
 uint64_t TransfersPerTask(const v1::PhaseSpec& spec);
 
 // A bijection of [0, n) chosen by `key`, with O(1) memory: a 4-round Feistel

@@ -100,6 +100,7 @@ class TransferWorkload::TaskRun {
       if (ctx_.Aborted()) break;
       if (MonotonicNs() >= wall_mono_ns) {
         hit = true;
+        ctx_.result->set_stonewall_stop_unix_ns(RealtimeNs());
         break;
       }
       if (!One(pairs_)) {

@@ -85,10 +85,13 @@ class PhaseTasks {
   // Records `failure` as the task's error (its first one wins) and stops the
   // phase: every task sees abort at its next check.
   virtual void Fail(uint32_t index, const TaskFailure& failure) = 0;
-  // Waits until every task of this agent arrived (IOR -g), or the phase stops.
+  // Waits until every task of this agent arrived (IOR -g) and, when the spec
+  // has sync_across_agents, every task of every agent; or the phase stops.
+  // Every task must make the same sequence of Barrier/WearOut calls.
   virtual void Barrier() = 0;
-  // Reports `pairs` and waits until every task of this agent did; returns the
-  // largest (IOR's stonewall wear-out), or early when the phase stops.
+  // Reports `pairs` (or mdtest items) and waits like Barrier; returns the
+  // largest over the tasks waited for (IOR's stonewall wear-out, mdtest -W),
+  // or early when the phase stops.
   virtual uint64_t WearOut(uint64_t pairs) = 0;
   // The start when tasks outnumber cores (agent/start_gate.h): a workload
   // calls FirstOpIssuing right before its task's first timed operation

@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "common/histogram.h"
+#include "common/layout.h"
 #include "common/names.h"
 
 namespace lockstep {
@@ -24,7 +25,7 @@ v1::IterationRow ReduceIteration(const std::vector<const v1::TaskResult*>& tasks
   row.set_iter(iter);
   row.set_block_kib(static_cast<double>(spec.block_bytes()) / 1024.0);
   row.set_xfer_kib(static_cast<double>(spec.transfer_bytes()) / 1024.0);
-  row.set_expected_bytes(spec.block_bytes() * spec.segments() * spec.total_tasks());
+  row.set_expected_bytes(AggregateBytes(spec));
   if (tasks.empty()) return row;
   int64_t open_start = std::numeric_limits<int64_t>::max(), open_stop = 0;
   int64_t rdwr_start = std::numeric_limits<int64_t>::max(), rdwr_stop = 0;

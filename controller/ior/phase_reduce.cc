@@ -122,13 +122,21 @@ void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::Phas
   if (spec.stonewall_seconds() > 0 && !tasks.empty()) {
     v1::StonewallRecord* w = pr->mutable_stonewall();
     uint64_t lo = std::numeric_limits<uint64_t>::max(), hi = 0, total = 0;
-    int64_t longest_ns = 0;
+    int64_t longest_ns = 0, tail_ns = 0, late_ns = 0;
+    const int64_t wall_ns = int64_t{spec.stonewall_seconds()} * 1'000'000'000;
     for (const v1::TaskResult* t : tasks) {
       lo = std::min(lo, t->stonewall_pairs());
       hi = std::max(hi, t->stonewall_pairs());
       total += t->stonewall_pairs();
       longest_ns = std::max(longest_ns, t->stonewall_duration_ns());
+      const int64_t deadline_ns = t->rdwr_start_unix_ns() + wall_ns;
+      tail_ns = std::max(tail_ns, t->rdwr_stop_unix_ns() - deadline_ns);
+      if (t->stonewall_hit() && t->stonewall_stop_unix_ns() != 0) {
+        late_ns = std::max(late_ns, t->stonewall_stop_unix_ns() - deadline_ns);
+      }
     }
+    w->set_tail_s(static_cast<double>(tail_ns) / 1e9);
+    w->set_stop_after_deadline_ms(static_cast<double>(late_ns) / 1e6);
     w->set_pairs_min(lo);
     w->set_pairs_max(hi);
     w->set_min_bytes(lo * spec.transfer_bytes());

@@ -210,12 +210,6 @@ absl::Status CheckAgentsForPhases(const Plan& plan) {
         plan.source));
   }
   for (const PhasePlan& p : plan.phases) {
-    if (p.intra_barriers && clients > 1) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: phase '%s' has intra_barriers = true with %u client agents: the barriers (IOR -g) "
-          "span the tasks of one agent only; use one client agent or drop intra_barriers",
-          plan.source, p.name, clients));
-    }
     if (p.reorder_tasks && plan.agents.size() == 1) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: phase '%s' has reorder_tasks = true with one agent: the tasks would read their own "

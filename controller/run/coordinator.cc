@@ -88,6 +88,7 @@ class Coordinator {
                     std::vector<const v1::PhaseRecord*>* accepted);
   // The skew of an attempt that came back without error; empty if in bounds.
   std::string SkewProblem(const v1::PhaseRecord& pr) const;
+  static uint64_t AgreedStonewallCount(const v1::PhaseRecord& pr);
   void WaitForLostLeases();
   RunError RemoveFiles(const std::vector<v1::PhaseSpec>& bases, uint32_t rep, bool timed,
                        v1::PhaseRecord* last_phase);
@@ -123,6 +124,9 @@ class Coordinator {
   v1::RunRecord record_;
   // Set once an agent was lost and the run went on without it.
   RunError partial_;
+  // Agreed stonewall counts of accepted phases, by phase id, for the phases
+  // that name them in stonewall_count_from.
+  std::map<std::string, uint64_t> stonewall_counts_;
 };
 
 RunOutcome Coordinator::Run() {
@@ -433,7 +437,13 @@ void Coordinator::WaitForLostLeases() {
 RunError Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t rep,
                                v1::TestRecord* test,
                                std::vector<const v1::PhaseRecord*>* accepted) {
-  const v1::PhaseSpec base = BaseSpec(phase, test_id, rep);
+  v1::PhaseSpec base = BaseSpec(phase, test_id, rep);
+  if (!phase.stonewall_count_from.empty()) {
+    // IO500's hand-off: work on exactly what the stonewalled phase agreed on.
+    auto it = stonewall_counts_.find(
+        absl::StrFormat("t%u/r%u/%s", test_id, rep, phase.stonewall_count_from));
+    if (it != stonewall_counts_.end()) base.set_stonewall_count(it->second);
+  }
   const int max_attempts = plan_.on_skew == "repeat" ? 3 : 1;
   const RunParts parts{plan_, options_, roster_, *heartbeater_, printer_, lead_};
   for (int attempt = 1;; ++attempt) {
@@ -465,8 +475,22 @@ RunError Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_
     }
     printer_.PhaseDone(*pr);
     accepted->push_back(pr);
+    if (uint64_t count = AgreedStonewallCount(*pr); count > 0) {
+      stonewall_counts_[base.phase_id()] = count;
+    }
     return {};
   }
+}
+
+// The count every task reached after a stonewall's wear-out: the most any
+// task had done at the wall (IOR pairs, mdtest items); 0 without a stonewall.
+uint64_t Coordinator::AgreedStonewallCount(const v1::PhaseRecord& pr) {
+  if (pr.spec().stonewall_seconds() == 0 && pr.spec().md_stonewall_seconds() == 0) return 0;
+  uint64_t count = 0;
+  for (const v1::AgentPhaseRecord& a : pr.agents()) {
+    for (const v1::TaskResult& t : a.tasks()) count = std::max(count, t.stonewall_pairs());
+  }
+  return count;
 }
 
 std::string Coordinator::SkewProblem(const v1::PhaseRecord& pr) const {

@@ -185,6 +185,11 @@ void PhaseAttempt::Start() {
   std::map<std::string, uint32_t> tasks_on_host;
   for (AgentClient* c : clients_) tasks_on_host[c->facts.hostname()] += base_.tasks();
   streams_.reserve(clients_.size());
+  if (base_.sync_across_agents()) {
+    std::vector<int64_t> offsets_ns;
+    for (AgentClient* c : clients_) offsets_ns.push_back(run_.roster.clock(c).offset_ns);
+    rendezvous_ = std::make_unique<RendezvousHub>(clients_, std::move(offsets_ns), phase_id_);
+  }
   record_->set_start_first_sent_unix_ns(RealtimeNs());
   for (AgentClient* c : clients_) {
     v1::StartRequest request;
@@ -196,7 +201,8 @@ void PhaseAttempt::Start() {
     const bool fits =
         tasks_on_host[c->facts.hostname()] <= std::max<uint32_t>(c->facts.cores(), 1);
     request.set_spin_duration_ns(fits ? absl::ToInt64Nanoseconds(kSpinDuration) : 0);
-    streams_.push_back(std::make_unique<PhaseStream>(c, std::move(request)));
+    streams_.push_back(std::make_unique<PhaseStream>(c, std::move(request), rendezvous_.get(),
+                                                     streams_.size()));
   }
   record_->set_start_last_sent_unix_ns(RealtimeNs());
 }
@@ -233,6 +239,12 @@ RunError PhaseAttempt::Watch() {
                         run_.plan.io_stall_timeout_ms, stalled->reason),
         /*restarted=*/false);
   }
+  if (rendezvous_ && rendezvous_broken_.empty()) {
+    // One agent's failure (its result says which) strands the others at a
+    // barrier: stop them, as MPI_Abort would.
+    rendezvous_broken_ = rendezvous_->Broken();
+    if (!rendezvous_broken_.empty()) Abort(rendezvous_broken_);
+  }
   if (Interrupted()) {
     Abort("interrupted by the operator");
     return Fail(RunFailure::kInterrupted, "interrupted during " + phase_id_);
@@ -254,6 +266,9 @@ RunError PhaseAttempt::LoseDuringPhase(AgentClient* agent, const std::string& re
 // 6. Collect, in our time base.
 void PhaseAttempt::Collect(RunError* failure) {
   for (size_t i = 0; i < streams_.size(); ++i) CollectClient(i, failure);
+  if (rendezvous_) {
+    for (const v1::RendezvousRound& r : rendezvous_->Rounds()) *record_->add_rendezvous() = r;
+  }
 }
 
 void PhaseAttempt::CollectClient(size_t i, RunError* failure) {

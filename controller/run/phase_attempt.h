@@ -90,6 +90,9 @@ class PhaseAttempt {
   const std::vector<AgentClient*> servers_;
   std::vector<absl::StatusOr<v1::PrepareReply>> prepared_;
   std::map<AgentClient*, v1::CacheReply> cache_done_;
+  // Cross-agent rendezvous (sync_across_agents); outlives the streams.
+  std::unique_ptr<RendezvousHub> rendezvous_;
+  std::string rendezvous_broken_;                      // reported once
   std::vector<std::unique_ptr<PhaseStream>> streams_;  // by client
   std::vector<v1::TaskResult> tasks_;                   // every client's, in our clock
 };

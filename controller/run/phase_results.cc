@@ -23,7 +23,9 @@ void ToControllerClock(int64_t offset_ns, v1::TaskResult* task) {
            {&v1::TaskResult::first_io_unix_ns, &v1::TaskResult::set_first_io_unix_ns},
            {&v1::TaskResult::release_unix_ns, &v1::TaskResult::set_release_unix_ns},
            {&v1::TaskResult::readback_start_unix_ns, &v1::TaskResult::set_readback_start_unix_ns},
-           {&v1::TaskResult::readback_stop_unix_ns, &v1::TaskResult::set_readback_stop_unix_ns}}) {
+           {&v1::TaskResult::readback_stop_unix_ns, &v1::TaskResult::set_readback_stop_unix_ns},
+           {&v1::TaskResult::stonewall_stop_unix_ns,
+            &v1::TaskResult::set_stonewall_stop_unix_ns}}) {
     if ((task->*get)() != 0) (task->*set)((task->*get)() - offset_ns);
   }
 }

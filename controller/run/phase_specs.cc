@@ -45,6 +45,10 @@ v1::PhaseSpec BaseSpecOf(const Plan& plan, const PhasePlan& phase, uint32_t test
   s.set_checksums(phase.checksums);
   s.set_ignore_free_space(ignore_free_space);
   SetWorkloadFields(phase, plan.seed, &s);
+  // IOR -g and the stonewall agreements span every agent's tasks.
+  s.set_sync_across_agents(client_count > 1 &&
+                           (phase.intra_barriers || phase.stonewall_wear_out ||
+                            phase.md_stonewall_seconds > 0));
   return s;
 }
 

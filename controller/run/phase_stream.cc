@@ -7,8 +7,9 @@
 
 namespace lockstep {
 
-PhaseStream::PhaseStream(AgentClient* agent, v1::StartRequest request)
-    : agent_(agent), request_(std::move(request)) {
+PhaseStream::PhaseStream(AgentClient* agent, v1::StartRequest request, RendezvousHub* hub,
+                         size_t index)
+    : agent_(agent), hub_(hub), index_(index), request_(std::move(request)) {
   agent_->stub()->async()->Start(&ctx_, &request_, this);
   StartRead(&event_);
   StartCall();
@@ -16,6 +17,11 @@ PhaseStream::PhaseStream(AgentClient* agent, v1::StartRequest request)
 
 void PhaseStream::OnReadDone(bool ok) {
   if (!ok) return;  // the stream ended: OnDone follows
+  if (event_.has_rendezvous()) {
+    if (hub_ != nullptr) hub_->Arrived(index_, event_.rendezvous());
+    StartRead(&event_);
+    return;
+  }
   {
     absl::MutexLock lock(&mu_);
     if (event_.has_result()) {
@@ -29,6 +35,7 @@ void PhaseStream::OnReadDone(bool ok) {
 }
 
 void PhaseStream::OnDone(const grpc::Status& status) {
+  if (hub_ != nullptr) hub_->Ended(index_);
   absl::MutexLock lock(&mu_);
   status_ = status;
   done_ = true;

@@ -17,14 +17,19 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "controller/run/agent_client.h"
+#include "controller/run/rendezvous.h"
 #include "lockstep/v1/agent.grpc.pb.h"
 
 namespace lockstep {
 
 class PhaseStream : public grpc::ClientReadReactor<v1::PhaseEvent> {
  public:
-  // Starts the call on `agent` (which must outlive this) at once.
-  PhaseStream(AgentClient* agent, v1::StartRequest request);
+  // Starts the call on `agent` (which must outlive this) at once. With a
+  // `hub` (a phase that synchronises across agents; must outlive this), the
+  // agent's rendezvous events and the end of the call go to it as agent
+  // `index`.
+  PhaseStream(AgentClient* agent, v1::StartRequest request, RendezvousHub* hub = nullptr,
+              size_t index = 0);
 
   PhaseStream(const PhaseStream&) = delete;
   PhaseStream& operator=(const PhaseStream&) = delete;
@@ -54,6 +59,8 @@ class PhaseStream : public grpc::ClientReadReactor<v1::PhaseEvent> {
 
  private:
   AgentClient* const agent_;
+  RendezvousHub* const hub_;
+  const size_t index_;
   grpc::ClientContext ctx_;
   const v1::StartRequest request_;
   v1::PhaseEvent event_;  // the read in flight; only gRPC's threads touch it
