@@ -282,6 +282,13 @@ std::string IorReport::PhaseDone(const v1::PhaseRecord& p) const {
         "(marked)\n",
         p.start_skew_ns() / 1e3, p.start_skew_uncertainty_ns() / 1e3, p.phase_id());
   }
+  if (p.has_stonewall() && p.spec().stonewall_wear_out()) {
+    // What slow media stretch (IO500's complaint): not an IOR line.
+    out += absl::StrFormat(
+        "# wear-out tail %.3f s after the stonewall; the last task stopped issuing new work "
+        "%.3f ms after its deadline\n",
+        p.stonewall().tail_s(), p.stonewall().stop_after_deadline_ms());
+  }
   for (const std::string& line : p.telemetry_lines()) out += "#" + line + "\n";
   return out;
 }

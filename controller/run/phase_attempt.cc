@@ -65,6 +65,18 @@ RunError PhaseAttempt::Run() {
 
 // 1. Prepare everywhere before anyone starts.
 RunError PhaseAttempt::Prepare() {
+  for (AgentClient* c : clients_) {
+    if (base_.sync_across_agents() && c->facts.wire_minor() < 2) {
+      // An older agent ignores the field and never joins the rendezvous.
+      return Fail(RunFailure::kBadPlan,
+                  absl::StrFormat("phase %s synchronises tasks across agents (IOR -g or a "
+                                  "stonewall wear-out), which agent %s (lockstep %s, wire "
+                                  "protocol 1.%u) cannot do; upgrade it to wire protocol 1.2 "
+                                  "or later, or run the phase on one client agent",
+                                  phase_id_, c->address(), c->facts.agent_version(),
+                                  c->facts.wire_minor()));
+    }
+  }
   const std::vector<v1::PhaseSpec> specs = ClientSpecsOf(base_, clients_.size());
   std::vector<v1::PrepareRequest> requests(clients_.size());
   for (size_t i = 0; i < clients_.size(); ++i) {
