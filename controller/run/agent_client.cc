@@ -86,7 +86,7 @@ absl::Status CallWatch::Check(const AgentClient* agent) const {
   if (!lost) return absl::OkStatus();
   std::string why = lost(agent);
   if (why.empty()) return absl::OkStatus();
-  return absl::UnavailableError(std::move(why));
+  return absl::UnavailableError(absl::StrFormat("agent %s: %s", agent->address(), why));
 }
 
 absl::Status AgentClient::Connect(absl::Duration timeout, const ConnectOptions& options) {

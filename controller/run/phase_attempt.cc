@@ -137,11 +137,15 @@ RunError PhaseAttempt::CacheStep(const std::vector<AgentClient*>& who, bool sync
   for (size_t i = 0; i < who.size(); ++i) {
     if (!replies[i].ok()) {
       const absl::Status& status = replies[i].status();
-      const bool refused = absl::IsPermissionDenied(status) || absl::IsFailedPrecondition(status);
-      if (!refused) run_.roster.MarkLost(who[i], std::string(status.message()), false);
+      // A session the agent dropped (lease expired, restarted) is a loss, not a refusal.
+      const bool refused =
+          !IsSessionLost(status) &&
+          (absl::IsPermissionDenied(status) || absl::IsFailedPrecondition(status));
+      if (!refused) {
+        run_.roster.MarkLost(who[i], std::string(status.message()), IsRestarted(status));
+      }
       return Fail(refused ? RunFailure::kBadPlan : RunFailure::kAgentLost,
-                  absl::StrFormat("cache barrier before %s: agent %s: %s", phase_id_,
-                                  who[i]->address(), status.message()));
+                  absl::StrFormat("cache barrier before %s: %s", phase_id_, status.message()));
     }
     const v1::CacheReply& reply = *replies[i];
     v1::CacheReply& acc = cache_done_[who[i]];

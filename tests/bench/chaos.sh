@@ -3,7 +3,7 @@
 # with on_agent_loss = "continue", and faults injected one at a time into
 # random agents at random stages of a repetition while it runs.
 #
-#   tests/bench/chaos.sh --agents 64 --phases 50 [--seed S] [--lease-ms 1000]
+#   tests/bench/chaos.sh --agents 64 --phases 50 [--seed S] [--lease-ms 2000]
 #                        [--netns K] [--faults F] [--hold-ms 150] [--build DIR] [--keep]
 #
 # Faults: SIGKILL, SIGSTOP (a hung agent; resumed with SIGCONT after the run)
@@ -55,7 +55,7 @@ ap.add_argument("--build", required=True)
 ap.add_argument("--agents", type=int, default=64)
 ap.add_argument("--phases", type=int, default=50, help="repetitions of one write phase")
 ap.add_argument("--seed", type=int, default=int(time.time()))
-ap.add_argument("--lease-ms", type=int, default=1000)
+ap.add_argument("--lease-ms", type=int, default=2000)
 ap.add_argument("--netns", type=int, default=-1,
                 help="agents in their own network namespace (default: 4 as root, else 0)")
 ap.add_argument("--faults", type=int, default=0,
