@@ -5,6 +5,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -133,6 +134,24 @@ struct AgentCore::Impl {
   }
 
   void WatchdogMain();
+
+  // TESTS ONLY (AgentOptions::test_delay_calls): waits before `call`'s work,
+  // without holding mu (heartbeats are answered), until shutdown or the end
+  // of the calling session at most.
+  void TestDelay(const std::string& call, const std::string& session) ABSL_LOCKS_EXCLUDED(mu) {
+    const auto& calls = options.test_delay_calls;
+    if (options.test_delay_call <= absl::ZeroDuration() ||
+        std::find(calls.begin(), calls.end(), call) == calls.end()) {
+      return;
+    }
+    LogInfo("test hook: %s delayed by %d ms", call,
+            absl::ToInt64Milliseconds(options.test_delay_call));
+    absl::MutexLock lock(&mu);
+    auto over = [this, &session]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+      return shutting_down || session_id != session;
+    };
+    mu.AwaitWithTimeout(absl::Condition(&over), options.test_delay_call);
+  }
 
   // Prepare's steps, in order.
   // Checks the session and the role, and drops a prepared phase this one
@@ -482,6 +501,7 @@ void DescribePreparedPhase(const std::string& dir, const PhaseRunner& runner,
 
 absl::StatusOr<v1::PrepareReply> AgentCore::Prepare(const v1::PrepareRequest& request) {
   const v1::PhaseSpec& spec = request.spec();
+  impl_->TestDelay("prepare", request.session_id());
   if (absl::Status s = impl_->ReplaceRunnerFor(request); !s.ok()) return s;
   if (spec.tasks() > impl_->options.max_tasks) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -520,6 +540,7 @@ absl::StatusOr<v1::CacheReply> AgentCore::CacheBarrier(const v1::CacheRequest& r
     absl::Status s = impl_->CheckSession(request.session_id());
     if (!s.ok()) return s;
   }
+  impl_->TestDelay("cache", request.session_id());
   v1::CacheReply reply;
   if (request.sync()) {
     int64_t t0 = MonotonicNs();
@@ -651,6 +672,7 @@ absl::StatusOr<v1::ReleaseReply> AgentCore::Release(const v1::ReleaseRequest& re
 
 absl::StatusOr<v1::CleanupReply> AgentCore::Cleanup(const v1::CleanupRequest& request) {
   std::unique_ptr<PhaseRunner> unfinished;
+  if (!request.release_only()) impl_->TestDelay("cleanup", request.session_id());
   {
     absl::MutexLock lock(&impl_->mu);
     absl::Status s = impl_->CheckSession(request.session_id());

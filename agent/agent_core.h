@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "agent/lustre.h"
 #include "agent/phase_runner.h"
 #include "agent/roots.h"
@@ -39,6 +40,11 @@ struct AgentOptions {
   bool allow_lustre = false;
   LustreToolsOptions lustre_options;
   RunnerOptions runner;  // test hooks
+  // TESTS ONLY: the calls named ("prepare", "cache", "cleanup") wait this
+  // long before doing their work, as on a hung file system; the agent keeps
+  // answering heartbeats meanwhile.
+  std::vector<std::string> test_delay_calls;
+  absl::Duration test_delay_call;
   // Called (from an RPC or the lease watchdog thread, no lock held) after a
   // session ended and its cleanup is done: the controller detached or its
   // lease expired. May be empty. `lockstep-agent --once` exits from it.

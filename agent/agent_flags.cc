@@ -15,7 +15,7 @@ namespace {
 
 constexpr uint64_t kUint32Max = std::numeric_limits<uint32_t>::max();
 
-constexpr std::array<FlagSpec, 22> kAgentFlags = {{
+constexpr std::array<FlagSpec, 24> kAgentFlags = {{
     {.name = "config", .value_name = "FILE",
      .help = "agent configuration file (TOML, see deploy/agent.toml.example); it sets what the "
              "flags set plus limits (max_tasks, max_bytes_per_phase); flags given explicitly "
@@ -80,6 +80,12 @@ constexpr std::array<FlagSpec, 22> kAgentFlags = {{
     {.name = "test_delay_per_transfer_us", .kind = FlagKind::kUint, .value_name = "US",
      .default_value = "0",
      .help = "TESTS ONLY: make every transfer this much slower, as on a slower device",
+     .max = kUint32Max},
+    {.name = "test_delay_calls", .kind = FlagKind::kList, .value_name = "CALL,...",
+     .help = "TESTS ONLY: calls (prepare, cache, cleanup) that wait --test_delay_call_ms "
+             "first, as on a hung file system (heartbeats are still answered)"},
+    {.name = "test_delay_call_ms", .kind = FlagKind::kUint, .value_name = "MS",
+     .default_value = "0", .help = "TESTS ONLY: how long --test_delay_calls wait",
      .max = kUint32Max},
     {.name = "help-man", .kind = FlagKind::kBool,
      .help = "print the man page lockstep-agent.8 (roff)", .hidden = true},
@@ -161,6 +167,8 @@ absl::StatusOr<AgentConfig> AgentConfigFromFlags(const ParsedFlags& f) {
   if (use("allow_lustre")) o.allow_lustre = f.GetBool("allow_lustre");
   o.runner.test_delay_per_transfer =
       absl::Microseconds(static_cast<int64_t>(f.GetUint("test_delay_per_transfer_us")));
+  if (f.Has("test_delay_calls")) o.test_delay_calls = f.GetList("test_delay_calls");
+  o.test_delay_call = absl::Milliseconds(static_cast<int64_t>(f.GetUint("test_delay_call_ms")));
   if (use("telemetry_interval_ms")) {
     o.telemetry_options.interval_ms = static_cast<uint32_t>(f.GetUint("telemetry_interval_ms"));
   }

@@ -34,10 +34,13 @@ struct Probe {
 };
 
 // Connects and asks Identify kClockSamples times (NTP's arithmetic with
-// T2 = T3 = the agent's clock reading).
-void ProbeAgent(AgentClient* agent, absl::Duration timeout, Probe* out) {
+// T2 = T3 = the agent's clock reading). A refused or unreachable address,
+// or a failed handshake, fails at once with its cause; only silence waits
+// for `timeout`.
+void ProbeAgent(AgentClient* agent, absl::Duration timeout,
+                const std::atomic<bool>* interrupted, Probe* out) {
   out->address = agent->address();
-  out->status = agent->Connect(timeout);
+  out->status = agent->Connect(timeout, {.fail_fast = true, .interrupted = interrupted});
   if (!out->status.ok()) return;
   for (int i = 0; i < kClockSamples; ++i) {
     grpc::ClientContext ctx;
@@ -124,7 +127,8 @@ int AgentsCommand(const std::vector<std::string>& args, const std::atomic<bool>*
   for (size_t start = 0; start < clients.size(); start += kParallelProbes) {
     std::vector<std::thread> threads;
     for (size_t i = start; i < std::min(clients.size(), start + kParallelProbes); ++i) {
-      threads.emplace_back([&, i] { ProbeAgent(clients[i].get(), timeout, &probes[i]); });
+      threads.emplace_back(
+          [&, i] { ProbeAgent(clients[i].get(), timeout, interrupted, &probes[i]); });
     }
     for (std::thread& t : threads) t.join();
   }

@@ -28,7 +28,18 @@ namespace {
 
 std::atomic<bool> g_interrupted{false};
 
-void OnSignal(int) { g_interrupted.store(true); }
+// The first SIGINT/SIGTERM asks the run to stop: it aborts the phase,
+// removes files for at most a few hundred ms, writes run.json and exits 130
+// within a second. A second one exits at once; the agents then remove the
+// run's files when its lease expires.
+void OnSignal(int) {
+  if (!g_interrupted.exchange(true)) return;
+  static constexpr char kMessage[] =
+      "\nlockstep: interrupted again: exiting now; the agents remove the run's files when its "
+      "lease expires\n";
+  (void)!::write(2, kMessage, sizeof(kMessage) - 1);
+  ::_exit(kExitInterrupted);
+}
 
 void HandleSignals() {
   struct sigaction sa = {};

@@ -79,9 +79,37 @@ AgentClient::AgentClient(std::string address, v1::Role role,
   stub_ = v1::Agent::NewStub(channel_);
 }
 
-absl::Status AgentClient::Connect(absl::Duration timeout) {
-  auto deadline = std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout);
-  if (channel_->WaitForConnected(deadline)) return absl::OkStatus();
+absl::Status CallWatch::Check(const AgentClient* agent) const {
+  if (interrupted != nullptr && interrupted->load()) {
+    return absl::CancelledError("interrupted by the operator");
+  }
+  if (!lost) return absl::OkStatus();
+  std::string why = lost(agent);
+  if (why.empty()) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrFormat("agent %s: %s", agent->address(), why));
+}
+
+absl::Status AgentClient::Connect(absl::Duration timeout, const ConnectOptions& options) {
+  const auto deadline = std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout);
+  bool failed_once = false;
+  for (grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/true);
+       state != GRPC_CHANNEL_READY; state = channel_->GetState(/*try_to_connect=*/true)) {
+    if (options.interrupted != nullptr && options.interrupted->load()) {
+      return absl::CancelledError(absl::StrFormat("agent %s: interrupted while connecting", address_));
+    }
+    if (state == GRPC_CHANNEL_TRANSIENT_FAILURE && options.fail_fast) {
+      failed_once = true;
+      break;
+    }
+    const auto now = std::chrono::system_clock::now();
+    if (now >= deadline) break;
+    channel_->WaitForStateChange(state, std::min(deadline, now + std::chrono::milliseconds(50)));
+  }
+  if (channel_->GetState(false) == GRPC_CHANNEL_READY) return absl::OkStatus();
+  return ExplainNotConnected(timeout, failed_once);
+}
+
+absl::Status AgentClient::ExplainNotConnected(absl::Duration timeout, bool failed_once) const {
   const std::string tcp = TcpProbe(address_, 1000);
   if (tcp.empty()) {
     if (!tls_files_.ca_pem.empty()) {
@@ -92,11 +120,18 @@ absl::Status AgentClient::Connect(absl::Duration timeout) {
       }
     }
     return absl::UnavailableError(absl::StrFormat(
-        "agent %s accepts TCP connections but the gRPC handshake did not complete within %s: "
+        "agent %s accepts TCP connections but the gRPC handshake %s: "
         "the TLS settings do not match (the agent's certificate is not from our CA or lacks "
         "this name/IP as a SAN, ours is not from its CA, or one side runs plaintext "
         "--insecure and the other TLS)",
-        address_, absl::FormatDuration(timeout)));
+        address_,
+        failed_once ? "failed" : "did not complete within " + absl::FormatDuration(timeout)));
+  }
+  if (failed_once) {
+    return absl::UnavailableError(absl::StrFormat(
+        "agent %s cannot be reached: %s: check that lockstep-agent runs there and listens on "
+        "that port",
+        address_, tcp));
   }
   return absl::UnavailableError(absl::StrFormat(
       "agent %s did not answer within %s: check that lockstep-agent runs there, listens on that "

@@ -1,9 +1,12 @@
 // The controller's handle on one agent: one channel, every call with a
 // deadline, errors annotated with the agent's address. FanOut runs one unary
-// call on many agents at once with the callback API.
+// call on many agents at once with the callback API; a CallWatch ends the
+// calls of agents found lost, or all of them on an interrupt, long before
+// their deadline.
 #ifndef LOCKSTEP_CONTROLLER_RUN_AGENT_CLIENT_H_
 #define LOCKSTEP_CONTROLLER_RUN_AGENT_CLIENT_H_
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -12,7 +15,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/status/statusor.h"
-#include "absl/synchronization/blocking_counter.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "common/errors.h"
 #include "common/tls.h"
@@ -37,14 +40,27 @@ class AgentClient {
   void StartConnecting() { channel_->GetState(/*try_to_connect=*/true); }
 
   // Waits until the channel is connected. Unavailable names the address and
-  // the timeout, and says what to check.
-  absl::Status Connect(absl::Duration timeout);
+  // the timeout, and says what to check. With `fail_fast`, the first failed
+  // attempt ends the wait (a refused or unreachable address, a failed
+  // handshake) and the error gives its cause; without it a refused address
+  // is retried until `timeout` (an agent still starting). Cancelled once
+  // `*interrupted` is set (looked at every 50 ms).
+  struct ConnectOptions {
+    bool fail_fast = false;
+    const std::atomic<bool>* interrupted = nullptr;
+  };
+  absl::Status Connect(absl::Duration timeout, const ConnectOptions& options);
+  absl::Status Connect(absl::Duration timeout) { return Connect(timeout, ConnectOptions{}); }
 
   // Session state, set by the coordinator after Attach.
   std::string session_id;
   v1::HostFacts facts;
 
  private:
+  // Why the channel is not connected: TCP refused/unreachable, a failed
+  // TLS handshake, or silence for `timeout`.
+  absl::Status ExplainNotConnected(absl::Duration timeout, bool failed_once) const;
+
   std::string address_;
   v1::Role role_;
   TlsFiles tls_files_;
@@ -52,35 +68,72 @@ class AgentClient {
   std::unique_ptr<v1::Agent::Stub> stub_;
 };
 
+// What may end a FanOut's calls before their deadline, looked at every
+// kCallWatchPeriod while calls are outstanding:
+//   - `interrupted` set: every outstanding call is cancelled and fails
+//     Cancelled "interrupted by the operator";
+//   - `lost(agent)` non-empty (the Heartbeater found it silent beyond its
+//     lease, or it dropped our session): that agent's call is cancelled and
+//     fails Unavailable with that reason (FailureOfSetupCall: kAgentLost).
+// An agent that still answers heartbeats is never cut: its call runs to its
+// deadline (a slow Prepare on a slow file system is legitimate).
+struct CallWatch {
+  std::function<std::string(const AgentClient*)> lost;  // may be empty
+  const std::atomic<bool>* interrupted = nullptr;
+
+  // OK while `agent`'s call may go on; else the status it ends with.
+  absl::Status Check(const AgentClient* agent) const;
+};
+inline constexpr absl::Duration kCallWatchPeriod = absl::Milliseconds(50);
+
 // Calls `call(stub, ctx, &requests[i], &reply, done)` on every agent at once
-// and waits for all (each call has `timeout`). Results in agent order.
+// and waits for all (each call has `timeout`, and `watch`, if given, may end
+// it sooner). Results in agent order.
 template <typename Req, typename Resp, typename Call>
 std::vector<absl::StatusOr<Resp>> FanOut(const std::vector<AgentClient*>& agents,
                                          const std::vector<Req>& requests, absl::Duration timeout,
-                                         Call call) {
+                                         Call call, const CallWatch* watch = nullptr) {
   struct Slot {
     grpc::ClientContext ctx;
     Resp reply;
     grpc::Status status;
+    std::atomic<bool> done{false};
+    absl::Status ended_by;  // why the watch cancelled it; the waiting thread's only
   };
   std::vector<std::unique_ptr<Slot>> slots;
-  absl::BlockingCounter pending(static_cast<int>(agents.size()));
+  std::atomic<size_t> pending{agents.size()};
+  absl::Notification all_done;
+  if (agents.empty()) all_done.Notify();
   for (size_t i = 0; i < agents.size(); ++i) {
     slots.push_back(std::make_unique<Slot>());
     Slot* slot = slots.back().get();
     slot->ctx.set_deadline(std::chrono::system_clock::now() +
                            absl::ToChronoMilliseconds(timeout));
     call(agents[i]->stub(), &slot->ctx, &requests[i], &slot->reply,
-         [slot, &pending](grpc::Status s) {
+         [slot, &pending, &all_done](grpc::Status s) {
            slot->status = std::move(s);
-           pending.DecrementCount();
+           slot->done.store(true);
+           if (pending.fetch_sub(1) == 1) all_done.Notify();
          });
   }
-  pending.Wait();
+  if (watch == nullptr) {
+    all_done.WaitForNotification();
+  } else {
+    while (!all_done.WaitForNotificationWithTimeout(kCallWatchPeriod)) {
+      for (size_t i = 0; i < agents.size(); ++i) {
+        Slot& slot = *slots[i];
+        if (slot.done.load() || !slot.ended_by.ok()) continue;
+        slot.ended_by = watch->Check(agents[i]);
+        if (!slot.ended_by.ok()) slot.ctx.TryCancel();
+      }
+    }
+  }
   std::vector<absl::StatusOr<Resp>> out;
   for (size_t i = 0; i < agents.size(); ++i) {
     if (slots[i]->status.ok()) {
       out.push_back(std::move(slots[i]->reply));
+    } else if (!slots[i]->ended_by.ok()) {
+      out.push_back(slots[i]->ended_by);
     } else {
       out.push_back(FromGrpcStatus(slots[i]->status, agents[i]->address()));
     }
@@ -90,10 +143,17 @@ std::vector<absl::StatusOr<Resp>> FanOut(const std::vector<AgentClient*>& agents
 
 // Deadlines of the coordinator's calls: most calls answer at once; Prepare
 // and Cleanup may remove large files on a slow file system; a cache barrier
-// may sync much dirty data.
+// may sync much dirty data. These bound only agents that keep answering
+// heartbeats: a silent agent's call is ended by its CallWatch within the
+// lease.
 inline constexpr absl::Duration kRpcTimeout = absl::Seconds(30);
 inline constexpr absl::Duration kPrepareTimeout = absl::Minutes(10);
 inline constexpr absl::Duration kCacheTimeout = absl::Minutes(30);
+// After an interrupt, each best-effort step (abort, file removal, detach)
+// waits at most this long, so that the controller exits within a second;
+// an agent that did not finish removing its files is not detached, and
+// removes them itself when its lease expires.
+inline constexpr absl::Duration kInterruptedCallTimeout = absl::Milliseconds(250);
 
 // Binds an async method of the stub for FanOut, e.g. LOCKSTEP_ASYNC(Prepare).
 #define LOCKSTEP_ASYNC(Method)                                                           \

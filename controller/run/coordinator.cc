@@ -127,6 +127,9 @@ class Coordinator {
   // Agreed stonewall counts of accepted phases, by phase id, for the phases
   // that name them in stonewall_count_from.
   std::map<std::string, uint64_t> stonewall_counts_;
+  // Agents whose last Cleanup failed: not detached, so that their lease
+  // expiry removes what they hold.
+  std::set<const AgentClient*> unclean_;
 };
 
 RunOutcome Coordinator::Run() {
@@ -196,8 +199,10 @@ RunError Coordinator::Connect() {
   // Every channel starts connecting at once; a bounded pool waits for them.
   for (size_t i = 0; i < roster_.size(); ++i) roster_.at(i)->StartConnecting();
   BoundedParallelFor(roster_.size(), kMaxAgentWorkThreads, [&](size_t i) {
-    connected[i] = roster_.at(i)->Connect(absl::Milliseconds(plan_.connect_timeout_ms));
+    connected[i] = roster_.at(i)->Connect(absl::Milliseconds(plan_.connect_timeout_ms),
+                                          {.interrupted = options_.interrupted});
   });
+  if (Interrupted()) return Fail(RunFailure::kInterrupted, "interrupted while connecting");
   std::vector<std::string> unreachable;
   for (size_t i = 0; i < roster_.size(); ++i) {
     v1::AgentRecord* ar = record_.add_agents();
@@ -222,8 +227,9 @@ RunError Coordinator::Attach() {
     r.set_lease_ms(plan_.lease_ms);
     SetWireVersion(&r);
   }
+  const CallWatch watch{nullptr, options_.interrupted};
   auto replies = FanOut<v1::AttachRequest, v1::AttachReply>(roster_.all(), requests, kRpcTimeout,
-                                                            LOCKSTEP_ASYNC(Attach));
+                                                            LOCKSTEP_ASYNC(Attach), &watch);
   std::vector<std::string> refused;
   bool version_mismatch = false;
   for (size_t i = 0; i < roster_.size(); ++i) {
@@ -260,6 +266,7 @@ RunError Coordinator::Attach() {
           agent->address(), RoleName(replies[i]->facts().role()), RoleName(agent->role())));
     }
   }
+  if (Interrupted()) return Fail(RunFailure::kInterrupted, "interrupted while attaching");
   if (!refused.empty()) {
     return Fail(version_mismatch ? RunFailure::kVersion : RunFailure::kConnect,
                 absl::StrJoin(refused, "\n"));
@@ -377,7 +384,10 @@ RunError Coordinator::RunRepetition(v1::TestRecord* test, uint32_t rep,
     // Going on without a lost agent abandons the rest of this repetition.
     if (failure) return AfterFailedPhase(failure, written, rep);
   }
-  return EndRepetition(written, test, rep);
+  // An agent lost while removing the files is handled as one lost in a phase.
+  RunError failure = EndRepetition(written, test, rep);
+  if (failure.kind == RunFailure::kAgentLost) return AfterFailedPhase(failure, written, rep);
+  return failure;
 }
 
 RunError Coordinator::EndRepetition(const std::vector<v1::PhaseSpec>& written,
@@ -514,8 +524,20 @@ std::vector<absl::StatusOr<v1::CleanupReply>> Coordinator::CleanupOnClients(
     *r.mutable_spec() = specs[i];
     r.set_release_only(release_only);
   }
-  return FanOut<v1::CleanupRequest, v1::CleanupReply>(
-      *targets, requests, release_only ? kRpcTimeout : kPrepareTimeout, LOCKSTEP_ASYNC(Cleanup));
+  // A silent agent's call ends within the lease. After an interrupt: a short
+  // wait, and an agent that did not finish is left to its lease (not
+  // detached), which removes the files.
+  const bool interrupted = Interrupted();
+  const CallWatch watch = heartbeater_->WatchCalls(interrupted ? nullptr : options_.interrupted);
+  const absl::Duration timeout = interrupted    ? kInterruptedCallTimeout
+                                 : release_only ? kRpcTimeout
+                                                : kPrepareTimeout;
+  auto replies = FanOut<v1::CleanupRequest, v1::CleanupReply>(*targets, requests, timeout,
+                                                              LOCKSTEP_ASYNC(Cleanup), &watch);
+  for (size_t i = 0; i < targets->size(); ++i) {
+    if (!replies[i].ok() && !release_only && Interrupted()) unclean_.insert((*targets)[i]);
+  }
+  return replies;
 }
 
 void Coordinator::ReleaseFiles(const std::vector<v1::PhaseSpec>& bases) {
@@ -528,13 +550,20 @@ void Coordinator::ReleaseFiles(const std::vector<v1::PhaseSpec>& bases) {
 RunError Coordinator::RemoveFiles(const std::vector<v1::PhaseSpec>& bases, uint32_t rep,
                                   bool timed, v1::PhaseRecord* last_phase) {
   int64_t start_unix_ns = INT64_MAX, stop_unix_ns = 0;  // in our clock
-  std::vector<std::string> errors;
+  std::vector<std::string> errors, lost;
   for (const v1::PhaseSpec& base : bases) {
     std::vector<AgentClient*> targets;
     auto replies = CleanupOnClients(base, /*release_only=*/false, &targets);
     for (size_t i = 0; i < targets.size(); ++i) {
       if (!replies[i].ok()) {
-        errors.push_back(std::string(replies[i].status().message()));
+        const absl::Status& status = replies[i].status();
+        if (!Interrupted() && FailureOfSetupCall(status) == RunFailure::kAgentLost) {
+          roster_.MarkLost(targets[i], std::string(status.message()), IsRestarted(status));
+          lost.push_back(absl::StrFormat("agent %s lost while removing the files of %s: %s",
+                                         targets[i]->address(), base.phase_id(),
+                                         status.message()));
+        }
+        errors.push_back(std::string(status.message()));
         continue;
       }
       const int64_t offset_ns = roster_.clock(targets[i]).offset_ns;
@@ -552,11 +581,14 @@ RunError Coordinator::RemoveFiles(const std::vector<v1::PhaseSpec>& bases, uint3
       r->set_iter(rep);
     }
   }
+  if (Interrupted()) return Fail(RunFailure::kInterrupted, "interrupted while removing files");
+  if (!lost.empty()) return Fail(RunFailure::kAgentLost, absl::StrJoin(lost, "\n"));
   if (!errors.empty()) return Fail(RunFailure::kIoError, absl::StrJoin(errors, "\n"));
   return {};
 }
 
 void Coordinator::CleanUpRestarted(const std::vector<v1::PhaseSpec>& bases) {
+  if (Interrupted()) return;  // seconds per agent: the operator wants out
   const std::vector<AgentClient*> clients = roster_.clients();
   for (size_t i = 0; i < clients.size(); ++i) {
     AgentClient* c = clients[i];
@@ -583,18 +615,20 @@ void Coordinator::CleanUpRestarted(const std::vector<v1::PhaseSpec>& bases) {
   }
 }
 
-// Hands the agents back (best effort); lost ones get no further calls.
+// Hands the agents back (best effort); lost ones get no further calls, nor
+// do those whose files are not removed (their lease removes them).
 void Coordinator::Detach() {
   std::vector<AgentClient*> attached;
   std::vector<v1::DetachRequest> requests;
   for (AgentClient* a : roster_.all()) {
-    if (a->session_id.empty() || roster_.IsLost(a)) continue;
+    if (a->session_id.empty() || roster_.IsLost(a) || unclean_.count(a)) continue;
     attached.push_back(a);
     requests.emplace_back().set_session_id(a->session_id);
   }
   if (attached.empty()) return;
-  FanOut<v1::DetachRequest, v1::DetachReply>(attached, requests, absl::Seconds(5),
-                                             LOCKSTEP_ASYNC(Detach));
+  FanOut<v1::DetachRequest, v1::DetachReply>(
+      attached, requests, Interrupted() ? kInterruptedCallTimeout : absl::Seconds(5),
+      LOCKSTEP_ASYNC(Detach));
 }
 
 void Coordinator::Finish(RunOutcome* outcome, const RunError& failure) {

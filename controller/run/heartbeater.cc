@@ -8,16 +8,42 @@
 #include "common/errors.h"
 
 namespace lockstep {
+namespace {
+
+absl::Duration PeriodOf(absl::Duration lease) {
+  return absl::Milliseconds(std::max<int64_t>(absl::ToInt64Milliseconds(lease) / 3, 20));
+}
+
+}  // namespace
+
+struct Heartbeater::Beat {
+  grpc::ClientContext ctx;
+  v1::HeartbeatRequest request;
+  v1::HeartbeatReply reply;
+};
 
 Heartbeater::Heartbeater(std::vector<AgentClient*> agents, absl::Duration lease,
                          uint32_t stall_ms)
     : agents_(std::move(agents)),
       lease_(lease),
+      period_(PeriodOf(lease)),
       stall_ms_(stall_ms),
       last_answer_mono_ns_(agents_.size(), MonotonicNs()),
+      next_send_mono_ns_(agents_.size()),
+      last_error_(agents_.size()),
+      beats_(agents_.size()),
       lost_(agents_.size()),
-      stalled_(agents_.size()),
-      thread_([this] { Loop(); }) {}
+      stalled_(agents_.size()) {
+  for (size_t i = 0; i < agents_.size(); ++i) index_of_[agents_[i]] = i;
+  // Staggered over the first period: no burst of every agent's call at once.
+  const int64_t now_mono_ns = MonotonicNs();
+  const int64_t period_ns = absl::ToInt64Nanoseconds(period_);
+  for (size_t i = 0; i < agents_.size(); ++i) {
+    next_send_mono_ns_[i] =
+        now_mono_ns + static_cast<int64_t>(period_ns * static_cast<double>(i) / agents_.size());
+  }
+  thread_ = std::thread([this] { Loop(); });
+}
 
 Heartbeater::~Heartbeater() {
   {
@@ -25,6 +51,13 @@ Heartbeater::~Heartbeater() {
     stop_ = true;
   }
   thread_.join();
+  absl::MutexLock lock(&mu_);
+  for (const auto& beat : beats_) {
+    if (beat) beat->ctx.TryCancel();
+  }
+  mu_.Await(absl::Condition(
+      +[](int* in_flight) { return *in_flight == 0; }, &in_flight_));
+  finished_.clear();
 }
 
 std::optional<AgentTrouble> Heartbeater::Lost() {
@@ -46,66 +79,98 @@ std::optional<AgentTrouble> Heartbeater::Stalled() {
 void Heartbeater::Forget(size_t index) {
   absl::MutexLock lock(&mu_);
   forgotten_.insert(index);
-  if (lost_[index].reason.empty()) lost_[index] = {index, "left out of the run"};
+  if (lost_[index].reason.empty()) {
+    lost_[index] = {index, "left out of the run"};
+    lost_count_.fetch_add(1);
+  }
+}
+
+std::string Heartbeater::LostReason(const AgentClient* agent) {
+  if (lost_count_.load() == 0) return "";
+  auto it = index_of_.find(agent);
+  if (it == index_of_.end()) return "";
+  absl::MutexLock lock(&mu_);
+  return lost_[it->second].reason;
+}
+
+CallWatch Heartbeater::WatchCalls(const std::atomic<bool>* interrupted) {
+  return CallWatch{[this](const AgentClient* agent) { return LostReason(agent); }, interrupted};
 }
 
 void Heartbeater::Loop() {
-  const absl::Duration period =
-      absl::Milliseconds(std::max<int64_t>(absl::ToInt64Milliseconds(lease_) / 3, 20));
+  const absl::Duration tick = std::min(period_, absl::Milliseconds(50));
   for (;;) {
     {
       absl::MutexLock lock(&mu_);
-      mu_.AwaitWithTimeout(absl::Condition(&stop_), period);
+      mu_.AwaitWithTimeout(absl::Condition(&stop_), tick);
       if (stop_) return;
     }
-    Round(period);
+    Tick();
   }
 }
 
-void Heartbeater::Round(absl::Duration period) {
-  std::vector<AgentClient*> targets;
-  std::vector<size_t> which;
-  std::vector<v1::HeartbeatRequest> requests;
+void Heartbeater::Tick() {
+  std::vector<std::pair<size_t, Beat*>> due;
+  std::vector<std::unique_ptr<Beat>> finished;
   {
     absl::MutexLock lock(&mu_);
+    finished.swap(finished_);
+    const int64_t now_mono_ns = MonotonicNs();
     for (size_t i = 0; i < agents_.size(); ++i) {
       if (!lost_[i].reason.empty()) continue;
-      targets.push_back(agents_[i]);
-      which.push_back(i);
-      requests.emplace_back().set_session_id(agents_[i]->session_id);
-      requests.back().set_stall_ms(stall_ms_);
+      const absl::Duration silent = absl::Nanoseconds(now_mono_ns - last_answer_mono_ns_[i]);
+      if (silent > lease_) {
+        lost_[i] = {i, absl::StrFormat("no heartbeat answer for %d ms (lease %d ms)%s",
+                                       absl::ToInt64Milliseconds(silent),
+                                       absl::ToInt64Milliseconds(lease_),
+                                       last_error_[i].empty() ? "" : ": " + last_error_[i])};
+        lost_count_.fetch_add(1);
+        if (beats_[i]) beats_[i]->ctx.TryCancel();
+        continue;
+      }
+      if (beats_[i] || now_mono_ns < next_send_mono_ns_[i]) continue;
+      next_send_mono_ns_[i] = now_mono_ns + absl::ToInt64Nanoseconds(period_);
+      beats_[i] = std::make_unique<Beat>();
+      Beat* beat = beats_[i].get();
+      beat->ctx.set_deadline(std::chrono::system_clock::now() +
+                             absl::ToChronoMilliseconds(period_));
+      beat->request.set_session_id(agents_[i]->session_id);
+      beat->request.set_stall_ms(stall_ms_);
+      ++in_flight_;
+      due.emplace_back(i, beat);
     }
   }
-  if (targets.empty()) return;
-  // A round waits for its slowest answer: with a deadline of the lease, one
-  // hung agent would space the rounds lease + period apart and let every
-  // other agent's lease expire. The period keeps rounds ≤ 2 periods apart.
-  auto replies = FanOut<v1::HeartbeatRequest, v1::HeartbeatReply>(targets, requests, period,
-                                                                  LOCKSTEP_ASYNC(Heartbeat));
-  const int64_t now_mono_ns = MonotonicNs();
-  absl::MutexLock lock(&mu_);
-  for (size_t k = 0; k < targets.size(); ++k) {
-    const size_t i = which[k];
-    const absl::Status& status = replies[k].status();
-    const absl::Duration silent = absl::Nanoseconds(now_mono_ns - last_answer_mono_ns_[i]);
-    if (replies[k].ok()) {
-      last_answer_mono_ns_[i] = now_mono_ns;
-      if (replies[k]->stalled_size() > 0 && stalled_[i].empty()) {
-        stalled_[i] = absl::StrJoin(replies[k]->stalled(), "; ");
-      }
-    } else if (absl::IsFailedPrecondition(status)) {
-      lost_[i] = {i,
-                  std::string(status.message()) +
-                      " (the agent dropped our session: restarted, or its lease expired)",
-                  KindOf(status)};
-    } else if (silent > lease_) {
-      lost_[i] = {i,
-                  absl::StrFormat("no heartbeat answer for %d ms (lease %d ms): %s",
-                                  absl::ToInt64Milliseconds(silent),
-                                  absl::ToInt64Milliseconds(lease_),
-                                  status.message()),
-                  KindOf(status)};
+  // Started outside the lock: an answer's callback takes it.
+  for (auto [i, beat] : due) {
+    agents_[i]->stub()->async()->Heartbeat(
+        &beat->ctx, &beat->request, &beat->reply, [this, i = i](grpc::Status s) {
+          absl::MutexLock lock(&mu_);
+          Answered(i, s.ok() ? absl::OkStatus() : FromGrpcStatus(s, agents_[i]->address()),
+                   beats_[i]->reply);
+          // Not destroyed in its own callback: the next tick does.
+          finished_.push_back(std::move(beats_[i]));
+          --in_flight_;
+        });
+  }
+}
+
+void Heartbeater::Answered(size_t i, const absl::Status& status,
+                           const v1::HeartbeatReply& reply) {
+  if (!lost_[i].reason.empty()) return;
+  if (status.ok()) {
+    last_answer_mono_ns_[i] = MonotonicNs();
+    last_error_[i].clear();
+    if (reply.stalled_size() > 0 && stalled_[i].empty()) {
+      stalled_[i] = absl::StrJoin(reply.stalled(), "; ");
     }
+  } else if (absl::IsFailedPrecondition(status)) {
+    lost_[i] = {i,
+                std::string(status.message()) +
+                    " (the agent dropped our session: restarted, or its lease expired)",
+                KindOf(status)};
+    lost_count_.fetch_add(1);
+  } else {
+    last_error_[i] = std::string(status.message());
   }
 }
 

@@ -1,25 +1,34 @@
 // Keeps the agents' leases alive and tells who went silent: a background
-// thread sends Heartbeat to every agent not yet lost, every lease/3 (20 ms at
-// least), and records per agent
-//   - lost: it dropped our session (restarted, or its lease expired), or did
-//     not answer for longer than the lease;
+// thread sends each agent not yet lost one Heartbeat every period (lease/3,
+// at least 20 ms; agents staggered over the first period), one call in
+// flight per agent (its deadline: the period), and looks every tick (≤ 50 ms) at
+//   - lost: it dropped our session (restarted, or its lease expired), or
+//     nothing came back from it for longer than the lease, measured from its
+//     last answer: found within lease + one tick of going silent, however
+//     many other agents hang;
 //   - stalled: it answers, but a transfer of its tasks has been in flight for
 //     longer than `stall_ms` (an I/O stuck in the kernel, a hung mount).
 // A lost agent gets no more heartbeats: queued in a hung agent's socket, they
 // could renew a lease that should lapse.
 //
-// Owns: its thread, and what it learned, by agent index (the order of
+// Owns: its thread, the heartbeat calls in flight (cancelled and awaited by
+// the destructor), and what it learned, by agent index (the order of
 // `agents`, which must outlive it).
 // Threads: the coordinator's thread constructs, queries and destroys it (the
-// destructor stops and joins the thread); its own thread sends the calls.
+// destructor stops and joins the thread); its own thread sends the calls;
+// gRPC's threads deliver the answers. LostReason and WatchCalls' watch may be
+// used from any thread.
 #ifndef LOCKSTEP_CONTROLLER_RUN_HEARTBEATER_H_
 #define LOCKSTEP_CONTROLLER_RUN_HEARTBEATER_H_
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -53,19 +62,39 @@ class Heartbeater {
   std::optional<AgentTrouble> Stalled();
   // The run goes on without agent `index`: no more heartbeats or reports.
   void Forget(size_t index);
+  // Why `agent` is lost ("" while it is not, or is not one of ours).
+  std::string LostReason(const AgentClient* agent);
+  // A watch for the coordinator's long calls (Prepare, cache barrier,
+  // Cleanup, ...): ends an agent's call once it is found lost, and every
+  // call once `*interrupted` is set (may be null). Valid while this lives.
+  CallWatch WatchCalls(const std::atomic<bool>* interrupted);
 
  private:
+  struct Beat;  // one agent's call in flight
+
   void Loop();
-  // One heartbeat to every agent not lost; waits at most `period`.
-  void Round(absl::Duration period);
+  // Sends the heartbeats that are due and marks lost the agents silent for
+  // longer than the lease.
+  void Tick();
+  void Answered(size_t index, const absl::Status& status, const v1::HeartbeatReply& reply)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::vector<AgentClient*> agents_;
   const absl::Duration lease_;
+  const absl::Duration period_;
   const uint32_t stall_ms_;
+  std::unordered_map<const AgentClient*, size_t> index_of_;  // constant after construction
+  std::atomic<int> lost_count_{0};  // lets LostReason skip the lock while nobody is lost
 
   absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<int64_t> last_answer_mono_ns_ ABSL_GUARDED_BY(mu_);
+  std::vector<int64_t> next_send_mono_ns_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> last_error_ ABSL_GUARDED_BY(mu_);  // of the last failed heartbeat
+  // One slot per agent; in flight while its call is (only then non-null).
+  std::vector<std::unique_ptr<Beat>> beats_ ABSL_GUARDED_BY(mu_);
+  int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::unique_ptr<Beat>> finished_ ABSL_GUARDED_BY(mu_);  // answered calls
   // Per agent: why it is lost / what stalled; empty when nothing is.
   std::vector<AgentTrouble> lost_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> stalled_ ABSL_GUARDED_BY(mu_);

@@ -35,6 +35,7 @@ PhaseAttempt::PhaseAttempt(const RunParts& run, const PhasePlan& phase,
       test_(test),
       partial_(partial),
       record_(record),
+      watch_(run.heartbeater.WatchCalls(run.options.interrupted)),
       clients_(run.roster.clients()),
       servers_(run.roster.servers()) {}
 
@@ -84,9 +85,13 @@ RunError PhaseAttempt::Prepare() {
     *requests[i].mutable_spec() = specs[i];
   }
   record_->set_prepare_sent_unix_ns(RealtimeNs());
-  prepared_ = FanOut<v1::PrepareRequest, v1::PrepareReply>(clients_, requests, kPrepareTimeout,
-                                                           LOCKSTEP_ASYNC(Prepare));
+  prepared_ = FanOut<v1::PrepareRequest, v1::PrepareReply>(
+      clients_, requests, kPrepareTimeout, LOCKSTEP_ASYNC(Prepare), &watch_);
   record_->set_prepared_unix_ns(RealtimeNs());
+  if (Interrupted()) {
+    Abort("interrupted by the operator");
+    return Failed(Fail(RunFailure::kInterrupted, "interrupted while preparing " + phase_id_));
+  }
   for (size_t i = 0; i < clients_.size(); ++i) {
     if (prepared_[i].ok()) continue;
     const absl::Status& status = prepared_[i].status();
@@ -136,12 +141,21 @@ RunError PhaseAttempt::CacheStep(const std::vector<AgentClient*>& who, bool sync
     requests[i].set_required(run_.plan.cache_required);
     requests[i].set_lustre_lru_clear(lustre_lru_clear && who[i]->role() == v1::CLIENT);
   }
-  auto replies = FanOut<v1::CacheRequest, v1::CacheReply>(who, requests, kCacheTimeout,
-                                                         LOCKSTEP_ASYNC(CacheBarrier));
+  auto replies = FanOut<v1::CacheRequest, v1::CacheReply>(
+      who, requests, kCacheTimeout, LOCKSTEP_ASYNC(CacheBarrier), &watch_);
+  if (Interrupted()) {
+    return Fail(RunFailure::kInterrupted, "interrupted in the cache barrier before " + phase_id_);
+  }
   for (size_t i = 0; i < who.size(); ++i) {
     if (!replies[i].ok()) {
       const absl::Status& status = replies[i].status();
-      const bool refused = absl::IsPermissionDenied(status) || absl::IsFailedPrecondition(status);
+      // A session the agent dropped (lease expired, restarted) is a loss, not a refusal.
+      const bool refused =
+          !IsSessionLost(status) &&
+          (absl::IsPermissionDenied(status) || absl::IsFailedPrecondition(status));
+      if (!refused) {
+        run_.roster.MarkLost(who[i], std::string(status.message()), IsRestarted(status));
+      }
       return Fail(refused ? RunFailure::kBadPlan : RunFailure::kAgentLost,
                   absl::StrFormat("cache barrier before %s: %s", phase_id_, status.message()));
     }
@@ -176,8 +190,8 @@ std::vector<absl::StatusOr<v1::TelemetryReply>> PhaseAttempt::ServerWindow(bool 
     requests[i].set_phase_id(phase_id_);
     requests[i].set_end(end);
   }
-  return FanOut<v1::TelemetryRequest, v1::TelemetryReply>(servers_, requests, kRpcTimeout,
-                                                         LOCKSTEP_ASYNC(Telemetry));
+  return FanOut<v1::TelemetryRequest, v1::TelemetryReply>(
+      servers_, requests, kRpcTimeout, LOCKSTEP_ASYNC(Telemetry), &watch_);
 }
 
 // 4. One instant for all, far enough ahead for the slowest to hear of it
@@ -224,12 +238,22 @@ RunError PhaseAttempt::AwaitResults() {
   ProgressLine progress(phase_id_, AggregateBytes(base_), run_.options.progress,
                         run_.options.print_progress_lines);
   RunError failure;
+  // After an interrupt, what the agents measured until their abort is
+  // awaited briefly; then the calls of agents that did not answer end.
+  int64_t give_up_mono_ns = INT64_MAX;
   for (const auto& stream : streams_) {
     while (!stream->WaitDone(kWatchPeriod)) {
       std::vector<v1::Progress> latest;
       for (const auto& s : streams_) latest.push_back(s->LatestProgress());
       progress.Update(latest);
-      if (!failure) failure = Watch();
+      if (!failure) {
+        failure = Watch();
+        if (failure.kind == RunFailure::kInterrupted) {
+          give_up_mono_ns = MonotonicNs() + absl::ToInt64Nanoseconds(kInterruptedCallTimeout);
+        }
+      } else if (MonotonicNs() > give_up_mono_ns) {
+        for (const auto& s : streams_) s->Cancel();
+      }
     }
   }
   record_->set_results_unix_ns(RealtimeNs());
@@ -404,8 +428,12 @@ void PhaseAttempt::Abort(const std::string& reason) {
     requests[i].set_phase_id(phase_id_);
     requests[i].set_reason(reason);
   }
-  FanOut<v1::AbortRequest, v1::AbortReply>(targets, requests, absl::Seconds(5),
-                                           LOCKSTEP_ASYNC(Abort));
+  // Best effort, and short after an interrupt; an agent found lost
+  // meanwhile is not waited for (its lease aborts the phase).
+  const CallWatch lost_only{watch_.lost, nullptr};
+  FanOut<v1::AbortRequest, v1::AbortReply>(
+      targets, requests, Interrupted() ? kInterruptedCallTimeout : absl::Seconds(5),
+      LOCKSTEP_ASYNC(Abort), &lost_only);
 }
 
 RunError PhaseAttempt::Failed(RunError failure) {

@@ -86,6 +86,9 @@ class PhaseAttempt {
   const bool partial_;
   v1::PhaseRecord* const record_;
 
+  // Ends the calls of agents found lost (within the lease), and all calls on
+  // an interrupt.
+  const CallWatch watch_;
   const std::vector<AgentClient*> clients_;  // in rank order, for the whole attempt
   const std::vector<AgentClient*> servers_;
   std::vector<absl::StatusOr<v1::PrepareReply>> prepared_;
