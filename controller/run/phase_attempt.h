@@ -91,7 +91,8 @@ class PhaseAttempt {
   std::vector<absl::StatusOr<v1::PrepareReply>> prepared_;
   std::map<AgentClient*, v1::CacheReply> cache_done_;
   std::vector<std::unique_ptr<PhaseStream>> streams_;  // by client
-  std::vector<v1::TaskResult> tasks_;                   // every client's, in our clock
+  // Every client's, in our clock: in record_'s agents, which outlive them.
+  std::vector<const v1::TaskResult*> tasks_;
 };
 
 }  // namespace lockstep
