@@ -76,6 +76,7 @@ class RunStore {
     int64_t offset = 0;
     int64_t length = 0;
   };
+  absl::Status JournalAndOffloadAgents(v1::PhaseRecord* phase);
   absl::Status Spool(const v1::PhaseRecord& phase, const std::string& agents_json);
   absl::Status ReadSpan(const Span& span, std::string* out) const;
   absl::Status WriteRunJsonTo(const v1::RunRecord& run, int fd, const std::string& tmp) const;

@@ -19,6 +19,7 @@
 #include "common/files.h"
 #include "controller/ior/telemetry_summary.h"
 #include "controller/results/journal_report.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "controller/results/telemetry_file.h"
 #include "controller/run/barrier_lead.h"
