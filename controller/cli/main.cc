@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/files.h"
 #include "common/flags.h"
 #include "common/log.h"
 #include "common/tls.h"
@@ -128,8 +129,12 @@ int RunCommand(const std::vector<std::string>& args, const std::string& command_
     std::string db = f.GetString("db");
     if (db.empty()) db = options.out_dir + "/history.db";
     auto store = HistoryStore::Open(db);
+    // run.json as written: outcome.record no longer holds the phases'
+    // per-agent records (RunStore offloads them to keep memory bounded).
+    auto json = ReadFileToString(outcome.run_dir + "/run.json");
     absl::Status s = store.ok()
-                         ? (*store)->Record(outcome.record, f.GetString("site"), f.GetList("tag"))
+                         ? (*store)->Record(outcome.record, f.GetString("site"), f.GetList("tag"),
+                                            json.ok() ? *json : std::string())
                          : store.status();
     if (!s.ok()) {
       std::fprintf(stderr,

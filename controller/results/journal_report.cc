@@ -17,6 +17,7 @@
 #include "controller/ior/ior_math.h"
 #include "controller/ior/ior_report.h"
 #include "common/json.h"
+#include "common/names.h"
 
 namespace lockstep {
 namespace {
@@ -40,7 +41,67 @@ void Summarize(v1::TestRecord* test) {
   }
 }
 
+std::string RoleLabel(v1::Role role) {
+  return role == v1::CLIENT ? "clients" : RoleName(role);
+}
+
+// "t0-r1-w: lead 29.1 ms, slowest start margin 16.0 ms (127.0.0.1:4001)".
+std::string StartLine(const v1::PhaseRecord& p) {
+  std::string line = absl::StrFormat("#   %s:", p.phase_id());
+  if (p.lead_ns() != 0) line += absl::StrFormat(" lead %.1f ms,", p.lead_ns() / 1e6);
+  const v1::AgentPhaseRecord* slowest = nullptr;
+  for (const v1::AgentPhaseRecord& a : p.agents()) {
+    if (a.role() != v1::CLIENT || a.start_margin_ns() == 0) continue;
+    if (slowest == nullptr || a.start_margin_ns() < slowest->start_margin_ns()) slowest = &a;
+  }
+  if (slowest != nullptr || p.start_margin_ns() != 0) {
+    const int64_t margin_ns = slowest ? slowest->start_margin_ns() : p.start_margin_ns();
+    line += absl::StrFormat(" slowest agent's start margin %.1f ms%s%s", margin_ns / 1e6,
+                            slowest ? " (" + slowest->address() + ")" : "",
+                            margin_ns < 0 ? ": Start arrived after the instant" : "");
+  } else {
+    line += " no start margin recorded";
+  }
+  if (p.start_last_sent_unix_ns() > p.start_first_sent_unix_ns() &&
+      p.start_first_sent_unix_ns() != 0) {
+    line += absl::StrFormat(", Starts sent over %.1f ms",
+                            (p.start_last_sent_unix_ns() - p.start_first_sent_unix_ns()) / 1e6);
+  }
+  return line + "\n";
+}
+
+std::string RoleLine(const v1::RoleTelemetry& r) {
+  const v1::TelemetryBrief& m = r.mean();
+  return absl::StrFormat(
+      "#     %s (%u agent%s, %u host%s): busy %.1f of %u cores (max %.1f); cpu %.0f%% user, "
+      "%.0f%% sys, %.0f%% iowait; disk %.1f MB/s read, %.1f MB/s write; net %.1f MB/s rx, "
+      "%.1f MB/s tx; load1 max %.1f%s\n",
+      RoleLabel(r.role()), r.agents(), r.agents() == 1 ? "" : "s", r.hosts(),
+      r.hosts() == 1 ? "" : "s", m.busy_cores().mean(), m.cores(), r.max().busy_cores().max(),
+      m.user_pct(), m.system_pct(), m.iowait_pct(), m.disk_read_mb_s(), m.disk_write_mb_s(),
+      m.net_rx_mb_s(), m.net_tx_mb_s(), r.max().load1_max(),
+      r.max().warnings() > 0 ? absl::StrFormat("; %u warning(s) in %s", r.max().warnings(),
+                                               "telemetry.jsonl.gz")
+                             : "");
+}
+
 }  // namespace
+
+std::string FormatPhaseStarts(const v1::RunRecord& run) {
+  std::string out;
+  for (const v1::TestRecord& t : run.tests()) {
+    for (const v1::PhaseRecord& p : t.phases()) {
+      const bool has_start = p.lead_ns() != 0 || p.start_margin_ns() != 0;
+      if (!has_start && p.role_telemetry_size() == 0) continue;
+      out += StartLine(p);
+      for (const v1::RoleTelemetry& r : p.role_telemetry()) out += RoleLine(r);
+    }
+  }
+  if (out.empty()) return out;
+  return "# Per phase: the start instant's lead and the margin by which the slowest agent had "
+         "its Start; host telemetry by role (means over hosts)\n" +
+         out;
+}
 
 std::string FormatRunSummary(const v1::RunRecord& run) { return RenderIorReport(run, ""); }
 
@@ -55,7 +116,7 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
           "rebuild it from the journal",
           run_dir, s.ToString(), run_dir));
     }
-    out.text = RenderIorReport(out.record, run_dir);
+    out.text = RenderIorReport(out.record, run_dir) + FormatPhaseStarts(out.record);
     return out;
   }
   auto journal = ReadFileToString(run_dir + "/journal.jsonl");
@@ -106,7 +167,7 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
     t->set_repetitions(reps);
     Summarize(t);
   }
-  out.text = RenderIorReport(run, run_dir);
+  out.text = RenderIorReport(run, run_dir) + FormatPhaseStarts(run);
   return out;
 }
 

@@ -26,6 +26,13 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir);
 // (status "interrupted") and summary.txt atomically; nothing otherwise.
 absl::Status WriteRebuiltRun(const std::string& run_dir, const RebuiltRun& run);
 
+// Per phase with a recorded start (lead, start margins) or role telemetry:
+//   "#   t0-r0-w: lead 29.1 ms, slowest agent's start margin 16.0 ms (ADDR), ..."
+//   "#     clients (4 agents, 1 host): busy 1.2 of 2 cores (max 1.9); cpu ..."
+// after a header line; empty when no phase has either (older runs).
+// RebuildRun's text ends with it.
+std::string FormatPhaseStarts(const v1::RunRecord& run);
+
 // The IOR-style text of a run: its rows, summary and Max lines.
 std::string FormatRunSummary(const v1::RunRecord& run);
 

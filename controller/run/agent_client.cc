@@ -67,8 +67,11 @@ AgentClient::AgentClient(std::string address, v1::Role role,
   // peer that died without closing its socket (power loss, a cut link) is
   // noticed in seconds, not after the kernel's TCP timeouts. The agent
   // allows such pings (agent/main.cc).
+  // The answer may take longer than 5 s from a healthy but busy peer (10,000
+  // agents on 2 cores): whether an agent is alive is the lease's call
+  // (Heartbeater), so keepalive waits 20 s before dropping a connection.
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20000);
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   args.SetMaxReceiveMessageSize(64 << 20);
@@ -97,10 +100,10 @@ absl::Status AgentClient::Connect(absl::Duration timeout, const ConnectOptions& 
     if (options.interrupted != nullptr && options.interrupted->load()) {
       return absl::CancelledError(absl::StrFormat("agent %s: interrupted while connecting", address_));
     }
-    if (state == GRPC_CHANNEL_TRANSIENT_FAILURE && options.fail_fast) {
-      failed_once = true;
-      break;
-    }
+    // Whether an attempt failed (a refused or broken handshake), or all
+    // were only slow: a timeout does not blame TLS.
+    failed_once |= state == GRPC_CHANNEL_TRANSIENT_FAILURE;
+    if (failed_once && options.fail_fast) break;
     const auto now = std::chrono::system_clock::now();
     if (now >= deadline) break;
     channel_->WaitForStateChange(state, std::min(deadline, now + std::chrono::milliseconds(50)));
@@ -111,6 +114,13 @@ absl::Status AgentClient::Connect(absl::Duration timeout, const ConnectOptions& 
 
 absl::Status AgentClient::ExplainNotConnected(absl::Duration timeout, bool failed_once) const {
   const std::string tcp = TcpProbe(address_, 1000);
+  if (tcp.empty() && !failed_once) {
+    return absl::DeadlineExceededError(absl::StrFormat(
+        "agent %s accepts TCP connections but its gRPC handshake was still in progress after "
+        "%s: the agent or this machine is too busy to answer in time (many agents connecting "
+        "at once); raise connect_timeout_ms in [run]",
+        address_, absl::FormatDuration(timeout)));
+  }
   if (tcp.empty()) {
     if (!tls_files_.ca_pem.empty()) {
       const std::string why = DiagnoseTlsPeer(address_, tls_files_, absl::Seconds(2));

@@ -475,7 +475,9 @@ RunError Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_
     // The agents' full telemetry goes to telemetry.jsonl.gz, not run.json.
     absl::Status moved = store_->MoveTelemetryOut(pr);
     if (!moved.ok()) printer_.Note(absl::StrFormat("warning: %s", moved.message()));
-    absl::Status journaled = store_->AppendJournal(*pr);
+    // Journaled, then its per-agent records leave memory for the run
+    // directory's spool (run.json gets them back): memory stays bounded.
+    absl::Status journaled = store_->JournalAndOffload(pr);
     if (!journaled.ok()) printer_.Note(absl::StrFormat("warning: %s", journaled.message()));
     if (failure) return failure;
     if (repeat) {

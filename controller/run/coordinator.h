@@ -72,7 +72,9 @@ struct RunOutcome {
   RunFailure failure = RunFailure::kNone;
   std::string run_dir;   // empty if the results directory was never created
   std::string error;     // what went wrong, for the last line printed
-  v1::RunRecord record;  // what run.json holds
+  // What run.json holds, less each phase's per-agent records (left in the
+  // run directory to keep memory bounded: RunStore); read run.json for them.
+  v1::RunRecord record;
 };
 
 // Runs `plan` on the calling thread, which it blocks until the run ends;

@@ -97,7 +97,8 @@ class PhaseAttempt {
   std::unique_ptr<RendezvousHub> rendezvous_;
   std::string rendezvous_broken_;                      // reported once
   std::vector<std::unique_ptr<PhaseStream>> streams_;  // by client
-  std::vector<v1::TaskResult> tasks_;                   // every client's, in our clock
+  // Every client's, in our clock: in record_'s agents, which outlive them.
+  std::vector<const v1::TaskResult*> tasks_;
 };
 
 }  // namespace lockstep

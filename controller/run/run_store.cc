@@ -1,6 +1,7 @@
 #include "controller/run/run_store.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,8 +17,53 @@
 #include "absl/time/time.h"
 #include "common/files.h"
 #include "common/json.h"
+#include "common/status_macros.h"
+#include "absl/strings/str_cat.h"
 
 namespace lockstep {
+namespace {
+
+constexpr char kSpoolFile[] = ".agents.spool";
+
+absl::Status WriteAll(int fd, std::string_view data, const std::string& path) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return absl::InternalError(
+          absl::StrFormat("cannot write %s: %s", path, std::strerror(errno)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+std::string AgentsJson(const google::protobuf::RepeatedPtrField<v1::AgentPhaseRecord>& agents) {
+  std::string out;
+  for (const v1::AgentPhaseRecord& a : agents) {
+    if (!out.empty()) out += ',';
+    out += ToJson(a, false);
+  }
+  return out;
+}
+
+}  // namespace
+
+JsonSplit SplitJsonAt(const std::string& object_json, const std::string& key) {
+  const std::string empty = "\"" + key + "\":[]";
+  const size_t at = object_json.find(empty);
+  if (at != std::string::npos) {
+    const size_t open = at + empty.size() - 1;  // the ']'
+    return {object_json.substr(0, open), object_json.substr(open)};
+  }
+  // Not printed (an empty repeated field left out): add it at the end.
+  const size_t close = object_json.rfind('}');
+  if (close == std::string::npos) return {object_json + "[", "]"};
+  const bool bare = object_json.find_first_not_of(" \n{", 0) >= close;
+  return {object_json.substr(0, close) + (bare ? "" : ",") + "\"" + key + "\":[",
+          "]" + object_json.substr(close)};
+}
 
 absl::StatusOr<std::unique_ptr<RunStore>> RunStore::Create(const std::string& out_dir,
                                                           const std::string& run_name,
@@ -65,6 +111,10 @@ absl::StatusOr<std::unique_ptr<RunStore>> RunStore::Create(const std::string& ou
 
 RunStore::~RunStore() {
   if (journal_fd_ >= 0) ::close(journal_fd_);
+  if (spool_fd_ >= 0) {
+    ::close(spool_fd_);
+    ::unlink((dir_ + "/" + kSpoolFile).c_str());
+  }
 }
 
 absl::Status RunStore::AppendJournal(const v1::PhaseRecord& phase) {
@@ -82,6 +132,84 @@ absl::Status RunStore::AppendJournal(const v1::PhaseRecord& phase) {
   if (::fdatasync(journal_fd_) != 0) {
     return absl::InternalError(
         absl::StrFormat("cannot fsync %s/journal.jsonl: %s", dir_, std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunStore::JournalAndOffload(v1::PhaseRecord* phase) {
+  absl::Status s = JournalAndOffloadAgents(phase);
+  // The phase's megabytes (records, JSON text) are free now; glibc keeps
+  // freed heap for reuse, and over many phases in gRPC's threads' arenas
+  // that alone grew RSS by MBs per phase at 1,024 agents.
+  ::malloc_trim(0);
+  return s;
+}
+
+absl::Status RunStore::JournalAndOffloadAgents(v1::PhaseRecord* phase) {
+  google::protobuf::RepeatedPtrField<v1::AgentPhaseRecord> agents;
+  agents.Swap(phase->mutable_agents());
+  const std::string agents_json = AgentsJson(agents);
+  const JsonSplit light = SplitJsonAt(ToJson(*phase, false), "agents");
+  const std::string line = light.prefix + agents_json + light.suffix + "\n";
+  absl::Status journaled = WriteAll(journal_fd_, line, dir_ + "/journal.jsonl");
+  if (journaled.ok() && ::fdatasync(journal_fd_) != 0) {
+    journaled = absl::InternalError(
+        absl::StrFormat("cannot fsync %s/journal.jsonl: %s", dir_, std::strerror(errno)));
+  }
+  if (absl::Status s = Spool(*phase, agents_json); !s.ok()) {
+    agents.Swap(phase->mutable_agents());  // kept in memory: run.json stays complete
+    return journaled.ok() ? s : journaled;
+  }
+  // What in-process readers of the record still need: mdtest's "FS" line
+  // comes from rank 0's task.
+  if (phase->kind() == v1::MDTEST) {
+    for (const v1::AgentPhaseRecord& a : agents) {
+      for (const v1::TaskResult& t : a.tasks()) {
+        if (t.rank() != 0) continue;
+        v1::AgentPhaseRecord* kept = phase->add_agents();
+        kept->set_address(a.address());
+        kept->set_role(a.role());
+        *kept->add_tasks() = t;
+      }
+    }
+  }
+  return journaled;
+}
+
+absl::Status RunStore::Spool(const v1::PhaseRecord& phase, const std::string& agents_json) {
+  const std::string path = dir_ + "/" + kSpoolFile;
+  if (spool_fd_ < 0) {
+    spool_fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (spool_fd_ < 0) {
+      return absl::InternalError(absl::StrFormat(
+          "cannot create %s: %s (the run's records stay in memory)", path, std::strerror(errno)));
+    }
+  }
+  const int64_t offset = ::lseek(spool_fd_, 0, SEEK_END);
+  if (offset < 0) return absl::InternalError(absl::StrFormat("cannot seek %s: %s", path, std::strerror(errno)));
+  absl::Status s = WriteAll(spool_fd_, agents_json, path);
+  if (!s.ok()) {
+    if (::ftruncate(spool_fd_, offset) != 0) {}  // best effort: the span is not recorded
+    return s;
+  }
+  spooled_[absl::StrCat(phase.phase_id(), "#", phase.attempts())] = {
+      offset, static_cast<int64_t>(agents_json.size())};
+  return absl::OkStatus();
+}
+
+absl::Status RunStore::ReadSpan(const Span& span, std::string* out) const {
+  out->resize(static_cast<size_t>(span.length));
+  int64_t done = 0;
+  while (done < span.length) {
+    ssize_t n = ::pread(spool_fd_, out->data() + done, static_cast<size_t>(span.length - done),
+                        span.offset + done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      return absl::InternalError(absl::StrFormat("cannot read %s/%s back: %s", dir_, kSpoolFile,
+                                                 n == 0 ? "it is shorter than written"
+                                                        : std::strerror(errno)));
+    }
+    done += n;
   }
   return absl::OkStatus();
 }
@@ -120,7 +248,65 @@ absl::Status RunStore::MoveTelemetryOut(v1::PhaseRecord* phase) {
 absl::Status RunStore::WriteRunJson(const v1::RunRecord& run) {
   // Without indentation: at 1,024 agents the indentation alone was a third
   // of the file (every field of every agent's record on its own line).
-  return WriteFileAtomically(dir_ + "/run.json", ToJson(run, false) + "\n");
+  const std::string path = dir_ + "/run.json";
+  if (spooled_.empty()) return WriteFileAtomically(path, ToJson(run, false) + "\n");
+  // Streamed: the whole text of a long run at 1,024 agents is hundreds of MB.
+  const std::string tmp = absl::StrFormat("%s.tmp.%d", path, ::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::InternalError(absl::StrFormat("cannot create %s: %s", tmp, std::strerror(errno)));
+  }
+  absl::Status s = WriteRunJsonTo(run, fd, tmp);
+  if (s.ok() && ::fsync(fd) != 0) {
+    s = absl::InternalError(absl::StrFormat("cannot fsync %s: %s", tmp, std::strerror(errno)));
+  }
+  ::close(fd);
+  if (s.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    s = absl::InternalError(
+        absl::StrFormat("cannot rename %s into place: %s", path, std::strerror(errno)));
+  }
+  if (!s.ok()) {
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  const int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunStore::WriteRunJsonTo(const v1::RunRecord& run, int fd,
+                                      const std::string& tmp) const {
+  v1::RunRecord shell = run;  // light: the phases' agents are in the spool
+  shell.clear_tests();
+  const JsonSplit r = SplitJsonAt(ToJson(shell, false), "tests");
+  RETURN_IF_ERROR(WriteAll(fd, r.prefix, tmp));
+  for (int i = 0; i < run.tests_size(); ++i) {
+    v1::TestRecord test_shell = run.tests(i);
+    test_shell.clear_phases();
+    const JsonSplit t = SplitJsonAt(ToJson(test_shell, false), "phases");
+    RETURN_IF_ERROR(WriteAll(fd, i == 0 ? t.prefix : "," + t.prefix, tmp));
+    for (int j = 0; j < run.tests(i).phases_size(); ++j) {
+      if (j > 0) RETURN_IF_ERROR(WriteAll(fd, ",", tmp));
+      RETURN_IF_ERROR(WritePhaseJson(run.tests(i).phases(j), fd, tmp));
+    }
+    RETURN_IF_ERROR(WriteAll(fd, t.suffix, tmp));
+  }
+  return WriteAll(fd, r.suffix + "\n", tmp);
+}
+
+absl::Status RunStore::WritePhaseJson(const v1::PhaseRecord& phase, int fd,
+                                      const std::string& tmp) const {
+  auto it = spooled_.find(absl::StrCat(phase.phase_id(), "#", phase.attempts()));
+  if (it == spooled_.end()) return WriteAll(fd, ToJson(phase, false), tmp);
+  v1::PhaseRecord shell = phase;
+  shell.clear_agents();
+  const JsonSplit p = SplitJsonAt(ToJson(shell, false), "agents");
+  std::string agents;
+  RETURN_IF_ERROR(ReadSpan(it->second, &agents));
+  return WriteAll(fd, p.prefix + agents + p.suffix, tmp);
 }
 
 absl::Status RunStore::WriteSummary(const std::string& text) {

@@ -5,9 +5,20 @@
 // full host telemetry, one v1::TelemetryLine per agent and phase, gzip;
 // run.json keeps a brief per agent and per role). A run never overwrites
 // another.
+//
+// Memory stays bounded over a run's phases: JournalAndOffload moves each
+// finished phase's per-agent records (AgentPhaseRecord: tasks, series,
+// briefs) out of the in-memory RunRecord into a spool file in the run
+// directory (.agents.spool, removed by the destructor), and WriteRunJson
+// streams run.json to disk, splicing every phase's agents back from the
+// spool one phase at a time. The in-memory record the coordinator keeps is
+// then light: phase-level fields only (plus, for mdtest phases, rank 0's
+// task, for mdtest's "FS" line).
 #ifndef LOCKSTEP_CONTROLLER_RUN_RUN_STORE_H_
 #define LOCKSTEP_CONTROLLER_RUN_RUN_STORE_H_
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -19,6 +30,16 @@
 namespace lockstep {
 
 inline constexpr char kTelemetryFile[] = "telemetry.jsonl.gz";
+
+// A JSON object's text cut where the elements of its array `key` go:
+// prefix ends with `"key":[`, suffix starts with `]`. The object printed
+// with `key` empty (ToJson prints `"key":[]`; if absent, the key is added
+// at the end). Exposed for tests.
+struct JsonSplit {
+  std::string prefix;
+  std::string suffix;
+};
+JsonSplit SplitJsonAt(const std::string& object_json, const std::string& key);
 
 class RunStore {
  public:
@@ -35,6 +56,13 @@ class RunStore {
   // (cleared in `phase` even when the write fails, which is the error).
   absl::Status MoveTelemetryOut(v1::PhaseRecord* phase);
   absl::Status AppendJournal(const v1::PhaseRecord& phase);
+  // Appends `phase` to the journal (as AppendJournal), then offloads its
+  // agents to the spool: `phase` keeps no AgentPhaseRecord (mdtest phases:
+  // one, with rank 0's task only) and WriteRunJson restores them. Phase-level
+  // fields set later (a remove row) still reach run.json. If the spool
+  // cannot be written, `phase` keeps its agents (and the error says so).
+  absl::Status JournalAndOffload(v1::PhaseRecord* phase);
+  // run.json, streamed (a phase at a time) and renamed into place.
   absl::Status WriteRunJson(const v1::RunRecord& run);
   absl::Status WriteSummary(const std::string& text);
 
@@ -42,7 +70,22 @@ class RunStore {
   RunStore() = default;
   std::string run_id_;
   std::string dir_;
+  // The spool: agents of offloaded phases, each phase's agents as the JSON
+  // array's elements; key: phase_id + '#' + attempts.
+  struct Span {
+    int64_t offset = 0;
+    int64_t length = 0;
+  };
+  absl::Status JournalAndOffloadAgents(v1::PhaseRecord* phase);
+  absl::Status Spool(const v1::PhaseRecord& phase, const std::string& agents_json);
+  absl::Status ReadSpan(const Span& span, std::string* out) const;
+  absl::Status WriteRunJsonTo(const v1::RunRecord& run, int fd, const std::string& tmp) const;
+  absl::Status WritePhaseJson(const v1::PhaseRecord& phase, int fd, const std::string& tmp) const;
+
   int journal_fd_ = -1;
+  int spool_fd_ = -1;
+  int64_t spool_size_ = 0;
+  std::map<std::string, Span> spooled_;
 };
 
 }  // namespace lockstep

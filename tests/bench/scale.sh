@@ -29,6 +29,13 @@
 #   telemetry_gz_bytes     the side file telemetry.jsonl.gz
 #   controller_threads_max, controller_fds_max  sampled every 100 ms (/proc)
 #   lost_agents            agents not "ok" in run.json
+#   controller_cpu_s_setup, controller_cpu_s_per_phase_steady
+#                          CPU until the first Prepare; CPU from the first Prepare
+#                          to the last reduction / phases (sampled from /proc)
+#   controller_rss_mb_after_1, controller_rss_mb_after_last  VmRSS after the
+#                          first and the last phase
+#   swarm_calls, heartbeats_per_agent_s  (--swarm) the calls the swarm served by
+#                          method; Heartbeat calls / agents / whole_run_s
 # Fields a controller of an earlier version does not record are null.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -167,15 +174,23 @@ def run_controller(plan_text):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak = {"threads": 0, "fds": 0}
     stop = threading.Event()
+    tick = os.sysconf("SC_CLK_TCK")
+    run_controller.samples = samples = []  # (unix ns, cpu s, rss MB)
 
-    def sample():  # the controller's threads and open files, every 100 ms
+    def sample():  # the controller's threads, open files, CPU and RSS, every 100 ms
         while not stop.wait(0.1):
             try:
                 with open(f"/proc/{p.pid}/status") as f:
-                    m2 = re.search(r"^Threads:\s+(\d+)", f.read(), re.M)
+                    status = f.read()
+                m2 = re.search(r"^Threads:\s+(\d+)", status, re.M)
                 peak["threads"] = max(peak["threads"], int(m2.group(1)))
                 peak["fds"] = max(peak["fds"], len(os.listdir(f"/proc/{p.pid}/fd")))
-            except (OSError, AttributeError):
+                with open(f"/proc/{p.pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                rss = re.search(r"^VmRSS:\s+(\d+)", status, re.M)
+                samples.append((time.time_ns(), (int(fields[11]) + int(fields[12])) / tick,
+                                int(rss.group(1)) / 1024 if rss else None))
+            except (OSError, AttributeError, IndexError, ValueError):
                 pass
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -214,6 +229,35 @@ def ns(p, key):
 
 
 agents_handle = None
+swarm_calls = {}
+
+
+def stop_swarm():
+    """Stops the swarm processes; adds up the calls they served (their
+    "agent_swarm calls:" line at exit)."""
+    global agents_handle
+    if not a.swarm or agents_handle is None:
+        return
+    for q in agents_handle:
+        q.terminate()
+    for q in agents_handle:
+        try:
+            q.wait(60)
+        except subprocess.TimeoutExpired:
+            q.kill()
+            q.wait()
+    for k in range(len(agents_handle)):
+        try:
+            with open(os.path.join(logs, f"swarm-{k}.log")) as f:
+                for line in f:
+                    if line.startswith("agent_swarm calls: "):
+                        for name, n in json.loads(line[len("agent_swarm calls: "):]).items():
+                            swarm_calls[name] = swarm_calls.get(name, 0) + n
+        except (OSError, ValueError):
+            pass
+    agents_handle = None
+
+
 try:
     if a.swarm:
         agents_handle, addresses = start_swarm()
@@ -234,9 +278,11 @@ try:
     def last_release(p):
         return max(int(t.get("release_unix_ns", 0)) for ag in p["agents"] for t in ag.get("tasks", []))
 
+    swarm_processes = len(agents_handle) if a.swarm else 0
+    stop_swarm()  # its call counts (heartbeats) come at its exit
     out = {
         "agents": a.agents, "swarm": a.swarm,
-        "swarm_processes": len(agents_handle) if a.swarm else 0,
+        "swarm_processes": swarm_processes,
         "tasks": a.agents * a.tasks_per_agent, "phases": len(phases), "exit": rc,
         "prepare_round_ms": median_of(phases, lambda p: (ns(p, "prepared_unix_ns") - ns(p, "prepare_sent_unix_ns")) / 1e6),
         "start_dispatch_ms": median_of(phases, lambda p: (ns(p, "start_last_sent_unix_ns") - ns(p, "start_first_sent_unix_ns")) / 1e6),
@@ -263,20 +309,33 @@ try:
         "error": rec.get("error", "")[:300],
         "controller": lockstep,
     }
+    # CPU of the phases alone (set-up and teardown left out) and RSS after
+    # the first and the last phase, from the /proc samples.
+    samples = run_controller.samples
+
+    def at(unix_ns):  # the last sample at or before unix_ns
+        xs = [x for x in samples if x[0] <= unix_ns]
+        return xs[-1] if xs else None
+
+    if phases and samples:
+        first = at(int(phases[0].get("prepare_sent_unix_ns", 0)))
+        last = at(int(phases[-1].get("reduced_unix_ns", 0)))
+        one = at(int(phases[0].get("reduced_unix_ns", 0)) + 150_000_000)
+        if first and last and len(phases) > 1:
+            out["controller_cpu_s_per_phase_steady"] = round((last[1] - first[1]) / len(phases), 3)
+            out["controller_cpu_s_setup"] = round(first[1], 2)
+        out["controller_rss_mb_after_1"] = one[2] if one else None
+        out["controller_rss_mb_after_last"] = last[2] if last else None
+    if a.swarm and swarm_calls:
+        out["swarm_calls"] = swarm_calls
+        hb = swarm_calls.get("Heartbeat", 0)
+        out["heartbeats_per_agent_s"] = round(hb / a.agents / max(wall, 1e-9), 3)
     if out["start_margin_ms_min"] != out["start_margin_ms_min"]:
         out["start_margin_ms_min"] = None
     print(json.dumps(out), flush=True)
 finally:
-    if a.swarm and agents_handle is not None:
-        for q in agents_handle:
-            q.terminate()
-        for q in agents_handle:
-            try:
-                q.wait(60)
-            except subprocess.TimeoutExpired:
-                q.kill()
-                q.wait()
-    elif agents_handle:
+    stop_swarm()
+    if not a.swarm and agents_handle:
         for x in agents_handle:
             x.proc.terminate()
         for x in agents_handle:

@@ -28,9 +28,12 @@
 // socket per agent plus one per controller connection (and spares: 3 per
 // agent are asked for); the soft limit is
 // raised to the hard one, and (as root) the hard one to what is needed.
+// At exit it writes "agent_swarm calls: {"Heartbeat":N,...}" to stderr: the
+// calls served, by method.
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -39,6 +42,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -68,9 +72,19 @@ class Router final : public ServiceBase {
  public:
   void Add(int port, ServiceBase* agent) { by_port_[port] = agent; }
 
+  // Calls served, by method (Heartbeat, Prepare, ...), as one JSON object.
+  std::string CallsJson() const {
+    std::string out;
+    for (const auto& [name, n] : calls_) {
+      out += (out.empty() ? "{\"" : ",\"") + std::string(name) + "\":" + std::to_string(n->load());
+    }
+    return out.empty() ? "{}" : out + "}";
+  }
+
 #define LOCKSTEP_ROUTE(Method, Req, Resp)                                           \
   grpc::Status Method(grpc::ServerContext* ctx, const v1::Req* request,             \
                       v1::Resp* reply) override {                                   \
+    Count(#Method);                                                                 \
     ServiceBase* agent = Find(ctx);                                                 \
     if (agent == nullptr) return Unknown(ctx);                                      \
     return agent->Method(ctx, request, reply);                                      \
@@ -89,6 +103,7 @@ class Router final : public ServiceBase {
 
   grpc::ServerWriteReactor<v1::PhaseEvent>* Start(grpc::CallbackServerContext* ctx,
                                                   const v1::StartRequest* request) override {
+    Count("Start");
     ServiceBase* agent = Find(ctx);
     if (agent != nullptr) return agent->Start(ctx, request);
     class Refuse : public grpc::ServerWriteReactor<v1::PhaseEvent> {
@@ -100,6 +115,11 @@ class Router final : public ServiceBase {
   }
 
  private:
+  void Count(const char* method) {
+    auto it = calls_.find(method);
+    if (it != calls_.end()) it->second->fetch_add(1, std::memory_order_relaxed);
+  }
+
   template <typename Ctx>
   ServiceBase* Find(Ctx* ctx) const {
     const grpc::string_ref authority = ctx->ExperimentalGetAuthority();
@@ -117,6 +137,15 @@ class Router final : public ServiceBase {
   }
 
   std::map<int, ServiceBase*> by_port_;
+  // Fixed before the server starts; only the counts change.
+  std::map<std::string_view, std::unique_ptr<std::atomic<uint64_t>>> calls_ = [] {
+    std::map<std::string_view, std::unique_ptr<std::atomic<uint64_t>>> m;
+    for (const char* name : {"Identify", "Attach", "Heartbeat", "Clock", "Prepare", "CacheBarrier",
+                             "Abort", "Cleanup", "Detach", "Telemetry", "Start"}) {
+      m[name] = std::make_unique<std::atomic<uint64_t>>(0);
+    }
+    return m;
+  }();
 };
 
 bool ParseArgs(int argc, char** argv, Options* o) {
@@ -239,6 +268,8 @@ int Main(int argc, char** argv) {
   });
   server->Wait();
   waiter.join();
+  // For tests/bench/scale.sh: the calls served (heartbeats per agent and second).
+  std::fprintf(stderr, "agent_swarm calls: %s\n", router.CallsJson().c_str());
   server.reset();
   services.clear();
   cores.clear();

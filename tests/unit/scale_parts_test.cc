@@ -1,6 +1,8 @@
 // The parts that keep a run's cost bounded at scale: the adaptive start
 // lead, telemetry summarised per agent and per role, the telemetry side file
-// (written by RunStore, read back by results), and the file-limit check.
+// (written by RunStore, read back by results), the file-limit check, the
+// run record's per-agent parts offloaded to disk (memory bounded over
+// phases) and `lockstep report`'s per-phase start and telemetry lines.
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -11,7 +13,14 @@
 #include <string>
 #include <vector>
 
+#include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/message_differencer.h>
+
+#include "common/files.h"
 #include "controller/ior/telemetry_summary.h"
+#include "controller/results/journal_report.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "controller/results/telemetry_file.h"
 #include "controller/run/barrier_lead.h"
 #include "controller/run/bounded_parallel.h"
@@ -182,6 +191,132 @@ TEST(BoundedParallelFor, RunsEachIndexOnceOnAtMostTheThreadsAsked) {
   for (const auto& s : seen) EXPECT_EQ(s.load(), 1);
   EXPECT_LE(threads.size(), 4u);
   BoundedParallelFor(0, 4, [&](size_t) { ADD_FAILURE(); });
+}
+
+TEST(SplitJsonAt, CutsAtTheEmptyArrayOrAddsTheKey) {
+  JsonSplit s = SplitJsonAt(R"({"a":1,"agents":[],"b":{"agents":2}})", "agents");
+  EXPECT_EQ(s.prefix + "{}" + s.suffix, R"({"a":1,"agents":[{}],"b":{"agents":2}})");
+  s = SplitJsonAt(R"({"a":1})", "tests");
+  EXPECT_EQ(s.prefix + "1" + s.suffix, R"({"a":1,"tests":[1]})");
+  s = SplitJsonAt("{}", "tests");
+  EXPECT_EQ(s.prefix + "1" + s.suffix, R"({"tests":[1]})");
+}
+
+v1::PhaseRecord FullPhase(const std::string& id, v1::PhaseKind kind, int agents) {
+  v1::PhaseRecord p;
+  p.set_phase_id(id);
+  p.set_kind(kind);
+  p.set_attempts(1);
+  p.set_lead_ns(5'000'000);
+  for (int i = 0; i < agents; ++i) {
+    v1::AgentPhaseRecord* a = p.add_agents();
+    a->set_address("h:" + std::to_string(i));
+    a->set_role(v1::CLIENT);
+    a->set_start_margin_ns(1'000'000 * (i + 1));
+    for (int t = 0; t < 2; ++t) {
+      v1::TaskResult* task = a->add_tasks();
+      task->set_rank(static_cast<uint32_t>(2 * i + t));
+      task->set_release_unix_ns(1000 + i);
+      if (task->rank() == 0) task->mutable_dir_fs()->set_files(77);
+    }
+    a->add_series_bytes(4096);
+  }
+  return p;
+}
+
+TEST(RunStore, OffloadsEachPhasesAgentsAndRunJsonHasThemAll) {
+  const std::string out = ::testing::TempDir() + "/offload_test";
+  std::filesystem::remove_all(out);
+  auto store = RunStore::Create(out, "t", "");
+  ASSERT_TRUE(store.ok()) << store.status();
+  v1::RunRecord run;
+  run.set_run_id("r1");
+  run.add_agents()->set_address("h:0");
+  v1::RunRecord expected;
+  for (int t = 0; t < 2; ++t) {
+    v1::TestRecord* test = run.add_tests();
+    test->set_test_id(static_cast<uint32_t>(t));
+    for (int k = 0; k < 3; ++k) {
+      const std::string id = absl::StrCat("t", t, ".r", k, ".w");
+      *test->add_phases() = FullPhase(id, k == 2 ? v1::MDTEST : v1::WRITE, 3);
+    }
+  }
+  // A phase whose run stopped before any agent answered, never journaled.
+  run.mutable_tests(1)->add_phases()->set_phase_id("t1.r3.w");
+  for (int t = 0; t < 2; ++t) {
+    for (int k = 0; k < 3; ++k) {
+      v1::PhaseRecord* p = run.mutable_tests(t)->mutable_phases(k);
+      ASSERT_TRUE((*store)->JournalAndOffload(p).ok());
+      if (p->kind() == v1::MDTEST) {  // rank 0's task stays, for mdtest's FS line
+        ASSERT_EQ(p->agents_size(), 1);
+        ASSERT_EQ(p->agents(0).tasks_size(), 1);
+        EXPECT_EQ(p->agents(0).tasks(0).dir_fs().files(), 77u);
+      } else {
+        EXPECT_EQ(p->agents_size(), 0);
+      }
+    }
+  }
+  // Set after the journal: still in run.json.
+  run.mutable_tests(0)->mutable_phases(1)->mutable_remove_row()->set_access("remove");
+  expected = run;
+  for (int t = 0; t < 2; ++t) {
+    for (int k = 0; k < 3; ++k) {
+      v1::PhaseRecord* e = expected.mutable_tests(t)->mutable_phases(k);
+      const v1::PhaseRecord full = FullPhase(e->phase_id(), e->kind(), 3);
+      *e->mutable_agents() = full.agents();
+    }
+  }
+  ASSERT_TRUE((*store)->WriteRunJson(run).ok());
+  auto json = ReadFileToString((*store)->dir() + "/run.json");
+  ASSERT_TRUE(json.ok());
+  v1::RunRecord back;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(*json, &back).ok()) << *json;
+  std::string diff;
+  google::protobuf::util::MessageDifferencer d;
+  d.ReportDifferencesToString(&diff);
+  EXPECT_TRUE(d.Compare(expected, back)) << diff;
+  // The journal has every phase whole, as it was when journaled.
+  auto journal = ReadFileToString((*store)->dir() + "/journal.jsonl");
+  ASSERT_TRUE(journal.ok());
+  std::vector<std::string> lines = absl::StrSplit(*journal, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 6u);
+  v1::PhaseRecord first;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(lines[0], &first).ok());
+  EXPECT_EQ(first.agents_size(), 3);
+  EXPECT_EQ(first.agents(2).tasks(1).rank(), 5u);
+  // The spool goes with the store.
+  const std::string dir = (*store)->dir();
+  store->reset();
+  EXPECT_FALSE(std::filesystem::exists(dir + "/.agents.spool"));
+}
+
+TEST(ReportText, ShowsTheSlowestStartMarginAndTheRoleTelemetryPerPhase) {
+  v1::RunRecord run;
+  v1::PhaseRecord* p = run.add_tests()->add_phases();
+  *p = FullPhase("t0.r0.w", v1::WRITE, 3);
+  p->set_start_margin_ns(1'000'000);
+  p->set_start_first_sent_unix_ns(10'000'000);
+  p->set_start_last_sent_unix_ns(12'500'000);
+  v1::RoleTelemetry* r = p->add_role_telemetry();
+  r->set_role(v1::CLIENT);
+  r->set_agents(3);
+  r->set_hosts(1);
+  r->mutable_mean()->set_cores(2);
+  r->mutable_mean()->mutable_busy_cores()->set_mean(1.25);
+  r->mutable_max()->mutable_busy_cores()->set_max(1.9);
+  r->mutable_mean()->set_user_pct(40);
+  const std::string text = FormatPhaseStarts(run);
+  EXPECT_NE(text.find("t0.r0.w: lead 5.0 ms, slowest agent's start margin 1.0 ms (h:0), "
+                      "Starts sent over 2.5 ms"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("clients (3 agents, 1 host): busy 1.2 of 2 cores (max 1.9); cpu 40% user"),
+            std::string::npos)
+      << text;
+  // Older runs have neither: nothing printed.
+  v1::RunRecord old;
+  old.add_tests()->add_phases()->set_phase_id("x");
+  EXPECT_EQ(FormatPhaseStarts(old), "");
 }
 
 }  // namespace
