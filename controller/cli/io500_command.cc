@@ -262,8 +262,9 @@ int Io500Command(const std::vector<std::string>& args, const std::string& comman
       std::fflush(stderr);
     };
   }
-  Print(absl::StrFormat("# lockstep io500: %s; data in %s\n", Io500ProvenanceLine().substr(2),
-                        run.setup.datadir));
+  Print(absl::StrFormat("#%s\n# lockstep io500: data in %s, IO500's files in %s\n",
+                        Io500ProvenanceLine().substr(1), run.setup.datadir,
+                        run.setup.resultdir));
   for (const std::string& n : run.notes) Print("# lockstep io500: " + n + "\n");
   RunOutcome outcome = RunPlan(run.plan, o);
   RecordHistory(f, o.out_dir, outcome);

@@ -49,7 +49,9 @@ PhasePlan IorPhase(const Io500Config& c, const Io500Setup& s, absl::string_view 
   p.block_bytes = easy ? c.ior_easy_block_bytes : kHardTransferBytes;
   p.segments = easy ? 1 : c.ior_hard_segments;
   p.intra_barriers = true;  // -g
-  p.keep = true;            // -k: the reads and removal come later
+  // IOR's -k keeps the files for the later phases; Lockstep removes the
+  // files of a repetition only after its last phase, so keep = false
+  // removes them there, as IO500's cleanup does.
   if (write) {
     p.fsync = true;  // -e
     p.stonewall_seconds = s.stonewall_seconds;
@@ -62,7 +64,6 @@ PhasePlan IorPhase(const Io500Config& c, const Io500Setup& s, absl::string_view 
     p.random_offsets = true;  // -z
     p.stonewall_seconds = s.stonewall_seconds;
     p.stonewall_wear_out = true;
-    p.remove_files = true;  // the last reader of the ior-easy files
     return p;
   }
   p.verify = true;  // -R
@@ -70,8 +71,6 @@ PhasePlan IorPhase(const Io500Config& c, const Io500Setup& s, absl::string_view 
     p.reorder_tasks = true;  // -C -Q 1
     p.reorder_node_offset = 1;
   }
-  // The last reader removes the files (IO500's cleanup).
-  p.remove_files = !easy || !Runs(c, "ior-rnd4K-easy-read");
   return p;
 }
 

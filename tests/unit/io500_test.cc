@@ -167,7 +167,8 @@ TEST(Io500Plan, PhasesInIo500OrderWithIo500Parameters) {
                                    "ior-rnd4K-easy-read"));
   const PhasePlan& ew = plan.phases[0];
   EXPECT_EQ(ew.dir, "/d/ior-easy");
-  EXPECT_TRUE(ew.file_per_process && ew.fsync && ew.keep && ew.intra_barriers);
+  EXPECT_TRUE(ew.file_per_process && ew.fsync && ew.intra_barriers);
+  EXPECT_FALSE(ew.keep);  // removed after the last phase, as IO500's cleanup
   EXPECT_EQ(ew.stonewall_seconds, 10u);
   EXPECT_TRUE(ew.stonewall_wear_out);
   EXPECT_EQ(ew.tasks_per_agent, std::vector<uint32_t>{3});
@@ -197,13 +198,12 @@ TEST(Io500Plan, PhasesInIo500OrderWithIo500Parameters) {
   const PhasePlan& er = plan.phases[7];
   EXPECT_TRUE(er.verify && er.reorder_tasks);
   EXPECT_EQ(er.stonewall_count_from, "ior-easy-write");
-  EXPECT_FALSE(er.remove_files);  // ior-rnd4K-easy-read reads them later
   EXPECT_EQ(plan.phases[8].stonewall_count_from, "mdtest-easy-write");
-  EXPECT_TRUE(plan.phases[9].remove_files);
   EXPECT_EQ(plan.phases[13].md_op, v1::MD_FILE_READ);
   EXPECT_EQ(plan.phases[13].stonewall_count_from, "mdtest-hard-write");
   const PhasePlan& rnd = plan.phases.back();
-  EXPECT_TRUE(rnd.random_offsets && rnd.remove_files);
+  EXPECT_TRUE(rnd.random_offsets);
+  EXPECT_EQ(rnd.stonewall_count_from, "ior-easy-write");
   EXPECT_EQ(rnd.transfer_bytes, 4096u);
   EXPECT_EQ(plan.cache, "none");
   EXPECT_EQ(Io500ExeLine(*c, s, "ior-hard-write"),
