@@ -328,6 +328,7 @@ TEST(Io500Output, SummaryInIo500sLayout) {
 TEST(Io500Output, ResultTxtIsIniLike) {
   Io500RunOutput run = SampleRun();
   run.stonewall_seconds = 10;
+  run.phases[0].figures.time_s = 11;
   const std::string s = FormatIo500ResultTxt(run);
   EXPECT_THAT(s, ::testing::StartsWith("[run]\nprocs           = 4\nversion         = lockstep-1.2.3\n"
                                      "config-hash     = ABC\n"
@@ -338,7 +339,7 @@ TEST(Io500Output, ResultTxtIsIniLike) {
   EXPECT_THAT(s, HasSubstr("\n[ior-easy-write]\nexe             = ior -w\n"
                            "throughput-stonewall = 1.50\n"
                            "; ERROR INVALID Runtime is smaller than expected minimum runtime\n"
-                           "score           = 1.234567\nt_delta         = 300.1230\n"));
+                           "score           = 1.234567\nt_delta         = 11.0000\n"));
   EXPECT_THAT(s, HasSubstr("\n[timestamp]\nt_delta         = 0.0000\n"));
   EXPECT_THAT(s, HasSubstr("\n[SCORE]\nMD              = 12.345678\nBW              = 1.234567\n"
                            "SCORE           = 3.904045 [INVALID]\nhash            = "));
