@@ -250,6 +250,64 @@ constexpr CommandSpec kMdtest = {
         "Refused with the reason: -B -c -k -R -S -s -x -W -y -Y -p -l -f -G -X -g -v -V.",
 };
 
+// ---- io500 ---------------------------------------------------------------------
+
+constexpr auto kIo500Flags = Concat(Concat(
+    std::array<FlagSpec, 9>{{
+        {.name = "local", .kind = FlagKind::kUint, .value_name = "N", .default_value = "0",
+         .help = "run on N local agents (1 to 256) whose root is the ini's datadir; 0: 2 local "
+                 "agents unless --agents, --hostfile or --agents-from name agents",
+         .min = 0, .max = kMaxLocalAgents},
+        {.name = "tasks-per-agent", .kind = FlagKind::kUint, .value_name = "T",
+         .default_value = "1", .help = "tasks on each agent (IO500's processes per node)",
+         .min = 1, .max = kMaxAgentTasks},
+        {.name = "stonewall-s", .kind = FlagKind::kUint, .value_name = "S",
+         .help = "the stonewall in seconds instead of the ini's [debug] stonewall-time; other "
+                 "than 300 marks the run [INVALID], as IO500 does",
+         .min = 1, .max = kMaxStonewallSeconds},
+        {.name = "out", .value_name = "DIR", .default_value = "./lockstep-results",
+         .help = "Lockstep's results directory (run.json, history); IO500's files go to the "
+                 "ini's resultdir"},
+        {.name = "insecure", .kind = FlagKind::kBool,
+         .help = "plaintext gRPC to the agents; allowed only for loopback addresses"},
+        {.name = "history", .kind = FlagKind::kBool, .default_value = "true",
+         .help = "record the run in the history database"},
+        {.name = "db", .value_name = "FILE",
+         .help = "history database (default: OUT/history.db, OUT as given by --out)"},
+        {.name = "site", .value_name = "NAME",
+         .help = "site name recorded with the run, for comparing sites"},
+        {.name = "tag", .kind = FlagKind::kList, .value_name = "TAG",
+         .help = "tags recorded with the run."},
+    }},
+    kRunTlsFlags), kAgentSourceFlags);
+
+constexpr CommandSpec kIo500 = {
+    .program = "lockstep",
+    .name = "io500",
+    .synopsis = "CONFIG.ini [--local N | --agents H:P,... | --hostfile F | --agents-from DIR] "
+                "[--tasks-per-agent T] [--stonewall-s S] [--out DIR] [flags]",
+    .summary = "run IO500's phases and score from IO500's ini, without MPI",
+    .description =
+        "Reads IO500's configuration file (its sections and keys; unknown ones are refused "
+        "with the line) and runs IO500's standard phases in IO500's order with IO500's "
+        "parameters as one plan: ior-easy-write, mdtest-easy-write, timestamp, ior-hard-write, "
+        "mdtest-hard-write, find, ior-easy-read, mdtest-easy-stat, ior-hard-read, "
+        "mdtest-hard-stat, mdtest-easy-delete, mdtest-hard-read, mdtest-hard-delete and the "
+        "unscored ior-rnd4K-easy-read. Writes IO500's files (result_summary.txt, result.txt, "
+        "config-orig.ini, config.ini, <phase>.txt) to <resultdir>/<YYYY.MM.DD-HH.MM.SS>/, and "
+        "Lockstep's run.json and history entry (one result per phase) to OUT.\n\n"
+        "The phases run under Lockstep without MPI: the output is IO500-compatible, not an "
+        "official IO500 list submission. A stonewall other than 300 s ([debug] stonewall-time "
+        "or --stonewall-s) and a phase with run = FALSE mark the run [INVALID], as IO500 "
+        "does. The data directory must be empty or missing (IO500 does not reuse one); "
+        "with drop-caches = TRUE the agents drop their caches before every phase (clients, "
+        "and OSS/MDS agents when there are any); drop-caches-cmd is never run. A failed phase "
+        "stops the run; what was measured is written.",
+    .flags = kIo500Flags,
+    .notes = "Sample: deploy/io500/ci.ini (10-second stonewall, small counts) runs in under "
+             "3 minutes on 2 local agents.",
+};
+
 // ---- results -------------------------------------------------------------------
 
 constexpr FlagSpec kDbFlag = {
@@ -451,9 +509,10 @@ constexpr CommandSpec kHelp = {
     .flags = kHelpFlags,
 };
 
-constexpr const CommandSpec* kCommands[] = {&kRun,     &kIor,    &kMdtest,  &kAgents, &kCheck,
-                                            &kHistory, &kImport, &kExport,  &kCompare,
-                                            &kGate,    &kReport, &kCerts,   &kHelp};
+constexpr const CommandSpec* kCommands[] = {&kRun,     &kIor,     &kMdtest, &kIo500,
+                                            &kAgents,  &kCheck,   &kHistory, &kImport,
+                                            &kExport,  &kCompare, &kGate,    &kReport,
+                                            &kCerts,   &kHelp};
 
 constexpr ManSection kSections[] = {
     {.title = "Run references", .text = kRunRefs},
@@ -493,6 +552,7 @@ constexpr ProgramSpec kProgram = {
 const CommandSpec& RunCommandSpec() { return kRun; }
 const CommandSpec& IorCommandSpec() { return kIor; }
 const CommandSpec& MdtestCommandSpec() { return kMdtest; }
+const CommandSpec& Io500CommandSpec() { return kIo500; }
 const CommandSpec& HistoryCommandSpec() { return kHistory; }
 const CommandSpec& ImportCommandSpec() { return kImport; }
 const CommandSpec& ExportCommandSpec() { return kExport; }

@@ -15,6 +15,7 @@
 #include "common/tls.h"
 #include "controller/cli/agents_command.h"
 #include "controller/cli/certs_command.h"
+#include "controller/cli/io500_command.h"
 #include "controller/cli/reach_agents.h"
 #include "controller/cli/cli_commands.h"
 #include "controller/cli/command_specs.h"
@@ -203,6 +204,10 @@ int Main(int argc, char** argv) {
     HandleSignals();
     return cmd == "ior" ? IorCommand(rest, command_line, &g_interrupted)
                         : MdtestCommand(rest, command_line, &g_interrupted);
+  }
+  if (cmd == "io500") {
+    HandleSignals();
+    return Io500Command(rest, command_line, &g_interrupted);
   }
   if (cmd == "history") return HistoryCommand(rest);
   if (cmd == "import") return ImportCommand(rest);
