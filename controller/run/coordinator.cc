@@ -126,7 +126,8 @@ class Coordinator {
   RunError partial_;
   // Agreed stonewall counts of accepted phases, by phase id, for the phases
   // that name them in stonewall_count_from.
-  std::map<std::string, uint64_t> stonewall_counts_;
+  // The count, and the transfer size it counts in (0: mdtest items).
+  std::map<std::string, std::pair<uint64_t, uint64_t>> stonewall_counts_;
   // Agents whose last Cleanup failed: not detached, so that their lease
   // expiry removes what they hold.
   std::set<const AgentClient*> unclean_;
@@ -452,7 +453,14 @@ RunError Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_
     // IO500's hand-off: work on exactly what the stonewalled phase agreed on.
     auto it = stonewall_counts_.find(
         absl::StrFormat("t%u/r%u/%s", test_id, rep, phase.stonewall_count_from));
-    if (it != stonewall_counts_.end()) base.set_stonewall_count(it->second);
+    if (it != stonewall_counts_.end()) {
+      // IOR pairs of another transfer size (ior-rnd4K-easy-read after
+      // ior-easy-write): the same bytes in this phase's transfers.
+      const auto [count, transfer_bytes] = it->second;
+      base.set_stonewall_count(transfer_bytes == 0 || base.transfer_bytes() == 0
+                                   ? count
+                                   : count * transfer_bytes / base.transfer_bytes());
+    }
   }
   const int max_attempts = plan_.on_skew == "repeat" ? 3 : 1;
   const RunParts parts{plan_, options_, roster_, *heartbeater_, printer_, lead_};
@@ -488,7 +496,8 @@ RunError Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_
     printer_.PhaseDone(*pr);
     accepted->push_back(pr);
     if (uint64_t count = AgreedStonewallCount(*pr); count > 0) {
-      stonewall_counts_[base.phase_id()] = count;
+      stonewall_counts_[base.phase_id()] = {
+          count, base.kind() == v1::MDTEST ? 0 : base.transfer_bytes()};
     }
     return {};
   }
