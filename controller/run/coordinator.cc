@@ -433,7 +433,8 @@ void Coordinator::WaitForLostLeases() {
 RunError Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t rep,
                                v1::TestRecord* test,
                                std::vector<const v1::PhaseRecord*>* accepted) {
-  const v1::PhaseSpec base = BaseSpec(phase, test_id, rep);
+  v1::PhaseSpec base = BaseSpec(phase, test_id, rep);
+  SetFindNewer(phase, *test, rep, &base);  // find -newer: an earlier phase's start
   const int max_attempts = plan_.on_skew == "repeat" ? 3 : 1;
   const RunParts parts{plan_, options_, roster_, *heartbeater_, printer_, lead_};
   for (int attempt = 1;; ++attempt) {
