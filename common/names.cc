@@ -25,6 +25,7 @@ const char* PhaseKindName(v1::PhaseKind kind) {
     case v1::REWRITE: return "rewrite";
     case v1::SMALL_FILES: return "small_files";
     case v1::MDTEST: return "mdtest";
+    case v1::FIND: return "find";
     default: return "unspecified";
   }
 }
@@ -35,6 +36,7 @@ std::optional<v1::PhaseKind> ParsePhaseKind(std::string_view name) {
   if (name == "rewrite") return v1::REWRITE;
   if (name == "small_files") return v1::SMALL_FILES;
   if (name == "mdtest") return v1::MDTEST;
+  if (name == "find") return v1::FIND;
   return std::nullopt;
 }
 

@@ -48,6 +48,13 @@ bool IsDirOp(v1::MdtestOp op) {
 
 int ErrnoOf(int rc) { return rc == 0 ? 0 : errno; }
 
+bool IsCreate(v1::MdtestOp op) { return op == v1::MD_FILE_CREATE || op == v1::MD_DIR_CREATE; }
+
+// mdtest -W applies to the creates.
+bool IsStonewalledCreate(const v1::PhaseSpec& s) {
+  return IsCreate(s.md_op()) && s.md_stonewall_seconds() > 0;
+}
+
 class MdtestWorkload : public Workload {
  public:
   explicit MdtestWorkload(const v1::PhaseSpec& spec) : spec_(spec) {}
@@ -97,6 +104,7 @@ class MdtestWorkload::TaskRun {
                                  s_.md_leaf_only())) {}
 
   void Run() {
+    start_mono_ns_ = MonotonicNs();
     const int64_t start_unix_ns = RealtimeNs();
     ctx_.result->set_first_io_unix_ns(start_unix_ns);
     const bool owns_tree = MdtestOwnsTree(s_, ctx_.rank);
@@ -177,13 +185,15 @@ class MdtestWorkload::TaskRun {
   }
 
   // mdtest 4.1's rename_dir_test: a chain through the items' names.
+  // With a stonewall count handed on, over that many items.
   void RenameChain() {
-    if (layout_.items <= 1) return;
+    const uint64_t n = s_.stonewall_count() > 0 ? s_.stonewall_count() : layout_.items;
+    if (n <= 1) return;
     const std::string parked = ItemPath(0) + "-XX";
     std::string last = parked;
-    for (uint64_t i = 0; i < layout_.items; ++i) {
+    for (uint64_t i = 0; i < n; ++i) {
       if (ctx_.Aborted()) break;
-      std::string item = i + 1 == layout_.items ? parked : ItemPath(i);
+      std::string item = i + 1 == n ? parked : ItemPath(i);
       if (int e = Timed([&] { return ErrnoOf(::rename(item.c_str(), last.c_str())); })) {
         Fail("cannot rename (to " + last + ")", item, e);
         break;
@@ -192,16 +202,58 @@ class MdtestWorkload::TaskRun {
     }
   }
 
+  // The items of the op: all of the layout's, or with a stonewall count
+  // handed on (PhaseSpec.stonewall_count) exactly that many; a create with
+  // mdtest -W stops at the wall and continues to the agreed count.
   void ItemOps() {
-    for (uint64_t i = 0; i < layout_.items; ++i) {
+    if (IsStonewalledCreate(s_)) return StonewalledCreate();
+    const uint64_t n = s_.stonewall_count() > 0 && !IsCreate(s_.md_op()) ? s_.stonewall_count()
+                                                                         : layout_.items;
+    ItemRange(0, n);
+  }
+
+  // Items [from, to) in order, until `wall_mono_ns` (then *hit); returns the
+  // index of the first item not done. Stops early on a failure or an abort.
+  uint64_t ItemRange(uint64_t from, uint64_t to, int64_t wall_mono_ns = INT64_MAX,
+                     bool* hit = nullptr) {
+    uint64_t i = from;
+    for (; i < to; ++i) {
       if (ctx_.Aborted()) break;
+      if (MonotonicNs() >= wall_mono_ns) {
+        *hit = true;
+        break;
+      }
       const std::string path = ItemPath(i);
       const char* what = "";
       const int e = ItemOp(path, &what);
       if (e > 0) Fail(what, path, e);
-      if (e != 0) break;
+      if (e != 0) {
+        failed_ = true;
+        break;
+      }
       ctx_.counters->bytes.store(bytes_, std::memory_order_relaxed);
     }
+    return i;
+  }
+
+  // mdtest -W: create until md_stonewall_seconds after the task's start,
+  // then every task (of every agent with sync_across_agents) continues to
+  // the most items any task made ("all processes did the same number").
+  void StonewalledCreate() {
+    const int64_t wall_mono_ns = start_mono_ns_ + int64_t{s_.md_stonewall_seconds()} * 1'000'000'000;
+    bool hit = false;
+    uint64_t done = ItemRange(0, layout_.items, wall_mono_ns, &hit);
+    v1::TaskResult* r = ctx_.result;
+    r->set_stonewall_pairs(done);
+    r->set_stonewall_hit(hit);
+    if (failed_ || ctx_.Aborted()) {
+      r->set_stonewall_duration_ns(MonotonicNs() - start_mono_ns_);
+      return;
+    }
+    const uint64_t target = ctx_.phase->WearOut(done);
+    // As IOR: the stonewall's duration ends when the tasks agreed on the target.
+    r->set_stonewall_duration_ns(MonotonicNs() - start_mono_ns_);
+    ItemRange(done, std::min(target, layout_.items));
   }
 
   // The spec's op on one item, timed: 0, an errno (and *what it tried), or -1
@@ -270,6 +322,8 @@ class MdtestWorkload::TaskRun {
   uint64_t ops_ = 0;
   uint64_t bytes_ = 0;
   bool issued_any_ = false;  // the first timed operation was issued
+  bool failed_ = false;      // an item op failed (the task's error is set)
+  int64_t start_mono_ns_ = 0;
 };
 
 absl::Status MdtestWorkload::Validate() const {

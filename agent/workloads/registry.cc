@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "agent/workloads/find.h"
 #include "agent/workloads/mdtest.h"
 #include "agent/workloads/rewrite.h"
 #include "agent/workloads/small_files.h"
@@ -28,6 +29,7 @@ constexpr Registration kWorkloads[] = {
     {v1::REWRITE, &MakeRewriteWorkload},
     {v1::SMALL_FILES, &MakeSmallFilesWorkload},
     {v1::MDTEST, &MakeMdtestWorkload},
+    {v1::FIND, &MakeFindWorkload},
 };
 
 }  // namespace

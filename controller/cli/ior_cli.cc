@@ -429,6 +429,10 @@ std::string PlanToToml(const Plan& plan) {
       u("md_read_size", p.md_read_bytes);
       b("md_leaf_only", p.md_leaf_only);
       u("md_neighbor_shift", p.md_neighbor_shift);
+      u("md_stonewall_seconds", p.md_stonewall_seconds);
+    }
+    if (!p.stonewall_count_from.empty()) {
+      s += absl::StrFormat("stonewall_count_from = \"%s\"\n", p.stonewall_count_from);
     }
   }
   return s;

@@ -12,7 +12,7 @@
 namespace lockstep {
 namespace {
 
-constexpr const char* kMdValues = "nbzweidIaN";
+constexpr const char* kMdValues = "nbzweidIaNW";
 
 constexpr CliRefusal kMdRefused[] = {
     {'B', "no barriers (-B): lockstep always separates sub-phases with its start barrier"},
@@ -22,7 +22,6 @@ constexpr CliRefusal kMdRefused[] = {
     {'S', "shared file (-S) is not implemented"},
     {'s', "-s (stride between task counts) is not implemented; run once per task count"},
     {'x', "stonewall status file (-x) is not implemented"},
-    {'W', "stonewall (-W) is not implemented for mdtest"},
     {'y', "sync after each write (-y) is not implemented"},
     {'Y', "sync (-Y) is not implemented"},
     {'p', "pre-iteration delay (-p) is not implemented"},
@@ -47,6 +46,7 @@ struct MdtestOptions {
   uint64_t read_bytes = 0;      // -e
   uint64_t reps = 1;            // -i
   uint64_t shift = 0;           // -N
+  uint64_t stonewall_s = 0;     // -W
   bool unique = false;          // -u
   bool files_only = false;      // -F
   bool dirs_only = false;       // -D
@@ -82,6 +82,7 @@ absl::Status ApplyMdtestValue(const ShortOption& so, MdtestOptions* o) {
     case 'z': { ASSIGN_OR_RETURN(o->depth, CliUint(opt, v, 0, kMaxMdDepth)); break; }
     case 'i': { ASSIGN_OR_RETURN(o->reps, CliUint(opt, v, 1, kMaxRepetitions)); break; }
     case 'N': { ASSIGN_OR_RETURN(o->shift, CliUint(opt, v, 0, kMaxMdNeighborShift)); break; }
+    case 'W': { ASSIGN_OR_RETURN(o->stonewall_s, CliUint(opt, v, 0, kMaxStonewallSeconds)); break; }
     case 'w':
     case 'e': {
       auto sz = ParseSize(v);
@@ -173,6 +174,10 @@ absl::Status ResolveSteps(MdtestOptions* o) {
   return absl::OkStatus();
 }
 
+bool IsDirOp(v1::MdtestOp op) {
+  return op == v1::MD_DIR_STAT || op == v1::MD_DIR_RENAME || op == v1::MD_DIR_REMOVE;
+}
+
 // One phase per mdtest step, in mdtest's order.
 void AddMdtestPhases(const MdtestOptions& o, uint64_t items, Plan* plan) {
   PhasePlan base;
@@ -187,10 +192,20 @@ void AddMdtestPhases(const MdtestOptions& o, uint64_t items, Plan* plan) {
   base.md_read_bytes = o.read_bytes;
   base.md_leaf_only = o.leaves_only;
   base.keep = true;  // the tree_remove sub-phase removes what the others made
+  // -W: the creates stop at the wall; the later steps of the same kind work
+  // on the count the create agreed on (mdtest: "all processes did the same number").
   auto add = [&](v1::MdtestOp op) {
     PhasePlan p = base;
     p.md_op = op;
     p.name = MdtestOpName(op);
+    if (o.stonewall_s > 0 && (op == v1::MD_DIR_CREATE || op == v1::MD_FILE_CREATE)) {
+      p.md_stonewall_seconds = static_cast<uint32_t>(o.stonewall_s);
+    }
+    if (o.stonewall_s > 0 && o.create && op != v1::MD_DIR_CREATE && op != v1::MD_FILE_CREATE &&
+        op != v1::MD_TREE_CREATE && op != v1::MD_TREE_REMOVE) {
+      p.stonewall_count_from =
+          MdtestOpName(IsDirOp(op) ? v1::MD_DIR_CREATE : v1::MD_FILE_CREATE);
+    }
     plan->phases.push_back(p);
   };
   if (o.create) add(v1::MD_TREE_CREATE);

@@ -12,6 +12,7 @@
 #include "common/layout.h"
 #include "common/names.h"
 #include "controller/ior/ior_math.h"
+#include "controller/ior/phase_reduce.h"
 
 namespace lockstep {
 namespace {
@@ -274,7 +275,13 @@ std::string IorReport::PhaseDone(const v1::PhaseRecord& p) const {
         static_cast<double>(w.total_bytes()) / tasks / kGiB, w.duration_s());
   }
   out += SizeWarnings(p);
-  if (p.kind() != v1::MDTEST) out += IterationRow(p.row());
+  if (p.kind() == v1::FIND) {
+    // IO500's figures: total-files, found, and the rate it scores in kIOPS.
+    out += absl::StrFormat("# find: %u files scanned, %u found, %.3f s, %.6f kIOPS\n",
+                           p.md_items(), FindMatched(p), p.row().total_s(), p.md_rate() / 1e3);
+  } else if (p.kind() != v1::MDTEST) {
+    out += IterationRow(p.row());
+  }
   for (const v1::IterationRow& extra : p.extra_rows()) out += "# " + IterationRow(extra);
   if (p.skew_exceeded()) {
     out += absl::StrFormat(

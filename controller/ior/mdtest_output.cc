@@ -2,7 +2,9 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "absl/strings/str_format.h"
 #include "common/names.h"
@@ -144,9 +146,31 @@ std::string FormatMdtestTable(const std::vector<MdtestRow>& rows, uint32_t itera
   return s;
 }
 
+std::string FormatMdtestStonewallLines(const MdtestCommandInfo& info, const v1::RunRecord& record) {
+  std::string s;
+  if (record.tests_size() == 0) return s;
+  for (const v1::PhaseRecord& p : record.tests(0).phases()) {
+    if (p.kind() != v1::MDTEST || p.spec().md_stonewall_seconds() == 0 || !p.ok()) continue;
+    uint64_t lo = UINT64_MAX, hi = 0, sum = 0, tasks = 0;
+    for (const v1::AgentPhaseRecord& a : p.agents()) {
+      for (const v1::TaskResult& t : a.tasks()) {
+        lo = std::min(lo, t.stonewall_pairs());
+        hi = std::max(hi, t.stonewall_pairs());  // what every task continued to
+        sum += t.stonewall_pairs();
+        ++tasks;
+      }
+    }
+    // mdtest prints it when the wall cut the items short: items != sum / tasks.
+    if (tasks == 0 || info.items == sum / tasks) continue;
+    s += absl::StrFormat("Continue stonewall hit min: %d max: %d avg: %.1f \n", lo, hi,
+                         static_cast<double>(sum) / static_cast<double>(tasks));
+  }
+  return s;
+}
+
 std::string FormatMdtestSummary(const MdtestCommandInfo& info, const v1::RunRecord& record,
                                 const std::string& finished) {
-  std::string s;
+  std::string s = FormatMdtestStonewallLines(info, record);
   if (info.print_rate) {
     s += FormatMdtestTable(CollectMdtestRows(info, record, false), info.iterations, false);
   }

@@ -90,7 +90,14 @@ std::vector<MdtestRow> CollectMdtestRows(const MdtestCommandInfo& info,
 // the column heads and the rows.
 std::string FormatMdtestTable(const std::vector<MdtestRow>& rows, uint32_t iterations, bool time);
 
-// Everything after the header up to and including "-- finished at ... --".
+// mdtest -W: "Continue stonewall hit min: A max: B avg: C \n" for each create
+// phase of the first test whose wall cut the items short (mdtest prints it
+// as such a step ends): A the fewest items a task had made at the wall, B the
+// count every task continued to, C the mean at the wall.
+std::string FormatMdtestStonewallLines(const MdtestCommandInfo& info, const v1::RunRecord& record);
+
+// Everything after the header up to and including "-- finished at ... --"
+// (the stonewall lines first).
 std::string FormatMdtestSummary(const MdtestCommandInfo& info, const v1::RunRecord& record,
                                 const std::string& finished);
 

@@ -36,6 +36,14 @@ void SetWorkloadFields(const PhasePlan& phase, uint64_t seed, v1::PhaseSpec* s) 
     s->set_md_read_bytes(phase.md_read_bytes);
     s->set_md_leaf_only(phase.md_leaf_only);
     s->set_md_neighbor_shift(phase.md_neighbor_shift);
+    s->set_md_stonewall_seconds(phase.md_stonewall_seconds);
+  }
+  if (phase.kind == v1::FIND) {
+    // find_newer_unix_ns: the run sets it from the named phase's start
+    // (controller/run/phase_specs.h SetFindNewer).
+    s->set_find_size_bytes(phase.find_size_bytes);
+    s->set_find_match_size(phase.find_match_size);
+    s->set_find_name_glob(phase.find_name_glob);
   }
 }
 
@@ -56,9 +64,64 @@ double Window(const std::vector<const v1::TaskResult*>& tasks,
 
 }  // namespace
 
+uint64_t FindMatched(const v1::PhaseRecord& pr) {
+  uint64_t found = 0;
+  for (const v1::AgentPhaseRecord& a : pr.agents()) {
+    for (const v1::TaskResult& t : a.tasks()) found += t.items_matched();
+  }
+  return found;
+}
+
+namespace {
+
+// FIND: row "find", files scanned over all tasks / (max stop − min start).
+void ReduceFind(const std::vector<const v1::TaskResult*>& tasks, uint32_t rep,
+                v1::PhaseRecord* pr) {
+  v1::IterationRow row;
+  row.set_access("find");
+  row.set_iter(rep);
+  uint64_t scanned = 0, op_ns = 0;
+  for (const v1::TaskResult* t : tasks) {
+    scanned += t->ops();
+    op_ns += t->latency().sum_ns();
+  }
+  const double secs = Window(tasks, &v1::TaskResult::rdwr_start_unix_ns, &v1::TaskResult::rdwr_stop_unix_ns);
+  row.set_wrrd_s(secs);
+  row.set_total_s(secs);
+  if (secs > 0) row.set_iops(static_cast<double>(scanned) / secs);
+  if (scanned > 0) row.set_latency_s(static_cast<double>(op_ns) / static_cast<double>(scanned) / 1e9);
+  *pr->mutable_row() = row;
+  pr->set_md_items(scanned);
+  pr->set_md_rate(row.iops());
+}
+
+// mdtest -W: the items the tasks had made at the wall (pairs_* count items).
+void ReduceMdtestStonewall(const std::vector<const v1::TaskResult*>& tasks,
+                           const v1::PhaseSpec& spec, v1::PhaseRecord* pr) {
+  if (spec.md_stonewall_seconds() == 0 || tasks.empty()) return;
+  v1::StonewallRecord* w = pr->mutable_stonewall();
+  uint64_t lo = std::numeric_limits<uint64_t>::max(), hi = 0, total = 0;
+  int64_t longest_ns = 0;
+  for (const v1::TaskResult* t : tasks) {
+    lo = std::min(lo, t->stonewall_pairs());
+    hi = std::max(hi, t->stonewall_pairs());
+    total += t->stonewall_pairs();
+    longest_ns = std::max(longest_ns, t->stonewall_duration_ns());
+  }
+  w->set_pairs_min(lo);
+  w->set_pairs_max(hi);
+  w->set_min_bytes(lo * spec.md_write_bytes());
+  w->set_total_bytes(total * spec.md_write_bytes());
+  w->set_duration_s(static_cast<double>(longest_ns) / 1e9);
+}
+
+}  // namespace
+
 void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
                  uint32_t rep, v1::PhaseRecord* pr) {
+  if (spec.kind() == v1::FIND) return ReduceFind(tasks, rep, pr);
   if (spec.kind() == v1::MDTEST) {
+    ReduceMdtestStonewall(tasks, spec, pr);
     v1::IterationRow row;
     row.set_access(MdtestOpName(spec.md_op()));
     row.set_iter(rep);

@@ -12,8 +12,8 @@
 
 namespace lockstep {
 
-// Copies random offsets, stonewall, -W, -d, -g, small_files and mdtest
-// fields of `phase` into `spec` (the rest is the coordinator's BaseSpec).
+// Copies random offsets, stonewall, -W, -d, -g, small_files, mdtest and
+// find fields of `phase` into `spec` (the rest is the coordinator's BaseSpec).
 void SetWorkloadFields(const PhasePlan& phase, uint64_t seed, v1::PhaseSpec* spec);
 
 // Fills pr->row (and extra_rows, md_items, md_rate) from all tasks of one
@@ -24,8 +24,16 @@ void SetWorkloadFields(const PhasePlan& phase, uint64_t seed, v1::PhaseSpec* spe
 //   mdtest: items = Σ ops, time = max(stop) − min(start), rate = items / time;
 //           row.access = the sub-phase ("file_create"), iops = rate. Tree
 //           create/remove count one tree's directories, as mdtest does.
+//   find: row "find", files scanned (Σ ops) / (max stop − min start) as iops;
+//         md_items = files scanned, md_rate = that rate.
+//   mdtest with md_stonewall_seconds: pr->stonewall, in items (pairs_min,
+//         pairs_max: fewest and most items a task had made at the wall).
 void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
                  uint32_t rep, v1::PhaseRecord* pr);
+
+// FIND: the files that matched, over all tasks of all agents of the record
+// (IO500's "found"; md_items is its "total-files").
+uint64_t FindMatched(const v1::PhaseRecord& pr);
 
 }  // namespace lockstep
 

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/names.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
@@ -21,12 +22,21 @@ const std::vector<std::string> kPhaseKeys = {
     "intra_barriers", "small_files", "small_file_min_size", "small_file_max_size",
     "small_files_per_dir", "md_op", "md_branching", "md_depth", "md_items", "md_unique_dir",
     "md_write_size", "md_read_size", "md_leaf_only", "md_neighbor_shift", "reorder_random",
-    "reorder_random_seed", "multi_file"};
+    "reorder_random_seed", "multi_file", "md_stonewall_seconds", "stonewall_count_from",
+    "find_newer_than", "find_size", "find_name"};
 
 constexpr const char* kTransferKinds = "write, read and rewrite";
 
 bool IsTransfer(v1::PhaseKind kind) {
   return kind == v1::WRITE || kind == v1::READ || kind == v1::REWRITE;
+}
+
+bool IsMdtestCreate(v1::MdtestOp op) { return op == v1::MD_FILE_CREATE || op == v1::MD_DIR_CREATE; }
+
+// The mdtest ops that work on the items a create made (stat, read, remove, rename).
+bool IsMdtestItemReader(v1::MdtestOp op) {
+  return op == v1::MD_FILE_STAT || op == v1::MD_FILE_READ || op == v1::MD_FILE_REMOVE ||
+         op == v1::MD_DIR_STAT || op == v1::MD_DIR_REMOVE || op == v1::MD_DIR_RENAME;
 }
 
 // A key given for a kind it does not apply to (`allowed` false) is an error
@@ -65,7 +75,7 @@ absl::Status ReadKindAndFiles(const TableReader& r, PhasePlan* p) {
   if (!k) {
     return r.Error(*r.Get("kind"), "kind",
                    absl::StrFormat("\"%s\" is not a phase kind; use write, read, rewrite, "
-                                   "small_files or mdtest",
+                                   "small_files, mdtest or find",
                                    kind));
   }
   p->kind = *k;
@@ -304,8 +314,11 @@ absl::Status ReadMdtestKeys(const TableReader& r, PhasePlan* p, std::string* op)
   if (r.Get("md_read_size")) RETURN_IF_ERROR(r.Size("md_read_size", &p->md_read_bytes));
   RETURN_IF_ERROR(r.Bool("md_leaf_only", &p->md_leaf_only));
   RETURN_IF_ERROR(r.Uint32("md_neighbor_shift", 0, kMaxMdNeighborShift, &p->md_neighbor_shift));
+  RETURN_IF_ERROR(
+      r.Uint32("md_stonewall_seconds", 0, kMaxStonewallSeconds, &p->md_stonewall_seconds));
   for (const char* key : {"md_op", "md_branching", "md_depth", "md_items", "md_unique_dir",
-                          "md_write_size", "md_read_size", "md_leaf_only", "md_neighbor_shift"}) {
+                          "md_write_size", "md_read_size", "md_leaf_only", "md_neighbor_shift",
+                          "md_stonewall_seconds"}) {
     RETURN_IF_ERROR(OnlyFor(r, *p, key, p->kind == v1::MDTEST, "mdtest"));
   }
   return absl::OkStatus();
@@ -337,6 +350,13 @@ absl::Status CheckMdtestPhase(const TableReader& r, const std::string& op, Phase
     return r.Error(*r.Get(key), key,
                    absl::StrFormat("at most %s per file", HumanBytes(kMaxMdtestFileBytes)));
   }
+  if (r.Get("md_stonewall_seconds") && !IsMdtestCreate(p->md_op)) {
+    return r.Error(*r.Get("md_stonewall_seconds"), "md_stonewall_seconds",
+                   absl::StrFormat("applies to md_op = \"file_create\" or \"dir_create\" (mdtest "
+                                   "-W stops creating), not to md_op = \"%s\"; later phases take "
+                                   "the count with stonewall_count_from",
+                                   op));
+  }
   double dirs = 0, level = 1;
   for (uint32_t d = 0; d <= p->md_depth; ++d, level *= p->md_branching) dirs += level;
   if (dirs > static_cast<double>(kMaxMdtestTreeDirs)) {
@@ -344,6 +364,113 @@ absl::Status CheckMdtestPhase(const TableReader& r, const std::string& op, Phase
                    absl::StrFormat("a tree of branching %u and depth %u has %.0f directories; "
                                    "the limit is 10 million",
                                    p->md_branching, p->md_depth, dirs));
+  }
+  return absl::OkStatus();
+}
+
+// The earlier phase of `plan` that `key` names by `value`; an Error naming
+// the key, the value and the earlier phases otherwise (`what`: what it must be).
+absl::StatusOr<const PhasePlan*> EarlierPhase(const TableReader& r, const Plan& plan,
+                                              const char* key, const std::string& value,
+                                              const char* what) {
+  std::vector<std::string> names;
+  for (const PhasePlan& q : plan.phases) {
+    if (q.name == value) return &q;
+    names.push_back("'" + q.name + "'");
+  }
+  return r.Error(*r.Get(key), key,
+                 absl::StrFormat("\"%s\" is not an earlier phase of this plan; name %s (earlier "
+                                 "phases: %s)",
+                                 value, what, names.empty() ? "none" : absl::StrJoin(names, ", ")));
+}
+
+// find_size: bytes as find -size Nc ("3901", "3901c", 3901, "4k"); 0 allowed.
+absl::Status ReadFindSize(const TableReader& r, PhasePlan* p) {
+  const toml::node* n = r.Get("find_size");
+  if (n == nullptr) return absl::OkStatus();
+  p->find_match_size = true;
+  if (n->is_integer()) return r.UintNode(*n, "find_size", 0, UINT64_MAX >> 1, &p->find_size_bytes);
+  if (!n->is_string()) {
+    return r.Error(*n, "find_size", absl::StrFormat("expected a size such as \"3901\" (bytes, "
+                                                    "find -size 3901c), got %s",
+                                                    TableReader::TypeName(*n)));
+  }
+  std::string text = n->as_string()->get();
+  if (!text.empty() && text.back() == 'c') text.pop_back();  // find's unit for bytes
+  if (text == "0") {
+    p->find_size_bytes = 0;
+    return absl::OkStatus();
+  }
+  auto parsed = ParseSize(text);
+  if (!parsed.ok()) return r.Error(*n, "find_size", std::string(parsed.status().message()));
+  p->find_size_bytes = *parsed;
+  return absl::OkStatus();
+}
+
+// kind = "find": find_newer_than (an earlier phase), find_size, find_name.
+absl::Status ReadFindKeys(const TableReader& r, const Plan& plan, PhasePlan* p) {
+  RETURN_IF_ERROR(r.String("find_newer_than", &p->find_newer_than));
+  RETURN_IF_ERROR(ReadFindSize(r, p));
+  RETURN_IF_ERROR(r.String("find_name", &p->find_name_glob));
+  for (const char* key : {"find_newer_than", "find_size", "find_name"}) {
+    RETURN_IF_ERROR(OnlyFor(r, *p, key, p->kind == v1::FIND, "find"));
+  }
+  if (r.Get("find_newer_than")) {
+    RETURN_IF_ERROR(EarlierPhase(r, plan, "find_newer_than", p->find_newer_than,
+                                 "the phase whose start the files must be newer than")
+                        .status());
+  }
+  if (p->find_name_glob.find('/') != std::string::npos) {
+    return r.Error(*r.Get("find_name"), "find_name",
+                   absl::StrFormat("\"%s\" has a '/': the pattern is matched against base names "
+                                   "(find -name), so it never matches; drop the directories",
+                                   p->find_name_glob));
+  }
+  return absl::OkStatus();
+}
+
+bool IsDirItemOp(v1::MdtestOp op) {
+  return op == v1::MD_DIR_CREATE || op == v1::MD_DIR_STAT || op == v1::MD_DIR_REMOVE ||
+         op == v1::MD_DIR_RENAME;
+}
+
+// stonewall_count_from: a read takes the pairs an IOR write with wear-out
+// agreed on; an mdtest stat, read or remove the items of an mdtest -W create.
+absl::Status ReadStonewallCountFrom(const TableReader& r, const Plan& plan, PhasePlan* p) {
+  const char* key = "stonewall_count_from";
+  RETURN_IF_ERROR(r.String(key, &p->stonewall_count_from));
+  if (r.Get(key) == nullptr) return absl::OkStatus();
+  const bool ior_read = p->kind == v1::READ;
+  const bool md_reader = p->kind == v1::MDTEST && IsMdtestItemReader(p->md_op);
+  if (!ior_read && !md_reader) {
+    return r.Error(*r.Get(key), key,
+                   absl::StrFormat("applies to read phases and to mdtest phases that stat, read "
+                                   "or remove items, not to kind = \"%s\"%s",
+                                   PhaseKindName(p->kind),
+                                   p->kind == v1::MDTEST
+                                       ? absl::StrFormat(" md_op = \"%s\"", MdtestOpName(p->md_op))
+                                       : ""));
+  }
+  ASSIGN_OR_RETURN(const PhasePlan* src,
+                   EarlierPhase(r, plan, key, p->stonewall_count_from,
+                                ior_read ? "a write phase with stonewall_seconds and "
+                                           "stonewall_wear_out = true"
+                                         : "an mdtest create phase with md_stonewall_seconds"));
+  if (ior_read && !(src->kind == v1::WRITE && src->stonewall_seconds > 0 && src->stonewall_wear_out)) {
+    return r.Error(*r.Get(key), key,
+                   absl::StrFormat("phase '%s' is not a write phase with stonewall_seconds > 0 and "
+                                   "stonewall_wear_out = true, so its tasks agree on no count; "
+                                   "give it those keys or name another phase",
+                                   src->name));
+  }
+  if (md_reader && !(src->kind == v1::MDTEST && IsMdtestCreate(src->md_op) &&
+                     src->md_stonewall_seconds > 0 &&
+                     IsDirItemOp(src->md_op) == IsDirItemOp(p->md_op))) {
+    return r.Error(*r.Get(key), key,
+                   absl::StrFormat("phase '%s' is not an mdtest %s phase with "
+                                   "md_stonewall_seconds > 0, so it hands on no item count; "
+                                   "give it md_stonewall_seconds or name another phase",
+                                   src->name, IsDirItemOp(p->md_op) ? "dir_create" : "file_create"));
   }
   return absl::OkStatus();
 }
@@ -386,6 +513,8 @@ absl::Status ParsePhase(const toml::table& table, const std::string& source, int
   std::string md_op;
   RETURN_IF_ERROR(ReadMdtestKeys(r, &p, &md_op));
   if (p.kind == v1::MDTEST) RETURN_IF_ERROR(CheckMdtestPhase(r, md_op, &p));
+  RETURN_IF_ERROR(ReadStonewallCountFrom(r, *plan, &p));
+  RETURN_IF_ERROR(ReadFindKeys(r, *plan, &p));
   RETURN_IF_ERROR(CheckKindConflicts(r, p));
   plan->phases.push_back(std::move(p));
   return absl::OkStatus();

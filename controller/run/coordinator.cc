@@ -462,6 +462,7 @@ RunError Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_
                                    : count * transfer_bytes / base.transfer_bytes());
     }
   }
+  SetFindNewer(phase, *test, rep, &base);  // find -newer: an earlier phase's start
   const int max_attempts = plan_.on_skew == "repeat" ? 3 : 1;
   const RunParts parts{plan_, options_, roster_, *heartbeater_, printer_, lead_};
   for (int attempt = 1;; ++attempt) {

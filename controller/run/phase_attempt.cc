@@ -88,6 +88,7 @@ RunError PhaseAttempt::Prepare() {
   for (size_t i = 0; i < clients_.size(); ++i) {
     requests[i].set_session_id(clients_[i]->session_id);
     *requests[i].mutable_spec() = specs[i];
+    ToAgentClock(run_.roster.clock(clients_[i]).offset_ns, requests[i].mutable_spec());
   }
   record_->set_prepare_sent_unix_ns(RealtimeNs());
   prepared_ = FanOut<v1::PrepareRequest, v1::PrepareReply>(

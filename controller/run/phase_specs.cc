@@ -61,4 +61,27 @@ std::vector<v1::PhaseSpec> ClientSpecsOf(const v1::PhaseSpec& base, size_t clien
   return out;
 }
 
+void SetFindNewer(const PhasePlan& phase, const v1::TestRecord& test, uint32_t rep,
+                  v1::PhaseSpec* base) {
+  if (phase.kind != v1::FIND || phase.find_newer_than.empty()) return;
+  const std::string id = absl::StrFormat("t%u/r%u/%s", test.test_id(), rep, phase.find_newer_than);
+  for (const v1::PhaseRecord& pr : test.phases()) {
+    if (pr.phase_id() == id) base->set_find_newer_unix_ns(pr.start_at_unix_ns());
+  }
+}
+
+uint64_t AgreedStonewallCount(const v1::PhaseRecord& from) {
+  uint64_t most = 0;
+  for (const v1::AgentPhaseRecord& a : from.agents()) {
+    for (const v1::TaskResult& t : a.tasks()) most = std::max(most, t.stonewall_pairs());
+  }
+  return most;
+}
+
+void ToAgentClock(int64_t offset_ns, v1::PhaseSpec* spec) {
+  if (spec->find_newer_unix_ns() != 0) {
+    spec->set_find_newer_unix_ns(spec->find_newer_unix_ns() + offset_ns);
+  }
+}
+
 }  // namespace lockstep

@@ -9,6 +9,7 @@
 
 #include "controller/plan/plan.h"
 #include "lockstep/v1/agent.pb.h"
+#include "lockstep/v1/results.pb.h"
 
 namespace lockstep {
 
@@ -21,6 +22,27 @@ v1::PhaseSpec BaseSpecOf(const Plan& plan, const PhasePlan& phase, uint32_t test
 // `base` for each of `client_count` clients in rank order: client i runs
 // ranks i × tasks … (i + 1) × tasks − 1.
 std::vector<v1::PhaseSpec> ClientSpecsOf(const v1::PhaseSpec& base, size_t client_count);
+
+// kind = "find" with find_newer_than: base->find_newer_unix_ns = the start
+// instant (PhaseRecord.start_at_unix_ns, controller clock) of that phase in
+// repetition `rep` of `test`, its last attempt (the one accepted). The plan
+// runs it earlier in the same repetition; without a record of it (it cannot
+// be: a failed phase ends the repetition) the field stays 0, find without
+// -newer. Other phases: unchanged.
+void SetFindNewer(const PhasePlan& phase, const v1::TestRecord& test, uint32_t rep,
+                  v1::PhaseSpec* base);
+
+// The hand-off hook for stonewall_count_from: the count the tasks of a
+// stonewalled phase agreed on (the most items, mdtest -W, or pairs, IOR -D
+// with wear-out, any task had done at the wall; every task continued to it),
+// for PhaseSpec.stonewall_count of the phases that name it. 0 when no task
+// of `from` recorded a stonewall.
+uint64_t AgreedStonewallCount(const v1::PhaseRecord& from);
+
+// A client's copy of a spec in that client's clock: the instants it carries
+// (find_newer_unix_ns) shifted by `offset_ns` (agent clock − controller
+// clock, the roster's ClockEstimate), as StartRequest.start_at_unix_ns is.
+void ToAgentClock(int64_t offset_ns, v1::PhaseSpec* spec);
 
 }  // namespace lockstep
 
