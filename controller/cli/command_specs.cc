@@ -246,7 +246,7 @@ constexpr CommandSpec kMdtest = {
         "  -F / -D   files / dirs only           -C -T -E -r  only create/stat/read/rm\n"
         "  -L        items in leaf dirs only     -N N      neighbour shift for stat/read\n"
         "  -P        rate and time tables        -t        accepted (no-op without MPI)\n"
-        "  -U        directory rename alone      -W N      stonewall: creates stop after N s\n\n"
+        "  -U        directory rename alone      -W N      creates stop after N s\n\n"
         "Refused with the reason: -B -c -k -R -S -s -x -y -Y -p -l -f -G -X -g -v -V.",
 };
 
