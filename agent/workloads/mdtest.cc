@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <set>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "agent/workloads/file_io.h"
@@ -136,7 +137,8 @@ class MdtestWorkload::TaskRun {
 
  private:
   void Fail(const std::string& what, const std::string& path, int err) {
-    ctx_.Fail({.what = what, .path = path, .err = err});
+    const bool verify = err == EBADMSG && s_.verify();  // mdtest -X: a mismatch
+    ctx_.Fail({.what = what, .path = path, .err = verify ? 0 : err, .verify = verify});
   }
 
   // Runs `op` (returning 0 or an errno), timed; counts it when it succeeded.
@@ -244,6 +246,7 @@ class MdtestWorkload::TaskRun {
     bool hit = false;
     uint64_t done = ItemRange(0, layout_.items, wall_mono_ns, &hit);
     v1::TaskResult* r = ctx_.result;
+    if (hit) r->set_stonewall_stop_unix_ns(RealtimeNs());
     r->set_stonewall_pairs(done);
     r->set_stonewall_hit(hit);
     if (failed_ || ctx_.Aborted()) {
@@ -274,9 +277,16 @@ class MdtestWorkload::TaskRun {
       case v1::MD_FILE_CREATE:
         *what = "cannot create";
         return CountBytes(Timed([&] { return CreateFile(path); }), s_.md_write_bytes());
-      case v1::MD_FILE_READ:
+      case v1::MD_FILE_READ: {
         *what = "cannot read";
-        return CountBytes(Timed([&] { return ReadFile(path); }), s_.md_read_bytes());
+        const int err = CountBytes(Timed([&] { return ReadFile(path); }), s_.md_read_bytes());
+        if (err == 0 && s_.verify() && !ReadMatches()) {
+          // mdtest -X: untimed, as mdtest checks after the read.
+          *what = "data differs from what mdtest -w wrote (mdtest -X) in";
+          return EBADMSG;
+        }
+        return err;
+      }
       case v1::MD_FILE_REMOVE:
         *what = "cannot remove";
         return Timed([&] { return ErrnoOf(::unlink(path.c_str())); });
@@ -313,6 +323,18 @@ class MdtestWorkload::TaskRun {
     return err;
   }
 
+  // mdtest -X: the item's bytes are the owner's pattern (the create wrote
+  // its own items with its rank's tag), up to the last whole 8 bytes.
+  bool ReadMatches() {
+    const uint64_t n = std::min(s_.md_read_bytes(), s_.md_write_bytes()) / 8 * 8;
+    if (n == 0) return true;
+    if (expected_.size() != n) {
+      expected_.assign(n, 0);
+      FillPattern(expected_.data(), n, 0, PatternTag(s_.pattern_seed(), owner_));
+    }
+    return std::memcmp(buf_, expected_.data(), n) == 0;
+  }
+
   const v1::PhaseSpec& s_;
   const TaskContext& ctx_;
   const std::vector<std::string>& tree_;
@@ -324,6 +346,7 @@ class MdtestWorkload::TaskRun {
   bool issued_any_ = false;  // the first timed operation was issued
   bool failed_ = false;      // an item op failed (the task's error is set)
   int64_t start_mono_ns_ = 0;
+  std::vector<char> expected_;  // mdtest -X
 };
 
 absl::Status MdtestWorkload::Validate() const {

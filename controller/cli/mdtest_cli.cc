@@ -29,7 +29,6 @@ constexpr CliRefusal kMdRefused[] = {
     {'f', "-f (first task count) is not implemented; use --tasks"},
     {'G', "-G (data offset of the written pattern) is not implemented: lockstep writes its own "
           "pattern"},
-    {'X', "-X (verify read) is not implemented"},
     {'g', "-g (Lustre global directory layout) is not implemented"},
     {'v', "verbose output (-v) is not reproduced: mdtest prints its V-1.. lines, lockstep does "
           "not"},
@@ -58,6 +57,7 @@ struct MdtestOptions {
   bool leaves_only = false;     // -L
   bool rate_and_time = false;   // -P
   bool time_only = false;       // -Z
+  bool verify_read = false;     // -X
   std::string dir = "./out";    // -d; mdtest's default
 };
 
@@ -68,7 +68,7 @@ constexpr CliFlag<MdtestOptions> kMdFlags[] = {
     {'T', &MdtestOptions::stat},        {'E', &MdtestOptions::read},
     {'r', &MdtestOptions::remove},      {'U', &MdtestOptions::rename},
     {'L', &MdtestOptions::leaves_only}, {'P', &MdtestOptions::rate_and_time},
-    {'Z', &MdtestOptions::time_only},
+    {'Z', &MdtestOptions::time_only},   {'X', &MdtestOptions::verify_read},
 };
 
 // An option of kMdValues with its value.
@@ -218,7 +218,10 @@ void AddMdtestPhases(const MdtestOptions& o, uint64_t items, Plan* plan) {
   if (o.files_only) {
     if (o.create) add(v1::MD_FILE_CREATE);
     if (o.stat) add(v1::MD_FILE_STAT);
-    if (o.read) add(v1::MD_FILE_READ);
+    if (o.read) {
+      add(v1::MD_FILE_READ);
+      plan->phases.back().verify = o.verify_read;  // -X: what -w wrote
+    }
     if (o.remove) add(v1::MD_FILE_REMOVE);
   }
   if (o.remove) add(v1::MD_TREE_REMOVE);

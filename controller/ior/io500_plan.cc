@@ -109,7 +109,9 @@ void AddMdtest(const Io500Config& c, const Io500Setup& s, absl::string_view phas
   if (absl::EndsWith(phase, "-stat")) {
     add(name, v1::MD_FILE_STAT)->stonewall_count_from = writer;
   } else if (absl::EndsWith(phase, "-read")) {
-    add(name, v1::MD_FILE_READ)->stonewall_count_from = writer;
+    PhasePlan* read = add(name, v1::MD_FILE_READ);
+    read->stonewall_count_from = writer;
+    read->verify = true;  // -X
   } else {
     add(name, v1::MD_FILE_REMOVE)->stonewall_count_from = writer;
     add(name + "-tree", v1::MD_TREE_REMOVE);

@@ -95,23 +95,33 @@ void ReduceFind(const std::vector<const v1::TaskResult*>& tasks, uint32_t rep,
   pr->set_md_rate(row.iops());
 }
 
-// mdtest -W: the items the tasks had made at the wall (pairs_* count items).
-void ReduceMdtestStonewall(const std::vector<const v1::TaskResult*>& tasks,
-                           const v1::PhaseSpec& spec, v1::PhaseRecord* pr) {
-  if (spec.md_stonewall_seconds() == 0 || tasks.empty()) return;
+// IOR -D and mdtest -W: what the tasks had done at the wall (pairs, or
+// mdtest items, of `unit_bytes` each), the wear-out tail and how late the
+// last task stopped after its deadline (its start of work + `wall_seconds`).
+void ReduceStonewall(const std::vector<const v1::TaskResult*>& tasks, uint32_t wall_seconds,
+                     uint64_t unit_bytes, v1::PhaseRecord* pr) {
+  if (wall_seconds == 0 || tasks.empty()) return;
   v1::StonewallRecord* w = pr->mutable_stonewall();
   uint64_t lo = std::numeric_limits<uint64_t>::max(), hi = 0, total = 0;
-  int64_t longest_ns = 0;
+  int64_t longest_ns = 0, tail_ns = 0, late_ns = 0;
+  const int64_t wall_ns = int64_t{wall_seconds} * 1'000'000'000;
   for (const v1::TaskResult* t : tasks) {
     lo = std::min(lo, t->stonewall_pairs());
     hi = std::max(hi, t->stonewall_pairs());
     total += t->stonewall_pairs();
     longest_ns = std::max(longest_ns, t->stonewall_duration_ns());
+    const int64_t deadline_ns = t->rdwr_start_unix_ns() + wall_ns;
+    tail_ns = std::max(tail_ns, t->rdwr_stop_unix_ns() - deadline_ns);
+    if (t->stonewall_hit() && t->stonewall_stop_unix_ns() != 0) {
+      late_ns = std::max(late_ns, t->stonewall_stop_unix_ns() - deadline_ns);
+    }
   }
+  w->set_tail_s(static_cast<double>(tail_ns) / 1e9);
+  w->set_stop_after_deadline_ms(static_cast<double>(late_ns) / 1e6);
   w->set_pairs_min(lo);
   w->set_pairs_max(hi);
-  w->set_min_bytes(lo * spec.md_write_bytes());
-  w->set_total_bytes(total * spec.md_write_bytes());
+  w->set_min_bytes(lo * unit_bytes);
+  w->set_total_bytes(total * unit_bytes);
   w->set_duration_s(static_cast<double>(longest_ns) / 1e9);
 }
 
@@ -121,7 +131,7 @@ void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::Phas
                  uint32_t rep, v1::PhaseRecord* pr) {
   if (spec.kind() == v1::FIND) return ReduceFind(tasks, rep, pr);
   if (spec.kind() == v1::MDTEST) {
-    ReduceMdtestStonewall(tasks, spec, pr);
+    ReduceStonewall(tasks, spec.md_stonewall_seconds(), spec.md_write_bytes(), pr);
     v1::IterationRow row;
     row.set_access(MdtestOpName(spec.md_op()));
     row.set_iter(rep);
@@ -182,30 +192,7 @@ void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::Phas
     return;
   }
   *pr->mutable_row() = ReduceIteration(tasks, spec, rep);
-  if (spec.stonewall_seconds() > 0 && !tasks.empty()) {
-    v1::StonewallRecord* w = pr->mutable_stonewall();
-    uint64_t lo = std::numeric_limits<uint64_t>::max(), hi = 0, total = 0;
-    int64_t longest_ns = 0, tail_ns = 0, late_ns = 0;
-    const int64_t wall_ns = int64_t{spec.stonewall_seconds()} * 1'000'000'000;
-    for (const v1::TaskResult* t : tasks) {
-      lo = std::min(lo, t->stonewall_pairs());
-      hi = std::max(hi, t->stonewall_pairs());
-      total += t->stonewall_pairs();
-      longest_ns = std::max(longest_ns, t->stonewall_duration_ns());
-      const int64_t deadline_ns = t->rdwr_start_unix_ns() + wall_ns;
-      tail_ns = std::max(tail_ns, t->rdwr_stop_unix_ns() - deadline_ns);
-      if (t->stonewall_hit() && t->stonewall_stop_unix_ns() != 0) {
-        late_ns = std::max(late_ns, t->stonewall_stop_unix_ns() - deadline_ns);
-      }
-    }
-    w->set_tail_s(static_cast<double>(tail_ns) / 1e9);
-    w->set_stop_after_deadline_ms(static_cast<double>(late_ns) / 1e6);
-    w->set_pairs_min(lo);
-    w->set_pairs_max(hi);
-    w->set_min_bytes(lo * spec.transfer_bytes());
-    w->set_total_bytes(total * spec.transfer_bytes());
-    w->set_duration_s(static_cast<double>(longest_ns) / 1e9);
-  }
+  ReduceStonewall(tasks, spec.stonewall_seconds(), spec.transfer_bytes(), pr);
 }
 
 }  // namespace lockstep

@@ -481,6 +481,10 @@ absl::Status CheckKindConflicts(const TableReader& r, const PhasePlan& p) {
     return r.Error(EitherNode(r, "fsync", "fsync_per_transfer"), "fsync",
                    "applies to write phases only");
   }
+  if (p.kind == v1::MDTEST && p.verify && p.md_op != v1::MD_FILE_READ) {
+    return r.Error(*r.Get("verify"), "verify",
+                   "applies to mdtest's file_read (mdtest -X checks what -w wrote); drop it here");
+  }
   if (p.kind == v1::WRITE && p.verify) {
     return r.Error(*r.Get("verify"), "verify",
                    "applies to read phases (a read phase with verify = true checks what the write "

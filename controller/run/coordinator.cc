@@ -88,7 +88,6 @@ class Coordinator {
                     std::vector<const v1::PhaseRecord*>* accepted);
   // The skew of an attempt that came back without error; empty if in bounds.
   std::string SkewProblem(const v1::PhaseRecord& pr) const;
-  static uint64_t AgreedStonewallCount(const v1::PhaseRecord& pr);
   void WaitForLostLeases();
   RunError RemoveFiles(const std::vector<v1::PhaseSpec>& bases, uint32_t rep, bool timed,
                        v1::PhaseRecord* last_phase);
@@ -502,17 +501,6 @@ RunError Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_
     }
     return {};
   }
-}
-
-// The count every task reached after a stonewall's wear-out: the most any
-// task had done at the wall (IOR pairs, mdtest items); 0 without a stonewall.
-uint64_t Coordinator::AgreedStonewallCount(const v1::PhaseRecord& pr) {
-  if (pr.spec().stonewall_seconds() == 0 && pr.spec().md_stonewall_seconds() == 0) return 0;
-  uint64_t count = 0;
-  for (const v1::AgentPhaseRecord& a : pr.agents()) {
-    for (const v1::TaskResult& t : a.tasks()) count = std::max(count, t.stonewall_pairs());
-  }
-  return count;
 }
 
 std::string Coordinator::SkewProblem(const v1::PhaseRecord& pr) const {

@@ -71,11 +71,8 @@ void SetFindNewer(const PhasePlan& phase, const v1::TestRecord& test, uint32_t r
 }
 
 uint64_t AgreedStonewallCount(const v1::PhaseRecord& from) {
-  uint64_t most = 0;
-  for (const v1::AgentPhaseRecord& a : from.agents()) {
-    for (const v1::TaskResult& t : a.tasks()) most = std::max(most, t.stonewall_pairs());
-  }
-  return most;
+  // The reduced record, not the tasks: they leave memory once journaled.
+  return from.has_stonewall() ? from.stonewall().pairs_max() : 0;
 }
 
 void ToAgentClock(int64_t offset_ns, v1::PhaseSpec* spec) {
