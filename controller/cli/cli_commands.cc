@@ -16,6 +16,7 @@
 #include "controller/cli/ior_cli.h"
 #include "controller/ior/ior_formats.h"
 #include "controller/cli/mdtest_cli.h"
+#include "controller/cli/cli_common.h"
 #include "controller/ior/mdtest_output.h"
 
 namespace lockstep {
@@ -115,10 +116,11 @@ int RunTranslated(Tool tool, const std::vector<std::string>& args,
   }
   const int64_t started = absl::ToUnixSeconds(absl::Now());
   RunOutcome outcome = RunPlan(cmd->plan, options);
-  if (tool == Tool::kMdtest && outcome.record.tests_size() > 0) {
+  const v1::RunRecord record = FullRunRecord(outcome);
+  if (tool == Tool::kMdtest && record.tests_size() > 0) {
     std::string text =
-        FormatMdtestHeader(md, MdtestTimestamp(started), MdtestFsStats(outcome.record)) +
-        FormatMdtestSummary(md, outcome.record,
+        FormatMdtestHeader(md, MdtestTimestamp(started), MdtestFsStats(record)) +
+        FormatMdtestSummary(md, record,
                             MdtestTimestamp(absl::ToUnixSeconds(absl::Now())));
     print(text);
     if (!outcome.run_dir.empty()) {
@@ -132,8 +134,8 @@ int RunTranslated(Tool tool, const std::vector<std::string>& args,
   }
   if (cmd->summary_format != SummaryFormat::kText) {
     std::string text = cmd->summary_format == SummaryFormat::kJson
-                           ? FormatIorJson(outcome.record, outcome.run_dir)
-                           : FormatIorCsv(outcome.record);
+                           ? FormatIorJson(record, outcome.run_dir)
+                           : FormatIorCsv(record);
     if (cmd->summary_file.empty()) {
       std::fwrite(text.data(), 1, text.size(), stdout);
     } else {

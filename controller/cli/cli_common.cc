@@ -11,6 +11,7 @@
 #include "controller/cli/reach_agents.h"
 #include "common/status_macros.h"
 #include "controller/plan/limits.h"
+#include "controller/results/run_json.h"
 
 namespace lockstep {
 
@@ -146,6 +147,12 @@ void SplitOutputPath(const std::string& path, std::string* dir, std::string* fil
          : slash == 0               ? std::string(1, '/')
                                     : path.substr(0, slash);
   *file = slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+v1::RunRecord FullRunRecord(const RunOutcome& outcome) {
+  if (outcome.run_dir.empty()) return outcome.record;
+  auto full = ReadRunJson(outcome.run_dir + "/run.json");
+  return full.ok() ? *std::move(full) : outcome.record;
 }
 
 }  // namespace lockstep

@@ -9,6 +9,7 @@
 #include "absl/types/span.h"
 #include "common/flags.h"
 #include "controller/cli/ior_cli.h"
+#include "controller/run/coordinator.h"
 
 namespace lockstep {
 
@@ -79,6 +80,12 @@ absl::Status PlaceTasks(uint32_t total_tasks, const std::string& total_opt, CliC
 
 // "-o /a/b/f" -> dir "/a/b", file "f"; no slash: dir ".".
 void SplitOutputPath(const std::string& path, std::string* dir, std::string* file);
+
+// The run as its run.json has it. RunOutcome.record no longer holds the
+// phases' per-agent records (RunStore offloads them to keep memory bounded);
+// formatters that read tasks use this. The in-memory record when run.json
+// cannot be read (a run stopped before writing it).
+v1::RunRecord FullRunRecord(const RunOutcome& outcome);
 
 }  // namespace lockstep
 

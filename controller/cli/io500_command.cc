@@ -16,6 +16,7 @@
 #include "common/files.h"
 #include "common/flags.h"
 #include "common/status_macros.h"
+#include "controller/cli/cli_common.h"
 #include "controller/cli/command_specs.h"
 #include "controller/cli/exit_codes.h"
 #include "controller/cli/ior_cli.h"
@@ -163,8 +164,10 @@ void RecordHistory(const ParsedFlags& f, const std::string& out_dir, const RunOu
   std::string db = f.GetString("db");
   if (db.empty()) db = out_dir + "/history.db";
   auto store = HistoryStore::Open(db);
+  auto json = ReadFileToString(outcome.run_dir + "/run.json");
   absl::Status s = store.ok()
-                       ? (*store)->Record(outcome.record, f.GetString("site"), f.GetList("tag"))
+                       ? (*store)->Record(outcome.record, f.GetString("site"), f.GetList("tag"),
+                                          json.ok() ? *json : std::string())
                        : store.status();
   if (!s.ok()) {
     std::fprintf(stderr,
@@ -175,9 +178,10 @@ void RecordHistory(const ParsedFlags& f, const std::string& out_dir, const RunOu
 }
 
 absl::Status WriteOutputs(const Io500Run& run, const RunOutcome& outcome) {
+  const v1::RunRecord record = FullRunRecord(outcome);
   Io500RunOutput out;
   const Io500Setup& s = run.setup;
-  out.procs = outcome.record.tests_size() > 0 ? outcome.record.tests(0).total_tasks() : 0;
+  out.procs = record.tests_size() > 0 ? record.tests(0).total_tasks() : 0;
   out.version = absl::StrCat("lockstep-", LOCKSTEP_VERSION);
   out.config_hash = Io500ConfigHash(run.config);
   out.result_dir = s.resultdir;
@@ -187,7 +191,7 @@ absl::Status WriteOutputs(const Io500Run& run, const RunOutcome& outcome) {
   out.lockstep_run_dir = outcome.run_dir;
   out.notes = run.notes;
   const std::string stopped = outcome.failure == RunFailure::kNone ? "" : outcome.error;
-  out.phases = Io500PhasesFromRecord(outcome.record, run.config, s, outcome.run_dir, stopped);
+  out.phases = Io500PhasesFromRecord(record, run.config, s, outcome.run_dir, stopped);
   for (const Io500PhaseOutput& p : out.phases) {
     if (p.figures.name == "timestamp") TouchTimestampFile(s.resultdir, p.start_unix_ns);
   }

@@ -483,6 +483,9 @@ RunError Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_
     // The agents' full telemetry goes to telemetry.jsonl.gz, not run.json.
     absl::Status moved = store_->MoveTelemetryOut(pr);
     if (!moved.ok()) printer_.Note(absl::StrFormat("warning: %s", moved.message()));
+    // Printed while the per-agent records are still here (find's matches,
+    // mdtest's lines read them).
+    if (!failure && !repeat) printer_.PhaseDone(*pr);
     // Journaled, then its per-agent records leave memory for the run
     // directory's spool (run.json gets them back): memory stays bounded.
     absl::Status journaled = store_->JournalAndOffload(pr);
@@ -493,7 +496,6 @@ RunError Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_
                                     max_attempts));
       continue;
     }
-    printer_.PhaseDone(*pr);
     accepted->push_back(pr);
     if (uint64_t count = AgreedStonewallCount(*pr); count > 0) {
       stonewall_counts_[base.phase_id()] = {
