@@ -246,8 +246,9 @@ constexpr CommandSpec kMdtest = {
         "  -F / -D   files / dirs only           -C -T -E -r  only create/stat/read/rm\n"
         "  -L        items in leaf dirs only     -N N      neighbour shift for stat/read\n"
         "  -P        rate and time tables        -t        accepted (no-op without MPI)\n"
-        "  -U        directory rename alone      -W N      creates stop after N s\n\n"
-        "Refused with the reason: -B -c -k -R -S -s -x -y -Y -p -l -f -G -X -g -v -V.",
+        "  -U        directory rename alone      -W N      creates stop after N s\n"
+        "  -X        verify what -E read\n\n"
+        "Refused with the reason: -B -c -k -R -S -s -x -y -Y -p -l -f -G -g -v -V.",
 };
 
 // ---- io500 ---------------------------------------------------------------------

@@ -289,7 +289,8 @@ std::string IorReport::PhaseDone(const v1::PhaseRecord& p) const {
         "(marked)\n",
         p.start_skew_ns() / 1e3, p.start_skew_uncertainty_ns() / 1e3, p.phase_id());
   }
-  if (p.has_stonewall() && p.spec().stonewall_wear_out()) {
+  if (p.has_stonewall() && p.spec().stonewall_wear_out() &&
+      (p.stonewall().tail_s() > 0 || p.stonewall().stop_after_deadline_ms() > 0)) {
     // What slow media stretch (IO500's complaint): not an IOR line.
     out += absl::StrFormat(
         "# wear-out tail %.3f s after the stonewall; the last task stopped issuing new work "

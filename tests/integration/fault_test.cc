@@ -496,7 +496,7 @@ TEST_F(TlsFaultTest, PlaintextToATlsAgentIsRefused) {
   RunResult r = RunTls({"--insecure"});
   Report("TLS plaintext to TLS agent: controller exit", MsSince(t0), r.err);
   EXPECT_EQ(r.exit_code, kExitConnect) << r.out << r.err;
-  EXPECT_THAT(r.err, HasSubstr("accepts TCP connections but the gRPC handshake did not complete"));
+  EXPECT_THAT(r.err, HasSubstr("accepts TCP connections but the gRPC handshake failed"));
   EXPECT_THAT(ProbeAgent(cluster_.address(0)), HasSubstr("code 14"));
   ExpectAgentUntouched();
 }
