@@ -123,12 +123,16 @@ TEST(Find, AgentsSharesAddUpToAPlainWalk) {
 TEST(Find, MdtestStonewallEndsEveryTaskWithTheSameCount) {
   TestCluster tmp;  // no agents: mdtest starts its own
   fs::create_directories(tmp / "md");
-  RunResult r = tmp.Lockstep({"mdtest", "-n", "50000000", "-u", "-F", "-C", "-W", "1", "-d",
-                              tmp / "md", "--tasks", "2", "--out", tmp.results_dir()});
+  // -T and -r after -W: the stat and remove work on the agreed count (the
+  // controller hands it on), not on the 50,000,000 items of -n.
+  RunResult r = tmp.Lockstep({"mdtest", "-n", "50000000", "-u", "-F", "-C", "-T", "-r", "-W",
+                              "1", "-d", tmp / "md", "--tasks", "2", "--local", "2", "--out",
+                              tmp.results_dir()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("Continue stonewall hit min: "));
   v1::RunRecord rec = r.Record();
   bool seen = false;
+  uint64_t agreed = 0;
   for (const v1::PhaseRecord& p : rec.tests(0).phases()) {
     ASSERT_TRUE(p.ok()) << p.error();
     if (p.spec().md_op() != v1::MD_FILE_CREATE) continue;
@@ -148,6 +152,14 @@ TEST(Find, MdtestStonewallEndsEveryTaskWithTheSameCount) {
     EXPECT_TRUE(p.has_stonewall());
     EXPECT_EQ(p.stonewall().pairs_max(), most);
     EXPECT_EQ(p.md_items(), 2 * most);
+    agreed = most;
+  }
+  for (const v1::PhaseRecord& p : rec.tests(0).phases()) {
+    if (p.spec().md_op() != v1::MD_FILE_STAT && p.spec().md_op() != v1::MD_FILE_REMOVE) continue;
+    EXPECT_EQ(p.spec().stonewall_count(), agreed) << p.phase_id();
+    for (const v1::AgentPhaseRecord& a : p.agents()) {
+      for (const v1::TaskResult& t : a.tasks()) EXPECT_EQ(t.ops(), agreed) << p.phase_id();
+    }
   }
   EXPECT_TRUE(seen);
 }

@@ -21,12 +21,18 @@ TEST(RendezvousRun, WearOutEvensOutTasksOfEveryAgent) {
                                   .Set("tasks_per_agent", 2)
                                   .Set("stonewall_seconds", 1)
                                   .Set("stonewall_wear_out", true)
-                                  .Set("intra_barriers", true)));
+                                  .Set("intra_barriers", true))
+          // The read works on exactly what the write agreed on (IO500's
+          // hand-off): the files are shorter than the layout's 64 MiB.
+          .AddPhase(FilePerProcess("r", "read", "64k", "64m")
+                        .Set("tasks_per_agent", 2)
+                        .Set("verify", true)
+                        .Set("stonewall_count_from", "w")));
   RunResult r = cluster.Run(plan);
   ASSERT_EQ(r.exit_code, 0) << r.Output();
   const v1::RunRecord rec = r.Record();
   ASSERT_EQ(rec.tests_size(), 1);
-  ASSERT_EQ(rec.tests(0).phases_size(), 1);
+  ASSERT_EQ(rec.tests(0).phases_size(), 2);
   const v1::PhaseRecord& p = rec.tests(0).phases(0);
   ASSERT_TRUE(p.ok()) << p.error();
   EXPECT_TRUE(p.spec().sync_across_agents());
@@ -56,6 +62,14 @@ TEST(RendezvousRun, WearOutEvensOutTasksOfEveryAgent) {
   EXPECT_GT(p.stonewall().tail_s(), 0.0);
   EXPECT_GE(p.stonewall().stop_after_deadline_ms(), 0.0);
   EXPECT_EQ(p.stonewall().pairs_max(), agreed);
+
+  const v1::PhaseRecord& read = rec.tests(0).phases(1);
+  ASSERT_TRUE(read.ok()) << read.error();
+  EXPECT_EQ(read.spec().stonewall_count(), agreed);
+  EXPECT_EQ(read.row().bytes(), 4 * agreed * 64 * 1024);
+  for (const v1::AgentPhaseRecord& a : read.agents()) {
+    for (const v1::TaskResult& t : a.tasks()) EXPECT_EQ(t.ops(), agreed) << "rank " << t.rank();
+  }
 }
 
 }  // namespace
