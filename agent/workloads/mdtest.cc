@@ -98,6 +98,7 @@ class MdtestWorkload::TaskRun {
   TaskRun(const MdtestWorkload& w, const TaskContext& ctx)
       : s_(w.spec_),
         ctx_(ctx),
+        dir_(w.dir_),
         tree_(w.trees_[ctx.index]),
         buf_(w.bufs_[ctx.index].get()),
         owner_(MdtestItemOwner(s_, ctx.rank)),
@@ -122,6 +123,9 @@ class MdtestWorkload::TaskRun {
       default:
         ItemOps();
     }
+    // mdtest -Y: sync after the phase, inside its time (the file system of
+    // the phase directory: syncfs, not the whole host's sync).
+    if (s_.fsync_at_end() && !failed_ && !ctx_.Aborted()) SyncDir();
     // mdtest times a sub-phase as a whole: every IOR timer spans it.
     const int64_t stop_unix_ns = RealtimeNs();
     v1::TaskResult* r = ctx_.result;
@@ -335,8 +339,16 @@ class MdtestWorkload::TaskRun {
     return std::memcmp(buf_, expected_.data(), n) == 0;
   }
 
+  void SyncDir() {
+    const int fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return Fail("cannot open for mdtest -Y's sync", dir_, errno);
+    if (::syncfs(fd) != 0) Fail("cannot sync (mdtest -Y)", dir_, errno);
+    ::close(fd);
+  }
+
   const v1::PhaseSpec& s_;
   const TaskContext& ctx_;
+  const std::string& dir_;
   const std::vector<std::string>& tree_;
   char* const buf_;
   const uint32_t owner_;

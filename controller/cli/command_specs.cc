@@ -247,8 +247,8 @@ constexpr CommandSpec kMdtest = {
         "  -L        items in leaf dirs only     -N N      neighbour shift for stat/read\n"
         "  -P        rate and time tables        -t        accepted (no-op without MPI)\n"
         "  -U        directory rename alone      -W N      creates stop after N s\n"
-        "  -X        verify what -E read\n\n"
-        "Refused with the reason: -B -c -k -R -S -s -x -y -Y -p -l -f -G -g -v -V.",
+        "  -X        verify what -E read         -Y        sync after each phase\n\n"
+        "Refused with the reason: -B -c -k -R -S -s -x -y -p -l -f -G -g -v -V.",
 };
 
 // ---- io500 ---------------------------------------------------------------------

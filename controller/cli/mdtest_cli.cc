@@ -23,7 +23,6 @@ constexpr CliRefusal kMdRefused[] = {
     {'s', "-s (stride between task counts) is not implemented; run once per task count"},
     {'x', "stonewall status file (-x) is not implemented"},
     {'y', "sync after each write (-y) is not implemented"},
-    {'Y', "sync (-Y) is not implemented"},
     {'p', "pre-iteration delay (-p) is not implemented"},
     {'l', "-l (last task count) is not implemented; run once per task count with --tasks"},
     {'f', "-f (first task count) is not implemented; use --tasks"},
@@ -58,6 +57,7 @@ struct MdtestOptions {
   bool rate_and_time = false;   // -P
   bool time_only = false;       // -Z
   bool verify_read = false;     // -X
+  bool sync = false;            // -Y
   std::string dir = "./out";    // -d; mdtest's default
 };
 
@@ -69,6 +69,7 @@ constexpr CliFlag<MdtestOptions> kMdFlags[] = {
     {'r', &MdtestOptions::remove},      {'U', &MdtestOptions::rename},
     {'L', &MdtestOptions::leaves_only}, {'P', &MdtestOptions::rate_and_time},
     {'Z', &MdtestOptions::time_only},   {'X', &MdtestOptions::verify_read},
+    {'Y', &MdtestOptions::sync},
 };
 
 // An option of kMdValues with its value.
@@ -190,6 +191,7 @@ void AddMdtestPhases(const MdtestOptions& o, uint64_t items, Plan* plan) {
   base.md_unique_dir = o.unique;
   base.md_write_bytes = o.write_bytes;
   base.md_read_bytes = o.read_bytes;
+  base.fsync = o.sync;  // -Y: syncfs after each phase, timed
   base.md_leaf_only = o.leaves_only;
   base.keep = true;  // the tree_remove sub-phase removes what the others made
   // -W: the creates stop at the wall; the later steps of the same kind work

@@ -102,7 +102,9 @@ void AddMdtest(const Io500Config& c, const Io500Setup& s, absl::string_view phas
   const std::string name(phase);
   if (absl::EndsWith(phase, "-write")) {
     add(name + "-tree", v1::MD_TREE_CREATE);
-    add(name, v1::MD_FILE_CREATE)->md_stonewall_seconds = s.stonewall_seconds;  // -W
+    PhasePlan* create = add(name, v1::MD_FILE_CREATE);
+    create->md_stonewall_seconds = s.stonewall_seconds;  // -W
+    create->fsync = true;                                // -Y
     return;
   }
   const std::string writer(WriterOf(phase));

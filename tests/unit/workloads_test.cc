@@ -370,6 +370,31 @@ TEST(Mdtest, EverySubPhaseForUniqueAndSharedTrees) {
   }
 }
 
+// mdtest -X: a read checks each item against its owner's pattern; items of
+// another run (another seed) fail with the file, as verification failures.
+TEST(Mdtest, VerifiedReadCatchesDataOfAnotherRun) {
+  TempDir tmp;
+  v1::PhaseSpec s = Spec(v1::MDTEST);
+  s.set_md_items(20);
+  s.set_md_write_bytes(3901);
+  s.set_md_read_bytes(3901);
+  s.set_md_neighbor_shift(1);  // -N 1: read the other task's items
+  for (v1::MdtestOp op : {v1::MD_TREE_CREATE, v1::MD_FILE_CREATE}) {
+    s.set_md_op(op);
+    ASSERT_TRUE(RunSpec(s, tmp.path()).ok()) << op;
+  }
+  s.set_md_op(v1::MD_FILE_READ);
+  s.set_verify(true);
+  v1::PhaseResult good = RunSpec(s, tmp.path());
+  ASSERT_TRUE(good.ok()) << good.error();
+  EXPECT_EQ(good.tasks(0).ops() + good.tasks(1).ops(), 40u);
+  s.set_pattern_seed(s.pattern_seed() + 1);  // a later run reading stale items
+  v1::PhaseResult stale = RunSpec(s, tmp.path());
+  ASSERT_FALSE(stale.ok());
+  EXPECT_THAT(stale.error(), HasSubstr("data differs from what mdtest -w wrote"));
+  EXPECT_TRUE(stale.tasks(0).verify_failed() || stale.tasks(1).verify_failed());
+}
+
 TEST(Mdtest, RenameChainsTheItemsAsMdtest) {
   TempDir tmp;
   v1::PhaseSpec s = Spec(v1::MDTEST);
