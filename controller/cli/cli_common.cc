@@ -1,16 +1,19 @@
 #include "controller/cli/cli_common.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/files.h"
 #include "common/net.h"
 #include "controller/cli/reach_agents.h"
 #include "common/status_macros.h"
 #include "controller/plan/limits.h"
+#include "controller/results/history.h"
 #include "controller/results/run_json.h"
 
 namespace lockstep {
@@ -153,6 +156,28 @@ v1::RunRecord FullRunRecord(const RunOutcome& outcome) {
   if (outcome.run_dir.empty()) return outcome.record;
   auto full = ReadRunJson(outcome.run_dir + "/run.json");
   return full.ok() ? *std::move(full) : outcome.record;
+}
+
+void RecordRunInHistory(const ParsedFlags& f, const std::string& out_dir,
+                        const RunOutcome& outcome, const std::string& program) {
+  if (!f.GetBool("history") || outcome.run_dir.empty()) return;
+  std::string db = f.GetString("db");
+  if (db.empty()) db = out_dir + "/history.db";
+  auto store = HistoryStore::Open(db);
+  // run.json as written: outcome.record no longer holds the phases'
+  // per-agent records (RunStore offloads them to keep memory bounded).
+  auto json = ReadFileToString(outcome.run_dir + "/run.json");
+  absl::Status s = store.ok()
+                       ? (*store)->Record(outcome.record, f.GetString("site"), f.GetList("tag"),
+                                          json.ok() ? *json : std::string())
+                       : store.status();
+  if (!s.ok()) {
+    std::fprintf(stderr,
+                 "%s: warning: run not recorded in history (%s); its files are in %s and "
+                 "`lockstep import %s/run.json` records it later\n",
+                 program.c_str(), std::string(s.message()).c_str(), outcome.run_dir.c_str(),
+                 outcome.run_dir.c_str());
+  }
 }
 
 }  // namespace lockstep

@@ -87,6 +87,13 @@ void SplitOutputPath(const std::string& path, std::string* dir, std::string* fil
 // cannot be read (a run stopped before writing it).
 v1::RunRecord FullRunRecord(const RunOutcome& outcome);
 
+// With --history: records the finished run (its run.json text, which has the
+// per-agent records) in --db, default OUT_DIR/history.db. A failure is a
+// warning on stderr naming the run directory and `lockstep import` as the fix.
+// `program` prefixes the warning ("lockstep", "lockstep io500").
+void RecordRunInHistory(const ParsedFlags& f, const std::string& out_dir,
+                        const RunOutcome& outcome, const std::string& program);
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_CONTROLLER_CLI_CLI_COMMON_H_

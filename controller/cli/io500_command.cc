@@ -159,24 +159,6 @@ void PurgeDataDir(const std::string& datadir) {
   ::rmdir(datadir.c_str());
 }
 
-void RecordHistory(const ParsedFlags& f, const std::string& out_dir, const RunOutcome& outcome) {
-  if (!f.GetBool("history") || outcome.run_dir.empty()) return;
-  std::string db = f.GetString("db");
-  if (db.empty()) db = out_dir + "/history.db";
-  auto store = HistoryStore::Open(db);
-  auto json = ReadFileToString(outcome.run_dir + "/run.json");
-  absl::Status s = store.ok()
-                       ? (*store)->Record(outcome.record, f.GetString("site"), f.GetList("tag"),
-                                          json.ok() ? *json : std::string())
-                       : store.status();
-  if (!s.ok()) {
-    std::fprintf(stderr,
-                 "lockstep io500: warning: run not recorded in history (%s); `lockstep import "
-                 "%s/run.json` records it later\n",
-                 std::string(s.message()).c_str(), outcome.run_dir.c_str());
-  }
-}
-
 absl::Status WriteOutputs(const Io500Run& run, const RunOutcome& outcome) {
   const v1::RunRecord record = FullRunRecord(outcome);
   Io500RunOutput out;
@@ -271,7 +253,7 @@ int Io500Command(const std::vector<std::string>& args, const std::string& comman
                         run.setup.resultdir));
   for (const std::string& n : run.notes) Print("# lockstep io500: " + n + "\n");
   RunOutcome outcome = RunPlan(run.plan, o);
-  RecordHistory(f, o.out_dir, outcome);
+  RecordRunInHistory(f, o.out_dir, outcome, "lockstep io500");
   PurgeDataDir(run.setup.datadir);
   absl::Status written = WriteOutputs(run, outcome);
   if (outcome.failure != RunFailure::kNone) {

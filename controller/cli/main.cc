@@ -20,6 +20,7 @@
 #include "controller/cli/cli_commands.h"
 #include "controller/cli/command_specs.h"
 #include "controller/run/coordinator.h"
+#include "controller/cli/cli_common.h"
 #include "controller/results/history.h"
 #include "controller/cli/results_commands.h"
 #include "controller/cli/exit_codes.h"
@@ -126,25 +127,7 @@ int RunCommand(const std::vector<std::string>& args, const std::string& command_
   if (outcome.failure != RunFailure::kNone) {
     std::fprintf(stderr, "lockstep: %s\n", outcome.error.c_str());
   }
-  if (f.GetBool("history") && !outcome.run_dir.empty()) {
-    std::string db = f.GetString("db");
-    if (db.empty()) db = options.out_dir + "/history.db";
-    auto store = HistoryStore::Open(db);
-    // run.json as written: outcome.record no longer holds the phases'
-    // per-agent records (RunStore offloads them to keep memory bounded).
-    auto json = ReadFileToString(outcome.run_dir + "/run.json");
-    absl::Status s = store.ok()
-                         ? (*store)->Record(outcome.record, f.GetString("site"), f.GetList("tag"),
-                                            json.ok() ? *json : std::string())
-                         : store.status();
-    if (!s.ok()) {
-      std::fprintf(stderr,
-                   "lockstep: warning: run not recorded in history (%s); its files are in %s and "
-                   "`lockstep import %s/run.json` records it later\n",
-                   std::string(s.message()).c_str(), outcome.run_dir.c_str(),
-                   outcome.run_dir.c_str());
-    }
-  }
+  RecordRunInHistory(f, options.out_dir, outcome, "lockstep");
   return ExitCodeFor(outcome.failure);
 }
 

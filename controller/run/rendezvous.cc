@@ -53,13 +53,9 @@ void RendezvousHub::Arrived(size_t index, const v1::Rendezvous& r) {
     current_.set_first_arrived_unix_ns(std::min(current_.first_arrived_unix_ns(), at_unix_ns));
     current_.set_last_arrived_unix_ns(std::max(current_.last_arrived_unix_ns(), at_unix_ns));
     current_.set_value(std::max(current_.value(), r.value()));
-    for (size_t i = 0; i < agents_.size() && broken_.empty(); ++i) {
-      if (ended_[i] && reached_[i] <= round_) {
-        broken_ = absl::StrFormat("agent %s ended %s before rendezvous %u that the others reached",
-                                  agents_[i]->address(), phase_id_, round_);
-      }
-    }
-    if (++arrived_ < agents_.size()) return;
+    ++arrived_;
+    for (size_t i = 0; i < agents_.size(); ++i) NoteEndedBeforeRound(i);
+    if (arrived_ < agents_.size()) return;
     current_.set_released_unix_ns(RealtimeNs());
     rounds_.push_back(current_);
     for (AgentClient* a : agents_) {
@@ -99,10 +95,14 @@ void RendezvousHub::Ended(size_t index) {
   absl::MutexLock lock(&mu_);
   if (index >= agents_.size()) return;
   ended_[index] = true;
-  if (broken_.empty() && arrived_ > 0 && reached_[index] <= round_) {
-    broken_ = absl::StrFormat("agent %s ended %s before rendezvous %u that the others reached",
-                              agents_[index]->address(), phase_id_, round_);
-  }
+  NoteEndedBeforeRound(index);
+}
+
+void RendezvousHub::NoteEndedBeforeRound(size_t index) {
+  // Only a round someone waits at can be stranded.
+  if (!broken_.empty() || !ended_[index] || arrived_ == 0 || reached_[index] > round_) return;
+  broken_ = absl::StrFormat("agent %s ended %s before rendezvous %u that the others reached",
+                            agents_[index]->address(), phase_id_, round_);
 }
 
 std::string RendezvousHub::Broken() const {

@@ -49,8 +49,9 @@ class RendezvousHub {
 
  private:
   struct Call;
-  void ReleaseAll(uint32_t seq, uint64_t value) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CallDone(Call* call, const grpc::Status& status);
+  // Marks the hub broken when agent `index` ended before the round others wait at.
+  void NoteEndedBeforeRound(size_t index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::vector<AgentClient*> agents_;
   const std::vector<int64_t> offsets_ns_;

@@ -16,9 +16,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
+#include "unit/run_phase.h"
 
 namespace lockstep {
 namespace {
+
+using testing::RunNow;
+using testing::RunSpec;
 
 using ::testing::HasSubstr;
 using testing::TempDir;
@@ -65,20 +69,6 @@ v1::PhaseSpec Spec(v1::PhaseKind kind, bool fpp) {
   s.set_pattern_seed(9);
   s.set_verify(kind == v1::READ);
   return s;
-}
-
-// Runs a prepared runner now and returns its result.
-v1::PhaseResult RunNow(PhaseRunner* r) {
-  absl::Notification done;
-  v1::PhaseResult result;
-  EXPECT_OK(r->Start(RealtimeNs() + 1'000'000, 0, 50, [&](const v1::PhaseEvent& e) {
-    if (e.has_result()) {
-      result = e.result();
-      done.Notify();
-    }
-  }));
-  EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(30)));
-  return result;
 }
 
 TEST(PhaseRunner, WritesThenReadsAndVerifiesBothLayouts) {

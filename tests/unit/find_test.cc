@@ -22,34 +22,18 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
+#include "unit/run_phase.h"
 
 namespace lockstep {
 namespace {
+
+using testing::RunNow;
+using testing::RunSpec;
 
 namespace fs = std::filesystem;
 using testing::TempDir;
 
 constexpr int64_t kSecondNs = 1'000'000'000;
-
-v1::PhaseResult RunNow(PhaseRunner* r) {
-  absl::Notification done;
-  v1::PhaseResult result;
-  EXPECT_OK(r->Start(RealtimeNs() + 1'000'000, 0, 50, [&](const v1::PhaseEvent& e) {
-    if (e.has_result()) {
-      result = e.result();
-      done.Notify();
-    }
-  }));
-  EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(120)));
-  return result;
-}
-
-v1::PhaseResult RunSpec(const v1::PhaseSpec& s, const std::string& dir) {
-  auto r = PhaseRunner::Prepare(s, dir);
-  EXPECT_OK(r);
-  if (!r.ok()) return {};
-  return RunNow(r->get());
-}
 
 TEST(FindMatches, EachCriterionAsFindDoes) {
   FindCriteria any;

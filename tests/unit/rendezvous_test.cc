@@ -14,11 +14,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
+#include "unit/run_phase.h"
 
 namespace lockstep {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::RunSpec;
 using testing::TempDir;
 
 // A write of `pairs` 64 KiB transfers per task, 2 tasks on each of 2 agents.
@@ -161,13 +163,7 @@ TEST(Rendezvous, ReadOfAStonewalledWriteReadsTheAgreedCount) {
   w.set_sync_across_agents(false);
   w.set_stonewall_count(0);
   w.set_block_bytes(20 * 64 * 1024);  // the write stopped after 20 transfers
-  auto wr = PhaseRunner::Prepare(w, tmp.path());
-  ASSERT_OK(wr);
-  absl::Notification done;
-  ASSERT_OK((*wr)->Start(RealtimeNs() + 1'000'000, 0, 100, [&](const v1::PhaseEvent& e) {
-    if (e.has_result()) done.Notify();
-  }));
-  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  ASSERT_TRUE(RunSpec(w, tmp.path()).ok());
   // The read's layout is 64 transfers, but the count says 20: the files are
   // long enough, and it reads (and verifies) exactly 20 transfers.
   v1::PhaseSpec r = w;
@@ -179,17 +175,7 @@ TEST(Rendezvous, ReadOfAStonewalledWriteReadsTheAgreedCount) {
   r.set_stonewall_count(20);
   EXPECT_EQ(TransfersPerTask(r), 20u);
   EXPECT_EQ(AggregateBytes(r), 2u * 20 * 64 * 1024);
-  auto rr = PhaseRunner::Prepare(r, tmp.path());
-  ASSERT_OK(rr);
-  absl::Notification read_done;
-  v1::PhaseResult result;
-  ASSERT_OK((*rr)->Start(RealtimeNs() + 1'000'000, 0, 100, [&](const v1::PhaseEvent& e) {
-    if (e.has_result()) {
-      result = e.result();
-      read_done.Notify();
-    }
-  }));
-  ASSERT_TRUE(read_done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  const v1::PhaseResult result = RunSpec(r, tmp.path());
   ASSERT_TRUE(result.ok()) << result.error();
   EXPECT_EQ(result.tasks(0).ops(), 20u);
   EXPECT_EQ(result.tasks(1).bytes(), 20u * 64 * 1024);

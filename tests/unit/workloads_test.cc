@@ -23,9 +23,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
+#include "unit/run_phase.h"
 
 namespace lockstep {
 namespace {
+
+using testing::RunNow;
+using testing::RunSpec;
 
 using ::testing::HasSubstr;
 using testing::TempDir;
@@ -44,26 +48,6 @@ v1::PhaseSpec Spec(v1::PhaseKind kind) {
   s.set_pattern_seed(5);
   s.set_random_seed(5);
   return s;
-}
-
-v1::PhaseResult RunNow(PhaseRunner* r) {
-  absl::Notification done;
-  v1::PhaseResult result;
-  EXPECT_OK(r->Start(RealtimeNs() + 1'000'000, 0, 50, [&](const v1::PhaseEvent& e) {
-    if (e.has_result()) {
-      result = e.result();
-      done.Notify();
-    }
-  }));
-  EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(60)));
-  return result;
-}
-
-v1::PhaseResult RunSpec(const v1::PhaseSpec& s, const std::string& dir) {
-  auto r = PhaseRunner::Prepare(s, dir);
-  EXPECT_OK(r);
-  if (!r.ok()) return {};
-  return RunNow(r->get());
 }
 
 TEST(Permutation, EveryIndexExactlyOnce) {

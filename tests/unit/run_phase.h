@@ -1,0 +1,40 @@
+// Runs a PhaseRunner in-process for unit tests: start it now and wait for its
+// PhaseResult (with a deadline, never a sleep).
+#ifndef LOCKSTEP_TESTS_UNIT_RUN_PHASE_H_
+#define LOCKSTEP_TESTS_UNIT_RUN_PHASE_H_
+
+#include <string>
+
+#include "absl/synchronization/notification.h"
+#include "agent/phase_runner.h"
+#include "common/clock.h"
+#include "gtest/gtest.h"
+#include "test_util.h"
+
+namespace lockstep::testing {
+
+// Starts a prepared runner 1 ms from now and returns its result.
+inline v1::PhaseResult RunNow(PhaseRunner* r) {
+  absl::Notification done;
+  v1::PhaseResult result;
+  EXPECT_OK(r->Start(RealtimeNs() + 1'000'000, 0, 50, [&](const v1::PhaseEvent& e) {
+    if (e.has_result()) {
+      result = e.result();
+      done.Notify();
+    }
+  }));
+  EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(120)));
+  return result;
+}
+
+// Prepares `s` in `dir` and runs it now; an empty result if Prepare failed.
+inline v1::PhaseResult RunSpec(const v1::PhaseSpec& s, const std::string& dir) {
+  auto r = PhaseRunner::Prepare(s, dir);
+  EXPECT_OK(r);
+  if (!r.ok()) return {};
+  return RunNow(r->get());
+}
+
+}  // namespace lockstep::testing
+
+#endif  // LOCKSTEP_TESTS_UNIT_RUN_PHASE_H_
