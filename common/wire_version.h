@@ -23,8 +23,9 @@ namespace lockstep {
 
 inline constexpr uint32_t kWireMajor = 1;
 // 0: before Attach carried versions; 1: it does (issue 12); 2: Release,
-// PhaseEvent.rendezvous, FIND, mdtest stonewall (issue 13).
-inline constexpr uint32_t kWireMinor = 2;
+// PhaseEvent.rendezvous, FIND, mdtest stonewall (issue 13); 3: COMMAND and
+// SEEKS kinds, per-process CPU telemetry, HostFacts.allowed_commands (issue 14).
+inline constexpr uint32_t kWireMinor = 3;
 
 struct WireVersion {
   uint32_t major = 0;  // 0: a peer from before Attach carried versions (lockstep.v1: 1)
