@@ -79,6 +79,7 @@ class Coordinator {
   RunError CheckAttached();
   RunError MeasureClocks();
   RunError RunTest(uint32_t test_id);
+  RunError UseClientsOf(uint32_t test_id);
   RunError RunRepetition(v1::TestRecord* test, uint32_t rep, AcceptedPhases* accepted);
   RunError EndRepetition(const std::vector<v1::PhaseSpec>& written, v1::TestRecord* test,
                          uint32_t rep);
@@ -174,6 +175,8 @@ void Coordinator::StartRecord() {
   record_.set_ior_command_line(options_.ior_command_line);
   record_.set_ior_verbose(options_.ior_verbose);
   record_.set_ior_reference_number(options_.ior_reference_number);
+  record_.set_smoke(plan_.smoke);
+  for (const std::string& c : plan_.smoke_changes) record_.add_smoke_changes(c);
 }
 
 RunError Coordinator::SetUpAgents() {
@@ -346,6 +349,7 @@ RunError Coordinator::MeasureClocks() {
 }
 
 RunError Coordinator::RunTest(uint32_t test_id) {
+  if (RunError e = UseClientsOf(test_id)) return e;
   v1::TestRecord* test = record_.add_tests();
   test->set_test_id(test_id);
   const uint32_t tpa = plan_.TasksPerAgent(plan_.phases.front(), test_id);
@@ -368,6 +372,20 @@ RunError Coordinator::RunTest(uint32_t test_id) {
                                           phase.name, test_id, reorder);
   }
   printer_.TestDone(*test);
+  return {};
+}
+
+// client_agents: the first N client agents take part in test `test_id`.
+RunError Coordinator::UseClientsOf(uint32_t test_id) {
+  const uint32_t want = plan_.ClientAgents(test_id);
+  const size_t have = roster_.available_clients();
+  if (want > have) {
+    return Fail(RunFailure::kBadPlan,
+                absl::StrFormat("%s: [run] client_agents asks for %u client agents in test %u, "
+                                "but the run has %zu; give more agents or lower the value",
+                                plan_.source, want, test_id, have));
+  }
+  roster_.LimitClients(want);
   return {};
 }
 
