@@ -149,6 +149,8 @@ RunOutcome Coordinator::Run() {
   StartRecord();
   printer_.Header(record_);
   RunError failure = SetUpAgents();
+  // client_agents: every test's count checked before the first test runs.
+  for (uint32_t t = 0; t < plan_.tests() && !failure; ++t) failure = UseClientsOf(t);
   if (!failure) {
     printer_.AgentsReady(record_);
     for (uint32_t t = 0; t < plan_.tests() && !failure; ++t) {
