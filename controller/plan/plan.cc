@@ -224,7 +224,9 @@ absl::Status CheckAgentsForPhases(const Plan& plan) {
 
 uint32_t Plan::tests() const {
   size_t n = 1;
-  for (const PhasePlan& p : phases) n = std::max(n, p.tasks_per_agent.size());
+  for (const PhasePlan& p : phases) {
+    n = std::max({n, p.tasks_per_agent.size(), p.points.size()});
+  }
   return static_cast<uint32_t>(n);
 }
 
