@@ -112,7 +112,8 @@ svg text{font-size:11px;fill:#333}svg .ptitle{font-size:13px;font-weight:600}
 svg .ytick{text-anchor:end}svg .xtick{text-anchor:middle}svg .xlabel{text-anchor:middle}
 svg .ylabel{text-anchor:middle}svg .cat{text-anchor:end;font-size:10px}
 svg .nodata{text-anchor:middle;fill:#999}svg .legend{font-size:11px}
-svg .whisker{stroke-width:1.5;fill:none}
+svg .whisker{stroke-width:1.5;fill:none}svg .gcat{text-anchor:middle;font-size:10px}
+svg .psub{font-size:11px;fill:#555}
 )css";
 
 void Row(std::string* o, const std::vector<std::string>& cells, const std::vector<bool>& numeric = {}) {

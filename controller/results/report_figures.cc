@@ -114,12 +114,15 @@ std::string TasksFigure(const std::string& plan, const std::vector<const v1::Run
   const Throughput unit = ThroughputFor(MaxOf(runs));
   std::vector<PlotSeries> series;
   for (size_t i = 0; i < runs.size(); ++i) {
-    std::map<Shape, std::map<uint32_t, Stats>> pts;
+    // Shapes in plan order (write before read), each with its points.
+    std::vector<std::pair<Shape, std::map<uint32_t, Stats>>> pts;
     for (const auto& t : runs[i]->tests()) {
       for (const auto& row : t.summary()) {
-        pts[{OperationName(row), row.transfer_bytes(), row.block_bytes(), row.segments(),
-             row.file_per_process()}]
-            .emplace(row.num_tasks(), StatsOf(row));
+        const Shape shape{OperationName(row), row.transfer_bytes(), row.block_bytes(),
+                          row.segments(), row.file_per_process()};
+        auto it = std::find_if(pts.begin(), pts.end(), [&](const auto& p) { return p.first == shape; });
+        if (it == pts.end()) it = pts.insert(pts.end(), {shape, {}});
+        it->second.emplace(row.num_tasks(), StatsOf(row));
       }
     }
     for (const auto& [shape, by_tasks] : pts) {
@@ -279,9 +282,10 @@ std::vector<std::string> TimeSeriesPlots(const std::vector<v1::RunRecord>& runs,
           continue;
         }
         PlotSpec spec;
-        spec.title = absl::StrFormat("%s %s, %s: throughput, every repetition", run.run_id(),
-                                     TestLabel(t), phase);
+        spec.title = absl::StrFormat("Throughput over time, %s: every repetition", phase);
+        spec.subtitle = absl::StrCat(run.run_id(), " ", TestLabel(t));
         spec.x_label = "seconds since the phase started";
+        spec.x_from_zero = true;
         spec.y_label = unit.unit;
         spec.kind = "timeseries";
         out.push_back(LinePlot(spec, series));

@@ -24,6 +24,8 @@ struct PlotSeries {
 
 struct PlotSpec {
   std::string title, x_label, y_label;
+  std::string subtitle;  // a second, smaller line under the title ("" none)
+  bool x_from_zero = false;
   bool log_x = false, log_y = false;
   double log_x_base = 2;
   bool y_from_zero = true;
@@ -35,7 +37,9 @@ struct PlotSpec {
 
 // Series i is drawn in colour i (of 10) with dash pattern `style`; points
 // that a log axis cannot show (<= 0) and non-finite values are left out.
-// An empty plot says "no data".
+// An empty plot says "no data". Legend names are wrapped at spaces (up to
+// 3 lines of 40 characters, the middle of a longer line cut out; the full
+// name is the tooltip); entries that do not fit are counted.
 std::string LinePlot(const PlotSpec& spec, const std::vector<PlotSeries>& series);
 
 // A bar plot: one group per configuration (a sweep point), in it one bar
