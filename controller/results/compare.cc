@@ -181,12 +181,7 @@ namespace {
 
 double ChangePct(double a, double b) { return a == 0 ? 0 : (b - a) / a * 100.0; }
 
-// One result over a group of runs: every repetition of every run that has it.
-struct Pooled {
-  std::vector<double> values;
-  uint32_t runs = 0;
-  uint32_t test_id = 0;  // in the first run that has it
-};
+using Pooled = PooledResult;
 
 std::map<ResultKey, Pooled> ResultsOf(const std::vector<v1::RunRecord>& group) {
   std::map<ResultKey, Pooled> out;
@@ -199,6 +194,7 @@ std::map<ResultKey, Pooled> ResultsOf(const std::vector<v1::RunRecord>& group) {
         const ResultKey key = KeyOf(row, test);
         if (!seen.insert(key).second) continue;
         Pooled& p = out[key];
+        p.key = key;
         if (p.runs++ == 0) p.test_id = test.test_id();
         for (double v : RepValues(row)) p.values.push_back(v);
       }
@@ -262,6 +258,12 @@ std::map<std::string, std::set<std::string>> RunFacts(const v1::RunRecord& run) 
 }
 
 }  // namespace
+
+std::vector<PooledResult> PoolResults(const std::vector<v1::RunRecord>& group) {
+  std::vector<PooledResult> out;
+  for (auto& [key, pooled] : ResultsOf(group)) out.push_back(std::move(pooled));
+  return out;
+}
 
 std::vector<RunDifference> DiffRuns(const v1::RunRecord& a, const v1::RunRecord& b) {
   auto fa = RunFacts(a), fb = RunFacts(b);

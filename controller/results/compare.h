@@ -76,6 +76,19 @@ double SampleStdDev(const std::vector<double>& v);
 // "Welch's two-sample t-test on per-repetition bandwidth, two-sided; * p < 0.05"
 extern const char kSignificanceMethod[];
 
+// ---- pooling a group of runs ---------------------------------------------------
+
+// One result over a group of runs: every repetition of every run that has it
+// (a run's first instance of the key).
+struct PooledResult {
+  ResultKey key;
+  std::vector<double> values;  // MiB/s
+  uint32_t runs = 0;           // runs of the group that have it
+  uint32_t test_id = 0;        // in the first of them
+};
+// In key order.
+std::vector<PooledResult> PoolResults(const std::vector<v1::RunRecord>& group);
+
 // ---- comparing two runs ------------------------------------------------------
 
 struct ResultComparison {

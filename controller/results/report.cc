@@ -133,6 +133,31 @@ void Header(std::string* o, const std::vector<std::string>& cells) {
 
 std::string F2(double v) { return absl::StrFormat("%.2f", v); }
 
+// Per plan given by several runs: each result's median, min and max over
+// every repetition of every run ("median of several runs").
+void AppendMediansOverRuns(const std::vector<v1::RunRecord>& runs, std::string* o) {
+  std::vector<std::pair<std::string, std::vector<v1::RunRecord>>> plans;
+  for (const v1::RunRecord& r : runs) {
+    auto it = std::find_if(plans.begin(), plans.end(), [&](const auto& p) { return p.first == r.name(); });
+    if (it == plans.end()) it = plans.insert(plans.end(), {r.name(), {}});
+    it->second.push_back(r);
+  }
+  for (const auto& [plan, group] : plans) {
+    if (group.size() < 2) continue;
+    absl::StrAppend(o, "<h3>", HtmlEscape(plan), ": median of ", group.size(),
+                    " runs (every repetition of each)</h3>\n<table>\n");
+    Header(o, {"result", "runs", "values", "median MiB/s", "min", "max"});
+    for (const PooledResult& p : PoolResults(group)) {
+      Row(o,
+          {p.key.ToString(), absl::StrCat(p.runs), absl::StrCat(p.values.size()),
+           F2(Median(p.values)), F2(*std::min_element(p.values.begin(), p.values.end())),
+           F2(*std::max_element(p.values.begin(), p.values.end()))},
+          {false, true, true, true, true, true});
+    }
+    absl::StrAppend(o, "</table>\n");
+  }
+}
+
 }  // namespace
 
 std::string RenderHtml(const std::vector<v1::RunRecord>& runs, const HtmlOptions& options) {
@@ -215,6 +240,7 @@ std::string RenderHtml(const std::vector<v1::RunRecord>& runs, const HtmlOptions
     absl::StrAppend(&o, "</table>\n");
   }
 
+  AppendMediansOverRuns(runs, &o);
   absl::StrAppend(&o, "<h2>Throughput</h2>\n<p class=\"note\">Per plan: throughput against "
                       "tasks when its tests differ in tasks only, else a bar per configuration "
                       "(sweep point); the median over the repetitions, whiskers from min to "

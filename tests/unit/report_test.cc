@@ -129,6 +129,12 @@ TEST(ReportHtml, BarsPerSweepPoint) {
   EXPECT_EQ(Count(html, "<g class=\"series\" data-series=\"run-b read\"><rect"), 2u);
   EXPECT_TRUE(Has(html, "run-a read, stripe_size=2m: median 67.31, min 66.88, max 73.21"));
   EXPECT_TRUE(Has(html, "<title>run-a write</title>"));
+  // Seed 004's "median of several runs": per result over both runs.
+  EXPECT_TRUE(Has(html, "<h3>stripe-size: median of 2 runs (every repetition of each)</h3>"));
+  EXPECT_TRUE(Has(html, "[stripe_size=2m]</td><td class=\"n\">2</td><td class=\"n\">6</td>"
+                        "<td class=\"n\">67.31</td><td class=\"n\">66.88</td>"))
+      << html;
+  EXPECT_FALSE(Has(RenderHtml({StripeRun("run-a")}), "median of 1 runs"));
   // The sweep point in the results table and the CSV.
   EXPECT_TRUE(Has(html, "<td>stripe_size=64k</td>"));
   EXPECT_TRUE(Has(RenderCsv({StripeRun("run-a")}), ",stripe_size=64k\n"));
