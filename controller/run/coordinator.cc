@@ -21,6 +21,7 @@
 #include "common/names.h"
 #include "common/wire_version.h"
 #include "controller/ior/ior_math.h"
+#include "controller/plan/sweep.h"
 #include "controller/run/agent_client.h"
 #include "controller/run/agent_endpoints.h"
 #include "controller/run/agent_roster.h"
@@ -361,6 +362,7 @@ RunError Coordinator::RunTest(uint32_t test_id) {
   test->set_client_agents(clients);
   test->set_repetitions(plan_.repetitions);
   test->set_started_at(FormatRfc3339(RealtimeNs()));
+  for (const v1::SweepValue& v : SweepValuesOf(plan_, test_id)) *test->add_sweep() = v;
   for (const PhasePlan& phase : plan_.phases) *test->add_plan_specs() = BaseSpec(phase, test_id, 0);
 
   AcceptedPhases accepted;
