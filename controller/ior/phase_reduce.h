@@ -26,6 +26,8 @@ void SetWorkloadFields(const PhasePlan& phase, uint64_t seed, v1::PhaseSpec* spe
 //           create/remove count one tree's directories, as mdtest does.
 //   find: row "find", files scanned (Σ ops) / (max stop − min start) as iops;
 //         md_items = files scanned, md_rate = that rate.
+//   command: row "command", total_s = the slowest host's real time;
+//         pr->command (controller/ior/command_summary.h).
 //   mdtest with md_stonewall_seconds: pr->stonewall, in items (pairs_min,
 //         pairs_max: fewest and most items a task had made at the wall).
 void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,

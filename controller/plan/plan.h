@@ -84,6 +84,16 @@ struct PhasePlan {
   uint64_t find_size_bytes = 0;
   bool find_match_size = false;
   std::string find_name_glob;
+
+  // kind = "command" (controller/plan/command_keys.h): the program and its
+  // arguments (argv[0] an absolute path or a bare name the agents'
+  // allow_commands resolve), "KEY=VALUE" entries added to the clean
+  // environment, the timeout (0: the agent's default, kDefaultCommandTimeoutMs)
+  // and how much of the end of stdout and stderr comes back.
+  std::vector<std::string> command_argv;
+  std::vector<std::string> command_env;
+  uint32_t command_timeout_seconds = 0;
+  uint64_t command_tail_bytes = 4096;
 };
 
 struct Plan {

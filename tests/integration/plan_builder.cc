@@ -17,6 +17,11 @@ TomlValue::TomlValue(const std::string& s) : text_("\"") {
 TomlValue::TomlValue(std::initializer_list<int64_t> list)
     : text_("[" + absl::StrJoin(list, ", ") + "]") {}
 
+TomlValue::TomlValue(const std::vector<std::string>& list) : text_("[") {
+  for (size_t i = 0; i < list.size(); ++i) text_ += (i > 0 ? ", " : "") + TomlValue(list[i]).text();
+  text_ += "]";
+}
+
 void TomlTable::Set(const std::string& key, TomlValue value) {
   for (auto& [k, v] : keys_) {
     if (k == key) {

@@ -10,8 +10,9 @@
 //                         .Set("block_size", "1m")));
 //
 // Values: strings are written quoted (with \ and " escaped), integers and
-// booleans bare, a braced list of integers as a TOML array. Keys keep the
-// order of their first Set; setting a key again replaces its value in place.
+// booleans bare, a braced list of integers and a vector of strings as TOML
+// arrays. Keys keep the order of their first Set; setting a key again
+// replaces its value in place.
 // Plain values, no threads: copy freely.
 #ifndef LOCKSTEP_TESTS_INTEGRATION_PLAN_BUILDER_H_
 #define LOCKSTEP_TESTS_INTEGRATION_PLAN_BUILDER_H_
@@ -35,6 +36,7 @@ class TomlValue {
     requires(!std::same_as<T, bool>)
   TomlValue(T v) : text_(std::to_string(v)) {}  // NOLINT
   TomlValue(std::initializer_list<int64_t> list);  // NOLINT: [1, 2]
+  TomlValue(const std::vector<std::string>& list);  // NOLINT: ["tar", "xf", "a.tar"]
 
   const std::string& text() const { return text_; }
 
