@@ -75,7 +75,7 @@ void ReduceCommand(const std::vector<const v1::TaskResult*>& tasks, uint32_t rep
 }
 
 std::string TimeOfDuration(int64_t duration_ns) {
-  const int64_t ms = std::max<int64_t>(duration_ns, 0) / 1'000'000;
+  const int64_t ms = (std::max<int64_t>(duration_ns, 0) + 500'000) / 1'000'000;  // rounded
   return absl::StrFormat("%dm%d.%03ds", ms / 60'000, (ms / 1000) % 60, ms % 1000);
 }
 
