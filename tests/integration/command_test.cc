@@ -184,6 +184,27 @@ TEST(Command, AHangingCommandIsKilledWithItsChildAtTheTimeout) {
       << "sleep 600 (pid " << child << ") outlived the phase";
 }
 
+TEST(Command, AControllerThatDiesTakesTheProgramAndItsChildWithIt) {
+  TestCluster cluster;
+  ASSERT_OK(cluster.Start(Allowing(1, {"/bin/sh"})));
+  OpenToEveryone(cluster);
+  const std::string plan = cluster.WritePlan(cluster.Plan().Set("lease_ms", 1000).AddPhase(
+      CommandPhase("hang", {"/bin/sh", "-c", "sleep 600 & echo $! > bg.pid; sleep 600"})));
+  auto run = cluster.StartRun(plan);
+  const std::string pid_path = cluster.dir(0, "cmd") + "/bg.pid";
+  pid_t child = 0;
+  ASSERT_EVENTUALLY_WITHIN(std::chrono::seconds(20), [&] {
+    std::ifstream pid_file(pid_path);
+    ASSERT_TRUE(pid_file >> child) << "no " << pid_path << " yet";
+  }) << run->Output();
+  ASSERT_FALSE(Gone(child));
+  run->Signal(SIGKILL);  // no Abort: the agent's lease runs out
+  ASSERT_NE(run->Wait(std::chrono::seconds(10)), -1);
+  ASSERT_EVENTUALLY_WITHIN(std::chrono::seconds(15), [&] { EXPECT_TRUE(Gone(child)); })
+      << "sleep 600 (pid " << child << ") outlived its controller's lease";
+  ASSERT_EVENTUALLY([&] { EXPECT_EQ(cluster.AgentState(0), "idle"); });
+}
+
 TEST(Command, UnderRootItRunsAsAnUnprivilegedAccount) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root: the agent drops to nobody only from root";
   struct passwd* nobody = ::getpwnam("nobody");
