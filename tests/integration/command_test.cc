@@ -65,11 +65,17 @@ std::string RealPath(const std::string& path) {
 }
 
 TEST(Command, RunsOnTwoAgentsAtOnceInThePhaseDir) {
+  // The agents inherit this; the program's clean environment must not.
+  ::setenv("LOCKSTEP_TEST_AGENT_ENV", "leaked", 1);
   TestCluster cluster;
   ASSERT_OK(cluster.Start(Allowing(2, {"/bin/sh"})));
+  ::unsetenv("LOCKSTEP_TEST_AGENT_ENV");
   OpenToEveryone(cluster);
-  const std::string plan =
-      cluster.WritePlan(cluster.Plan().AddPhase(CommandPhase("pwd", {"sh", "-c", "pwd; sleep 1"})));
+  const std::string plan = cluster.WritePlan(cluster.Plan().AddPhase(
+      CommandPhase("pwd", {"sh", "-c",
+                           "pwd; echo \"$GREETING ${LOCKSTEP_TEST_AGENT_ENV:-clean} $LANG\"; "
+                           "sleep 1"})
+          .Set("env", std::vector<std::string>{"GREETING=hi"})));
   RunResult r = cluster.Run(plan);
   ASSERT_EQ(r.exit_code, 0) << r.Output();
   EXPECT_THAT(r.out, AllOf(HasSubstr(absl::StrFormat("# %s: real 0m1.", cluster.address(0))),
@@ -84,7 +90,7 @@ TEST(Command, RunsOnTwoAgentsAtOnceInThePhaseDir) {
     EXPECT_EQ(c.argv(0), "/bin/sh");  // the bare name, resolved on the agent
     EXPECT_GE(c.real_ns(), 1'000'000'000);
     EXPECT_LT(c.real_ns(), 5'000'000'000);
-    EXPECT_EQ(c.stdout_tail(), RealPath(cluster.dir(i, "cmd")) + "\n");
+    EXPECT_EQ(c.stdout_tail(), RealPath(cluster.dir(i, "cmd")) + "\nhi clean C\n");
     EXPECT_EQ(c.stdout_bytes(), c.stdout_tail().size());
   }
   const v1::PhaseRecord& phase = record.tests(0).phases(0);
