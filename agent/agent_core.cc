@@ -248,8 +248,8 @@ absl::StatusOr<std::unique_ptr<AgentCore>> AgentCore::Create(const AgentOptions&
   for (const std::string& program : options.allow_commands) {
     if (program.empty() || program[0] != '/') {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "allow_commands: \"%s\" is not an absolute path; list programs by absolute path "
-          "(\"/usr/bin/tar\")",
+          "allow_commands (--allow_command): \"%s\" is not an absolute path; list programs "
+          "by absolute path (\"/usr/bin/tar\")",
           program));
     }
   }

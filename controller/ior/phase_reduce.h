@@ -12,8 +12,8 @@
 
 namespace lockstep {
 
-// Copies random offsets, stonewall, -W, -d, -g, small_files, mdtest and
-// find fields of `phase` into `spec` (the rest is the coordinator's BaseSpec).
+// Copies random offsets, stonewall, -W, -d, -g, small_files, mdtest, find
+// and command fields of `phase` into `spec` (the rest is the coordinator's BaseSpec).
 void SetWorkloadFields(const PhasePlan& phase, uint64_t seed, v1::PhaseSpec* spec);
 
 // Fills pr->row (and extra_rows, md_items, md_rate) from all tasks of one
