@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "agent/workloads/command.h"
 #include "agent/workloads/find.h"
 #include "agent/workloads/mdtest.h"
 #include "agent/workloads/rewrite.h"
@@ -30,6 +31,7 @@ constexpr Registration kWorkloads[] = {
     {v1::SMALL_FILES, &MakeSmallFilesWorkload},
     {v1::MDTEST, &MakeMdtestWorkload},
     {v1::FIND, &MakeFindWorkload},
+    {v1::COMMAND, &MakeCommandWorkload},
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "common/mdtest_layout.h"
 #include "common/names.h"
+#include "controller/ior/command_summary.h"
 #include "controller/ior/ior_math.h"
 
 namespace lockstep {
@@ -44,6 +45,14 @@ void SetWorkloadFields(const PhasePlan& phase, uint64_t seed, v1::PhaseSpec* s) 
     s->set_find_size_bytes(phase.find_size_bytes);
     s->set_find_match_size(phase.find_match_size);
     s->set_find_name_glob(phase.find_name_glob);
+  }
+  if (phase.kind == v1::COMMAND) {
+    // argv[0] as the plan wrote it; each agent's copy names its program
+    // (controller/run/command_checks.h ResolveCommandProgram).
+    for (const std::string& a : phase.command_argv) s->add_command_argv(a);
+    for (const std::string& e : phase.command_env) s->add_command_env(e);
+    s->set_command_timeout_ms(phase.command_timeout_seconds * 1000);
+    s->set_command_tail_bytes(static_cast<uint32_t>(phase.command_tail_bytes));
   }
 }
 
@@ -130,6 +139,7 @@ void ReduceStonewall(const std::vector<const v1::TaskResult*>& tasks, uint32_t w
 void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
                  uint32_t rep, v1::PhaseRecord* pr) {
   if (spec.kind() == v1::FIND) return ReduceFind(tasks, rep, pr);
+  if (spec.kind() == v1::COMMAND) return ReduceCommand(tasks, rep, pr);
   if (spec.kind() == v1::MDTEST) {
     ReduceStonewall(tasks, spec.md_stonewall_seconds(), spec.md_write_bytes(), pr);
     v1::IterationRow row;

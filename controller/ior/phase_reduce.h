@@ -12,8 +12,8 @@
 
 namespace lockstep {
 
-// Copies random offsets, stonewall, -W, -d, -g, small_files, mdtest and
-// find fields of `phase` into `spec` (the rest is the coordinator's BaseSpec).
+// Copies random offsets, stonewall, -W, -d, -g, small_files, mdtest, find
+// and command fields of `phase` into `spec` (the rest is the coordinator's BaseSpec).
 void SetWorkloadFields(const PhasePlan& phase, uint64_t seed, v1::PhaseSpec* spec);
 
 // Fills pr->row (and extra_rows, md_items, md_rate) from all tasks of one
@@ -26,6 +26,8 @@ void SetWorkloadFields(const PhasePlan& phase, uint64_t seed, v1::PhaseSpec* spe
 //           create/remove count one tree's directories, as mdtest does.
 //   find: row "find", files scanned (Σ ops) / (max stop − min start) as iops;
 //         md_items = files scanned, md_rate = that rate.
+//   command: row "command", total_s = the slowest host's real time;
+//         pr->command (controller/ior/command_summary.h).
 //   mdtest with md_stonewall_seconds: pr->stonewall, in items (pairs_min,
 //         pairs_max: fewest and most items a task had made at the wall).
 void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,

@@ -10,6 +10,7 @@
 #include "common/names.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
+#include "controller/plan/command_keys.h"
 #include "controller/plan/limits.h"
 #include "controller/plan/sweep.h"
 #include "controller/plan/table_reader.h"
@@ -27,7 +28,7 @@ const std::vector<std::string> kPhaseKeys = {
     "small_files_per_dir", "md_op", "md_branching", "md_depth", "md_items", "md_unique_dir",
     "md_write_size", "md_read_size", "md_leaf_only", "md_neighbor_shift", "reorder_random",
     "reorder_random_seed", "multi_file", "md_stonewall_seconds", "stonewall_count_from",
-    "find_newer_than", "find_size", "find_name"};
+    "find_newer_than", "find_size", "find_name", "argv", "env", "timeout_seconds", "tail_size"};
 
 constexpr const char* kTransferKinds = "write, read and rewrite";
 
@@ -79,7 +80,7 @@ absl::Status ReadKindAndFiles(const TableReader& r, PhasePlan* p) {
   if (!k) {
     return r.Error(*r.Get("kind"), "kind",
                    absl::StrFormat("\"%s\" is not a phase kind; use write, read, rewrite, "
-                                   "small_files, mdtest or find",
+                                   "small_files, mdtest, find or command",
                                    kind));
   }
   p->kind = *k;
@@ -551,6 +552,7 @@ absl::Status ParsePoint(const TableReader& r, const Plan& plan, PhaseAgreement* 
   if (p->kind == v1::MDTEST) RETURN_IF_ERROR(CheckMdtestPhase(r, md_op, p));
   RETURN_IF_ERROR(ReadStonewallCountFrom(r, plan, p));
   RETURN_IF_ERROR(ReadFindKeys(r, plan, p));
+  RETURN_IF_ERROR(ReadCommandKeys(r, p));
   return CheckKindConflicts(r, *p);
 }
 

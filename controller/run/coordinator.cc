@@ -29,6 +29,7 @@
 #include "controller/run/bounded_parallel.h"
 #include "controller/run/fd_limit.h"
 #include "controller/run/clock_sync.h"
+#include "controller/run/command_checks.h"
 #include "controller/run/heartbeater.h"
 #include "controller/run/phase_attempt.h"
 #include "controller/run/phase_specs.h"
@@ -184,6 +185,10 @@ void Coordinator::StartRecord() {
 
 RunError Coordinator::SetUpAgents() {
   if (RunError e = ResolveAgentEndpoints(plan_, options_, &endpoints_)) return e;
+  if (!endpoints_.local_allow_commands.empty()) {
+    printer_.Note(absl::StrFormat("local agents allow the plan's programs: %s",
+                                  absl::StrJoin(endpoints_.local_allow_commands, ", ")));
+  }
   if (absl::Status fds = EnsureFileLimit(endpoints_.agents.size()); !fds.ok()) {
     return Fail(RunFailure::kConnect, std::string(fds.message()));
   }
@@ -193,6 +198,8 @@ RunError Coordinator::SetUpAgents() {
   }
   if (RunError e = Connect()) return e;
   if (RunError e = Attach()) return e;
+  // Command phases' programs, before any phase runs.
+  if (RunError e = CheckCommandPhases(plan_, roster_.clients())) return e;
   // Leases run from Attach: with many agents the clock round may outlast one.
   heartbeater_ = std::make_unique<Heartbeater>(
       roster_.all(), absl::Milliseconds(plan_.lease_ms), plan_.io_stall_timeout_ms);
@@ -507,7 +514,8 @@ RunError Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_
     if (!moved.ok()) printer_.Note(absl::StrFormat("warning: %s", moved.message()));
     // Printed while the per-agent records are still here (find's matches,
     // mdtest's lines read them).
-    if (!failure && !repeat) printer_.PhaseDone(*pr);
+    // A failed command phase too: each host's status and stderr.
+    if ((!failure || pr->kind() == v1::COMMAND) && !repeat) printer_.PhaseDone(*pr);
     // Journaled, then its per-agent records leave memory for the run
     // directory's spool (run.json gets them back): memory stays bounded.
     absl::Status journaled = store_->JournalAndOffload(pr);
