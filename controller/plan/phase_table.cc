@@ -23,7 +23,7 @@ const std::vector<std::string> kPhaseKeys = {
     "small_files_per_dir", "md_op", "md_branching", "md_depth", "md_items", "md_unique_dir",
     "md_write_size", "md_read_size", "md_leaf_only", "md_neighbor_shift", "reorder_random",
     "reorder_random_seed", "multi_file", "md_stonewall_seconds", "stonewall_count_from",
-    "find_newer_than", "find_size", "find_name"};
+    "find_newer_than", "find_size", "find_name", "seeks", "seek_rewrite_pct"};
 
 constexpr const char* kTransferKinds = "write, read and rewrite";
 
@@ -75,7 +75,7 @@ absl::Status ReadKindAndFiles(const TableReader& r, PhasePlan* p) {
   if (!k) {
     return r.Error(*r.Get("kind"), "kind",
                    absl::StrFormat("\"%s\" is not a phase kind; use write, read, rewrite, "
-                                   "small_files, mdtest or find",
+                                   "small_files, mdtest, find or seeks",
                                    kind));
   }
   p->kind = *k;
@@ -303,6 +303,28 @@ absl::Status ReadSmallFilesKeys(const TableReader& r, PhasePlan* p) {
   return absl::OkStatus();
 }
 
+// kind = "seeks": seeks per task (required), the share rewritten, one
+// shared file, bonnie++'s 8 KiB chunk unless transfer_size says otherwise.
+absl::Status ReadSeeksKeys(const TableReader& r, PhasePlan* p) {
+  RETURN_IF_ERROR(r.Uint("seeks", 1, kMaxSeeksPerTask, &p->seeks));
+  RETURN_IF_ERROR(r.Uint32("seek_rewrite_pct", 0, 100, &p->seek_rewrite_pct));
+  const bool seeks = p->kind == v1::SEEKS;
+  for (const char* key : {"seeks", "seek_rewrite_pct"}) {
+    RETURN_IF_ERROR(OnlyFor(r, *p, key, seeks, "seeks"));
+  }
+  if (!seeks) return absl::OkStatus();
+  if (p->seeks == 0) {
+    return r.Missing("seeks", "add seeks = 2667 (per task; bonnie++ does 8000 over 3 seekers, "
+                              "tasks_per_agent = 3)");
+  }
+  if (p->file_per_process) {
+    return r.Error(*r.Get("file_per_process"), "file_per_process",
+                   "a seeks phase works on one shared file (bonnie++'s); drop file_per_process");
+  }
+  if (r.Get("transfer_size") == nullptr) p->transfer_bytes = kDefaultSeekTransferBytes;
+  return absl::OkStatus();
+}
+
 // The md_* keys (kind = "mdtest" only); md_op as text into *op.
 absl::Status ReadMdtestKeys(const TableReader& r, PhasePlan* p, std::string* op) {
   RETURN_IF_ERROR(r.String("md_op", op));
@@ -514,6 +536,7 @@ absl::Status ParsePhase(const toml::table& table, const std::string& source, int
   RETURN_IF_ERROR(CheckDirect(r, p));
   RETURN_IF_ERROR(ReadIorFinerKeys(r, &p));
   RETURN_IF_ERROR(ReadSmallFilesKeys(r, &p));
+  RETURN_IF_ERROR(ReadSeeksKeys(r, &p));
   std::string md_op;
   RETURN_IF_ERROR(ReadMdtestKeys(r, &p, &md_op));
   if (p.kind == v1::MDTEST) RETURN_IF_ERROR(CheckMdtestPhase(r, md_op, &p));

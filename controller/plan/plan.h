@@ -84,6 +84,12 @@ struct PhasePlan {
   uint64_t find_size_bytes = 0;
   bool find_match_size = false;
   std::string find_name_glob;
+
+  // kind = "seeks": bonnie++'s random seeks over the phase's shared file:
+  // `seeks` per task, seek_rewrite_pct of them written back. transfer_size
+  // is 8 KiB (bonnie++'s chunk) unless the phase sets it.
+  uint64_t seeks = 0;
+  uint32_t seek_rewrite_pct = 10;
 };
 
 struct Plan {
