@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "common/layout.h"
 #include "common/names.h"
+#include "common/sizes.h"
 #include "controller/ior/ior_math.h"
 #include "controller/ior/phase_reduce.h"
 
@@ -287,8 +288,8 @@ std::string IorReport::PhaseDone(const v1::PhaseRecord& p) const {
     out += absl::StrFormat(
         "# seeks: %u seeks (%u rewritten) of %s in %s, %.1f seeks/s; latency mean %.0f us, "
         "p99 %.0f us, max %.0f us\n",
-        p.latency().ops(), SeeksRewritten(p), IorHumanBytes(p.spec().transfer_bytes()),
-        IorHumanBytes(p.spec().block_bytes() * p.spec().segments() * p.spec().total_tasks()),
+        p.latency().ops(), SeeksRewritten(p), HumanBytes(p.spec().transfer_bytes()),
+        HumanBytes(p.spec().block_bytes() * p.spec().segments() * p.spec().total_tasks()),
         p.row().iops(), p.latency().mean_us(), p.latency().p99_us(), p.latency().max_us());
   }
   for (const v1::IterationRow& extra : p.extra_rows()) out += "# " + IterationRow(extra);
