@@ -12,9 +12,10 @@ namespace {
 
 bool IsDigit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 
-// Reads a small procfs file whole (one read: stat files are a page at most).
-bool ReadSmall(const std::string& path, std::string* out) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+// Reads a small procfs file whole (one read: stat files are a page at
+// most), relative to the directory `dir_fd` (no walk from the root per file).
+bool ReadSmall(int dir_fd, const std::string& rel, std::string* out) {
+  const int fd = ::openat(dir_fd, rel.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   char buf[1024];
   const ssize_t n = ::read(fd, buf, sizeof(buf));
@@ -37,7 +38,7 @@ std::string FoldProcessName(std::string_view comm) {
     size_t i = comm.size();
     while (i > 0 && (IsDigit(comm[i - 1]) || comm[i - 1] == ':')) --i;
     if (i == comm.size()) break;  // no instance number at the end
-    if (i >= 2 && (comm[i - 1] == '_' || comm[i - 1] == '-')) {
+    if (i >= 2 && (comm[i - 1] == '_' || comm[i - 1] == '-' || comm[i - 1] == '.')) {
       comm = comm.substr(0, i - 1);
       folded = true;
       continue;
@@ -54,10 +55,11 @@ std::vector<ProcessTicks> ScanProcesses(const std::string& proc_root) {
   std::vector<ProcessTicks> out;
   DIR* dir = ::opendir(proc_root.c_str());
   if (dir == nullptr) return out;
-  std::string text;
+  std::string text, rel;
   while (const struct dirent* e = ::readdir(dir)) {
     if (!IsDigit(e->d_name[0])) continue;
-    if (!ReadSmall(proc_root + "/" + e->d_name + "/stat", &text)) continue;  // ended meanwhile
+    rel.assign(e->d_name).append("/stat");
+    if (!ReadSmall(::dirfd(dir), rel, &text)) continue;  // ended meanwhile
     absl::StatusOr<ProcessTicks> p = ParseProcPidStat(text);
     if (p.ok()) out.push_back(std::move(*p));
   }

@@ -29,8 +29,9 @@ namespace lockstep {
 
 // The group a process is shown under: its comm with per-CPU and instance
 // suffixes folded away. The part before a '/' (kworker/u8:2 → kworker,
-// jbd2/sda1-8 → jbd2, ksoftirqd/0); then trailing "_NN", "-NN" and "-N:N"
-// (ptlrpcd_00_01 → ptlrpcd, flush-8:0 → flush) and, once one of those went,
+// jbd2/sda1-8 → jbd2, ksoftirqd/0); then trailing "_NN", "-NN", ".NN" and
+// "-N:N" (ptlrpcd_00_01 → ptlrpcd, flush-8:0 → flush, kdamond.0 → kdamond)
+// and, once one of those went,
 // bare trailing digits too (ll_ost_io00_001 → ll_ost_io). A name that ends
 // in digits without a separator stays (python3).
 std::string FoldProcessName(std::string_view comm);

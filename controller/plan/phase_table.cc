@@ -127,6 +127,7 @@ absl::Status ReadTasksPerAgent(const TableReader& r, PhasePlan* p, PhaseAgreemen
 
 // transfer_size, block_size, segments, and IOR's rules between them.
 absl::Status ReadTransferShape(const TableReader& r, PhasePlan* p) {
+  if (p->kind == v1::SEEKS) p->transfer_bytes = kDefaultSeekTransferBytes;  // bonnie++'s chunk
   RETURN_IF_ERROR(r.Size("transfer_size", &p->transfer_bytes));
   RETURN_IF_ERROR(r.Size("block_size", &p->block_bytes));
   RETURN_IF_ERROR(r.Uint("segments", 1, kMaxSegments, &p->segments));
@@ -304,7 +305,7 @@ absl::Status ReadSmallFilesKeys(const TableReader& r, PhasePlan* p) {
 }
 
 // kind = "seeks": seeks per task (required), the share rewritten, one
-// shared file, bonnie++'s 8 KiB chunk unless transfer_size says otherwise.
+// shared file (bonnie++'s 8 KiB chunk is ReadTransferShape's default).
 absl::Status ReadSeeksKeys(const TableReader& r, PhasePlan* p) {
   RETURN_IF_ERROR(r.Uint("seeks", 1, kMaxSeeksPerTask, &p->seeks));
   RETURN_IF_ERROR(r.Uint32("seek_rewrite_pct", 0, 100, &p->seek_rewrite_pct));
@@ -321,7 +322,6 @@ absl::Status ReadSeeksKeys(const TableReader& r, PhasePlan* p) {
     return r.Error(*r.Get("file_per_process"), "file_per_process",
                    "a seeks phase works on one shared file (bonnie++'s); drop file_per_process");
   }
-  if (r.Get("transfer_size") == nullptr) p->transfer_bytes = kDefaultSeekTransferBytes;
   return absl::OkStatus();
 }
 

@@ -76,6 +76,7 @@ TEST(FoldProcessName, PerCpuAndInstanceSuffixesGo) {
   EXPECT_EQ(FoldProcessName("ksoftirqd/1"), "ksoftirqd");
   EXPECT_EQ(FoldProcessName("ll_ost_io00_001"), "ll_ost_io");
   EXPECT_EQ(FoldProcessName("scsi_eh_0"), "scsi_eh");
+  EXPECT_EQ(FoldProcessName("kdamond.0"), "kdamond");
   // Names that merely end in digits, or have none, stay.
   EXPECT_EQ(FoldProcessName("python3"), "python3");
   EXPECT_EQ(FoldProcessName("lockstep-agent"), "lockstep-agent");

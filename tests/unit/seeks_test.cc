@@ -177,7 +177,7 @@ TEST(SeeksWorkload, RefusesWhatBonnieDoesNot) {
 
 TEST(SeeksPlan, KeysDefaultsAndErrors) {
   const std::string head = "[run]\nname = \"s\"\n[[phase]]\nname = \"seeks\"\nkind = \"seeks\"\n"
-                           "dir = \"/tmp\"\nblock_size = \"1m\"\n";
+                           "dir = \"/tmp\"\nblock_size = \"64k\"\n";
   auto plan = ParsePlan(head + "seeks = 100\n", "p.toml");
   ASSERT_OK(plan);
   const PhasePlan& p = plan->phases[0];
