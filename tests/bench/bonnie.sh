@@ -113,6 +113,7 @@ PLAN = ('[run]\nname = "bonnie-compare"\nrepetitions = 1\n\n'
 
 
 def run_lockstep():
+    os.makedirs(os.path.join(a.dir, "lockstep"), exist_ok=True)  # the agent creates no phase dirs
     rec, out = benchlib.run_lockstep(bins, PLAN, os.path.join(work, "results"))
     got = {}
     for p in benchlib.phases(rec):
