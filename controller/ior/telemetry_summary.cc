@@ -62,8 +62,14 @@ v1::TelemetryBrief BriefOf(const v1::TelemetrySummary& t) {
   b.set_dirty_bytes_max(t.memory().dirty_bytes().max());
   b.set_load1_max(t.load().load1().max());
   b.set_warnings(static_cast<uint32_t>(t.warnings_size()));
+  // 10 ms ticks: a tenth of a percent is all the precision there is.
+  auto tenth = [](double pct) { return std::round(pct * 10.0) / 10.0; };
   for (int i = 0; i < t.top_processes_size() && i < kBriefTopProcesses; ++i) {
-    *b.add_top_processes() = t.top_processes(i);
+    v1::ProcessCpu* p = b.add_top_processes();
+    *p = t.top_processes(i);
+    p->set_cpu_pct(tenth(p->cpu_pct()));
+    p->set_user_pct(tenth(p->user_pct()));
+    p->set_system_pct(tenth(p->system_pct()));
   }
   return b;
 }

@@ -21,8 +21,12 @@ namespace lockstep {
 // kBriefTopProcesses busiest process groups.
 v1::TelemetryBrief BriefOf(const v1::TelemetrySummary& t);
 
-// How many of TelemetrySummary.top_processes a brief keeps.
+// How many of TelemetrySummary.top_processes a brief keeps, percentages
+// rounded to 0.1 (about 120 bytes each in run.json, at most 130, per agent
+// and phase).
 inline constexpr int kBriefTopProcesses = 5;
+// How many a "top cpu" line shows (from the full summary, which has 10).
+inline constexpr int kTopCpuLineProcesses = 5;
 
 // "lockstep-agent 100% (1 CPU), kworker 5%, flush 15%" (seed report 003's
 // client loads): the first `limit` groups of at least 1%, a group of 95% or

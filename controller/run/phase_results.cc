@@ -45,7 +45,7 @@ void AddTopCpuLines(const v1::PhaseRecord& phase,
     const std::string name =
         host == host_by_address.end() || host->second.empty() ? a.address() : host->second;
     if (!hosts_seen.insert(name).second) continue;
-    const std::string top = TopCpuText(a.telemetry().top_processes(), kBriefTopProcesses);
+    const std::string top = TopCpuText(a.telemetry().top_processes(), kTopCpuLineProcesses);
     if (!top.empty()) lines->push_back(absl::StrFormat("  %s top cpu: %s", name, top));
   }
 }
