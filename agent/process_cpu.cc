@@ -17,7 +17,7 @@ bool IsDigit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; 
 bool ReadSmall(int dir_fd, const std::string& rel, std::string* out) {
   const int fd = ::openat(dir_fd, rel.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
-  char buf[1024];
+  char buf[2048];  // a stat line is ~300 bytes; 52 fields of 20 digits fit
   const ssize_t n = ::read(fd, buf, sizeof(buf));
   ::close(fd);
   if (n <= 0) return false;
