@@ -27,6 +27,7 @@ const char* PhaseKindName(v1::PhaseKind kind) {
     case v1::MDTEST: return "mdtest";
     case v1::FIND: return "find";
     case v1::COMMAND: return "command";
+    case v1::SEEKS: return "seeks";
     default: return "unspecified";
   }
 }
@@ -39,6 +40,7 @@ std::optional<v1::PhaseKind> ParsePhaseKind(std::string_view name) {
   if (name == "mdtest") return v1::MDTEST;
   if (name == "find") return v1::FIND;
   if (name == "command") return v1::COMMAND;
+  if (name == "seeks") return v1::SEEKS;
   return std::nullopt;
 }
 

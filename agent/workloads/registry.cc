@@ -9,6 +9,7 @@
 #include "agent/workloads/find.h"
 #include "agent/workloads/mdtest.h"
 #include "agent/workloads/rewrite.h"
+#include "agent/workloads/seeks.h"
 #include "agent/workloads/small_files.h"
 #include "agent/workloads/transfer.h"
 #include "agent/workloads/workload.h"
@@ -32,6 +33,7 @@ constexpr Registration kWorkloads[] = {
     {v1::MDTEST, &MakeMdtestWorkload},
     {v1::FIND, &MakeFindWorkload},
     {v1::COMMAND, &MakeCommandWorkload},
+    {v1::SEEKS, &MakeSeeksWorkload},
 };
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "common/layout.h"
 #include "common/names.h"
 #include "controller/ior/command_summary.h"
+#include "common/sizes.h"
 #include "controller/ior/ior_math.h"
 #include "controller/ior/phase_reduce.h"
 #include "controller/plan/sweep.h"
@@ -294,6 +295,15 @@ std::string IorReport::PhaseDone(const v1::PhaseRecord& p) const {
     for (const std::string& line : CommandReportLines(p, host_by_address_)) out += "# " + line + "\n";
   } else if (p.kind() != v1::MDTEST) {
     out += IterationRow(p.row());
+  }
+  if (p.kind() == v1::SEEKS) {
+    // bonnie++'s figures: seeks/s and the slowest seek (its Latency line).
+    out += absl::StrFormat(
+        "# seeks: %u seeks (%u rewritten) of %s in %s, %.1f seeks/s; latency mean %.0f us, "
+        "p99 %.0f us, max %.0f us\n",
+        p.latency().ops(), SeeksRewritten(p), HumanBytes(p.spec().transfer_bytes()),
+        HumanBytes(p.spec().block_bytes() * p.spec().segments() * p.spec().total_tasks()),
+        p.row().iops(), p.latency().mean_us(), p.latency().p99_us(), p.latency().max_us());
   }
   for (const v1::IterationRow& extra : p.extra_rows()) out += "# " + IterationRow(extra);
   if (p.skew_exceeded()) {

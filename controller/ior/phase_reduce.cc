@@ -39,6 +39,10 @@ void SetWorkloadFields(const PhasePlan& phase, uint64_t seed, v1::PhaseSpec* s) 
     s->set_md_neighbor_shift(phase.md_neighbor_shift);
     s->set_md_stonewall_seconds(phase.md_stonewall_seconds);
   }
+  if (phase.kind == v1::SEEKS) {
+    s->set_seeks_per_task(phase.seeks);
+    s->set_seek_rewrite_pct(phase.seek_rewrite_pct);
+  }
   if (phase.kind == v1::FIND) {
     // find_newer_unix_ns: the run sets it from the named phase's start
     // (controller/run/phase_specs.h SetFindNewer).
@@ -134,12 +138,34 @@ void ReduceStonewall(const std::vector<const v1::TaskResult*>& tasks, uint32_t w
   w->set_duration_s(static_cast<double>(longest_ns) / 1e9);
 }
 
+// SEEKS: IOR's row with access "seeks", IOPS = seeks over all tasks / (max
+// stop − min start), as bonnie++ times its seekers (first start to last end).
+void ReduceSeeks(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
+                 uint32_t rep, v1::PhaseRecord* pr) {
+  v1::IterationRow row = ReduceIteration(tasks, spec, rep);
+  row.set_access("seeks");
+  row.set_expected_bytes(row.bytes());  // data moved, not the file's size
+  uint64_t seeks = 0;
+  for (const v1::TaskResult* t : tasks) seeks += t->ops();
+  row.set_iops(row.wrrd_s() > 0 ? static_cast<double>(seeks) / row.wrrd_s() : 0.0);
+  *pr->mutable_row() = row;
+}
+
 }  // namespace
+
+uint64_t SeeksRewritten(const v1::PhaseRecord& pr) {
+  uint64_t n = 0;
+  for (const v1::AgentPhaseRecord& a : pr.agents()) {
+    for (const v1::TaskResult& t : a.tasks()) n += t.seeks_rewritten();
+  }
+  return n;
+}
 
 void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
                  uint32_t rep, v1::PhaseRecord* pr) {
   if (spec.kind() == v1::FIND) return ReduceFind(tasks, rep, pr);
   if (spec.kind() == v1::COMMAND) return ReduceCommand(tasks, rep, pr);
+  if (spec.kind() == v1::SEEKS) return ReduceSeeks(tasks, spec, rep, pr);
   if (spec.kind() == v1::MDTEST) {
     ReduceStonewall(tasks, spec.md_stonewall_seconds(), spec.md_write_bytes(), pr);
     v1::IterationRow row;

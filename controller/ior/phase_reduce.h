@@ -1,5 +1,5 @@
 // Kind-specific parts of a phase: the spec fields a PhasePlan adds for the
-// finer IOR options, small_files and mdtest, and the reduction of the tasks'
+// finer IOR options, small_files, mdtest, find and seeks, and the reduction of the tasks'
 // results into the phase record's rows.
 #ifndef LOCKSTEP_CONTROLLER_IOR_PHASE_REDUCE_H_
 #define LOCKSTEP_CONTROLLER_IOR_PHASE_REDUCE_H_
@@ -28,6 +28,8 @@ void SetWorkloadFields(const PhasePlan& phase, uint64_t seed, v1::PhaseSpec* spe
 //         md_items = files scanned, md_rate = that rate.
 //   command: row "command", total_s = the slowest host's real time;
 //         pr->command (controller/ior/command_summary.h).
+//   seeks: row "seeks" (IOR's row), iops = Σ seeks / (max stop − min start),
+//          bytes = read + written back.
 //   mdtest with md_stonewall_seconds: pr->stonewall, in items (pairs_min,
 //         pairs_max: fewest and most items a task had made at the wall).
 void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
@@ -36,6 +38,9 @@ void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::Phas
 // FIND: the files that matched, over all tasks of all agents of the record
 // (IO500's "found"; md_items is its "total-files").
 uint64_t FindMatched(const v1::PhaseRecord& pr);
+
+// SEEKS: the seeks that wrote their block back, over all tasks of the record.
+uint64_t SeeksRewritten(const v1::PhaseRecord& pr);
 
 }  // namespace lockstep
 

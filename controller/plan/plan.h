@@ -92,6 +92,12 @@ struct PhasePlan {
   bool find_match_size = false;
   std::string find_name_glob;
 
+  // kind = "seeks": bonnie++'s random seeks over the phase's shared file:
+  // `seeks` per task, seek_rewrite_pct of them written back. transfer_size
+  // is 8 KiB (bonnie++'s chunk) unless the phase sets it.
+  uint64_t seeks = 0;
+  uint32_t seek_rewrite_pct = 10;
+
   // kind = "command" (controller/plan/command_keys.h): the program and its
   // arguments (argv[0] an absolute path or a bare name the agents'
   // allow_commands resolve), "KEY=VALUE" entries added to the clean

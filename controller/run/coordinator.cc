@@ -405,7 +405,8 @@ RunError Coordinator::RunRepetition(v1::TestRecord* test, uint32_t rep,
                                     AcceptedPhases* accepted) {
   std::vector<v1::PhaseSpec> written;  // files this repetition wrote
   for (const PhasePlan& phase : plan_.phases) {
-    if (phase.kind == v1::WRITE || phase.kind == v1::SMALL_FILES ||
+    // A seeks phase may lay its file out (agent/workloads/seeks.h).
+    if (phase.kind == v1::WRITE || phase.kind == v1::SMALL_FILES || phase.kind == v1::SEEKS ||
         (phase.kind == v1::READ && phase.remove_files)) {
       written.push_back(BaseSpec(phase, test->test_id(), rep));
     }
