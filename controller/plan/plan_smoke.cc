@@ -70,6 +70,7 @@ void SmokePhase(const SmokeOptions& o, Plan* plan, PhasePlan* p) {
   c.Bytes("small_file_max_size", std::min<uint64_t>(o.max_bytes, 1 << 20), &p->small_file_max_bytes);
   p->small_file_min_bytes = std::min(p->small_file_min_bytes, p->small_file_max_bytes);
   c.Count<uint64_t>("md_items", o.max_items, &p->md_items);
+  c.Count<uint64_t>("seeks", o.max_items, &p->seeks);
   c.Bytes("md_write_bytes", o.max_bytes, &p->md_write_bytes);
   c.Bytes("md_read_bytes", o.max_bytes, &p->md_read_bytes);
   c.Count("stonewall_seconds", o.max_stonewall_seconds, &p->stonewall_seconds);
@@ -136,17 +137,29 @@ PhaseEstimate EstimatePhase(const Plan& plan, const PhasePlan& p, uint32_t test,
     case v1::FIND:
       e.note = "walks the tree; counts what it finds";
       break;
+    case v1::SEEKS:
+      // Random reads of transfer_bytes, seek_rewrite_pct of them written back.
+      e.ops_per_task = p.seeks;
+      e.bytes_per_task = p.seeks * p.transfer_bytes * (100 + p.seek_rewrite_pct) / 100;
+      e.files = 1;
+      e.note = absl::StrFormat("%u%% written back; timed at the metadata rate", p.seek_rewrite_pct);
+      break;
+    case v1::COMMAND:
+      e.note = absl::StrFormat("runs %s; duration not estimated",
+                               p.command_argv.empty() ? "?" : p.command_argv.front());
+      break;
     default:
       e.note = "duration not estimated";
       break;
   }
   const double bytes = static_cast<double>(e.bytes_per_task) * e.tasks;
   const double ops = static_cast<double>(e.ops_per_task) * e.tasks;
-  e.seconds = bytes / (o.rate_mib_s * 1048576.0) + ops / o.rate_ops_s;
+  e.seconds = p.kind == v1::SEEKS ? ops / o.rate_ops_s
+                                  : bytes / (o.rate_mib_s * 1048576.0) + ops / o.rate_ops_s;
   const uint32_t wall = std::max(p.stonewall_seconds, p.md_stonewall_seconds);
-  if (wall > 0) {
-    e.seconds = std::max<double>(wall, e.seconds);
-    e.note = absl::StrFormat("stonewall %u s: at least that long, the bytes an upper bound", wall);
+  if (wall > 0 && e.seconds > wall) {
+    e.seconds = wall;
+    e.note = absl::StrFormat("stonewall %u s: ends it sooner, the bytes an upper bound", wall);
   }
   return e;
 }
