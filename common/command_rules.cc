@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/limits.h"
@@ -126,6 +127,13 @@ std::string LastLines(const std::string& text, int lines) {
     while (from < out.size() && (static_cast<unsigned char>(out[from]) & 0xC0) == 0x80) ++from;
     out = "..." + out.substr(from);
   }
+  return out;
+}
+
+std::vector<std::string> ExpandCommandArgv(const std::vector<std::string>& argv, uint32_t rank) {
+  std::vector<std::string> out = argv;
+  const std::string digits = absl::StrFormat("%08u", rank);
+  for (size_t i = 1; i < out.size(); ++i) out[i] = absl::StrReplaceAll(out[i], {{"{rank}", digits}});
   return out;
 }
 

@@ -37,6 +37,13 @@ absl::Status CheckCommandEnvEntry(std::string_view entry);
 // kMaxCommandArgBytes in all.
 absl::Status CheckCommandEnv(const std::vector<std::string>& env);
 
+// argv as the program of global rank `rank` gets it: "{rank}" in an argument
+// (not in argv[0]) becomes the rank as 8 digits ("00000003", the suffix of
+// file-per-process and small-files names), so that agents sharing a
+// directory (a shared file system, local agents) each name their own files:
+// "linux-{rank}.tar". Nothing else is expanded; no shell is involved.
+std::vector<std::string> ExpandCommandArgv(const std::vector<std::string>& argv, uint32_t rank);
+
 // The last component of a program path: "/usr/bin/tar" -> "tar".
 std::string CommandBaseName(std::string_view path);
 

@@ -89,10 +89,10 @@ class CommandWorkload : public Workload {
         spec_.phase_id(), ThisHost(), program, absl::StrJoin(allowed, ", "), program, program));
   }
 
-  CommandLaunch Launch() const {
+  CommandLaunch Launch(uint32_t rank) const {
     CommandLaunch l;
     l.program = argv_[0];
-    l.argv = argv_;
+    l.argv = ExpandCommandArgv(argv_, rank);
     l.env = CommandEnvironment(*account_, env_);
     l.dir = dir_;
     l.account = *account_;
@@ -112,7 +112,7 @@ class CommandWorkload : public Workload {
 };
 
 void CommandWorkload::RunTask(const TaskContext& task) {
-  const CommandLaunch launch = Launch();
+  const CommandLaunch launch = Launch(task.rank);
   task.FirstOpIssuing();
   const int64_t start_unix_ns = RealtimeNs();
   absl::StatusOr<v1::CommandResult> run = RunCommandProcess(launch, task.abort);
@@ -134,7 +134,7 @@ void CommandWorkload::RunTask(const TaskContext& task) {
   }
   v1::CommandResult* c = r->mutable_command();
   *c = std::move(*run);
-  for (const std::string& a : argv_) c->add_argv(a);
+  for (const std::string& a : launch.argv) c->add_argv(a);
   c->set_user(account_->name);
   r->set_ops(1);
   task.latency->Record(static_cast<uint64_t>(std::max<int64_t>(c->real_ns(), 0)));

@@ -14,10 +14,11 @@ namespace {
 
 // The plan's absolute phase directories, as further allowed roots of the
 // local agents (those below --local_root need none); relative ones go below
-// the temporary root and must stay there.
+// the temporary root and must stay there (created by LocalAgents, except a
+// command phase's, which its agent makes for the program's account).
 RunError ExtraRoots(const Plan& plan, const std::string& local_root,
-                    std::vector<std::string>* roots) {
-  std::set<std::string> extra;
+                    std::vector<std::string>* roots, std::vector<std::string>* relative) {
+  std::set<std::string> extra, below;
   for (const PhasePlan& p : plan.phases) {
     const std::string dir = std::filesystem::path(p.dir).lexically_normal().string();
     if (!p.dir.empty() && p.dir[0] == '/') {
@@ -33,8 +34,12 @@ RunError ExtraRoots(const Plan& plan, const std::string& local_root,
                                   "with --local use an absolute dir, or --local_root DIR",
                                   p.name, p.dir));
     }
+    // A command phase's directory is the agent's to make (owned by the
+    // account the program runs as).
+    if (p.kind != v1::COMMAND && !p.dir.empty() && dir != ".") below.insert(dir);
   }
   roots->assign(extra.begin(), extra.end());
+  relative->assign(below.begin(), below.end());
   return {};
 }
 
@@ -43,7 +48,9 @@ RunError StartLocalAgents(const Plan& plan, const RunOptions& options, int count
   LocalAgentsOptions lo;
   lo.count = count;
   lo.root = options.local_root;
-  if (RunError e = ExtraRoots(plan, options.local_root, &lo.extra_roots)) return e;
+  if (RunError e = ExtraRoots(plan, options.local_root, &lo.extra_roots, &lo.relative_dirs)) {
+    return e;
+  }
   // The user runs both sides: the agents allow the plan's own programs.
   if (RunError e = LocalCommandPrograms(plan, &lo.allow_commands)) return e;
   out->local_allow_commands = lo.allow_commands;

@@ -140,6 +140,16 @@ absl::StatusOr<std::unique_ptr<LocalAgents>> LocalAgents::Start(const LocalAgent
     }
     argv.insert(argv.end(), {"--root", r});
   }
+  for (const std::string& rel : options.relative_dirs) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(agents->root_) / rel, ec);
+    if (ec) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "local agents: cannot create the plan's directory %s below %s: %s; create it or "
+          "change the plan's dir",
+          rel, agents->root_, ec.message()));
+    }
+  }
   for (const std::string& program : options.allow_commands) {
     argv.insert(argv.end(), {"--allow_command", program});
   }

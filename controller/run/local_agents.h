@@ -21,6 +21,9 @@ struct LocalAgentsOptions {
   // More allowed roots (the plan's absolute directories): the user runs both
   // sides, so the plan's own directories are trusted. Created if missing.
   std::vector<std::string> extra_roots;
+  // The plan's relative phase directories (below the root), created if
+  // missing, as IOR creates its files: the user runs both sides.
+  std::vector<std::string> relative_dirs;
   // Programs (absolute paths) command phases may run (--allow_command); they
   // run as the user who started the agents (--command_user: that account,
   // root included, since that user owns both sides).
