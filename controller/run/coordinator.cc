@@ -79,6 +79,7 @@ class Coordinator {
   RunError CheckAttached();
   RunError MeasureClocks();
   RunError RunTest(uint32_t test_id);
+  RunError CheckAggregates(uint32_t test_id, uint32_t clients);
   RunError RunRepetition(v1::TestRecord* test, uint32_t rep, AcceptedPhases* accepted);
   RunError EndRepetition(const std::vector<v1::PhaseSpec>& written, v1::TestRecord* test,
                          uint32_t rep);
@@ -355,6 +356,7 @@ RunError Coordinator::RunTest(uint32_t test_id) {
   test->set_client_agents(clients);
   test->set_repetitions(plan_.repetitions);
   test->set_started_at(FormatRfc3339(RealtimeNs()));
+  if (RunError e = CheckAggregates(test_id, clients)) return e;
   for (const PhasePlan& phase : plan_.phases) *test->add_plan_specs() = BaseSpec(phase, test_id, 0);
 
   AcceptedPhases accepted;
@@ -368,6 +370,18 @@ RunError Coordinator::RunTest(uint32_t test_id) {
                                           phase.name, test_id, reorder);
   }
   printer_.TestDone(*test);
+  return {};
+}
+
+// total_size: every phase's split over the test's tasks, the rounding noted.
+RunError Coordinator::CheckAggregates(uint32_t test_id, uint32_t clients) {
+  for (const PhasePlan& phase : plan_.phases) {
+    auto split = SplitAggregate(plan_, phase, test_id, clients);
+    if (!split.ok()) return Fail(RunFailure::kBadPlan, std::string(split.status().message()));
+    const std::string note =
+        AggregateNote(phase, test_id, plan_.TasksPerAgent(phase, test_id) * clients, *split);
+    if (!note.empty()) printer_.Note(note);
+  }
   return {};
 }
 
