@@ -175,6 +175,7 @@ void Coordinator::StartRecord() {
   record_.set_ior_command_line(options_.ior_command_line);
   record_.set_ior_verbose(options_.ior_verbose);
   record_.set_ior_reference_number(options_.ior_reference_number);
+  record_.set_iozone_command_line(options_.iozone_command_line);
 }
 
 RunError Coordinator::SetUpAgents() {
