@@ -403,7 +403,9 @@ absl::StatusOr<CliCommand> ParseIozone(const std::vector<std::string>& args,
   RETURN_IF_ERROR(ReadIozoneArgs(args, read_file, &o, &cmd, &words, &info.splash));
   RETURN_IF_ERROR(CheckSizes(o));
   std::string dir = ".";
-  if (!o.files.empty()) ASSIGN_OR_RETURN(dir, DirOfFiles(o.files));
+  if (!o.files.empty()) {
+    ASSIGN_OR_RETURN(dir, DirOfFiles(o.files));
+  }
   if (!o.client_file.empty()) {
     std::string workdir;
     RETURN_IF_ERROR(PlaceOnClients(o, read_file, &cmd, &workdir));
