@@ -66,7 +66,7 @@ TEST(IozoneCli, ThroughputModeOnLocalAgents) {
   EXPECT_THAT(r.out, HasSubstr("\niozone test complete.\n"));
   EXPECT_THAT(r.out, HasSubstr("# lockstep iozone: stonewalling as IOzone"));
   // IOzone's arithmetic: Avg = Children see / children, Min <= Avg <= Max,
-  // Min xfer at most a whole file (1024 kB) and more than nothing.
+  // Min xfer at most a whole file (1024 kB).
   const double children = Figure(r.out, "\tChildren see throughput for  2 initial writers");
   const double avg = Figure(r.out, "\tAvg throughput per process");
   EXPECT_GT(children, 0);
@@ -74,7 +74,7 @@ TEST(IozoneCli, ThroughputModeOnLocalAgents) {
   EXPECT_LE(Figure(r.out, "\tMin throughput per process"), avg + 0.01);
   EXPECT_GE(Figure(r.out, "\tMax throughput per process"), avg - 0.01);
   const double min_xfer = Figure(r.out, "\tMin xfer");
-  EXPECT_GT(min_xfer, 0);
+  EXPECT_GE(min_xfer, 0);
   EXPECT_LE(min_xfer, 1024);
 
   const std::string run_dir = RunDirFromOutput(r.out);
@@ -89,7 +89,7 @@ TEST(IozoneCli, ThroughputModeOnLocalAgents) {
     for (const v1::AgentPhaseRecord& a : p.agents()) {
       for (const v1::TaskResult& t : a.tasks()) {
         EXPECT_EQ(t.bytes(), 1u << 20) << p.phase();
-        EXPECT_GT(t.bytes_at_first_done(), 0u) << p.phase();
+        // 0 is possible: a child that had not moved a record when the first ended.
         EXPECT_LE(t.bytes_at_first_done(), t.bytes()) << p.phase();
         whole += t.bytes_at_first_done() == t.bytes() ? 1 : 0;
       }
@@ -118,6 +118,24 @@ TEST(IozoneCli, TwoAgentsKeepFilesAndRefusals) {
   CommandResult bad = IozoneIn(tmp.path(), {"-i", "0", "-t", "2", "-j", "4"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.err, HasSubstr("lockstep iozone: option -j is not supported by lockstep iozone;"));
+}
+
+// -+k: -s is the aggregate, the plan's total_size; its rounding is said.
+TEST(IozoneCli, AggregateSplitOverTheChildren) {
+  TestCluster tmp;
+  const std::string data = tmp / "data";
+  std::filesystem::create_directories(data);
+  CommandResult r = IozoneIn(data, {"-i", "0", "-r", "64k", "-s", "1m", "-t", "3", "-+k",
+                                    "--out", tmp.results_dir()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("# phase 'initial-write' test 0: total_size 1 MiB over 3 tasks: "
+                               "block 320 KiB each, 65536 bytes (64 KiB) not moved"));
+  EXPECT_THAT(r.out, HasSubstr("\tEach process writes a 341 kByte file in 64 kByte records\n"));
+  v1::RunRecord rec = ReadRunJson(RunDirFromOutput(r.out));
+  ASSERT_EQ(rec.tests_size(), 1);
+  for (const v1::AgentPhaseRecord& a : rec.tests(0).phases(0).agents()) {
+    for (const v1::TaskResult& t : a.tasks()) EXPECT_EQ(t.bytes(), 320u << 10);
+  }
 }
 
 }  // namespace
