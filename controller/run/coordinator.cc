@@ -79,7 +79,7 @@ class Coordinator {
   RunError CheckAttached();
   RunError MeasureClocks();
   RunError RunTest(uint32_t test_id);
-  RunError CheckAggregates(uint32_t test_id, uint32_t clients);
+  RunError CheckAggregates();
   RunError RunRepetition(v1::TestRecord* test, uint32_t rep, AcceptedPhases* accepted);
   RunError EndRepetition(const std::vector<v1::PhaseSpec>& written, v1::TestRecord* test,
                          uint32_t rep);
@@ -149,6 +149,7 @@ RunOutcome Coordinator::Run() {
   StartRecord();
   printer_.Header(record_);
   RunError failure = SetUpAgents();
+  if (!failure) failure = CheckAggregates();
   if (!failure) {
     printer_.AgentsReady(record_);
     for (uint32_t t = 0; t < plan_.tests() && !failure; ++t) {
@@ -357,7 +358,6 @@ RunError Coordinator::RunTest(uint32_t test_id) {
   test->set_client_agents(clients);
   test->set_repetitions(plan_.repetitions);
   test->set_started_at(FormatRfc3339(RealtimeNs()));
-  if (RunError e = CheckAggregates(test_id, clients)) return e;
   for (const PhasePlan& phase : plan_.phases) *test->add_plan_specs() = BaseSpec(phase, test_id, 0);
 
   AcceptedPhases accepted;
@@ -374,14 +374,18 @@ RunError Coordinator::RunTest(uint32_t test_id) {
   return {};
 }
 
-// total_size: every phase's split over the test's tasks, the rounding noted.
-RunError Coordinator::CheckAggregates(uint32_t test_id, uint32_t clients) {
-  for (const PhasePlan& phase : plan_.phases) {
-    auto split = SplitAggregate(plan_, phase, test_id, clients);
-    if (!split.ok()) return Fail(RunFailure::kBadPlan, std::string(split.status().message()));
-    const std::string note =
-        AggregateNote(phase, test_id, plan_.TasksPerAgent(phase, test_id) * clients, *split);
-    if (!note.empty()) printer_.Note(note);
+// total_size: every phase's split over the tasks of every test, before the
+// first test runs (a split too small is refused), the rounding noted.
+RunError Coordinator::CheckAggregates() {
+  const uint32_t clients = static_cast<uint32_t>(roster_.clients().size());
+  for (uint32_t t = 0; t < plan_.tests(); ++t) {
+    for (const PhasePlan& phase : plan_.phases) {
+      auto split = SplitAggregate(plan_, phase, t, clients);
+      if (!split.ok()) return Fail(RunFailure::kBadPlan, std::string(split.status().message()));
+      const std::string note =
+          AggregateNote(phase, t, plan_.TasksPerAgent(phase, t) * clients, *split);
+      if (!note.empty()) printer_.Note(note);
+    }
   }
   return {};
 }
