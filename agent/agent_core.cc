@@ -73,6 +73,7 @@ struct AgentCore::Impl {
   std::map<std::string, bool> md_created_dirs ABSL_GUARDED_BY(mu);
   std::unique_ptr<TelemetrySampler> sampler;  // constant after Create; may be null
   std::unique_ptr<LustreTools> lustre;        // constant after Create
+  std::string lustre_version;                 // lustre->Version() at Create, when allowed
   std::thread watchdog;
 
   absl::Status NeedLustre(const std::string& what) const {
@@ -247,6 +248,11 @@ absl::StatusOr<std::unique_ptr<AgentCore>> AgentCore::Create(const AgentOptions&
   impl->options = options;
   impl->roots = *roots;
   impl->lustre = std::make_unique<LustreTools>(options.lustre_options);
+  // Asked once: lctl may take a while, and the version does not change
+  // while the agent runs (a client upgrade restarts it).
+  if (options.allow_lustre) {
+    if (auto v = impl->lustre->Version(); v.ok()) impl->lustre_version = *v;
+  }
   if (options.telemetry) {
     auto sampler = TelemetrySampler::Create(options.telemetry_options);
     if (!sampler.ok()) return sampler.status();
@@ -261,6 +267,7 @@ v1::HostFacts AgentCore::Facts() const {
   v1::HostFacts facts =
       GatherHostFacts(impl_->options.role, impl_->roots.roots(), impl_->instance);
   for (const auto& [key, value] : impl_->options.extra_facts) (*facts.mutable_extra())[key] = value;
+  if (facts.lustre_version().empty()) facts.set_lustre_version(impl_->lustre_version);
   return facts;
 }
 

@@ -15,7 +15,7 @@ namespace {
 
 constexpr uint64_t kUint32Max = std::numeric_limits<uint32_t>::max();
 
-constexpr std::array<FlagSpec, 24> kAgentFlags = {{
+constexpr std::array<FlagSpec, 27> kAgentFlags = {{
     {.name = "config", .value_name = "FILE",
      .help = "agent configuration file (TOML, see deploy/agent.toml.example); it sets what the "
              "flags set plus limits (max_tasks, max_bytes_per_phase); flags given explicitly "
@@ -51,6 +51,12 @@ constexpr std::array<FlagSpec, 24> kAgentFlags = {{
     {.name = "allow_lustre", .kind = FlagKind::kBool,
      .help = "let controllers run lfs setstripe/getstripe and lctl set_param (client "
              "checksums, lock LRU)"},
+    {.name = "lfs", .value_name = "PATH", .default_value = "lfs",
+     .help = "the lfs program (with --allow_lustre): a name looked up on PATH or an absolute "
+             "path, e.g. /usr/bin/lfs"},
+    {.name = "lctl", .value_name = "PATH", .default_value = "lctl",
+     .help = "the lctl program (with --allow_lustre): a name looked up on PATH or an absolute "
+             "path, e.g. /usr/sbin/lctl"},
     {.name = "devices", .kind = FlagKind::kList, .value_name = "DEV",
      .help = "block devices whose throughput telemetry reports, e.g. sda,nvme0n1 (default: "
              "every whole disk)."},
@@ -87,6 +93,9 @@ constexpr std::array<FlagSpec, 24> kAgentFlags = {{
     {.name = "test_delay_call_ms", .kind = FlagKind::kUint, .value_name = "MS",
      .default_value = "0", .help = "TESTS ONLY: how long --test_delay_calls wait",
      .max = kUint32Max},
+    {.name = "test_lustre_any_fs", .kind = FlagKind::kBool,
+     .help = "TESTS ONLY: let lfs setstripe/getstripe run on directories that are not on "
+             "Lustre (with fake lfs/lctl programs)"},
     {.name = "help-man", .kind = FlagKind::kBool,
      .help = "print the man page lockstep-agent.8 (roff)", .hidden = true},
 }};
@@ -165,6 +174,17 @@ absl::StatusOr<AgentConfig> AgentConfigFromFlags(const ParsedFlags& f) {
   if (use("default_lease_ms")) o.default_lease_ms = static_cast<uint32_t>(f.GetUint("default_lease_ms"));
   if (use("allow_drop_caches")) o.allow_drop_caches = f.GetBool("allow_drop_caches");
   if (use("allow_lustre")) o.allow_lustre = f.GetBool("allow_lustre");
+  if (use("lfs")) o.lustre_options.lfs = f.GetString("lfs");
+  if (use("lctl")) o.lustre_options.lctl = f.GetString("lctl");
+  for (const std::string* tool : {&o.lustre_options.lfs, &o.lustre_options.lctl}) {
+    if (tool->empty() || (tool->find('/') != std::string::npos && (*tool)[0] != '/')) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--lfs/--lctl \"%s\": give a program name looked up on PATH (lfs) or an absolute "
+          "path (/usr/bin/lfs)",
+          *tool));
+    }
+  }
+  if (f.GetBool("test_lustre_any_fs")) o.lustre_options.require_lustre = false;
   o.runner.test_delay_per_transfer =
       absl::Microseconds(static_cast<int64_t>(f.GetUint("test_delay_per_transfer_us")));
   if (f.Has("test_delay_calls")) o.test_delay_calls = f.GetList("test_delay_calls");

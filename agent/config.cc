@@ -99,9 +99,9 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text, const std:
   AgentConfig c;
   absl::Status s = CheckKeys(source, root, "the agent config",
                              {"listen", "role", "roots", "insecure", "tls", "permissions",
-                              "limits", "telemetry"});
+                              "limits", "telemetry", "lustre"});
   if (!s.ok()) return s;
-  for (const char* t : {"tls", "permissions", "limits", "telemetry"}) {
+  for (const char* t : {"tls", "permissions", "limits", "telemetry", "lustre"}) {
     if (root.get(t) && !root.get(t)->is_table()) {
       return Bad(source, *root.get(t), t, absl::StrFormat("must be a table: write [%s]", t));
     }
@@ -125,6 +125,19 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text, const std:
     if (!(s = CheckKeys(source, *t, "[permissions]", {"drop_caches", "lustre"})).ok()) return s;
     if (!(s = GetBool(source, *t, "drop_caches", &c.options.allow_drop_caches)).ok()) return s;
     if (!(s = GetBool(source, *t, "lustre", &c.options.allow_lustre)).ok()) return s;
+  }
+  if (const toml::table* t = Table(root, "lustre")) {
+    if (!(s = CheckKeys(source, *t, "[lustre]", {"lfs", "lctl"})).ok()) return s;
+    for (const char* key : {"lfs", "lctl"}) {
+      std::string* tool = std::string(key) == "lfs" ? &c.options.lustre_options.lfs
+                                                    : &c.options.lustre_options.lctl;
+      if (!(s = GetString(source, *t, key, tool)).ok()) return s;
+      if (tool->empty() || (tool->find('/') != std::string::npos && (*tool)[0] != '/')) {
+        return Bad(source, *t->get(key), key,
+                   "give a program name looked up on PATH (\"lfs\") or an absolute path "
+                   "(\"/usr/bin/lfs\")");
+      }
+    }
   }
   if (const toml::table* t = Table(root, "limits")) {
     if (!(s = CheckKeys(source, *t, "[limits]",

@@ -13,6 +13,9 @@
 //   [permissions]
 //   drop_caches = true
 //   lustre = false                   # lfs setstripe, lctl set_param
+//   [lustre]
+//   lfs = "lfs"                      # a name on PATH or an absolute path
+//   lctl = "lctl"
 //   [limits]
 //   max_tasks = 4096
 //   max_bytes_per_phase = "0"        # 0 = no limit; sizes as in plans

@@ -67,7 +67,7 @@ constexpr std::array<FlagSpec, 6> kAgentSourceFlags = {{
 }};
 
 constexpr auto kRunFlags = Concat(Concat(
-    std::array<FlagSpec, 9>{{
+    std::array<FlagSpec, 13>{{
         {.name = "local", .kind = FlagKind::kUint, .value_name = "N", .default_value = "0",
          .help = "start N agents (1 to 256) on loopback, in plaintext, instead of the plan's "
                  "[[agent]] tables; 0: the plan's agents",
@@ -90,6 +90,20 @@ constexpr auto kRunFlags = Concat(Concat(
          .help = "site name recorded with the run, for comparing sites"},
         {.name = "tag", .kind = FlagKind::kList, .value_name = "TAG",
          .help = "tags recorded with the run."},
+        {.name = "smoke", .kind = FlagKind::kBool,
+         .help = "a smoke run: every block and size capped at 16 MiB, at most 8 tasks per agent "
+                 "and 200 items per task, stonewalls at 2 s, one repetition; on directories not "
+                 "on Lustre the Lustre settings are left out. The header lists every change"},
+        {.name = "dry-run", .kind = FlagKind::kBool,
+         .help = "print what the plan would run (tests, phases, agents, tasks, bytes per agent "
+                 "and in all, files, estimated duration) and exit; no agent is contacted"},
+        {.name = "rate_mib_s", .kind = FlagKind::kUint, .value_name = "MIB_S",
+         .default_value = "1000", .help = "with --dry-run: the data rate of the estimate",
+         .min = 1, .max = 100000000},
+        {.name = "rate_ops_s", .kind = FlagKind::kUint, .value_name = "OPS",
+         .default_value = "10000",
+         .help = "with --dry-run: the metadata rate (mdtest, small files) of the estimate",
+         .min = 1, .max = 1000000000},
     }},
     kRunTlsFlags), kAgentSourceFlags);
 

@@ -23,6 +23,7 @@
 #include "controller/cli/cli_common.h"
 #include "controller/results/history.h"
 #include "controller/cli/results_commands.h"
+#include "controller/cli/run_preview.h"
 #include "controller/cli/exit_codes.h"
 #include "controller/plan/plan.h"
 
@@ -79,6 +80,8 @@ int RunCommand(const std::vector<std::string>& args, const std::string& command_
     std::fprintf(stderr, "lockstep: %s\n", std::string(plan.status().message()).c_str());
     return kExitUsage;
   }
+  if (f.GetBool("smoke")) ApplySmoke(f, &*plan);
+  if (f.GetBool("dry-run")) return DryRun(f, *plan);
   RunOptions options;
   options.out_dir = f.GetString("out");
   options.local_agents = static_cast<int>(f.GetUint("local"));

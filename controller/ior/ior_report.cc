@@ -234,6 +234,11 @@ std::string IorReport::AgentsReady(const v1::RunRecord& run) const {
   std::string out = absl::StrFormat("# lockstep %s, run %s (%s)\n", run.lockstep_version(),
                                     run.run_id(), run.plan_file());
   if (!run.ior_command_line().empty()) out += "# command: " + run.command_line() + "\n";
+  if (run.smoke()) {
+    out += "# smoke run (--smoke): sizes capped, one repetition; a check that the plan runs, "
+           "not a measurement of it\n";
+    for (const std::string& c : run.smoke_changes()) out += "#   " + c + "\n";
+  }
   out += absl::StrFormat("# agents: %u (%u client)\n", run.agents_size(), clients);
   for (const v1::AgentRecord& a : run.agents()) {
     const v1::HostFacts& f = a.facts();

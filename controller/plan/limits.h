@@ -18,6 +18,7 @@ namespace lockstep {
 inline constexpr uint32_t kMaxTotalTasks = 1u << 24;     // IOR -N, mdtest --tasks
 inline constexpr uint32_t kMaxRepetitions = 10000;       // repetitions, IOR/mdtest -i
 inline constexpr uint32_t kMaxLocalAgents = 256;         // --local
+inline constexpr uint32_t kMaxPlanAgents = 100000;          // [run] client_agents
 
 // ---- transfer phases (IOR) -------------------------------------------------
 // (kTransferAlignBytes and kDirectIoAlignBytes: common/limits.h)

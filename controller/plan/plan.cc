@@ -23,7 +23,8 @@ const std::vector<std::string> kRunKeys = {
     "name",          "repetitions",     "connect_timeout_ms", "lease_ms",
     "progress_interval_ms", "seed",     "cache",              "drop_mode",
     "cache_required", "lustre_lru_clear", "max_start_skew_us", "on_skew",
-    "max_clock_uncertainty_us", "on_clock", "on_agent_loss", "io_stall_timeout_ms"};
+    "max_clock_uncertainty_us", "on_clock", "on_agent_loss", "io_stall_timeout_ms",
+    "client_agents"};
 const std::vector<std::string> kAgentKeys = {"address", "role"};
 
 // The TOML document; TOML++ throws on malformed text, caught here.
@@ -51,6 +52,25 @@ absl::Status CheckTopLevelKeys(const toml::table& root, const std::string& sourc
   return absl::OkStatus();
 }
 
+// [run] client_agents: an integer, or a non-empty list (a sweep).
+absl::Status ReadClientAgents(const TableReader& r, Plan* plan) {
+  const toml::node* n = r.Get("client_agents");
+  if (n == nullptr) return absl::OkStatus();
+  std::vector<const toml::node*> values;
+  if (const toml::array* a = n->as_array()) {
+    if (a->empty()) return r.Error(*n, "client_agents", "the list is empty");
+    for (const toml::node& e : *a) values.push_back(&e);
+  } else {
+    values.push_back(n);
+  }
+  for (const toml::node* e : values) {
+    uint64_t v = 0;
+    RETURN_IF_ERROR(r.UintNode(*e, "client_agents", 1, kMaxPlanAgents, &v));
+    plan->client_agents.push_back(static_cast<uint32_t>(v));
+  }
+  return absl::OkStatus();
+}
+
 // [run]: the plan's settings.
 absl::Status ParseRun(const toml::table& t, const std::string& source, Plan* plan) {
   TableReader r(t, source, "[run]", kRunKeys);
@@ -74,6 +94,7 @@ absl::Status ParseRun(const toml::table& t, const std::string& source, Plan* pla
   RETURN_IF_ERROR(r.OneOf("on_clock", {"warn", "fail"}, &plan->on_clock));
   RETURN_IF_ERROR(r.Uint32("io_stall_timeout_ms", 0, kMaxIoStallTimeoutMs,
                            &plan->io_stall_timeout_ms));
+  RETURN_IF_ERROR(ReadClientAgents(r, plan));
   return r.OneOf("on_agent_loss", {"stop", "continue"}, &plan->on_agent_loss);
 }
 
@@ -188,6 +209,38 @@ std::string NameFromSource(const std::string& source) {
   return base.empty() ? "lockstep" : base;
 }
 
+// client_agents sweeps with the phases' lists (same length), and asks for no
+// more clients than the [[agent]] tables list.
+absl::Status CheckClientAgents(const toml::table& root, const Plan& plan) {
+  if (plan.client_agents.empty()) return absl::OkStatus();
+  const toml::node* n = root["run"]["client_agents"].node();
+  const int line = n != nullptr ? n->source().begin.line : 0;
+  size_t phase_sweep = 1;
+  std::string owner;
+  for (const PhasePlan& p : plan.phases) {
+    if (p.tasks_per_agent.size() > phase_sweep) {
+      phase_sweep = p.tasks_per_agent.size();
+      owner = p.name;
+    }
+  }
+  if (plan.client_agents.size() > 1 && phase_sweep > 1 && plan.client_agents.size() != phase_sweep) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s:%d: [run] client_agents: a sweep of %u values, but phase '%s' sweeps %u; test i "
+        "uses value i of every list, so give lists of the same length",
+        plan.source, line, plan.client_agents.size(), owner, phase_sweep));
+  }
+  size_t clients = 0;
+  for (const AgentPlan& a : plan.agents) clients += a.role == v1::CLIENT ? 1 : 0;
+  const uint32_t most = *std::max_element(plan.client_agents.begin(), plan.client_agents.end());
+  if (!plan.agents.empty() && most > clients) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s:%d: [run] client_agents asks for %u client agents, but the [[agent]] tables list "
+        "%u; add agents or lower the value",
+        plan.source, line, most, clients));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckClockBounds(const Plan& plan) {
   if (plan.max_clock_uncertainty_us > 0 && plan.max_start_skew_us > 0 &&
       plan.max_clock_uncertainty_us > plan.max_start_skew_us) {
@@ -224,9 +277,14 @@ absl::Status CheckAgentsForPhases(const Plan& plan) {
 }  // namespace
 
 uint32_t Plan::tests() const {
-  size_t n = 1;
+  size_t n = std::max<size_t>(1, client_agents.size());
   for (const PhasePlan& p : phases) n = std::max(n, p.tasks_per_agent.size());
   return static_cast<uint32_t>(n);
+}
+
+uint32_t Plan::ClientAgents(uint32_t t) const {
+  if (client_agents.empty()) return 0;
+  return client_agents[std::min<size_t>(t, client_agents.size() - 1)];
 }
 
 uint32_t Plan::TasksPerAgent(const PhasePlan& p, uint32_t t) const {
@@ -278,6 +336,7 @@ absl::StatusOr<Plan> ParsePlan(const std::string& text, const std::string& sourc
   if (plan.name.empty()) plan.name = NameFromSource(source);
   RETURN_IF_ERROR(CheckClockBounds(plan));
   RETURN_IF_ERROR(CheckAgentsForPhases(plan));
+  RETURN_IF_ERROR(CheckClientAgents(root, plan));
   return plan;
 }
 

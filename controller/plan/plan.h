@@ -118,10 +118,20 @@ struct Plan {
   // file and offset it is stuck on (0 = never).
   uint32_t io_stall_timeout_ms = 120000;
   std::vector<AgentPlan> agents;  // empty: local agents
+  // [run] client_agents: in test t only the first client_agents[t] client
+  // agents take part (1 node, then 4, then 8: seed 000); a list sweeps with
+  // the phases' lists. Empty: every client agent in every test.
+  std::vector<uint32_t> client_agents;
   std::vector<PhasePlan> phases;
+  // `lockstep run --smoke` (controller/plan/plan_smoke.h): the plan was made
+  // small; one line per value changed or setting left out.
+  bool smoke = false;
+  std::vector<std::string> smoke_changes;
 
   // Number of tests (sweep points): the length of the list-valued keys.
   uint32_t tests() const;
+  // How many client agents take part in test `t`; 0 = all.
+  uint32_t ClientAgents(uint32_t t) const;
   // tasks_per_agent of phase `p` in test `t`.
   uint32_t TasksPerAgent(const PhasePlan& p, uint32_t t) const;
   // The cache mode of phase `p`: its own, else the plan's.

@@ -29,7 +29,11 @@ std::vector<AgentClient*> AgentRoster::InRun(bool clients) const {
   return out;
 }
 
-std::vector<AgentClient*> AgentRoster::clients() const { return InRun(/*clients=*/true); }
+std::vector<AgentClient*> AgentRoster::clients() const {
+  std::vector<AgentClient*> out = InRun(/*clients=*/true);
+  if (client_limit_ > 0 && out.size() > client_limit_) out.resize(client_limit_);
+  return out;
+}
 
 std::vector<AgentClient*> AgentRoster::servers() const { return InRun(/*clients=*/false); }
 

@@ -39,6 +39,11 @@ class AgentRoster {
   // The role-client agents still in the run, in rank order; an agent lost
   // during a phase stays until DropLost.
   std::vector<AgentClient*> clients() const;
+  // Only the first `n` of those take part from now on (the plan's
+  // client_agents sweep); 0: all of them.
+  void LimitClients(size_t n) { client_limit_ = n; }
+  // How many client agents are still in the run, whatever the limit.
+  size_t available_clients() const { return InRun(/*clients=*/true).size(); }
   // The OSS and MDS agents still in the run.
   std::vector<AgentClient*> servers() const;
   // `agents` less the lost ones.
@@ -73,6 +78,7 @@ class AgentRoster {
   std::vector<AgentClient*> InRun(bool clients) const;
 
   std::vector<Entry> agents_;
+  size_t client_limit_ = 0;
 };
 
 }  // namespace lockstep

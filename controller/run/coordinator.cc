@@ -80,6 +80,7 @@ class Coordinator {
   RunError MeasureClocks();
   RunError RunTest(uint32_t test_id);
   RunError CheckAggregates();
+  RunError UseClientsOf(uint32_t test_id);
   RunError RunRepetition(v1::TestRecord* test, uint32_t rep, AcceptedPhases* accepted);
   RunError EndRepetition(const std::vector<v1::PhaseSpec>& written, v1::TestRecord* test,
                          uint32_t rep);
@@ -177,6 +178,8 @@ void Coordinator::StartRecord() {
   record_.set_ior_verbose(options_.ior_verbose);
   record_.set_ior_reference_number(options_.ior_reference_number);
   record_.set_iozone_command_line(options_.iozone_command_line);
+  record_.set_smoke(plan_.smoke);
+  for (const std::string& c : plan_.smoke_changes) record_.add_smoke_changes(c);
 }
 
 RunError Coordinator::SetUpAgents() {
@@ -349,6 +352,7 @@ RunError Coordinator::MeasureClocks() {
 }
 
 RunError Coordinator::RunTest(uint32_t test_id) {
+  if (RunError e = UseClientsOf(test_id)) return e;
   v1::TestRecord* test = record_.add_tests();
   test->set_test_id(test_id);
   const uint32_t tpa = plan_.TasksPerAgent(plan_.phases.front(), test_id);
@@ -377,8 +381,11 @@ RunError Coordinator::RunTest(uint32_t test_id) {
 // total_size: every phase's split over the tasks of every test, before the
 // first test runs (a split too small is refused), the rounding noted.
 RunError Coordinator::CheckAggregates() {
-  const uint32_t clients = static_cast<uint32_t>(roster_.clients().size());
+  const size_t available = roster_.available_clients();
   for (uint32_t t = 0; t < plan_.tests(); ++t) {
+    // [run] client_agents: the clients test t uses (UseClientsOf refuses more).
+    const uint32_t clients = static_cast<uint32_t>(
+        plan_.ClientAgents(t) > 0 ? std::min<size_t>(plan_.ClientAgents(t), available) : available);
     for (const PhasePlan& phase : plan_.phases) {
       auto split = SplitAggregate(plan_, phase, t, clients);
       if (!split.ok()) return Fail(RunFailure::kBadPlan, std::string(split.status().message()));
@@ -387,6 +394,20 @@ RunError Coordinator::CheckAggregates() {
       if (!note.empty()) printer_.Note(note);
     }
   }
+  return {};
+}
+
+// client_agents: the first N client agents take part in test `test_id`.
+RunError Coordinator::UseClientsOf(uint32_t test_id) {
+  const uint32_t want = plan_.ClientAgents(test_id);
+  const size_t have = roster_.available_clients();
+  if (want > have) {
+    return Fail(RunFailure::kBadPlan,
+                absl::StrFormat("%s: [run] client_agents asks for %u client agents in test %u, "
+                                "but the run has %zu; give more agents or lower the value",
+                                plan_.source, want, test_id, have));
+  }
+  roster_.LimitClients(want);
   return {};
 }
 

@@ -17,6 +17,7 @@
 #include "common/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "lustre_fakes.h"
 
 namespace lockstep {
 namespace {
@@ -24,21 +25,8 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-constexpr char kGetStripeDir[] =
-    "stripe_count:  4 stripe_size:   1048576 pattern:       raid0 stripe_offset: -1 "
-    "pool:          flash\n";
-
-constexpr char kGetStripeFile[] =
-    "/mnt/lustre/file\n"
-    "lmm_stripe_count:  2\n"
-    "lmm_stripe_size:   4194304\n"
-    "lmm_pattern:       raid0\n"
-    "lmm_layout_gen:    0\n"
-    "lmm_stripe_offset: 1\n"
-    "\tobdidx\t\t objid\t\t objid\t\t group\n"
-    "\t     1\t            35\t         0x23\t             0\n"
-    "\t     0\t            35\t         0x23\t             0\n";
+using testing::kGetStripeDir;
+using testing::kGetStripeFile;
 
 std::string ReadAll(const std::string& path) {
   std::ifstream f(path);
@@ -67,61 +55,7 @@ class LustreFakeTools : public ::testing::Test {
     dir_ = templ;
     const char* path = std::getenv("PATH");
     old_path_ = path ? path : "";
-    std::string log_line =
-        absl::StrFormat("{ printf '%%s' \"${0##*/}\"; for a in \"$@\"; do printf '\\t%%s' "
-                        "\"$a\"; done; printf '\\n'; } >> '%s'\n",
-                        log());
-    WriteFile(dir_ + "/bin/lfs",
-              absl::StrFormat("#!/bin/sh\n%s"
-                              "case \"$1\" in\n"
-                              "getstripe)\n"
-                              "  if [ \"$2\" = -d ]; then printf '%%s' '%s';\n"
-                              "  else printf '%%s' '%s'; fi;;\n"
-                              "esac\n",
-                              log_line, kGetStripeDir, kGetStripeFile),
-              0755);
-    WriteFile(dir_ + "/bin/lctl",
-              absl::StrFormat(
-                  "#!/bin/sh\n%s"
-                  "STATE='%s'\n"
-                  "case \"$1\" in\n"
-                  "get_param)\n"
-                  "  shift\n"
-                  "  noname=; if [ \"$1\" = -n ]; then shift; noname=1; fi\n"
-                  "  found=\n"
-                  "  for f in \"$STATE\"/$1; do\n"
-                  "    [ -e \"$f\" ] || continue\n"
-                  "    found=1\n"
-                  "    if [ -n \"$noname\" ]; then cat \"$f\";\n"
-                  "    else printf '%%s=%%s\\n' \"${f##*/}\" \"$(cat \"$f\")\"; fi\n"
-                  "  done\n"
-                  "  if [ -z \"$found\" ]; then\n"
-                  "    echo \"error: get_param: param_path '$1': No such file or directory\" >&2\n"
-                  "    exit 2\n"
-                  "  fi;;\n"
-                  "set_param)\n"
-                  "  shift\n"
-                  "  for kv in \"$@\"; do\n"
-                  "    name=${kv%%%%=*}; val=${kv#*=}; found=\n"
-                  "    for f in \"$STATE\"/$name; do\n"
-                  "      [ -e \"$f\" ] && { printf '%%s\\n' \"$val\" > \"$f\"; found=1; }\n"
-                  "    done\n"
-                  "    if [ -z \"$found\" ]; then\n"
-                  "      echo \"error: set_param: param_path '$name': No such file\" >&2\n"
-                  "      exit 2\n"
-                  "    fi\n"
-                  "  done;;\n"
-                  "hang)\n"
-                  "  sleep 30 &\n"
-                  "  echo $! > '%s/sleep.pid'\n"
-                  "  wait;;\n"
-                  "esac\n",
-                  log_line, state(), dir_),
-              0755);
-    WriteFile(state() + "/version", "2.15.3\n");
-    WriteFile(state() + "/osc.lustre-OST0000-osc-ffff8803.checksums", "1\n");
-    WriteFile(state() + "/osc.lustre-OST0001-osc-ffff8803.checksums", "0\n");
-    WriteFile(state() + "/ldlm.namespaces.lustre-OST0000-osc-ffff8803.lru_size", "0\n");
+    ASSERT_TRUE(testing::WriteFakeLustreTools(dir_));
     ASSERT_EQ(::setenv("PATH", (dir_ + "/bin:" + old_path_).c_str(), 1), 0);
   }
 

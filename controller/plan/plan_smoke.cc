@@ -1,0 +1,227 @@
+#include "controller/plan/plan_smoke.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/names.h"
+#include "common/sizes.h"
+
+namespace lockstep {
+namespace {
+
+// ---- smoke ------------------------------------------------------------------
+
+class Capper {
+ public:
+  Capper(Plan* plan, const PhasePlan* phase) : plan_(plan), phase_(phase) {}
+
+  // value = min(value, cap), noting "phase P: KEY FROM -> TO".
+  void Bytes(const char* key, uint64_t cap, uint64_t* value) {
+    if (*value <= cap) return;
+    Note(key, HumanBytes(*value), HumanBytes(cap));
+    *value = cap;
+  }
+  template <typename T>
+  void Count(const char* key, T cap, T* value) {
+    if (*value <= cap) return;
+    Note(key, absl::StrCat(*value), absl::StrCat(cap));
+    *value = cap;
+  }
+  void Note(const char* key, const std::string& from, const std::string& to) {
+    plan_->smoke_changes.push_back(absl::StrFormat("%s: %s %s -> %s", Where(), key, from, to));
+  }
+  void Dropped(const std::string& what, const std::string& why) {
+    plan_->smoke_changes.push_back(absl::StrFormat("%s: %s left out (%s)", Where(), what, why));
+  }
+
+ private:
+  std::string Where() const {
+    return phase_ == nullptr ? "[run]" : absl::StrCat("phase ", phase_->name);
+  }
+  Plan* plan_;
+  const PhasePlan* phase_;
+};
+
+void SmokePhase(const SmokeOptions& o, Plan* plan, PhasePlan* p) {
+  Capper c(plan, p);
+  for (uint32_t& tpa : p->tasks_per_agent) c.Count("tasks_per_agent", o.max_tasks_per_agent, &tpa);
+  c.Bytes("transfer_size", o.max_bytes, &p->transfer_bytes);
+  if (p->block_bytes > o.max_bytes) {
+    // A block stays a whole number of transfers.
+    const uint64_t cap = std::max(p->transfer_bytes, o.max_bytes / p->transfer_bytes * p->transfer_bytes);
+    c.Bytes("block_size", cap, &p->block_bytes);
+  }
+  if (p->block_bytes > 0) {
+    c.Count<uint64_t>("segments", std::max<uint64_t>(1, o.max_bytes / p->block_bytes), &p->segments);
+  }
+  if (p->total_bytes > 0) {
+    // total_size: at most the cap per task of one agent (fewer with more agents).
+    uint32_t most_tasks = 1;
+    for (uint32_t tpa : p->tasks_per_agent) most_tasks = std::max(most_tasks, tpa);
+    c.Bytes("total_size", o.max_bytes * most_tasks, &p->total_bytes);
+  }
+  c.Count<uint64_t>("small_files", o.max_items, &p->small_files);
+  c.Bytes("small_file_max_size", std::min<uint64_t>(o.max_bytes, 1 << 20), &p->small_file_max_bytes);
+  p->small_file_min_bytes = std::min(p->small_file_min_bytes, p->small_file_max_bytes);
+  c.Count<uint64_t>("md_items", o.max_items, &p->md_items);
+  c.Bytes("md_write_bytes", o.max_bytes, &p->md_write_bytes);
+  c.Bytes("md_read_bytes", o.max_bytes, &p->md_read_bytes);
+  c.Count("stonewall_seconds", o.max_stonewall_seconds, &p->stonewall_seconds);
+  c.Count("md_stonewall_seconds", o.max_stonewall_seconds, &p->md_stonewall_seconds);
+  c.Count<uint32_t>("delay_seconds", 0, &p->delay_seconds);
+  if (o.lustre) return;
+  if (p->set_stripe) {
+    c.Dropped("striping (stripe_count/stripe_size/stripe_index/stripe_pool)",
+              "the directories are not on Lustre");
+    p->set_stripe = false;
+  }
+  if (p->checksums != v1::CHECKSUMS_UNCHANGED) {
+    c.Dropped(absl::StrCat("checksums = ", p->checksums == v1::CHECKSUMS_ON ? "true" : "false"),
+              "the directories are not on Lustre");
+    p->checksums = v1::CHECKSUMS_UNCHANGED;
+  }
+}
+
+// ---- dry run ----------------------------------------------------------------
+
+// What one phase of one test would move and make.
+struct PhaseEstimate {
+  uint32_t tasks = 0;            // over all client agents
+  uint64_t bytes_per_task = 0;
+  uint64_t ops_per_task = 0;     // metadata operations
+  uint64_t files = 0;            // over all agents
+  double seconds = 0;
+  std::string note;
+};
+
+// The mean of a log-uniform size in [lo, hi] (small_files).
+double LogUniformMean(uint64_t lo, uint64_t hi) {
+  if (hi <= lo || lo == 0) return static_cast<double>(hi);
+  return static_cast<double>(hi - lo) / std::log(static_cast<double>(hi) / static_cast<double>(lo));
+}
+
+PhaseEstimate EstimatePhase(const Plan& plan, const PhasePlan& p, uint32_t test,
+                            uint32_t clients, const DryRunOptions& o) {
+  PhaseEstimate e;
+  const uint32_t tpa = plan.TasksPerAgent(p, test);
+  e.tasks = tpa * clients;
+  switch (p.kind) {
+    case v1::WRITE:
+    case v1::READ:
+    case v1::REWRITE:
+      if (auto split = SplitAggregate(plan, p, test, clients); split.ok()) {
+        e.bytes_per_task = split->block_bytes * p.segments;  // total_size: this test's split
+      } else {
+        e.note = std::string(split.status().message());
+      }
+      e.files = p.file_per_process ? e.tasks : 1;
+      if (p.kind == v1::REWRITE) e.note = "read and written back";
+      break;
+    case v1::SMALL_FILES:
+      e.bytes_per_task = static_cast<uint64_t>(
+          static_cast<double>(p.small_files) * LogUniformMean(p.small_file_min_bytes,
+                                                              p.small_file_max_bytes));
+      e.ops_per_task = p.small_files;
+      e.files = p.small_files * e.tasks;
+      e.note = "written, then read back";
+      break;
+    case v1::MDTEST:
+      e.ops_per_task = p.md_items;
+      e.bytes_per_task = p.md_items * std::max(p.md_write_bytes, p.md_read_bytes);
+      e.files = p.md_op == v1::MD_FILE_CREATE ? p.md_items * e.tasks : 0;
+      e.note = MdtestOpName(p.md_op);
+      break;
+    case v1::FIND:
+      e.note = "walks the tree; counts what it finds";
+      break;
+    default:
+      e.note = "duration not estimated";
+      break;
+  }
+  const double bytes = static_cast<double>(e.bytes_per_task) * e.tasks;
+  const double ops = static_cast<double>(e.ops_per_task) * e.tasks;
+  e.seconds = bytes / (o.rate_mib_s * 1048576.0) + ops / o.rate_ops_s;
+  const uint32_t wall = std::max(p.stonewall_seconds, p.md_stonewall_seconds);
+  if (wall > 0) {
+    e.seconds = std::max<double>(wall, e.seconds);
+    e.note = absl::StrFormat("stonewall %u s: at least that long, the bytes an upper bound", wall);
+  }
+  return e;
+}
+
+std::string Duration(double s) {
+  if (s < 120) return absl::StrFormat("%.1f s", s);
+  if (s < 7200) return absl::StrFormat("%.1f min", s / 60);
+  return absl::StrFormat("%.1f h", s / 3600);
+}
+
+}  // namespace
+
+void MakeSmokePlan(const SmokeOptions& options, Plan* plan) {
+  plan->smoke = true;
+  Capper run(plan, nullptr);
+  run.Count<uint32_t>("repetitions", 1, &plan->repetitions);
+  if (options.max_client_agents > 0) {
+    for (uint32_t& n : plan->client_agents) {
+      run.Count("client_agents", options.max_client_agents, &n);
+    }
+  }
+  if (!options.lustre && plan->lustre_lru_clear) {
+    run.Dropped("lustre_lru_clear", "the directories are not on Lustre");
+    plan->lustre_lru_clear = false;
+  }
+  for (PhasePlan& p : plan->phases) SmokePhase(options, plan, &p);
+}
+
+std::string FormatDryRun(const Plan& plan, const DryRunAgents& agents,
+                         const DryRunOptions& options) {
+  std::string out = absl::StrFormat(
+      "dry run of %s: nothing is sent to any agent, no file is touched\n"
+      "agents: %u client(s), %u server(s) (%s)\n"
+      "%u test(s) x %u repetition(s); estimates at %.0f MiB/s and %.0f metadata ops/s\n",
+      plan.source, agents.clients, agents.servers, agents.source, plan.tests(), plan.repetitions,
+      options.rate_mib_s, options.rate_ops_s);
+  if (plan.smoke) {
+    out += "smoke plan (--smoke): sizes capped, one repetition:\n";
+    for (const std::string& c : plan.smoke_changes) out += "  " + c + "\n";
+  }
+  double total_bytes = 0, total_s = 0;
+  uint64_t phases = 0;
+  for (uint32_t t = 0; t < plan.tests(); ++t) {
+    const uint32_t clients =
+        plan.ClientAgents(t) > 0 ? std::min(plan.ClientAgents(t), agents.clients) : agents.clients;
+    absl::StrAppendFormat(&out, "test %u: %u client agent(s), %u task(s) per agent%s\n", t,
+                          clients, plan.TasksPerAgent(plan.phases.front(), t),
+                          plan.ClientAgents(t) > agents.clients
+                              ? absl::StrFormat(" (client_agents asks for %u: the run would "
+                                                "refuse this test)",
+                                                plan.ClientAgents(t))
+                              : "");
+    for (const PhasePlan& p : plan.phases) {
+      const PhaseEstimate e = EstimatePhase(plan, p, t, clients, options);
+      const uint64_t per_agent = e.bytes_per_task * plan.TasksPerAgent(p, t);
+      const uint64_t all = e.bytes_per_task * e.tasks;
+      absl::StrAppendFormat(
+          &out, "  %-18s %-11s %5u tasks  %10s/agent  %10s in all  %8llu files  ~%s%s\n",
+          p.name, PhaseKindName(p.kind), e.tasks, HumanBytes(per_agent), HumanBytes(all),
+          static_cast<unsigned long long>(e.files), Duration(e.seconds),
+          e.note.empty() ? "" : absl::StrCat("  (", e.note, ")"));
+      total_bytes += static_cast<double>(all) * plan.repetitions;
+      total_s += e.seconds * plan.repetitions;
+      phases += plan.repetitions;
+    }
+  }
+  absl::StrAppendFormat(&out,
+                        "total: %llu phase runs, %s moved, ~%s of I/O (plus set-up, cache "
+                        "barriers and removal)\n",
+                        static_cast<unsigned long long>(phases),
+                        HumanBytes(static_cast<uint64_t>(total_bytes)), Duration(total_s));
+  return out;
+}
+
+}  // namespace lockstep
