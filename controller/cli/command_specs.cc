@@ -435,12 +435,16 @@ constexpr CommandSpec kExport = {
 constexpr CommandSpec kCompare = {
     .program = "lockstep",
     .name = "compare",
-    .synopsis = "[--db FILE] RUN RUN [RUN...] [--csv F] [--html F]",
-    .summary = "compare runs result by result (Welch's t-test on the repetitions)",
+    .synopsis = "[--db FILE] RUN[,RUN...] RUN[,RUN...] [RUN[,RUN...]...] [--csv F] [--html F]",
+    .summary = "compare runs result by result (medians, Welch's t-test on the repetitions)",
     .description =
-        "With two runs: every result of one against the same result of the other, with the "
-        "change, Welch's t-test over the repetitions and what differs between the runs "
-        "(kernel, versions, file system). With more: a matrix of mean bandwidths.\n\n"
+        "With two sides: every result of one against the same result of the other (the same "
+        "phase, operation, shape and sweep point), with the median and min..max of each, the "
+        "change of the medians, Welch's t-test over the repetitions and what differs between "
+        "the runs (kernel, versions, file system). With more: a matrix of medians.\n\n"
+        "A side is one RUN or several joined by commas (RUN1,RUN2,RUN3: several runs of one "
+        "plan): its values are every repetition of every run in it, the \"median of several "
+        "runs\".\n\n"
         "RUN is a run id recorded in the history db, a run directory holding run.json, or a "
         "run.json file.",
     .flags = kRunsFlags,

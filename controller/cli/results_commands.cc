@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "common/files.h"
 #include "common/flags.h"
 #include "common/status_macros.h"
@@ -203,16 +204,23 @@ int CompareCommand(const std::vector<std::string>& args) {
   if (auto code = HelpOrUsageExit(spec, f)) return *code;
   if (f->positional().size() < 2) return Usage(spec, "give at least two runs");
   LazyHistory db(f->GetString("db"));
+  // A side is RUN or RUN,RUN,...: a group pooled (its median over all runs).
+  std::vector<std::vector<v1::RunRecord>> groups;
   std::vector<v1::RunRecord> runs;
-  for (const auto& ref : f->positional()) {
-    auto run = ResolveRun(ref, &db);
-    if (!run.ok()) return Fail("compare", run.status());
-    runs.push_back(std::move(*run));
+  for (const auto& side : f->positional()) {
+    std::vector<v1::RunRecord>& group = groups.emplace_back();
+    for (absl::string_view ref : absl::StrSplit(side, ',', absl::SkipEmpty())) {
+      auto run = ResolveRun(std::string(ref), &db);
+      if (!run.ok()) return Fail("compare", run.status());
+      group.push_back(*run);
+      runs.push_back(std::move(*run));
+    }
+    if (group.empty()) return Usage(spec, absl::StrCat("\"", side, "\" names no run"));
   }
-  if (runs.size() == 2) {
-    std::printf("%s", FormatComparison(CompareRuns(runs[0], runs[1])).c_str());
+  if (groups.size() == 2) {
+    std::printf("%s", FormatComparison(CompareGroups(groups[0], groups[1])).c_str());
   } else {
-    std::printf("%s", FormatMatrix(runs).c_str());
+    std::printf("%s", FormatMatrix(groups).c_str());
   }
   if (auto s = WriteOutputs(*f, runs); !s.ok()) return Fail("compare", s);
   return kExitOk;

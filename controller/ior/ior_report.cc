@@ -13,6 +13,7 @@
 #include "common/names.h"
 #include "controller/ior/ior_math.h"
 #include "controller/ior/phase_reduce.h"
+#include "controller/plan/sweep.h"
 
 namespace lockstep {
 namespace {
@@ -260,6 +261,9 @@ std::string IorReport::TestStarted(const v1::TestRecord& test, const v1::PhaseRe
   const v1::PhaseSpec& s = params.layout;
   std::string out;
   out += KeyVal("TestID", absl::StrCat(test.test_id()));
+  // A sweep's point ("stripe_size=64k checksums=false"): not IOR's, but what
+  // tells the tests of a sweep apart.
+  if (test.sweep_size() > 0) out += KeyVal("Sweep", SweepLabel(test.sweep()));
   out += KeyVal("StartTime", IorTime(test.started_at()));
   out += KeyVal("Path", TaskFilePath(s.dir(), s, 0));
   out += FsLine(first.dir_fs());

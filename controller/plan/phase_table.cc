@@ -1,13 +1,17 @@
 #include "controller/plan/phase_table.h"
 
+#include <algorithm>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/names.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
 #include "controller/plan/limits.h"
+#include "controller/plan/sweep.h"
 #include "controller/plan/table_reader.h"
 
 namespace lockstep {
@@ -90,38 +94,14 @@ absl::Status ReadKindAndFiles(const TableReader& r, PhasePlan* p) {
   return r.Bool("file_per_process", &p->file_per_process);
 }
 
-// tasks_per_agent: an integer, or a non-empty list (a sweep: test i uses
-// value i) as long as every other phase's sweep.
-absl::Status ReadTasksPerAgent(const TableReader& r, PhasePlan* p, PhaseAgreement* agreement) {
-  const toml::node* n = r.Get("tasks_per_agent");
-  if (n == nullptr) {
-    p->tasks_per_agent.push_back(1);
-    return absl::OkStatus();
-  }
-  if (!n->is_array()) {
-    uint64_t v = 0;
+// tasks_per_agent: an integer (a list is a sweep: SweepAxesOf gives each
+// point of it one value).
+absl::Status ReadTasksPerAgent(const TableReader& r, PhasePlan* p) {
+  uint64_t v = 1;
+  if (const toml::node* n = r.Get("tasks_per_agent")) {
     RETURN_IF_ERROR(r.UintNode(*n, "tasks_per_agent", 1, kMaxAgentTasks, &v));
-    p->tasks_per_agent.push_back(static_cast<uint32_t>(v));
-    return absl::OkStatus();
   }
-  const toml::array& arr = *n->as_array();
-  if (arr.empty()) return r.Error(*n, "tasks_per_agent", "the list is empty");
-  for (const toml::node& e : arr) {
-    uint64_t v = 0;
-    RETURN_IF_ERROR(r.UintNode(e, "tasks_per_agent", 1, kMaxAgentTasks, &v));
-    p->tasks_per_agent.push_back(static_cast<uint32_t>(v));
-  }
-  if (p->tasks_per_agent.size() == 1) return absl::OkStatus();
-  if (agreement->sweep_len > 1 && agreement->sweep_len != p->tasks_per_agent.size()) {
-    return r.Error(*n, "tasks_per_agent",
-                   absl::StrFormat("a sweep of %u values, but phase '%s' sweeps %u; phases "
-                                   "of one plan sweep together (test i uses value i), so "
-                                   "give them lists of the same length",
-                                   p->tasks_per_agent.size(), agreement->sweep_owner,
-                                   agreement->sweep_len));
-  }
-  agreement->sweep_len = p->tasks_per_agent.size();
-  agreement->sweep_owner = p->name;
+  p->tasks_per_agent = {static_cast<uint32_t>(v)};
   return absl::OkStatus();
 }
 
@@ -519,34 +499,133 @@ absl::Status CheckKindConflicts(const TableReader& r, const PhasePlan& p) {
   return absl::OkStatus();
 }
 
+// One key given as a list.
+struct SweepAxis {
+  std::string key;
+  const toml::array* values;
+};
+
+// Keys whose value is a list itself, not a sweep (a command's argv).
+const std::vector<std::string> kListValuedKeys = {"argv", "env"};
+
+// The keys of the phase given as lists, in plan order: only sweepable keys,
+// no empty list, and every list longer than one as long as the others of
+// this phase and of the earlier phases (recorded in *agreement).
+absl::StatusOr<std::vector<SweepAxis>> SweepAxesOf(const TableReader& r, const toml::table& table,
+                                                   const std::string& phase,
+                                                   PhaseAgreement* agreement) {
+  std::vector<SweepAxis> axes;
+  for (const auto& [k, v] : table) {
+    const std::string key(k.str());
+    if (!v.is_array() || std::find(kListValuedKeys.begin(), kListValuedKeys.end(), key) !=
+                             kListValuedKeys.end()) {
+      continue;
+    }
+    if (!IsSweepableKey(key)) {
+      return r.Error(v, key,
+                     absl::StrFormat("a list makes a sweep, and '%s' cannot sweep; give one "
+                                     "value (keys that can: %s)",
+                                     key, absl::StrJoin(SweepableKeys(), ", ")));
+    }
+    if (v.as_array()->empty()) return r.Error(v, key, "the list is empty");
+    axes.push_back({key, v.as_array()});
+  }
+  std::sort(axes.begin(), axes.end(), [](const SweepAxis& a, const SweepAxis& b) {
+    const auto& pa = a.values->source().begin;
+    const auto& pb = b.values->source().begin;
+    return std::pair(pa.line, pa.column) < std::pair(pb.line, pb.column);
+  });
+  for (const SweepAxis& a : axes) {
+    const size_t n = a.values->size();
+    if (n == 1) continue;
+    if (agreement->sweep_len > 1 && agreement->sweep_len != n) {
+      return r.Error(*a.values, a.key,
+                     absl::StrFormat("a sweep of %u values, but %s sweeps %u; phases of one "
+                                     "plan sweep together (test i uses value i of every list), "
+                                     "so give the lists the same length",
+                                     n, agreement->sweep_owner, agreement->sweep_len));
+    }
+    agreement->sweep_len = n;
+    agreement->sweep_owner = absl::StrFormat("phase '%s' key '%s'", phase, a.key);
+  }
+  return axes;
+}
+
+// A list element as the plan wrote it: "64k", "4", "true".
+std::string ValueText(const toml::node& n) {
+  if (n.is_string()) return n.as_string()->get();
+  if (n.is_boolean()) return n.as_boolean()->get() ? "true" : "false";
+  if (n.is_integer()) return absl::StrCat(n.as_integer()->get());
+  return TableReader::TypeName(n);
+}
+
+// The phase with every key at one value (a sweep's point), checked.
+absl::Status ParsePoint(const TableReader& r, const Plan& plan, PhaseAgreement* agreement,
+                        PhasePlan* p) {
+  RETURN_IF_ERROR(CheckName(r, plan, *p));
+  RETURN_IF_ERROR(ReadKindAndFiles(r, p));
+  RETURN_IF_ERROR(ReadTasksPerAgent(r, p));
+  RETURN_IF_ERROR(ReadTransferShape(r, p));
+  RETURN_IF_ERROR(ReadRepetitions(r, *p, agreement));
+  RETURN_IF_ERROR(ReadIoOptions(r, p));
+  RETURN_IF_ERROR(ReadLustreKeys(r, p));
+  RETURN_IF_ERROR(CheckDirect(r, *p));
+  RETURN_IF_ERROR(ReadIorFinerKeys(r, p));
+  RETURN_IF_ERROR(ReadSmallFilesKeys(r, p));
+  std::string md_op;
+  RETURN_IF_ERROR(ReadMdtestKeys(r, p, &md_op));
+  if (p->kind == v1::MDTEST) RETURN_IF_ERROR(CheckMdtestPhase(r, md_op, p));
+  RETURN_IF_ERROR(ReadStonewallCountFrom(r, plan, p));
+  RETURN_IF_ERROR(ReadFindKeys(r, plan, p));
+  return CheckKindConflicts(r, *p);
+}
+
 }  // namespace
 
 absl::Status ParsePhase(const toml::table& table, const std::string& source, int index,
                         Plan* plan, PhaseAgreement* agreement) {
-  PhasePlan p;
+  PhasePlan first;
   // Messages name the phase by its name once it is known.
   std::string label = absl::StrFormat("[[phase]] #%d", index + 1);
-  RETURN_IF_ERROR(TableReader(table, source, label, kPhaseKeys).String("name", &p.name));
-  if (!p.name.empty()) label = absl::StrFormat("[[phase]] '%s'", p.name);
+  RETURN_IF_ERROR(TableReader(table, source, label, kPhaseKeys).String("name", &first.name));
+  if (!first.name.empty()) label = absl::StrFormat("[[phase]] '%s'", first.name);
   TableReader r(table, source, label, kPhaseKeys);
   RETURN_IF_ERROR(r.CheckUnknown());
-  RETURN_IF_ERROR(CheckName(r, *plan, p));
-  RETURN_IF_ERROR(ReadKindAndFiles(r, &p));
-  RETURN_IF_ERROR(ReadTasksPerAgent(r, &p, agreement));
-  RETURN_IF_ERROR(ReadTransferShape(r, &p));
-  RETURN_IF_ERROR(ReadRepetitions(r, p, agreement));
-  RETURN_IF_ERROR(ReadIoOptions(r, &p));
-  RETURN_IF_ERROR(ReadLustreKeys(r, &p));
-  RETURN_IF_ERROR(CheckDirect(r, p));
-  RETURN_IF_ERROR(ReadIorFinerKeys(r, &p));
-  RETURN_IF_ERROR(ReadSmallFilesKeys(r, &p));
-  std::string md_op;
-  RETURN_IF_ERROR(ReadMdtestKeys(r, &p, &md_op));
-  if (p.kind == v1::MDTEST) RETURN_IF_ERROR(CheckMdtestPhase(r, md_op, &p));
-  RETURN_IF_ERROR(ReadStonewallCountFrom(r, *plan, &p));
-  RETURN_IF_ERROR(ReadFindKeys(r, *plan, &p));
-  RETURN_IF_ERROR(CheckKindConflicts(r, p));
-  plan->phases.push_back(std::move(p));
+  ASSIGN_OR_RETURN(std::vector<SweepAxis> axes, SweepAxesOf(r, table, first.name, agreement));
+  size_t len = 1;
+  for (const SweepAxis& a : axes) len = std::max(len, a.values->size());
+  std::vector<PhasePlan> points;
+  for (size_t i = 0; i < len; ++i) {
+    TableReader point(table, source, label, kPhaseKeys);
+    std::vector<std::string> where;
+    for (const SweepAxis& a : axes) {
+      const toml::node* v = a.values->get(std::min(i, a.values->size() - 1));
+      point.Override(a.key, v);
+      if (a.values->size() > 1) where.push_back(a.key + "=" + ValueText(*v));
+    }
+    PhasePlan p;
+    p.name = first.name;
+    absl::Status s = ParsePoint(point, *plan, agreement, &p);
+    if (!s.ok() && len > 1) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s (in test %u of the sweep: %s)", s.message(), i, absl::StrJoin(where, " ")));
+    }
+    RETURN_IF_ERROR(s);
+    points.push_back(std::move(p));
+  }
+  PhasePlan phase = points.front();
+  phase.tasks_per_agent.clear();
+  for (const PhasePlan& p : points) phase.tasks_per_agent.push_back(p.tasks_per_agent.front());
+  if (len > 1) {
+    for (const SweepAxis& a : axes) {
+      if (a.values->size() == 1) continue;
+      PhaseSweep& sw = phase.sweep.emplace_back();
+      sw.key = a.key;
+      for (const toml::node& v : *a.values) sw.values.push_back(ValueText(v));
+    }
+    phase.points = std::move(points);
+  }
+  plan->phases.push_back(std::move(phase));
   return absl::OkStatus();
 }
 

@@ -21,8 +21,8 @@ struct PhaseAgreement {
   // Phase name -> the repetitions it sets itself (IOR repeats all phases of
   // a test together, so they must be equal).
   std::map<std::string, uint64_t> repetitions;
-  size_t sweep_len = 1;     // the length of the tasks_per_agent lists (1: no sweep)
-  std::string sweep_owner;  // the phase that set sweep_len
+  size_t sweep_len = 1;     // the length of the list-valued keys (1: no sweep)
+  std::string sweep_owner;  // "phase 'w' key 'stripe_size'": who set sweep_len
 };
 
 // Reads [[phase]] number `index` (from 0) of `source` and appends it to

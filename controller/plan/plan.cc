@@ -218,8 +218,9 @@ absl::Status CheckClientAgents(const toml::table& root, const Plan& plan) {
   size_t phase_sweep = 1;
   std::string owner;
   for (const PhasePlan& p : plan.phases) {
-    if (p.tasks_per_agent.size() > phase_sweep) {
-      phase_sweep = p.tasks_per_agent.size();
+    const size_t len = std::max(p.tasks_per_agent.size(), p.points.size());
+    if (len > phase_sweep) {
+      phase_sweep = len;
       owner = p.name;
     }
   }
@@ -278,7 +279,9 @@ absl::Status CheckAgentsForPhases(const Plan& plan) {
 
 uint32_t Plan::tests() const {
   size_t n = std::max<size_t>(1, client_agents.size());
-  for (const PhasePlan& p : phases) n = std::max(n, p.tasks_per_agent.size());
+  for (const PhasePlan& p : phases) {
+    n = std::max({n, p.tasks_per_agent.size(), p.points.size()});
+  }
   return static_cast<uint32_t>(n);
 }
 

@@ -18,6 +18,13 @@ struct AgentPlan {
   v1::Role role = v1::CLIENT;
 };
 
+// One key of a phase given as a list: the values of the sweep, as the plan
+// wrote them ("64k", "true", "4"), test i taking value i.
+struct PhaseSweep {
+  std::string key;                  // the plan key ("stripe_size")
+  std::vector<std::string> values;  // one per test
+};
+
 struct PhasePlan {
   std::string name;
   v1::PhaseKind kind = v1::WRITE;
@@ -87,6 +94,13 @@ struct PhasePlan {
   uint64_t find_size_bytes = 0;
   bool find_match_size = false;
   std::string find_name_glob;
+
+  // A sweep (controller/plan/sweep.h): the keys given as lists, and the
+  // phase as read for each test (points[i]: every list at value i). The
+  // fields above are test 0's; ResolvePhase gives test i's. Both empty
+  // without a sweep.
+  std::vector<PhaseSweep> sweep;
+  std::vector<PhasePlan> points;
 };
 
 struct Plan {
@@ -132,7 +146,8 @@ struct Plan {
   uint32_t tests() const;
   // How many client agents take part in test `t`; 0 = all.
   uint32_t ClientAgents(uint32_t t) const;
-  // tasks_per_agent of phase `p` in test `t`.
+  // tasks_per_agent of phase `p` in test `t` (the rest of a test's values:
+  // ResolvePhase, controller/plan/sweep.h).
   uint32_t TasksPerAgent(const PhasePlan& p, uint32_t t) const;
   // The cache mode of phase `p`: its own, else the plan's.
   const std::string& CacheMode(const PhasePlan& p) const { return p.cache.empty() ? cache : p.cache; }

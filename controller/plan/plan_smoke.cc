@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "common/names.h"
 #include "common/sizes.h"
+#include "controller/plan/sweep.h"
 
 namespace lockstep {
 namespace {
@@ -33,13 +34,19 @@ class Capper {
     *value = cap;
   }
   void Note(const char* key, const std::string& from, const std::string& to) {
-    plan_->smoke_changes.push_back(absl::StrFormat("%s: %s %s -> %s", Where(), key, from, to));
+    Add(absl::StrFormat("%s: %s %s -> %s", Where(), key, from, to));
   }
   void Dropped(const std::string& what, const std::string& why) {
-    plan_->smoke_changes.push_back(absl::StrFormat("%s: %s left out (%s)", Where(), what, why));
+    Add(absl::StrFormat("%s: %s left out (%s)", Where(), what, why));
   }
 
  private:
+  // Once each: a sweep's points repeat their phase's values.
+  void Add(const std::string& line) {
+    std::vector<std::string>& c = plan_->smoke_changes;
+    if (std::find(c.begin(), c.end(), line) == c.end()) c.push_back(line);
+  }
+
   std::string Where() const {
     return phase_ == nullptr ? "[run]" : absl::StrCat("phase ", phase_->name);
   }
@@ -175,7 +182,14 @@ void MakeSmokePlan(const SmokeOptions& options, Plan* plan) {
     run.Dropped("lustre_lru_clear", "the directories are not on Lustre");
     plan->lustre_lru_clear = false;
   }
-  for (PhasePlan& p : plan->phases) SmokePhase(options, plan, &p);
+  for (PhasePlan& p : plan->phases) {
+    SmokePhase(options, plan, &p);
+    // A sweep's tests run its points (controller/plan/sweep.h).
+    for (PhasePlan& point : p.points) {
+      point.name = p.name;
+      SmokePhase(options, plan, &point);
+    }
+  }
 }
 
 std::string FormatDryRun(const Plan& plan, const DryRunAgents& agents,
@@ -202,7 +216,8 @@ std::string FormatDryRun(const Plan& plan, const DryRunAgents& agents,
                                                 "refuse this test)",
                                                 plan.ClientAgents(t))
                               : "");
-    for (const PhasePlan& p : plan.phases) {
+    for (const PhasePlan& phase : plan.phases) {
+      const PhasePlan p = ResolvePhase(plan, phase, t);
       const PhaseEstimate e = EstimatePhase(plan, p, t, clients, options);
       const uint64_t per_agent = e.bytes_per_task * plan.TasksPerAgent(p, t);
       const uint64_t all = e.bytes_per_task * e.tasks;

@@ -14,6 +14,11 @@ TableReader::TableReader(const toml::table& table, std::string source, std::stri
     : table_(table), source_(std::move(source)), where_(std::move(where)),
       valid_(std::move(valid)) {}
 
+const toml::node* TableReader::Get(const std::string& key) const {
+  auto it = overrides_.find(key);
+  return it != overrides_.end() ? it->second : table_.get(key);
+}
+
 std::string TableReader::Pos(const toml::node& node) const {
   const auto& b = node.source().begin;
   return absl::StrFormat("%s:%d:%d", source_, b.line, b.column);

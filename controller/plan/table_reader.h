@@ -6,6 +6,7 @@
 #define LOCKSTEP_CONTROLLER_PLAN_TABLE_READER_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,8 +34,13 @@ class TableReader {
   // The first key not in `valid`, named with the valid ones.
   absl::Status CheckUnknown() const;
 
-  // nullptr when the table has no `key`.
-  const toml::node* Get(const std::string& key) const { return table_.get(key); }
+  // nullptr when the table has no `key`. A key overridden by Override()
+  // answers with its override.
+  const toml::node* Get(const std::string& key) const;
+
+  // One point of a sweep: `key` reads as `value` (an element of the key's
+  // list, owned by the table, so that messages keep its line and column).
+  void Override(const std::string& key, const toml::node* value) { overrides_[key] = value; }
 
   // Each reader leaves *out unchanged when the key is absent, and returns
   // an Error naming the key when its value has the wrong type or range.
@@ -59,6 +65,7 @@ class TableReader {
   std::string source_;
   std::string where_;
   std::vector<std::string> valid_;
+  std::map<std::string, const toml::node*> overrides_;
 };
 
 }  // namespace lockstep

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/sizes.h"
+#include "controller/plan/sweep.h"
 
 namespace lockstep {
 
@@ -18,9 +19,10 @@ const char kSignificanceMethod[] =
     "n/a when a side has fewer than 2 repetitions)";
 
 std::string ResultKey::ToString() const {
-  return absl::StrFormat("%s/%s tasks=%u tpn=%u xfer=%s block=%s seg=%u %s", phase, operation,
+  return absl::StrFormat("%s/%s tasks=%u tpn=%u xfer=%s block=%s seg=%u %s%s", phase, operation,
                          num_tasks, tasks_per_node, HumanBytes(transfer_bytes),
-                         HumanBytes(block_bytes), segments, file_per_process ? "fpp" : "shared");
+                         HumanBytes(block_bytes), segments, file_per_process ? "fpp" : "shared",
+                         sweep.empty() ? "" : " [" + sweep + "]");
 }
 
 ResultKey KeyOf(const v1::SummaryRow& row) {
@@ -33,6 +35,12 @@ ResultKey KeyOf(const v1::SummaryRow& row) {
   k.block_bytes = row.block_bytes();
   k.segments = row.segments();
   k.file_per_process = row.file_per_process();
+  return k;
+}
+
+ResultKey KeyOf(const v1::SummaryRow& row, const v1::TestRecord& test) {
+  ResultKey k = KeyOf(row);
+  k.sweep = SweepLabel(test.sweep());
   return k;
 }
 
@@ -108,6 +116,13 @@ double Mean(const std::vector<double>& v) {
   return s / static_cast<double>(v.size());
 }
 
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 double SampleStdDev(const std::vector<double>& v) {
   if (v.size() < 2) return 0;
   double m = Mean(v), ss = 0;
@@ -166,21 +181,32 @@ namespace {
 
 double ChangePct(double a, double b) { return a == 0 ? 0 : (b - a) / a * 100.0; }
 
-struct Located {
-  const v1::SummaryRow* row;
-  uint32_t test_id;
-};
+using Pooled = PooledResult;
 
-std::map<ResultKey, Located> ResultsOf(const v1::RunRecord& run) {
-  std::map<ResultKey, Located> out;
-  for (const auto& test : run.tests()) {
-    for (const auto& row : test.summary()) {
-      // The first occurrence wins; a plan that repeats the exact same test
-      // shape twice is compared on its first instance.
-      out.emplace(KeyOf(row), Located{&row, test.test_id()});
+std::map<ResultKey, Pooled> ResultsOf(const std::vector<v1::RunRecord>& group) {
+  std::map<ResultKey, Pooled> out;
+  for (const v1::RunRecord& run : group) {
+    std::set<ResultKey> seen;
+    for (const auto& test : run.tests()) {
+      for (const auto& row : test.summary()) {
+        // The first occurrence in a run wins; a plan that repeats the exact
+        // same test shape twice is compared on its first instance.
+        const ResultKey key = KeyOf(row, test);
+        if (!seen.insert(key).second) continue;
+        Pooled& p = out[key];
+        p.key = key;
+        if (p.runs++ == 0) p.test_id = test.test_id();
+        for (double v : RepValues(row)) p.values.push_back(v);
+      }
     }
   }
   return out;
+}
+
+std::string RunIds(const std::vector<v1::RunRecord>& group) {
+  std::vector<std::string> ids;
+  for (const v1::RunRecord& r : group) ids.push_back(r.run_id());
+  return absl::StrJoin(ids, ", ");
 }
 
 std::string JoinSet(const std::set<std::string>& s) {
@@ -233,6 +259,12 @@ std::map<std::string, std::set<std::string>> RunFacts(const v1::RunRecord& run) 
 
 }  // namespace
 
+std::vector<PooledResult> PoolResults(const std::vector<v1::RunRecord>& group) {
+  std::vector<PooledResult> out;
+  for (auto& [key, pooled] : ResultsOf(group)) out.push_back(std::move(pooled));
+  return out;
+}
+
 std::vector<RunDifference> DiffRuns(const v1::RunRecord& a, const v1::RunRecord& b) {
   auto fa = RunFacts(a), fb = RunFacts(b);
   std::set<std::string> names;
@@ -254,33 +286,49 @@ std::vector<RunDifference> DiffRuns(const v1::RunRecord& a, const v1::RunRecord&
 }
 
 Comparison CompareRuns(const v1::RunRecord& a, const v1::RunRecord& b) {
+  return CompareGroups({a}, {b});
+}
+
+Comparison CompareGroups(const std::vector<v1::RunRecord>& a,
+                         const std::vector<v1::RunRecord>& b) {
   Comparison c;
-  c.run_a = a.run_id();
-  c.run_b = b.run_id();
+  c.run_a = RunIds(a);
+  c.run_b = RunIds(b);
+  c.runs_in_a = static_cast<uint32_t>(a.size());
+  c.runs_in_b = static_cast<uint32_t>(b.size());
   auto ra = ResultsOf(a), rb = ResultsOf(b);
-  for (const auto& [key, la] : ra) {
+  for (const auto& [key, pa] : ra) {
     auto it = rb.find(key);
     if (it == rb.end()) {
       c.only_a.push_back(key);
       continue;
     }
+    const Pooled& pb = it->second;
     ResultComparison rc;
     rc.key = key;
-    rc.test_a = la.test_id;
-    rc.test_b = it->second.test_id;
-    rc.reps_a = RepValues(*la.row);
-    rc.reps_b = RepValues(*it->second.row);
-    rc.mean_a = la.row->bw_mib_per_rep_size() > 0 ? Mean(rc.reps_a) : la.row->bw_mean_mib();
-    rc.mean_b = it->second.row->bw_mib_per_rep_size() > 0 ? Mean(rc.reps_b)
-                                                          : it->second.row->bw_mean_mib();
+    rc.test_a = pa.test_id;
+    rc.test_b = pb.test_id;
+    rc.runs_a = pa.runs;
+    rc.runs_b = pb.runs;
+    rc.reps_a = pa.values;
+    rc.reps_b = pb.values;
+    rc.mean_a = Mean(rc.reps_a);
+    rc.mean_b = Mean(rc.reps_b);
+    rc.median_a = Median(rc.reps_a);
+    rc.median_b = Median(rc.reps_b);
+    rc.min_a = *std::min_element(rc.reps_a.begin(), rc.reps_a.end());
+    rc.max_a = *std::max_element(rc.reps_a.begin(), rc.reps_a.end());
+    rc.min_b = *std::min_element(rc.reps_b.begin(), rc.reps_b.end());
+    rc.max_b = *std::max_element(rc.reps_b.begin(), rc.reps_b.end());
     rc.change_pct = ChangePct(rc.mean_a, rc.mean_b);
+    rc.median_change_pct = ChangePct(rc.median_a, rc.median_b);
     rc.welch = WelchTTest(rc.reps_a, rc.reps_b);
     c.matched.push_back(std::move(rc));
   }
-  for (const auto& [key, lb] : rb) {
+  for (const auto& [key, pb] : rb) {
     if (!ra.count(key)) c.only_b.push_back(key);
   }
-  c.differences = DiffRuns(a, b);
+  if (!a.empty() && !b.empty()) c.differences = DiffRuns(a.front(), b.front());
   return c;
 }
 
@@ -306,78 +354,102 @@ void AppendDifferences(const std::vector<RunDifference>& diffs, const std::strin
 
 }  // namespace
 
+namespace {
+
+// "A = id" or "A = id1, id2, id3 (3 runs: every repetition of each)".
+std::string SideLine(const char* side, const std::string& ids, uint32_t runs) {
+  if (runs <= 1) return absl::StrFormat("%s = %s\n", side, ids);
+  return absl::StrFormat("%s = %s (%u runs: median, min and max over every repetition of each)\n",
+                         side, ids, runs);
+}
+
+std::string Range(double lo, double hi) { return absl::StrFormat("%.2f..%.2f", lo, hi); }
+
+void AppendKeys(const char* title, const std::vector<ResultKey>& keys, std::string* out) {
+  absl::StrAppend(out, title);
+  for (const auto& k : keys) absl::StrAppend(out, "  ", k.ToString(), "\n");
+}
+
+}  // namespace
+
 std::string FormatComparison(const Comparison& c) {
-  std::string out = absl::StrFormat("A = %s\nB = %s\n\n", c.run_a, c.run_b);
+  std::string out = SideLine("A", c.run_a, c.runs_in_a) + SideLine("B", c.run_b, c.runs_in_b) + "\n";
   if (c.matched.empty()) {
     absl::StrAppend(&out, "No results match between the runs (matched on phase, operation, tasks, "
-                          "tasks per node, transfer, block, segments, file per process).\n");
-    absl::StrAppend(&out, "Results only in A:\n");
-    for (const auto& k : c.only_a) absl::StrAppend(&out, "  ", k.ToString(), "\n");
-    absl::StrAppend(&out, "Results only in B:\n");
-    for (const auto& k : c.only_b) absl::StrAppend(&out, "  ", k.ToString(), "\n");
+                          "tasks per node, transfer, block, segments, file per process, sweep "
+                          "point).\n");
+    AppendKeys("Results only in A:\n", c.only_a, &out);
+    AppendKeys("Results only in B:\n", c.only_b, &out);
     AppendDifferences(c.differences, "A", "B", &out);
     return out;
   }
-  size_t w = 6;
-  for (const auto& m : c.matched) w = std::max(w, m.key.ToString().size());
+  size_t w = 6, rw = 10;
+  for (const auto& m : c.matched) {
+    w = std::max(w, m.key.ToString().size());
+    rw = std::max({rw, Range(m.min_a, m.max_a).size(), Range(m.min_b, m.max_b).size()});
+  }
   absl::StrAppend(&out, Pad("result", w),
-                  absl::StrFormat("  %12s  %12s  %9s  %s\n", "A MiB/s", "B MiB/s", "change",
-                                  "significance"));
+                  absl::StrFormat("  %12s  %s  %12s  %s  %9s  %s\n", "A median", Pad("A min..max", rw),
+                                  "B median", Pad("B min..max", rw), "change", "significance"));
   for (const auto& m : c.matched) {
     absl::StrAppend(&out, Pad(m.key.ToString(), w),
-                    absl::StrFormat("  %12.2f  %12.2f  %+8.1f%%  %s\n", m.mean_a, m.mean_b,
-                                    m.change_pct, m.SignificanceText()));
+                    absl::StrFormat("  %12.2f  %s  %12.2f  %s  %+8.1f%%  %s\n", m.median_a,
+                                    Pad(Range(m.min_a, m.max_a), rw), m.median_b,
+                                    Pad(Range(m.min_b, m.max_b), rw), m.median_change_pct,
+                                    m.SignificanceText()));
   }
+  absl::StrAppend(&out, "MiB/s over the repetitions of each side; change: of the medians.\n");
   absl::StrAppend(&out, "Significance: ", kSignificanceMethod, ".\n");
-  if (!c.only_a.empty()) {
-    absl::StrAppend(&out, "\nOnly in A:\n");
-    for (const auto& k : c.only_a) absl::StrAppend(&out, "  ", k.ToString(), "\n");
-  }
-  if (!c.only_b.empty()) {
-    absl::StrAppend(&out, "\nOnly in B:\n");
-    for (const auto& k : c.only_b) absl::StrAppend(&out, "  ", k.ToString(), "\n");
-  }
+  if (!c.only_a.empty()) AppendKeys("\nOnly in A:\n", c.only_a, &out);
+  if (!c.only_b.empty()) AppendKeys("\nOnly in B:\n", c.only_b, &out);
   absl::StrAppend(&out, "\n");
   AppendDifferences(c.differences, "A", "B", &out);
   return out;
 }
 
 std::string FormatMatrix(const std::vector<v1::RunRecord>& runs) {
+  std::vector<std::vector<v1::RunRecord>> groups;
+  for (const v1::RunRecord& r : runs) groups.push_back({r});
+  return FormatMatrix(groups);
+}
+
+std::string FormatMatrix(const std::vector<std::vector<v1::RunRecord>>& groups) {
   std::string out;
-  if (runs.empty()) return out;
-  std::vector<std::map<ResultKey, Located>> results;
+  if (groups.empty()) return out;
+  std::vector<std::map<ResultKey, Pooled>> results;
   std::set<ResultKey> keys;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    absl::StrAppend(&out, "[", i + 1, "] ", runs[i].run_id(), "  ", runs[i].name(), "  ",
-                    runs[i].started_at(), "\n");
-    results.push_back(ResultsOf(runs[i]));
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const v1::RunRecord& first = groups[i].front();
+    absl::StrAppend(&out, "[", i + 1, "] ", RunIds(groups[i]), "  ", first.name(), "  ",
+                    first.started_at(),
+                    groups[i].size() > 1 ? absl::StrCat("  (", groups[i].size(), " runs)") : "",
+                    "\n");
+    results.push_back(ResultsOf(groups[i]));
     for (const auto& [k, v] : results.back()) keys.insert(k);
   }
-  absl::StrAppend(&out, "\nMean bandwidth, MiB/s (change vs [1]; significance vs [1]: ",
+  absl::StrAppend(&out, "\nMedian bandwidth over the repetitions, MiB/s (change of the median vs "
+                        "[1]; * significant vs [1]: ",
                   kSignificanceMethod, ")\n");
   size_t w = 6;
   for (const auto& k : keys) w = std::max(w, k.ToString().size());
   std::string header = Pad("result", w);
-  for (size_t i = 0; i < runs.size(); ++i) {
+  for (size_t i = 0; i < groups.size(); ++i) {
     absl::StrAppend(&header, "  ", Pad(absl::StrCat("[", i + 1, "]"), 24));
   }
   absl::StrAppend(&out, header, "\n");
   for (const auto& k : keys) {
     std::string line = Pad(k.ToString(), w);
-    const v1::SummaryRow* base = nullptr;
     auto it0 = results[0].find(k);
-    if (it0 != results[0].end()) base = it0->second.row;
-    for (size_t i = 0; i < runs.size(); ++i) {
+    const Pooled* base = it0 != results[0].end() ? &it0->second : nullptr;
+    for (size_t i = 0; i < groups.size(); ++i) {
       auto it = results[i].find(k);
       std::string cell = "-";
       if (it != results[i].end()) {
-        auto reps = RepValues(*it->second.row);
-        double mean = Mean(reps);
-        cell = absl::StrFormat("%.2f", mean);
+        const double median = Median(it->second.values);
+        cell = absl::StrFormat("%.2f", median);
         if (i > 0 && base != nullptr) {
-          auto base_reps = RepValues(*base);
-          double change = ChangePct(Mean(base_reps), mean);
-          auto welch = WelchTTest(base_reps, reps);
+          const double change = ChangePct(Median(base->values), median);
+          auto welch = WelchTTest(base->values, it->second.values);
           absl::StrAppend(&cell, absl::StrFormat(" (%+.1f%%%s)", change,
                                                  welch.available && welch.p_two_sided < 0.05 ? "*"
                                                                                              : ""));
@@ -387,9 +459,10 @@ std::string FormatMatrix(const std::vector<v1::RunRecord>& runs) {
     }
     absl::StrAppend(&out, line, "\n");
   }
-  for (size_t i = 1; i < runs.size(); ++i) {
+  for (size_t i = 1; i < groups.size(); ++i) {
     absl::StrAppend(&out, "\n");
-    AppendDifferences(DiffRuns(runs[0], runs[i]), "[1]", absl::StrCat("[", i + 1, "]"), &out);
+    AppendDifferences(DiffRuns(groups[0].front(), groups[i].front()), "[1]",
+                      absl::StrCat("[", i + 1, "]"), &out);
   }
   return out;
 }

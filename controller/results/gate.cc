@@ -79,7 +79,7 @@ absl::StatusOr<NoiseWindow> LoadNoiseWindow(const HistoryStore& store,
     if (!run.ok()) return Annotate(run.status(), flag);
     for (const auto& test : run->tests()) {
       for (const auto& row : test.summary()) {
-        w.means[KeyOf(row).ToString()].push_back(Mean(RepValues(row)));
+        w.means[KeyOf(row, test).ToString()].push_back(Mean(RepValues(row)));
       }
     }
   }
@@ -200,7 +200,7 @@ GateReport EvaluateGate(const v1::RunRecord& baseline, const v1::RunRecord& run,
     g.max_drop_pct = options.max_drop.For(key);
     for (const auto& test : baseline.tests()) {
       for (const auto& row : test.summary()) {
-        if (KeyOf(row) == key) {
+        if (KeyOf(row, test) == key) {
           g.baseline_mean = Mean(RepValues(row));
           g.reps_baseline = RepValues(row).size();
         }

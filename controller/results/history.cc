@@ -493,7 +493,7 @@ absl::Status HistoryStore::Record(const v1::RunRecord& run, const std::string& s
                      int64_t{row.tasks_per_node()}, static_cast<int64_t>(row.transfer_bytes()),
                      static_cast<int64_t>(row.block_bytes()), static_cast<int64_t>(row.segments()),
                      int64_t{row.file_per_process() ? 1 : 0}, int64_t{row.reorder()},
-                     KeyOf(row).ToString(), int64_t{row.repetitions()}, row.bw_mean_mib(),
+                     KeyOf(row, test).ToString(), int64_t{row.repetitions()}, row.bw_mean_mib(),
                      row.bw_std_mib(), row.bw_min_mib(), row.bw_max_mib(), row.ops_mean(),
                      row.mean_time_s(), FormatReps(row)});
         RETURN_IF_ERROR(ins.Run("cannot insert a result"));

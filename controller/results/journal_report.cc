@@ -16,6 +16,8 @@
 #include "common/status_macros.h"
 #include "controller/ior/ior_math.h"
 #include "controller/ior/ior_report.h"
+#include "controller/plan/plan.h"
+#include "controller/plan/sweep.h"
 #include "common/json.h"
 #include "common/names.h"
 
@@ -135,6 +137,8 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
   run.set_error("the controller stopped before writing run.json; rebuilt from journal.jsonl");
   auto plan = ReadFileToString(run_dir + "/plan.toml");
   if (plan.ok()) run.set_plan_sha256(Sha256Hex(*plan));
+  const absl::StatusOr<Plan> parsed =
+      plan.ok() ? ParsePlan(*plan, run_dir + "/plan.toml") : absl::StatusOr<Plan>(plan.status());
   std::map<uint32_t, v1::TestRecord*> tests;
   int line_no = 0;
   for (absl::string_view line : absl::StrSplit(*journal, '\n', absl::SkipEmpty())) {
@@ -165,6 +169,11 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
       if (seen.insert(p.phase()).second) *t->add_plan_specs() = p.spec();
     }
     t->set_repetitions(reps);
+    // The sweep point, from the plan the run kept (a plan that no longer
+    // parses leaves it out).
+    if (parsed.ok()) {
+      for (const v1::SweepValue& v : SweepValuesOf(*parsed, id)) *t->add_sweep() = v;
+    }
     Summarize(t);
   }
   out.text = RenderIorReport(run, run_dir) + FormatPhaseStarts(run);

@@ -14,7 +14,9 @@
 #include "common/files.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
+#include "controller/plan/sweep.h"
 #include "controller/results/compare.h"
+#include "controller/results/report_figures.h"
 #include "controller/results/svg_plot.h"
 
 namespace lockstep {
@@ -78,66 +80,6 @@ std::string RunLabel(const std::vector<v1::RunRecord>& runs, size_t i) {
   return runs.size() > 1 ? absl::StrCat(runs[i].run_id(), " ") : std::string();
 }
 
-// The scaling curve: for each run and each result shape except the task
-// count, mean bandwidth against total tasks.
-std::string ScalingPlot(const std::vector<v1::RunRecord>& runs) {
-  // Group key: phase, operation, transfer, block, segments, fpp.
-  using Shape = std::tuple<std::string, std::string, uint64_t, uint64_t, uint64_t, bool>;
-  std::set<Shape> all_shapes;
-  std::map<std::string, std::set<Shape>> shapes_by_op;
-  for (const auto& run : runs) {
-    for (const auto& t : run.tests()) {
-      for (const auto& r : t.summary()) {
-        Shape s{r.phase(), r.operation(), r.transfer_bytes(), r.block_bytes(), r.segments(),
-                r.file_per_process()};
-        all_shapes.insert(s);
-        shapes_by_op[r.phase() + "/" + r.operation()].insert(s);
-      }
-    }
-  }
-  std::vector<PlotSeries> series;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    std::map<Shape, std::map<uint32_t, double>> pts;
-    for (const auto& t : runs[i].tests()) {
-      for (const auto& r : t.summary()) {
-        Shape s{r.phase(), r.operation(), r.transfer_bytes(), r.block_bytes(), r.segments(),
-                r.file_per_process()};
-        pts[s].emplace(r.num_tasks(), Mean(RepValues(r)));
-      }
-    }
-    for (const auto& [s, by_tasks] : pts) {
-      const auto& [phase, op, xfer, block, segs, fpp] = s;
-      std::string name = phase == op ? op : absl::StrCat(phase, "/", op);
-      if (shapes_by_op[phase + "/" + op].size() > 1) {
-        absl::StrAppend(&name, " xfer=", HumanBytes(xfer), " block=", HumanBytes(block),
-                        fpp ? " fpp" : "");
-      }
-      PlotSeries se;
-      se.name = RunLabel(runs, i) + name;
-      se.style = static_cast<int>(i);
-      for (const auto& [tasks, bw] : by_tasks) se.points.push_back({tasks, bw});
-      series.push_back(std::move(se));
-    }
-  }
-  std::vector<double> xs;
-  for (const auto& s : series) {
-    for (const auto& p : s.points) xs.push_back(p.first);
-  }
-  bool log_x = false;
-  if (!xs.empty()) {
-    double mn = *std::min_element(xs.begin(), xs.end());
-    double mx = *std::max_element(xs.begin(), xs.end());
-    log_x = mn > 0 && mx / mn >= 8;
-  }
-  PlotSpec spec;
-  spec.title = "Bandwidth vs total tasks (mean over repetitions)";
-  spec.x_label = log_x ? "total tasks (log2)" : "total tasks";
-  spec.y_label = "MiB/s";
-  spec.log_x = log_x;
-  spec.kind = "scaling";
-  return LinePlot(spec, series);
-}
-
 std::string SpreadPlot(const std::vector<v1::RunRecord>& runs) {
   std::vector<StripCategory> cats;
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -146,7 +88,7 @@ std::string SpreadPlot(const std::vector<v1::RunRecord>& runs) {
         StripCategory c;
         c.label = absl::StrFormat("%st%u %s %u", runs.size() > 1 ? absl::StrCat("[", i + 1, "] ") : "",
                                   t.test_id(), r.operation(), r.num_tasks());
-        c.full = absl::StrCat(RunLabel(runs, i), "test ", t.test_id(), " ", KeyOf(r).ToString());
+        c.full = absl::StrCat(RunLabel(runs, i), "test ", t.test_id(), " ", KeyOf(r, t).ToString());
         c.values = RepValues(r);
         c.color = static_cast<int>(i);
         cats.push_back(std::move(c));
@@ -154,88 +96,6 @@ std::string SpreadPlot(const std::vector<v1::RunRecord>& runs) {
     }
   }
   return StripPlot("Per-repetition bandwidth (dots) and mean (bar)", cats);
-}
-
-// One plot per (run, test, phase) — the first repetition that has series.
-std::vector<std::string> TimeSeriesPlots(const std::vector<v1::RunRecord>& runs, int max_plots,
-                                         int* omitted) {
-  std::vector<std::string> out;
-  *omitted = 0;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    for (const auto& t : runs[i].tests()) {
-      std::set<std::string> done;
-      for (const auto& ph : t.phases()) {
-        if (done.count(ph.phase())) continue;
-        std::vector<PlotSeries> series;
-        for (const auto& a : ph.agents()) {
-          if (a.series_bytes_size() == 0 || a.series_interval_ms() == 0) continue;
-          PlotSeries s;
-          s.name = a.address();
-          double dt = a.series_interval_ms() / 1000.0;
-          for (int k = 0; k < a.series_bytes_size(); ++k) {
-            s.points.push_back({dt * (k + 1), static_cast<double>(a.series_bytes(k)) / dt / 1048576.0});
-          }
-          series.push_back(std::move(s));
-        }
-        if (series.empty()) continue;
-        done.insert(ph.phase());
-        if (static_cast<int>(out.size()) >= max_plots) {
-          ++*omitted;
-          continue;
-        }
-        PlotSpec spec;
-        spec.title = absl::StrFormat("%sTest %u, %s, repetition %u: throughput per agent",
-                                     RunLabel(runs, i), t.test_id(), ph.phase(), ph.repetition());
-        spec.x_label = "seconds since start";
-        spec.y_label = "MiB/s";
-        spec.kind = "timeseries";
-        out.push_back(LinePlot(spec, series));
-      }
-    }
-  }
-  return out;
-}
-
-// One plot per phase name: percentile -> latency, a line per (run, test).
-std::vector<std::string> LatencyPlots(const std::vector<v1::RunRecord>& runs) {
-  std::map<std::string, std::vector<PlotSeries>> by_phase;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    for (const auto& t : runs[i].tests()) {
-      std::map<std::string, std::vector<const v1::LatencySummary*>> lat;
-      for (const auto& ph : t.phases()) {
-        if (ph.latency().ops() > 0) lat[ph.phase()].push_back(&ph.latency());
-      }
-      for (const auto& [phase, list] : lat) {
-        double p[5] = {0, 0, 0, 0, 0};
-        for (const auto* l : list) {
-          p[0] += l->p50_us();
-          p[1] += l->p90_us();
-          p[2] += l->p99_us();
-          p[3] += l->p999_us();
-          p[4] += l->max_us();
-        }
-        PlotSeries s;
-        s.name = absl::StrFormat("%stest %u (%u tasks)", RunLabel(runs, i), t.test_id(),
-                                 t.total_tasks());
-        s.style = static_cast<int>(i);
-        for (int k = 0; k < 5; ++k) s.points.push_back({k + 1.0, p[k] / static_cast<double>(list.size())});
-        by_phase[phase].push_back(std::move(s));
-      }
-    }
-  }
-  std::vector<std::string> out;
-  for (const auto& [phase, series] : by_phase) {
-    PlotSpec spec;
-    spec.title = absl::StrFormat("Latency percentiles of one transfer: %s (mean over repetitions)",
-                                 phase);
-    spec.x_label = "percentile";
-    spec.y_label = "microseconds (log)";
-    spec.log_y = true;
-    spec.x_ticks = {{1, "p50"}, {2, "p90"}, {3, "p99"}, {4, "p99.9"}, {5, "max"}};
-    spec.kind = "latency";
-    out.push_back(LinePlot(spec, series));
-  }
-  return out;
 }
 
 constexpr char kCss[] = R"css(
@@ -252,6 +112,8 @@ svg text{font-size:11px;fill:#333}svg .ptitle{font-size:13px;font-weight:600}
 svg .ytick{text-anchor:end}svg .xtick{text-anchor:middle}svg .xlabel{text-anchor:middle}
 svg .ylabel{text-anchor:middle}svg .cat{text-anchor:end;font-size:10px}
 svg .nodata{text-anchor:middle;fill:#999}svg .legend{font-size:11px}
+svg .whisker{stroke-width:1.5;fill:none}svg .gcat{text-anchor:middle;font-size:10px}
+svg .psub{font-size:11px;fill:#555}
 )css";
 
 void Row(std::string* o, const std::vector<std::string>& cells, const std::vector<bool>& numeric = {}) {
@@ -270,6 +132,31 @@ void Header(std::string* o, const std::vector<std::string>& cells) {
 }
 
 std::string F2(double v) { return absl::StrFormat("%.2f", v); }
+
+// Per plan given by several runs: each result's median, min and max over
+// every repetition of every run ("median of several runs").
+void AppendMediansOverRuns(const std::vector<v1::RunRecord>& runs, std::string* o) {
+  std::vector<std::pair<std::string, std::vector<v1::RunRecord>>> plans;
+  for (const v1::RunRecord& r : runs) {
+    auto it = std::find_if(plans.begin(), plans.end(), [&](const auto& p) { return p.first == r.name(); });
+    if (it == plans.end()) it = plans.insert(plans.end(), {r.name(), {}});
+    it->second.push_back(r);
+  }
+  for (const auto& [plan, group] : plans) {
+    if (group.size() < 2) continue;
+    absl::StrAppend(o, "<h3>", HtmlEscape(plan), ": median of ", group.size(),
+                    " runs (every repetition of each)</h3>\n<table>\n");
+    Header(o, {"result", "runs", "values", "median MiB/s", "min", "max"});
+    for (const PooledResult& p : PoolResults(group)) {
+      Row(o,
+          {p.key.ToString(), absl::StrCat(p.runs), absl::StrCat(p.values.size()),
+           F2(Median(p.values)), F2(*std::min_element(p.values.begin(), p.values.end())),
+           F2(*std::max_element(p.values.begin(), p.values.end()))},
+          {false, true, true, true, true, true});
+    }
+    absl::StrAppend(o, "</table>\n");
+  }
+}
 
 }  // namespace
 
@@ -332,27 +219,33 @@ std::string RenderHtml(const std::vector<v1::RunRecord>& runs, const HtmlOptions
   absl::StrAppend(&o, "<h2>Results</h2>\n");
   for (const auto& r : runs) {
     absl::StrAppend(&o, "<h3>", HtmlEscape(r.run_id()), "</h3>\n<table>\n");
-    Header(&o, {"test", "phase", "operation", "api", "tasks", "tasks/node", "transfer", "block",
-                "segments", "fpp", "reps", "mean MiB/s", "std", "min", "max", "ops/s mean",
-                "mean time s", "per repetition MiB/s"});
+    Header(&o, {"test", "sweep", "phase", "operation", "api", "tasks", "tasks/node", "transfer",
+                "block", "segments", "fpp", "reps", "median MiB/s", "mean MiB/s", "std", "min",
+                "max", "ops/s mean", "mean time s", "per repetition MiB/s"});
     for (const auto& t : r.tests()) {
       for (const auto& s : t.summary()) {
         Row(&o,
-            {absl::StrCat(t.test_id()), s.phase(), s.operation(), s.api(),
+            {absl::StrCat(t.test_id()), SweepLabel(t.sweep()), s.phase(), s.operation(), s.api(),
              absl::StrCat(s.num_tasks()), absl::StrCat(s.tasks_per_node()),
              HumanBytes(s.transfer_bytes()), HumanBytes(s.block_bytes()),
              absl::StrCat(s.segments()), s.file_per_process() ? "yes" : "no",
-             absl::StrCat(s.repetitions()), F2(s.bw_mean_mib()), F2(s.bw_std_mib()),
+             absl::StrCat(s.repetitions()), F2(Median(RepValues(s))), F2(s.bw_mean_mib()),
+             F2(s.bw_std_mib()),
              F2(s.bw_min_mib()), F2(s.bw_max_mib()), F2(s.ops_mean()),
              absl::StrFormat("%.4f", s.mean_time_s()), RepsText(s, ", ")},
-            {true, false, false, false, true, true, true, true, true, false, true, true, true,
-             true, true, true, true, false});
+            {true, false, false, false, false, true, true, true, true, true, false, true, true,
+             true, true, true, true, true, true, false});
       }
     }
     absl::StrAppend(&o, "</table>\n");
   }
 
-  absl::StrAppend(&o, "<h2>Scaling</h2>\n", ScalingPlot(runs));
+  AppendMediansOverRuns(runs, &o);
+  absl::StrAppend(&o, "<h2>Throughput</h2>\n<p class=\"note\">Per plan: throughput against "
+                      "tasks when its tests differ in tasks only, else a bar per configuration "
+                      "(sweep point); the median over the repetitions, whiskers from min to "
+                      "max.</p>\n");
+  for (const std::string& f : PlanFigures(runs)) absl::StrAppend(&o, f);
   absl::StrAppend(&o, "<h2>Per-repetition spread</h2>\n", SpreadPlot(runs));
   absl::StrAppend(&o, "<h2>Throughput over time</h2>\n");
   int omitted = 0;
@@ -366,7 +259,13 @@ std::string RenderHtml(const std::vector<v1::RunRecord>& runs, const HtmlOptions
   }
   absl::StrAppend(&o, "<h2>Latency percentiles</h2>\n");
   auto lat = LatencyPlots(runs);
-  if (lat.empty()) absl::StrAppend(&o, "<p class=\"note\">No latency recorded.</p>\n");
+  if (lat.empty()) {
+    absl::StrAppend(&o, "<p class=\"note\">No latency histograms recorded.</p>\n");
+  } else {
+    absl::StrAppend(&o, "<p class=\"note\">Percentiles of the tasks' latency histograms merged "
+                        "over every task, agent and repetition of a test (not averages of "
+                        "percentiles).</p>\n");
+  }
   for (const auto& p : lat) absl::StrAppend(&o, p);
   absl::StrAppend(&o, "<p class=\"note\">Generated by lockstep ", HtmlEscape(LOCKSTEP_VERSION), " at ",
                   HtmlEscape(FormatRfc3339(RealtimeNs())),
@@ -379,7 +278,7 @@ std::string RenderCsv(const std::vector<v1::RunRecord>& runs) {
       "run_id,name,plan_sha256,started_at,status,test_id,phase,operation,api,num_tasks,"
       "tasks_per_node,transfer_bytes,block_bytes,segments,file_per_process,repetitions,"
       "bw_mean_mib,bw_std_mib,bw_min_mib,bw_max_mib,ops_mean,ops_std,mean_time_s,"
-      "aggregate_mib,bw_mib_per_rep\n";
+      "aggregate_mib,bw_mib_per_rep,sweep\n";
   for (const auto& r : runs) {
     for (const auto& t : r.tests()) {
       for (const auto& s : t.summary()) {
@@ -391,7 +290,8 @@ std::string RenderCsv(const std::vector<v1::RunRecord>& runs) {
             absl::StrCat(s.segments()), s.file_per_process() ? "1" : "0",
             absl::StrCat(s.repetitions()), G(s.bw_mean_mib()), G(s.bw_std_mib()),
             G(s.bw_min_mib()), G(s.bw_max_mib()), G(s.ops_mean()), G(s.ops_std()),
-            G(s.mean_time_s()), G(s.aggregate_mib()), Csv(RepsText(s, ";"))};
+            G(s.mean_time_s()), G(s.aggregate_mib()), Csv(RepsText(s, ";")),
+            Csv(SweepLabel(t.sweep()))};
         absl::StrAppend(&o, absl::StrJoin(f, ","), "\n");
       }
     }

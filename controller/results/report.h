@@ -2,11 +2,13 @@
 //
 //   RenderHtml        one self-contained page (no external resources, no
 //                     JavaScript): run facts, agents, summary tables and
-//                     inline SVG plots — bandwidth vs total tasks (one line
-//                     per operation and run), per-repetition spread,
-//                     throughput over time per agent (series_bytes), latency
-//                     percentiles. Several runs are overlaid.
-//   RenderCsv         one row per result (SummaryRow), header first.
+//                     inline SVG plots (report_figures.h) — per plan its
+//                     figure (throughput vs tasks, or a bar per sweep point),
+//                     per-repetition spread, throughput over time for every
+//                     repetition, latency percentiles of merged histograms.
+//                     Several runs are overlaid.
+//   RenderCsv         one row per result (SummaryRow), header first; the
+//                     last column is the test's sweep point.
 //   RenderOpenMetrics OpenMetrics text, ending "# EOF".
 //   RenderInfluxLines InfluxDB line protocol, one line per result.
 //

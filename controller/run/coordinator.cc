@@ -21,6 +21,7 @@
 #include "common/names.h"
 #include "common/wire_version.h"
 #include "controller/ior/ior_math.h"
+#include "controller/plan/sweep.h"
 #include "controller/run/agent_client.h"
 #include "controller/run/agent_endpoints.h"
 #include "controller/run/agent_roster.h"
@@ -150,6 +151,8 @@ RunOutcome Coordinator::Run() {
   StartRecord();
   printer_.Header(record_);
   RunError failure = SetUpAgents();
+  // client_agents: every test's count checked before the first test runs.
+  for (uint32_t t = 0; t < plan_.tests() && !failure; ++t) failure = UseClientsOf(t);
   if (!failure) failure = CheckAggregates();
   if (!failure) {
     printer_.AgentsReady(record_);
@@ -362,6 +365,7 @@ RunError Coordinator::RunTest(uint32_t test_id) {
   test->set_client_agents(clients);
   test->set_repetitions(plan_.repetitions);
   test->set_started_at(FormatRfc3339(RealtimeNs()));
+  for (const v1::SweepValue& v : SweepValuesOf(plan_, test_id)) *test->add_sweep() = v;
   for (const PhasePlan& phase : plan_.phases) *test->add_plan_specs() = BaseSpec(phase, test_id, 0);
 
   AcceptedPhases accepted;
@@ -386,7 +390,8 @@ RunError Coordinator::CheckAggregates() {
     // [run] client_agents: the clients test t uses (UseClientsOf refuses more).
     const uint32_t clients = static_cast<uint32_t>(
         plan_.ClientAgents(t) > 0 ? std::min<size_t>(plan_.ClientAgents(t), available) : available);
-    for (const PhasePlan& phase : plan_.phases) {
+    for (const PhasePlan& planned : plan_.phases) {
+      const PhasePlan phase = ResolvePhase(plan_, planned, t);  // this test's swept values
       auto split = SplitAggregate(plan_, phase, t, clients);
       if (!split.ok()) return Fail(RunFailure::kBadPlan, std::string(split.status().message()));
       const std::string note =

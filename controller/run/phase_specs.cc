@@ -4,11 +4,14 @@
 
 #include "absl/strings/str_format.h"
 #include "controller/ior/phase_reduce.h"
+#include "controller/plan/sweep.h"
 
 namespace lockstep {
 
-v1::PhaseSpec BaseSpecOf(const Plan& plan, const PhasePlan& phase, uint32_t test_id,
+v1::PhaseSpec BaseSpecOf(const Plan& plan, const PhasePlan& planned, uint32_t test_id,
                          uint32_t rep, size_t client_count, bool ignore_free_space) {
+  // This test's values of the swept keys.
+  const PhasePlan phase = ResolvePhase(plan, planned, test_id);
   v1::PhaseSpec s;
   s.set_phase_id(absl::StrFormat("t%u/r%u/%s", test_id, rep, phase.name));
   s.set_phase_name(phase.name);
@@ -18,7 +21,7 @@ v1::PhaseSpec BaseSpecOf(const Plan& plan, const PhasePlan& phase, uint32_t test
   s.set_dir(phase.dir);
   s.set_file_name(phase.file_name);
   s.set_file_per_process(phase.file_per_process);
-  const uint32_t tpa = plan.TasksPerAgent(phase, test_id);
+  const uint32_t tpa = phase.tasks_per_agent.front();
   s.set_tasks(tpa);
   s.set_total_tasks(tpa * static_cast<uint32_t>(client_count));
   s.set_transfer_bytes(phase.transfer_bytes);

@@ -13,7 +13,8 @@
 
 namespace lockstep {
 
-// The spec of `phase` in test `test_id`, repetition `rep`, run by
+// The spec of `phase` in test `test_id` (its swept keys at that test's
+// values: ResolvePhase, controller/plan/sweep.h), repetition `rep`, run by
 // `client_count` clients; phase_id "t<test>/r<rep>/<name>".
 // `ignore_free_space`: --force.
 v1::PhaseSpec BaseSpecOf(const Plan& plan, const PhasePlan& phase, uint32_t test_id,

@@ -17,6 +17,22 @@ TomlValue::TomlValue(const std::string& s) : text_("\"") {
 TomlValue::TomlValue(std::initializer_list<int64_t> list)
     : text_("[" + absl::StrJoin(list, ", ") + "]") {}
 
+TomlValue TomlValue::Strings(std::initializer_list<const char*> list) {
+  std::vector<std::string> items;
+  for (const char* s : list) items.push_back(TomlValue(std::string(s)).text());
+  TomlValue v;
+  v.text_ = "[" + absl::StrJoin(items, ", ") + "]";
+  return v;
+}
+
+TomlValue TomlValue::Bools(std::initializer_list<bool> list) {
+  std::vector<std::string> items;
+  for (bool b : list) items.push_back(b ? "true" : "false");
+  TomlValue v;
+  v.text_ = "[" + absl::StrJoin(items, ", ") + "]";
+  return v;
+}
+
 void TomlTable::Set(const std::string& key, TomlValue value) {
   for (auto& [k, v] : keys_) {
     if (k == key) {

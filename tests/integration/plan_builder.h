@@ -35,10 +35,15 @@ class TomlValue {
     requires(!std::same_as<T, bool>)
   TomlValue(T v) : text_(std::to_string(v)) {}  // NOLINT
   TomlValue(std::initializer_list<int64_t> list);  // NOLINT: [1, 2]
+  // A list of strings: ["64k", "1m"] (each quoted and escaped).
+  static TomlValue Strings(std::initializer_list<const char*> list);
+  // A list of booleans: [true, false].
+  static TomlValue Bools(std::initializer_list<bool> list);
 
   const std::string& text() const { return text_; }
 
  private:
+  TomlValue() = default;
   std::string text_;
 };
 

@@ -118,6 +118,37 @@ TEST_F(RunTest, WritesReadsAndReportsLikeIor) {
   }
 }
 
+// A sweep over other keys than tasks_per_agent: each test runs its values,
+// records its sweep point and prints it in its header.
+TEST_F(RunTest, SweepsTransferSizeAndFsync) {
+  std::string plan = cluster_.WritePlan(
+      cluster_.Plan({0, 1})
+          .Set("name", "sweep")
+          .AddPhase(FilePerProcess("w", "write", "64k", "1m")
+                        .Set("transfer_size", TomlValue::Strings({"64k", "256k"}))
+                        .Set("fsync", TomlValue::Bools({false, true}))
+                        .Set("keep", true)));
+  RunResult r = cluster_.Run(plan);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Sweep               : transfer_size=64k fsync=false"));
+  EXPECT_THAT(r.out, HasSubstr("Sweep               : transfer_size=256k fsync=true"));
+  v1::RunRecord rec = r.Record();
+  ASSERT_EQ(rec.tests_size(), 2);
+  const uint64_t want_xfer[] = {64 << 10, 256 << 10};
+  for (int t = 0; t < 2; ++t) {
+    const v1::TestRecord& test = rec.tests(t);
+    ASSERT_EQ(test.sweep_size(), 2);
+    EXPECT_EQ(test.sweep(0).key(), "transfer_size");
+    EXPECT_EQ(test.sweep(0).phase(), "");  // the plan's only phase
+    EXPECT_EQ(test.sweep(1).value(), t == 0 ? "false" : "true");
+    ASSERT_GT(test.phases_size(), 0);
+    EXPECT_EQ(test.phases(0).spec().transfer_bytes(), want_xfer[t]);
+    EXPECT_EQ(test.phases(0).spec().fsync_at_end(), t == 1);
+    ASSERT_EQ(test.summary_size(), 1);
+    EXPECT_EQ(test.summary(0).transfer_bytes(), want_xfer[t]);
+  }
+}
+
 TEST_F(RunTest, RemovesFilesUnlessKept) {
   std::string plan = cluster_.WritePlan(
       cluster_.Plan()

@@ -64,7 +64,9 @@ TEST(CompareRuns, TwentyPercentDropWithLowNoiseIsSignificant) {
   EXPECT_NE(m.SignificanceText().find("*"), std::string::npos);
   std::string text = FormatComparison(c);
   EXPECT_NE(text.find("Welch"), std::string::npos) << text;
-  EXPECT_NE(text.find("-19.9%  p<0.001 *"), std::string::npos) << text;
+  // The change of the medians (1001.0 -> 800.8); the means' is -19.9%.
+  EXPECT_NE(text.find("-20.0%  p<0.001 *"), std::string::npos) << text;
+  EXPECT_NE(text.find("1001.00  990.00..1009.00"), std::string::npos) << text;
 }
 
 TEST(CompareRuns, OnePercentDropWithLargeNoiseIsNotSignificant) {
@@ -139,6 +141,86 @@ TEST(CompareMatrix, ThreeRunsSideBySide) {
   EXPECT_NE(m.find("(-20.0%*)"), std::string::npos) << m;
   EXPECT_NE(m.find("kernel"), std::string::npos) << m;
   EXPECT_NE(m.find("read/read tasks=4"), std::string::npos) << m;
+}
+
+// Seed 004: "median of several runs". Three runs per side, each with
+// repetitions; a side's values are all of them pooled.
+TEST(CompareGroups, MedianMinMaxOverSeveralRuns) {
+  std::vector<v1::RunRecord> a, b;
+  const double reads_a[3][2] = {{73.21, 70.0}, {66.88, 65.0}, {67.31, 69.0}};
+  for (int i = 0; i < 3; ++i) {
+    SynthRun s;
+    s.run_id = "a" + std::to_string(i);
+    s.results = {{"read", 4, {reads_a[i][0], reads_a[i][1]}}};
+    a.push_back(MakeRun(s));
+    s.run_id = "b" + std::to_string(i);
+    s.results = {{"read", 4, {169.89 - i, 166.98 + i}}};
+    b.push_back(MakeRun(s));
+  }
+  Comparison c = CompareGroups(a, b);
+  ASSERT_EQ(c.matched.size(), 1u);
+  const ResultComparison& m = c.matched[0];
+  EXPECT_EQ(m.runs_a, 3u);
+  EXPECT_EQ(m.reps_a.size(), 6u);
+  // Sorted A: 65.0 66.88 67.31 69.0 70.0 73.21 -> median (67.31 + 69.0) / 2.
+  EXPECT_NEAR(m.median_a, 68.155, 1e-9);
+  EXPECT_DOUBLE_EQ(m.min_a, 65.0);
+  EXPECT_DOUBLE_EQ(m.max_a, 73.21);
+  EXPECT_NEAR(m.median_b, (167.98 + 168.89) / 2, 1e-9);
+  EXPECT_NEAR(m.median_change_pct, (m.median_b - m.median_a) / m.median_a * 100, 1e-9);
+  EXPECT_TRUE(m.welch.available);
+  EXPECT_EQ(c.run_a, "a0, a1, a2");
+  std::string text = FormatComparison(c);
+  EXPECT_NE(text.find("A = a0, a1, a2 (3 runs"), std::string::npos) << text;
+  EXPECT_NE(text.find("68.16"), std::string::npos) << text;
+  EXPECT_NE(text.find("65.00..73.21"), std::string::npos) << text;
+  EXPECT_NE(text.find("A median"), std::string::npos) << text;
+  // One run a side is the same as CompareRuns.
+  Comparison one = CompareGroups({a[0]}, {b[0]});
+  EXPECT_EQ(FormatComparison(one), FormatComparison(CompareRuns(a[0], b[0])));
+  EXPECT_NE(FormatComparison(one).find("A = a0\n"), std::string::npos);
+  // Three groups: a matrix of medians over the groups.
+  std::string matrix = FormatMatrix(std::vector<std::vector<v1::RunRecord>>{a, b, {b[0]}});
+  EXPECT_NE(matrix.find("[1] a0, a1, a2"), std::string::npos) << matrix;
+  EXPECT_NE(matrix.find("(3 runs)"), std::string::npos) << matrix;
+  EXPECT_NE(matrix.find("68.16"), std::string::npos) << matrix;
+}
+
+TEST(CompareGroups, MedianOfEvenAndOddCounts) {
+  EXPECT_DOUBLE_EQ(Median({3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(Median({4, 1, 3, 2}), 2.5);
+  EXPECT_DOUBLE_EQ(Median({}), 0);
+}
+
+// Two tests of one shape that differ only in a swept key (stripe_size) are
+// two results, matched by their sweep point.
+TEST(CompareGroups, SweepPointsAreSeparateResults) {
+  auto run = [](const std::string& id, double small, double big) {
+    SynthRun s;
+    s.run_id = id;
+    s.results = {{"read", 4, Reps(small, 0.01, 3)}};
+    v1::RunRecord r = MakeRun(s);
+    v1::TestRecord second = r.tests(0);
+    second.set_test_id(1);
+    for (auto& row : *second.mutable_summary()) {
+      row.clear_bw_mib_per_rep();
+      for (double v : Reps(big, 0.01, 3)) row.add_bw_mib_per_rep(v);
+    }
+    auto* v = r.mutable_tests(0)->add_sweep();
+    v->set_key("stripe_size");
+    v->set_value("64k");
+    auto* w = second.add_sweep();
+    w->set_key("stripe_size");
+    w->set_value("2m");
+    *r.add_tests() = second;
+    return r;
+  };
+  Comparison c = CompareRuns(run("a", 10, 67), run("b", 11, 168));
+  ASSERT_EQ(c.matched.size(), 2u);
+  EXPECT_EQ(c.matched[0].key.sweep, "stripe_size=2m");
+  EXPECT_EQ(c.matched[1].key.sweep, "stripe_size=64k");
+  EXPECT_NEAR(c.matched[0].median_a, 67 * 0.9945, 1e-6);  // the middle of 0.99, 0.9945, 1.0035
+  EXPECT_NE(c.matched[1].key.ToString().find("[stripe_size=64k]"), std::string::npos);
 }
 
 }  // namespace

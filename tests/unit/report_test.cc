@@ -8,6 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "common/files.h"
 #include "controller/results/history.h"
+#include "controller/results/report_figures.h"
 #include "controller/cli/results_commands.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
@@ -44,16 +45,24 @@ TEST(ReportHtml, SelfContainedWithSvgPlotsOfTheSeries) {
   EXPECT_TRUE(Has(html, "<!DOCTYPE html>"));
   EXPECT_EQ(Count(html, "<svg"), Count(html, "</svg>"));
   EXPECT_GE(Count(html, "<svg"), 4u);
-  // The scaling curve: one line per operation, five task counts each.
+  // The plan's figure, throughput vs tasks: one line per run and operation,
+  // five task counts each, evenly spaced and labelled with the counts.
   EXPECT_TRUE(Has(html, "data-plot=\"scaling\""));
-  EXPECT_TRUE(Has(html, "<g class=\"series\" data-series=\"write\">")) << html.substr(0, 4000);
-  EXPECT_TRUE(Has(html, "<g class=\"series\" data-series=\"read\">"));
-  EXPECT_TRUE(Has(html, "total tasks (log2)"));
+  EXPECT_TRUE(Has(html, "<g class=\"series\" data-series=\"run-a write\">")) << html.substr(0, 4000);
+  EXPECT_TRUE(Has(html, "<g class=\"series\" data-series=\"run-a read\">"));
+  EXPECT_TRUE(Has(html, "seed: throughput vs tasks (median over repetitions, min..max)"));
+  EXPECT_TRUE(Has(html, "tasks (all agents)"));
+  EXPECT_TRUE(Has(html, "class=\"xtick\">16<"));
+  EXPECT_EQ(Count(html, "class=\"whisker\""), 10u);  // min..max of each point
   EXPECT_TRUE(Has(html, "data-plot=\"spread\""));
+  // Every repetition's series, per agent, labelled.
   EXPECT_TRUE(Has(html, "data-plot=\"timeseries\""));
-  EXPECT_TRUE(Has(html, "data-series=\"10.0.0.2:7070\""));  // per agent
+  EXPECT_TRUE(Has(html, "data-series=\"rep 0 10.0.0.2:7070\""));
+  EXPECT_TRUE(Has(html, "data-series=\"rep 3 10.0.0.1:7070\""));
   EXPECT_TRUE(Has(html, "data-plot=\"latency\""));
   EXPECT_TRUE(Has(html, ">p99.9<"));
+  EXPECT_TRUE(Has(html, "merged over tasks, agents and repetitions"));
+  EXPECT_TRUE(Has(html, "class=\"ytick\">1 ms<"));  // latency ticks with units
   // Facts and tables.
   EXPECT_TRUE(Has(html, "6.1.0-18-amd64"));
   EXPECT_TRUE(Has(html, "<th>mean MiB/s</th>"));
@@ -83,6 +92,83 @@ TEST(ReportHtml, EscapesNamesAndSurvivesEmptyRuns) {
   EXPECT_TRUE(Has(html, "&lt;b&gt;&amp;&quot;x&quot;"));
   EXPECT_TRUE(Has(html, "no data"));
   EXPECT_TRUE(Has(html, "No throughput series recorded."));
+}
+
+// Seeds 003/004: a sweep over another key than tasks: one bar per sweep
+// point per run and operation, at the median, whiskers min..max.
+v1::RunRecord StripeRun(const std::string& id) {
+  SynthRun s;
+  s.run_id = id;
+  s.name = "stripe-size";
+  s.results = {{"write", 4, {101.83, 101.85, 101.77}}, {"read", 4, {73.21, 66.88, 67.31}}};
+  v1::RunRecord r = MakeRun(s);
+  v1::TestRecord small = r.tests(0);
+  small.set_test_id(1);
+  for (auto& row : *small.mutable_summary()) {
+    for (double& v : *row.mutable_bw_mib_per_rep()) v /= 7;
+  }
+  auto label = [](v1::TestRecord* t, const char* value) {
+    auto* v = t->add_sweep();
+    v->set_key("stripe_size");
+    v->set_value(value);
+  };
+  label(r.mutable_tests(0), "2m");
+  label(&small, "64k");
+  *r.add_tests() = small;
+  return r;
+}
+
+TEST(ReportHtml, BarsPerSweepPoint) {
+  std::string html = RenderHtml({StripeRun("run-a"), StripeRun("run-b")});
+  EXPECT_TRUE(Has(html, "data-plot=\"bars\""));
+  EXPECT_FALSE(Has(html, "data-plot=\"scaling\""));
+  EXPECT_TRUE(Has(html, "stripe-size: throughput per configuration"));
+  EXPECT_EQ(Count(html, "<g class=\"group\" data-group=\"stripe_size=2m\">"), 1u);
+  EXPECT_EQ(Count(html, "<g class=\"group\" data-group=\"stripe_size=64k\">"), 1u);
+  // Two runs x two operations in each group, legend names run and operation.
+  EXPECT_EQ(Count(html, "<g class=\"series\" data-series=\"run-b read\"><rect"), 2u);
+  EXPECT_TRUE(Has(html, "run-a read, stripe_size=2m: median 67.31, min 66.88, max 73.21"));
+  EXPECT_TRUE(Has(html, "<title>run-a write</title>"));
+  // Seed 004's "median of several runs": per result over both runs.
+  EXPECT_TRUE(Has(html, "<h3>stripe-size: median of 2 runs (every repetition of each)</h3>"));
+  EXPECT_TRUE(Has(html, "[stripe_size=2m]</td><td class=\"n\">2</td><td class=\"n\">6</td>"
+                        "<td class=\"n\">67.31</td><td class=\"n\">66.88</td>"))
+      << html;
+  EXPECT_FALSE(Has(RenderHtml({StripeRun("run-a")}), "median of 1 runs"));
+  // The sweep point in the results table and the CSV.
+  EXPECT_TRUE(Has(html, "<td>stripe_size=64k</td>"));
+  EXPECT_TRUE(Has(RenderCsv({StripeRun("run-a")}), ",stripe_size=64k\n"));
+}
+
+// Percentiles of the merged histograms, not the mean of per-repetition
+// percentiles: repetition 0 has 900 transfers of 1 ms, repetition 1 100 of
+// 100 ms. Merged, p50 is 1 ms and p99 100 ms; averaged per repetition, p50
+// would be 50.5 ms.
+TEST(ReportHtml, LatencyFromMergedHistograms) {
+  v1::TestRecord t;
+  for (uint32_t rep = 0; rep < 2; ++rep) {
+    auto* ph = t.add_phases();
+    ph->set_phase("w");
+    ph->set_repetition(rep);
+    ph->set_ok(true);
+    for (int a = 0; a < 2; ++a) {  // two agents, their halves
+      LatencyHistogram h;
+      for (int k = 0; k < (rep == 0 ? 450 : 50); ++k) h.Record(rep == 0 ? 1'000'000 : 100'000'000);
+      h.ToProto(ph->add_agents()->add_tasks()->mutable_latency());
+    }
+  }
+  auto* superseded = t.add_phases();  // a repeated attempt does not count
+  superseded->set_phase("w");
+  superseded->set_error_kind(v1::SUPERSEDED);
+  LatencyHistogram slow;
+  for (int k = 0; k < 5000; ++k) slow.Record(900'000'000);
+  slow.ToProto(superseded->add_agents()->add_tasks()->mutable_latency());
+  LatencyHistogram m = MergedLatency(t, "w");
+  EXPECT_EQ(m.count(), 1000u);
+  EXPECT_NEAR(static_cast<double>(m.Quantile(0.5)), 1e6, 1e6 * 0.01);
+  EXPECT_NEAR(static_cast<double>(m.Quantile(0.99)), 1e8, 1e8 * 0.01);
+  EXPECT_EQ(m.max(), 100'000'000u);
+  EXPECT_EQ(MergedLatency(t, "other").count(), 0u);
 }
 
 TEST(ReportCsv, OneRowPerResult) {
@@ -169,6 +255,17 @@ TEST(ReportHtml, LoadsInHeadlessChromium) {
   EXPECT_TRUE(Has(r.out, "data-series=\"run-b write\""));
   EXPECT_FALSE(Has(r.err, "Uncaught")) << r.err;
   EXPECT_FALSE(Has(r.err, "CONSOLE(")) << r.err;
+  // A sweep over stripe sizes: the bar figure.
+  ASSERT_TRUE(WriteFileAtomically(page, RenderHtml({StripeRun("run-a")})).ok());
+  testing::CommandResult bars = testing::RunCommand(
+      {chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+       "--no-first-run", "--disable-background-networking", "--disable-component-update",
+       "--disable-sync", "--enable-logging=stderr", "--v=0", "--user-data-dir=" + dir + "/profile",
+       "--dump-dom", "file://" + page});
+  ASSERT_EQ(bars.exit_code, 0) << bars.err;
+  EXPECT_TRUE(Has(bars.out, "data-plot=\"bars\"")) << bars.out.substr(0, 500);
+  EXPECT_TRUE(Has(bars.out, "data-group=\"stripe_size=64k\""));
+  EXPECT_FALSE(Has(bars.err, "CONSOLE(")) << bars.err;
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/histogram.h"
 #include "lockstep/v1/results.pb.h"
 
 namespace lockstep::testing {
@@ -144,6 +145,12 @@ inline v1::RunRecord MakeRun(const SynthRun& s) {
         auto* ag = ph->add_agents();
         ag->set_address("10.0.0." + std::to_string(a + 1) + ":7070");
         ag->set_series_interval_ms(100);
+        // One task per agent: 500 transfers of 0.7 ms + 10 us per task and more.
+        auto* task = ag->add_tasks();
+        task->set_rank(static_cast<uint32_t>(a));
+        LatencyHistogram h;
+        for (int k = 0; k < 500; ++k) h.Record((700 + 10ULL * r.tasks + k) * 1000);
+        h.ToProto(task->mutable_latency());
         for (int k = 0; k < 20; ++k) {
           double bps = r.reps[rep] / 2 * 1048576.0 * (1 + 0.1 * std::sin(k + a));
           ag->add_series_bytes(static_cast<uint64_t>(bps * 0.1));
