@@ -1,4 +1,5 @@
 #include "controller/plan/plan.h"
+#include "controller/plan/sweep.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -301,6 +302,25 @@ TEST(PlanAggregate, RefusesTooSmallAndBlockSizeWithTheFix) {
   EXPECT_THAT(Error("[[phase]]\nname = \"m\"\nkind = \"mdtest\"\ndir = \"/x\"\nmd_op = "
                     "\"tree_create\"\ntotal_size = \"1g\"\n"),
               HasSubstr("total_size"));
+}
+
+}  // namespace
+}  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+TEST(PlanAggregate, TotalSizeSweeps) {
+  auto plan = ParsePlan(WithPhase("transfer_size = \"1m\"\ntotal_size = [\"1g\", \"4g\"]\n"),
+                        "plan.toml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->tests(), 2u);
+  const PhasePlan t1 = ResolvePhase(*plan, plan->phases[0], 1);
+  EXPECT_EQ(t1.total_bytes, uint64_t{4} << 30);
+  EXPECT_EQ(SplitAggregate(*plan, t1, 1, 2)->block_bytes, uint64_t{2} << 30);
+  // Each test's value is checked as if written alone.
+  EXPECT_THAT(Error(WithPhase("transfer_size = \"1m\"\ntotal_size = [\"1g\", \"4k\"]\n")),
+              HasSubstr("smaller than one transfer_size"));
 }
 
 }  // namespace
