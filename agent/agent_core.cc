@@ -18,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "agent/host_facts.h"
+#include "agent/workloads/command_process.h"
 #include "agent/workloads/workload.h"
 #include "common/clock.h"
 #include "common/errors.h"
@@ -48,6 +49,7 @@ struct AgentCore::Impl {
   AgentOptions options;
   AllowedRoots roots;
   std::string instance = RandomHex(8);
+  std::string command_user;  // the account COMMAND phases run as (resolved)
 
   mutable absl::Mutex mu;
   bool shutting_down ABSL_GUARDED_BY(mu) = false;
@@ -244,8 +246,24 @@ AgentCore::~AgentCore() {
 absl::StatusOr<std::unique_ptr<AgentCore>> AgentCore::Create(const AgentOptions& options) {
   auto roots = AllowedRoots::Create(options.roots);
   if (!roots.ok()) return roots.status();
+  for (const std::string& program : options.allow_commands) {
+    if (program.empty() || program[0] != '/') {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "allow_commands (--allow_command): \"%s\" is not an absolute path; list programs "
+          "by absolute path (\"/usr/bin/tar\")",
+          program));
+    }
+  }
+  // A configured account must exist; a missing default ("nobody") only
+  // keeps COMMAND phases from running (each Prepare says why).
+  auto account = ResolveCommandAccount(options.command_user);
+  if (!account.ok() && !options.command_user.empty()) return account.status();
+  if (!account.ok()) LogWarning("%s", account.status().message());
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+  impl->options.runner.allow_commands = options.allow_commands;
+  impl->options.runner.command_user = options.command_user;
+  if (account.ok()) impl->command_user = account->name;
   impl->roots = *roots;
   impl->lustre = std::make_unique<LustreTools>(options.lustre_options);
   // Asked once: lctl may take a while, and the version does not change
@@ -268,6 +286,10 @@ v1::HostFacts AgentCore::Facts() const {
       GatherHostFacts(impl_->options.role, impl_->roots.roots(), impl_->instance);
   for (const auto& [key, value] : impl_->options.extra_facts) (*facts.mutable_extra())[key] = value;
   if (facts.lustre_version().empty()) facts.set_lustre_version(impl_->lustre_version);
+  for (const std::string& program : impl_->options.allow_commands) {
+    facts.add_allowed_commands(program);
+  }
+  facts.set_command_user(impl_->command_user);
   return facts;
 }
 
@@ -410,6 +432,10 @@ absl::Status AgentCore::Impl::ReplaceRunnerFor(const v1::PrepareRequest& request
 absl::StatusOr<std::string> AgentCore::Impl::ResolvePhaseDir(const v1::PhaseSpec& spec,
                                                              const Workload& workload) {
   auto dir = roots.Resolve(spec.dir());
+  // A command phase's Prepare makes its own directory (owned by command_user).
+  if (!dir.ok() && absl::IsNotFound(dir.status()) && workload.PreparesMissingDir()) {
+    return roots.ResolveNew(spec.dir());
+  }
   if (dir.ok() || !absl::IsNotFound(dir.status()) || !workload.CreatesMissingDir()) return dir;
   // mdtest creates its -d directory when it is missing (one level, as
   // mkdir(2)); rank 0's agent does, in Prepare, before any task starts.

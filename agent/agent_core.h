@@ -39,7 +39,14 @@ struct AgentOptions {
   // striping, client checksums, lock LRU flush.
   bool allow_lustre = false;
   LustreToolsOptions lustre_options;
-  RunnerOptions runner;  // test hooks
+  // COMMAND phases: the only programs they may run (absolute paths; config
+  // allow_commands, --allow_command) and the account they run as (config
+  // command_user, --command_user; "" = nobody under root, else the agent's
+  // own). Create refuses a relative path, an unknown account, or another
+  // account than its own when the agent is not root.
+  std::vector<std::string> allow_commands;
+  std::string command_user;
+  RunnerOptions runner;  // test hooks (Create adds allow_commands, command_user)
   // TESTS ONLY: the calls named ("prepare", "cache", "cleanup") wait this
   // long before doing their work, as on a hung file system; the agent keeps
   // answering heartbeats meanwhile.

@@ -15,7 +15,7 @@ namespace {
 
 constexpr uint64_t kUint32Max = std::numeric_limits<uint32_t>::max();
 
-constexpr std::array<FlagSpec, 27> kAgentFlags = {{
+constexpr std::array<FlagSpec, 29> kAgentFlags = {{
     {.name = "config", .value_name = "FILE",
      .help = "agent configuration file (TOML, see deploy/agent.toml.example); it sets what the "
              "flags set plus limits (max_tasks, max_bytes_per_phase); flags given explicitly "
@@ -57,6 +57,13 @@ constexpr std::array<FlagSpec, 27> kAgentFlags = {{
     {.name = "lctl", .value_name = "PATH", .default_value = "lctl",
      .help = "the lctl program (with --allow_lustre): a name looked up on PATH or an absolute "
              "path, e.g. /usr/sbin/lctl"},
+    {.name = "allow_command", .kind = FlagKind::kList, .value_name = "PATH",
+     .help = "a program (absolute path) that command phases may run, once per program; "
+             "nothing else runs, and never through a shell (config: allow_commands)",
+     .separator = '\0'},
+    {.name = "command_user", .value_name = "USER",
+     .help = "the account command phases run as (default: nobody when the agent runs as root, "
+             "else the agent's own account; root only when named here)"},
     {.name = "devices", .kind = FlagKind::kList, .value_name = "DEV",
      .help = "block devices whose throughput telemetry reports, e.g. sda,nvme0n1 (default: "
              "every whole disk)."},
@@ -185,6 +192,8 @@ absl::StatusOr<AgentConfig> AgentConfigFromFlags(const ParsedFlags& f) {
     }
   }
   if (f.GetBool("test_lustre_any_fs")) o.lustre_options.require_lustre = false;
+  if (f.Has("allow_command")) o.allow_commands = f.GetList("allow_command");
+  if (f.Has("command_user")) o.command_user = f.GetString("command_user");
   o.runner.test_delay_per_transfer =
       absl::Microseconds(static_cast<int64_t>(f.GetUint("test_delay_per_transfer_us")));
   if (f.Has("test_delay_calls")) o.test_delay_calls = f.GetList("test_delay_calls");

@@ -80,6 +80,35 @@ absl::Status GetStrings(const std::string& source, const toml::table& t, const s
   return absl::OkStatus();
 }
 
+// allow_commands (absolute paths only) and command_user, top-level keys.
+absl::Status GetCommandKeys(const std::string& source, const toml::table& root, AgentConfig* c) {
+  if (absl::Status s = GetStrings(source, root, "allow_commands", &c->options.allow_commands);
+      !s.ok()) {
+    return s;
+  }
+  if (const toml::node* n = root.get("allow_commands")) {
+    for (const toml::node& e : *n->as_array()) {
+      const std::string& program = e.as_string()->get();
+      if (program.empty() || program[0] != '/') {
+        return Bad(source, e, "allow_commands",
+                   absl::StrFormat("\"%s\" is not an absolute path; list each program by its "
+                                   "absolute path (\"/usr/bin/%s\"): a bare name could mean any "
+                                   "file in a PATH",
+                                   program, program.empty() ? "tar" : program));
+      }
+    }
+  }
+  if (absl::Status s = GetString(source, root, "command_user", &c->options.command_user); !s.ok()) {
+    return s;
+  }
+  if (root.get("command_user") && c->options.command_user.empty()) {
+    return Bad(source, *root.get("command_user"), "command_user",
+               "is empty; name an account, or remove the key for the default (nobody when the "
+               "agent runs as root)");
+  }
+  return absl::OkStatus();
+}
+
 const toml::table* Table(const toml::table& root, const std::string& key) {
   const toml::node* n = root.get(key);
   return n != nullptr ? n->as_table() : nullptr;
@@ -98,8 +127,9 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text, const std:
   }
   AgentConfig c;
   absl::Status s = CheckKeys(source, root, "the agent config",
-                             {"listen", "role", "roots", "insecure", "tls", "permissions",
-                              "limits", "telemetry", "lustre"});
+                             {"listen", "role", "roots", "insecure", "allow_commands",
+                              "command_user", "tls", "permissions", "limits", "telemetry",
+                              "lustre"});
   if (!s.ok()) return s;
   for (const char* t : {"tls", "permissions", "limits", "telemetry", "lustre"}) {
     if (root.get(t) && !root.get(t)->is_table()) {
@@ -114,6 +144,7 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text, const std:
   c.options.role = *r;
   if (!(s = GetStrings(source, root, "roots", &c.options.roots)).ok()) return s;
   if (!(s = GetBool(source, root, "insecure", &c.insecure)).ok()) return s;
+  if (!(s = GetCommandKeys(source, root, &c)).ok()) return s;
   if (const toml::table* t = Table(root, "tls")) {
     if (!(s = CheckKeys(source, *t, "[tls]", {"ca", "cert", "key", "allow"})).ok()) return s;
     if (!(s = GetString(source, *t, "ca", &c.tls_ca)).ok()) return s;

@@ -5,6 +5,8 @@
 //   role = "client"                  # client | oss | mds
 //   roots = ["/lustre/scratch/lockstep"]
 //   insecure = false                 # plaintext; loopback listen addresses only
+//   allow_commands = ["/usr/bin/tar", "/usr/bin/make"]  # COMMAND phases; absolute paths
+//   command_user = "nobody"          # default: nobody as root, else the agent's own account
 //   [tls]
 //   ca = "/etc/lockstep/ca.pem"
 //   cert = "/etc/lockstep/agent.pem"

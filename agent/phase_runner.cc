@@ -186,9 +186,11 @@ void PhaseRunner::Impl::Fail(uint32_t index, const TaskFailure& f) {
   Task* t = tasks[index].get();
   if (!t->result.error().empty()) return;
   std::string msg =
-      absl::StrFormat("task %u: %s %s at offset %u", t->rank, f.what, f.path, f.offset);
+      f.message.empty()
+          ? absl::StrFormat("task %u: %s %s at offset %u", t->rank, f.what, f.path, f.offset)
+          : absl::StrFormat("task %u: %s", t->rank, f.message);
   if (f.err != 0) msg += absl::StrFormat(": %s (errno %d)", std::strerror(f.err), f.err);
-  msg += absl::StrFormat(" after %u bytes", t->counters.bytes.load());
+  if (f.message.empty()) msg += absl::StrFormat(" after %u bytes", t->counters.bytes.load());
   t->result.set_error(msg);
   t->result.set_error_errno(f.err);
   t->result.set_error_offset(f.offset);

@@ -80,6 +80,29 @@ CpuPercent CpuPercentBetween(const CpuTimes& before, const CpuTimes& after) {
   return p;
 }
 
+absl::StatusOr<ProcessTicks> ParseProcPidStat(std::string_view std_text) {
+  absl::string_view text = absl::StripAsciiWhitespace(absl::string_view(std_text.data(), std_text.size()));
+  const size_t open = text.find(" (");
+  const size_t close = text.rfind(')');
+  ProcessTicks out;
+  if (open == absl::string_view::npos || close == absl::string_view::npos || close < open ||
+      !absl::SimpleAtoi(text.substr(0, open), &out.pid)) {
+    return BadLine("/proc/PID/stat", text, "expected \"PID (COMM) STATE ...\"");
+  }
+  out.comm = std::string(text.substr(open + 2, close - open - 2));
+  // Fields after the comm, from field 3 (state): flags is field 9, utime
+  // 14, stime 15, starttime 22 (proc(5)).
+  std::vector<absl::string_view> f = Fields(text.substr(close + 1));
+  uint64_t flags = 0;
+  if (f.size() < 20 || !ToU64(f[6], &flags) || !ToU64(f[11], &out.user_ticks) ||
+      !ToU64(f[12], &out.system_ticks) || !ToU64(f[19], &out.start_ticks)) {
+    return BadLine("/proc/PID/stat", text, "fewer than 22 fields, or flags/utime/stime/starttime "
+                                           "not numbers");
+  }
+  out.kernel_thread = (flags & kPfKthread) != 0;
+  return out;
+}
+
 absl::StatusOr<LoadAvgSample> ParseLoadAvg(std::string_view std_text) {
   absl::string_view text(std_text.data(), std_text.size());
   absl::string_view line = absl::StripAsciiWhitespace(text);

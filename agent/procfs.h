@@ -65,6 +65,25 @@ struct MemInfoSample {
 // Error when Dirty or Writeback is absent.
 absl::StatusOr<MemInfoSample> ParseMemInfo(std::string_view text);
 
+// ---- /proc/PID/stat ---------------------------------------------------------
+
+inline constexpr uint32_t kPfKthread = 0x00200000;  // PF_KTHREAD in the flags field
+
+// One process: its comm, kernel-thread flag and CPU time (all its threads,
+// live and ended), in USER_HZ ticks.
+struct ProcessTicks {
+  uint32_t pid = 0;
+  std::string comm;          // as the kernel keeps it (15 bytes at most)
+  bool kernel_thread = false;
+  uint64_t user_ticks = 0;   // utime
+  uint64_t system_ticks = 0; // stime
+  uint64_t start_ticks = 0;  // starttime, since boot: tells a reused pid apart
+};
+
+// "PID (COMM) STATE PPID ... FLAGS ... UTIME STIME ... STARTTIME ...": COMM
+// may hold spaces and parentheses, so it ends at the last ')'.
+absl::StatusOr<ProcessTicks> ParseProcPidStat(std::string_view text);
+
 // ---- /proc/diskstats --------------------------------------------------------
 
 inline constexpr uint64_t kDiskSectorBytes = 512;  // always, whatever the device

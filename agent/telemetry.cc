@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <set>
 #include <thread>
 #include <utility>
@@ -13,6 +14,7 @@
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "agent/process_cpu.h"
 #include "agent/procfs.h"
 #include "common/clock.h"
 #include "common/files.h"
@@ -49,8 +51,13 @@ struct HostSample {
   std::map<std::string, NetCounters> nets;    // selected interfaces only
   // source ("obdfilter.lustre-OST0000.stats") -> counter name -> counter
   std::map<std::string, std::map<std::string, LustreStat>> lustre;
+  // Every process's CPU ticks (shared: each open window keeps the sample).
+  std::shared_ptr<const std::vector<ProcessTicks>> processes;
   std::vector<std::string> warnings;
 };
+
+// The summary keeps this many process groups (the brief fewer).
+constexpr size_t kTopProcesses = 10;
 
 // Counter delta between two samples; a counter that went backwards was reset
 // (device re-added, Lustre stats cleared), so everything since counts.
@@ -111,6 +118,7 @@ struct Window {
   std::map<std::string, NetAcc> nets;
   std::map<std::pair<std::string, std::string>, LustreAcc> lustre;
   std::set<std::string> sources;
+  ProcessCpuWindow processes;
   std::vector<std::string> warnings;
   std::set<std::string> warning_set;
 
@@ -139,6 +147,7 @@ void FeedLevels(const HostSample& s, Window* w) {
     w->disks[name].in_flight_max = std::max(w->disks[name].in_flight_max, d.in_flight);
   }
   for (const auto& [source, counters] : s.lustre) w->sources.insert(source);
+  if (s.processes) w->processes.Add(*s.processes);
 }
 
 void FeedCpu(const HostSample& p, const HostSample& s, Window* w) {
@@ -362,6 +371,9 @@ v1::TelemetrySummary Summarize(const Window& w, uint32_t interval_ms) {
     c->set_sum_delta(acc.sum);
   }
   for (const std::string& s : w.sources) out.add_lustre_sources(s);
+  for (v1::ProcessCpu& p : w.processes.Top(out.interval_s(), TicksPerSecond(), kTopProcesses)) {
+    *out.add_top_processes() = std::move(p);
+  }
   for (const std::string& s : w.warnings) out.add_warnings(s);
   return out;
 }
@@ -523,6 +535,9 @@ class TelemetrySampler::Impl {
     SelectNets(nets, &s);
 
     CollectLustre(&s);
+    if (options_.process_cpu) {
+      s.processes = std::make_shared<const std::vector<ProcessTicks>>(ScanProcesses(proc));
+    }
     return s;
   }
 

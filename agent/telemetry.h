@@ -40,6 +40,10 @@ struct TelemetryOptions {
   std::vector<std::string> devices;
   // Network interfaces; empty = all except "lo".
   std::vector<std::string> ifaces;
+  // Per-process CPU (TelemetrySummary.top_processes): every sample, the
+  // periodic ones too (so that a process born mid-window is seen), reads
+  // <proc_root>/PID/stat of every process (agent/process_cpu.h).
+  bool process_cpu = true;
 };
 
 class TelemetrySampler {

@@ -32,6 +32,18 @@ inline constexpr uint64_t kMaxMdtestFileBytes = uint64_t{64} << 20;
 // Directories of one mdtest tree (branching^0 + ... + branching^depth).
 inline constexpr uint64_t kMaxMdtestTreeDirs = 10'000'000;
 
+// COMMAND phases (common/command_rules.h has the rules on argv and env).
+// A program runs at most this long (PhaseSpec.command_timeout_ms; 0 sends
+// none and the agent uses the default).
+inline constexpr uint32_t kDefaultCommandTimeoutMs = 3'600'000;    // 1 h
+inline constexpr uint32_t kMaxCommandTimeoutMs = 7 * 86'400'000;   // 7 days
+// The last bytes of stdout and of stderr each agent keeps and sends back.
+inline constexpr uint32_t kDefaultCommandTailBytes = 4096;
+inline constexpr uint32_t kMaxCommandTailBytes = 64 * 1024;
+// The most argv (or env) entries, and bytes over all of them.
+inline constexpr uint32_t kMaxCommandArgs = 4096;
+inline constexpr uint64_t kMaxCommandArgBytes = 128 * 1024;
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_COMMON_LIMITS_H_

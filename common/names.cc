@@ -26,6 +26,8 @@ const char* PhaseKindName(v1::PhaseKind kind) {
     case v1::SMALL_FILES: return "small_files";
     case v1::MDTEST: return "mdtest";
     case v1::FIND: return "find";
+    case v1::COMMAND: return "command";
+    case v1::SEEKS: return "seeks";
     default: return "unspecified";
   }
 }
@@ -37,6 +39,8 @@ std::optional<v1::PhaseKind> ParsePhaseKind(std::string_view name) {
   if (name == "small_files") return v1::SMALL_FILES;
   if (name == "mdtest") return v1::MDTEST;
   if (name == "find") return v1::FIND;
+  if (name == "command") return v1::COMMAND;
+  if (name == "seeks") return v1::SEEKS;
   return std::nullopt;
 }
 

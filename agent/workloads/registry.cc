@@ -5,9 +5,11 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "agent/workloads/command.h"
 #include "agent/workloads/find.h"
 #include "agent/workloads/mdtest.h"
 #include "agent/workloads/rewrite.h"
+#include "agent/workloads/seeks.h"
 #include "agent/workloads/small_files.h"
 #include "agent/workloads/transfer.h"
 #include "agent/workloads/workload.h"
@@ -30,6 +32,8 @@ constexpr Registration kWorkloads[] = {
     {v1::SMALL_FILES, &MakeSmallFilesWorkload},
     {v1::MDTEST, &MakeMdtestWorkload},
     {v1::FIND, &MakeFindWorkload},
+    {v1::COMMAND, &MakeCommandWorkload},
+    {v1::SEEKS, &MakeSeeksWorkload},
 };
 
 }  // namespace

@@ -52,6 +52,12 @@ struct WorkloadOptions {
   // Test only: false keeps a start gate (agent/start_gate.h) from using
   // SCHED_FIFO, as for an agent without the privilege.
   bool allow_realtime = true;
+  // COMMAND phases (agent/workloads/command.h): the agent config's
+  // allow_commands (absolute paths; the only programs a phase may run) and
+  // command_user (the account they run as; "" = the default, see
+  // ResolveCommandAccount). Not test hooks: AgentCore sets them.
+  std::vector<std::string> allow_commands;
+  std::string command_user;
 };
 
 // What a task has done so far. The task writes; the monitor thread (progress,
@@ -76,6 +82,9 @@ struct TaskFailure {
   int err = 0;            // errno; 0 for a short read or a data mismatch
   uint64_t offset = 0;    // file offset where it happened
   bool verify = false;    // the data read differs from what was written
+  // When set, the whole error after "task N: " (what, path and offset unused):
+  // a failure that is no system call's, such as a program's exit status.
+  std::string message;
 };
 
 // What the runner offers every task of the phase; any task thread calls it.
@@ -163,6 +172,10 @@ class Workload {
   virtual uint64_t AgentWriteBytes() const { return 0; }
   // mdtest creates its -d directory when it is missing (rank 0's agent).
   virtual bool CreatesMissingDir() const { return false; }
+  // Prepare creates the phase directory itself when it is missing, on every
+  // agent (COMMAND: owned by the account programs run as); the agent then
+  // passes the path it would have (AllowedRoots::ResolveNew).
+  virtual bool PreparesMissingDir() const { return false; }
   // The phase removes the trees of its directory (mdtest tree_remove): a
   // directory the session created may go at Detach.
   virtual bool RemovesTrees() const { return false; }

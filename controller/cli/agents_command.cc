@@ -83,6 +83,15 @@ std::string Line(const Probe& p) {
       cert == f.extra().end() ? "-" : cert->second.substr(0, 10), Roots(f));
 }
 
+// "  commands: /usr/bin/tar, /usr/bin/make as nobody" under an agent that
+// allows command phases; "" otherwise.
+std::string CommandsLine(const Probe& p) {
+  const v1::HostFacts& f = p.facts;
+  if (!p.status.ok() || f.allowed_commands_size() == 0) return "";
+  return absl::StrFormat("  commands: %s as %s\n", absl::StrJoin(f.allowed_commands(), ", "),
+                         f.command_user().empty() ? "(no account)" : f.command_user());
+}
+
 }  // namespace
 
 int AgentsCommand(const std::vector<std::string>& args, const std::atomic<bool>* interrupted) {
@@ -138,7 +147,7 @@ int AgentsCommand(const std::vector<std::string>& args, const std::atomic<bool>*
   size_t answered = 0;
   std::set<std::string> versions;
   for (const Probe& p : probes) {
-    std::printf("%s\n", Line(p).c_str());
+    std::printf("%s\n%s", Line(p).c_str(), CommandsLine(p).c_str());
     if (p.status.ok()) {
       ++answered;
       versions.insert(absl::StrFormat("%s/w%u", p.facts.agent_version(), p.facts.wire_version()));

@@ -423,6 +423,17 @@ std::string PlanToToml(const Plan& plan) {
       u("small_file_max_size", p.small_file_max_bytes);
       u("small_files_per_dir", p.small_files_per_dir);
     }
+    if (p.kind == v1::SEEKS) {
+      u("transfer_size", p.transfer_bytes);
+      u("block_size", p.block_bytes);
+      u("segments", p.segments);
+      b("fsync", p.fsync);
+      b("fsync_per_transfer", p.fsync_per_transfer);
+      b("direct", p.direct);
+      b("verify", p.verify);
+      u("seeks", p.seeks);
+      s += absl::StrFormat("seek_rewrite_pct = %u\n", p.seek_rewrite_pct);  // 0 too
+    }
     if (p.kind == v1::MDTEST) {
       s += absl::StrFormat("md_op = \"%s\"\n", MdtestOpName(p.md_op));
       u("md_branching", p.md_branching);

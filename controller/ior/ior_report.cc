@@ -11,6 +11,8 @@
 #include "absl/time/time.h"
 #include "common/layout.h"
 #include "common/names.h"
+#include "controller/ior/command_summary.h"
+#include "common/sizes.h"
 #include "controller/ior/ior_math.h"
 #include "controller/ior/phase_reduce.h"
 #include "controller/plan/sweep.h"
@@ -229,7 +231,8 @@ std::string IorReport::Header(const v1::RunRecord& run) const {
   return out;
 }
 
-std::string IorReport::AgentsReady(const v1::RunRecord& run) const {
+std::string IorReport::AgentsReady(const v1::RunRecord& run) {
+  for (const v1::AgentRecord& a : run.agents()) host_by_address_[a.address()] = a.facts().hostname();
   size_t clients = 0;
   for (const v1::AgentRecord& a : run.agents()) clients += a.role() == v1::CLIENT;
   std::string out = absl::StrFormat("# lockstep %s, run %s (%s)\n", run.lockstep_version(),
@@ -288,8 +291,19 @@ std::string IorReport::PhaseDone(const v1::PhaseRecord& p) const {
     // IO500's figures: total-files, found, and the rate it scores in kIOPS.
     out += absl::StrFormat("# find: %u files scanned, %u found, %.3f s, %.6f kIOPS\n",
                            p.md_items(), FindMatched(p), p.row().total_s(), p.md_rate() / 1e3);
+  } else if (p.kind() == v1::COMMAND) {
+    for (const std::string& line : CommandReportLines(p, host_by_address_)) out += "# " + line + "\n";
   } else if (p.kind() != v1::MDTEST) {
     out += IterationRow(p.row());
+  }
+  if (p.kind() == v1::SEEKS) {
+    // bonnie++'s figures: seeks/s and the slowest seek (its Latency line).
+    out += absl::StrFormat(
+        "# seeks: %u seeks (%u rewritten) of %s in %s, %.1f seeks/s; latency mean %.0f us, "
+        "p99 %.0f us, max %.0f us\n",
+        p.latency().ops(), SeeksRewritten(p), HumanBytes(p.spec().transfer_bytes()),
+        HumanBytes(p.spec().block_bytes() * p.spec().segments() * p.spec().total_tasks()),
+        p.row().iops(), p.latency().mean_us(), p.latency().p99_us(), p.latency().max_us());
   }
   for (const v1::IterationRow& extra : p.extra_rows()) out += "# " + IterationRow(extra);
   if (p.skew_exceeded()) {
@@ -387,6 +401,8 @@ std::string RenderIorReport(const v1::RunRecord& run, const std::string& run_dir
     for (const v1::PhaseRecord& p : t.phases()) {
       if (IsSuperseded(p)) continue;
       out += report.TestStarted(t, p);
+      // A failed command phase still shows each host's times and status.
+      if (!p.ok() && p.kind() == v1::COMMAND) out += report.PhaseDone(p);
       out += p.ok() ? report.PhaseDone(p)
                     : IorReport::Note(absl::StrFormat("%s failed: %s", p.phase_id(), p.error()));
       if (p.has_remove_row()) {

@@ -13,6 +13,7 @@
 #ifndef LOCKSTEP_CONTROLLER_IOR_IOR_REPORT_H_
 #define LOCKSTEP_CONTROLLER_IOR_IOR_REPORT_H_
 
+#include <map>
 #include <string>
 
 #include "controller/ior/ior_math.h"
@@ -29,13 +30,16 @@ class IorReport {
   // Command line (run.ior_command_line, else run.command_line), Machine.
   std::string Header(const v1::RunRecord& run) const;
   // '#' lines: the run, its directory and every agent with its clock offset.
-  std::string AgentsReady(const v1::RunRecord& run) const;
+  // Remembers each agent's host name, for the command phases' lines.
+  std::string AgentsReady(const v1::RunRecord& run);
   // The first time it is called for a test: TestID, StartTime, Path, FS
   // (from `first.dir_fs`), the Options block and the results table's header.
   // Empty on later calls for the same test.
   std::string TestStarted(const v1::TestRecord& test, const v1::PhaseRecord& first);
   // One accepted phase: IOR's stonewall and file-size lines, the result row
-  // (none for mdtest steps, which mdtest's own summary shows) and '#' lines.
+  // (none for mdtest steps, which mdtest's own summary shows; for a command
+  // phase each host's times, as `time` prints them, and their summary:
+  // controller/ior/command_summary.h) and '#' lines.
   std::string PhaseDone(const v1::PhaseRecord& phase) const;
   // A Lockstep note (a warning, a repeat, an agent lost) as a '#' line.
   static std::string Note(const std::string& text);
@@ -51,6 +55,7 @@ class IorReport {
  private:
   const bool verbose_;
   int started_test_ = -1;
+  std::map<std::string, std::string> host_by_address_;  // from AgentsReady
 };
 
 // IOR's test parameters, from the layouts of a test's phases (plan_specs):

@@ -5,6 +5,7 @@
 
 #include "common/mdtest_layout.h"
 #include "common/names.h"
+#include "controller/ior/command_summary.h"
 #include "controller/ior/ior_math.h"
 
 namespace lockstep {
@@ -38,12 +39,24 @@ void SetWorkloadFields(const PhasePlan& phase, uint64_t seed, v1::PhaseSpec* s) 
     s->set_md_neighbor_shift(phase.md_neighbor_shift);
     s->set_md_stonewall_seconds(phase.md_stonewall_seconds);
   }
+  if (phase.kind == v1::SEEKS) {
+    s->set_seeks_per_task(phase.seeks);
+    s->set_seek_rewrite_pct(phase.seek_rewrite_pct);
+  }
   if (phase.kind == v1::FIND) {
     // find_newer_unix_ns: the run sets it from the named phase's start
     // (controller/run/phase_specs.h SetFindNewer).
     s->set_find_size_bytes(phase.find_size_bytes);
     s->set_find_match_size(phase.find_match_size);
     s->set_find_name_glob(phase.find_name_glob);
+  }
+  if (phase.kind == v1::COMMAND) {
+    // argv[0] as the plan wrote it; each agent's copy names its program
+    // (controller/run/command_checks.h ResolveCommandProgram).
+    for (const std::string& a : phase.command_argv) s->add_command_argv(a);
+    for (const std::string& e : phase.command_env) s->add_command_env(e);
+    s->set_command_timeout_ms(phase.command_timeout_seconds * 1000);
+    s->set_command_tail_bytes(static_cast<uint32_t>(phase.command_tail_bytes));
   }
 }
 
@@ -125,11 +138,34 @@ void ReduceStonewall(const std::vector<const v1::TaskResult*>& tasks, uint32_t w
   w->set_duration_s(static_cast<double>(longest_ns) / 1e9);
 }
 
+// SEEKS: IOR's row with access "seeks", IOPS = seeks over all tasks / (max
+// stop − min start), as bonnie++ times its seekers (first start to last end).
+void ReduceSeeks(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
+                 uint32_t rep, v1::PhaseRecord* pr) {
+  v1::IterationRow row = ReduceIteration(tasks, spec, rep);
+  row.set_access("seeks");
+  row.set_expected_bytes(row.bytes());  // data moved, not the file's size
+  uint64_t seeks = 0;
+  for (const v1::TaskResult* t : tasks) seeks += t->ops();
+  row.set_iops(row.wrrd_s() > 0 ? static_cast<double>(seeks) / row.wrrd_s() : 0.0);
+  *pr->mutable_row() = row;
+}
+
 }  // namespace
+
+uint64_t SeeksRewritten(const v1::PhaseRecord& pr) {
+  uint64_t n = 0;
+  for (const v1::AgentPhaseRecord& a : pr.agents()) {
+    for (const v1::TaskResult& t : a.tasks()) n += t.seeks_rewritten();
+  }
+  return n;
+}
 
 void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
                  uint32_t rep, v1::PhaseRecord* pr) {
   if (spec.kind() == v1::FIND) return ReduceFind(tasks, rep, pr);
+  if (spec.kind() == v1::COMMAND) return ReduceCommand(tasks, rep, pr);
+  if (spec.kind() == v1::SEEKS) return ReduceSeeks(tasks, spec, rep, pr);
   if (spec.kind() == v1::MDTEST) {
     ReduceStonewall(tasks, spec.md_stonewall_seconds(), spec.md_write_bytes(), pr);
     v1::IterationRow row;

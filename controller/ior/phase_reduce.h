@@ -1,5 +1,5 @@
 // Kind-specific parts of a phase: the spec fields a PhasePlan adds for the
-// finer IOR options, small_files and mdtest, and the reduction of the tasks'
+// finer IOR options, small_files, mdtest, find and seeks, and the reduction of the tasks'
 // results into the phase record's rows.
 #ifndef LOCKSTEP_CONTROLLER_IOR_PHASE_REDUCE_H_
 #define LOCKSTEP_CONTROLLER_IOR_PHASE_REDUCE_H_
@@ -12,8 +12,8 @@
 
 namespace lockstep {
 
-// Copies random offsets, stonewall, -W, -d, -g, small_files, mdtest and
-// find fields of `phase` into `spec` (the rest is the coordinator's BaseSpec).
+// Copies random offsets, stonewall, -W, -d, -g, small_files, mdtest, find
+// and command fields of `phase` into `spec` (the rest is the coordinator's BaseSpec).
 void SetWorkloadFields(const PhasePlan& phase, uint64_t seed, v1::PhaseSpec* spec);
 
 // Fills pr->row (and extra_rows, md_items, md_rate) from all tasks of one
@@ -26,6 +26,10 @@ void SetWorkloadFields(const PhasePlan& phase, uint64_t seed, v1::PhaseSpec* spe
 //           create/remove count one tree's directories, as mdtest does.
 //   find: row "find", files scanned (Σ ops) / (max stop − min start) as iops;
 //         md_items = files scanned, md_rate = that rate.
+//   command: row "command", total_s = the slowest host's real time;
+//         pr->command (controller/ior/command_summary.h).
+//   seeks: row "seeks" (IOR's row), iops = Σ seeks / (max stop − min start),
+//          bytes = read + written back.
 //   mdtest with md_stonewall_seconds: pr->stonewall, in items (pairs_min,
 //         pairs_max: fewest and most items a task had made at the wall).
 void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
@@ -34,6 +38,9 @@ void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::Phas
 // FIND: the files that matched, over all tasks of all agents of the record
 // (IO500's "found"; md_items is its "total-files").
 uint64_t FindMatched(const v1::PhaseRecord& pr);
+
+// SEEKS: the seeks that wrote their block back, over all tasks of the record.
+uint64_t SeeksRewritten(const v1::PhaseRecord& pr);
 
 }  // namespace lockstep
 

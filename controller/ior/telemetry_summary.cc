@@ -1,7 +1,11 @@
 #include "controller/ior/telemetry_summary.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 namespace lockstep {
 namespace {
@@ -58,7 +62,31 @@ v1::TelemetryBrief BriefOf(const v1::TelemetrySummary& t) {
   b.set_dirty_bytes_max(t.memory().dirty_bytes().max());
   b.set_load1_max(t.load().load1().max());
   b.set_warnings(static_cast<uint32_t>(t.warnings_size()));
+  // 10 ms ticks: a tenth of a percent is all the precision there is.
+  auto tenth = [](double pct) { return std::round(pct * 10.0) / 10.0; };
+  for (int i = 0; i < t.top_processes_size() && i < kBriefTopProcesses; ++i) {
+    v1::ProcessCpu* p = b.add_top_processes();
+    *p = t.top_processes(i);
+    p->set_cpu_pct(tenth(p->cpu_pct()));
+    p->set_user_pct(tenth(p->user_pct()));
+    p->set_system_pct(tenth(p->system_pct()));
+  }
   return b;
+}
+
+std::string TopCpuText(const google::protobuf::RepeatedPtrField<v1::ProcessCpu>& top, int limit) {
+  std::vector<std::string> parts;
+  for (const v1::ProcessCpu& p : top) {
+    if (static_cast<int>(parts.size()) >= limit || p.cpu_pct() < 1.0) break;  // largest first
+    std::string part = absl::StrFormat("%s %.0f%%", p.name(), p.cpu_pct());
+    if (p.cpu_pct() >= 95.0) {
+      // 100 = one core: say how many it kept busy, as "lmdd 100% (1 CPU)".
+      const double cores = std::max(1.0, std::round(p.cpu_pct() / 10.0) / 10.0);
+      part += absl::StrFormat(" (%g CPU%s)", cores, cores == 1.0 ? "" : "s");
+    }
+    parts.push_back(std::move(part));
+  }
+  return absl::StrJoin(parts, ", ");
 }
 
 std::vector<v1::RoleTelemetry> SummarizeRoles(

@@ -9,14 +9,29 @@
 #include <string>
 #include <vector>
 
+#include "google/protobuf/repeated_ptr_field.h"
+
 #include "lockstep/v1/results.pb.h"
 #include "lockstep/v1/telemetry.pb.h"
 
 namespace lockstep {
 
 // The agent's host over the window: means of the CPU shares, disk and
-// network rates summed over devices, maxima of dirty bytes and load.
+// network rates summed over devices, maxima of dirty bytes and load, the
+// kBriefTopProcesses busiest process groups.
 v1::TelemetryBrief BriefOf(const v1::TelemetrySummary& t);
+
+// How many of TelemetrySummary.top_processes a brief keeps, percentages
+// rounded to 0.1 (about 120 bytes each in run.json, at most 130, per agent
+// and phase).
+inline constexpr int kBriefTopProcesses = 5;
+// How many a "top cpu" line shows (from the full summary, which has 10).
+inline constexpr int kTopCpuLineProcesses = 5;
+
+// "lockstep-agent 100% (1 CPU), kworker 5%, flush 15%" (seed report 003's
+// client loads): the first `limit` groups of at least 1%, a group of 95% or
+// more with the cores it kept busy. Empty when none reached 1%.
+std::string TopCpuText(const google::protobuf::RepeatedPtrField<v1::ProcessCpu>& top, int limit);
 
 // Per role, over the agents of `phase` that carry a brief: hosts counted
 // once (`host_by_address`: agent address → hostname; an address missing

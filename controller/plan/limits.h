@@ -44,6 +44,10 @@ inline constexpr uint64_t kMaxMdItemsPerDir = uint64_t{1} << 32;  // mdtest -I
 // md_neighbor_shift, mdtest -N (after scaling by the tasks per agent).
 inline constexpr uint32_t kMaxMdNeighborShift = 1u << 24;
 
+// ---- seeks (bonnie++'s random seeks) --------------------------------------
+inline constexpr uint64_t kMaxSeeksPerTask = uint64_t{1} << 40;  // seeks, per task
+inline constexpr uint64_t kDefaultSeekTransferBytes = 8192;    // bonnie++'s chunk (-s SIZE:8k)
+
 // ---- [run] -----------------------------------------------------------------
 inline constexpr uint32_t kMinConnectTimeoutMs = 100, kMaxConnectTimeoutMs = 600'000;
 inline constexpr uint32_t kMinLeaseMs = 200, kMaxLeaseMs = 600'000;

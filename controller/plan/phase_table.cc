@@ -10,6 +10,7 @@
 #include "common/names.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
+#include "controller/plan/command_keys.h"
 #include "controller/plan/limits.h"
 #include "controller/plan/sweep.h"
 #include "controller/plan/table_reader.h"
@@ -27,7 +28,8 @@ const std::vector<std::string> kPhaseKeys = {
     "small_files_per_dir", "md_op", "md_branching", "md_depth", "md_items", "md_unique_dir",
     "md_write_size", "md_read_size", "md_leaf_only", "md_neighbor_shift", "reorder_random",
     "reorder_random_seed", "multi_file", "md_stonewall_seconds", "stonewall_count_from",
-    "find_newer_than", "find_size", "find_name", "total_size"};
+    "find_newer_than", "find_size", "find_name", "argv", "env", "timeout_seconds", "tail_size",
+    "seeks", "seek_rewrite_pct", "total_size"};
 
 constexpr const char* kTransferKinds = "write, read and rewrite";
 
@@ -79,7 +81,7 @@ absl::Status ReadKindAndFiles(const TableReader& r, PhasePlan* p) {
   if (!k) {
     return r.Error(*r.Get("kind"), "kind",
                    absl::StrFormat("\"%s\" is not a phase kind; use write, read, rewrite, "
-                                   "small_files, mdtest or find",
+                                   "small_files, mdtest, find, command or seeks",
                                    kind));
   }
   p->kind = *k;
@@ -131,6 +133,7 @@ absl::Status ReadTotalSize(const TableReader& r, PhasePlan* p) {
 
 // transfer_size, block_size, segments, and IOR's rules between them.
 absl::Status ReadTransferShape(const TableReader& r, PhasePlan* p) {
+  if (p->kind == v1::SEEKS) p->transfer_bytes = kDefaultSeekTransferBytes;  // bonnie++'s chunk
   RETURN_IF_ERROR(r.Size("transfer_size", &p->transfer_bytes));
   RETURN_IF_ERROR(r.Size("block_size", &p->block_bytes));
   RETURN_IF_ERROR(r.Uint("segments", 1, kMaxSegments, &p->segments));
@@ -305,6 +308,27 @@ absl::Status ReadSmallFilesKeys(const TableReader& r, PhasePlan* p) {
     return r.Error(*r.Get("small_file_max_size"), "small_file_max_size",
                    absl::StrFormat("small files are at most %s each",
                                    HumanBytes(kMaxSmallFileBytes)));
+  }
+  return absl::OkStatus();
+}
+
+// kind = "seeks": seeks per task (required), the share rewritten, one
+// shared file (bonnie++'s 8 KiB chunk is ReadTransferShape's default).
+absl::Status ReadSeeksKeys(const TableReader& r, PhasePlan* p) {
+  RETURN_IF_ERROR(r.Uint("seeks", 1, kMaxSeeksPerTask, &p->seeks));
+  RETURN_IF_ERROR(r.Uint32("seek_rewrite_pct", 0, 100, &p->seek_rewrite_pct));
+  const bool seeks = p->kind == v1::SEEKS;
+  for (const char* key : {"seeks", "seek_rewrite_pct"}) {
+    RETURN_IF_ERROR(OnlyFor(r, *p, key, seeks, "seeks"));
+  }
+  if (!seeks) return absl::OkStatus();
+  if (p->seeks == 0) {
+    return r.Missing("seeks", "add seeks = 2667 (per task; bonnie++ does 8000 over 3 seekers, "
+                              "tasks_per_agent = 3)");
+  }
+  if (p->file_per_process) {
+    return r.Error(*r.Get("file_per_process"), "file_per_process",
+                   "a seeks phase works on one shared file (bonnie++'s); drop file_per_process");
   }
   return absl::OkStatus();
 }
@@ -572,11 +596,13 @@ absl::Status ParsePoint(const TableReader& r, const Plan& plan, PhaseAgreement* 
   RETURN_IF_ERROR(CheckDirect(r, *p));
   RETURN_IF_ERROR(ReadIorFinerKeys(r, p));
   RETURN_IF_ERROR(ReadSmallFilesKeys(r, p));
+  RETURN_IF_ERROR(ReadSeeksKeys(r, p));
   std::string md_op;
   RETURN_IF_ERROR(ReadMdtestKeys(r, p, &md_op));
   if (p->kind == v1::MDTEST) RETURN_IF_ERROR(CheckMdtestPhase(r, md_op, p));
   RETURN_IF_ERROR(ReadStonewallCountFrom(r, plan, p));
   RETURN_IF_ERROR(ReadFindKeys(r, plan, p));
+  RETURN_IF_ERROR(ReadCommandKeys(r, p));
   return CheckKindConflicts(r, *p);
 }
 

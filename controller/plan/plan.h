@@ -95,6 +95,22 @@ struct PhasePlan {
   bool find_match_size = false;
   std::string find_name_glob;
 
+  // kind = "seeks": bonnie++'s random seeks over the phase's shared file:
+  // `seeks` per task, seek_rewrite_pct of them written back. transfer_size
+  // is 8 KiB (bonnie++'s chunk) unless the phase sets it.
+  uint64_t seeks = 0;
+  uint32_t seek_rewrite_pct = 10;
+
+  // kind = "command" (controller/plan/command_keys.h): the program and its
+  // arguments (argv[0] an absolute path or a bare name the agents'
+  // allow_commands resolve), "KEY=VALUE" entries added to the clean
+  // environment, the timeout (0: the agent's default, kDefaultCommandTimeoutMs)
+  // and how much of the end of stdout and stderr comes back.
+  std::vector<std::string> command_argv;
+  std::vector<std::string> command_env;
+  uint32_t command_timeout_seconds = 0;
+  uint64_t command_tail_bytes = 4096;
+
   // A sweep (controller/plan/sweep.h): the keys given as lists, and the
   // phase as read for each test (points[i]: every list at value i). The
   // fields above are test 0's; ResolvePhase gives test i's. Both empty

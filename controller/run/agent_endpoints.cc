@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "common/net.h"
 #include "common/tls.h"
+#include "controller/run/command_checks.h"
 
 namespace lockstep {
 namespace {
@@ -43,6 +44,9 @@ RunError StartLocalAgents(const Plan& plan, const RunOptions& options, int count
   lo.count = count;
   lo.root = options.local_root;
   if (RunError e = ExtraRoots(plan, options.local_root, &lo.extra_roots)) return e;
+  // The user runs both sides: the agents allow the plan's own programs.
+  if (RunError e = LocalCommandPrograms(plan, &lo.allow_commands)) return e;
+  out->local_allow_commands = lo.allow_commands;
   auto started = LocalAgents::Start(lo);
   if (!started.ok()) return Fail(RunFailure::kConnect, std::string(started.status().message()));
   out->local = std::move(*started);

@@ -23,11 +23,14 @@ struct AgentEndpoints {
   TlsFiles tls_files;  // empty for plaintext
   // The agents started here, if any; destroying it stops them.
   std::unique_ptr<LocalAgents> local;
+  // The programs the local agents allow: the plan's command phases' (absolute).
+  std::vector<std::string> local_allow_commands;
 };
 
 // Fills *out. kBadPlan: a relative phase dir that climbs out of the local
 // agents' root, --insecure with a non-loopback agent, or no TLS material;
-// kConnect: the local agents did not start.
+// kConnect: the local agents did not start; kBadPlan too for a command
+// phase's program that is not on this host, with local agents.
 RunError ResolveAgentEndpoints(const Plan& plan, const RunOptions& options,
                                AgentEndpoints* out);
 

@@ -29,6 +29,7 @@
 #include "controller/run/bounded_parallel.h"
 #include "controller/run/fd_limit.h"
 #include "controller/run/clock_sync.h"
+#include "controller/run/command_checks.h"
 #include "controller/run/heartbeater.h"
 #include "controller/run/phase_attempt.h"
 #include "controller/run/phase_specs.h"
@@ -187,6 +188,10 @@ void Coordinator::StartRecord() {
 
 RunError Coordinator::SetUpAgents() {
   if (RunError e = ResolveAgentEndpoints(plan_, options_, &endpoints_)) return e;
+  if (!endpoints_.local_allow_commands.empty()) {
+    printer_.Note(absl::StrFormat("local agents allow the plan's programs: %s",
+                                  absl::StrJoin(endpoints_.local_allow_commands, ", ")));
+  }
   if (absl::Status fds = EnsureFileLimit(endpoints_.agents.size()); !fds.ok()) {
     return Fail(RunFailure::kConnect, std::string(fds.message()));
   }
@@ -196,6 +201,8 @@ RunError Coordinator::SetUpAgents() {
   }
   if (RunError e = Connect()) return e;
   if (RunError e = Attach()) return e;
+  // Command phases' programs, before any phase runs.
+  if (RunError e = CheckCommandPhases(plan_, roster_.clients())) return e;
   // Leases run from Attach: with many agents the clock round may outlast one.
   heartbeater_ = std::make_unique<Heartbeater>(
       roster_.all(), absl::Milliseconds(plan_.lease_ms), plan_.io_stall_timeout_ms);
@@ -421,7 +428,8 @@ RunError Coordinator::RunRepetition(v1::TestRecord* test, uint32_t rep,
                                     AcceptedPhases* accepted) {
   std::vector<v1::PhaseSpec> written;  // files this repetition wrote
   for (const PhasePlan& phase : plan_.phases) {
-    if (phase.kind == v1::WRITE || phase.kind == v1::SMALL_FILES ||
+    // A seeks phase may lay its file out (agent/workloads/seeks.h).
+    if (phase.kind == v1::WRITE || phase.kind == v1::SMALL_FILES || phase.kind == v1::SEEKS ||
         (phase.kind == v1::READ && phase.remove_files)) {
       written.push_back(BaseSpec(phase, test->test_id(), rep));
     }
@@ -530,7 +538,8 @@ RunError Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_
     if (!moved.ok()) printer_.Note(absl::StrFormat("warning: %s", moved.message()));
     // Printed while the per-agent records are still here (find's matches,
     // mdtest's lines read them).
-    if (!failure && !repeat) printer_.PhaseDone(*pr);
+    // A failed command phase too: each host's status and stderr.
+    if ((!failure || pr->kind() == v1::COMMAND) && !repeat) printer_.PhaseDone(*pr);
     // Journaled, then its per-agent records leave memory for the run
     // directory's spool (run.json gets them back): memory stays bounded.
     absl::Status journaled = store_->JournalAndOffload(pr);

@@ -140,6 +140,12 @@ absl::StatusOr<std::unique_ptr<LocalAgents>> LocalAgents::Start(const LocalAgent
     }
     argv.insert(argv.end(), {"--root", r});
   }
+  for (const std::string& program : options.allow_commands) {
+    argv.insert(argv.end(), {"--allow_command", program});
+  }
+  if (!options.allow_commands.empty()) {
+    argv.insert(argv.end(), {"--command_user", absl::StrFormat("%u", ::geteuid())});
+  }
   for (int i = 0; i < options.count; ++i) {
     std::string log = absl::StrFormat("%s/agent-%d.log", agents->log_dir_, i);
     int pid = 0;

@@ -21,6 +21,10 @@ struct LocalAgentsOptions {
   // More allowed roots (the plan's absolute directories): the user runs both
   // sides, so the plan's own directories are trusted. Created if missing.
   std::vector<std::string> extra_roots;
+  // Programs (absolute paths) command phases may run (--allow_command); they
+  // run as the user who started the agents (--command_user: that account,
+  // root included, since that user owns both sides).
+  std::vector<std::string> allow_commands;
   absl::Duration start_timeout = absl::Seconds(10);
 };
 

@@ -10,6 +10,7 @@
 #include "controller/ior/phase_reduce.h"
 #include "controller/ior/telemetry_summary.h"
 #include "controller/run/bounded_parallel.h"
+#include "controller/run/command_checks.h"
 #include "controller/run/phase_results.h"
 #include "controller/run/phase_specs.h"
 #include "controller/run/progress_line.h"
@@ -82,6 +83,9 @@ RunError PhaseAttempt::Prepare() {
                                   phase_id_, c->address(), c->facts.agent_version(),
                                   c->facts.wire_minor()));
     }
+    if (base_.kind() == v1::COMMAND && base_.command_argv_size() > 0) {
+      if (RunError e = CheckCommandAgent(phase_.name, base_.command_argv(0), *c)) return e;
+    }
   }
   const std::vector<v1::PhaseSpec> specs = ClientSpecsOf(base_, clients_.size());
   std::vector<v1::PrepareRequest> requests(clients_.size());
@@ -89,6 +93,7 @@ RunError PhaseAttempt::Prepare() {
     requests[i].set_session_id(clients_[i]->session_id);
     *requests[i].mutable_spec() = specs[i];
     ToAgentClock(run_.roster.clock(clients_[i]).offset_ns, requests[i].mutable_spec());
+    SetProgramForAgent(clients_[i]->facts, requests[i].mutable_spec());  // command: its argv[0]
   }
   record_->set_prepare_sent_unix_ns(RealtimeNs());
   prepared_ = FanOut<v1::PrepareRequest, v1::PrepareReply>(

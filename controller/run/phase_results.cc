@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/names.h"
+#include "controller/ior/telemetry_summary.h"
 
 namespace lockstep {
 
@@ -29,6 +30,27 @@ void ToControllerClock(int64_t offset_ns, v1::TaskResult* task) {
     if ((task->*get)() != 0) (task->*set)((task->*get)() - offset_ns);
   }
 }
+
+namespace {
+
+// One line per host with the busiest processes of its window:
+//   "  n01 top cpu: lockstep-agent 100% (1 CPU), kworker 5%"
+void AddTopCpuLines(const v1::PhaseRecord& phase,
+                    const std::map<std::string, std::string>& host_by_address,
+                    std::vector<std::string>* lines) {
+  std::set<std::string> hosts_seen;
+  for (const v1::AgentPhaseRecord& a : phase.agents()) {
+    if (!a.has_telemetry() || a.telemetry().interval_s() < 0.2) continue;  // 10 ms ticks
+    auto host = host_by_address.find(a.address());
+    const std::string name =
+        host == host_by_address.end() || host->second.empty() ? a.address() : host->second;
+    if (!hosts_seen.insert(name).second) continue;
+    const std::string top = TopCpuText(a.telemetry().top_processes(), kTopCpuLineProcesses);
+    if (!top.empty()) lines->push_back(absl::StrFormat("  %s top cpu: %s", name, top));
+  }
+}
+
+}  // namespace
 
 std::vector<std::string> TelemetryLines(
     const v1::PhaseRecord& phase, const std::map<std::string, std::string>& host_by_address) {
@@ -68,6 +90,7 @@ std::vector<std::string> TelemetryLines(
         acc.user / acc.n, acc.sys / acc.n, acc.iowait / acc.n, acc.busy_cores, acc.cores,
         acc.disk_mb_s, acc.net_mb_s));
   }
+  AddTopCpuLines(phase, host_by_address, &lines);
   return lines;
 }
 

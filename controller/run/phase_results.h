@@ -22,7 +22,9 @@ void ToControllerClock(int64_t offset_ns, v1::TaskResult* task);
 // One line per role, like the seed reports:
 //   "  clients (2 hosts): cpu 40% user, 12% sys, 3% iowait; busy 1.2 of 8 cores; ..."
 // averaging the agents' telemetry over the phase; a host with several agents
-// counts once. `host_by_address`: each agent's host name.
+// counts once. `host_by_address`: each agent's host name. Then one line per
+// host with its busiest processes ("  n01 top cpu: lmdd 100% (1 CPU),
+// ptlrpcd 5%"), as seed report 003 lists the client loads.
 std::vector<std::string> TelemetryLines(const v1::PhaseRecord& phase,
                                         const std::map<std::string, std::string>& host_by_address);
 

@@ -33,6 +33,11 @@ TomlValue TomlValue::Bools(std::initializer_list<bool> list) {
   return v;
 }
 
+TomlValue::TomlValue(const std::vector<std::string>& list) : text_("[") {
+  for (size_t i = 0; i < list.size(); ++i) text_ += (i > 0 ? ", " : "") + TomlValue(list[i]).text();
+  text_ += "]";
+}
+
 void TomlTable::Set(const std::string& key, TomlValue value) {
   for (auto& [k, v] : keys_) {
     if (k == key) {

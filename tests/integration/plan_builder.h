@@ -10,8 +10,9 @@
 //                         .Set("block_size", "1m")));
 //
 // Values: strings are written quoted (with \ and " escaped), integers and
-// booleans bare, a braced list of integers as a TOML array. Keys keep the
-// order of their first Set; setting a key again replaces its value in place.
+// booleans bare, a braced list of integers and a vector of strings as TOML
+// arrays. Keys keep the order of their first Set; setting a key again
+// replaces its value in place.
 // Plain values, no threads: copy freely.
 #ifndef LOCKSTEP_TESTS_INTEGRATION_PLAN_BUILDER_H_
 #define LOCKSTEP_TESTS_INTEGRATION_PLAN_BUILDER_H_
@@ -39,6 +40,7 @@ class TomlValue {
   static TomlValue Strings(std::initializer_list<const char*> list);
   // A list of booleans: [true, false].
   static TomlValue Bools(std::initializer_list<bool> list);
+  TomlValue(const std::vector<std::string>& list);  // NOLINT: ["tar", "xf", "a.tar"]
 
   const std::string& text() const { return text_; }
 

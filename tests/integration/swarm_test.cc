@@ -19,8 +19,10 @@ namespace {
 
 constexpr int kAgents = 64;
 constexpr int kPhases = 2;
-// The issue-12 bound on run.json per agent and phase.
-constexpr uint64_t kMaxRunJsonBytesPerAgentPhase = 2048;
+// The issue-12 bound on run.json per agent and phase (2 KiB; ~2000 bytes
+// were used), plus issue 14's busiest process groups in each brief: five of
+// at most 130 bytes (controller/ior/telemetry_summary.h).
+constexpr uint64_t kMaxRunJsonBytesPerAgentPhase = 2048 + 5 * 130;
 
 TEST(SwarmTest, SixtyFourAgentsInOneProcessRunAPhaseWithinTheRunJsonBound) {
   TempDir tmp;

@@ -92,6 +92,7 @@ TEST(WorkloadRegistry, EachKindChecksItsOwnFields) {
       {v1::REWRITE, "transfer size is 0"},
       {v1::SMALL_FILES, "small_files is 0"},
       {v1::MDTEST, "mdtest phase without md_op"},
+      {v1::COMMAND, "argv is empty"},
   };
   for (const Case& c : cases) {
     auto w = MakeWorkload(SpecOf(c.kind));
