@@ -56,6 +56,7 @@ class TransferWorkload::TaskRun {
     const bool ok = TransfersToStonewall();
     if (s_.stonewall_seconds() > 0 && s_.stonewall_wear_out()) WearOut(ok);
     SyncAndClose();
+    NoteDone();
     if (write_ && s_.verify_after_write() && Clean()) VerifyAfterWrite();
   }
 
@@ -131,6 +132,27 @@ class TransferWorkload::TaskRun {
     }
   }
 
+  // After a transfer of `moved` bytes that completed at `done_mono_ns`: the
+  // first time the agent's first task has ended, the bytes this task had
+  // moved by that instant (this transfer counts if it completed before).
+  // Every earlier check saw no end yet, so every earlier transfer counts.
+  void ObserveFirstDone(int64_t done_mono_ns, size_t moved) {
+    if (at_first_done_noted_) return;
+    const int64_t first = w_.first_done_mono_ns_.load(std::memory_order_acquire);
+    if (first == 0) return;
+    at_first_done_noted_ = true;
+    ctx_.result->set_bytes_at_first_done(done_mono_ns <= first ? bytes_ : bytes_ - moved);
+  }
+
+  // The task ended: the first of the agent to end sets the instant; one that
+  // never saw it during its transfers moved all its bytes before it.
+  void NoteDone() {
+    int64_t expected = 0;
+    w_.first_done_mono_ns_.compare_exchange_strong(expected, MonotonicNs(),
+                                                   std::memory_order_acq_rel);
+    if (!at_first_done_noted_) ctx_.result->set_bytes_at_first_done(bytes_);
+  }
+
   // One transfer (or read-modify-write pair), timed; false stops the loop.
   bool One(uint64_t k) {
     const uint64_t offset = OrderedTransferOffset(s_, t_.data_rank, perm_, per_block_, k);
@@ -164,6 +186,7 @@ class TransferWorkload::TaskRun {
     bytes_ += moved;
     c->bytes.store(bytes_, std::memory_order_relaxed);
     c->ops.store(k + 1, std::memory_order_relaxed);
+    ObserveFirstDone(t1, moved);
     if (err != 0) {
       Fail(w_.IoVerb(), err, offset + moved);
       return false;
@@ -250,6 +273,7 @@ class TransferWorkload::TaskRun {
   const bool stamp_only_;
   int fd_ = -1;
   bool first_ = true;  // no transfer issued yet
+  bool at_first_done_noted_ = false;  // bytes_at_first_done set
   int64_t rdwr_start_mono_ns_ = 0;
   uint64_t bytes_ = 0;
   uint64_t pairs_ = 0;  // transfers (pairs) done

@@ -6,6 +6,7 @@
 #ifndef LOCKSTEP_AGENT_WORKLOADS_TRANSFER_H_
 #define LOCKSTEP_AGENT_WORKLOADS_TRANSFER_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -57,6 +58,11 @@ class TransferWorkload : public Workload {
   const v1::PhaseSpec spec_;
   const WorkloadOptions options_;
   std::vector<std::unique_ptr<Task>> tasks_;  // by task index, from Prepare
+  // The monotonic instant the first task of this agent ended (its close);
+  // 0 until then. Each task compares its transfers' completions with it:
+  // TaskResult.bytes_at_first_done (IOzone's Min xfer), exact among the
+  // tasks of one agent.
+  mutable std::atomic<int64_t> first_done_mono_ns_{0};
 };
 
 std::unique_ptr<Workload> MakeTransferWorkload(const v1::PhaseSpec& spec,

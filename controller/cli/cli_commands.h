@@ -1,4 +1,5 @@
-// `lockstep ior ...` and `lockstep mdtest ...`: translate, run, report.
+// `lockstep ior ...`, `lockstep mdtest ...` and `lockstep iozone ...`:
+// translate, run, report.
 #ifndef LOCKSTEP_CONTROLLER_CLI_CLI_COMMANDS_H_
 #define LOCKSTEP_CONTROLLER_CLI_CLI_COMMANDS_H_
 
@@ -12,6 +13,9 @@ namespace lockstep {
 int IorCommand(const std::vector<std::string>& args, const std::string& command_line,
                const std::atomic<bool>* interrupted);
 int MdtestCommand(const std::vector<std::string>& args, const std::string& command_line,
+                  const std::atomic<bool>* interrupted);
+// `lockstep iozone ...` (iozone_command.cc).
+int IozoneCommand(const std::vector<std::string>& args, const std::string& command_line,
                   const std::atomic<bool>* interrupted);
 
 }  // namespace lockstep

@@ -265,6 +265,36 @@ constexpr CommandSpec kMdtest = {
         "Refused with the reason: -B -c -k -R -S -s -x -y -p -l -f -G -g -v -V.",
 };
 
+// ---- iozone --------------------------------------------------------------------
+
+constexpr CommandSpec kIozone = {
+    .program = "lockstep",
+    .name = "iozone",
+    .synopsis = "-i 0 [-i 1] [-i 2] -r SIZE -s SIZE -t N [-+m CLIENTFILE] [-F FILE...] "
+                "[IOZONE-OPTIONS] [--local N | --agents HOST:PORT,...] [flags]",
+    .summary = "run IOzone's throughput mode (-t N) on local agents, -+m's hosts or --agents",
+    .description =
+        "Translates IOzone's throughput-mode options into one plan (a phase per IOzone test) "
+        "and prints IOzone's lines for each test: Children see, Parent sees, Min/Max/Avg "
+        "throughput per process, Min xfer. The children are spread over the agents as IOzone "
+        "spreads them over the lines of its -+m client file. Options Lockstep does not "
+        "support are refused by name, never ignored.",
+    .flags = kControllerFlags,
+    .notes =
+        "IOzone options understood (sizes: a bare number is kB; k, m, g suffixes):\n\n"
+        "  -i 0        initial write and rewrite  -i 1      read and re-read\n"
+        "  -i 2        random read, random write  -t N      children (required)\n"
+        "  -r SIZE     record size (4k)           -s SIZE   file per child (512k)\n"
+        "  -c          close in the timing        -e        fsync in the timing\n"
+        "  -w          keep the files             -I        O_DIRECT\n"
+        "  -T          threads (\"thread\" lines) -x        no stonewalling\n"
+        "  -F FILE...  one name per child, after -t: their directory is used\n"
+        "  -+m FILE    IOzone's client file: \"host workdir path_to_iozone\" a line,\n"
+        "              one child a line; host = agent HOST[:PORT] (port 7070)\n"
+        "  -+k         -s is the aggregate of all children (total_size)\n\n"
+        "Every other IOzone option is refused by name with the reason.",
+};
+
 // ---- io500 ---------------------------------------------------------------------
 
 constexpr auto kIo500Flags = Concat(Concat(
@@ -528,7 +558,7 @@ constexpr CommandSpec kHelp = {
     .flags = kHelpFlags,
 };
 
-constexpr const CommandSpec* kCommands[] = {&kRun,     &kIor,     &kMdtest, &kIo500,
+constexpr const CommandSpec* kCommands[] = {&kRun,     &kIor,     &kMdtest, &kIozone, &kIo500,
                                             &kAgents,  &kCheck,   &kHistory, &kImport,
                                             &kExport,  &kCompare, &kGate,    &kReport,
                                             &kCerts,   &kHelp};
@@ -571,6 +601,7 @@ constexpr ProgramSpec kProgram = {
 const CommandSpec& RunCommandSpec() { return kRun; }
 const CommandSpec& IorCommandSpec() { return kIor; }
 const CommandSpec& MdtestCommandSpec() { return kMdtest; }
+const CommandSpec& IozoneCommandSpec() { return kIozone; }
 const CommandSpec& Io500CommandSpec() { return kIo500; }
 const CommandSpec& HistoryCommandSpec() { return kHistory; }
 const CommandSpec& ImportCommandSpec() { return kImport; }

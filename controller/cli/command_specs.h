@@ -18,6 +18,7 @@ namespace lockstep {
 const CommandSpec& RunCommandSpec();
 const CommandSpec& IorCommandSpec();     // Lockstep's long options only;
 const CommandSpec& MdtestCommandSpec();  // IOR's/mdtest's own are in the notes
+const CommandSpec& IozoneCommandSpec();  // IOzone's own are in the notes
 const CommandSpec& Io500CommandSpec();
 const CommandSpec& HistoryCommandSpec();
 const CommandSpec& ImportCommandSpec();

@@ -391,7 +391,11 @@ std::string PlanToToml(const Plan& plan) {
     if (p.kind == v1::WRITE || p.kind == v1::READ || p.kind == v1::REWRITE) {
       b("file_per_process", p.file_per_process);
       u("transfer_size", p.transfer_bytes);
-      u("block_size", p.block_bytes);
+      if (p.total_bytes > 0) {
+        u("total_size", p.total_bytes);
+      } else {
+        u("block_size", p.block_bytes);
+      }
       u("segments", p.segments);
       b("fsync", p.fsync);
       b("fsync_per_transfer", p.fsync_per_transfer);

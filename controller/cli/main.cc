@@ -178,8 +178,8 @@ int Main(int argc, char** argv) {
     return kExitUsage;
   }
   if (cmd == "run") return RunCommand(rest, command_line);
-  if (cmd == "ior" || cmd == "mdtest") {
-    // IOR's and mdtest's own options are theirs (-h included): the
+  if (cmd == "ior" || cmd == "mdtest" || cmd == "iozone") {
+    // IOR's, mdtest's and IOzone's own options are theirs (-h included): the
     // translators parse the line; only help is answered here.
     for (const std::string& a : rest) {
       if (a == "--help" || a == "-h") {
@@ -188,6 +188,7 @@ int Main(int argc, char** argv) {
       }
     }
     HandleSignals();
+    if (cmd == "iozone") return IozoneCommand(rest, command_line, &g_interrupted);
     return cmd == "ior" ? IorCommand(rest, command_line, &g_interrupted)
                         : MdtestCommand(rest, command_line, &g_interrupted);
   }

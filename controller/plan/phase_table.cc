@@ -29,7 +29,7 @@ const std::vector<std::string> kPhaseKeys = {
     "md_write_size", "md_read_size", "md_leaf_only", "md_neighbor_shift", "reorder_random",
     "reorder_random_seed", "multi_file", "md_stonewall_seconds", "stonewall_count_from",
     "find_newer_than", "find_size", "find_name", "argv", "env", "timeout_seconds", "tail_size",
-    "seeks", "seek_rewrite_pct"};
+    "seeks", "seek_rewrite_pct", "total_size"};
 
 constexpr const char* kTransferKinds = "write, read and rewrite";
 
@@ -107,6 +107,30 @@ absl::Status ReadTasksPerAgent(const TableReader& r, PhasePlan* p) {
   return absl::OkStatus();
 }
 
+// total_size: the aggregate of a test, split over its tasks when the test
+// runs (SplitAggregate in plan.h); block_size then has no meaning.
+absl::Status ReadTotalSize(const TableReader& r, PhasePlan* p) {
+  RETURN_IF_ERROR(r.Size("total_size", &p->total_bytes));
+  if (r.Get("block_size")) {
+    return r.Error(*r.Get("block_size"), "block_size",
+                   "total_size is given too: total_size is split over the tasks of each test "
+                   "and sets the block; give one of them");
+  }
+  if (!IsTransfer(p->kind)) {
+    return r.Error(*r.Get("total_size"), "total_size",
+                   absl::StrFormat("applies to %s phases, not to kind = \"%s\"", kTransferKinds,
+                                   PhaseKindName(p->kind)));
+  }
+  if (p->total_bytes < p->transfer_bytes) {
+    return r.Error(*r.Get("total_size"), "total_size",
+                   absl::StrFormat("%s is smaller than one transfer_size (%s); each task needs "
+                                   "at least one transfer: raise total_size",
+                                   HumanBytes(p->total_bytes), HumanBytes(p->transfer_bytes)));
+  }
+  p->block_bytes = p->transfer_bytes;  // until the test's split (one transfer a task)
+  return absl::OkStatus();
+}
+
 // transfer_size, block_size, segments, and IOR's rules between them.
 absl::Status ReadTransferShape(const TableReader& r, PhasePlan* p) {
   if (p->kind == v1::SEEKS) p->transfer_bytes = kDefaultSeekTransferBytes;  // bonnie++'s chunk
@@ -118,6 +142,7 @@ absl::Status ReadTransferShape(const TableReader& r, PhasePlan* p) {
                    absl::StrFormat("%u bytes is not a multiple of %u (IOR's rule)",
                                    p->transfer_bytes, kTransferAlignBytes));
   }
+  if (r.Get("total_size")) return ReadTotalSize(r, p);
   if (p->transfer_bytes > p->block_bytes) {
     return r.Error(EitherNode(r, "transfer_size", "block_size"), "transfer_size",
                    absl::StrFormat("transfer %s is larger than block %s; make block_size a "
@@ -244,7 +269,8 @@ absl::Status ReadIorFinerKeys(const TableReader& r, PhasePlan* p) {
   RETURN_IF_ERROR(r.Bool("multi_file", &p->multi_file));
   RETURN_IF_ERROR(OnlyFor(r, *p, "multi_file", transfer, kTransferKinds));
   RETURN_IF_ERROR(ReadRandomReorder(r, p));
-  if (p->random_offsets && p->block_bytes == p->transfer_bytes && p->segments == 1) {
+  if (p->random_offsets && p->total_bytes == 0 && p->block_bytes == p->transfer_bytes &&
+      p->segments == 1) {
     return r.Error(*r.Get("random_offsets"), "random_offsets",
                    "block_size equals transfer_size with one segment: each task has a single "
                    "transfer, nothing to shuffle; make block_size a multiple of transfer_size");

@@ -7,6 +7,7 @@
 #include "common/files.h"
 #include "common/names.h"
 #include "common/net.h"
+#include "common/sizes.h"
 #include "common/status_macros.h"
 #include "controller/plan/limits.h"
 #include "controller/plan/phase_table.h"
@@ -293,6 +294,35 @@ uint32_t Plan::TasksPerAgent(const PhasePlan& p, uint32_t t) const {
   if (p.tasks_per_agent.empty()) return 1;
   if (p.tasks_per_agent.size() == 1) return p.tasks_per_agent[0];
   return p.tasks_per_agent[std::min<size_t>(t, p.tasks_per_agent.size() - 1)];
+}
+
+absl::StatusOr<AggregateSplit> SplitAggregate(const Plan& plan, const PhasePlan& p,
+                                              uint32_t test, size_t client_agents) {
+  if (p.total_bytes == 0) return AggregateSplit{p.block_bytes, 0};
+  const uint64_t tasks = uint64_t{plan.TasksPerAgent(p, test)} * std::max<size_t>(client_agents, 1);
+  const uint64_t shares = tasks * std::max<uint64_t>(p.segments, 1);
+  const uint64_t xfer = std::max<uint64_t>(p.transfer_bytes, 1);
+  const uint64_t block = p.total_bytes / shares / xfer * xfer;
+  if (block == 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: phase '%s' test %u: total_size %s is smaller than %u tasks%s x transfer_size %s "
+        "(%s): each task needs at least one transfer; raise total_size to %s or more, or use "
+        "fewer tasks or a smaller transfer_size",
+        plan.source, p.name, test, HumanBytes(p.total_bytes), tasks,
+        p.segments > 1 ? absl::StrFormat(" x %u segments", p.segments) : "",
+        HumanBytes(p.transfer_bytes), HumanBytes(shares * xfer), HumanBytes(shares * xfer)));
+  }
+  return AggregateSplit{block, p.total_bytes - block * shares};
+}
+
+std::string AggregateNote(const PhasePlan& p, uint32_t test, size_t tasks,
+                          const AggregateSplit& split) {
+  if (p.total_bytes == 0 || split.dropped_bytes == 0) return "";
+  return absl::StrFormat(
+      "phase '%s' test %u: total_size %s over %u tasks: block %s each, %u bytes (%s) not "
+      "moved (the block is rounded down to a multiple of transfer_size %s)",
+      p.name, test, HumanBytes(p.total_bytes), tasks, HumanBytes(split.block_bytes),
+      split.dropped_bytes, HumanBytes(split.dropped_bytes), HumanBytes(p.transfer_bytes));
 }
 
 absl::StatusOr<Plan> ParsePlan(const std::string& text, const std::string& source) {

@@ -35,6 +35,9 @@ struct PhasePlan {
   uint64_t transfer_bytes = 256 * 1024;   // IOR defaults: -t 256k -b 1m -s 1
   uint64_t block_bytes = 1024 * 1024;
   uint64_t segments = 1;
+  // total_size: the aggregate of every task of a test (0: not given, use
+  // block_bytes). Each test's block is SplitAggregate()'s.
+  uint64_t total_bytes = 0;
   bool fsync = false;                     // IOR -e
   bool fsync_per_transfer = false;        // IOR -Y
   bool direct = false;
@@ -165,6 +168,25 @@ struct Plan {
   // The cache mode of phase `p`: its own, else the plan's.
   const std::string& CacheMode(const PhasePlan& p) const { return p.cache.empty() ? cache : p.cache; }
 };
+
+// A phase's block in one test: block_bytes, or with total_size the
+// aggregate split equally over every task of the test (client agents ×
+// tasks per agent, × segments), rounded down to a multiple of the transfer.
+struct AggregateSplit {
+  uint64_t block_bytes = 0;
+  uint64_t dropped_bytes = 0;  // total_size − what the tasks move (the rounding)
+};
+
+// The split of phase `p` in test `test` run by `client_agents` client
+// agents. InvalidArgument, naming the phase, total_size, both values and
+// the fix, when the aggregate is smaller than one transfer per task.
+absl::StatusOr<AggregateSplit> SplitAggregate(const Plan& plan, const PhasePlan& p,
+                                              uint32_t test, size_t client_agents);
+
+// "phase 'w' test 2: total_size 2 TiB over 24 tasks: block 85.3 GiB, 512 KiB
+// not moved (rounded down to the transfer)"; empty when nothing was dropped.
+std::string AggregateNote(const PhasePlan& p, uint32_t test, size_t tasks,
+                          const AggregateSplit& split);
 
 // Parses and validates `text`; `source` names it in errors ("plan.toml").
 absl::StatusOr<Plan> ParsePlan(const std::string& text, const std::string& source);

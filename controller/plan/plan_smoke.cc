@@ -66,6 +66,12 @@ void SmokePhase(const SmokeOptions& o, Plan* plan, PhasePlan* p) {
   if (p->block_bytes > 0) {
     c.Count<uint64_t>("segments", std::max<uint64_t>(1, o.max_bytes / p->block_bytes), &p->segments);
   }
+  if (p->total_bytes > 0) {
+    // total_size: at most the cap per task of one agent (fewer with more agents).
+    uint32_t most_tasks = 1;
+    for (uint32_t tpa : p->tasks_per_agent) most_tasks = std::max(most_tasks, tpa);
+    c.Bytes("total_size", o.max_bytes * most_tasks, &p->total_bytes);
+  }
   c.Count<uint64_t>("small_files", o.max_items, &p->small_files);
   c.Bytes("small_file_max_size", std::min<uint64_t>(o.max_bytes, 1 << 20), &p->small_file_max_bytes);
   p->small_file_min_bytes = std::min(p->small_file_min_bytes, p->small_file_max_bytes);
@@ -116,7 +122,11 @@ PhaseEstimate EstimatePhase(const Plan& plan, const PhasePlan& p, uint32_t test,
     case v1::WRITE:
     case v1::READ:
     case v1::REWRITE:
-      e.bytes_per_task = p.block_bytes * p.segments;
+      if (auto split = SplitAggregate(plan, p, test, clients); split.ok()) {
+        e.bytes_per_task = split->block_bytes * p.segments;  // total_size: this test's split
+      } else {
+        e.note = std::string(split.status().message());
+      }
       e.files = p.file_per_process ? e.tasks : 1;
       if (p.kind == v1::REWRITE) e.note = "read and written back";
       break;

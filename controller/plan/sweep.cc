@@ -19,6 +19,7 @@ const std::vector<std::pair<std::string, Copier>>& Copiers() {
       {"file_per_process", [](const PhasePlan& f, PhasePlan* t) { t->file_per_process = f.file_per_process; }},
       {"transfer_size", [](const PhasePlan& f, PhasePlan* t) { t->transfer_bytes = f.transfer_bytes; }},
       {"block_size", [](const PhasePlan& f, PhasePlan* t) { t->block_bytes = f.block_bytes; }},
+      {"total_size", [](const PhasePlan& f, PhasePlan* t) { t->total_bytes = f.total_bytes; }},
       {"segments", [](const PhasePlan& f, PhasePlan* t) { t->segments = f.segments; }},
       {"fsync", [](const PhasePlan& f, PhasePlan* t) { t->fsync = f.fsync; }},
       {"fsync_per_transfer",

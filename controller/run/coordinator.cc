@@ -81,6 +81,7 @@ class Coordinator {
   RunError CheckAttached();
   RunError MeasureClocks();
   RunError RunTest(uint32_t test_id);
+  RunError CheckAggregates();
   RunError UseClientsOf(uint32_t test_id);
   RunError RunRepetition(v1::TestRecord* test, uint32_t rep, AcceptedPhases* accepted);
   RunError EndRepetition(const std::vector<v1::PhaseSpec>& written, v1::TestRecord* test,
@@ -153,6 +154,7 @@ RunOutcome Coordinator::Run() {
   RunError failure = SetUpAgents();
   // client_agents: every test's count checked before the first test runs.
   for (uint32_t t = 0; t < plan_.tests() && !failure; ++t) failure = UseClientsOf(t);
+  if (!failure) failure = CheckAggregates();
   if (!failure) {
     printer_.AgentsReady(record_);
     for (uint32_t t = 0; t < plan_.tests() && !failure; ++t) {
@@ -179,6 +181,7 @@ void Coordinator::StartRecord() {
   record_.set_ior_command_line(options_.ior_command_line);
   record_.set_ior_verbose(options_.ior_verbose);
   record_.set_ior_reference_number(options_.ior_reference_number);
+  record_.set_iozone_command_line(options_.iozone_command_line);
   record_.set_smoke(plan_.smoke);
   for (const std::string& c : plan_.smoke_changes) record_.add_smoke_changes(c);
 }
@@ -383,6 +386,26 @@ RunError Coordinator::RunTest(uint32_t test_id) {
                                           phase.name, test_id, reorder);
   }
   printer_.TestDone(*test);
+  return {};
+}
+
+// total_size: every phase's split over the tasks of every test, before the
+// first test runs (a split too small is refused), the rounding noted.
+RunError Coordinator::CheckAggregates() {
+  const size_t available = roster_.available_clients();
+  for (uint32_t t = 0; t < plan_.tests(); ++t) {
+    // [run] client_agents: the clients test t uses (UseClientsOf refuses more).
+    const uint32_t clients = static_cast<uint32_t>(
+        plan_.ClientAgents(t) > 0 ? std::min<size_t>(plan_.ClientAgents(t), available) : available);
+    for (const PhasePlan& planned : plan_.phases) {
+      const PhasePlan phase = ResolvePhase(plan_, planned, t);  // this test's swept values
+      auto split = SplitAggregate(plan_, phase, t, clients);
+      if (!split.ok()) return Fail(RunFailure::kBadPlan, std::string(split.status().message()));
+      const std::string note =
+          AggregateNote(phase, t, plan_.TasksPerAgent(phase, t) * clients, *split);
+      if (!note.empty()) printer_.Note(note);
+    }
+  }
   return {};
 }
 

@@ -50,6 +50,8 @@ struct RunOptions {
   std::string ior_command_line;
   bool ior_verbose = false;
   int32_t ior_reference_number = 0;  // IOR -A
+  // `lockstep iozone`: IOzone's own command line (RunRecord.iozone_command_line).
+  std::string iozone_command_line;
   // Where the report goes (stdout in the CLI).
   std::function<void(const std::string&)> print;
   // false: leave the IOR layout (header, options, per-iteration and summary

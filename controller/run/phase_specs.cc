@@ -25,7 +25,9 @@ v1::PhaseSpec BaseSpecOf(const Plan& plan, const PhasePlan& planned, uint32_t te
   s.set_tasks(tpa);
   s.set_total_tasks(tpa * static_cast<uint32_t>(client_count));
   s.set_transfer_bytes(phase.transfer_bytes);
-  s.set_block_bytes(phase.block_bytes);
+  // total_size: checked by the coordinator before the test (CheckAggregates).
+  auto split = SplitAggregate(plan, phase, test_id, client_count);
+  s.set_block_bytes(split.ok() ? split->block_bytes : phase.block_bytes);
   s.set_segments(phase.segments);
   s.set_fsync_at_end(phase.fsync);
   s.set_fsync_per_transfer(phase.fsync_per_transfer);

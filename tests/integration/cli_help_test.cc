@@ -38,9 +38,10 @@ TEST(CliHelp, EverySubcommandHelpListsItsFlags) {
       EXPECT_THAT(r.out, Not(HasSubstr("helpfull"))) << name;
     }
   }
-  // ior and mdtest also list the tool's own options.
+  // ior, mdtest and iozone also list the tool's own options.
   EXPECT_THAT(RunLockstep({"ior", "-w", "--help"}).out, HasSubstr("-O summaryFormat="));
   EXPECT_THAT(RunLockstep({"mdtest", "-h"}).out, HasSubstr("-n N      items per task"));
+  EXPECT_THAT(RunLockstep({"iozone", "-i", "0", "-h"}).out, HasSubstr("-+m FILE    IOzone's client file"));
 }
 
 TEST(CliHelp, ProgramHelp) {

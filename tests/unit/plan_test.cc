@@ -1,4 +1,5 @@
 #include "controller/plan/plan.h"
+#include "controller/plan/sweep.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -244,6 +245,82 @@ TEST(Plan, IorFinerOptionsErrorsArePositioned) {
   EXPECT_THAT(Error(WithKind("mdtest", "md_op = \"dir_stat\"\nmd_items = 1\nmulti_file = true\n")),
               HasSubstr("key 'multi_file': applies to write, read and rewrite"));
   EXPECT_THAT(Error(WithKind("bonnie", "")), HasSubstr("use write, read, rewrite, small_files, mdtest, find, command or seeks"));
+}
+
+}  // namespace
+}  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+// total_size: the seed 001 report's "aggregate of 2 TB divided equally among
+// the threads of each test".
+TEST(PlanAggregate, SplitsTheTotalOverEveryTaskOfEachTest) {
+  auto plan = ParsePlan(WithPhase("transfer_size = \"1m\"\ntotal_size = \"2t\"\n"
+                                  "tasks_per_agent = [1, 3, 256]\nfile_per_process = true\n"),
+                        "plan.toml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const PhasePlan& p = plan->phases[0];
+  EXPECT_EQ(p.total_bytes, uint64_t{2} << 40);
+  // Test 0: 1 task on each of 4 agents: 512 GiB each, nothing dropped.
+  auto t0 = SplitAggregate(*plan, p, 0, 4);
+  ASSERT_TRUE(t0.ok()) << t0.status();
+  EXPECT_EQ(t0->block_bytes, uint64_t{512} << 30);
+  EXPECT_EQ(t0->dropped_bytes, 0u);
+  EXPECT_EQ(AggregateNote(p, 0, 4, *t0), "");
+  // Test 1: 3 tasks on 4 agents = 12: 2 TiB / 12, rounded down to 1 MiB.
+  auto t1 = SplitAggregate(*plan, p, 1, 4);
+  ASSERT_TRUE(t1.ok());
+  const uint64_t block = (uint64_t{2} << 40) / 12 / (1 << 20) * (1 << 20);
+  EXPECT_EQ(t1->block_bytes, block);
+  EXPECT_EQ(t1->dropped_bytes, (uint64_t{2} << 40) - 12 * block);
+  EXPECT_THAT(AggregateNote(p, 1, 12, *t1),
+              ::testing::AllOf(HasSubstr("phase 'w' test 1: total_size 2 TiB over 12 tasks"),
+                               HasSubstr("not moved"), HasSubstr("transfer_size 1 MiB")));
+  // No total_size: the block as given.
+  auto plain = ParsePlan(WithPhase("block_size = \"4m\"\n"), "plan.toml");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(SplitAggregate(*plain, plain->phases[0], 0, 8)->block_bytes, 4u << 20);
+}
+
+TEST(PlanAggregate, RefusesTooSmallAndBlockSizeWithTheFix) {
+  auto plan = ParsePlan(WithPhase("transfer_size = \"1m\"\ntotal_size = \"8m\"\n"
+                                  "tasks_per_agent = [2, 8]\n"),
+                        "plan.toml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(SplitAggregate(*plan, plan->phases[0], 0, 2).ok());
+  auto small = SplitAggregate(*plan, plan->phases[0], 1, 2);  // 16 tasks × 1 MiB > 8 MiB
+  ASSERT_FALSE(small.ok());
+  EXPECT_THAT(small.status().message(),
+              ::testing::AllOf(HasSubstr("phase 'w' test 1: total_size 8 MiB is smaller than "
+                                         "16 tasks x transfer_size 1 MiB (16 MiB)"),
+                               HasSubstr("raise total_size to 16 MiB")));
+  EXPECT_THAT(Error(WithPhase("total_size = \"1g\"\nblock_size = \"1m\"\n")),
+              HasSubstr("key 'block_size': total_size is given too"));
+  EXPECT_THAT(Error(WithPhase("transfer_size = \"1m\"\ntotal_size = \"4k\"\n")),
+              HasSubstr("smaller than one transfer_size"));
+  EXPECT_THAT(Error("[[phase]]\nname = \"m\"\nkind = \"mdtest\"\ndir = \"/x\"\nmd_op = "
+                    "\"tree_create\"\ntotal_size = \"1g\"\n"),
+              HasSubstr("total_size"));
+}
+
+}  // namespace
+}  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+TEST(PlanAggregate, TotalSizeSweeps) {
+  auto plan = ParsePlan(WithPhase("transfer_size = \"1m\"\ntotal_size = [\"1g\", \"4g\"]\n"),
+                        "plan.toml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->tests(), 2u);
+  const PhasePlan t1 = ResolvePhase(*plan, plan->phases[0], 1);
+  EXPECT_EQ(t1.total_bytes, uint64_t{4} << 30);
+  EXPECT_EQ(SplitAggregate(*plan, t1, 1, 2)->block_bytes, uint64_t{2} << 30);
+  // Each test's value is checked as if written alone.
+  EXPECT_THAT(Error(WithPhase("transfer_size = \"1m\"\ntotal_size = [\"1g\", \"4k\"]\n")),
+              HasSubstr("smaller than one transfer_size"));
 }
 
 }  // namespace

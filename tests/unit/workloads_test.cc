@@ -488,3 +488,44 @@ TEST(Mdtest, RemovePhaseFilesTakesTheTreesAndTheTestDir) {
 
 }  // namespace
 }  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+// IOzone's Min xfer: each task records the bytes it had moved when the
+// agent's first task ended. Task 1 waits before its second transfer until
+// task 0 has written its whole file, so by task 0's end it had moved far
+// less than its own file; task 0 counts all of its own.
+TEST(FirstDone, EachTaskCountsItsBytesAtTheFirstEnd) {
+  TempDir tmp;
+  v1::PhaseSpec s = Spec(v1::WRITE);
+  s.set_segments(1);
+  s.set_block_bytes(8 << 20);
+  const std::string file0 = TaskFilePath(tmp.path(), s, 0);
+  RunnerOptions options;
+  options.test_on_issue = [&](uint32_t index, uint64_t op, int64_t) {
+    if (index != 1 || op != 1) return;
+    const int64_t deadline_mono_ns = MonotonicNs() + int64_t{30} * 1'000'000'000;
+    struct stat st;
+    while (MonotonicNs() < deadline_mono_ns &&
+           !(::stat(file0.c_str(), &st) == 0 && st.st_size == (8 << 20))) {
+      std::this_thread::yield();
+    }
+  };
+  auto runner = PhaseRunner::Prepare(s, tmp.path(), options);
+  ASSERT_OK(runner);
+  v1::PhaseResult r = RunNow(runner->get());
+  ASSERT_TRUE(r.ok()) << r.error();
+  ASSERT_EQ(r.tasks_size(), 2);
+  const v1::TaskResult& t0 = r.tasks(0).rank() == 0 ? r.tasks(0) : r.tasks(1);
+  const v1::TaskResult& t1 = r.tasks(0).rank() == 0 ? r.tasks(1) : r.tasks(0);
+  EXPECT_EQ(t0.bytes(), 8u << 20);
+  EXPECT_EQ(t0.bytes_at_first_done(), t0.bytes());
+  EXPECT_EQ(t1.bytes(), 8u << 20);
+  EXPECT_GE(t1.bytes_at_first_done(), 64u << 10);  // its first transfer, before the wait
+  EXPECT_LT(t1.bytes_at_first_done(), t1.bytes());
+  EXPECT_EQ(t1.bytes_at_first_done() % (64 << 10), 0u);  // whole transfers
+}
+
+}  // namespace
+}  // namespace lockstep
