@@ -92,6 +92,15 @@ TEST(CommandRules, EnvironmentEntries) {
   EXPECT_EQ(CommandBaseName("tar"), "tar");
 }
 
+TEST(CommandRules, RankExpandsInArgumentsOnly) {
+  EXPECT_THAT(ExpandCommandArgv({"/usr/bin/{rank}", "cf", "linux-{rank}.tar", "{rank}/{rank}",
+                                 "{ran}", "plain"},
+                                3),
+              ::testing::ElementsAre("/usr/bin/{rank}", "cf", "linux-00000003.tar",
+                                     "00000003/00000003", "{ran}", "plain"));
+  EXPECT_THAT(ExpandCommandArgv({"/bin/true"}, 12345678), ::testing::ElementsAre("/bin/true"));
+}
+
 TEST(CommandRules, EndingsAndLastLines) {
   v1::CommandResult r;
   EXPECT_EQ(CommandEnding(r, 1000), "exit 0");
