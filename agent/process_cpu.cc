@@ -6,6 +6,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <memory>
+
+#include "absl/base/const_init.h"
+#include "absl/synchronization/mutex.h"
+#include "common/clock.h"
 
 namespace lockstep {
 namespace {
@@ -49,6 +55,25 @@ std::string FoldProcessName(std::string_view comm) {
     break;
   }
   return comm.empty() ? std::string("?") : std::string(comm);
+}
+
+std::shared_ptr<const std::vector<ProcessTicks>> SharedProcessScan(const std::string& proc_root,
+                                                                   int64_t max_age_ns) {
+  struct Cached {
+    int64_t taken_mono_ns = 0;
+    std::shared_ptr<const std::vector<ProcessTicks>> scan;
+  };
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* cache = new std::map<std::string, Cached>();  // never destroyed: samplers
+                                                             // may outlive static teardown
+  absl::MutexLock lock(&mu);  // held while scanning: latecomers take this scan
+  Cached& c = (*cache)[proc_root];
+  const int64_t now = MonotonicNs();
+  if (c.scan == nullptr || now - c.taken_mono_ns > max_age_ns) {
+    c.scan = std::make_shared<const std::vector<ProcessTicks>>(ScanProcesses(proc_root));
+    c.taken_mono_ns = MonotonicNs();
+  }
+  return c.scan;
 }
 
 std::vector<ProcessTicks> ScanProcesses(const std::string& proc_root) {
@@ -141,3 +166,4 @@ std::vector<v1::ProcessCpu> ProcessCpuWindow::Top(double window_s, double ticks_
 }
 
 }  // namespace lockstep
+

@@ -536,7 +536,9 @@ class TelemetrySampler::Impl {
 
     CollectLustre(&s);
     if (options_.process_cpu) {
-      s.processes = std::make_shared<const std::vector<ProcessTicks>>(ScanProcesses(proc));
+      // Fresh enough for a sample: window ends of the agents of one process
+      // (a swarm) that fall within this share one scan.
+      s.processes = SharedProcessScan(proc, /*max_age_ns=*/100'000'000);
     }
     return s;
   }

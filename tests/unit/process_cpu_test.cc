@@ -193,6 +193,19 @@ pid_t StartSpinner() {
   return pid;
 }
 
+TEST(SharedProcessScan, SamplersOfOneProcessShareAFreshScan) {
+  auto a = SharedProcessScan("/proc", /*max_age_ns=*/60'000'000'000);
+  auto b = SharedProcessScan("/proc", /*max_age_ns=*/60'000'000'000);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a.get(), b.get());  // within the age: the same scan
+  EXPECT_FALSE(a->empty());     // this test process at least
+  auto c = SharedProcessScan("/proc", /*max_age_ns=*/0);
+  EXPECT_NE(c.get(), a.get());  // too old for this caller: scanned again
+  // Another root is cached apart.
+  EXPECT_TRUE(SharedProcessScan("/nonexistent-proc", 60'000'000'000)->empty());
+  EXPECT_EQ(SharedProcessScan("/proc", 60'000'000'000).get(), c.get());
+}
+
 TEST(ProcessCpuReal, ASpinningChildIsAboutOneCoreInATelemetryWindow) {
   TelemetryOptions o;
   o.interval_ms = 200;  // periodic samples scan too
