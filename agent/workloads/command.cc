@@ -120,12 +120,7 @@ void CommandWorkload::RunTask(const TaskContext& task) {
   task.FirstOpReturned();
   v1::TaskResult* r = task.result;
   r->set_first_io_unix_ns(start_unix_ns);
-  r->set_open_start_unix_ns(start_unix_ns);
-  r->set_open_stop_unix_ns(start_unix_ns);
-  r->set_rdwr_start_unix_ns(start_unix_ns);
-  r->set_rdwr_stop_unix_ns(stop_unix_ns);
-  r->set_close_start_unix_ns(stop_unix_ns);
-  r->set_close_stop_unix_ns(stop_unix_ns);
+  SetWholeSpanTimers(start_unix_ns, stop_unix_ns, r);
   const std::string program = launch.program;
   if (!run.ok()) {
     task.Fail({.message = absl::StrFormat("command %s on %s did not start: %s", program,

@@ -85,12 +85,7 @@ class FindWorkload::TaskRun {
     // As mdtest: every IOR timer spans the whole walk.
     const int64_t stop_unix_ns = RealtimeNs();
     v1::TaskResult* r = ctx_.result;
-    r->set_open_start_unix_ns(start_unix_ns);
-    r->set_open_stop_unix_ns(start_unix_ns);
-    r->set_rdwr_start_unix_ns(start_unix_ns);
-    r->set_rdwr_stop_unix_ns(stop_unix_ns);
-    r->set_close_start_unix_ns(stop_unix_ns);
-    r->set_close_stop_unix_ns(stop_unix_ns);
+    SetWholeSpanTimers(start_unix_ns, stop_unix_ns, r);
     r->set_ops(scanned_);
     r->set_items_matched(matched_);
   }

@@ -13,6 +13,7 @@
 #include "agent/workloads/small_files.h"
 #include "agent/workloads/transfer.h"
 #include "agent/workloads/workload.h"
+#include "common/limits.h"
 #include "common/names.h"
 
 namespace lockstep {
@@ -65,6 +66,35 @@ std::vector<v1::PhaseKind> WorkloadKinds() {
 
 absl::Status SpecError(const v1::PhaseSpec& spec, const std::string& why) {
   return absl::InvalidArgumentError(absl::StrFormat("phase %s: %s", spec.phase_id(), why));
+}
+
+absl::Status CheckTransferLayout(const v1::PhaseSpec& s) {
+  if (s.transfer_bytes() == 0) return SpecError(s, "transfer size is 0");
+  if (s.transfer_bytes() % kTransferAlignBytes != 0) {
+    return SpecError(s, absl::StrFormat("transfer size %u is not a multiple of %u bytes",
+                                        s.transfer_bytes(), kTransferAlignBytes));
+  }
+  if (s.block_bytes() == 0) return SpecError(s, "block size is 0");
+  if (s.block_bytes() % s.transfer_bytes() != 0) {
+    return SpecError(s, absl::StrFormat("block size %u is not a multiple of transfer size %u",
+                                        s.block_bytes(), s.transfer_bytes()));
+  }
+  if (s.segments() == 0) return SpecError(s, "segments is 0");
+  if (s.direct() && s.transfer_bytes() % kDirectIoAlignBytes != 0) {
+    return SpecError(s, absl::StrFormat(
+                            "O_DIRECT needs a transfer size that is a multiple of %u, got %u",
+                            kDirectIoAlignBytes, s.transfer_bytes()));
+  }
+  return absl::OkStatus();
+}
+
+void SetWholeSpanTimers(int64_t start_unix_ns, int64_t stop_unix_ns, v1::TaskResult* r) {
+  r->set_open_start_unix_ns(start_unix_ns);
+  r->set_open_stop_unix_ns(start_unix_ns);
+  r->set_rdwr_start_unix_ns(start_unix_ns);
+  r->set_rdwr_stop_unix_ns(stop_unix_ns);
+  r->set_close_start_unix_ns(stop_unix_ns);
+  r->set_close_stop_unix_ns(stop_unix_ns);
 }
 
 }  // namespace lockstep

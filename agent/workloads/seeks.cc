@@ -67,21 +67,7 @@ class SeeksWorkload : public Workload {
       return SpecError(s, absl::StrFormat("seek_rewrite_pct %u is above 100",
                                           s.seek_rewrite_pct()));
     }
-    if (s.transfer_bytes() == 0 || s.transfer_bytes() % kTransferAlignBytes != 0) {
-      return SpecError(s, absl::StrFormat("transfer size %u is not a positive multiple of %u",
-                                          s.transfer_bytes(), kTransferAlignBytes));
-    }
-    if (s.block_bytes() == 0 || s.block_bytes() % s.transfer_bytes() != 0) {
-      return SpecError(s, absl::StrFormat("block size %u is not a multiple of transfer size %u",
-                                          s.block_bytes(), s.transfer_bytes()));
-    }
-    if (s.segments() == 0) return SpecError(s, "segments is 0");
-    if (s.direct() && s.transfer_bytes() % kDirectIoAlignBytes != 0) {
-      return SpecError(s, absl::StrFormat(
-                              "O_DIRECT needs a transfer size that is a multiple of %u, got %u",
-                              kDirectIoAlignBytes, s.transfer_bytes()));
-    }
-    return absl::OkStatus();
+    return CheckTransferLayout(s);
   }
 
   std::string TaskPath(const std::string& dir, uint32_t /*rank*/) const override {

@@ -285,24 +285,7 @@ TransferWorkload::TransferWorkload(const v1::PhaseSpec& spec, const WorkloadOpti
 TransferWorkload::~TransferWorkload() = default;
 
 absl::Status TransferWorkload::Validate() const {
-  const v1::PhaseSpec& s = spec_;
-  if (s.transfer_bytes() == 0) return SpecError(s, "transfer size is 0");
-  if (s.transfer_bytes() % kTransferAlignBytes != 0) {
-    return SpecError(s, absl::StrFormat("transfer size must be a multiple of %u bytes",
-                                        kTransferAlignBytes));
-  }
-  if (s.block_bytes() == 0) return SpecError(s, "block size is 0");
-  if (s.block_bytes() % s.transfer_bytes() != 0) {
-    return SpecError(s, absl::StrFormat("block size %u is not a multiple of transfer size %u",
-                                        s.block_bytes(), s.transfer_bytes()));
-  }
-  if (s.segments() == 0) return SpecError(s, "segments is 0");
-  if (s.direct() && s.transfer_bytes() % kDirectIoAlignBytes != 0) {
-    return SpecError(s, absl::StrFormat(
-                            "O_DIRECT needs a transfer size that is a multiple of %u, got %u",
-                            kDirectIoAlignBytes, s.transfer_bytes()));
-  }
-  return absl::OkStatus();
+  return CheckTransferLayout(spec_);
 }
 
 std::string TransferWorkload::TaskPath(const std::string& dir, uint32_t rank) const {

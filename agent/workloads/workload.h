@@ -192,6 +192,16 @@ std::vector<v1::PhaseKind> WorkloadKinds();
 // InvalidArgument "phase ID: why", for Validate.
 absl::Status SpecError(const v1::PhaseSpec& spec, const std::string& why);
 
+// The IOR layout every transfer-based kind needs (write, read, rewrite,
+// seeks): a transfer size that is a positive multiple of kTransferAlignBytes
+// (and of kDirectIoAlignBytes with O_DIRECT), a non-zero block that is a
+// multiple of it, segments. A SpecError naming the value, else OK.
+absl::Status CheckTransferLayout(const v1::PhaseSpec& spec);
+
+// A task timed as a whole (an mdtest sub-phase, a find walk, a command): every
+// IOR timer of `r` (open, transfers, close) spans [start, stop].
+void SetWholeSpanTimers(int64_t start_unix_ns, int64_t stop_unix_ns, v1::TaskResult* r);
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_AGENT_WORKLOADS_WORKLOAD_H_
