@@ -413,6 +413,16 @@ RunError Coordinator::CheckAggregates() {
 RunError Coordinator::UseClientsOf(uint32_t test_id) {
   const uint32_t want = plan_.ClientAgents(test_id);
   const size_t have = roster_.available_clients();
+  if (want > have && partial_) {
+    // Agents were lost and the run goes on without them (on_agent_loss =
+    // "continue"): the test runs on those left, its results partial.
+    printer_.Note(absl::StrFormat(
+        "test %u: client_agents asks for %u client agents, %zu are left after the loss: "
+        "running on %zu (partial)",
+        test_id, want, have, have));
+    roster_.LimitClients(have);
+    return {};
+  }
   if (want > have) {
     return Fail(RunFailure::kBadPlan,
                 absl::StrFormat("%s: [run] client_agents asks for %u client agents in test %u, "
