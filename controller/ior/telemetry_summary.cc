@@ -69,6 +69,7 @@ v1::TelemetryBrief BriefOf(const v1::TelemetrySummary& t) {
     // user/system split stay in telemetry.jsonl.gz (about 60 bytes a group
     // here instead of 130, against issue 12's run.json budget).
     const v1::ProcessCpu& full = t.top_processes(i);
+    if (full.cpu_pct() < 1.0) break;  // largest first: the rest is noise
     v1::ProcessCpu* p = b.add_top_processes();
     p->set_name(full.name());
     p->set_processes(full.processes());

@@ -154,15 +154,23 @@ TEST(TopCpuText, AsSeedReport003) {
   t.mutable_top_processes(0)->set_cpu_pct(151);
   EXPECT_EQ(TopCpuText(t.top_processes(), 1), "lockstep-agent 151% (1.5 CPUs)");
 
-  // The brief keeps the first five, to a tenth of a percent; the lines
-  // show five too, each host once.
+  // The brief keeps the first three of at least 1%, to a tenth of a
+  // percent, with no pid or user/system split; the lines show five, each
+  // host once.
   for (int i = 0; i < 6; ++i) add("x", 0.1);
   const v1::TelemetryBrief brief = BriefOf(t);
   ASSERT_EQ(brief.top_processes_size(), kBriefTopProcesses);
   EXPECT_EQ(brief.top_processes(1).name(), "flush");
   EXPECT_DOUBLE_EQ(brief.top_processes(1).cpu_pct(), 15.2);
+  EXPECT_EQ(brief.top_processes(1).pid(), 0u);
+  EXPECT_EQ(brief.top_processes(1).user_pct(), 0.0);
   t.mutable_top_processes(1)->set_cpu_pct(15.2345);
   EXPECT_DOUBLE_EQ(BriefOf(t).top_processes(1).cpu_pct(), 15.2);
+  {
+    v1::TelemetrySummary quiet = t;
+    quiet.mutable_top_processes(2)->set_cpu_pct(0.5);  // kworker below 1%: noise
+    EXPECT_EQ(BriefOf(quiet).top_processes_size(), 2);
+  }
   v1::PhaseRecord pr;
   for (const char* address : {"10.0.0.1:7000", "10.0.0.1:7001", "10.0.0.2:7000"}) {
     v1::AgentPhaseRecord* a = pr.add_agents();
