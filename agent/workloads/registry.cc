@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "agent/workloads/command.h"
 #include "agent/workloads/find.h"
 #include "agent/workloads/mdtest.h"
@@ -13,6 +14,7 @@
 #include "agent/workloads/small_files.h"
 #include "agent/workloads/transfer.h"
 #include "agent/workloads/workload.h"
+#include "common/clock.h"
 #include "common/limits.h"
 #include "common/names.h"
 
@@ -86,6 +88,23 @@ absl::Status CheckTransferLayout(const v1::PhaseSpec& s) {
                             kDirectIoAlignBytes, s.transfer_bytes()));
   }
   return absl::OkStatus();
+}
+
+int64_t BeginTransferOp(TaskCounters* c, const WorkloadOptions& options, uint64_t offset) {
+  const int64_t t0 = MonotonicNs();
+  c->op_offset.store(offset, std::memory_order_relaxed);
+  c->op_start_mono_ns.store(t0, std::memory_order_relaxed);
+  if (options.test_delay_per_transfer > absl::ZeroDuration()) {
+    absl::SleepFor(options.test_delay_per_transfer);  // test only: a slower device
+  }
+  return t0;
+}
+
+int64_t EndTransferOp(TaskCounters* c, int64_t start_mono_ns, LatencyHistogram* latency) {
+  const int64_t t1 = MonotonicNs();
+  c->op_start_mono_ns.store(0, std::memory_order_relaxed);
+  latency->Record(static_cast<uint64_t>(t1 - start_mono_ns));
+  return t1;
 }
 
 void SetWholeSpanTimers(int64_t start_unix_ns, int64_t stop_unix_ns, v1::TaskResult* r) {

@@ -249,12 +249,7 @@ class SeeksWorkload::TaskRun {
       ctx_.FirstOpIssuing();
     }
     TaskCounters* c = ctx_.counters;
-    const int64_t t0 = MonotonicNs();
-    c->op_offset.store(offset, std::memory_order_relaxed);
-    c->op_start_mono_ns.store(t0, std::memory_order_relaxed);
-    if (w_.options_.test_delay_per_transfer > absl::ZeroDuration()) {
-      absl::SleepFor(w_.options_.test_delay_per_transfer);  // test only: a slower device
-    }
+    const int64_t t0 = BeginTransferOp(c, w_.options_, offset);
     size_t moved = 0;
     int err = PreadFull(fd_, buf, xfer_, offset, &moved);
     bytes_ += moved;
@@ -274,9 +269,7 @@ class SeeksWorkload::TaskRun {
         ++rewritten_;
       }
     }
-    const int64_t t1 = MonotonicNs();
-    c->op_start_mono_ns.store(0, std::memory_order_relaxed);
-    ctx_.latency->Record(static_cast<uint64_t>(t1 - t0));
+    EndTransferOp(c, t0, ctx_.latency);
     seeks_ = k + 1;
     c->bytes.store(bytes_, std::memory_order_relaxed);
     c->ops.store(seeks_, std::memory_order_relaxed);

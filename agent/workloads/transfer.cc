@@ -172,17 +172,10 @@ class TransferWorkload::TaskRun {
     if (k < 2 && w_.options_.test_on_issue) w_.options_.test_on_issue(ctx_.index, k, MonotonicNs());
     if (first) ctx_.FirstOpIssuing();
     TaskCounters* c = ctx_.counters;
-    const int64_t t0 = MonotonicNs();
-    c->op_offset.store(offset, std::memory_order_relaxed);
-    c->op_start_mono_ns.store(t0, std::memory_order_relaxed);
-    if (w_.options_.test_delay_per_transfer > absl::ZeroDuration()) {
-      absl::SleepFor(w_.options_.test_delay_per_transfer);  // test only: a slower device
-    }
+    const int64_t t0 = BeginTransferOp(c, w_.options_, offset);
     size_t moved = 0;
     const int err = w_.Transfer(fd_, buf, xfer_, offset, tag_, &moved);
-    const int64_t t1 = MonotonicNs();
-    c->op_start_mono_ns.store(0, std::memory_order_relaxed);
-    ctx_.latency->Record(static_cast<uint64_t>(t1 - t0));
+    const int64_t t1 = EndTransferOp(c, t0, ctx_.latency);
     bytes_ += moved;
     c->bytes.store(bytes_, std::memory_order_relaxed);
     c->ops.store(k + 1, std::memory_order_relaxed);

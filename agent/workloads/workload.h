@@ -198,6 +198,14 @@ absl::Status SpecError(const v1::PhaseSpec& spec, const std::string& why);
 // multiple of it, segments. A SpecError naming the value, else OK.
 absl::Status CheckTransferLayout(const v1::PhaseSpec& spec);
 
+// One transfer-like operation of a task (the transfer loop, a seek): Begin
+// marks it in flight at `offset` in `c` (the heartbeat's stall report reads
+// it), waits options.test_delay_per_transfer (tests: a slower device) and
+// returns its start (monotonic ns); End clears the mark, records the
+// latency and returns the end instant.
+int64_t BeginTransferOp(TaskCounters* c, const WorkloadOptions& options, uint64_t offset);
+int64_t EndTransferOp(TaskCounters* c, int64_t start_mono_ns, LatencyHistogram* latency);
+
 // A task timed as a whole (an mdtest sub-phase, a find walk, a command): every
 // IOR timer of `r` (open, transfers, close) spans [start, stop].
 void SetWholeSpanTimers(int64_t start_unix_ns, int64_t stop_unix_ns, v1::TaskResult* r);
