@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -470,7 +471,10 @@ absl::Status PhaseRunner::Start(int64_t start_at_unix_ns, int64_t spin_duration_
       // The task threads are parked (they wait for start_given under mu).
       std::vector<pthread_t> threads;
       for (auto& t : impl_->tasks) threads.push_back(t->thread.native_handle());
-      impl_->gate = std::make_unique<StartGate>(impl_->tasks.size());
+      // Online CPUs, as HostFacts.cores (what the controller decided on).
+      const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+      impl_->gate = std::make_unique<StartGate>(impl_->tasks.size(),
+                                                static_cast<uint32_t>(std::max(cores, 1L)));
       impl_->gate->Begin(start_at_unix_ns, threads, impl_->options.allow_realtime);
     }
     impl_->start_given = true;

@@ -57,7 +57,12 @@ class StartGate {
   static constexpr absl::Duration kGuardPeriod = absl::Microseconds(20);
   static constexpr absl::Duration kMaxRealtime = absl::Milliseconds(50);
 
-  explicit StartGate(uint32_t tasks);
+  // `cores`: this host's online CPUs. The guard polls (promise 2 above)
+  // only when this agent's own `tasks` outnumber them; otherwise it is other
+  // agents that share the host, each with its own guard, and the tasks are
+  // released at real-time priority, each lowered once its first operation
+  // returned (or at kMaxRealtime), without a guard awake every kGuardPeriod.
+  StartGate(uint32_t tasks, uint32_t cores);
   // Stops the guard and joins it.
   ~StartGate();
 
@@ -112,6 +117,7 @@ class StartGate {
   // Tasks that issued their first operation or ended without one.
   std::atomic<uint32_t> issued_{0};
   std::atomic<bool> stopped_{false};
+  const bool polls_;  // this agent's tasks outnumber the cores
   std::thread guard_;
 
   mutable absl::Mutex mu_;

@@ -41,6 +41,30 @@ void Accumulate(const v1::TelemetryBrief& b, v1::TelemetryBrief* sum, v1::Teleme
   max->set_warnings(std::max(max->warnings(), b.warnings()));
 }
 
+// Four significant digits: more than the sampling resolves (10 ms CPU
+// ticks, 1 s rates over windows of seconds), and a number of run.json is
+// then 4-8 characters instead of up to 17 ("0.52083333333333337").
+double Significant4(double v) {
+  if (v == 0.0 || !std::isfinite(v)) return v;
+  // Powers of ten up to 1e22 are exact, so dividing (or multiplying) by one
+  // gives the double nearest the decimal, which prints short.
+  const int digits = 3 - static_cast<int>(std::floor(std::log10(std::fabs(v))));
+  if (digits >= 0) {
+    const double scale = std::pow(10.0, std::min(digits, 22));
+    return std::round(v * scale) / scale;
+  }
+  const double step = std::pow(10.0, std::min(-digits, 22));
+  return std::round(v / step) * step;
+}
+
+void RoundBrief(v1::TelemetryBrief* b) {
+  const double dirty_bytes = std::round(b->dirty_bytes_max());  // bytes: whole
+  for (const auto& [get, set] : kScalars) (b->*set)(Significant4((b->*get)()));
+  b->set_dirty_bytes_max(dirty_bytes);
+  b->mutable_busy_cores()->set_mean(Significant4(b->busy_cores().mean()));
+  b->mutable_busy_cores()->set_max(Significant4(b->busy_cores().max()));
+}
+
 }  // namespace
 
 v1::TelemetryBrief BriefOf(const v1::TelemetrySummary& t) {
@@ -75,6 +99,7 @@ v1::TelemetryBrief BriefOf(const v1::TelemetrySummary& t) {
     p->set_kernel_thread(full.kernel_thread());
     p->set_cpu_pct(tenth(full.cpu_pct()));
   }
+  RoundBrief(&b);
   return b;
 }
 
@@ -119,6 +144,11 @@ std::vector<v1::RoleTelemetry> SummarizeRoles(
     mean->set_cores(static_cast<uint32_t>(mean->cores() / n));
     mean->mutable_busy_cores()->set_mean(mean->busy_cores().mean() / n);
     mean->mutable_busy_cores()->set_max(mean->busy_cores().max() / n);
+    RoundBrief(mean);
+    RoundBrief(r.mutable_max());
+    r.set_busy_cores_total(Significant4(r.busy_cores_total()));
+    r.set_disk_mb_s_total(Significant4(r.disk_mb_s_total()));
+    r.set_net_mb_s_total(Significant4(r.net_mb_s_total()));
     out.push_back(std::move(r));
   }
   return out;

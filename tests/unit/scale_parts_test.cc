@@ -17,6 +17,7 @@
 #include <google/protobuf/util/message_differencer.h>
 
 #include "common/files.h"
+#include "common/json.h"
 #include "controller/ior/telemetry_summary.h"
 #include "controller/results/journal_report.h"
 #include "absl/strings/str_cat.h"
@@ -26,6 +27,7 @@
 #include "controller/run/bounded_parallel.h"
 #include "controller/run/fd_limit.h"
 #include "controller/run/run_store.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace lockstep {
@@ -92,6 +94,21 @@ TEST(TelemetrySummary, BriefSumsDevicesAndKeepsTheCpu) {
   EXPECT_DOUBLE_EQ(b.net_rx_mb_s(), 7);
   EXPECT_DOUBLE_EQ(b.dirty_bytes_max(), 4096);
   EXPECT_EQ(b.warnings(), 1u);
+}
+
+TEST(TelemetrySummary, BriefKeepsFourSignificantDigits) {
+  v1::TelemetrySummary t = Host(0.52083333333333337, 1234.5678, 0.000123456);
+  t.mutable_cpu()->mutable_system_pct()->set_mean(98765.4321);
+  t.mutable_memory()->mutable_dirty_bytes()->set_max(123456789.4);
+  const v1::TelemetryBrief b = BriefOf(t);
+  EXPECT_EQ(b.busy_cores().mean(), 0.5208);
+  EXPECT_EQ(b.disk_write_mb_s(), 1235);
+  EXPECT_EQ(b.net_rx_mb_s(), 0.0001235);
+  EXPECT_EQ(b.system_pct(), 98770);
+  EXPECT_EQ(b.dirty_bytes_max(), 123456789);  // bytes stay whole
+  // Short in JSON: the nearest double to the decimal, not 0.52080000000000004.
+  EXPECT_THAT(ToJson(b, false), ::testing::HasSubstr("\"mean\":0.5208"));
+  EXPECT_THAT(ToJson(b, false), ::testing::HasSubstr("\"net_rx_mb_s\":0.0001235"));
 }
 
 TEST(TelemetrySummary, RolesCountEachHostOnce) {

@@ -212,5 +212,39 @@ TEST(StartGate, ATaskThatNeverIssuesIsDroppedToNormalPriorityWithinTheBound) {
   EXPECT_TRUE(s.result.ok()) << s.result.error();
 }
 
+// One task per agent and many agents on a host (the controller sent no
+// spin: the host's tasks outnumber its cores). The guard must not poll at
+// real-time priority: 32 such guards took both cores of this machine from
+// the tasks for kMaxRealtime (a 50 ms release skew in tests/bench/scale.sh).
+TEST(StartGate, WhenTheAgentsTasksFitTheCoresOnlyTheTasksAreRaised) {
+  if (!RealtimePermitted()) GTEST_SKIP() << "needs SCHED_FIFO (root or CAP_SYS_NICE)";
+  TempDir tmp;
+  RunnerOptions options;
+  absl::Notification holding, let_go;
+  options.test_on_issue = [&](uint32_t index, uint64_t op, int64_t) {
+    if (index == 0 && op == 0) {
+      holding.Notify();
+      let_go.WaitForNotificationWithTimeout(absl::Seconds(10));
+    }
+  };
+  auto runner = PhaseRunner::Prepare(WriteSpec(1), tmp.path(), options);
+  ASSERT_OK(runner);
+  Started s;
+  const int64_t start_at_unix_ns = RealtimeNs() + 5'000'000;
+  ASSERT_OK((*runner)->Start(start_at_unix_ns, 0, 50, s.Sink()));
+  ASSERT_TRUE(holding.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  // Past the instant, task 0 holds at SCHED_FIFO; the guard is not (a polling
+  // guard would be, until the bound: 2 threads).
+  EXPECT_EQ(RealtimeThreads(), 1);
+  // At the bound the guard lowers the task that is still raised.
+  ASSERT_EVENTUALLY_WITHIN(std::chrono::seconds(2), [&] { EXPECT_EQ(RealtimeThreads(), 0); });
+  EXPECT_LT(RealtimeNs() - start_at_unix_ns,
+            absl::ToInt64Nanoseconds(StartGate::kMaxRealtime) + 1'000'000'000);
+  let_go.Notify();
+  ASSERT_TRUE(s.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_TRUE(s.result.ok()) << s.result.error();
+  EXPECT_THAT(s.result.start_note(), HasSubstr("released at SCHED_FIFO"));
+}
+
 }  // namespace
 }  // namespace lockstep
