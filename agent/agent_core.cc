@@ -110,6 +110,19 @@ struct AgentCore::Impl {
     }
     return absl::OkStatus();
   }
+  // CheckSession, and on success the lease renewed as a heartbeat renews it
+  // (wire minor 4): the controller's Prepare, CacheBarrier, Telemetry and
+  // Cleanup are heard from it too, and a controller that got their answer
+  // sends no heartbeat for a period (controller/run/heartbeater.h Renewed).
+  absl::Status CheckSessionAndRenew(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    absl::Status s = CheckSession(id);
+    if (s.ok()) {
+      lease_deadline_mono_ns =
+          std::max(lease_deadline_mono_ns, MonotonicNs() + int64_t{lease_ms} * 1'000'000);
+    }
+    return s;
+  }
+
 
   // Ends the session; returns what the caller must tear down outside mu:
   // the runner, the phases whose files remain (when `phases_out`) and the
@@ -553,7 +566,7 @@ absl::StatusOr<v1::PrepareReply> AgentCore::Prepare(const v1::PrepareRequest& re
   if (!runner.ok()) return runner.status();
   DescribePreparedPhase(*dir, **runner, &reply);
   absl::MutexLock lock(&impl_->mu);
-  absl::Status s = impl_->CheckSession(request.session_id());
+  absl::Status s = impl_->CheckSessionAndRenew(request.session_id());
   if (!s.ok()) return s;  // the lease expired meanwhile; the runner is destroyed here
   if ((*workload)->CreatesFiles()) {
     impl_->session_phases[PhaseFilesKey(*dir, spec)] = {spec, *dir};
@@ -570,7 +583,7 @@ absl::StatusOr<v1::PrepareReply> AgentCore::Prepare(const v1::PrepareRequest& re
 absl::StatusOr<v1::CacheReply> AgentCore::CacheBarrier(const v1::CacheRequest& request) {
   {
     absl::MutexLock lock(&impl_->mu);
-    absl::Status s = impl_->CheckSession(request.session_id());
+    absl::Status s = impl_->CheckSessionAndRenew(request.session_id());
     if (!s.ok()) return s;
   }
   impl_->TestDelay("cache", request.session_id());
@@ -708,7 +721,7 @@ absl::StatusOr<v1::CleanupReply> AgentCore::Cleanup(const v1::CleanupRequest& re
   if (!request.release_only()) impl_->TestDelay("cleanup", request.session_id());
   {
     absl::MutexLock lock(&impl_->mu);
-    absl::Status s = impl_->CheckSession(request.session_id());
+    absl::Status s = impl_->CheckSessionAndRenew(request.session_id());
     if (!s.ok()) return s;
     // On a failure path the phase may still be winding down: stop and join its
     // tasks first, or a task that has not yet opened (O_CREAT) its file would
@@ -742,7 +755,7 @@ absl::StatusOr<v1::CleanupReply> AgentCore::Cleanup(const v1::CleanupRequest& re
 absl::StatusOr<v1::TelemetryReply> AgentCore::Telemetry(const v1::TelemetryRequest& request) {
   v1::TelemetryReply reply;
   absl::MutexLock lock(&impl_->mu);
-  absl::Status s = impl_->CheckSession(request.session_id());
+  absl::Status s = impl_->CheckSessionAndRenew(request.session_id());
   if (!s.ok()) return s;
   if (impl_->sampler == nullptr) {
     if (request.end()) reply.mutable_telemetry()->add_warnings("telemetry is off on this agent");

@@ -15,4 +15,13 @@ std::string ToJson(const google::protobuf::Message& message, bool pretty) {
   return out;
 }
 
+std::string ToJsonSetFieldsOnly(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  std::string out;
+  auto status = google::protobuf::util::MessageToJsonString(message, &out, options);
+  if (!status.ok()) return "{}";
+  return out;
+}
+
 }  // namespace lockstep

@@ -24,8 +24,13 @@ namespace lockstep {
 inline constexpr uint32_t kWireMajor = 1;
 // 0: before Attach carried versions; 1: it does (issue 12); 2: Release,
 // PhaseEvent.rendezvous, FIND, mdtest stonewall (issue 13); 3: COMMAND and
-// SEEKS kinds, per-process CPU telemetry, HostFacts.allowed_commands (issue 14).
-inline constexpr uint32_t kWireMinor = 3;
+// SEEKS kinds, per-process CPU telemetry, HostFacts.allowed_commands (issue 14);
+// 4: Prepare, CacheBarrier, Telemetry and Cleanup renew the lease as a
+// Heartbeat does, so a controller skips heartbeats to an agent that just
+// answered one of them (issue 12).
+inline constexpr uint32_t kWireMinor = 4;
+// The first minor whose agents renew their lease on those calls.
+inline constexpr uint32_t kRenewingCallsWireMinor = 4;
 
 struct WireVersion {
   uint32_t major = 0;  // 0: a peer from before Attach carried versions (lockstep.v1: 1)

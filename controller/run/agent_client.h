@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "common/clock.h"
 #include "common/errors.h"
 #include "common/tls.h"
 #include "lockstep/v1/agent.grpc.pb.h"
@@ -77,9 +78,15 @@ class AgentClient {
 //     fails Unavailable with that reason (FailureOfSetupCall: kAgentLost).
 // An agent that still answers heartbeats is never cut: its call runs to its
 // deadline (a slow Prepare on a slow file system is legitimate).
+//
+// `answered(agent, sent_mono_ns)`, if set, is told of every call that agent
+// answered OK (from a gRPC thread; `sent_mono_ns`: when the call was
+// started): the Heartbeater counts it as a heartbeat answer, since the
+// agent renewed its lease when the call reached it (agent wire minor 4).
 struct CallWatch {
   std::function<std::string(const AgentClient*)> lost;  // may be empty
   const std::atomic<bool>* interrupted = nullptr;
+  std::function<void(const AgentClient*, int64_t sent_mono_ns)> answered;  // may be empty
 
   // OK while `agent`'s call may go on; else the status it ends with.
   absl::Status Check(const AgentClient* agent) const;
@@ -104,13 +111,16 @@ std::vector<absl::StatusOr<Resp>> FanOut(const std::vector<AgentClient*>& agents
   std::atomic<size_t> pending{agents.size()};
   absl::Notification all_done;
   if (agents.empty()) all_done.Notify();
+  const bool tell = watch != nullptr && watch->answered;
   for (size_t i = 0; i < agents.size(); ++i) {
     slots.push_back(std::make_unique<Slot>());
     Slot* slot = slots.back().get();
     slot->ctx.set_deadline(std::chrono::system_clock::now() +
                            absl::ToChronoMilliseconds(timeout));
+    const int64_t sent_mono_ns = tell ? MonotonicNs() : 0;
     call(agents[i]->stub(), &slot->ctx, &requests[i], &slot->reply,
-         [slot, &pending, &all_done](grpc::Status s) {
+         [slot, &pending, &all_done, tell, watch, agent = agents[i], sent_mono_ns](grpc::Status s) {
+           if (tell && s.ok()) watch->answered(agent, sent_mono_ns);
            slot->status = std::move(s);
            slot->done.store(true);
            if (pending.fetch_sub(1) == 1) all_done.Notify();

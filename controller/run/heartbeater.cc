@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "common/clock.h"
 #include "common/errors.h"
+#include "common/wire_version.h"
 
 namespace lockstep {
 namespace {
@@ -94,7 +95,24 @@ std::string Heartbeater::LostReason(const AgentClient* agent) {
 }
 
 CallWatch Heartbeater::WatchCalls(const std::atomic<bool>* interrupted) {
-  return CallWatch{[this](const AgentClient* agent) { return LostReason(agent); }, interrupted};
+  return CallWatch{[this](const AgentClient* agent) { return LostReason(agent); }, interrupted,
+                   [this](const AgentClient* agent, int64_t sent_mono_ns) {
+                     Renewed(agent, sent_mono_ns);
+                   }};
+}
+
+void Heartbeater::Renewed(const AgentClient* agent, int64_t sent_mono_ns) {
+  auto it = index_of_.find(agent);
+  if (it == index_of_.end()) return;
+  const size_t i = it->second;
+  absl::MutexLock lock(&mu_);
+  if (!lost_[i].reason.empty()) return;
+  last_answer_mono_ns_[i] = std::max(last_answer_mono_ns_[i], MonotonicNs());
+  last_error_[i].clear();
+  if (agents_[i]->facts.wire_minor() >= kRenewingCallsWireMinor) {
+    next_send_mono_ns_[i] =
+        std::max(next_send_mono_ns_[i], sent_mono_ns + absl::ToInt64Nanoseconds(period_));
+  }
 }
 
 void Heartbeater::Loop() {

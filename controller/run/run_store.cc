@@ -223,7 +223,7 @@ absl::Status RunStore::MoveTelemetryOut(v1::PhaseRecord* phase) {
     line.set_address(a.address());
     *line.mutable_telemetry() = std::move(*a.mutable_telemetry());
     a.clear_telemetry();
-    lines += ToJson(line, false) + "\n";
+    lines += ToJsonSetFieldsOnly(line) + "\n";
   }
   if (lines.empty()) return absl::OkStatus();
   // One gzip member per phase, appended: readers (zlib's gzread, zcat) read

@@ -275,6 +275,59 @@ TEST(AgentCore, OneControllerAtATimeAndLeaseExpiryCleansUp) {
   EXPECT_OK((*core)->Attach(a));  // a new controller may now take it
 }
 
+// Wire minor 4: the controller's Prepare, CacheBarrier, Telemetry and
+// Cleanup renew the lease as a heartbeat does (it then skips heartbeats to
+// an agent that just answered one); Start and Abort do not. (Prepare is
+// not called here: it renews in the same way, at its end.)
+TEST(AgentCore, CacheTelemetryAndCleanupCallsRenewTheLease) {
+  TempDir tmp;
+  AgentOptions o;
+  o.roots = {tmp.path()};
+  o.min_lease_ms = 50;
+  auto core = AgentCore::Create(o);
+  ASSERT_OK(core);
+  v1::AttachRequest a;
+  a.set_run_id("run-1");
+  a.set_controller("ctl-A");
+  a.set_lease_ms(300);
+  auto attached = (*core)->Attach(a);
+  ASSERT_OK(attached);
+  const std::string session = attached->session_id();
+  // 1.2 s of calls 100 ms apart, no heartbeat: four leases long.
+  const int64_t end_mono_ns = MonotonicNs() + 1'200'000'000;
+  for (int i = 0; MonotonicNs() < end_mono_ns; ++i) {
+    switch (i % 3) {
+      case 0: {
+        v1::CacheRequest c;
+        c.set_session_id(session);
+        ASSERT_OK((*core)->CacheBarrier(c));
+        break;
+      }
+      case 1: {
+        v1::TelemetryRequest t;
+        t.set_session_id(session);
+        t.set_phase_id("t0/r0/p");
+        ASSERT_OK((*core)->Telemetry(t));
+        break;
+      }
+      default: {
+        v1::CleanupRequest c;
+        c.set_session_id(session);
+        *c.mutable_spec() = Spec(v1::WRITE, true);
+        c.mutable_spec()->set_dir(".");
+        ASSERT_OK((*core)->Cleanup(c));
+        break;
+      }
+    }
+    absl::SleepFor(absl::Milliseconds(100));  // the calls' pace, not a wait for state
+  }
+  v1::HeartbeatRequest hb;
+  hb.set_session_id(session);
+  EXPECT_OK((*core)->Heartbeat(hb));
+  // Silence: the lease lapses as before.
+  EXPECT_EVENTUALLY([&] { EXPECT_EQ((*core)->State(), "idle"); });
+}
+
 TEST(AgentCore, LeaseExpiryKeepsReleasedFilesAndRemovesTheRest) {
   TempDir tmp;
   AgentOptions o;
