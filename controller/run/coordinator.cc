@@ -478,18 +478,33 @@ RunError Coordinator::EndRepetition(const std::vector<v1::PhaseSpec>& written,
 // partial.
 RunError Coordinator::AfterFailedPhase(const RunError& failure,
                                        const std::vector<v1::PhaseSpec>& written, uint32_t rep) {
-  RemoveFiles(written, rep, /*timed=*/false, nullptr);
+  // Agents that went silent meanwhile are lost here too (the chaos bench's
+  // "not reported" faults): the note names every agent dropped, not only
+  // the loss that failed the phase.
+  const RunError removal = RemoveFiles(written, rep, /*timed=*/false, nullptr);
   CleanUpRestarted(written);
-  if (failure.kind != RunFailure::kAgentLost || plan_.on_agent_loss != "continue") return failure;
-  for (size_t index : roster_.DropLost()) heartbeater_->Forget(index);
-  if (roster_.clients().empty()) {
-    return Fail(RunFailure::kAgentLost,
-                failure.message + "; no client agent is left to continue with");
+  if (failure.kind != RunFailure::kAgentLost || plan_.on_agent_loss != "continue") {
+    if (removal.kind != RunFailure::kAgentLost) return failure;
+    return Fail(failure.kind, failure.message + "\n" + removal.message);
   }
-  partial_ = failure;
+  std::vector<std::string> others;
+  for (size_t index : roster_.DropLost()) {
+    heartbeater_->Forget(index);
+    const std::string& address = roster_.at(index)->address();
+    if (!absl::StrContains(failure.message, address)) {
+      others.push_back(absl::StrFormat("agent %s lost too: %s", address, roster_.lost_reason(index)));
+    }
+  }
+  RunError lost = failure;
+  if (!others.empty()) lost.message += "\n" + absl::StrJoin(others, "\n");
+  if (roster_.clients().empty()) {
+    return Fail(RunFailure::kAgentLost, lost.message + "; no client agent is left to continue with");
+  }
+  partial_ = lost;
   printer_.Note(absl::StrFormat(
-      "%s: continuing without it (on_agent_loss = \"continue\"); results from here on are partial",
-      failure.message));
+      "%s: continuing without %s (on_agent_loss = \"continue\"); results from here on are "
+      "partial",
+      lost.message, others.empty() ? "it" : "them"));
   WaitForLostLeases();
   return {};
 }
