@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "agent/agent_core.h"
 #include "agent/agent_flags.h"
 #include "agent/agent_service.h"
@@ -192,6 +193,11 @@ void NoteCertificateExpiry(AgentConfig* config) {
 
 int Main(int argc, char** argv) {
   SetLogTag("lockstep-agent");
+  // Abseil's deadlock detector (on in Debian's build of it) keeps a graph of
+  // every Mutex, as in the controller (controller/run/coordinator.cc): the
+  // agent's lock order is fixed by its headers, and the unit tests, which
+  // keep the detector on, exercise it.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   // Before any thread starts, so that every thread inherits the mask: a
   // signal delivered to a thread that does not block it would end the
   // process without cleanup (announcement, the run's files).

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -60,7 +61,7 @@ std::string TcpProbe(const std::string& address, int timeout_ms) {
 
 AgentClient::AgentClient(std::string address, v1::Role role,
                          std::shared_ptr<grpc::ChannelCredentials> credentials,
-                         TlsFiles tls_files)
+                         TlsFiles tls_files, absl::Duration keepalive_timeout)
     : address_(std::move(address)), role_(role), tls_files_(std::move(tls_files)) {
   grpc::ChannelArguments args;
   // Keepalive pings every 10 s, answered within 5 s, even between calls: a
@@ -69,9 +70,13 @@ AgentClient::AgentClient(std::string address, v1::Role role,
   // allows such pings (agent/main.cc).
   // The answer may take longer than 5 s from a healthy but busy peer (10,000
   // agents on 2 cores): whether an agent is alive is the lease's call
-  // (Heartbeater), so keepalive waits 20 s before dropping a connection.
+  // (Heartbeater), so keepalive waits 20 s, or the lease when longer, before
+  // dropping a connection (a 60 s lease at 10,000 swarm agents lost one to
+  // "keepalive watchdog timeout" at 20 s).
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+              static_cast<int>(absl::ToInt64Milliseconds(
+                  std::clamp(keepalive_timeout, kKeepaliveTimeout, absl::Hours(1)))));
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   args.SetMaxReceiveMessageSize(64 << 20);

@@ -28,8 +28,13 @@ class AgentClient {
  public:
   // `tls_files`: the files `credentials` were made of, for explaining a
   // failed handshake (common/tls_inspect.h); empty for plaintext.
+  // `keepalive_timeout`: how long a keepalive ping may go unanswered before
+  // the connection is dropped (at least kKeepaliveTimeout; a run passes its
+  // lease when longer, so that only the lease decides a busy agent is lost).
+  static constexpr absl::Duration kKeepaliveTimeout = absl::Seconds(20);
   AgentClient(std::string address, v1::Role role,
-              std::shared_ptr<grpc::ChannelCredentials> credentials, TlsFiles tls_files = {});
+              std::shared_ptr<grpc::ChannelCredentials> credentials, TlsFiles tls_files = {},
+              absl::Duration keepalive_timeout = kKeepaliveTimeout);
 
   const std::string& address() const { return address_; }
   v1::Role role() const { return role_; }

@@ -197,7 +197,8 @@ RunError Coordinator::SetUpAgents() {
   }
   for (const AgentPlan& a : endpoints_.agents) {
     roster_.Add(std::make_unique<AgentClient>(a.address, a.role, endpoints_.credentials,
-                                              endpoints_.tls_files));
+                                              endpoints_.tls_files,
+                                              absl::Milliseconds(plan_.lease_ms)));
   }
   if (RunError e = Connect()) return e;
   if (RunError e = Attach()) return e;

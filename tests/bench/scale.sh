@@ -4,6 +4,7 @@
 #   tests/bench/scale.sh --agents N [--swarm] [--tasks-per-agent T] [--phases P]
 #                        [--block 256k] [--build DIR] [--lockstep BIN]
 #                        [--swarm-processes K] [--swarm-threads 2] [--telemetry on|off]
+#                        [--telemetry-interval-ms MS (swarm; default 10 ms per agent, >= 10 s)]
 #                        [--lease-ms MS] [--connect-timeout-ms MS] [--keep]
 #
 # Agents: real `lockstep-agent` processes on loopback (one per agent), or with
@@ -66,6 +67,9 @@ ap.add_argument("--swarm-processes", type=int, default=0,
                 help="agent_swarm processes (0: as few as RLIMIT_NOFILE allows)")
 ap.add_argument("--swarm-threads", type=int, default=2, help="agent_swarm --threads (completion queues)")
 ap.add_argument("--telemetry", default="on", choices=["on", "off"])
+ap.add_argument("--telemetry-interval-ms", type=int, default=0,
+                help="the swarm's sampling interval (0: 10 ms per agent, at least 10 s: "
+                     "10,000 agents sampling every 10 s took most of the machine)")
 ap.add_argument("--lease-ms", type=int, default=0, help="[run] lease_ms (0: the default)")
 ap.add_argument("--connect-timeout-ms", type=int, default=0,
                 help="[run] connect_timeout_ms (0: the default); 10,000 agents connecting at once need more")
@@ -94,7 +98,9 @@ def start_swarm():
         os.makedirs(root)
         log = open(os.path.join(logs, f"swarm-{k}.log"), "wb")
         p = subprocess.Popen([swarm, "--agents", str(n), "--root", root, "--addresses", addr_file,
-                              "--threads", str(a.swarm_threads), "--telemetry", a.telemetry],
+                              "--threads", str(a.swarm_threads), "--telemetry", a.telemetry,
+                              "--telemetry_interval_ms",
+                              str(a.telemetry_interval_ms or max(10000, 10 * a.agents))],
                              stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
         procs.append(p)
         deadline = time.monotonic() + 120 + n / 50

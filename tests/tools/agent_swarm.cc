@@ -48,6 +48,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "absl/synchronization/mutex.h"
 #include "agent/agent_core.h"
 #include "agent/agent_service.h"
 #include "lockstep/v1/agent.grpc.pb.h"
@@ -201,6 +202,9 @@ void RaiseFileLimit(rlim_t needed) {
 }
 
 int Main(int argc, char** argv) {
+  // As lockstep-agent does (agent/main.cc): with thousands of agents' mutexes
+  // the detector's graph was 2% of the swarm's CPU (perf, 1,024 agents).
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   Options o;
   if (!ParseArgs(argc, argv, &o)) return 2;
   RaiseFileLimit(static_cast<rlim_t>(o.agents) * 3 + 1024);
