@@ -687,7 +687,7 @@ absl::Status AgentCore::Start(const v1::StartRequest& request, PhaseRunner::Even
   return impl_->runner->Start(request.start_at_unix_ns(), spin_duration_ns,
                               request.progress_interval_ms() == 0 ? 1000
                                                                   : request.progress_interval_ms(),
-                              std::move(wrapped));
+                              std::move(wrapped), request.host_agents());
 }
 
 absl::StatusOr<v1::AbortReply> AgentCore::Abort(const v1::AbortRequest& request) {

@@ -449,7 +449,8 @@ absl::StatusOr<std::unique_ptr<PhaseRunner>> PhaseRunner::Prepare(const v1::Phas
 }
 
 absl::Status PhaseRunner::Start(int64_t start_at_unix_ns, int64_t spin_duration_ns,
-                                uint32_t progress_interval_ms, EventSink sink) {
+                                uint32_t progress_interval_ms, EventSink sink,
+                                uint32_t host_agents) {
   {
     absl::MutexLock lock(&impl_->mu);
     if (impl_->start_given) {
@@ -474,7 +475,8 @@ absl::Status PhaseRunner::Start(int64_t start_at_unix_ns, int64_t spin_duration_
       // Online CPUs, as HostFacts.cores (what the controller decided on).
       const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
       impl_->gate = std::make_unique<StartGate>(impl_->tasks.size(),
-                                                static_cast<uint32_t>(std::max(cores, 1L)));
+                                                static_cast<uint32_t>(std::max(cores, 1L)),
+                                                host_agents <= 1);
       impl_->gate->Begin(start_at_unix_ns, threads, impl_->options.allow_realtime);
     }
     impl_->start_given = true;

@@ -45,10 +45,13 @@ class PhaseRunner {
   // cores). With 0 (more tasks than cores) a StartGate (agent/start_gate.h)
   // orders the tasks' first operations before any second one and, where
   // SCHED_FIFO is permitted, issues them close together; the result's
-  // start_note says how. REQUIRES: called once. FailedPrecondition when called twice;
-  // Aborted, with the kind Abort was given, after an Abort.
+  // start_note says how. `host_agents`: how many agents share this host
+  // (the controller's count; 0 or 1: this one alone), which decides whether
+  // the gate's guard polls (agent/start_gate.h). REQUIRES: called once.
+  // FailedPrecondition when called twice; Aborted, with the kind Abort was
+  // given, after an Abort.
   absl::Status Start(int64_t start_at_unix_ns, int64_t spin_duration_ns,
-                     uint32_t progress_interval_ms, EventSink sink);
+                     uint32_t progress_interval_ms, EventSink sink, uint32_t host_agents = 1);
 
   // Ends rendezvous `seq` (IOR -g barrier, stonewall wear-out agreement) of a
   // phase whose spec has sync_across_agents: the waiting tasks go on with

@@ -33,8 +33,8 @@ void NanoSleep(absl::Duration d) {
 
 }  // namespace
 
-StartGate::StartGate(uint32_t tasks, uint32_t cores)
-    : slots_(tasks), polls_(tasks > std::max<uint32_t>(cores, 1)) {}
+StartGate::StartGate(uint32_t tasks, uint32_t cores, bool alone)
+    : slots_(tasks), polls_(alone && tasks > std::max<uint32_t>(cores, 1)) {}
 
 StartGate::~StartGate() {
   Stop();
@@ -73,6 +73,8 @@ void StartGate::GuardMain(int64_t start_at_unix_ns, bool allow_realtime) {
     if (!realtime_) return;  // the ordering alone: nothing to guard
     for (Slot& s : slots_) s.raised = SetPolicy(s.thread, SCHED_FIFO, kTaskPriority) == 0;
   }
+  // Not polling (below), the guard needs no real-time priority of its own.
+  if (!polls_) SetPolicy(pthread_self(), SCHED_OTHER, 0);
   // Asleep until the instant (the tasks are asleep too): until 1 ms before
   // it where Stop can wake the guard, then to the instant itself.
   {
@@ -83,14 +85,13 @@ void StartGate::GuardMain(int64_t start_at_unix_ns, bool allow_realtime) {
         absl::FromUnixNanos(start_at_unix_ns - 1'000'000));
   }
   if (!polls_) {
-    // This agent's tasks fit the cores: it is other agents on the host that
-    // outnumber them, each with a guard of its own. Polling every
+    // Other agents share the host (or this one's tasks fit the cores): each
+    // has a guard of its own. Polling every
     // kGuardPeriod, 32 such guards at priority 2 took both cores of a 2-core
     // host from the tasks they guard until kMaxRealtime (a 50 ms release
-    // skew). So the guard leaves real-time priority and only bounds it: each
-    // task lowers itself once its first operation returned, and whatever is
-    // still raised at the bound is lowered then.
-    SetPolicy(pthread_self(), SCHED_OTHER, 0);
+    // skew). So the guard left real-time priority above and only bounds it:
+    // each task lowers itself once its first operation returned, and
+    // whatever is still raised at the bound is lowered then.
     absl::MutexLock lock(&mu_);
     mu_.AwaitWithDeadline(
         absl::Condition(

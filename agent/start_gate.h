@@ -57,12 +57,14 @@ class StartGate {
   static constexpr absl::Duration kGuardPeriod = absl::Microseconds(20);
   static constexpr absl::Duration kMaxRealtime = absl::Milliseconds(50);
 
-  // `cores`: this host's online CPUs. The guard polls (promise 2 above)
-  // only when this agent's own `tasks` outnumber them; otherwise it is other
-  // agents that share the host, each with its own guard, and the tasks are
+  // `cores`: this host's online CPUs; `alone`: no other agent shares the
+  // host. The guard polls (promise 2 above) only when this agent is alone
+  // and its own `tasks` outnumber the cores. Otherwise the tasks are
   // released at real-time priority, each lowered once its first operation
-  // returned (or at kMaxRealtime), without a guard awake every kGuardPeriod.
-  StartGate(uint32_t tasks, uint32_t cores);
+  // returned (or at kMaxRealtime), without a guard awake every kGuardPeriod:
+  // several agents' guards polling at priority 2 took the cores from the
+  // tasks until kMaxRealtime (32 agents x 1 task and 8 x 4 on 2 cores).
+  StartGate(uint32_t tasks, uint32_t cores, bool alone = true);
   // Stops the guard and joins it.
   ~StartGate();
 
@@ -117,7 +119,7 @@ class StartGate {
   // Tasks that issued their first operation or ended without one.
   std::atomic<uint32_t> issued_{0};
   std::atomic<bool> stopped_{false};
-  const bool polls_;  // this agent's tasks outnumber the cores
+  const bool polls_;  // alone on the host, and its tasks outnumber the cores
   std::thread guard_;
 
   mutable absl::Mutex mu_;

@@ -27,7 +27,7 @@ inline constexpr uint32_t kWireMajor = 1;
 // SEEKS kinds, per-process CPU telemetry, HostFacts.allowed_commands (issue 14);
 // 4: Prepare, CacheBarrier, Telemetry and Cleanup renew the lease as a
 // Heartbeat does, so a controller skips heartbeats to an agent that just
-// answered one of them (issue 12).
+// answered one of them; StartRequest.host_agents (issue 12).
 inline constexpr uint32_t kWireMinor = 4;
 // The first minor whose agents renew their lease on those calls.
 inline constexpr uint32_t kRenewingCallsWireMinor = 4;

@@ -219,8 +219,11 @@ void PhaseAttempt::Start() {
   record_->set_lead_ns(absl::ToInt64Nanoseconds(lead));
   record_->set_start_at_unix_ns(start_at_unix_ns);
   // Spin only where a host's tasks fit on its cores.
-  std::map<std::string, uint32_t> tasks_on_host;
-  for (AgentClient* c : clients_) tasks_on_host[c->facts.hostname()] += base_.tasks();
+  std::map<std::string, uint32_t> tasks_on_host, agents_on_host;
+  for (AgentClient* c : clients_) {
+    tasks_on_host[c->facts.hostname()] += base_.tasks();
+    ++agents_on_host[c->facts.hostname()];
+  }
   if (base_.sync_across_agents()) {
     std::vector<int64_t> offsets_ns;
     for (AgentClient* c : clients_) offsets_ns.push_back(run_.roster.clock(c).offset_ns);
@@ -249,6 +252,7 @@ void PhaseAttempt::Start() {
     const bool fits =
         tasks_on_host[c->facts.hostname()] <= std::max<uint32_t>(c->facts.cores(), 1);
     request.set_spin_duration_ns(fits ? absl::ToInt64Nanoseconds(kSpinDuration) : 0);
+    request.set_host_agents(agents_on_host[c->facts.hostname()]);
   }
   // Sent from several threads at once: starting a call costs gRPC 0.2-0.4 ms
   // of this thread, which one after another was most of the delivery.
