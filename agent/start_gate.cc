@@ -4,8 +4,8 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "absl/strings/str_format.h"
