@@ -289,12 +289,12 @@ TEST(AgentCore, CacheTelemetryAndCleanupCallsRenewTheLease) {
   v1::AttachRequest a;
   a.set_run_id("run-1");
   a.set_controller("ctl-A");
-  a.set_lease_ms(300);
+  a.set_lease_ms(800);  // 8x the calls' pace: a slow call on a loaded machine fits
   auto attached = (*core)->Attach(a);
   ASSERT_OK(attached);
   const std::string session = attached->session_id();
-  // 1.2 s of calls 100 ms apart, no heartbeat: four leases long.
-  const int64_t end_mono_ns = MonotonicNs() + 1'200'000'000;
+  // 2.4 s of calls 100 ms apart, no heartbeat: three leases long.
+  const int64_t end_mono_ns = MonotonicNs() + 2'400'000'000;
   for (int i = 0; MonotonicNs() < end_mono_ns; ++i) {
     switch (i % 3) {
       case 0: {
