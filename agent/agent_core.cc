@@ -123,7 +123,6 @@ struct AgentCore::Impl {
     return s;
   }
 
-
   // Ends the session; returns what the caller must tear down outside mu:
   // the runner, the phases whose files remain (when `phases_out`) and the
   // mdtest directories to remove once empty (when `dirs_out`: all created

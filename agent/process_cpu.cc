@@ -166,4 +166,3 @@ std::vector<v1::ProcessCpu> ProcessCpuWindow::Top(double window_s, double ticks_
 }
 
 }  // namespace lockstep
-

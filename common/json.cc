@@ -3,11 +3,10 @@
 #include <google/protobuf/util/json_util.h>
 
 namespace lockstep {
+namespace {
 
-std::string ToJson(const google::protobuf::Message& message, bool pretty) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = pretty;
-  options.always_print_primitive_fields = true;
+std::string Print(const google::protobuf::Message& message,
+                  google::protobuf::util::JsonPrintOptions options) {
   options.preserve_proto_field_names = true;
   std::string out;
   auto status = google::protobuf::util::MessageToJsonString(message, &out, options);
@@ -15,13 +14,17 @@ std::string ToJson(const google::protobuf::Message& message, bool pretty) {
   return out;
 }
 
-std::string ToJsonSetFieldsOnly(const google::protobuf::Message& message) {
+}  // namespace
+
+std::string ToJson(const google::protobuf::Message& message, bool pretty) {
   google::protobuf::util::JsonPrintOptions options;
-  options.preserve_proto_field_names = true;
-  std::string out;
-  auto status = google::protobuf::util::MessageToJsonString(message, &out, options);
-  if (!status.ok()) return "{}";
-  return out;
+  options.add_whitespace = pretty;
+  options.always_print_primitive_fields = true;
+  return Print(message, options);
+}
+
+std::string ToJsonSetFieldsOnly(const google::protobuf::Message& message) {
+  return Print(message, {});
 }
 
 }  // namespace lockstep

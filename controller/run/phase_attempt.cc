@@ -218,12 +218,10 @@ void PhaseAttempt::Start() {
   const int64_t start_at_unix_ns = RealtimeNs() + absl::ToInt64Nanoseconds(lead);
   record_->set_lead_ns(absl::ToInt64Nanoseconds(lead));
   record_->set_start_at_unix_ns(start_at_unix_ns);
-  // Spin only where a host's tasks fit on its cores.
-  std::map<std::string, uint32_t> tasks_on_host, agents_on_host;
-  for (AgentClient* c : clients_) {
-    tasks_on_host[c->facts.hostname()] += base_.tasks();
-    ++agents_on_host[c->facts.hostname()];
-  }
+  // Spin only where a host's tasks (each agent runs base_.tasks()) fit on
+  // its cores.
+  std::map<std::string, uint32_t> agents_on_host;
+  for (AgentClient* c : clients_) ++agents_on_host[c->facts.hostname()];
   if (base_.sync_across_agents()) {
     std::vector<int64_t> offsets_ns;
     for (AgentClient* c : clients_) offsets_ns.push_back(run_.roster.clock(c).offset_ns);
@@ -249,10 +247,10 @@ void PhaseAttempt::Start() {
     // In the agent's own clock.
     request.set_start_at_unix_ns(start_at_unix_ns + run_.roster.clock(c).offset_ns);
     request.set_progress_interval_ms(progress_interval_ms);
-    const bool fits =
-        tasks_on_host[c->facts.hostname()] <= std::max<uint32_t>(c->facts.cores(), 1);
+    const uint32_t host_agents = agents_on_host[c->facts.hostname()];
+    const bool fits = host_agents * base_.tasks() <= std::max<uint32_t>(c->facts.cores(), 1);
     request.set_spin_duration_ns(fits ? absl::ToInt64Nanoseconds(kSpinDuration) : 0);
-    request.set_host_agents(agents_on_host[c->facts.hostname()]);
+    request.set_host_agents(host_agents);
   }
   // Sent from several threads at once: starting a call costs gRPC 0.2-0.4 ms
   // of this thread, which one after another was most of the delivery.
