@@ -4,7 +4,6 @@
 #include <string>
 
 #include "assert_eventually.h"
-
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/test_cluster.h"

@@ -231,17 +231,28 @@ TEST(PhaseRunner, TheFirstRealFailureIsThePhaseErrorNotTheStoppedEchoes) {
   }
 }
 
-TEST(AgentCore, OneControllerAtATimeAndLeaseExpiryCleansUp) {
-  TempDir tmp;
+// An agent on `root` that takes leases as short as 50 ms.
+absl::StatusOr<std::unique_ptr<AgentCore>> ShortLeaseAgent(const std::string& root) {
   AgentOptions o;
-  o.roots = {tmp.path()};
+  o.roots = {root};
   o.min_lease_ms = 50;
-  auto core = AgentCore::Create(o);
-  ASSERT_OK(core);
+  return AgentCore::Create(o);
+}
+
+// Run run-1 of controller ctl-A, with a lease of `lease_ms`.
+v1::AttachRequest AttachOfRunOne(uint32_t lease_ms) {
   v1::AttachRequest a;
   a.set_run_id("run-1");
   a.set_controller("ctl-A");
-  a.set_lease_ms(300);
+  a.set_lease_ms(lease_ms);
+  return a;
+}
+
+TEST(AgentCore, OneControllerAtATimeAndLeaseExpiryCleansUp) {
+  TempDir tmp;
+  auto core = ShortLeaseAgent(tmp.path());
+  ASSERT_OK(core);
+  v1::AttachRequest a = AttachOfRunOne(300);
   auto first = (*core)->Attach(a);
   ASSERT_OK(first);
   a.set_controller("ctl-B");
@@ -281,16 +292,10 @@ TEST(AgentCore, OneControllerAtATimeAndLeaseExpiryCleansUp) {
 // not called here: it renews in the same way, at its end.)
 TEST(AgentCore, CacheTelemetryAndCleanupCallsRenewTheLease) {
   TempDir tmp;
-  AgentOptions o;
-  o.roots = {tmp.path()};
-  o.min_lease_ms = 50;
-  auto core = AgentCore::Create(o);
+  auto core = ShortLeaseAgent(tmp.path());
   ASSERT_OK(core);
-  v1::AttachRequest a;
-  a.set_run_id("run-1");
-  a.set_controller("ctl-A");
-  a.set_lease_ms(800);  // 8x the calls' pace: a slow call on a loaded machine fits
-  auto attached = (*core)->Attach(a);
+  // 8x the calls' pace: a slow call on a loaded machine fits.
+  auto attached = (*core)->Attach(AttachOfRunOne(800));
   ASSERT_OK(attached);
   const std::string session = attached->session_id();
   // 2.4 s of calls 100 ms apart, no heartbeat: three leases long.
