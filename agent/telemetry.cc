@@ -485,6 +485,7 @@ class TelemetrySampler::Impl {
     if (open_window != nullptr) {
       *open_window = next_id_++;
       windows_[*open_window];
+      wake_.SignalAll();  // the background loop waits while no window is open
     }
     if (!s.ok()) return s.status();
     for (auto& [id, w] : windows_) Feed(*s, &w);
@@ -643,6 +644,15 @@ class TelemetrySampler::Impl {
         absl::MutexLock l(&mu_);
         for (;;) {
           if (stop_) return;
+          if (windows_.empty()) {
+            // Nothing to feed: an idle agent reads nothing (a host of many
+            // agents, each scanning every process every second, would spend
+            // its cores on /proc). The next window's own first sample is
+            // its baseline; the period restarts from there.
+            wake_.Wait(&mu_);
+            next_ns = MonotonicNs() + interval_ns;
+            continue;
+          }
           int64_t now = MonotonicNs();
           if (now >= next_ns) break;
           wake_.WaitWithTimeout(&mu_, absl::Nanoseconds(next_ns - now));

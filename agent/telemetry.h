@@ -58,8 +58,10 @@ class TelemetrySampler {
   TelemetrySampler(const TelemetrySampler&) = delete;
   TelemetrySampler& operator=(const TelemetrySampler&) = delete;
 
-  // Starts the background thread (one sample every interval_ms on the
-  // monotonic clock). FailedPrecondition if already running.
+  // Starts the background thread: one sample every interval_ms on the
+  // monotonic clock while at least one window is open, none while none is
+  // (the period restarts at the next BeginWindow). FailedPrecondition if
+  // already running.
   absl::Status Start();
   // Stops and joins the thread; open windows stay open. Idempotent.
   void Stop();

@@ -500,6 +500,33 @@ TEST(TelemetrySampler, BackgroundThreadOnFakeRoot) {
   EXPECT_FALSE((*sampler)->AwaitSampleCount(after_stop + 1, 200));  // really stopped
 }
 
+// An idle agent (no phase, so no window) must not read /proc every period: on
+// a host of many agents each one's scan of every process added up to the
+// cores (512 agents on one machine took minutes to start).
+TEST(TelemetrySampler, BackgroundThreadSamplesOnlyWhileAWindowIsOpen) {
+  TempDir dir;
+  FakeHost h{100, 100, 800, 0, 10, 1000, 20, 2000, 100, 1000, 2000, 10, 40960, 0};
+  WriteFakeHost(dir.path(), h);
+  TelemetryOptions o = FakeOptions(dir.path());
+  o.interval_ms = 50;
+  auto sampler = TelemetrySampler::Create(o);
+  ASSERT_TRUE(sampler.ok()) << sampler.status();
+  ASSERT_TRUE((*sampler)->Start().ok());
+  // Six periods with no window: no sample.
+  EXPECT_FALSE((*sampler)->AwaitSampleCount(1, 300));
+  uint64_t w = (*sampler)->BeginWindow();
+  EXPECT_EQ((*sampler)->SampleCount(), 1u);
+  ASSERT_TRUE((*sampler)->AwaitSampleCount(3, 10000));  // the period resumed
+  auto s = (*sampler)->EndWindow(w);
+  ASSERT_TRUE(s.ok()) << s.status();
+  // Closed again: the count stays where EndWindow left it.
+  uint64_t after_end = (*sampler)->SampleCount();
+  EXPECT_FALSE((*sampler)->AwaitSampleCount(after_end + 1, 300));
+  // A second window wakes it again.
+  uint64_t w2 = (*sampler)->BeginWindow();
+  ASSERT_TRUE((*sampler)->AwaitSampleCount(after_end + 3, 10000));
+  ASSERT_TRUE((*sampler)->EndWindow(w2).ok());
+}
 TEST(TelemetrySampler, RealProcIsSane) {
   TelemetryOptions o;
   o.interval_ms = 50;
