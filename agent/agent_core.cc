@@ -31,6 +31,11 @@
 namespace lockstep {
 namespace {
 
+// A Start whose Prepare (or cache barrier) ended longer ago than this takes
+// its telemetry window's first sample itself, so that a window never spans
+// much more than its phase.
+constexpr absl::Duration kPrimedTelemetryMaxAge = absl::Seconds(5);
+
 std::string RandomHex(int bytes) {
   absl::BitGen gen;
   std::string out;
@@ -564,6 +569,9 @@ absl::StatusOr<v1::PrepareReply> AgentCore::Prepare(const v1::PrepareRequest& re
   auto runner = PhaseRunner::Prepare(spec, *dir, impl_->options.runner);
   if (!runner.ok()) return runner.status();
   DescribePreparedPhase(*dir, **runner, &reply);
+  // The phase's telemetry window opens at the Start from this sample: not on
+  // the way from the Start's arrival to the instant.
+  if (impl_->sampler != nullptr) impl_->sampler->Prime();
   absl::MutexLock lock(&impl_->mu);
   absl::Status s = impl_->CheckSessionAndRenew(request.session_id());
   if (!s.ok()) return s;  // the lease expired meanwhile; the runner is destroyed here
@@ -668,8 +676,10 @@ absl::Status AgentCore::Start(const v1::StartRequest& request, PhaseRunner::Even
     inner(with);
   };
   if (TelemetrySampler* sampler = impl_->sampler.get()) {
-    // The host's telemetry over the phase rides on its result.
-    uint64_t window = sampler->BeginWindow();
+    // The host's telemetry over the phase rides on its result. Its first
+    // sample was taken at the end of Prepare or of the cache barrier, so
+    // that none is read here, between the Start's arrival and the instant.
+    uint64_t window = sampler->BeginWindow(kPrimedTelemetryMaxAge);
     wrapped = [sampler, window, inner = std::move(wrapped)](const v1::PhaseEvent& event) {
       if (!event.has_result()) return inner(event);
       v1::PhaseEvent with = event;
@@ -698,6 +708,8 @@ absl::StatusOr<v1::AbortReply> AgentCore::Abort(const v1::AbortRequest& request)
     reply.set_was_running(impl_->runner->Started());
     impl_->runner->Abort(request.reason().empty() ? "aborted by the controller" : request.reason());
   }
+  // After a sync and a drop: the phase's window starts from here (Prepare).
+  if (impl_->sampler != nullptr) impl_->sampler->Prime();
   return reply;
 }
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <thread>
 #include <utility>
@@ -426,8 +427,27 @@ class TelemetrySampler::Impl {
     return SampleLocked();
   }
 
-  uint64_t BeginWindow() {
+  void Prime() {
     absl::MutexLock order(&sample_mu_);
+    absl::StatusOr<HostSample> s = Collect();
+    absl::MutexLock l(&mu_);
+    primed_.reset();
+    if (s.ok()) primed_ = std::move(*s);  // a failed one: the next window samples itself
+  }
+
+  uint64_t BeginWindow(absl::Duration primed_max_age) {
+    absl::MutexLock order(&sample_mu_);
+    if (primed_max_age > absl::ZeroDuration()) {
+      absl::MutexLock l(&mu_);
+      if (primed_ && MonotonicNs() - primed_->mono_ns <= absl::ToInt64Nanoseconds(primed_max_age)) {
+        // Only this window starts at the primed sample: the open ones have
+        // newer samples already.
+        uint64_t id = next_id_++;
+        Feed(*primed_, &windows_[id]);
+        wake_.SignalAll();
+        return id;
+      }
+    }
     uint64_t id = 0;
     absl::Status s = SampleLocked(&id);
     if (!s.ok()) {
@@ -682,6 +702,7 @@ class TelemetrySampler::Impl {
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<uint64_t, Window> windows_ ABSL_GUARDED_BY(mu_);
+  std::optional<HostSample> primed_ ABSL_GUARDED_BY(mu_);  // Prime()'s, for one BeginWindow
 };
 
 absl::StatusOr<std::unique_ptr<TelemetrySampler>> TelemetrySampler::Create(
@@ -710,7 +731,10 @@ TelemetrySampler::~TelemetrySampler() = default;
 absl::Status TelemetrySampler::Start() { return impl_->Start(); }
 void TelemetrySampler::Stop() { impl_->Stop(); }
 absl::Status TelemetrySampler::Sample() { return impl_->Sample(); }
-uint64_t TelemetrySampler::BeginWindow() { return impl_->BeginWindow(); }
+void TelemetrySampler::Prime() { impl_->Prime(); }
+uint64_t TelemetrySampler::BeginWindow(absl::Duration primed_max_age) {
+  return impl_->BeginWindow(primed_max_age);
+}
 absl::StatusOr<v1::TelemetrySummary> TelemetrySampler::EndWindow(uint64_t window_id) {
   return impl_->EndWindow(window_id);
 }

@@ -22,6 +22,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "lockstep/v1/telemetry.pb.h"
 
 namespace lockstep {
@@ -70,8 +71,22 @@ class TelemetrySampler {
   // /proc/stat is unreadable; anything else becomes a window warning.
   absl::Status Sample();
 
-  // Opens a window whose first sample is taken now. Returns its id.
-  uint64_t BeginWindow();
+  // Takes a sample now and keeps it for BeginWindow(primed_max_age), in
+  // place of the sample that call would take. For a window that must open
+  // on a latency-critical path (an agent's Start, between the Start's
+  // arrival and the instant): one sample reads every process's stat and
+  // every Lustre stats file, milliseconds on a host of a thousand processes
+  // or OSCs; Prime() takes it at the end of Prepare and the cache barrier
+  // instead. Feeds no window and does not count in SampleCount(); a failed
+  // sample keeps nothing.
+  void Prime();
+
+  // Opens a window and returns its id. Its first sample is the primed one
+  // when Prime() took one no longer than `primed_max_age` ago (so the window
+  // also covers the time since then: for an agent's phase, the rest of the
+  // Prepare round, the cache barrier and the start lead); otherwise, and
+  // with the default of zero, a sample taken now.
+  uint64_t BeginWindow(absl::Duration primed_max_age = absl::ZeroDuration());
   // Takes a last sample, closes the window and summarises it. NotFound for
   // an unknown or already ended id.
   absl::StatusOr<v1::TelemetrySummary> EndWindow(uint64_t window_id);

@@ -527,6 +527,51 @@ TEST(TelemetrySampler, BackgroundThreadSamplesOnlyWhileAWindowIsOpen) {
   ASSERT_TRUE((*sampler)->AwaitSampleCount(after_end + 3, 10000));
   ASSERT_TRUE((*sampler)->EndWindow(w2).ok());
 }
+
+// An agent's Start opens its window from the sample Prime() took at the end
+// of Prepare: what the host did in between counts, no sample is read at the
+// Start, and a stale primed sample (or none asked for) is not used.
+TEST(TelemetrySampler, PrimedSampleStartsTheNextWindowWhileYoung) {
+  TempDir dir;
+  FakeHost h{100, 100, 800, 0, 10, 1000, 20, 2000, 100, 1000, 2000, 10, 40960, 0};
+  WriteFakeHost(dir.path(), h);
+  auto sampler = TelemetrySampler::Create(FakeOptions(dir.path()));
+  ASSERT_TRUE(sampler.ok()) << sampler.status();
+  (*sampler)->Prime();
+  EXPECT_EQ((*sampler)->SampleCount(), 0u);  // feeds no window
+  h.sda_writes += 7;
+  h.sda_write_sectors += 4096;  // 2 MiB written after the prime
+  WriteFakeHost(dir.path(), h);
+  const uint64_t primed = (*sampler)->BeginWindow(absl::Seconds(60));
+  EXPECT_EQ((*sampler)->SampleCount(), 0u);  // nothing read for it
+  const uint64_t fresh = (*sampler)->BeginWindow();  // the default: a sample now
+  EXPECT_EQ((*sampler)->SampleCount(), 1u);
+  h.sda_writes += 1;
+  h.sda_write_sectors += 2048;  // 1 MiB more, in both windows
+  WriteFakeHost(dir.path(), h);
+  auto a = (*sampler)->EndWindow(primed);
+  auto b = (*sampler)->EndWindow(fresh);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  ASSERT_EQ(a->disks_size(), 1);
+  ASSERT_EQ(b->disks_size(), 1);
+  EXPECT_EQ(a->disks(0).write_bytes(), 3u << 20);
+  EXPECT_EQ(b->disks(0).write_bytes(), 1u << 20);
+  EXPECT_EQ(a->samples(), 3u);  // the primed one, the fresh window's first, its end
+
+  // Older than asked for: the window samples itself.
+  (*sampler)->Prime();
+  h.sda_write_sectors += 2048;
+  WriteFakeHost(dir.path(), h);
+  const int64_t primed_at = MonotonicNs();
+  while (MonotonicNs() - primed_at < 2'000'000) {
+  }  // 2 ms on the monotonic clock, spun: the age bound below is 1 ms
+  const uint64_t stale = (*sampler)->BeginWindow(absl::Milliseconds(1));
+  auto c = (*sampler)->EndWindow(stale);
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->disks_size(), 1);
+  EXPECT_EQ(c->disks(0).write_bytes(), 0u);
+}
 TEST(TelemetrySampler, RealProcIsSane) {
   TelemetryOptions o;
   o.interval_ms = 50;
