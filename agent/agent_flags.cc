@@ -15,7 +15,7 @@ namespace {
 
 constexpr uint64_t kUint32Max = std::numeric_limits<uint32_t>::max();
 
-constexpr std::array<FlagSpec, 29> kAgentFlags = {{
+constexpr std::array<FlagSpec, 30> kAgentFlags = {{
     {.name = "config", .value_name = "FILE",
      .help = "agent configuration file (TOML, see deploy/agent.toml.example); it sets what the "
              "flags set plus limits (max_tasks, max_bytes_per_phase); flags given explicitly "
@@ -72,6 +72,10 @@ constexpr std::array<FlagSpec, 29> kAgentFlags = {{
     {.name = "telemetry_interval_ms", .kind = FlagKind::kUint, .value_name = "MS",
      .default_value = "1000", .help = "telemetry sampling interval", .min = 50,
      .max = 3600000},
+    {.name = "telemetry_processes", .kind = FlagKind::kBool, .default_value = "true",
+     .help = "per-process CPU in telemetry: reads /proc/PID/stat of every process at each "
+             "sample (tens of ms with hundreds of multi-threaded processes); =false where many "
+             "agents share one host, each of which would scan every process"},
     {.name = "default_lease_ms", .kind = FlagKind::kUint, .value_name = "MS",
      .default_value = "5000",
      .help = "lease when a controller asks for none: a controller silent this long loses the "
@@ -200,6 +204,9 @@ absl::StatusOr<AgentConfig> AgentConfigFromFlags(const ParsedFlags& f) {
   o.test_delay_call = absl::Milliseconds(static_cast<int64_t>(f.GetUint("test_delay_call_ms")));
   if (use("telemetry_interval_ms")) {
     o.telemetry_options.interval_ms = static_cast<uint32_t>(f.GetUint("telemetry_interval_ms"));
+  }
+  if (use("telemetry_processes")) {
+    o.telemetry_options.process_cpu = f.GetBool("telemetry_processes");
   }
   if (use("devices")) o.telemetry_options.devices = f.GetList("devices");
   if (use("ifaces")) o.telemetry_options.ifaces = f.GetList("ifaces");

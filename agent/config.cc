@@ -195,7 +195,7 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text, const std:
     }
   }
   if (const toml::table* t = Table(root, "telemetry")) {
-    if (!(s = CheckKeys(source, *t, "[telemetry]", {"interval_ms", "devices", "ifaces", "enabled"}))
+    if (!(s = CheckKeys(source, *t, "[telemetry]", {"interval_ms", "devices", "ifaces", "enabled", "processes"}))
              .ok()) {
       return s;
     }
@@ -205,6 +205,9 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text, const std:
     if (!(s = GetStrings(source, *t, "devices", &c.options.telemetry_options.devices)).ok()) return s;
     if (!(s = GetStrings(source, *t, "ifaces", &c.options.telemetry_options.ifaces)).ok()) return s;
     if (!(s = GetBool(source, *t, "enabled", &c.options.telemetry)).ok()) return s;
+    if (!(s = GetBool(source, *t, "processes", &c.options.telemetry_options.process_cpu)).ok()) {
+      return s;
+    }
   }
   return c;
 }

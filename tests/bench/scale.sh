@@ -4,6 +4,8 @@
 #   tests/bench/scale.sh --agents N [--swarm] [--tasks-per-agent T] [--phases P]
 #                        [--block 256k] [--build DIR] [--lockstep BIN]
 #                        [--swarm-processes K] [--swarm-threads 2] [--telemetry on|off]
+#                        [--telemetry-processes on|off (real agents: per-process CPU;
+#                         each of N agents on this one host scans every process)]
 #                        [--telemetry-interval-ms MS (swarm; default 10 ms per agent, >= 10 s)]
 #                        [--lease-ms MS] [--connect-timeout-ms MS] [--keep]
 #
@@ -67,6 +69,7 @@ ap.add_argument("--swarm-processes", type=int, default=0,
                 help="agent_swarm processes (0: as few as RLIMIT_NOFILE allows)")
 ap.add_argument("--swarm-threads", type=int, default=2, help="agent_swarm --threads (completion queues)")
 ap.add_argument("--telemetry", default="on", choices=["on", "off"])
+ap.add_argument("--telemetry-processes", default="on", choices=["on", "off"])
 ap.add_argument("--telemetry-interval-ms", type=int, default=0,
                 help="the swarm's sampling interval (0: 10 ms per agent, at least 10 s: "
                      "10,000 agents sampling every 10 s took most of the machine)")
@@ -126,7 +129,9 @@ class Agent:
         os.makedirs(root, exist_ok=True)
         self.log = open(os.path.join(logs, f"agent-{os.path.basename(root)}.log"), "wb")
         self.proc = subprocess.Popen([agent_bin, "--listen", "127.0.0.1:0", "--root", root,
-                                      "--insecure"], stdout=subprocess.PIPE, stderr=self.log,
+                                      "--insecure", "--telemetry_processes="
+                                      + ("true" if a.telemetry_processes == "on" else "false")],
+                                     stdout=subprocess.PIPE, stderr=self.log,
                                      stdin=subprocess.DEVNULL)
         line = self.proc.stdout.readline().decode()  # EOF if it exits
         m = re.match(r"listening on (\S+)", line)
@@ -289,6 +294,7 @@ try:
     out = {
         "agents": a.agents, "swarm": a.swarm,
         "swarm_processes": swarm_processes,
+        "telemetry_processes": a.telemetry_processes if not a.swarm else None,
         "tasks": a.agents * a.tasks_per_agent, "phases": len(phases), "exit": rc,
         "prepare_round_ms": median_of(phases, lambda p: (ns(p, "prepared_unix_ns") - ns(p, "prepare_sent_unix_ns")) / 1e6),
         "start_dispatch_ms": median_of(phases, lambda p: (ns(p, "start_last_sent_unix_ns") - ns(p, "start_first_sent_unix_ns")) / 1e6),

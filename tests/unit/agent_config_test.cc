@@ -25,6 +25,16 @@ TEST(AgentConfig, TheShippedExampleParses) {
   EXPECT_EQ(c->options.max_tasks, 256u);
   EXPECT_EQ(c->options.max_bytes_per_phase, 10ULL << 40);
   EXPECT_EQ(c->options.telemetry_options.interval_ms, 1000u);
+  EXPECT_TRUE(c->options.telemetry_options.process_cpu);
+}
+
+TEST(AgentConfig, PerProcessCpuCanBeSwitchedOff) {
+  auto c = ParseAgentConfig("[telemetry]\nprocesses = false\n", "a.toml");
+  ASSERT_OK(c);
+  EXPECT_FALSE(c->options.telemetry_options.process_cpu);
+  auto bad = ParseAgentConfig("[telemetry]\nprocesses = \"no\"\n", "a.toml");
+  EXPECT_THAT(bad.status().message(), ::testing::AllOf(HasSubstr("a.toml:2:"),
+                                                       HasSubstr("processes")));
 }
 
 TEST(AgentConfig, BadInputNamesThePlaceAndTheKey) {
