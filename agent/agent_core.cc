@@ -31,9 +31,8 @@
 namespace lockstep {
 namespace {
 
-// A Start whose Prepare (or cache barrier) ended longer ago than this takes
-// its telemetry window's first sample itself, so that a window never spans
-// much more than its phase.
+// A Start later than this after its Prepare (or cache barrier) samples
+// telemetry itself: a window never spans much more than its phase.
 constexpr absl::Duration kPrimedTelemetryMaxAge = absl::Seconds(5);
 
 std::string RandomHex(int bytes) {
@@ -116,9 +115,8 @@ struct AgentCore::Impl {
     return absl::OkStatus();
   }
   // CheckSession, and on success the lease renewed as a heartbeat renews it
-  // (wire minor 4): the controller's Prepare, CacheBarrier, Telemetry and
-  // Cleanup are heard from it too, and a controller that got their answer
-  // sends no heartbeat for a period (controller/run/heartbeater.h Renewed).
+  // (minor 4: Prepare, CacheBarrier, Telemetry, Cleanup; 5: Start): a
+  // controller that got their answer skips a heartbeat (heartbeater.h).
   absl::Status CheckSessionAndRenew(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     absl::Status s = CheckSession(id);
     if (s.ok()) {
@@ -659,7 +657,9 @@ absl::StatusOr<v1::CacheReply> AgentCore::CacheBarrier(const v1::CacheRequest& r
 absl::Status AgentCore::Start(const v1::StartRequest& request, PhaseRunner::EventSink sink) {
   const int64_t received_unix_ns = RealtimeNs();  // the controller's start margin
   absl::MutexLock lock(&impl_->mu);
-  absl::Status s = impl_->CheckSession(request.session_id());
+  // Renews (minor 5): once its stream brings anything back, the controller
+  // counts the Start as a heartbeat sent when the Start was.
+  absl::Status s = impl_->CheckSessionAndRenew(request.session_id());
   if (!s.ok()) return s;
   if (!impl_->runner || impl_->runner->spec().phase_id() != request.phase_id()) {
     return absl::FailedPreconditionError(
@@ -677,8 +677,7 @@ absl::Status AgentCore::Start(const v1::StartRequest& request, PhaseRunner::Even
   };
   if (TelemetrySampler* sampler = impl_->sampler.get()) {
     // The host's telemetry over the phase rides on its result. Its first
-    // sample was taken at the end of Prepare or of the cache barrier, so
-    // that none is read here, between the Start's arrival and the instant.
+    // sample is Prepare's or the cache barrier's: none is read here.
     uint64_t window = sampler->BeginWindow(kPrimedTelemetryMaxAge);
     wrapped = [sampler, window, inner = std::move(wrapped)](const v1::PhaseEvent& event) {
       if (!event.has_result()) return inner(event);
@@ -773,7 +772,8 @@ absl::StatusOr<v1::TelemetryReply> AgentCore::Telemetry(const v1::TelemetryReque
     return reply;
   }
   if (!request.end()) {
-    impl_->windows[request.phase_id()] = impl_->sampler->BeginWindow();
+    // From the cache barrier's sample, as the clients' windows.
+    impl_->windows[request.phase_id()] = impl_->sampler->BeginWindow(kPrimedTelemetryMaxAge);
     return reply;
   }
   auto it = impl_->windows.find(request.phase_id());

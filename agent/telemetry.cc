@@ -444,6 +444,7 @@ class TelemetrySampler::Impl {
         // newer samples already.
         uint64_t id = next_id_++;
         Feed(*primed_, &windows_[id]);
+        primed_.reset();  // one window's
         wake_.SignalAll();
         return id;
       }

@@ -84,8 +84,9 @@ class TelemetrySampler {
   // Opens a window and returns its id. Its first sample is the primed one
   // when Prime() took one no longer than `primed_max_age` ago (so the window
   // also covers the time since then: for an agent's phase, the rest of the
-  // Prepare round, the cache barrier and the start lead); otherwise, and
-  // with the default of zero, a sample taken now.
+  // Prepare round, the cache barrier and the start lead), which no other
+  // window will use; otherwise, and with the default of zero, a sample
+  // taken now.
   uint64_t BeginWindow(absl::Duration primed_max_age = absl::ZeroDuration());
   // Takes a last sample, closes the window and summarises it. NotFound for
   // an unknown or already ended id.

@@ -27,10 +27,13 @@ inline constexpr uint32_t kWireMajor = 1;
 // SEEKS kinds, per-process CPU telemetry, HostFacts.allowed_commands (issue 14);
 // 4: Prepare, CacheBarrier, Telemetry and Cleanup renew the lease as a
 // Heartbeat does, so a controller skips heartbeats to an agent that just
-// answered one of them; StartRequest.host_agents (issue 12).
-inline constexpr uint32_t kWireMinor = 4;
+// answered one of them; StartRequest.host_agents (issue 12); 5: Start renews
+// the lease too, when it reaches the agent.
+inline constexpr uint32_t kWireMinor = 5;
 // The first minor whose agents renew their lease on those calls.
 inline constexpr uint32_t kRenewingCallsWireMinor = 4;
+// The first minor whose agents renew it on Start.
+inline constexpr uint32_t kStartRenewsWireMinor = 5;
 
 struct WireVersion {
   uint32_t major = 0;  // 0: a peer from before Attach carried versions (lockstep.v1: 1)

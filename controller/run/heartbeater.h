@@ -69,7 +69,8 @@ class Heartbeater {
   // call once `*interrupted` is set (may be null); and counts each call an
   // agent answered as its heartbeat answer (Renewed). Valid while this lives.
   // Use it only for calls that renew the agent's lease (Prepare,
-  // CacheBarrier, Telemetry, Cleanup: common/wire_version.h minor 4).
+  // CacheBarrier, Telemetry, Cleanup: common/wire_version.h minor 4; Start,
+  // through PhaseStream, for agents of minor 5).
   CallWatch WatchCalls(const std::atomic<bool>* interrupted);
   // Agent `agent` answered a call that renewed its lease, started at
   // `sent_mono_ns`: it is not silent, and its next heartbeat is due a period

@@ -6,6 +6,7 @@
 #include "common/clock.h"
 #include "common/layout.h"
 #include "common/names.h"
+#include "common/wire_version.h"
 #include "controller/ior/ior_math.h"
 #include "controller/ior/phase_reduce.h"
 #include "controller/ior/telemetry_summary.h"
@@ -257,8 +258,13 @@ void PhaseAttempt::Start() {
   streams_.resize(clients_.size());
   record_->set_start_first_sent_unix_ns(RealtimeNs());
   BoundedParallelFor(clients_.size(), kStartThreads, [&](size_t i) {
+    // An agent that renewed its lease on the Start needs no heartbeat for a
+    // period after it: at 1,024 agents most of a phase's heartbeats fell
+    // between its Start and its Cleanup.
+    const bool renews = clients_[i]->facts.wire_minor() >= kStartRenewsWireMinor;
     streams_[i] = std::make_unique<PhaseStream>(clients_[i], std::move(requests[i]),
-                                                rendezvous_.get(), i);
+                                                rendezvous_.get(), i,
+                                                renews ? watch_.answered : nullptr);
   });
   record_->set_start_last_sent_unix_ns(RealtimeNs());
 }

@@ -3,13 +3,20 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "common/clock.h"
 #include "common/errors.h"
 
 namespace lockstep {
 
 PhaseStream::PhaseStream(AgentClient* agent, v1::StartRequest request, RendezvousHub* hub,
-                         size_t index)
-    : agent_(agent), hub_(hub), index_(index), request_(std::move(request)) {
+                         size_t index,
+                         std::function<void(const AgentClient*, int64_t sent_mono_ns)> answered)
+    : agent_(agent),
+      hub_(hub),
+      index_(index),
+      request_(std::move(request)),
+      answered_(std::move(answered)) {
+  sent_mono_ns_ = MonotonicNs();
   agent_->stub()->async()->Start(&ctx_, &request_, this);
   StartRead(&event_);
   StartCall();
@@ -17,6 +24,10 @@ PhaseStream::PhaseStream(AgentClient* agent, v1::StartRequest request, Rendezvou
 
 void PhaseStream::OnReadDone(bool ok) {
   if (!ok) return;  // the stream ended: OnDone follows
+  if (answered_ && !told_) {
+    told_ = true;
+    answered_(agent_, sent_mono_ns_);
+  }
   if (event_.has_rendezvous()) {
     if (hub_ != nullptr) hub_->Arrived(index_, event_.rendezvous());
     StartRead(&event_);

@@ -12,6 +12,9 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <cstdint>
+#include <functional>
+
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -27,9 +30,13 @@ class PhaseStream : public grpc::ClientReadReactor<v1::PhaseEvent> {
   // Starts the call on `agent` (which must outlive this) at once. With a
   // `hub` (a phase that synchronises across agents; must outlive this), the
   // agent's rendezvous events and the end of the call go to it as agent
-  // `index`.
+  // `index`. `answered`, if set (for agents that renew their lease on Start:
+  // common/wire_version.h minor 5), is told once, on a gRPC thread, when the
+  // first event arrives, with the instant the call was started (the agent
+  // renewed its lease between the two): CallWatch::answered.
   PhaseStream(AgentClient* agent, v1::StartRequest request, RendezvousHub* hub = nullptr,
-              size_t index = 0);
+              size_t index = 0,
+              std::function<void(const AgentClient*, int64_t sent_mono_ns)> answered = nullptr);
 
   PhaseStream(const PhaseStream&) = delete;
   PhaseStream& operator=(const PhaseStream&) = delete;
@@ -63,7 +70,10 @@ class PhaseStream : public grpc::ClientReadReactor<v1::PhaseEvent> {
   const size_t index_;
   grpc::ClientContext ctx_;
   const v1::StartRequest request_;
+  const std::function<void(const AgentClient*, int64_t)> answered_;
+  int64_t sent_mono_ns_ = 0;  // set before the call starts
   v1::PhaseEvent event_;  // the read in flight; only gRPC's threads touch it
+  bool told_ = false;     // answered_ called; only gRPC's threads touch it (reads are serial)
 
   absl::Mutex mu_;
   bool done_ ABSL_GUARDED_BY(mu_) = false;

@@ -288,8 +288,9 @@ TEST(AgentCore, OneControllerAtATimeAndLeaseExpiryCleansUp) {
 
 // Wire minor 4: the controller's Prepare, CacheBarrier, Telemetry and
 // Cleanup renew the lease as a heartbeat does (it then skips heartbeats to
-// an agent that just answered one); Start and Abort do not. (Prepare is
-// not called here: it renews in the same way, at its end.)
+// an agent that just answered one); Abort does not; Start does from minor 5
+// (the next test). (Prepare is not called here: it renews in the same way,
+// at its end.)
 TEST(AgentCore, CacheTelemetryAndCleanupCallsRenewTheLease) {
   TempDir tmp;
   auto core = ShortLeaseAgent(tmp.path());
@@ -331,6 +332,41 @@ TEST(AgentCore, CacheTelemetryAndCleanupCallsRenewTheLease) {
   EXPECT_OK((*core)->Heartbeat(hb));
   // Silence: the lease lapses as before.
   EXPECT_EVENTUALLY([&] { EXPECT_EQ((*core)->State(), "idle"); });
+}
+
+// Wire minor 5: a Start renews the lease on its arrival. Lease 1.6 s; the
+// Start comes 1 s after the Prepare (the last renewal before it) and its
+// phase runs ~1 s: without the renewal the lease lapses mid-phase (at 1.6 s)
+// and the phase is aborted; with it the lease runs to 2.6 s at least.
+TEST(AgentCore, StartRenewsTheLease) {
+  TempDir tmp;
+  AgentOptions o;
+  o.roots = {tmp.path()};
+  o.min_lease_ms = 50;
+  o.runner.test_delay_per_transfer = absl::Milliseconds(30);  // 32 transfers: ~1 s
+  auto core = AgentCore::Create(o);
+  ASSERT_OK(core);
+  auto attached = (*core)->Attach(AttachOfRunOne(1600));
+  ASSERT_OK(attached);
+  v1::PrepareRequest p;
+  p.set_session_id(attached->session_id());
+  *p.mutable_spec() = Spec(v1::WRITE, true);  // 2 tasks x 2 segments x 16 transfers
+  p.mutable_spec()->set_dir(".");
+  ASSERT_OK((*core)->Prepare(p));
+  absl::SleepFor(absl::Seconds(1));  // the controller's pace, not a wait for state
+  v1::StartRequest st;
+  st.set_session_id(attached->session_id());
+  st.set_phase_id("t0/r0/p");
+  st.set_start_at_unix_ns(RealtimeNs());
+  absl::Notification done;
+  v1::PhaseResult result;
+  ASSERT_OK((*core)->Start(st, [&](const v1::PhaseEvent& e) {
+    if (!e.has_result()) return;
+    result = e.result();
+    done.Notify();
+  }));
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(20)));
+  EXPECT_TRUE(result.ok()) << result.error();
 }
 
 TEST(AgentCore, LeaseExpiryKeepsReleasedFilesAndRemovesTheRest) {

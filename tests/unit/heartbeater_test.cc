@@ -1,7 +1,7 @@
 // The Heartbeater against a fake agent on a real loopback gRPC port: calls
 // the agent answered through the heartbeater's watch stand in for heartbeats
 // (agents of wire minor 4 renew their lease on them), and older agents still
-// get every heartbeat.
+// get every heartbeat; so do Starts to agents of minor 5.
 #include "controller/run/heartbeater.h"
 
 #include <atomic>
@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "common/wire_version.h"
 #include "controller/run/agent_client.h"
+#include "controller/run/phase_stream.h"
 #include "gtest/gtest.h"
 #include "lockstep/v1/agent.grpc.pb.h"
 
@@ -35,8 +36,18 @@ class CountingAgent final : public v1::Agent::Service {
                        v1::CleanupReply*) override {
     return grpc::Status::OK;
   }
+  // A phase that ends at once: its result, then the end of the stream.
+  grpc::Status Start(grpc::ServerContext*, const v1::StartRequest*,
+                     grpc::ServerWriter<v1::PhaseEvent>* writer) override {
+    v1::PhaseEvent e;
+    e.mutable_result()->set_ok(true);
+    writer->Write(e);
+    return grpc::Status::OK;
+  }
   std::atomic<int> heartbeats{0};
 };
+
+enum class Via { kCleanup, kStart };
 
 struct Fixture {
   Fixture() {
@@ -50,9 +61,11 @@ struct Fixture {
   }
   ~Fixture() { server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1)); }
 
-  // Cleanup through the heartbeater's watch every 100 ms for `duration`;
-  // the heartbeats the agent got meanwhile.
-  int HeartbeatsWhileCalling(uint32_t wire_minor, absl::Duration duration) {
+  // Cleanup through the heartbeater's watch (or a Start whose stream tells
+  // the watch, as PhaseAttempt passes it to agents that renew on Start)
+  // every 100 ms for `duration`; the heartbeats the agent got meanwhile.
+  int HeartbeatsWhileCalling(uint32_t wire_minor, absl::Duration duration,
+                             Via via = Via::kCleanup) {
     client->facts.set_wire_minor(wire_minor);
     EXPECT_TRUE(client->Connect(absl::Seconds(10)).ok());
     // Lease 1200 ms: a heartbeat every 400 ms when nothing else is heard (4x
@@ -61,10 +74,18 @@ struct Fixture {
     const CallWatch watch = heartbeater.WatchCalls(nullptr);
     const absl::Time end = absl::Now() + duration;
     while (absl::Now() < end) {
-      auto replies = FanOut<v1::CleanupRequest, v1::CleanupReply>(
-          {client.get()}, {v1::CleanupRequest()}, absl::Seconds(5), LOCKSTEP_ASYNC(Cleanup),
-          &watch);
-      EXPECT_TRUE(replies[0].ok()) << replies[0].status();
+      if (via == Via::kStart) {
+        const bool renews = wire_minor >= kStartRenewsWireMinor;
+        PhaseStream stream(client.get(), v1::StartRequest(), nullptr, 0,
+                           renews ? watch.answered : nullptr);
+        EXPECT_TRUE(stream.WaitDone(absl::Seconds(5)));
+        EXPECT_TRUE(stream.Result().ok()) << stream.Result().status();
+      } else {
+        auto replies = FanOut<v1::CleanupRequest, v1::CleanupReply>(
+            {client.get()}, {v1::CleanupRequest()}, absl::Seconds(5), LOCKSTEP_ASYNC(Cleanup),
+            &watch);
+        EXPECT_TRUE(replies[0].ok()) << replies[0].status();
+      }
       absl::SleepFor(absl::Milliseconds(100));  // the pace of the calls, not a wait for state
     }
     EXPECT_FALSE(heartbeater.Lost().has_value()) << heartbeater.Lost()->reason;
@@ -83,6 +104,19 @@ TEST(Heartbeater, CallsTheAgentAnsweredStandInForHeartbeats) {
   // only the first (due at once, before any call was answered).
   const int heartbeats = f.HeartbeatsWhileCalling(kRenewingCallsWireMinor, absl::Seconds(2));
   EXPECT_LE(heartbeats, 2);
+}
+
+// Wire minor 5: the Start renews the lease too; its stream's first event
+// tells the watch, with the instant the Start was sent.
+TEST(Heartbeater, StartsTheAgentAnsweredStandInForHeartbeats) {
+  Fixture f;
+  EXPECT_LE(f.HeartbeatsWhileCalling(kStartRenewsWireMinor, absl::Seconds(2), Via::kStart), 2);
+}
+
+TEST(Heartbeater, AgentsThatDoNotRenewOnStartStillGetEveryHeartbeatBetweenStarts) {
+  Fixture f;
+  EXPECT_GE(f.HeartbeatsWhileCalling(kStartRenewsWireMinor - 1, absl::Seconds(2), Via::kStart),
+            4);
 }
 
 TEST(Heartbeater, AgentsThatDoNotRenewOnCallsStillGetEveryHeartbeat) {

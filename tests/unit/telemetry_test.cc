@@ -544,7 +544,8 @@ TEST(TelemetrySampler, PrimedSampleStartsTheNextWindowWhileYoung) {
   WriteFakeHost(dir.path(), h);
   const uint64_t primed = (*sampler)->BeginWindow(absl::Seconds(60));
   EXPECT_EQ((*sampler)->SampleCount(), 0u);  // nothing read for it
-  const uint64_t fresh = (*sampler)->BeginWindow();  // the default: a sample now
+  // The primed sample was that window's: the next one samples itself.
+  const uint64_t fresh = (*sampler)->BeginWindow(absl::Seconds(60));
   EXPECT_EQ((*sampler)->SampleCount(), 1u);
   h.sda_writes += 1;
   h.sda_write_sectors += 2048;  // 1 MiB more, in both windows
