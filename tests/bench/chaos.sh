@@ -30,7 +30,8 @@
 # files_of_killed_agents; the next write of that rank removes them, as IOR's).
 #
 # Prints one JSON line: faults_injected, by_kind, by_stage (aimed and
-# landed), detected, max_detect_ms, detect_ms (each), files_left_behind,
+# landed), detected, max_detect_ms, detect_ms (each), faults (each: agent,
+# kind, aimed, landed, detect_ms or null), files_left_behind,
 # files_of_killed_agents, controller_hangs, controller_exit, partial_rows,
 # rows, whole_run_s.
 set -euo pipefail
@@ -186,12 +187,16 @@ class Controller:
     def loss_reported(self, address, since):
         """When the loss of `address` was first seen: the failed phase in the
         journal (written as the phase ends, before the survivors' cleanup),
-        or the "continuing without it" note (losses in Cleanup are not
-        journaled)."""
+        or the "continuing without it" note, or its "agent A lost too" line
+        for a further agent (losses in Cleanup are not journaled)."""
         self._scan_journal()
         with self.lock:
             for t, line in self.lines[since:]:
-                if re.search(re.escape(address) + r"(?!\d)", line) and "continuing without it" in line:
+                # "... continuing without it", or in a note of several
+                # losses one "agent A lost too: ..." line per further agent.
+                if re.search(re.escape(address) + r"(?!\d)", line) and (
+                        "continuing without it" in line or re.search(
+                            r"agent " + re.escape(address) + r"(?!\d) lost too", line)):
                     seen = t
                     break
             else:
@@ -409,6 +414,8 @@ try:
         "undetected": len(faults) - len(detects),
         "max_detect_ms": max(detects) if detects else None,
         "detect_ms": detects,
+        "faults": [{k: f.get(k) for k in ("agent", "kind", "aimed", "landed", "detect_ms")}
+                   for f in faults],
         "files_left_behind": leftovers(live),
         "files_of_killed_agents": leftovers([ag for ag in agents if ag.state == "killed"]),
         "controller_hangs": hangs,
