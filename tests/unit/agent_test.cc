@@ -334,26 +334,27 @@ TEST(AgentCore, CacheTelemetryAndCleanupCallsRenewTheLease) {
   EXPECT_EVENTUALLY([&] { EXPECT_EQ((*core)->State(), "idle"); });
 }
 
-// Wire minor 5: a Start renews the lease on its arrival. Lease 1.6 s; the
-// Start comes 1 s after the Prepare (the last renewal before it) and its
-// phase runs ~1 s: without the renewal the lease lapses mid-phase (at 1.6 s)
-// and the phase is aborted; with it the lease runs to 2.6 s at least.
+// Wire minor 5: a Start renews the lease on its arrival. Lease 3 s; the
+// Start comes 1.8 s after the Prepare (the last renewal before it) and its
+// phase runs ~1.9 s: without the renewal the lease lapses mid-phase (at 3 s)
+// and the phase is aborted; with it the lease runs to 4.8 s at least (each
+// margin ~1 s, for a loaded machine).
 TEST(AgentCore, StartRenewsTheLease) {
   TempDir tmp;
   AgentOptions o;
   o.roots = {tmp.path()};
   o.min_lease_ms = 50;
-  o.runner.test_delay_per_transfer = absl::Milliseconds(30);  // 32 transfers: ~1 s
+  o.runner.test_delay_per_transfer = absl::Milliseconds(60);  // 32 transfers: ~1.9 s
   auto core = AgentCore::Create(o);
   ASSERT_OK(core);
-  auto attached = (*core)->Attach(AttachOfRunOne(1600));
+  auto attached = (*core)->Attach(AttachOfRunOne(3000));
   ASSERT_OK(attached);
   v1::PrepareRequest p;
   p.set_session_id(attached->session_id());
   *p.mutable_spec() = Spec(v1::WRITE, true);  // 2 tasks x 2 segments x 16 transfers
   p.mutable_spec()->set_dir(".");
   ASSERT_OK((*core)->Prepare(p));
-  absl::SleepFor(absl::Seconds(1));  // the controller's pace, not a wait for state
+  absl::SleepFor(absl::Milliseconds(1800));  // the controller's pace, not a wait for state
   v1::StartRequest st;
   st.set_session_id(attached->session_id());
   st.set_phase_id("t0/r0/p");
