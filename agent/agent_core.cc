@@ -651,6 +651,8 @@ absl::StatusOr<v1::CacheReply> AgentCore::CacheBarrier(const v1::CacheRequest& r
                             : reply.warning() + "; " + std::string(s.message()));
     }
   }
+  // After a sync and a drop: the phase's window starts here, not at Prepare.
+  if (impl_->sampler != nullptr) impl_->sampler->Prime();
   return reply;
 }
 
@@ -707,8 +709,6 @@ absl::StatusOr<v1::AbortReply> AgentCore::Abort(const v1::AbortRequest& request)
     reply.set_was_running(impl_->runner->Started());
     impl_->runner->Abort(request.reason().empty() ? "aborted by the controller" : request.reason());
   }
-  // After a sync and a drop: the phase's window starts from here (Prepare).
-  if (impl_->sampler != nullptr) impl_->sampler->Prime();
   return reply;
 }
 

@@ -248,6 +248,21 @@ v1::AttachRequest AttachOfRunOne(uint32_t lease_ms) {
   return a;
 }
 
+// Starts prepared phase t0/r0/p of `session` now and waits for its result.
+void StartNowAndWait(AgentCore* core, const std::string& session, v1::PhaseResult* result) {
+  v1::StartRequest st;
+  st.set_session_id(session);
+  st.set_phase_id("t0/r0/p");
+  st.set_start_at_unix_ns(RealtimeNs());
+  absl::Notification done;
+  ASSERT_OK(core->Start(st, [&](const v1::PhaseEvent& e) {
+    if (!e.has_result()) return;
+    *result = e.result();
+    done.Notify();
+  }));
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(20)));
+}
+
 TEST(AgentCore, OneControllerAtATimeAndLeaseExpiryCleansUp) {
   TempDir tmp;
   auto core = ShortLeaseAgent(tmp.path());
@@ -355,19 +370,33 @@ TEST(AgentCore, StartRenewsTheLease) {
   p.mutable_spec()->set_dir(".");
   ASSERT_OK((*core)->Prepare(p));
   absl::SleepFor(absl::Milliseconds(1800));  // the controller's pace, not a wait for state
-  v1::StartRequest st;
-  st.set_session_id(attached->session_id());
-  st.set_phase_id("t0/r0/p");
-  st.set_start_at_unix_ns(RealtimeNs());
-  absl::Notification done;
   v1::PhaseResult result;
-  ASSERT_OK((*core)->Start(st, [&](const v1::PhaseEvent& e) {
-    if (!e.has_result()) return;
-    result = e.result();
-    done.Notify();
-  }));
-  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(20)));
+  ASSERT_NO_FATAL_FAILURE(StartNowAndWait(core->get(), attached->session_id(), &result));
   EXPECT_TRUE(result.ok()) << result.error();
+}
+
+// The phase's telemetry window opens from the sample taken at the end of
+// the cache barrier (after its sync and drop), not from Prepare's.
+TEST(AgentCore, PhaseTelemetryStartsAtTheCacheBarrier) {
+  TempDir tmp;
+  auto core = ShortLeaseAgent(tmp.path());
+  ASSERT_OK(core);
+  auto attached = (*core)->Attach(AttachOfRunOne(5000));
+  ASSERT_OK(attached);
+  v1::PrepareRequest p;
+  p.set_session_id(attached->session_id());
+  *p.mutable_spec() = Spec(v1::WRITE, true);
+  p.mutable_spec()->set_dir(".");
+  ASSERT_OK((*core)->Prepare(p));
+  const int64_t prepared_unix_ns = RealtimeNs();
+  v1::CacheRequest c;
+  c.set_session_id(attached->session_id());
+  c.set_sync(true);
+  ASSERT_OK((*core)->CacheBarrier(c));
+  v1::PhaseResult result;
+  ASSERT_NO_FATAL_FAILURE(StartNowAndWait(core->get(), attached->session_id(), &result));
+  ASSERT_TRUE(result.ok()) << result.error();
+  EXPECT_GE(result.telemetry().start_unix_ns(), prepared_unix_ns);
 }
 
 TEST(AgentCore, LeaseExpiryKeepsReleasedFilesAndRemovesTheRest) {
