@@ -48,21 +48,6 @@ v1::PhaseSpec WriteSpec(uint32_t tasks) {
   return s;
 }
 
-// Threads of this process at SCHED_FIFO or SCHED_RR now.
-int RealtimeThreads() {
-  int n = 0;
-  DIR* d = ::opendir("/proc/self/task");
-  if (d == nullptr) return -1;
-  while (const dirent* e = ::readdir(d)) {
-    const int tid = std::atoi(e->d_name);
-    if (tid <= 0) continue;
-    const int policy = ::sched_getscheduler(tid);
-    if (policy == SCHED_FIFO || policy == SCHED_RR) ++n;
-  }
-  ::closedir(d);
-  return n;
-}
-
 // Threads of this process at SCHED_FIFO or SCHED_RR now whose name starts
 // with `prefix` ("ls-start-guard", "ls-task-").
 int RealtimeThreadsNamed(const std::string& prefix) {
@@ -82,6 +67,9 @@ int RealtimeThreadsNamed(const std::string& prefix) {
   ::closedir(d);
   return n;
 }
+
+// Threads of this process at SCHED_FIFO or SCHED_RR now.
+int RealtimeThreads() { return RealtimeThreadsNamed(""); }
 
 // Whether this process may use SCHED_FIFO (root or CAP_SYS_NICE).
 bool RealtimePermitted() {

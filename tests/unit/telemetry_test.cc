@@ -324,6 +324,23 @@ TelemetryOptions FakeOptions(const std::string& root) {
   return o;
 }
 
+// The usual fake host of these tests: a little of everything, no Lustre punch.
+const FakeHost kQuietHost{100, 100, 800, 0, 10, 1000, 20, 2000, 100, 1000, 2000, 10, 40960, 0};
+
+// A sampler of kQuietHost written under `root`, its background thread
+// started at a period of 50 ms; null (and a test failure) if it cannot be.
+std::unique_ptr<TelemetrySampler> StartedQuietSampler(const std::string& root) {
+  WriteFakeHost(root, kQuietHost);
+  TelemetryOptions o = FakeOptions(root);
+  o.interval_ms = 50;
+  auto sampler = TelemetrySampler::Create(o);
+  EXPECT_TRUE(sampler.ok()) << sampler.status();
+  if (!sampler.ok()) return nullptr;
+  absl::Status started = (*sampler)->Start();
+  EXPECT_TRUE(started.ok()) << started;
+  return started.ok() ? std::move(*sampler) : nullptr;
+}
+
 TEST(TelemetrySampler, KnownDeltasOverExplicitSamples) {
   TempDir dir;
   FakeHost h{100, 100, 800, 100, 10, 1000, 20, 2000, 100, 1000000, 2000000, 10, 40960, 0};
@@ -411,7 +428,7 @@ TEST(TelemetrySampler, KnownDeltasOverExplicitSamples) {
 
 TEST(TelemetrySampler, ShortWindowHasADeltaAndResetsAreWarned) {
   TempDir dir;
-  FakeHost h{100, 100, 800, 0, 10, 1000, 20, 2000, 100, 1000, 2000, 10, 40960, 0};
+  FakeHost h = kQuietHost;
   WriteFakeHost(dir.path(), h);
   auto sampler = TelemetrySampler::Create(FakeOptions(dir.path()));
   ASSERT_TRUE(sampler.ok()) << sampler.status();
@@ -434,7 +451,7 @@ TEST(TelemetrySampler, ShortWindowHasADeltaAndResetsAreWarned) {
 
 TEST(TelemetrySampler, OverlappingWindowsAndSameSourceUnderTwoRoots) {
   TempDir dir;
-  FakeHost h{100, 100, 800, 0, 10, 1000, 20, 2000, 100, 1000, 2000, 10, 40960, 0};
+  FakeHost h = kQuietHost;
   WriteFakeHost(dir.path(), h);
   WriteFile(dir.path() + "/lustre2/obdfilter/lustre-OST0000/stats", "garbage\n");
   WriteFile(dir.path() + "/lustre2/osc/lustre-OST0000-osc-ffff8803/rpc_stats", kOscRpcStats);
@@ -479,25 +496,20 @@ TEST(TelemetrySampler, BadOptionsNameTheValue) {
 
 TEST(TelemetrySampler, BackgroundThreadOnFakeRoot) {
   TempDir dir;
-  FakeHost h{100, 100, 800, 0, 10, 1000, 20, 2000, 100, 1000, 2000, 10, 40960, 0};
-  WriteFakeHost(dir.path(), h);
-  TelemetryOptions o = FakeOptions(dir.path());
-  o.interval_ms = 50;
-  auto sampler = TelemetrySampler::Create(o);
-  ASSERT_TRUE(sampler.ok()) << sampler.status();
-  ASSERT_TRUE((*sampler)->Start().ok());
-  EXPECT_EQ((*sampler)->Start().code(), absl::StatusCode::kFailedPrecondition);
-  uint64_t w = (*sampler)->BeginWindow();
-  uint64_t base = (*sampler)->SampleCount();
-  ASSERT_TRUE((*sampler)->AwaitSampleCount(base + 3, 10000));
-  auto s = (*sampler)->EndWindow(w);
-  (*sampler)->Stop();
-  (*sampler)->Stop();  // idempotent
+  auto sampler = StartedQuietSampler(dir.path());
+  ASSERT_NE(sampler, nullptr);
+  EXPECT_EQ(sampler->Start().code(), absl::StatusCode::kFailedPrecondition);
+  uint64_t w = sampler->BeginWindow();
+  uint64_t base = sampler->SampleCount();
+  ASSERT_TRUE(sampler->AwaitSampleCount(base + 3, 10000));
+  auto s = sampler->EndWindow(w);
+  sampler->Stop();
+  sampler->Stop();  // idempotent
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_GE(s->samples(), 5u);  // begin + 3 background + end
   EXPECT_EQ(s->sample_interval_ms(), 50u);
-  uint64_t after_stop = (*sampler)->SampleCount();
-  EXPECT_FALSE((*sampler)->AwaitSampleCount(after_stop + 1, 200));  // really stopped
+  uint64_t after_stop = sampler->SampleCount();
+  EXPECT_FALSE(sampler->AwaitSampleCount(after_stop + 1, 200));  // really stopped
 }
 
 // An idle agent (no phase, so no window) must not read /proc every period: on
@@ -505,27 +517,22 @@ TEST(TelemetrySampler, BackgroundThreadOnFakeRoot) {
 // cores (512 agents on one machine took minutes to start).
 TEST(TelemetrySampler, BackgroundThreadSamplesOnlyWhileAWindowIsOpen) {
   TempDir dir;
-  FakeHost h{100, 100, 800, 0, 10, 1000, 20, 2000, 100, 1000, 2000, 10, 40960, 0};
-  WriteFakeHost(dir.path(), h);
-  TelemetryOptions o = FakeOptions(dir.path());
-  o.interval_ms = 50;
-  auto sampler = TelemetrySampler::Create(o);
-  ASSERT_TRUE(sampler.ok()) << sampler.status();
-  ASSERT_TRUE((*sampler)->Start().ok());
+  auto sampler = StartedQuietSampler(dir.path());
+  ASSERT_NE(sampler, nullptr);
   // Six periods with no window: no sample.
-  EXPECT_FALSE((*sampler)->AwaitSampleCount(1, 300));
-  uint64_t w = (*sampler)->BeginWindow();
-  EXPECT_EQ((*sampler)->SampleCount(), 1u);
-  ASSERT_TRUE((*sampler)->AwaitSampleCount(3, 10000));  // the period resumed
-  auto s = (*sampler)->EndWindow(w);
+  EXPECT_FALSE(sampler->AwaitSampleCount(1, 300));
+  uint64_t w = sampler->BeginWindow();
+  EXPECT_EQ(sampler->SampleCount(), 1u);
+  ASSERT_TRUE(sampler->AwaitSampleCount(3, 10000));  // the period resumed
+  auto s = sampler->EndWindow(w);
   ASSERT_TRUE(s.ok()) << s.status();
   // Closed again: the count stays where EndWindow left it.
-  uint64_t after_end = (*sampler)->SampleCount();
-  EXPECT_FALSE((*sampler)->AwaitSampleCount(after_end + 1, 300));
+  uint64_t after_end = sampler->SampleCount();
+  EXPECT_FALSE(sampler->AwaitSampleCount(after_end + 1, 300));
   // A second window wakes it again.
-  uint64_t w2 = (*sampler)->BeginWindow();
-  ASSERT_TRUE((*sampler)->AwaitSampleCount(after_end + 3, 10000));
-  ASSERT_TRUE((*sampler)->EndWindow(w2).ok());
+  uint64_t w2 = sampler->BeginWindow();
+  ASSERT_TRUE(sampler->AwaitSampleCount(after_end + 3, 10000));
+  ASSERT_TRUE(sampler->EndWindow(w2).ok());
 }
 
 // An agent's Start opens its window from the sample Prime() took at the end
@@ -533,7 +540,7 @@ TEST(TelemetrySampler, BackgroundThreadSamplesOnlyWhileAWindowIsOpen) {
 // Start, and a stale primed sample (or none asked for) is not used.
 TEST(TelemetrySampler, PrimedSampleStartsTheNextWindowWhileYoung) {
   TempDir dir;
-  FakeHost h{100, 100, 800, 0, 10, 1000, 20, 2000, 100, 1000, 2000, 10, 40960, 0};
+  FakeHost h = kQuietHost;
   WriteFakeHost(dir.path(), h);
   auto sampler = TelemetrySampler::Create(FakeOptions(dir.path()));
   ASSERT_TRUE(sampler.ok()) << sampler.status();
