@@ -20,6 +20,36 @@ TEST(Pattern, StampMatchesFullFill) {
   EXPECT_EQ(std::memcmp(a.data(), b.data(), len), 0);
 }
 
+// The layout pattern.h documents, word by word.
+uint64_t ReferenceWord(uint64_t offset, uint64_t tag) {
+  const uint64_t in_block = offset % kPatternBlockBytes;
+  if (in_block == 0) return offset;
+  if (in_block == 8) return tag;
+  return tag ^ (in_block * 0x9E3779B97F4A7C15ULL);
+}
+
+TEST(Pattern, FillMatchesTheLayoutWordByWord) {
+  const uint64_t tag = PatternTag(7, 11);
+  for (uint64_t offset : {uint64_t{0}, uint64_t{8}, uint64_t{4088}, uint64_t{4096},
+                          uint64_t{3 * 4096 + 16}, uint64_t{1} << 40}) {
+    for (size_t len : {size_t{0}, size_t{8}, size_t{4096}, size_t{4104}, size_t{8192 + 24},
+                       size_t{3 * 4096 + 4088}, size_t{256 * 1024}, size_t{1000 * 1000 + 3}}) {
+      std::vector<char> buf(len + 8, '\x5a');
+      FillPattern(buf.data(), len, offset, tag);
+      for (size_t i = 0; i + 8 <= len; i += 8) {
+        uint64_t w;
+        std::memcpy(&w, buf.data() + i, 8);
+        ASSERT_EQ(w, ReferenceWord(offset + i, tag)) << "offset " << offset << " len " << len
+                                                     << " word at " << i;
+      }
+      // A partial last word and what follows are not written.
+      for (size_t i = len / 8 * 8; i < len + 8; ++i) {
+        ASSERT_EQ(buf[i], '\x5a') << "offset " << offset << " len " << len << " byte " << i;
+      }
+    }
+  }
+}
+
 TEST(Pattern, FindsAFlippedByteWithItsOffset) {
   const size_t len = 64 * 1024;
   std::vector<char> buf(len), scratch(len);
