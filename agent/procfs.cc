@@ -124,6 +124,8 @@ absl::StatusOr<MemInfoSample> ParseMemInfo(std::string_view std_text) {
   MemInfoSample out;
   bool dirty = false, writeback = false;
   for (absl::string_view line : Lines(text)) {
+    // Two lines of some fifty are wanted: split only those.
+    if (!absl::StartsWith(line, "Dirty:") && !absl::StartsWith(line, "Writeback:")) continue;
     std::vector<absl::string_view> f = Fields(line);
     if (f.size() < 2) continue;
     uint64_t* dst = nullptr;
