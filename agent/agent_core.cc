@@ -727,7 +727,7 @@ absl::StatusOr<v1::ReleaseReply> AgentCore::Release(const v1::ReleaseRequest& re
 }
 
 absl::StatusOr<v1::CleanupReply> AgentCore::Cleanup(const v1::CleanupRequest& request) {
-  std::unique_ptr<PhaseRunner> unfinished;
+  std::unique_ptr<PhaseRunner> ended;
   if (!request.release_only()) impl_->TestDelay("cleanup", request.session_id());
   {
     absl::MutexLock lock(&impl_->mu);
@@ -735,13 +735,14 @@ absl::StatusOr<v1::CleanupReply> AgentCore::Cleanup(const v1::CleanupRequest& re
     if (!s.ok()) return s;
     // On a failure path the phase may still be winding down: stop and join its
     // tasks first, or a task that has not yet opened (O_CREAT) its file would
-    // create it after the removal below.
+    // create it after the removal below. A finished one is freed here too, not
+    // in the next Prepare (whose round every agent's teardown lengthened).
     if (impl_->runner && !impl_->runner->Done()) {
       impl_->runner->Abort("the controller is removing the phase's files");
-      unfinished = std::move(impl_->runner);
     }
+    ended = std::move(impl_->runner);
   }
-  unfinished.reset();
+  ended.reset();
   auto dir = impl_->roots.Resolve(request.spec().dir());
   if (!dir.ok()) return dir.status();
   v1::CleanupReply reply;
