@@ -47,16 +47,18 @@ TEST(BarrierLead, AdaptsToTheMeasuredDeliveryAndGrowsAfterAMiss) {
   BarrierLead lead;
   // Lead 20 ms, the slowest Start arrived 16 ms early: delivery 4 ms; the
   // round trips are in it already.
+  // 2 ms + 1.25 × 4 ms.
   lead.Observe(absl::Milliseconds(20), absl::Milliseconds(16));
-  EXPECT_EQ(lead.Next(absl::Milliseconds(1), absl::Milliseconds(50), 32), absl::Milliseconds(8));
-  // Missed by 4 ms with a lead of 8 ms: delivery 12 ms, the largest of the window.
-  lead.Observe(absl::Milliseconds(8), absl::Milliseconds(-4));
-  EXPECT_EQ(lead.Next(absl::ZeroDuration(), absl::ZeroDuration(), 32), absl::Milliseconds(20));
+  EXPECT_EQ(lead.Next(absl::Milliseconds(1), absl::Milliseconds(50), 32), absl::Milliseconds(7));
+  // Missed by 4 ms with a lead of 7 ms: delivery 11 ms, the largest of the window.
+  lead.Observe(absl::Milliseconds(7), absl::Milliseconds(-4));
+  EXPECT_EQ(lead.Next(absl::ZeroDuration(), absl::ZeroDuration(), 32),
+            absl::Microseconds(15750));
   // The miss leaves the window after kWindow more phases.
   for (size_t i = 0; i < BarrierLead::kWindow; ++i) {
-    lead.Observe(absl::Milliseconds(20), absl::Milliseconds(18));
+    lead.Observe(absl::Milliseconds(20), absl::Milliseconds(16));
   }
-  EXPECT_EQ(lead.Next(absl::ZeroDuration(), absl::ZeroDuration(), 32), absl::Milliseconds(5));
+  EXPECT_EQ(lead.Next(absl::ZeroDuration(), absl::ZeroDuration(), 32), absl::Milliseconds(7));
 }
 
 TEST(BarrierLead, IsBounded) {
