@@ -28,6 +28,8 @@
 #   controller_rss_mb      peak RSS of the `lockstep run` process (getrusage)
 #   controller_cpu_s       its user + system CPU, whole run (set-up included)
 #   controller_cpu_s_per_phase
+#   agents_cpu_ms_per_agent_phase  the agents' user + system CPU during the run
+#                          (the swarm processes' with --swarm) / (agents × phases)
 #   run_json_bytes_per_agent_phase  run.json size / (agents × phases)
 #   telemetry_gz_bytes     the side file telemetry.jsonl.gz
 #   controller_threads_max, controller_fds_max  sampled every 100 ms (/proc)
@@ -269,13 +271,30 @@ def stop_swarm():
     agents_handle = None
 
 
+def agents_cpu_s(pids):
+    """User + system CPU of the agent processes so far (/proc/PID/stat)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / tick
+
+
 try:
     if a.swarm:
         agents_handle, addresses = start_swarm()
     else:
         agents_handle, addresses = start_processes()
+    agent_pids = [q.pid for q in agents_handle] if a.swarm else [x.proc.pid for x in agents_handle]
+    agents_cpu_before = agents_cpu_s(agent_pids)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     run_dir, wall, ru, rc = run_controller(plan(addresses))
+    agents_cpu = agents_cpu_s(agent_pids) - agents_cpu_before
     with open(os.path.join(run_dir, "run.json")) as f:
         rec = json.load(f)
     phases = [p for p in benchlib.phases(rec)]
@@ -312,6 +331,7 @@ try:
         "controller_rss_mb": round((ru.ru_maxrss) / 1024, 1),
         "controller_cpu_s": round(cpu, 2),
         "controller_cpu_s_per_phase": round(cpu / max(len(phases), 1), 3),
+        "agents_cpu_ms_per_agent_phase": round(agents_cpu * 1000 / max(a.agents * max(len(phases), 1), 1), 3),
         "run_json_bytes": size,
         "run_json_bytes_per_agent_phase": round(size / max(a.agents * max(len(phases), 1), 1)),
         "telemetry_gz_bytes": os.path.getsize(gz) if os.path.exists(gz) else None,
