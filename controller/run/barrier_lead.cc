@@ -19,6 +19,7 @@ absl::Duration BarrierLead::Next(absl::Duration max_rtt, absl::Duration prepare_
 }
 
 void BarrierLead::Observe(absl::Duration lead, absl::Duration min_margin) {
+  if (++observed_ == 2) deliveries_.clear();  // the first phase's, cold
   deliveries_.push_back(std::max(lead - min_margin, absl::ZeroDuration()));
   while (deliveries_.size() > kWindow) deliveries_.pop_front();
 }

@@ -43,8 +43,23 @@ TEST(BarrierLead, BeforeAnyPhaseUsesThePrepareRoundElseThePerAgentTerm) {
             absl::Milliseconds(2) + 2 * absl::Microseconds(200) * 1024);
 }
 
+TEST(BarrierLead, TheFirstPhasesColdDeliveryLeavesOnceASecondIsKnown) {
+  BarrierLead lead;
+  // The first phase: delivery 130 ms (cold agents); alone, it is the window.
+  lead.Observe(absl::Milliseconds(350), absl::Milliseconds(220));
+  EXPECT_EQ(lead.Next(absl::ZeroDuration(), absl::ZeroDuration(), 128),
+            absl::Milliseconds(2) + 1.25 * absl::Milliseconds(130));
+  // The second: 40 ms; the first no longer counts.
+  lead.Observe(absl::Milliseconds(164), absl::Milliseconds(124));
+  EXPECT_EQ(lead.Next(absl::ZeroDuration(), absl::ZeroDuration(), 128), absl::Milliseconds(52));
+  // A later slow delivery counts as any other.
+  lead.Observe(absl::Milliseconds(52), absl::Milliseconds(-48));
+  EXPECT_EQ(lead.Next(absl::ZeroDuration(), absl::ZeroDuration(), 128), absl::Milliseconds(127));
+}
+
 TEST(BarrierLead, AdaptsToTheMeasuredDeliveryAndGrowsAfterAMiss) {
   BarrierLead lead;
+  lead.Observe(absl::Milliseconds(20), absl::Milliseconds(16));  // the first phase's
   // Lead 20 ms, the slowest Start arrived 16 ms early: delivery 4 ms; the
   // round trips are in it already.
   // 2 ms + 1.25 × 4 ms.
