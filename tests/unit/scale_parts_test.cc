@@ -48,13 +48,13 @@ TEST(BarrierLead, TheFirstPhasesColdDeliveryLeavesOnceASecondIsKnown) {
   // The first phase: delivery 130 ms (cold agents); alone, it is the window.
   lead.Observe(absl::Milliseconds(350), absl::Milliseconds(220));
   EXPECT_EQ(lead.Next(absl::ZeroDuration(), absl::ZeroDuration(), 128),
-            absl::Milliseconds(2) + 1.25 * absl::Milliseconds(130));
-  // The second: 40 ms; the first no longer counts.
+            absl::Milliseconds(2) + 1.5 * absl::Milliseconds(130));
+  // The second: 40 ms; the first no longer counts: 2 ms + 1.5 × 40 ms.
   lead.Observe(absl::Milliseconds(164), absl::Milliseconds(124));
-  EXPECT_EQ(lead.Next(absl::ZeroDuration(), absl::ZeroDuration(), 128), absl::Milliseconds(52));
+  EXPECT_EQ(lead.Next(absl::ZeroDuration(), absl::ZeroDuration(), 128), absl::Milliseconds(62));
   // A later slow delivery counts as any other.
-  lead.Observe(absl::Milliseconds(52), absl::Milliseconds(-48));
-  EXPECT_EQ(lead.Next(absl::ZeroDuration(), absl::ZeroDuration(), 128), absl::Milliseconds(127));
+  lead.Observe(absl::Milliseconds(62), absl::Milliseconds(-38));
+  EXPECT_EQ(lead.Next(absl::ZeroDuration(), absl::ZeroDuration(), 128), absl::Milliseconds(152));
 }
 
 TEST(BarrierLead, AdaptsToTheMeasuredDeliveryAndGrowsAfterAMiss) {
@@ -62,18 +62,17 @@ TEST(BarrierLead, AdaptsToTheMeasuredDeliveryAndGrowsAfterAMiss) {
   lead.Observe(absl::Milliseconds(20), absl::Milliseconds(16));  // the first phase's
   // Lead 20 ms, the slowest Start arrived 16 ms early: delivery 4 ms; the
   // round trips are in it already.
-  // 2 ms + 1.25 × 4 ms.
+  // 2 ms + 1.5 × 4 ms.
   lead.Observe(absl::Milliseconds(20), absl::Milliseconds(16));
-  EXPECT_EQ(lead.Next(absl::Milliseconds(1), absl::Milliseconds(50), 32), absl::Milliseconds(7));
-  // Missed by 4 ms with a lead of 7 ms: delivery 11 ms, the largest of the window.
-  lead.Observe(absl::Milliseconds(7), absl::Milliseconds(-4));
-  EXPECT_EQ(lead.Next(absl::ZeroDuration(), absl::ZeroDuration(), 32),
-            absl::Microseconds(15750));
+  EXPECT_EQ(lead.Next(absl::Milliseconds(1), absl::Milliseconds(50), 32), absl::Milliseconds(8));
+  // Missed by 4 ms with a lead of 8 ms: delivery 12 ms, the largest of the window.
+  lead.Observe(absl::Milliseconds(8), absl::Milliseconds(-4));
+  EXPECT_EQ(lead.Next(absl::ZeroDuration(), absl::ZeroDuration(), 32), absl::Milliseconds(20));
   // The miss leaves the window after kWindow more phases.
   for (size_t i = 0; i < BarrierLead::kWindow; ++i) {
     lead.Observe(absl::Milliseconds(20), absl::Milliseconds(16));
   }
-  EXPECT_EQ(lead.Next(absl::ZeroDuration(), absl::ZeroDuration(), 32), absl::Milliseconds(7));
+  EXPECT_EQ(lead.Next(absl::ZeroDuration(), absl::ZeroDuration(), 32), absl::Milliseconds(8));
 }
 
 TEST(BarrierLead, IsBounded) {
