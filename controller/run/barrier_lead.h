@@ -16,8 +16,8 @@
 // missed instant (negative margin) shows as a delivery longer than the lead,
 // so the next lead grows past it. The run's first delivery leaves the window
 // once a second one is observed: the first Start reaches agents on cold paths
-// (131 ms against 30-47 ms later at 128 processes on 2 cores), and kept it
-// padded the next kWindow leads.
+// (131 ms against 30-47 ms later at 128 processes on 2 cores), and it kept
+// the next kWindow leads padded.
 //
 // Owns: the last observations. Thread: the coordinator's.
 #ifndef LOCKSTEP_CONTROLLER_RUN_BARRIER_LEAD_H_

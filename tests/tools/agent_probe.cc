@@ -1,7 +1,7 @@
 // agent_probe: a test-only tool that asks one agent what state it is in.
 //
 //   agent_probe ADDRESS [--tls_ca FILE [--tls_cert FILE --tls_key FILE]]
-//               [--attach_wire_major N]
+//               [--attach_wire_major N | --repeat N]
 //
 // Sends a Heartbeat for a session the agent cannot know and prints one line:
 // "idle" (no session), "busy" (another session holds it) or
@@ -10,7 +10,11 @@
 // N.0 (release "0.0.0-probe") instead: it Attaches and prints "attached: wire
 // MAJOR.MINOR agent VERSION" (the agent's HostFacts) and Detaches, or prints
 // "code N: MESSAGE" for a refusal (the test of common/wire_version.h's rule).
-// Exit 0 when it printed a line, 2 for a bad command line or unreadable file.
+// With --repeat N it Attaches and sends N Heartbeats in that session, one
+// after another, and prints "N calls in T ms" (tests/bench/rpc_cost.sh reads
+// the agent's CPU around it).
+// Exit 0 when it printed a line (--repeat: 1 when a call failed, printed as
+// "code N: MESSAGE"), 2 for a bad command line or unreadable file.
 // Without --tls_ca: plaintext. With it: TLS from the files as they are (no
 // validity check, so tests can present an expired or foreign certificate).
 // A process rather than a function so that a test can run it inside a
@@ -110,7 +114,7 @@ int Repeat(lockstep::v1::Agent::Stub* stub, uint32_t calls) {
 int Usage(const char* why) {
   std::fprintf(stderr,
                "agent_probe: %s\nusage: agent_probe ADDRESS [--tls_ca FILE [--tls_cert FILE "
-               "--tls_key FILE]]\n",
+               "--tls_key FILE]] [--attach_wire_major N | --repeat N]\n",
                why);
   return 2;
 }
@@ -138,6 +142,9 @@ int main(int argc, char** argv) {
   }
   if (address.empty()) return Usage("no ADDRESS");
   if (cert.empty() != key.empty()) return Usage("--tls_cert and --tls_key go together");
+  if (!wire_major.empty() && !repeat.empty()) {
+    return Usage("--attach_wire_major and --repeat do not go together; give one");
+  }
   uint32_t major = 0;
   if (!wire_major.empty() && !absl::SimpleAtoi(wire_major, &major)) {
     return Usage(("--attach_wire_major wants a number, got " + wire_major).c_str());
