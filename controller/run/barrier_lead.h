@@ -33,8 +33,8 @@ namespace lockstep {
 class BarrierLead {
  public:
   static constexpr absl::Duration kFloor = absl::Milliseconds(2);
-  // Not less: with 1.25 the 1,024 swarm agents missed the instant in two
-  // phases of 45 (by 567 and 739 ms). Where agents share cores, the tasks
+  // Not less: with 1.25 the 1,024 swarm agents missed the instant in two of
+  // 35 adapted phases (by 567 and 739 ms). Where agents share cores, the tasks
   // of the agents that already had their Start begin at the instant and
   // slow the delivery to the rest, so a small miss grows.
   static constexpr double kSafety = 1.5;
