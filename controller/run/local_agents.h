@@ -1,7 +1,9 @@
 // The embedded default: N lockstep-agent processes on loopback with a
 // temporary allowed root (relative plan directories go below it) and the
 // plan's absolute directories as further roots, for `lockstep run --local N`
-// and plans without agents. Stopped (SIGTERM, then SIGKILL) and the root removed on destruction.
+// and plans without agents. Only the first lists the host's busiest processes
+// in its telemetry (--telemetry_processes=false for the others: one host, one
+// scan). Stopped (SIGTERM, then SIGKILL) and the root removed on destruction.
 #ifndef LOCKSTEP_CONTROLLER_RUN_LOCAL_AGENTS_H_
 #define LOCKSTEP_CONTROLLER_RUN_LOCAL_AGENTS_H_
 

@@ -220,6 +220,34 @@ TEST(LocalRun, EmbeddedDefaultRunsTheSamplePlan) {
   EXPECT_EQ(r.Record().status(), "complete");
 }
 
+// One host, one scan of its processes: only the first local agent lists
+// the busiest ones (the others would list the same, each scan costing a
+// read of every /proc/PID/stat).
+TEST(LocalRun, OnlyTheFirstLocalAgentListsTheHostsProcesses) {
+  TestCluster none;
+  // Enough writing for each agent's own CPU to show in 10 ms ticks.
+  std::string plan = none.WritePlan(PlanBuilder().AddPhase(
+      FilePerProcess("w", "write", "1m", "96m").Set("dir", "d").Set("fsync", true)));
+  RunResult r = none.Lockstep({"run", "--local", "3", "--out", none.results_dir(), plan});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const v1::RunRecord rec = r.Record();
+  ASSERT_EQ(rec.tests_size(), 1);
+  ASSERT_EQ(rec.tests(0).phases_size(), 1);
+  const v1::PhaseRecord& p = rec.tests(0).phases(0);
+  ASSERT_EQ(p.agents_size(), 3);
+  ASSERT_EQ(rec.agents_size(), 3);
+  for (int i = 0; i < 3; ++i) {
+    const v1::AgentPhaseRecord& a = p.agents(i);
+    ASSERT_TRUE(a.has_telemetry_brief()) << a.address();
+    if (a.address() == rec.agents(0).address()) {
+      EXPECT_GT(a.telemetry_brief().top_processes_size(), 0)
+          << "the first local agent saw no process use CPU over the phase";
+    } else {
+      EXPECT_EQ(a.telemetry_brief().top_processes_size(), 0) << a.address();
+    }
+  }
+}
+
 TEST(LocalRun, InsecureToARemoteAddressIsRefused) {
   TestCluster none;
   std::string plan = none.WritePlan(PlanBuilder()
