@@ -248,6 +248,15 @@ v1::AttachRequest AttachOfRunOne(uint32_t lease_ms) {
   return a;
 }
 
+// Phase t0/r0/p of `session`: Spec(WRITE, file per process) in the root.
+v1::PrepareRequest WritePrepare(const std::string& session) {
+  v1::PrepareRequest p;
+  p.set_session_id(session);
+  *p.mutable_spec() = Spec(v1::WRITE, true);  // 2 tasks x 2 segments x 16 transfers
+  p.mutable_spec()->set_dir(".");
+  return p;
+}
+
 // Starts prepared phase t0/r0/p of `session` now and waits for its result.
 void StartNowAndWait(AgentCore* core, const std::string& session, v1::PhaseResult* result) {
   v1::StartRequest st;
@@ -275,11 +284,7 @@ TEST(AgentCore, OneControllerAtATimeAndLeaseExpiryCleansUp) {
   EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(second.status().message(), HasSubstr("busy: run run-1 from ctl-A since"));
 
-  v1::PrepareRequest p;
-  p.set_session_id(first->session_id());
-  *p.mutable_spec() = Spec(v1::WRITE, true);
-  p.mutable_spec()->set_dir(".");
-  ASSERT_OK((*core)->Prepare(p));
+  ASSERT_OK((*core)->Prepare(WritePrepare(first->session_id())));
   v1::StartRequest st;
   st.set_session_id(first->session_id());
   st.set_phase_id("t0/r0/p");
@@ -364,11 +369,7 @@ TEST(AgentCore, StartRenewsTheLease) {
   ASSERT_OK(core);
   auto attached = (*core)->Attach(AttachOfRunOne(3000));
   ASSERT_OK(attached);
-  v1::PrepareRequest p;
-  p.set_session_id(attached->session_id());
-  *p.mutable_spec() = Spec(v1::WRITE, true);  // 2 tasks x 2 segments x 16 transfers
-  p.mutable_spec()->set_dir(".");
-  ASSERT_OK((*core)->Prepare(p));
+  ASSERT_OK((*core)->Prepare(WritePrepare(attached->session_id())));  // 32 transfers
   absl::SleepFor(absl::Milliseconds(1800));  // the controller's pace, not a wait for state
   v1::PhaseResult result;
   ASSERT_NO_FATAL_FAILURE(StartNowAndWait(core->get(), attached->session_id(), &result));
@@ -383,11 +384,7 @@ TEST(AgentCore, PhaseTelemetryStartsAtTheCacheBarrier) {
   ASSERT_OK(core);
   auto attached = (*core)->Attach(AttachOfRunOne(5000));
   ASSERT_OK(attached);
-  v1::PrepareRequest p;
-  p.set_session_id(attached->session_id());
-  *p.mutable_spec() = Spec(v1::WRITE, true);
-  p.mutable_spec()->set_dir(".");
-  ASSERT_OK((*core)->Prepare(p));
+  ASSERT_OK((*core)->Prepare(WritePrepare(attached->session_id())));
   const int64_t prepared_unix_ns = RealtimeNs();
   v1::CacheRequest c;
   c.set_session_id(attached->session_id());
@@ -541,11 +538,7 @@ TEST(AgentCore, ServersDoNotRunTasksAndDropCachesIsReported) {
   a.set_lease_ms(10000);
   auto s = (*core)->Attach(a);
   ASSERT_OK(s);
-  v1::PrepareRequest p;
-  p.set_session_id(s->session_id());
-  *p.mutable_spec() = Spec(v1::WRITE, true);
-  p.mutable_spec()->set_dir(".");
-  auto prep = (*core)->Prepare(p);
+  auto prep = (*core)->Prepare(WritePrepare(s->session_id()));
   EXPECT_EQ(prep.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(prep.status().message(), HasSubstr("role oss; only client agents run I/O"));
 
