@@ -43,48 +43,55 @@ std::chrono::system_clock::time_point Deadline() {
   return std::chrono::system_clock::now() + std::chrono::seconds(2);
 }
 
-// Attach as a controller of wire protocol `major`.0, then Detach.
-int AttachAs(lockstep::v1::Agent::Stub* stub, uint32_t major) {
+void PrintCode(const grpc::Status& s) {
+  std::printf("code %d: %s\n", static_cast<int>(s.error_code()), s.error_message().c_str());
+}
+
+// Attaches as controller "agent_probe" (release 0.0.0-probe) of wire
+// protocol `major`.`minor`; `lease_ms` 0: the agent's default.
+grpc::Status Attach(lockstep::v1::Agent::Stub* stub, uint32_t major, uint32_t minor,
+                    uint32_t lease_ms, lockstep::v1::AttachReply* reply) {
   lockstep::v1::AttachRequest req;
   req.set_run_id("agent_probe");
   req.set_controller("agent_probe");
+  req.set_lease_ms(lease_ms);
   req.set_wire_major(major);
-  req.set_wire_minor(0);
+  req.set_wire_minor(minor);
   req.set_controller_version("0.0.0-probe");
-  lockstep::v1::AttachReply reply;
   grpc::ClientContext ctx;
   ctx.set_deadline(Deadline());
-  const grpc::Status s = stub->Attach(&ctx, req, &reply);
-  if (!s.ok()) {
-    std::printf("code %d: %s\n", static_cast<int>(s.error_code()), s.error_message().c_str());
+  return stub->Attach(&ctx, req, reply);
+}
+
+bool Detach(lockstep::v1::Agent::Stub* stub, const std::string& session_id) {
+  lockstep::v1::DetachRequest req;
+  req.set_session_id(session_id);
+  lockstep::v1::DetachReply reply;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(Deadline());
+  return stub->Detach(&ctx, req, &reply).ok();
+}
+
+// Attach as a controller of wire protocol `major`.0, then Detach.
+int AttachAs(lockstep::v1::Agent::Stub* stub, uint32_t major) {
+  lockstep::v1::AttachReply reply;
+  if (grpc::Status s = Attach(stub, major, 0, 0, &reply); !s.ok()) {
+    PrintCode(s);
     return 0;
   }
   std::printf("attached: wire %u.%u agent %s\n", reply.facts().wire_version(),
               reply.facts().wire_minor(), reply.facts().agent_version().c_str());
-  lockstep::v1::DetachRequest detach;
-  detach.set_session_id(reply.session_id());
-  lockstep::v1::DetachReply detached;
-  grpc::ClientContext dctx;
-  dctx.set_deadline(Deadline());
-  return stub->Detach(&dctx, detach, &detached).ok() ? 0 : 1;
+  return Detach(stub, reply.session_id()) ? 0 : 1;
 }
 
 // Attaches, sends `calls` Heartbeats one after another in the session (the
 // agent's cost per unary call: read its CPU time around this), Detaches;
 // prints "N calls in T ms".
 int Repeat(lockstep::v1::Agent::Stub* stub, uint32_t calls) {
-  lockstep::v1::AttachRequest attach;
-  attach.set_run_id("agent_probe");
-  attach.set_controller("agent_probe --repeat");
-  attach.set_lease_ms(60000);
-  attach.set_wire_major(lockstep::kWireMajor);
-  attach.set_wire_minor(lockstep::kWireMinor);
-  attach.set_controller_version("0.0.0-probe");
   lockstep::v1::AttachReply attached;
-  grpc::ClientContext actx;
-  actx.set_deadline(Deadline());
-  if (grpc::Status s = stub->Attach(&actx, attach, &attached); !s.ok()) {
-    std::printf("code %d: %s\n", static_cast<int>(s.error_code()), s.error_message().c_str());
+  if (grpc::Status s = Attach(stub, lockstep::kWireMajor, lockstep::kWireMinor, 60000, &attached);
+      !s.ok()) {
+    PrintCode(s);
     return 1;
   }
   const auto t0 = std::chrono::steady_clock::now();
@@ -95,18 +102,13 @@ int Repeat(lockstep::v1::Agent::Stub* stub, uint32_t calls) {
     req.set_session_id(attached.session_id());
     lockstep::v1::HeartbeatReply reply;
     if (grpc::Status s = stub->Heartbeat(&ctx, req, &reply); !s.ok()) {
-      std::printf("code %d: %s\n", static_cast<int>(s.error_code()), s.error_message().c_str());
+      PrintCode(s);
       return 1;
     }
   }
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  lockstep::v1::DetachRequest detach;
-  detach.set_session_id(attached.session_id());
-  lockstep::v1::DetachReply detached;
-  grpc::ClientContext dctx;
-  dctx.set_deadline(Deadline());
-  stub->Detach(&dctx, detach, &detached);
+  Detach(stub, attached.session_id());
   std::printf("%u calls in %.1f ms\n", calls, ms);
   return 0;
 }
@@ -168,7 +170,7 @@ int main(int argc, char** argv) {
   }
   if (calls > 0) return Repeat(stub.get(), calls);
   grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  ctx.set_deadline(Deadline());
   lockstep::v1::HeartbeatRequest req;
   req.set_session_id("probe-from-agent_probe");
   lockstep::v1::HeartbeatReply reply;
@@ -177,6 +179,6 @@ int main(int argc, char** argv) {
     if (s.error_message().rfind("no session", 0) == 0) return std::puts("idle") < 0;
     if (s.error_message().rfind("busy:", 0) == 0) return std::puts("busy") < 0;
   }
-  std::printf("code %d: %s\n", static_cast<int>(s.error_code()), s.error_message().c_str());
+  PrintCode(s);
   return 0;
 }
