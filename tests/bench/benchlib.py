@@ -114,5 +114,13 @@ def first_io_unix_ns(phase):
             if int(t.get("first_io_unix_ns", 0)) != 0]
 
 
+def cpu_s(pid):
+    """User + system CPU seconds of process `pid` so far (/proc/PID/stat);
+    raises OSError once it is gone."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def median(xs):
     return statistics.median(xs) if xs else float("nan")

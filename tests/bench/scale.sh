@@ -187,7 +187,6 @@ def run_controller(plan_text):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak = {"threads": 0, "fds": 0}
     stop = threading.Event()
-    tick = os.sysconf("SC_CLK_TCK")
     run_controller.samples = samples = []  # (unix ns, cpu s, rss MB)
 
     def sample():  # the controller's threads, open files, CPU and RSS, every 100 ms
@@ -198,10 +197,8 @@ def run_controller(plan_text):
                 m2 = re.search(r"^Threads:\s+(\d+)", status, re.M)
                 peak["threads"] = max(peak["threads"], int(m2.group(1)))
                 peak["fds"] = max(peak["fds"], len(os.listdir(f"/proc/{p.pid}/fd")))
-                with open(f"/proc/{p.pid}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
                 rss = re.search(r"^VmRSS:\s+(\d+)", status, re.M)
-                samples.append((time.time_ns(), (int(fields[11]) + int(fields[12])) / tick,
+                samples.append((time.time_ns(), benchlib.cpu_s(p.pid),
                                 int(rss.group(1)) / 1024 if rss else None))
             except (OSError, AttributeError, IndexError, ValueError):
                 pass
@@ -272,17 +269,14 @@ def stop_swarm():
 
 
 def agents_cpu_s(pids):
-    """User + system CPU of the agent processes so far (/proc/PID/stat)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0
+    """User + system CPU of the agent processes so far (gone ones: 0)."""
+    total = 0.0
     for pid in pids:
         try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
+            total += benchlib.cpu_s(pid)
         except (OSError, IndexError, ValueError):
             pass
-    return total / tick
+    return total
 
 
 try:
