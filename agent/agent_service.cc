@@ -127,31 +127,57 @@ class StartReactor : public grpc::ServerWriteReactor<v1::PhaseEvent> {
   std::shared_ptr<Box> outbox_;
 };
 
-// Prepare threads still running, so that the service outlives them: a
-// Prepare may touch the disk for minutes, which gRPC's callback threads
-// must not wait for.
+// The threads that run Phase calls' Prepares: a Prepare may touch the disk
+// for minutes, which gRPC's callback threads must not wait for. A thread
+// that finished one waits kIdle for the next (one per phase, on one agent)
+// before it exits; a Prepare that finds none idle starts one (a hung one
+// does not hold up the next). The destructor waits for every thread.
 class PrepareThreads {
  public:
+  static constexpr absl::Duration kIdle = absl::Seconds(30);
+
   ~PrepareThreads() {
     absl::MutexLock lock(&mu_);
-    mu_.Await(absl::Condition(+[](int* running) { return *running == 0; }, &running_));
+    stopping_ = true;
+    mu_.Await(absl::Condition(+[](int* threads) { return *threads == 0; }, &threads_));
   }
-  // Runs `fn` on a thread of its own.
+  // Runs `fn` on one of the threads.
   void Run(std::function<void()> fn) {
-    {
-      absl::MutexLock lock(&mu_);
-      ++running_;
-    }
-    std::thread([this, fn = std::move(fn)] {
-      fn();
-      absl::MutexLock lock(&mu_);
-      --running_;
-    }).detach();
+    absl::MutexLock lock(&mu_);
+    queue_.push_back(std::move(fn));
+    if (idle_ >= queue_.size()) return;  // an idle thread takes it
+    ++threads_;
+    std::thread([this] { Loop(); }).detach();
   }
 
  private:
+  void Loop() {
+    absl::MutexLock lock(&mu_);
+    while (true) {
+      if (!queue_.empty()) {
+        std::function<void()> fn = std::move(queue_.front());
+        queue_.pop_front();
+        mu_.Unlock();
+        fn();
+        mu_.Lock();
+        continue;
+      }
+      ++idle_;
+      auto work = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return !queue_.empty() || stopping_;
+      };
+      mu_.AwaitWithTimeout(absl::Condition(&work), kIdle);
+      --idle_;
+      if (queue_.empty()) break;  // idle too long, or stopping
+    }
+    --threads_;
+  }
+
   absl::Mutex mu_;
-  int running_ ABSL_GUARDED_BY(mu_) = 0;
+  std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
+  size_t idle_ ABSL_GUARDED_BY(mu_) = 0;
+  int threads_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 // One Phase call (wire minor 6): reads the prepare, answers it from a
