@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "absl/random/random.h"
@@ -304,7 +305,6 @@ v1::HostFacts AgentCore::Facts() const {
     facts.add_allowed_commands(program);
   }
   facts.set_command_user(impl_->command_user);
-  if (impl_->options.test_wire_minor != 0) facts.set_wire_minor(impl_->options.test_wire_minor);
   return facts;
 }
 

@@ -52,9 +52,6 @@ struct AgentOptions {
   // answering heartbeats meanwhile.
   std::vector<std::string> test_delay_calls;
   absl::Duration test_delay_call;
-  // TESTS ONLY: the wire minor the agent reports (0: its own), to drive the
-  // controller's paths for older agents.
-  uint32_t test_wire_minor = 0;
   // Called (from an RPC or the lease watchdog thread, no lock held) after a
   // session ended and its cleanup is done: the controller detached or its
   // lease expired. May be empty. `lockstep-agent --once` exits from it.

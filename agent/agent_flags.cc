@@ -15,7 +15,7 @@ namespace {
 
 constexpr uint64_t kUint32Max = std::numeric_limits<uint32_t>::max();
 
-constexpr std::array<FlagSpec, 31> kAgentFlags = {{
+constexpr std::array<FlagSpec, 30> kAgentFlags = {{
     {.name = "config", .value_name = "FILE",
      .help = "agent configuration file (TOML, see deploy/agent.toml.example); it sets what the "
              "flags set plus limits (max_tasks, max_bytes_per_phase); flags given explicitly "
@@ -103,11 +103,6 @@ constexpr std::array<FlagSpec, 31> kAgentFlags = {{
              "first, as on a hung file system (heartbeats are still answered)"},
     {.name = "test_delay_call_ms", .kind = FlagKind::kUint, .value_name = "MS",
      .default_value = "0", .help = "TESTS ONLY: how long --test_delay_calls wait",
-     .max = kUint32Max},
-    {.name = "test_wire_minor", .kind = FlagKind::kUint, .value_name = "N",
-     .default_value = "0",
-     .help = "TESTS ONLY: report wire protocol minor N (0: the agent's own), so that the "
-             "controller takes its paths for older agents",
      .max = kUint32Max},
     {.name = "test_lustre_any_fs", .kind = FlagKind::kBool,
      .help = "TESTS ONLY: let lfs setstripe/getstripe run on directories that are not on "
@@ -207,7 +202,6 @@ absl::StatusOr<AgentConfig> AgentConfigFromFlags(const ParsedFlags& f) {
       absl::Microseconds(static_cast<int64_t>(f.GetUint("test_delay_per_transfer_us")));
   if (f.Has("test_delay_calls")) o.test_delay_calls = f.GetList("test_delay_calls");
   o.test_delay_call = absl::Milliseconds(static_cast<int64_t>(f.GetUint("test_delay_call_ms")));
-  o.test_wire_minor = static_cast<uint32_t>(f.GetUint("test_wire_minor"));
   if (use("telemetry_interval_ms")) {
     o.telemetry_options.interval_ms = static_cast<uint32_t>(f.GetUint("telemetry_interval_ms"));
   }

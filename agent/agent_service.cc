@@ -1,9 +1,6 @@
 #include "agent/agent_service.h"
 
-#include <atomic>
 #include <deque>
-#include <functional>
-#include <thread>
 
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
@@ -15,19 +12,17 @@ namespace lockstep {
 
 namespace {
 
-using AgentBase = AgentServiceBase;
+using AgentBase = v1::Agent::WithCallbackMethod_Start<v1::Agent::Service>;
 
 // The events of one phase, from the runner's monitor thread to the stream.
 // Shared by the reactor and the runner's sink so that either may go first.
-// `Reactor`: Start's write reactor or Phase's bidi reactor.
-template <typename Reactor>
 class Outbox {
  public:
-  explicit Outbox(Reactor* reactor) : reactor_(reactor) {}
+  explicit Outbox(grpc::ServerWriteReactor<v1::PhaseEvent>* reactor) : reactor_(reactor) {}
 
   // From the runner: queue an event and start writing if idle.
   void Push(const v1::PhaseEvent& event) {
-    Reactor* r = nullptr;
+    grpc::ServerWriteReactor<v1::PhaseEvent>* r = nullptr;
     {
       absl::MutexLock lock(&mu_);
       // The call is gone, or finished (a failed write): no StartWrite after
@@ -45,7 +40,7 @@ class Outbox {
 
   // From the reactor after a write: next event, or finish after the result.
   void WriteDone(bool ok) {
-    Reactor* r = nullptr;
+    grpc::ServerWriteReactor<v1::PhaseEvent>* r = nullptr;
     bool finish = false;
     {
       absl::MutexLock lock(&mu_);
@@ -75,7 +70,7 @@ class Outbox {
   }
 
   void FinishWith(const grpc::Status& status) {
-    Reactor* r = nullptr;
+    grpc::ServerWriteReactor<v1::PhaseEvent>* r = nullptr;
     {
       absl::MutexLock lock(&mu_);
       if (reactor_ == nullptr || finished_) return;
@@ -92,7 +87,7 @@ class Outbox {
 
  private:
   absl::Mutex mu_;
-  Reactor* reactor_ ABSL_GUARDED_BY(mu_);
+  grpc::ServerWriteReactor<v1::PhaseEvent>* reactor_ ABSL_GUARDED_BY(mu_);
   std::deque<v1::PhaseEvent> queue_ ABSL_GUARDED_BY(mu_);
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
@@ -102,11 +97,10 @@ class Outbox {
 
 class StartReactor : public grpc::ServerWriteReactor<v1::PhaseEvent> {
  public:
-  using Box = Outbox<grpc::ServerWriteReactor<v1::PhaseEvent>>;
   StartReactor(AgentCore* core, const v1::StartRequest& request)
-      : outbox_(std::make_shared<Box>(this)) {
+      : outbox_(std::make_shared<Outbox>(this)) {
     if (core == nullptr) return;  // refused: see Refuse()
-    std::shared_ptr<Box> outbox = outbox_;
+    std::shared_ptr<Outbox> outbox = outbox_;
     absl::Status s =
         core->Start(request, [outbox](const v1::PhaseEvent& event) { outbox->Push(event); });
     if (!s.ok()) outbox_->FinishWith(ToGrpcStatus(s));
@@ -124,142 +118,7 @@ class StartReactor : public grpc::ServerWriteReactor<v1::PhaseEvent> {
   }
 
  private:
-  std::shared_ptr<Box> outbox_;
-};
-
-// The threads that run Phase calls' Prepares: a Prepare may touch the disk
-// for minutes, which gRPC's callback threads must not wait for. A thread
-// that finished one waits kIdle for the next (one per phase, on one agent)
-// before it exits; a Prepare that finds none idle starts one (a hung one
-// does not hold up the next). The destructor waits for every thread.
-class PrepareThreads {
- public:
-  static constexpr absl::Duration kIdle = absl::Seconds(30);
-
-  ~PrepareThreads() {
-    absl::MutexLock lock(&mu_);
-    stopping_ = true;
-    mu_.Await(absl::Condition(+[](int* threads) { return *threads == 0; }, &threads_));
-  }
-  // Runs `fn` on one of the threads.
-  void Run(std::function<void()> fn) {
-    absl::MutexLock lock(&mu_);
-    queue_.push_back(std::move(fn));
-    if (idle_ >= queue_.size()) return;  // an idle thread takes it
-    ++threads_;
-    std::thread([this] { Loop(); }).detach();
-  }
-
- private:
-  void Loop() {
-    absl::MutexLock lock(&mu_);
-    while (true) {
-      if (!queue_.empty()) {
-        std::function<void()> fn = std::move(queue_.front());
-        queue_.pop_front();
-        mu_.Unlock();
-        fn();
-        mu_.Lock();
-        continue;
-      }
-      ++idle_;
-      auto work = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return !queue_.empty() || stopping_;
-      };
-      mu_.AwaitWithTimeout(absl::Condition(&work), kIdle);
-      --idle_;
-      if (queue_.empty()) break;  // idle too long, or stopping
-    }
-    --threads_;
-  }
-
-  absl::Mutex mu_;
-  std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
-  size_t idle_ ABSL_GUARDED_BY(mu_) = 0;
-  int threads_ ABSL_GUARDED_BY(mu_) = 0;
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-};
-
-// One Phase call (wire minor 6): reads the prepare, answers it from a
-// Prepare thread, then reads the start and streams the phase's events as a
-// Start call does. Nothing is read after the start.
-class PhaseReactor : public grpc::ServerBidiReactor<v1::PhaseCommand, v1::PhaseEvent> {
- public:
-  using Box = Outbox<grpc::ServerBidiReactor<v1::PhaseCommand, v1::PhaseEvent>>;
-  // `core` null: refused (see Refuse()).
-  PhaseReactor(AgentCore* core, PrepareThreads* threads, std::string peer)
-      : core_(core),
-        threads_(threads),
-        peer_(std::move(peer)),
-        outbox_(std::make_shared<Box>(this)),
-        prepared_(std::make_shared<std::atomic<bool>>(false)) {
-    if (core_ != nullptr) StartRead(&command_);
-  }
-
-  void Refuse(const grpc::Status& status) { outbox_->FinishWith(status); }
-
-  void OnReadDone(bool ok) override {
-    if (!ok) {
-      // The controller closed its side before the start, or the call
-      // ended: the phase stays prepared (Abort or Cleanup end it).
-      if (!started_) outbox_->FinishWith(grpc::Status::OK);
-      return;
-    }
-    if (command_.has_prepare() && !asked_prepare_) {
-      asked_prepare_ = true;
-      StartRead(&next_);  // the start, later
-      threads_->Run([core = core_, outbox = outbox_, prepared = prepared_, peer = peer_,
-                     request = std::move(*command_.mutable_prepare())] {
-        absl::StatusOr<v1::PrepareReply> reply = core->Prepare(request);
-        if (!reply.ok()) {
-          LogWarning("Prepare from %s: %s", peer, reply.status().ToString());
-          outbox->FinishWith(ToGrpcStatus(reply.status()));
-          return;
-        }
-        prepared->store(true);
-        v1::PhaseEvent event;
-        *event.mutable_prepared() = std::move(*reply);
-        outbox->Push(event);
-      });
-      return;
-    }
-    if (next_.has_start() && !started_ && prepared_->load()) {
-      started_ = true;
-      std::shared_ptr<Box> outbox = outbox_;
-      absl::Status s =
-          core_->Start(next_.start(), [outbox](const v1::PhaseEvent& event) { outbox->Push(event); });
-      if (!s.ok()) {
-        LogWarning("Start from %s: %s", peer_, s.ToString());
-        outbox_->FinishWith(ToGrpcStatus(s));
-      }
-      return;
-    }
-    outbox_->FinishWith(
-        grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                     "a Phase call takes one prepare, then (once it is answered) one start"));
-  }
-  void OnWriteDone(bool ok) override { outbox_->WriteDone(ok); }
-  void OnCancel() override {
-    if (started_) LogWarning("the controller cancelled a Phase stream");
-  }
-  void OnDone() override {
-    outbox_->Detach();
-    delete this;
-  }
-
- private:
-  AgentCore* const core_;
-  PrepareThreads* const threads_;
-  const std::string peer_;
-  std::shared_ptr<Box> outbox_;
-  // Set by the Prepare thread once its reply is queued, before the
-  // controller can have it.
-  std::shared_ptr<std::atomic<bool>> prepared_;
-  // Reads are serial: only OnReadDone touches these.
-  v1::PhaseCommand command_;
-  v1::PhaseCommand next_;
-  bool asked_prepare_ = false;
-  std::atomic<bool> started_{false};  // OnCancel may run beside OnReadDone
+  std::shared_ptr<Outbox> outbox_;
 };
 
 class AgentServiceImpl final : public AgentBase {
@@ -314,15 +173,6 @@ class AgentServiceImpl final : public AgentBase {
     }
     return new StartReactor(core_, *request);
   }
-  grpc::ServerBidiReactor<v1::PhaseCommand, v1::PhaseEvent>* Phase(
-      grpc::CallbackServerContext* ctx) override {
-    if (auto s = Authorize(ctx, "Phase"); !s.ok()) {
-      auto* reactor = new PhaseReactor(nullptr, nullptr, "");
-      reactor->Refuse(s);
-      return reactor;
-    }
-    return new PhaseReactor(core_, &prepare_threads_, ctx->peer());
-  }
   grpc::Status Abort(grpc::ServerContext* ctx, const v1::AbortRequest* request,
                      v1::AbortReply* reply) override {
     if (auto s = Authorize(ctx, "Abort"); !s.ok()) return s;
@@ -370,13 +220,12 @@ class AgentServiceImpl final : public AgentBase {
 
   AgentCore* core_;
   AgentServiceOptions options_;
-  PrepareThreads prepare_threads_;  // last: destroyed first, waiting for them
 };
 
 }  // namespace
 
-std::unique_ptr<AgentServiceBase> MakeAgentService(AgentCore* core,
-                                                   const AgentServiceOptions& options) {
+std::unique_ptr<grpc::Service> MakeAgentService(AgentCore* core,
+                                                const AgentServiceOptions& options) {
   return std::make_unique<AgentServiceImpl>(core, options);
 }
 

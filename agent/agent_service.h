@@ -1,7 +1,6 @@
 // The gRPC face of an agent: thin handlers over AgentCore. Unary calls run
-// on gRPC's synchronous thread pool (they may touch the disk); Start and
-// Phase are callback-API streams with one reactor per call (Phase's Prepare
-// runs on a thread of its own).
+// on gRPC's synchronous thread pool (they may touch the disk); Start is a
+// callback-API server stream with one reactor per call.
 #ifndef LOCKSTEP_AGENT_AGENT_SERVICE_H_
 #define LOCKSTEP_AGENT_AGENT_SERVICE_H_
 
@@ -26,13 +25,8 @@ struct AgentServiceOptions {
 // SO_REUSEPORT (one agent per port).
 void ApplyAgentServerOptions(grpc::ServerBuilder* builder);
 
-// The service's type: the generated one with Start and Phase on the
-// callback API (the test swarm routes calls to many of them).
-using AgentServiceBase =
-    v1::Agent::WithCallbackMethod_Start<v1::Agent::WithCallbackMethod_Phase<v1::Agent::Service>>;
-
-std::unique_ptr<AgentServiceBase> MakeAgentService(AgentCore* core,
-                                                   const AgentServiceOptions& options);
+std::unique_ptr<grpc::Service> MakeAgentService(AgentCore* core,
+                                                const AgentServiceOptions& options);
 
 }  // namespace lockstep
 

@@ -28,15 +28,12 @@ inline constexpr uint32_t kWireMajor = 1;
 // 4: Prepare, CacheBarrier, Telemetry and Cleanup renew the lease as a
 // Heartbeat does, so a controller skips heartbeats to an agent that just
 // answered one of them; StartRequest.host_agents (issue 12); 5: Start renews
-// the lease too, when it reaches the agent; 6: the Phase call, Prepare and
-// Start on one stream (the instant is a message, not a new call).
-inline constexpr uint32_t kWireMinor = 6;
+// the lease too, when it reaches the agent.
+inline constexpr uint32_t kWireMinor = 5;
 // The first minor whose agents renew their lease on those calls.
 inline constexpr uint32_t kRenewingCallsWireMinor = 4;
 // The first minor whose agents renew it on Start.
 inline constexpr uint32_t kStartRenewsWireMinor = 5;
-// The first minor whose agents serve the Phase call.
-inline constexpr uint32_t kPhaseCallWireMinor = 6;
 
 struct WireVersion {
   uint32_t major = 0;  // 0: a peer from before Attach carried versions (lockstep.v1: 1)

@@ -44,10 +44,7 @@ PhaseAttempt::PhaseAttempt(const RunParts& run, const PhasePlan& phase,
       record_(record),
       watch_(run.heartbeater.WatchCalls(run.options.interrupted)),
       clients_(run.roster.clients()),
-      servers_(run.roster.servers()),
-      phase_calls_(std::all_of(clients_.begin(), clients_.end(), [](const AgentClient* c) {
-        return c->facts.wire_minor() >= kPhaseCallWireMinor;
-      })) {}
+      servers_(run.roster.servers()) {}
 
 RunError PhaseAttempt::Run() {
   record_->set_phase_id(phase_id_);
@@ -100,12 +97,8 @@ RunError PhaseAttempt::Prepare() {
     SetProgramForAgent(clients_[i]->facts, requests[i].mutable_spec());  // command: its argv[0]
   }
   record_->set_prepare_sent_unix_ns(RealtimeNs());
-  if (phase_calls_) {
-    prepared_ = PrepareOnPhaseCalls(std::move(requests));
-  } else {
-    prepared_ = FanOut<v1::PrepareRequest, v1::PrepareReply>(
-        clients_, requests, kPrepareTimeout, LOCKSTEP_ASYNC(Prepare), &watch_);
-  }
+  prepared_ = FanOut<v1::PrepareRequest, v1::PrepareReply>(
+      clients_, requests, kPrepareTimeout, LOCKSTEP_ASYNC(Prepare), &watch_);
   record_->set_prepared_unix_ns(RealtimeNs());
   if (Interrupted()) {
     Abort("interrupted by the operator");
@@ -128,44 +121,6 @@ RunError PhaseAttempt::Prepare() {
   if (!prepared_.empty()) *record_->mutable_dir_fs() = prepared_[0]->dir_fs();
   run_.printer.TestStarted(test_, *record_);
   return {};
-}
-
-// Prepare as the first message of each client's Phase call, waited for as
-// FanOut waits for its calls: each ends at kPrepareTimeout, and the watch
-// ends a lost agent's (or, on an interrupt, every) call sooner.
-std::vector<absl::StatusOr<v1::PrepareReply>> PhaseAttempt::PrepareOnPhaseCalls(
-    std::vector<v1::PrepareRequest> requests) {
-  const size_t n = clients_.size();
-  for (size_t i = 0; i < n; ++i) {
-    auto call =
-        std::make_unique<PhaseCall>(clients_[i], std::move(requests[i]), i, watch_.answered);
-    calls_.push_back(call.get());
-    streams_.push_back(std::move(call));
-  }
-  const int64_t deadline_mono_ns = MonotonicNs() + absl::ToInt64Nanoseconds(kPrepareTimeout);
-  std::vector<absl::Status> ended_by(n);  // why the watch or the deadline cancelled it
-  for (size_t i = 0; i < n; ++i) {
-    while (!calls_[i]->WaitPrepared(kCallWatchPeriod)) {
-      const bool late = MonotonicNs() > deadline_mono_ns;
-      for (size_t j = i; j < n; ++j) {
-        if (!ended_by[j].ok() || calls_[j]->WaitPrepared(absl::ZeroDuration())) continue;
-        ended_by[j] = late ? absl::DeadlineExceededError(absl::StrFormat(
-                                 "agent %s: Prepare did not answer within %s",
-                                 clients_[j]->address(), absl::FormatDuration(kPrepareTimeout)))
-                           : watch_.Check(clients_[j]);
-        if (!ended_by[j].ok()) calls_[j]->Cancel();
-      }
-    }
-  }
-  std::vector<absl::StatusOr<v1::PrepareReply>> out;
-  for (size_t i = 0; i < n; ++i) {
-    if (!ended_by[i].ok()) {
-      out.push_back(ended_by[i]);
-    } else {
-      out.push_back(calls_[i]->Prepared());
-    }
-  }
-  return out;
 }
 
 // 2. Cache barrier, after the files are laid out and before the start, in
@@ -298,17 +253,6 @@ void PhaseAttempt::Start() {
     request.set_spin_duration_ns(fits ? absl::ToInt64Nanoseconds(kSpinDuration) : 0);
     request.set_host_agents(host_agents);
   }
-  if (phase_calls_) {
-    // A message on each prepared call: no call to start. The write still
-    // costs gRPC ~75 us of the sending thread (1,024 agents), so several
-    // threads send.
-    record_->set_start_first_sent_unix_ns(RealtimeNs());
-    BoundedParallelFor(clients_.size(), kStartThreads, [&](size_t i) {
-      calls_[i]->SendStart(std::move(requests[i]), rendezvous_.get());
-    });
-    record_->set_start_last_sent_unix_ns(RealtimeNs());
-    return;
-  }
   // Sent from several threads at once: starting a call costs gRPC 0.2-0.4 ms
   // of this thread, which one after another was most of the delivery.
   streams_.resize(clients_.size());
@@ -318,7 +262,7 @@ void PhaseAttempt::Start() {
     // period after it: at 1,024 agents most of a phase's heartbeats fell
     // between its Start and its Cleanup.
     const bool renews = clients_[i]->facts.wire_minor() >= kStartRenewsWireMinor;
-    streams_[i] = std::make_unique<StartStream>(clients_[i], std::move(requests[i]),
+    streams_[i] = std::make_unique<PhaseStream>(clients_[i], std::move(requests[i]),
                                                 rendezvous_.get(), i,
                                                 renews ? watch_.answered : nullptr);
   });
@@ -435,7 +379,8 @@ void PhaseAttempt::CollectClient(size_t i, RunError* failure) {
     apr->mutable_telemetry()->Swap(result->mutable_telemetry());  // to telemetry.jsonl.gz
   }
   if (result->start_received_unix_ns() != 0) {
-    apr->set_start_margin_ns(streams_[i]->start_at_unix_ns() - result->start_received_unix_ns());
+    apr->set_start_margin_ns(streams_[i]->request().start_at_unix_ns() -
+                             result->start_received_unix_ns());
   }
   apr->set_start_note(result->start_note());
   const int64_t offset_ns = run_.roster.clock(c).offset_ns;

@@ -4,9 +4,7 @@
 //   2. Cache barrier: sync clients, then servers, then drop caches.
 //   3. A telemetry window opens on the servers.
 //   4. Start: one instant for all, far enough ahead for the slowest agent to
-//      hear of it (BarrierLead); one PhaseStream per client. Where every
-//      client speaks wire minor 6, steps 1 and 4 share one Phase call per
-//      client (PhaseCall): the start is a message on the prepared call.
+//      hear of it (BarrierLead); one PhaseStream per client.
 //   5. Await every result, watching leases, stalls and interrupts, with the
 //      progress line meanwhile; the servers' window closes.
 //   6. Collect each agent's answer into the PhaseRecord, in our clock.
@@ -61,8 +59,6 @@ class PhaseAttempt {
 
  private:
   RunError Prepare();
-  std::vector<absl::StatusOr<v1::PrepareReply>> PrepareOnPhaseCalls(
-      std::vector<v1::PrepareRequest> requests);
   RunError CacheBarrier();
   RunError CacheStep(const std::vector<AgentClient*>& who, bool sync, uint32_t drop_mode,
                      bool lustre_lru_clear);
@@ -95,14 +91,12 @@ class PhaseAttempt {
   const CallWatch watch_;
   const std::vector<AgentClient*> clients_;  // in rank order, for the whole attempt
   const std::vector<AgentClient*> servers_;
-  const bool phase_calls_;  // every client serves the Phase call
   std::vector<absl::StatusOr<v1::PrepareReply>> prepared_;
   std::map<AgentClient*, v1::CacheReply> cache_done_;
   // Cross-agent rendezvous (sync_across_agents); outlives the streams.
   std::unique_ptr<RendezvousHub> rendezvous_;
   std::string rendezvous_broken_;                      // reported once
   std::vector<std::unique_ptr<PhaseStream>> streams_;  // by client
-  std::vector<PhaseCall*> calls_;  // streams_, when phase_calls_
   // Every client's, in our clock: in record_'s agents, which outlive them.
   std::vector<const v1::TaskResult*> tasks_;
 };

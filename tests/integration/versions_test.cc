@@ -1,9 +1,7 @@
 // Versions across Attach (common/wire_version.h): an agent refuses a
 // controller of another wire protocol major with both versions and what to
 // upgrade, takes one of its own major (or an older controller that sent
-// none), and run.json keeps every agent's versions. A controller drives
-// agents of an older minor with the calls they know (Prepare and Start
-// before minor 6: the Phase call only where every client serves it).
+// none), and run.json keeps every agent's versions.
 #include <string>
 #include <vector>
 
@@ -73,38 +71,6 @@ TEST(Versions, RunJsonRecordsEveryAgentsVersions) {
     EXPECT_EQ(a.facts().agent_version(), LOCKSTEP_VERSION) << a.address();
     EXPECT_EQ(a.facts().wire_version(), kWireMajor) << a.address();
     EXPECT_EQ(a.facts().wire_minor(), kWireMinor) << a.address();
-  }
-}
-
-// Agents that report minor 5 get the unary Prepare and the Start call; a
-// run with one of them and one of minor 6 does too; both give full results.
-TEST(Versions, AgentsOfAnOlderMinorRunWithTheCallsTheyKnow) {
-  for (const std::vector<std::string>& minors :
-       std::vector<std::vector<std::string>>{{"5", "5"}, {"5", "0"}}) {
-    TestCluster cluster;
-    std::vector<AgentSpec> agents;
-    for (const std::string& minor : minors) {
-      agents.push_back({.flags = {"--test_wire_minor", minor}});
-    }
-    ASSERT_OK(cluster.Start({.agents = agents}));
-    RunResult r = cluster.Run(cluster.WritePlan(cluster.Plan().Set("repetitions", 2).AddPhase(
-        FilePerProcess("w", "write", "64k", "256k"))));
-    ASSERT_EQ(r.exit_code, 0) << r.Output();
-    const v1::RunRecord rec = r.Record();
-    ASSERT_EQ(rec.agents_size(), 2);
-    EXPECT_EQ(rec.agents(0).facts().wire_minor(), 5u);
-    EXPECT_EQ(rec.agents(1).facts().wire_minor(), minors[1] == "5" ? 5u : kWireMinor);
-    ASSERT_EQ(rec.tests_size(), 1);
-    ASSERT_EQ(rec.tests(0).phases_size(), 2);
-    for (const v1::PhaseRecord& p : rec.tests(0).phases()) {
-      EXPECT_TRUE(p.ok()) << p.error();
-      EXPECT_GT(p.start_margin_ns(), 0) << p.phase_id();  // every Start came before its instant
-      uint64_t bytes = 0;
-      for (const v1::AgentPhaseRecord& a : p.agents()) {
-        for (const v1::TaskResult& t : a.tasks()) bytes += t.bytes();
-      }
-      EXPECT_EQ(bytes, 2u * 256 * 1024) << p.phase_id();
-    }
   }
 }
 

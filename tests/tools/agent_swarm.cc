@@ -12,11 +12,10 @@
 // (MakeAgentService), each listening on its own port. What is shared: one
 // grpc::Server holds every listening port, so the agents share its polling
 // threads and T completion queues (default 2; one polling thread or more
-// each), gRPC's synchronous handler pool, which grows with the unary calls
-// in flight, and its callback threads (Start and Phase; each agent's
-// Prepare on a Phase call runs on a thread of its own, so a Prepare round
-// has up to one thread per agent); each call is routed to the agent whose
-// port the controller dialled (the call's :authority, "HOST:PORT"). One gRPC server
+// each) and gRPC's synchronous handler pool, which grows with the calls in
+// flight (up to one thread per agent during a Prepare round); each call is
+// routed to the agent whose port the
+// controller dialled (the call's :authority, "HOST:PORT"). One gRPC server
 // per agent would cost at least one polling thread per agent, too many at
 // 10,000 next to the agents' own threads. The machine's CPUs are shared by
 // every agent's tasks as well. Telemetry: every agent samples its host in the
@@ -57,7 +56,7 @@
 namespace lockstep {
 namespace {
 
-using ServiceBase = AgentServiceBase;
+using ServiceBase = v1::Agent::WithCallbackMethod_Start<v1::Agent::Service>;
 
 struct Options {
   int agents = 0;
@@ -116,19 +115,6 @@ class Router final : public ServiceBase {
     return new Refuse();
   }
 
-  grpc::ServerBidiReactor<v1::PhaseCommand, v1::PhaseEvent>* Phase(
-      grpc::CallbackServerContext* ctx) override {
-    Count("Phase");
-    ServiceBase* agent = Find(ctx);
-    if (agent != nullptr) return agent->Phase(ctx);
-    class Refuse : public grpc::ServerBidiReactor<v1::PhaseCommand, v1::PhaseEvent> {
-     public:
-      Refuse() { Finish(grpc::Status(grpc::StatusCode::NOT_FOUND, "no agent on that port")); }
-      void OnDone() override { delete this; }
-    };
-    return new Refuse();
-  }
-
  private:
   void Count(const char* method) {
     auto it = calls_.find(method);
@@ -156,7 +142,7 @@ class Router final : public ServiceBase {
   std::map<std::string_view, std::unique_ptr<std::atomic<uint64_t>>> calls_ = [] {
     std::map<std::string_view, std::unique_ptr<std::atomic<uint64_t>>> m;
     for (const char* name : {"Identify", "Attach", "Heartbeat", "Clock", "Prepare", "CacheBarrier",
-                             "Abort", "Cleanup", "Detach", "Telemetry", "Start", "Phase"}) {
+                             "Abort", "Cleanup", "Detach", "Telemetry", "Start"}) {
       m[name] = std::make_unique<std::atomic<uint64_t>>(0);
     }
     return m;
@@ -229,7 +215,7 @@ int Main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   std::vector<std::unique_ptr<AgentCore>> cores;
-  std::vector<std::unique_ptr<AgentServiceBase>> services;
+  std::vector<std::unique_ptr<grpc::Service>> services;
   for (int k = 0; k < o.agents; ++k) {
     AgentOptions options;
     const std::string root = o.root + "/a" + std::to_string(k);
@@ -271,7 +257,7 @@ int Main(int argc, char** argv) {
       std::fprintf(stderr, "agent_swarm: agent %d got no port\n", k);
       return 1;
     }
-    router.Add(ports[k], services[k].get());
+    router.Add(ports[k], dynamic_cast<ServiceBase*>(services[k].get()));
     out << o.host << ":" << ports[k] << "\n";
   }
   out.close();

@@ -76,7 +76,7 @@ struct Fixture {
     while (absl::Now() < end) {
       if (via == Via::kStart) {
         const bool renews = wire_minor >= kStartRenewsWireMinor;
-        StartStream stream(client.get(), v1::StartRequest(), nullptr, 0,
+        PhaseStream stream(client.get(), v1::StartRequest(), nullptr, 0,
                            renews ? watch.answered : nullptr);
         EXPECT_TRUE(stream.WaitDone(absl::Seconds(5)));
         EXPECT_TRUE(stream.Result().ok()) << stream.Result().status();
