@@ -2,8 +2,8 @@
 // gRPC's synchronous thread pool (calls may touch the disk). Start too: its
 // call holds a pool thread until the phase's result. A callback method
 // would give the server a callback queue whose threads wake on every call:
-// 137-143 us of agent CPU per unary call with one, 103-107 us without
-// (tests/bench/rpc_cost.sh), on hosts where agents share cores.
+// 123-157 us of agent CPU per unary call with one, 110-123 us without
+// (tests/bench/rpc_cost.sh).
 #ifndef LOCKSTEP_AGENT_AGENT_SERVICE_H_
 #define LOCKSTEP_AGENT_AGENT_SERVICE_H_
 
