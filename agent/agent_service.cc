@@ -146,9 +146,10 @@ class AgentServiceImpl final : public v1::Agent::Service {
     return grpc::Status::OK;
   }
 
-  // How often a Start call waiting for its next event looks whether the
-  // controller cancelled it.
-  static constexpr absl::Duration kCancelLookPeriod = absl::Seconds(1);
+  // How often a Start call waiting for its next event looks whether it was
+  // cancelled: by the controller, or by the server's shutdown (2 s after a
+  // SIGTERM, main.cc), which waits for this thread.
+  static constexpr absl::Duration kCancelLookPeriod = absl::Milliseconds(250);
 
   AgentCore* core_;
   AgentServiceOptions options_;
