@@ -297,6 +297,31 @@ TEST_F(FaultTest, ControllerKilledMidPhaseAgentsCleanUpWithinTheLease) {
   ExpectNewRunSucceeds({0, 1, 2});
 }
 
+// An agent given SIGTERM mid-phase exits soon, though its running Start
+// call holds a thread of the server's pool, which the shutdown waits for
+// (the call ends once cancelled or once a write fails). The controller
+// then loses it.
+TEST_F(FaultTest, AnAgentGivenSigtermMidPhaseExitsWithinThreeSeconds) {
+  ASSERT_OK(cluster_.Start(2));
+  auto ctl = StartRun(PlanOf(BigWritePhase()));
+  ASSERT_NO_FATAL_FAILURE(WaitForData(*ctl));
+  const int pid = cluster_.pid(1);
+  const std::string stat_path = absl::StrFormat("/proc/%d/stat", pid);
+  const auto t0 = Clock::now();
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  // Exited: a zombie until the cluster reaps it (state Z, after the comm).
+  ASSERT_EVENTUALLY_WITHIN(milliseconds(10000), [&] {
+    const std::string stat = ReadFileToString(stat_path).value_or("");
+    const size_t paren = stat.rfind(')');
+    ASSERT_TRUE(paren == std::string::npos || stat.compare(paren, 3, ") Z") == 0)
+        << "agent pid " << pid << " still runs: " << stat.substr(0, 80);
+  });
+  const double exit_ms = MsSince(t0);
+  Report("agent SIGTERM mid-phase: exited after signal", exit_ms);
+  EXPECT_LT(exit_ms, 3000.0);
+  EXPECT_EQ(ctl->Wait(milliseconds(kLeaseMs + 10000)), kExitAgentLost) << ctl->Output();
+}
+
 TEST_F(FaultTest, InterruptedControllerAbortsCleansUpAndExits130) {
   ASSERT_OK(cluster_.Start(2));
   auto ctl = StartRun(PlanOf(BigWritePhase()));
