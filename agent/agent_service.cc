@@ -1,7 +1,6 @@
 #include "agent/agent_service.h"
 
 #include <deque>
-#include <memory>
 
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
@@ -13,30 +12,116 @@ namespace lockstep {
 
 namespace {
 
-// A Start call's events, from the runner's monitor thread to the call's
-// handler thread. Shared with the runner's sink, which may outlive the call.
-class EventQueue {
+using AgentBase = v1::Agent::WithCallbackMethod_Start<v1::Agent::Service>;
+
+// The events of one phase, from the runner's monitor thread to the stream.
+// Shared by the reactor and the runner's sink so that either may go first.
+class Outbox {
  public:
+  explicit Outbox(grpc::ServerWriteReactor<v1::PhaseEvent>* reactor) : reactor_(reactor) {}
+
+  // From the runner: queue an event and start writing if idle.
   void Push(const v1::PhaseEvent& event) {
-    absl::MutexLock lock(&mu_);
-    queue_.push_back(event);
+    grpc::ServerWriteReactor<v1::PhaseEvent>* r = nullptr;
+    {
+      absl::MutexLock lock(&mu_);
+      // The call is gone, or finished (a failed write): no StartWrite after
+      // Finish, and none racing OnDone's delete.
+      if (reactor_ == nullptr || finished_) return;
+      queue_.push_back(event);
+      if (writing_) return;
+      writing_ = true;
+      current_ = std::move(queue_.front());
+      queue_.pop_front();
+      r = reactor_;
+    }
+    r->StartWrite(&current_);
   }
-  // The next event, waiting up to `timeout`; false if none came.
-  bool Pop(absl::Duration timeout, v1::PhaseEvent* event) {
+
+  // From the reactor after a write: next event, or finish after the result.
+  void WriteDone(bool ok) {
+    grpc::ServerWriteReactor<v1::PhaseEvent>* r = nullptr;
+    bool finish = false;
+    {
+      absl::MutexLock lock(&mu_);
+      if (reactor_ == nullptr) return;
+      r = reactor_;
+      if (!ok) {
+        finish = !finished_;
+        finished_ = true;
+        writing_ = false;
+      } else if (current_.has_result()) {
+        finish = !finished_;
+        finished_ = true;
+        writing_ = false;
+      } else if (queue_.empty()) {
+        writing_ = false;
+        return;
+      } else {
+        current_ = std::move(queue_.front());
+        queue_.pop_front();
+      }
+    }
+    if (finish) {
+      r->Finish(ok ? grpc::Status::OK : grpc::Status(grpc::StatusCode::CANCELLED, "write failed"));
+    } else {
+      r->StartWrite(&current_);
+    }
+  }
+
+  void FinishWith(const grpc::Status& status) {
+    grpc::ServerWriteReactor<v1::PhaseEvent>* r = nullptr;
+    {
+      absl::MutexLock lock(&mu_);
+      if (reactor_ == nullptr || finished_) return;
+      finished_ = true;
+      r = reactor_;
+    }
+    r->Finish(status);
+  }
+
+  void Detach() {
     absl::MutexLock lock(&mu_);
-    auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !queue_.empty(); };
-    if (!mu_.AwaitWithTimeout(absl::Condition(&ready), timeout)) return false;
-    *event = std::move(queue_.front());
-    queue_.pop_front();
-    return true;
+    reactor_ = nullptr;
   }
 
  private:
   absl::Mutex mu_;
+  grpc::ServerWriteReactor<v1::PhaseEvent>* reactor_ ABSL_GUARDED_BY(mu_);
   std::deque<v1::PhaseEvent> queue_ ABSL_GUARDED_BY(mu_);
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  // Owned by the in-flight write; touched only by the writer of the moment.
+  v1::PhaseEvent current_;
 };
 
-class AgentServiceImpl final : public v1::Agent::Service {
+class StartReactor : public grpc::ServerWriteReactor<v1::PhaseEvent> {
+ public:
+  StartReactor(AgentCore* core, const v1::StartRequest& request)
+      : outbox_(std::make_shared<Outbox>(this)) {
+    if (core == nullptr) return;  // refused: see Refuse()
+    std::shared_ptr<Outbox> outbox = outbox_;
+    absl::Status s =
+        core->Start(request, [outbox](const v1::PhaseEvent& event) { outbox->Push(event); });
+    if (!s.ok()) outbox_->FinishWith(ToGrpcStatus(s));
+  }
+
+  void Refuse(const grpc::Status& status) { outbox_->FinishWith(status); }
+  void OnWriteDone(bool ok) override { outbox_->WriteDone(ok); }
+  void OnCancel() override {
+    // The lease decides about the phase; a dropped stream alone does not.
+    LogWarning("the controller cancelled a Start stream");
+  }
+  void OnDone() override {
+    outbox_->Detach();
+    delete this;
+  }
+
+ private:
+  std::shared_ptr<Outbox> outbox_;
+};
+
+class AgentServiceImpl final : public AgentBase {
  public:
   AgentServiceImpl(AgentCore* core, AgentServiceOptions options)
       : core_(core), options_(std::move(options)) {}
@@ -79,27 +164,14 @@ class AgentServiceImpl final : public v1::Agent::Service {
     if (auto s = Authorize(ctx, "CacheBarrier"); !s.ok()) return s;
     return Reply(ctx, "CacheBarrier", core_->CacheBarrier(*request), reply);
   }
-  // The phase's events until its result, written from this call's thread
-  // (the pool's: no callback method, so no callback queue's threads wake on
-  // every call).
-  grpc::Status Start(grpc::ServerContext* ctx, const v1::StartRequest* request,
-                     grpc::ServerWriter<v1::PhaseEvent>* writer) override {
-    if (auto s = Authorize(ctx, "Start"); !s.ok()) return s;
-    auto events = std::make_shared<EventQueue>();
-    absl::Status started =
-        core_->Start(*request, [events](const v1::PhaseEvent& e) { events->Push(e); });
-    if (!started.ok()) return Log(ctx, "Start", started);
-    v1::PhaseEvent event;
-    while (true) {
-      if (!events->Pop(kCancelLookPeriod, &event)) {
-        if (!ctx->IsCancelled()) continue;
-        // The lease decides about the phase; a dropped stream alone does not.
-        LogWarning("the controller cancelled a Start stream");
-        return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled by the controller");
-      }
-      if (!writer->Write(event)) return grpc::Status(grpc::StatusCode::CANCELLED, "write failed");
-      if (event.has_result()) return grpc::Status::OK;
+  grpc::ServerWriteReactor<v1::PhaseEvent>* Start(grpc::CallbackServerContext* ctx,
+                                                  const v1::StartRequest* request) override {
+    if (auto s = Authorize(ctx, "Start"); !s.ok()) {
+      auto* reactor = new StartReactor(nullptr, *request);
+      reactor->Refuse(s);
+      return reactor;
     }
+    return new StartReactor(core_, *request);
   }
   grpc::Status Abort(grpc::ServerContext* ctx, const v1::AbortRequest* request,
                      v1::AbortReply* reply) override {
@@ -145,11 +217,6 @@ class AgentServiceImpl final : public v1::Agent::Service {
     }
     return grpc::Status::OK;
   }
-
-  // How often a Start call waiting for its next event looks whether it was
-  // cancelled: by the controller, or by the server's shutdown (2 s after a
-  // SIGTERM, main.cc), which waits for this thread.
-  static constexpr absl::Duration kCancelLookPeriod = absl::Milliseconds(250);
 
   AgentCore* core_;
   AgentServiceOptions options_;

@@ -1,9 +1,6 @@
-// The gRPC face of an agent: thin handlers over AgentCore, every one on
-// gRPC's synchronous thread pool (calls may touch the disk). Start too: its
-// call holds a pool thread until the phase's result. A callback method
-// would give the server a callback queue whose threads wake on every call:
-// 123-157 us of agent CPU per unary call with one, 110-123 us without
-// (tests/bench/rpc_cost.sh).
+// The gRPC face of an agent: thin handlers over AgentCore. Unary calls run
+// on gRPC's synchronous thread pool (they may touch the disk); Start is a
+// callback-API server stream with one reactor per call.
 #ifndef LOCKSTEP_AGENT_AGENT_SERVICE_H_
 #define LOCKSTEP_AGENT_AGENT_SERVICE_H_
 

@@ -297,10 +297,9 @@ TEST_F(FaultTest, ControllerKilledMidPhaseAgentsCleanUpWithinTheLease) {
   ExpectNewRunSucceeds({0, 1, 2});
 }
 
-// An agent given SIGTERM mid-phase exits soon, though its running Start
-// call holds a thread of the server's pool, which the shutdown waits for
-// (the call ends once cancelled or once a write fails). The controller
-// then loses it.
+// An agent given SIGTERM mid-phase exits soon (its server's shutdown gives
+// calls 2 s, then cancels the running Start call). The controller then
+// loses it.
 TEST_F(FaultTest, AnAgentGivenSigtermMidPhaseExitsWithinThreeSeconds) {
   ASSERT_OK(cluster_.Start(2));
   auto ctl = StartRun(PlanOf(BigWritePhase()));

@@ -13,9 +13,7 @@
 // grpc::Server holds every listening port, so the agents share its polling
 // threads and T completion queues (default 2; one polling thread or more
 // each) and gRPC's synchronous handler pool, which grows with the calls in
-// flight (up to one thread per agent during a Prepare round, and one per
-// agent for the whole phase: a Start call holds its thread until its
-// result); each call is
+// flight (up to one thread per agent during a Prepare round); each call is
 // routed to the agent whose port the
 // controller dialled (the call's :authority, "HOST:PORT"). One gRPC server
 // per agent would cost at least one polling thread per agent, too many at
@@ -58,7 +56,7 @@
 namespace lockstep {
 namespace {
 
-using ServiceBase = v1::Agent::Service;
+using ServiceBase = v1::Agent::WithCallbackMethod_Start<v1::Agent::Service>;
 
 struct Options {
   int agents = 0;
@@ -104,12 +102,17 @@ class Router final : public ServiceBase {
   LOCKSTEP_ROUTE(Telemetry, TelemetryRequest, TelemetryReply)
 #undef LOCKSTEP_ROUTE
 
-  grpc::Status Start(grpc::ServerContext* ctx, const v1::StartRequest* request,
-                     grpc::ServerWriter<v1::PhaseEvent>* writer) override {
+  grpc::ServerWriteReactor<v1::PhaseEvent>* Start(grpc::CallbackServerContext* ctx,
+                                                  const v1::StartRequest* request) override {
     Count("Start");
     ServiceBase* agent = Find(ctx);
-    if (agent == nullptr) return Unknown(ctx);
-    return agent->Start(ctx, request, writer);
+    if (agent != nullptr) return agent->Start(ctx, request);
+    class Refuse : public grpc::ServerWriteReactor<v1::PhaseEvent> {
+     public:
+      Refuse() { Finish(grpc::Status(grpc::StatusCode::NOT_FOUND, "no agent on that port")); }
+      void OnDone() override { delete this; }
+    };
+    return new Refuse();
   }
 
  private:
