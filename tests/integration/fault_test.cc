@@ -297,10 +297,11 @@ TEST_F(FaultTest, ControllerKilledMidPhaseAgentsCleanUpWithinTheLease) {
   ExpectNewRunSucceeds({0, 1, 2});
 }
 
-// An agent given SIGTERM mid-phase exits soon (its server's shutdown gives
-// calls 2 s, then cancels the running Start call). The controller then
-// loses it.
-TEST_F(FaultTest, AnAgentGivenSigtermMidPhaseExitsWithinThreeSeconds) {
+// An agent given SIGTERM mid-phase exits without waiting for the phase
+// (tens of seconds here): its server's shutdown gives calls 2 s, then cancels the
+// running Start call. The bound leaves 6 s for a loaded machine. The
+// controller then loses it.
+TEST_F(FaultTest, AnAgentGivenSigtermMidPhaseExitsWithoutWaitingForThePhase) {
   ASSERT_OK(cluster_.Start(2));
   auto ctl = StartRun(PlanOf(BigWritePhase()));
   ASSERT_NO_FATAL_FAILURE(WaitForData(*ctl));
@@ -317,7 +318,7 @@ TEST_F(FaultTest, AnAgentGivenSigtermMidPhaseExitsWithinThreeSeconds) {
   });
   const double exit_ms = MsSince(t0);
   Report("agent SIGTERM mid-phase: exited after signal", exit_ms);
-  EXPECT_LT(exit_ms, 3000.0);
+  EXPECT_LT(exit_ms, 8000.0);
   EXPECT_EQ(ctl->Wait(milliseconds(kLeaseMs + 10000)), kExitAgentLost) << ctl->Output();
 }
 
