@@ -29,14 +29,6 @@ using ::testing::UnorderedElementsAre;
 
 const std::string kBin = LOCKSTEP_BIN_DIR;
 
-// A process that exited (or was reaped): no /proc entry, or a zombie.
-bool Exited(int pid) {
-  auto stat = ReadFileToString(absl::StrFormat("/proc/%d/stat", pid));
-  if (!stat.ok()) return true;
-  const size_t close = stat->rfind(')');
-  return close != std::string::npos && close + 2 < stat->size() && (*stat)[close + 2] == 'Z';
-}
-
 
 // A plan without [[agent]] tables: one write, one verified read.
 std::string PlanWithoutAgents(TestCluster& cluster) {

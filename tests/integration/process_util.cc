@@ -8,6 +8,7 @@
 
 #include <google/protobuf/util/json_util.h>
 
+#include "absl/strings/str_format.h"
 #include "common/files.h"
 #include "controller/results/telemetry_file.h"
 #include "controller/run/local_agents.h"
@@ -45,6 +46,13 @@ void ListeningProcess::Kill(int signal) {
     ::waitpid(pid_, nullptr, 0);
     pid_ = -1;
   }
+}
+
+bool Exited(int pid) {
+  auto stat = ReadFileToString(absl::StrFormat("/proc/%d/stat", pid));
+  if (!stat.ok()) return true;
+  const size_t close = stat->rfind(')');
+  return close != std::string::npos && close + 2 < stat->size() && (*stat)[close + 2] == 'Z';
 }
 
 CommandResult RunLockstep(const std::vector<std::string>& args) {

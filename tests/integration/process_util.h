@@ -44,6 +44,10 @@ class ListeningProcess {
   std::string log_;
 };
 
+// Whether process `pid` has exited: no /proc entry (reaped), or a zombie
+// (exited, not yet reaped by its parent). Reaps nothing.
+bool Exited(int pid);
+
 // Runs the real `lockstep` binary with `args`.
 CommandResult RunLockstep(const std::vector<std::string>& args);
 
