@@ -88,10 +88,14 @@ class AgentClient {
 // answered OK (from a gRPC thread; `sent_mono_ns`: when the call was
 // started): the Heartbeater counts it as a heartbeat answer, since the
 // agent renewed its lease when the call reached it (agent wire minor 4).
+// `sending(agent, sent_mono_ns)`, if set, is told of every call just before
+// it is started (on the thread that starts it): the Heartbeater may hold
+// that agent's next heartbeat back until a period after it.
 struct CallWatch {
   std::function<std::string(const AgentClient*)> lost;  // may be empty
   const std::atomic<bool>* interrupted = nullptr;
   std::function<void(const AgentClient*, int64_t sent_mono_ns)> answered;  // may be empty
+  std::function<void(const AgentClient*, int64_t sent_mono_ns)> sending;   // may be empty
 
   // OK while `agent`'s call may go on; else the status it ends with.
   absl::Status Check(const AgentClient* agent) const;
@@ -117,12 +121,14 @@ std::vector<absl::StatusOr<Resp>> FanOut(const std::vector<AgentClient*>& agents
   absl::Notification all_done;
   if (agents.empty()) all_done.Notify();
   const bool tell = watch != nullptr && watch->answered;
+  const bool sends = watch != nullptr && watch->sending;
   for (size_t i = 0; i < agents.size(); ++i) {
     slots.push_back(std::make_unique<Slot>());
     Slot* slot = slots.back().get();
     slot->ctx.set_deadline(std::chrono::system_clock::now() +
                            absl::ToChronoMilliseconds(timeout));
-    const int64_t sent_mono_ns = tell ? MonotonicNs() : 0;
+    const int64_t sent_mono_ns = tell || sends ? MonotonicNs() : 0;
+    if (sends) watch->sending(agents[i], sent_mono_ns);
     call(agents[i]->stub(), &slot->ctx, &requests[i], &slot->reply,
          [slot, &pending, &all_done, tell, watch, agent = agents[i], sent_mono_ns](grpc::Status s) {
            if (tell && s.ok()) watch->answered(agent, sent_mono_ns);

@@ -19,6 +19,7 @@ absl::Duration PeriodOf(absl::Duration lease) {
 
 struct Heartbeater::Beat {
   grpc::ClientContext ctx;
+  int64_t sent_mono_ns = 0;
   v1::HeartbeatRequest request;
   v1::HeartbeatReply reply;
 };
@@ -31,6 +32,7 @@ Heartbeater::Heartbeater(std::vector<AgentClient*> agents, absl::Duration lease,
       stall_ms_(stall_ms),
       last_answer_mono_ns_(agents_.size(), MonotonicNs()),
       next_send_mono_ns_(agents_.size()),
+      confirmed_sent_mono_ns_(agents_.size(), INT64_MIN),
       last_error_(agents_.size()),
       beats_(agents_.size()),
       lost_(agents_.size()),
@@ -98,7 +100,28 @@ CallWatch Heartbeater::WatchCalls(const std::atomic<bool>* interrupted) {
   return CallWatch{[this](const AgentClient* agent) { return LostReason(agent); }, interrupted,
                    [this](const AgentClient* agent, int64_t sent_mono_ns) {
                      Renewed(agent, sent_mono_ns);
+                   },
+                   [this](const AgentClient* agent, int64_t sent_mono_ns) {
+                     Sending(agent, sent_mono_ns);
                    }};
+}
+
+void Heartbeater::Sending(const AgentClient* agent, int64_t sent_mono_ns) {
+  auto it = index_of_.find(agent);
+  if (it == index_of_.end()) return;
+  const size_t i = it->second;
+  if (agents_[i]->facts.wire_minor() < kRenewingCallsWireMinor) return;
+  absl::MutexLock lock(&mu_);
+  if (!lost_[i].reason.empty()) return;
+  // The lease runs at least until confirmed + lease = confirmed + 3 periods.
+  // Held back to sent + period <= confirmed + 2 periods, the heartbeat still
+  // has a period to reach the agent if this call never does.
+  const int64_t period_ns = absl::ToInt64Nanoseconds(period_);
+  if (confirmed_sent_mono_ns_[i] == INT64_MIN ||
+      sent_mono_ns > confirmed_sent_mono_ns_[i] + period_ns) {
+    return;
+  }
+  next_send_mono_ns_[i] = std::max(next_send_mono_ns_[i], sent_mono_ns + period_ns);
 }
 
 void Heartbeater::Renewed(const AgentClient* agent, int64_t sent_mono_ns) {
@@ -110,6 +133,7 @@ void Heartbeater::Renewed(const AgentClient* agent, int64_t sent_mono_ns) {
   last_answer_mono_ns_[i] = std::max(last_answer_mono_ns_[i], MonotonicNs());
   last_error_[i].clear();
   if (agents_[i]->facts.wire_minor() >= kRenewingCallsWireMinor) {
+    confirmed_sent_mono_ns_[i] = std::max(confirmed_sent_mono_ns_[i], sent_mono_ns);
     next_send_mono_ns_[i] =
         std::max(next_send_mono_ns_[i], sent_mono_ns + absl::ToInt64Nanoseconds(period_));
   }
@@ -150,6 +174,7 @@ void Heartbeater::Tick() {
       next_send_mono_ns_[i] = now_mono_ns + absl::ToInt64Nanoseconds(period_);
       beats_[i] = std::make_unique<Beat>();
       Beat* beat = beats_[i].get();
+      beat->sent_mono_ns = now_mono_ns;
       beat->ctx.set_deadline(std::chrono::system_clock::now() +
                              absl::ToChronoMilliseconds(period_));
       beat->request.set_session_id(agents_[i]->session_id);
@@ -164,7 +189,7 @@ void Heartbeater::Tick() {
         &beat->ctx, &beat->request, &beat->reply, [this, i = i](grpc::Status s) {
           absl::MutexLock lock(&mu_);
           Answered(i, s.ok() ? absl::OkStatus() : FromGrpcStatus(s, agents_[i]->address()),
-                   beats_[i]->reply);
+                   beats_[i]->sent_mono_ns, beats_[i]->reply);
           // Not destroyed in its own callback: the next tick does.
           finished_.push_back(std::move(beats_[i]));
           --in_flight_;
@@ -172,11 +197,12 @@ void Heartbeater::Tick() {
   }
 }
 
-void Heartbeater::Answered(size_t i, const absl::Status& status,
+void Heartbeater::Answered(size_t i, const absl::Status& status, int64_t sent_mono_ns,
                            const v1::HeartbeatReply& reply) {
   if (!lost_[i].reason.empty()) return;
   if (status.ok()) {
     last_answer_mono_ns_[i] = MonotonicNs();
+    confirmed_sent_mono_ns_[i] = std::max(confirmed_sent_mono_ns_[i], sent_mono_ns);
     last_error_[i].clear();
     if (reply.stalled_size() > 0 && stalled_[i].empty()) {
       stalled_[i] = absl::StrJoin(reply.stalled(), "; ");

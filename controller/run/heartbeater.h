@@ -1,7 +1,9 @@
 // Keeps the agents' leases alive and tells who went silent: a background
 // thread sends each agent not yet lost one Heartbeat every period (lease/3,
-// at least 20 ms; agents staggered over the first period), one call in
-// flight per agent (its deadline: the period), and looks every tick (≤ 50 ms) at
+// at least 20 ms; agents staggered over the first period) in which no other
+// call that renews its lease was sent or answered (Renewed, Sending), one
+// call in flight per agent (its deadline: the period), and looks every tick
+// (≤ 50 ms) at
 //   - lost: it dropped our session (restarted, or its lease expired), or
 //     nothing came back from it for longer than the lease, measured from its
 //     last answer: found within lease + one tick of going silent, however
@@ -79,6 +81,14 @@ class Heartbeater {
   // Agents of a wire minor before kRenewingCallsWireMinor are not credited
   // with the next heartbeat's postponement (their lease was not renewed).
   void Renewed(const AgentClient* agent, int64_t sent_mono_ns);
+  // A call that renews agent `agent`'s lease (as for Renewed) is being sent
+  // at `sent_mono_ns`: its next heartbeat is held back until a period after
+  // that, if an answered call or heartbeat sent at most a period before it
+  // shows the lease good for two more periods. Should the call never reach
+  // the agent, that heartbeat still has a period before the lease lapses.
+  // (At 1,024 agents the heartbeats fell due in the Prepare round and the
+  // start's lead, before the Prepare or Start was answered.) Any thread.
+  void Sending(const AgentClient* agent, int64_t sent_mono_ns);
 
  private:
   struct Beat;  // one agent's call in flight
@@ -87,8 +97,8 @@ class Heartbeater {
   // Sends the heartbeats that are due and marks lost the agents silent for
   // longer than the lease.
   void Tick();
-  void Answered(size_t index, const absl::Status& status, const v1::HeartbeatReply& reply)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Answered(size_t index, const absl::Status& status, int64_t sent_mono_ns,
+                const v1::HeartbeatReply& reply) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::vector<AgentClient*> agents_;
   const absl::Duration lease_;
@@ -101,6 +111,9 @@ class Heartbeater {
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<int64_t> last_answer_mono_ns_ ABSL_GUARDED_BY(mu_);
   std::vector<int64_t> next_send_mono_ns_ ABSL_GUARDED_BY(mu_);
+  // When the latest call or heartbeat it answered (that renewed its lease)
+  // was sent; INT64_MIN until one is.
+  std::vector<int64_t> confirmed_sent_mono_ns_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> last_error_ ABSL_GUARDED_BY(mu_);  // of the last failed heartbeat
   // One slot per agent; in flight while its call is (only then non-null).
   std::vector<std::unique_ptr<Beat>> beats_ ABSL_GUARDED_BY(mu_);

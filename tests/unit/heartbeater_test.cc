@@ -4,6 +4,7 @@
 // get every heartbeat; so do Starts to agents of minor 5.
 #include "controller/run/heartbeater.h"
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <string>
@@ -23,7 +24,8 @@
 namespace lockstep {
 namespace {
 
-// Counts heartbeats; answers Cleanup OK.
+// Counts heartbeats; answers Cleanup OK, after `cleanup_ms` (or when the
+// controller cancels it).
 class CountingAgent final : public v1::Agent::Service {
  public:
   grpc::Status Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest*,
@@ -32,8 +34,10 @@ class CountingAgent final : public v1::Agent::Service {
     reply->set_state("attached");
     return grpc::Status::OK;
   }
-  grpc::Status Cleanup(grpc::ServerContext*, const v1::CleanupRequest*,
+  grpc::Status Cleanup(grpc::ServerContext* ctx, const v1::CleanupRequest*,
                        v1::CleanupReply*) override {
+    const absl::Time until = absl::Now() + absl::Milliseconds(cleanup_ms.load());
+    while (absl::Now() < until && !ctx->IsCancelled()) absl::SleepFor(absl::Milliseconds(5));
     return grpc::Status::OK;
   }
   // A phase that ends at once: its result, then the end of the stream.
@@ -45,6 +49,7 @@ class CountingAgent final : public v1::Agent::Service {
     return grpc::Status::OK;
   }
   std::atomic<int> heartbeats{0};
+  std::atomic<int> cleanup_ms{0};
 };
 
 enum class Via { kCleanup, kStart };
@@ -92,6 +97,31 @@ struct Fixture {
     return agent.heartbeats.load();
   }
 
+  // Lease 1500 ms (a period of 500 ms): Cleanups that take `cleanup_ms`
+  // each, one after another, for `duration` (the last one ends then, by its
+  // deadline); the heartbeats the agent got meanwhile.
+  int HeartbeatsDuringSlowCalls(int cleanup_ms, absl::Duration duration,
+                                uint32_t wire_minor = kRenewingCallsWireMinor) {
+    client->facts.set_wire_minor(wire_minor);
+    EXPECT_TRUE(client->Connect(absl::Seconds(10)).ok());
+    Heartbeater heartbeater({client.get()}, absl::Milliseconds(1500), 0);
+    const CallWatch watch = heartbeater.WatchCalls(nullptr);
+    // One quick call first: the lease is then known good from its sending.
+    auto first = FanOut<v1::CleanupRequest, v1::CleanupReply>(
+        {client.get()}, {v1::CleanupRequest()}, absl::Seconds(5), LOCKSTEP_ASYNC(Cleanup), &watch);
+    EXPECT_TRUE(first[0].ok()) << first[0].status();
+    const int before = agent.heartbeats.load();
+    agent.cleanup_ms.store(cleanup_ms);
+    const absl::Time end = absl::Now() + duration;
+    while (absl::Now() < end) {
+      const absl::Duration left = std::max(end - absl::Now(), absl::Milliseconds(1));
+      FanOut<v1::CleanupRequest, v1::CleanupReply>({client.get()}, {v1::CleanupRequest()}, left,
+                                                   LOCKSTEP_ASYNC(Cleanup), &watch);
+    }
+    EXPECT_FALSE(heartbeater.Lost().has_value()) << heartbeater.Lost()->reason;
+    return agent.heartbeats.load() - before;
+  }
+
   CountingAgent agent;
   int port = 0;
   std::unique_ptr<grpc::Server> server;
@@ -111,6 +141,23 @@ TEST(Heartbeater, CallsTheAgentAnsweredStandInForHeartbeats) {
 TEST(Heartbeater, StartsTheAgentAnsweredStandInForHeartbeats) {
   Fixture f;
   EXPECT_LE(f.HeartbeatsWhileCalling(kStartRenewsWireMinor, absl::Seconds(2), Via::kStart), 2);
+}
+
+// Calls of 330 ms one after another, at a period of 500 ms: each answer comes
+// 660 ms after the call before it was sent, past the period, but each call
+// was sent within a period of the last answered one, so it holds the
+// heartbeat back (with the answer alone counted, 3 heartbeats came).
+TEST(Heartbeater, CallsSentInTimeHoldTheHeartbeatBackUntilTheyAreAnswered) {
+  Fixture f;
+  EXPECT_LE(f.HeartbeatsDuringSlowCalls(330, absl::Milliseconds(2500)), 1);
+}
+
+// A call that hangs holds the heartbeat back by one period at most: the
+// heartbeats renew the lease meanwhile (every 500 ms: 3-4 in 2.2 s after the
+// first period), and the agent that answers them is not lost.
+TEST(Heartbeater, AHungCallHoldsTheHeartbeatBackByOnePeriodAtMost) {
+  Fixture f;
+  EXPECT_GE(f.HeartbeatsDuringSlowCalls(60'000, absl::Milliseconds(2700)), 3);
 }
 
 TEST(Heartbeater, AgentsThatDoNotRenewOnStartStillGetEveryHeartbeatBetweenStarts) {
