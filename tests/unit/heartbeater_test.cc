@@ -146,10 +146,11 @@ TEST(Heartbeater, StartsTheAgentAnsweredStandInForHeartbeats) {
 // Calls of 330 ms one after another, at a period of 500 ms: each answer comes
 // 660 ms after the call before it was sent, past the period, but each call
 // was sent within a period of the last answered one, so it holds the
-// heartbeat back (with the answer alone counted, 3 heartbeats came).
+// heartbeat back: none come (with the answer alone counted, 5-6 came in 4 s;
+// 2 allowed for calls slowed past the period on a loaded machine).
 TEST(Heartbeater, CallsSentInTimeHoldTheHeartbeatBackUntilTheyAreAnswered) {
   Fixture f;
-  EXPECT_LE(f.HeartbeatsDuringSlowCalls(330, absl::Milliseconds(2500)), 1);
+  EXPECT_LE(f.HeartbeatsDuringSlowCalls(330, absl::Seconds(4)), 2);
 }
 
 // A call that hangs holds the heartbeat back by one period at most: the
