@@ -86,8 +86,9 @@ class Heartbeater {
   // that, if an answered call or heartbeat sent at most a period before it
   // shows the lease good for two more periods. Should the call never reach
   // the agent, that heartbeat still has a period before the lease lapses.
-  // (At 1,024 agents the heartbeats fell due in the Prepare round and the
-  // start's lead, before the Prepare or Start was answered.) Any thread.
+  // (At 1,024 swarm agents, with the answer alone counted, every agent's
+  // heartbeat fell due a period after its Prepare was sent, while the Start
+  // was still in flight: in the I/O, or in a long lead.) Any thread.
   void Sending(const AgentClient* agent, int64_t sent_mono_ns);
 
  private:

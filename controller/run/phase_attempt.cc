@@ -260,7 +260,8 @@ void PhaseAttempt::Start() {
   BoundedParallelFor(clients_.size(), kStartThreads, [&](size_t i) {
     // An agent that renewed its lease on the Start needs no heartbeat for a
     // period after it: at 1,024 agents most of a phase's heartbeats fell
-    // between its Start and its Cleanup, and then in the start's lead.
+    // between its Start and its Cleanup, and (counted only once answered)
+    // a period after the Prepare, while the Start was in flight.
     const bool renews = clients_[i]->facts.wire_minor() >= kStartRenewsWireMinor;
     if (renews && watch_.sending) watch_.sending(clients_[i], MonotonicNs());
     streams_[i] = std::make_unique<PhaseStream>(clients_[i], std::move(requests[i]),
