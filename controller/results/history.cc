@@ -190,6 +190,12 @@ class Stmt {
   void BindAll(const std::vector<Value>& values) {
     for (size_t i = 0; i < values.size(); ++i) Bind(static_cast<int>(i + 1), values[i]);
   }
+  // Not copied: `text` must outlive the statement's next Run or Reset. (A
+  // run.json of 1,024 agents x 40 phases is 51 MB: its copies on the way to
+  // the insert added 257 MB to the controller's peak RSS.)
+  void BindUncopied(int i, std::string_view text) {
+    sqlite3_bind_text64(stmt_, i, text.data(), text.size(), SQLITE_STATIC, SQLITE_UTF8);
+  }
   // True for a row, false when done.
   absl::StatusOr<bool> Step(std::string_view what) {
     int rc = sqlite3_step(stmt_);
@@ -424,7 +430,9 @@ absl::Status HistoryStore::Record(const v1::RunRecord& run, const std::string& s
     }
     tag_set.insert(t);
   }
-  std::string json = json_text.empty() ? RunToJson(run) : std::string(json_text);
+  std::string made;  // only when the caller has no run.json text
+  if (json_text.empty()) made = RunToJson(run);
+  const std::string_view json = json_text.empty() ? std::string_view(made) : json_text;
   int64_t started_ns = 0;
   if (auto t = ParseDateOrTime(run.started_at()); t.ok()) started_ns = *t;
   int n_results = 0;
@@ -449,7 +457,8 @@ absl::Status HistoryStore::Record(const v1::RunRecord& run, const std::string& s
                  absl::StrJoin(tag_set, ","), run.started_at(), started_ns, run.finished_at(),
                  run.status(), int64_t{run.format_version()}, run.lockstep_version(),
                  run.controller_host(), int64_t{n_results}, int64_t{run.agents_size()},
-                 FormatRfc3339(RealtimeNs()), json});
+                 FormatRfc3339(RealtimeNs())});
+    ins.BindUncopied(17, json);
     RETURN_IF_ERROR(ins.Run("cannot insert the run"));
   }
   {
