@@ -32,6 +32,7 @@
 #include "controller/run/command_checks.h"
 #include "controller/run/heartbeater.h"
 #include "controller/run/phase_attempt.h"
+#include "controller/run/phase_results.h"
 #include "controller/run/phase_specs.h"
 #include "controller/run/run_error.h"
 #include "controller/run/run_printer.h"
@@ -566,6 +567,9 @@ RunError Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_
     // mdtest's lines read them).
     // A failed command phase too: each host's status and stderr.
     if ((!failure || pr->kind() == v1::COMMAND) && !repeat) printer_.PhaseDone(*pr);
+    if (const std::string late = MissedStartNote(*pr); !failure && !late.empty()) {
+      printer_.Note(late);
+    }
     // Journaled, then its per-agent records leave memory for the run
     // directory's spool (run.json gets them back): memory stays bounded.
     absl::Status journaled = store_->JournalAndOffload(pr);

@@ -94,6 +94,22 @@ std::vector<std::string> TelemetryLines(
   return lines;
 }
 
+std::string MissedStartNote(const v1::PhaseRecord& phase) {
+  const v1::AgentPhaseRecord* latest = nullptr;
+  for (const v1::AgentPhaseRecord& a : phase.agents()) {
+    if (a.role() != v1::CLIENT || a.start_margin_ns() >= 0) continue;
+    if (latest == nullptr || a.start_margin_ns() < latest->start_margin_ns()) latest = &a;
+  }
+  if (latest == nullptr) return "";
+  return absl::StrFormat(
+      "warning: %s: agent %s had its Start %.1f ms after the start instant (lead %.1f ms), "
+      "so its tasks began late and the start was not simultaneous (start skew %.1f ms); "
+      "the next lead is longer. To repeat or fail such phases, set max_start_skew_us "
+      "and on_skew",
+      phase.phase_id(), latest->address(), -latest->start_margin_ns() / 1e6,
+      phase.lead_ns() / 1e6, phase.start_skew_ns() / 1e6);
+}
+
 int64_t StartSkewUncertaintyNs(std::vector<int64_t> clock_uncertainties_ns) {
   if (clock_uncertainties_ns.size() < 2) return 0;
   std::sort(clock_uncertainties_ns.rbegin(), clock_uncertainties_ns.rend());
