@@ -567,8 +567,9 @@ RunError Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_
     // mdtest's lines read them).
     // A failed command phase too: each host's status and stderr.
     if ((!failure || pr->kind() == v1::COMMAND) && !repeat) printer_.PhaseDone(*pr);
-    if (const std::string late = MissedStartNote(*pr); !failure && !late.empty()) {
-      printer_.Note(late);
+    if (!failure && !repeat) {  // a repeated phase has the skew bound's note
+      const std::string late = MissedStartNote(*pr, plan_.max_start_skew_us > 0);
+      if (!late.empty()) printer_.Note(late);
     }
     // Journaled, then its per-agent records leave memory for the run
     // directory's spool (run.json gets them back): memory stays bounded.

@@ -94,7 +94,7 @@ std::vector<std::string> TelemetryLines(
   return lines;
 }
 
-std::string MissedStartNote(const v1::PhaseRecord& phase) {
+std::string MissedStartNote(const v1::PhaseRecord& phase, bool skew_bound) {
   const v1::AgentPhaseRecord* latest = nullptr;
   for (const v1::AgentPhaseRecord& a : phase.agents()) {
     if (a.role() != v1::CLIENT || a.start_margin_ns() >= 0) continue;
@@ -104,10 +104,10 @@ std::string MissedStartNote(const v1::PhaseRecord& phase) {
   return absl::StrFormat(
       "warning: %s: agent %s had its Start %.1f ms after the start instant (lead %.1f ms), "
       "so its tasks began late and the start was not simultaneous (start skew %.1f ms); "
-      "the next lead is longer. To repeat or fail such phases, set max_start_skew_us "
-      "and on_skew",
+      "the next lead is longer%s",
       phase.phase_id(), latest->address(), -latest->start_margin_ns() / 1e6,
-      phase.lead_ns() / 1e6, phase.start_skew_ns() / 1e6);
+      phase.lead_ns() / 1e6, phase.start_skew_ns() / 1e6,
+      skew_bound ? "" : ". To repeat or fail such phases, set max_start_skew_us and on_skew");
 }
 
 int64_t StartSkewUncertaintyNs(std::vector<int64_t> clock_uncertainties_ns) {
