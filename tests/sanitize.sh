@@ -45,6 +45,7 @@ fi
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$SRC/tests/lsan.supp:print_suppressions=0}
 # second_deadlock_stack and history: useful reports; exitcode 66 marks a race.
 export TSAN_OPTIONS=${TSAN_OPTIONS:-suppressions=$SRC/tests/tsan.supp:second_deadlock_stack=1:history_size=4:exitcode=66}
 cd "$BUILD"
