@@ -10,6 +10,9 @@
 # Environment: SANITIZE_BUILD_DIR (/tmp/lockstep-build-<mode>), JOBS (1),
 # CTEST_ARGS (extra ctest arguments, e.g. "-R Fault").
 #
+# ASan note: tests/lsan.supp hides leaks inside third-party libraries only
+# (c-ares, gRPC's DNS resolver); a leak with a Lockstep frame still fails.
+#
 # TSan note: Debian's abseil and gRPC are not TSan-instrumented. TSan does
 # not see absl::Mutex lock/unlock at all (the futex and atomics live in the
 # uninstrumented libabsl_synchronization.so), so EVERY access guarded by an
