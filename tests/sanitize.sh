@@ -11,7 +11,8 @@
 # CTEST_ARGS (extra ctest arguments, e.g. "-R Fault").
 #
 # ASan note: tests/lsan.supp hides leaks inside third-party libraries only
-# (c-ares, gRPC's DNS resolver); a leak with a Lockstep frame still fails.
+# (c-ares, gRPC's DNS resolver): a leak whose allocation stack does not pass
+# through libcares still fails.
 #
 # TSan note: Debian's abseil and gRPC are not TSan-instrumented. TSan does
 # not see absl::Mutex lock/unlock at all (the futex and atomics live in the
