@@ -161,6 +161,15 @@ uint64_t SeeksRewritten(const v1::PhaseRecord& pr) {
   return n;
 }
 
+const v1::AgentPhaseRecord* SlowestStartClient(const v1::PhaseRecord& pr) {
+  const v1::AgentPhaseRecord* slowest = nullptr;
+  for (const v1::AgentPhaseRecord& a : pr.agents()) {
+    if (a.role() != v1::CLIENT || a.start_margin_ns() == 0) continue;
+    if (slowest == nullptr || a.start_margin_ns() < slowest->start_margin_ns()) slowest = &a;
+  }
+  return slowest;
+}
+
 void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
                  uint32_t rep, v1::PhaseRecord* pr) {
   if (spec.kind() == v1::FIND) return ReduceFind(tasks, rep, pr);

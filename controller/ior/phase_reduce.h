@@ -42,6 +42,11 @@ uint64_t FindMatched(const v1::PhaseRecord& pr);
 // SEEKS: the seeks that wrote their block back, over all tasks of the record.
 uint64_t SeeksRewritten(const v1::PhaseRecord& pr);
 
+// The client that had its Start latest against the instant: the smallest
+// start_margin_ns among the clients that recorded one (non-zero; negative =
+// after the instant). Null when none did.
+const v1::AgentPhaseRecord* SlowestStartClient(const v1::PhaseRecord& pr);
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_CONTROLLER_IOR_PHASE_REDUCE_H_

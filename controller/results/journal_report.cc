@@ -16,6 +16,7 @@
 #include "common/status_macros.h"
 #include "controller/ior/ior_math.h"
 #include "controller/ior/ior_report.h"
+#include "controller/ior/phase_reduce.h"
 #include "controller/plan/plan.h"
 #include "controller/plan/sweep.h"
 #include "common/json.h"
@@ -51,11 +52,7 @@ std::string RoleLabel(v1::Role role) {
 std::string StartLine(const v1::PhaseRecord& p) {
   std::string line = absl::StrFormat("#   %s:", p.phase_id());
   if (p.lead_ns() != 0) line += absl::StrFormat(" lead %.1f ms,", p.lead_ns() / 1e6);
-  const v1::AgentPhaseRecord* slowest = nullptr;
-  for (const v1::AgentPhaseRecord& a : p.agents()) {
-    if (a.role() != v1::CLIENT || a.start_margin_ns() == 0) continue;
-    if (slowest == nullptr || a.start_margin_ns() < slowest->start_margin_ns()) slowest = &a;
-  }
+  const v1::AgentPhaseRecord* slowest = SlowestStartClient(p);
   if (slowest != nullptr || p.start_margin_ns() != 0) {
     const int64_t margin_ns = slowest ? slowest->start_margin_ns() : p.start_margin_ns();
     line += absl::StrFormat(" slowest agent's start margin %.1f ms%s%s", margin_ns / 1e6,

@@ -450,14 +450,9 @@ void PhaseAttempt::Reduce(const RunError& failure) {
 
 // The slowest client's start margin, for the record and the next lead.
 void PhaseAttempt::ObserveMargins(const RunError& failure) {
-  bool any = false;
-  int64_t min_margin_ns = 0;
-  for (const v1::AgentPhaseRecord& a : record_->agents()) {
-    if (a.role() != v1::CLIENT || a.start_margin_ns() == 0) continue;
-    min_margin_ns = any ? std::min(min_margin_ns, a.start_margin_ns()) : a.start_margin_ns();
-    any = true;
-  }
-  if (!any) return;
+  const v1::AgentPhaseRecord* slowest = SlowestStartClient(*record_);
+  if (slowest == nullptr) return;
+  const int64_t min_margin_ns = slowest->start_margin_ns();
   record_->set_start_margin_ns(min_margin_ns);
   if (!failure) {
     run_.lead.Observe(absl::Nanoseconds(record_->lead_ns()), absl::Nanoseconds(min_margin_ns));

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/names.h"
+#include "controller/ior/phase_reduce.h"
 #include "controller/ior/telemetry_summary.h"
 
 namespace lockstep {
@@ -95,12 +96,8 @@ std::vector<std::string> TelemetryLines(
 }
 
 std::string MissedStartNote(const v1::PhaseRecord& phase, bool skew_bound) {
-  const v1::AgentPhaseRecord* latest = nullptr;
-  for (const v1::AgentPhaseRecord& a : phase.agents()) {
-    if (a.role() != v1::CLIENT || a.start_margin_ns() >= 0) continue;
-    if (latest == nullptr || a.start_margin_ns() < latest->start_margin_ns()) latest = &a;
-  }
-  if (latest == nullptr) return "";
+  const v1::AgentPhaseRecord* latest = SlowestStartClient(phase);
+  if (latest == nullptr || latest->start_margin_ns() >= 0) return "";
   return absl::StrFormat(
       "warning: %s: agent %s had its Start %.1f ms after the start instant (lead %.1f ms), "
       "so its tasks began late and the start was not simultaneous (start skew %.1f ms); "
