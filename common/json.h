@@ -14,10 +14,10 @@ namespace lockstep {
 std::string ToJson(const google::protobuf::Message& message, bool pretty);
 
 // Set fields only (proto3 defaults left out: a reader parsing it with
-// protobuf gets them back), on one line. For side files read back by our
-// own readers (telemetry.jsonl.gz): printing every default made protobuf's
-// writer build a node per field, the largest single cost of a 1,024-agent
-// controller (18% of its CPU, perf).
+// protobuf gets them back), on one line. For the agents' records in run.json
+// and the journal: printing every default made protobuf's writer build a
+// node per field, the largest single cost of a 1,024-agent controller (18%
+// of its CPU, perf).
 std::string ToJsonSetFieldsOnly(const google::protobuf::Message& message);
 
 }  // namespace lockstep

@@ -90,7 +90,7 @@ v1::TelemetryBrief BriefOf(const v1::TelemetrySummary& t) {
   auto tenth = [](double pct) { return std::round(pct * 10.0) / 10.0; };
   for (int i = 0; i < t.top_processes_size() && i < kBriefTopProcesses; ++i) {
     // run.json keeps the group, its size and its CPU; the pid and the
-    // user/system split stay in telemetry.jsonl.gz.
+    // user/system split stay in telemetry.pb.gz.
     const v1::ProcessCpu& full = t.top_processes(i);
     if (full.cpu_pct() < 1.0) break;  // largest first: the rest is noise
     v1::ProcessCpu* p = b.add_top_processes();

@@ -1,6 +1,6 @@
 // Host telemetry summarised for run.json: a few numbers per agent
 // (TelemetryBrief) and per role (RoleTelemetry). The agents' full
-// TelemetrySummary goes to the run's telemetry.jsonl.gz (run/run_store.h),
+// TelemetrySummary goes to the run's telemetry.pb.gz (ior/telemetry_file.h),
 // so that run.json grows by a bounded amount per agent and phase.
 #ifndef LOCKSTEP_CONTROLLER_IOR_TELEMETRY_SUMMARY_H_
 #define LOCKSTEP_CONTROLLER_IOR_TELEMETRY_SUMMARY_H_

@@ -17,6 +17,7 @@
 #include "controller/ior/ior_math.h"
 #include "controller/ior/ior_report.h"
 #include "controller/ior/phase_reduce.h"
+#include "controller/ior/telemetry_file.h"
 #include "controller/plan/plan.h"
 #include "controller/plan/sweep.h"
 #include "common/json.h"
@@ -80,7 +81,7 @@ std::string RoleLine(const v1::RoleTelemetry& r) {
       m.user_pct(), m.system_pct(), m.iowait_pct(), m.disk_read_mb_s(), m.disk_write_mb_s(),
       m.net_rx_mb_s(), m.net_tx_mb_s(), r.max().load1_max(),
       r.max().warnings() > 0 ? absl::StrFormat("; %u warning(s) in %s", r.max().warnings(),
-                                               "telemetry.jsonl.gz")
+                                               kTelemetryFile)
                              : "");
 }
 

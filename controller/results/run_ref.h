@@ -44,8 +44,8 @@ struct RunRefOptions {
   // A run directory without run.json is rebuilt from its journal.jsonl
   // (`lockstep report`); the files are not written back.
   bool allow_journal = false;
-  // A run.json or journal with a telemetry.jsonl.gz next to it: the agents'
-  // full telemetry is put back into the record (results/telemetry_file.h).
+  // A run.json or journal with a telemetry side file next to it: the agents'
+  // full telemetry is put back into the record (ior/telemetry_file.h).
   bool restore_telemetry = true;
 };
 

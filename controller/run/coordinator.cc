@@ -560,7 +560,7 @@ RunError Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_
       pr->set_error("superseded: " + skew);
       pr->set_error_kind(v1::SUPERSEDED);
     }
-    // The agents' full telemetry goes to telemetry.jsonl.gz, not run.json.
+    // The agents' full telemetry goes to telemetry.pb.gz, not run.json.
     absl::Status moved = store_->MoveTelemetryOut(pr);
     if (!moved.ok()) printer_.Note(absl::StrFormat("warning: %s", moved.message()));
     // Printed while the per-agent records are still here (find's matches,

@@ -378,7 +378,7 @@ void PhaseAttempt::CollectClient(size_t i, RunError* failure) {
   apr->mutable_series_bytes()->Swap(result->mutable_series_bytes());
   if (result->has_telemetry()) {
     *apr->mutable_telemetry_brief() = BriefOf(result->telemetry());
-    apr->mutable_telemetry()->Swap(result->mutable_telemetry());  // to telemetry.jsonl.gz
+    apr->mutable_telemetry()->Swap(result->mutable_telemetry());  // to telemetry.pb.gz
   }
   if (result->start_received_unix_ns() != 0) {
     apr->set_start_margin_ns(streams_[i]->request().start_at_unix_ns() -

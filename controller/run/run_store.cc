@@ -9,7 +9,6 @@
 #include <cstring>
 #include <filesystem>
 
-#include <zlib.h>
 
 #include "absl/random/random.h"
 #include "absl/strings/str_format.h"
@@ -18,6 +17,7 @@
 #include "common/files.h"
 #include "common/json.h"
 #include "common/status_macros.h"
+#include "controller/ior/telemetry_file.h"
 #include "absl/strings/str_cat.h"
 
 namespace lockstep {
@@ -218,36 +218,18 @@ absl::Status RunStore::ReadSpan(const Span& span, std::string* out) const {
 }
 
 absl::Status RunStore::MoveTelemetryOut(v1::PhaseRecord* phase) {
-  std::string lines;
+  std::vector<v1::TelemetryLine> lines;
   for (v1::AgentPhaseRecord& a : *phase->mutable_agents()) {
     if (!a.has_telemetry()) continue;
-    v1::TelemetryLine line;
+    v1::TelemetryLine& line = lines.emplace_back();
     line.set_phase_id(phase->phase_id());
     line.set_address(a.address());
-    *line.mutable_telemetry() = std::move(*a.mutable_telemetry());
+    line.mutable_telemetry()->Swap(a.mutable_telemetry());
     a.clear_telemetry();
-    lines += ToJsonSetFieldsOnly(line) + "\n";
   }
-  if (lines.empty()) return absl::OkStatus();
-  // One gzip member per phase, appended: readers (zlib's gzread, zcat) read
-  // the members one after the other.
-  const std::string path = dir_ + "/" + kTelemetryFile;
-  // Level 1: at 1,024 agents zlib's default level 6 was 3% of the
-  // controller's CPU (perf); the lines compress well at any level.
-  gzFile gz = ::gzopen(path.c_str(), "ab1");
-  if (gz == nullptr) {
-    return absl::InternalError(absl::StrFormat("cannot open %s: %s (the agents' full telemetry "
-                                               "of phase %s is not kept)",
-                                               path, std::strerror(errno), phase->phase_id()));
-  }
-  const int written = ::gzwrite(gz, lines.data(), static_cast<unsigned>(lines.size()));
-  const int closed = ::gzclose(gz);
-  if (written != static_cast<int>(lines.size()) || closed != Z_OK) {
-    return absl::InternalError(absl::StrFormat(
-        "cannot write %s (zlib error %d): the agents' full telemetry of phase %s is incomplete",
-        path, closed, phase->phase_id()));
-  }
-  return absl::OkStatus();
+  return AppendTelemetryFile(dir_ + "/" + kTelemetryFile, lines,
+                             absl::StrFormat("the agents' full telemetry of phase %s",
+                                             phase->phase_id()));
 }
 
 absl::Status RunStore::WriteRunJson(const v1::RunRecord& run) {

@@ -1,8 +1,8 @@
 // The results directory of one run: <out>/<run-id>/ with plan.toml (copy),
 // journal.jsonl (one finished phase per line, fsynced), run.json (one line,
 // no indentation: `jq .` shows it indented) and summary.txt (both written
-// atomically), and telemetry.jsonl.gz (the agents'
-// full host telemetry, one v1::TelemetryLine per agent and phase, gzip;
+// atomically), and telemetry.pb.gz (the agents' full host telemetry, one
+// v1::TelemetryLine per agent and phase, length-delimited protobuf, gzip;
 // run.json keeps a brief per agent and per role). A run never overwrites
 // another.
 //
@@ -29,7 +29,6 @@
 
 namespace lockstep {
 
-inline constexpr char kTelemetryFile[] = "telemetry.jsonl.gz";
 
 // A JSON object's text cut where the elements of its array `key` go:
 // prefix ends with `"key":[`, suffix starts with `]`. The object printed
@@ -52,7 +51,7 @@ class RunStore {
   const std::string& run_id() const { return run_id_; }
   const std::string& dir() const { return dir_; }
 
-  // Moves every AgentPhaseRecord.telemetry of `phase` to telemetry.jsonl.gz
+  // Moves every AgentPhaseRecord.telemetry of `phase` to telemetry.pb.gz
   // (cleared in `phase` even when the write fails, which is the error).
   absl::Status MoveTelemetryOut(v1::PhaseRecord* phase);
   absl::Status AppendJournal(const v1::PhaseRecord& phase);

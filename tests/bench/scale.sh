@@ -31,7 +31,7 @@
 #   agents_cpu_ms_per_agent_phase  the agents' user + system CPU during the run
 #                          (the swarm processes' with --swarm) / (agents × phases)
 #   run_json_bytes_per_agent_phase  run.json size / (agents × phases)
-#   telemetry_gz_bytes     the side file telemetry.jsonl.gz
+#   telemetry_gz_bytes     the side file telemetry.pb.gz (earlier versions: .jsonl.gz)
 #   controller_threads_max, controller_fds_max  sampled every 100 ms (/proc)
 #   lost_agents            agents not "ok" in run.json
 #   controller_cpu_s_setup, controller_cpu_s_per_phase_steady
@@ -293,7 +293,9 @@ try:
         rec = json.load(f)
     phases = [p for p in benchlib.phases(rec)]
     size = os.path.getsize(os.path.join(run_dir, "run.json"))
-    gz = os.path.join(run_dir, "telemetry.jsonl.gz")
+    # telemetry.pb.gz; controllers of earlier versions wrote telemetry.jsonl.gz.
+    gz = next((os.path.join(run_dir, n) for n in ("telemetry.pb.gz", "telemetry.jsonl.gz")
+               if os.path.exists(os.path.join(run_dir, n))), "")
     cpu = (ru.ru_utime - before.ru_utime) + (ru.ru_stime - before.ru_stime)
 
     def last_close(p):

@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/files.h"
-#include "controller/results/telemetry_file.h"
+#include "controller/ior/telemetry_file.h"
 #include "controller/run/local_agents.h"
 
 namespace lockstep::testing {
@@ -71,7 +71,7 @@ v1::RunRecord ReadRunJson(const std::string& run_dir) {
   auto s = google::protobuf::util::JsonStringToMessage(*text, &rec);
   if (!s.ok()) ADD_FAILURE() << "run.json does not parse: " << s.ToString();
   // As every reader of a run directory: the agents' full telemetry is in
-  // telemetry.jsonl.gz next to run.json.
+  // telemetry.pb.gz next to run.json.
   absl::Status restored = RestoreTelemetryFromDir(run_dir, &rec);
   if (!restored.ok()) ADD_FAILURE() << restored;
   return rec;

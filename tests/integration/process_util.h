@@ -52,7 +52,7 @@ bool Exited(int pid);
 CommandResult RunLockstep(const std::vector<std::string>& args);
 
 // Parses <run_dir>/run.json and puts back the agents' full telemetry from
-// telemetry.jsonl.gz, as run readers do; fails the test on error.
+// telemetry.pb.gz, as run readers do; fails the test on error.
 v1::RunRecord ReadRunJson(const std::string& run_dir);
 
 // The run directory named on the "Results : DIR/" line of the output.

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "controller/results/run_json.h"
-#include "controller/results/telemetry_file.h"
+#include "controller/ior/telemetry_file.h"
 #include "gtest/gtest.h"
 #include "integration/plan_builder.h"
 #include "integration/process_util.h"
@@ -82,7 +82,7 @@ TEST(SwarmTest, SixtyFourAgentsInOneProcessRunAPhaseWithinTheRunJsonBound) {
       << bytes / (kAgents * kPhases) << " bytes per agent and phase";
 
   // The side file gives every agent's telemetry back, as readers see it.
-  auto lines = ReadTelemetryFile(run_dir + "/telemetry.jsonl.gz");
+  auto lines = ReadTelemetryFile(run_dir + "/" + kTelemetryFile);
   ASSERT_TRUE(lines.ok()) << lines.status();
   EXPECT_EQ(lines->size(), static_cast<size_t>(kAgents * kPhases));
   EXPECT_EQ(RestoreTelemetry(*lines, &run), static_cast<size_t>(kAgents * kPhases));

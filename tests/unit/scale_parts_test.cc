@@ -4,6 +4,7 @@
 // run record's per-agent parts offloaded to disk (memory bounded over
 // phases) and `lockstep report`'s per-phase start and telemetry lines.
 #include <sys/resource.h>
+#include <zlib.h>
 
 #include <cstdio>
 #include <mutex>
@@ -13,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/util/delimited_message_util.h>
 #include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/message_differencer.h>
 
@@ -22,7 +25,7 @@
 #include "controller/results/journal_report.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "controller/results/telemetry_file.h"
+#include "controller/ior/telemetry_file.h"
 #include "controller/run/barrier_lead.h"
 #include "controller/run/bounded_parallel.h"
 #include "controller/run/fd_limit.h"
@@ -199,6 +202,81 @@ TEST(TelemetryFile, RunStoreMovesItOutAndResultsPutItBack) {
   auto damaged = ReadTelemetryFile(bad);
   EXPECT_FALSE(damaged.ok());
   EXPECT_NE(damaged.status().message().find("bad.gz"), std::string::npos);
+}
+
+// Writes `data` as one gzip member to `path`.
+void WriteGzip(const std::string& path, const std::string& data) {
+  gzFile gz = ::gzopen(path.c_str(), "wb");
+  ASSERT_NE(gz, nullptr) << path;
+  ASSERT_EQ(::gzwrite(gz, data.data(), static_cast<unsigned>(data.size())),
+            static_cast<int>(data.size()));
+  ASSERT_EQ(::gzclose(gz), Z_OK);
+}
+
+v1::TelemetryLine Line(const std::string& phase_id, const std::string& address, double busy) {
+  v1::TelemetryLine line;
+  line.set_phase_id(phase_id);
+  line.set_address(address);
+  *line.mutable_telemetry() = Host(busy, 1, 1);
+  return line;
+}
+
+TEST(TelemetryFile, TheJsonLinesOfEarlierVersionsAreStillRead) {
+  const std::string dir = ::testing::TempDir() + "/telemetry_json_lines";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::string text;
+  for (const char* address : {"a:1", "a:2"}) {
+    text += ToJsonSetFieldsOnly(Line("t0.r0.w", address, 3)) + "\n";
+  }
+  WriteGzip(dir + "/" + kTelemetryJsonFile, text);
+  v1::RunRecord run;
+  v1::PhaseRecord* p = run.add_tests()->add_phases();
+  p->set_phase_id("t0.r0.w");
+  p->add_agents()->set_address("a:1");
+  p->add_agents()->set_address("a:2");
+  ASSERT_TRUE(RestoreTelemetryFromDir(dir, &run).ok());
+  for (const auto& a : p->agents()) {
+    EXPECT_DOUBLE_EQ(a.telemetry().cpu().busy_cores().mean(), 3) << a.address();
+  }
+  // With both files (not written by any version), the binary one is read.
+  ASSERT_TRUE(AppendTelemetryFile(dir + "/" + kTelemetryFile, {Line("t0.r0.w", "a:1", 5)},
+                                  "test lines")
+                  .ok());
+  ASSERT_TRUE(RestoreTelemetryFromDir(dir, &run).ok());
+  EXPECT_DOUBLE_EQ(p->agents(0).telemetry().cpu().busy_cores().mean(), 5);
+}
+
+TEST(TelemetryFile, AFileCutShortNamesTheRecordWhereItEnds) {
+  const std::string dir = ::testing::TempDir() + "/telemetry_cut_short";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string good = dir + "/good.pb.gz";
+  // Two members, as two phases append them.
+  ASSERT_TRUE(AppendTelemetryFile(good, {Line("p1", "a:1", 1), Line("p1", "a:2", 2)}, "p1").ok());
+  ASSERT_TRUE(AppendTelemetryFile(good, {Line("p2", "a:1", 3)}, "p2").ok());
+  auto lines = ReadTelemetryFile(good);
+  ASSERT_TRUE(lines.ok()) << lines.status();
+  ASSERT_EQ(lines->size(), 3u);
+  EXPECT_EQ((*lines)[2].phase_id(), "p2");
+  EXPECT_DOUBLE_EQ((*lines)[1].telemetry().cpu().busy_cores().mean(), 2);
+
+  // The same records, the last one cut 4 bytes short, in a well-formed gzip.
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream out(&bytes);
+    for (const auto& line : *lines) {
+      ASSERT_TRUE(google::protobuf::util::SerializeDelimitedToZeroCopyStream(line, &out));
+    }
+  }
+  const std::string cut = dir + "/cut.pb.gz";
+  WriteGzip(cut, bytes.substr(0, bytes.size() - 4));
+  auto damaged = ReadTelemetryFile(cut);
+  ASSERT_FALSE(damaged.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(damaged.status())) << damaged.status();
+  EXPECT_THAT(std::string(damaged.status().message()),
+              ::testing::AllOf(::testing::HasSubstr("cut.pb.gz"), ::testing::HasSubstr("record 3"),
+                               ::testing::HasSubstr("first 2 records are good")));
 }
 
 TEST(FileLimit, EnoughForAFewAgentsAndAClearErrorBeyondTheHardLimit) {
