@@ -5,6 +5,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 #include "common/errors.h"
+#include "common/http2_flow.h"
 #include "common/log.h"
 #include "common/tls.h"
 
@@ -238,6 +239,9 @@ void ApplyAgentServerOptions(grpc::ServerBuilder* builder) {
   // gRPC sets SO_REUSEPORT by default: a second agent on a taken port would
   // start and take half of its connections. One agent per port.
   builder->AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // No BDP pings; a fixed window instead (common/http2_flow.h).
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, kHttp2StreamWindowBytes);
 }
 
 }  // namespace lockstep

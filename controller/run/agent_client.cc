@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "common/http2_flow.h"
 #include "common/net.h"
 
 namespace lockstep {
@@ -80,6 +81,9 @@ AgentClient::AgentClient(std::string address, v1::Role role,
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   args.SetMaxReceiveMessageSize(64 << 20);
+  // No BDP pings; a fixed window instead (common/http2_flow.h).
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, kHttp2StreamWindowBytes);
   // Fail fast and reconnect quickly in tests and after an agent restart.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
