@@ -30,6 +30,24 @@ int Fail(const char* cmd, const absl::Status& s) {
   return s.code() == absl::StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
 }
 
+// The run `ref` names (results/run_ref.h); what a damaged telemetry side file
+// left out goes to stderr as a warning, and the run is read all the same.
+absl::StatusOr<ResolvedRun> ReadRunRef(const char* cmd, const std::string& ref,
+                                       LazyHistory* db, const RunRefOptions& options = {}) {
+  absl::StatusOr<ResolvedRun> run = ResolveRunRef(ref, db, options);
+  if (run.ok() && !run->warning.empty()) {
+    std::fprintf(stderr, "lockstep %s: warning: %s\n", cmd, run->warning.c_str());
+  }
+  return run;
+}
+
+absl::StatusOr<v1::RunRecord> ReadRun(const char* cmd, const std::string& ref, LazyHistory* db,
+                                      const RunRefOptions& options = {}) {
+  absl::StatusOr<ResolvedRun> run = ReadRunRef(cmd, ref, db, options);
+  if (!run.ok()) return run.status();
+  return std::move(run->record);
+}
+
 // A usage error found after parsing: the error and the usage lines, exit 2.
 int Usage(const CommandSpec& command, const std::string& error) {
   std::fprintf(stderr, "%s: %s\n%s", command.FullName().c_str(), error.c_str(),
@@ -171,7 +189,7 @@ int ExportCommand(const std::vector<std::string>& args) {
     return Usage(spec, "give one run and at most one output path");
   }
   LazyHistory db(f->GetString("db"));
-  auto run = ResolveRunRef(f->positional()[0], &db);
+  auto run = ReadRunRef("export", f->positional()[0], &db);
   if (!run.ok()) return Fail("export", run.status());
   const bool others = HasOutputs(*f);
   std::string out = f->positional().size() == 2 ? f->positional()[1] : (others ? "" : "-");
@@ -210,7 +228,7 @@ int CompareCommand(const std::vector<std::string>& args) {
   for (const auto& side : f->positional()) {
     std::vector<v1::RunRecord>& group = groups.emplace_back();
     for (absl::string_view ref : absl::StrSplit(side, ',', absl::SkipEmpty())) {
-      auto run = ResolveRun(std::string(ref), &db);
+      auto run = ReadRun("compare", std::string(ref), &db);
       if (!run.ok()) return Fail("compare", run.status());
       group.push_back(*run);
       runs.push_back(std::move(*run));
@@ -243,7 +261,7 @@ int GateCommand(const std::vector<std::string>& args) {
   if (!window.ok()) return Usage(spec, std::string(window.status().message()));
   const std::string& db_path = f->GetString("db");
   LazyHistory db(db_path);
-  auto run = ResolveRun(f->positional()[0], &db);
+  auto run = ReadRun("gate", f->positional()[0], &db);
   if (!run.ok()) {
     Fail("gate", run.status());
     return kGateBadInput;
@@ -270,7 +288,7 @@ int GateCommand(const std::vector<std::string>& args) {
     }
     baseline = std::move(*b);
   } else {
-    auto b = ResolveRun(baseline_ref, &db);
+    auto b = ReadRun("gate", baseline_ref, &db);
     if (!b.ok()) {
       std::fprintf(stderr, "lockstep gate: baseline %s\n", std::string(b.status().message()).c_str());
       return b.status().code() == absl::StatusCode::kNotFound ? kGateNoBaseline : kGateBadInput;
@@ -318,7 +336,7 @@ int ReportCommand(const std::vector<std::string>& args) {
         if (int code = ReportRunDirCommand(ref); code != kExitOk) return code;
         continue;
       }
-      auto run = ResolveRun(ref, &db);
+      auto run = ReadRun("report", ref, &db);
       if (!run.ok()) return Fail("report", run.status());
       std::string text = FormatRunSummary(*run);
       std::fwrite(text.data(), 1, text.size(), stdout);
@@ -327,7 +345,7 @@ int ReportCommand(const std::vector<std::string>& args) {
   }
   std::vector<v1::RunRecord> runs;
   for (const auto& ref : f->positional()) {
-    auto run = ResolveRun(ref, &db, {.allow_journal = true});
+    auto run = ReadRun("report", ref, &db, {.allow_journal = true});
     if (!run.ok()) return Fail("report", run.status());
     runs.push_back(std::move(*run));
   }

@@ -23,9 +23,10 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-absl::StatusOr<std::vector<v1::TelemetryLine>> ParseJsonLines(const std::string& path,
-                                                              const std::string& text) {
-  std::vector<v1::TelemetryLine> lines;
+// Both parsers keep the lines before the first bad one.
+TelemetryFileContents ParseJsonLines(const std::string& path, const std::string& text) {
+  TelemetryFileContents out;
+  std::vector<v1::TelemetryLine>& lines = out.lines;
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = true;  // files of later versions
   size_t number = 0;
@@ -35,18 +36,19 @@ absl::StatusOr<std::vector<v1::TelemetryLine>> ParseJsonLines(const std::string&
     auto status =
         google::protobuf::util::JsonStringToMessage(std::string(line), &parsed, options);
     if (!status.ok()) {
-      return absl::InvalidArgumentError(absl::StrFormat("%s, line %u: not a telemetry line: %s",
-                                                        path, number,
-                                                        std::string(status.message())));
+      out.damage = absl::StrFormat("%s, line %u: not a telemetry line (%s); its first %u lines "
+                                   "are good",
+                                   path, number, std::string(status.message()), lines.size());
+      return out;
     }
     lines.push_back(std::move(parsed));
   }
-  return lines;
+  return out;
 }
 
-absl::StatusOr<std::vector<v1::TelemetryLine>> ParseDelimited(const std::string& path,
-                                                              const std::string& bytes) {
-  std::vector<v1::TelemetryLine> lines;
+TelemetryFileContents ParseDelimited(const std::string& path, const std::string& bytes) {
+  TelemetryFileContents out;
+  std::vector<v1::TelemetryLine>& lines = out.lines;
   google::protobuf::io::ArrayInputStream input(bytes.data(), static_cast<int>(bytes.size()));
   while (true) {
     const int64_t offset = input.ByteCount();
@@ -56,12 +58,12 @@ absl::StatusOr<std::vector<v1::TelemetryLine>> ParseDelimited(const std::string&
       lines.push_back(std::move(parsed));
       continue;
     }
-    if (clean_eof) return lines;
-    return absl::InvalidArgumentError(absl::StrFormat(
+    if (clean_eof) return out;
+    out.damage = absl::StrFormat(
         "%s, record %u (byte %d of the uncompressed data): not a length-delimited "
-        "lockstep.v1.TelemetryLine; the file is damaged or was cut short (its first %u "
-        "records are good)",
-        path, lines.size() + 1, offset, lines.size()));
+        "lockstep.v1.TelemetryLine, so damaged or cut short; its first %u records are good",
+        path, lines.size() + 1, offset, lines.size());
+    return out;
   }
 }
 
@@ -98,14 +100,16 @@ absl::Status AppendTelemetryFile(const std::string& path,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<v1::TelemetryLine>> ReadTelemetryFile(const std::string& path) {
+absl::StatusOr<TelemetryFileContents> ReadTelemetryFile(const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
     return absl::NotFoundError(absl::StrFormat("%s: %s", path, std::strerror(errno)));
   }
   gzFile gz = ::gzopen(path.c_str(), "rb");
   if (gz == nullptr) {
-    return absl::NotFoundError(absl::StrFormat("cannot open %s: %s", path, std::strerror(errno)));
+    TelemetryFileContents none;
+    none.damage = absl::StrFormat("cannot open %s: %s", path, std::strerror(errno));
+    return none;
   }
   std::string data;
   char buf[1 << 16];
@@ -115,11 +119,16 @@ absl::StatusOr<std::vector<v1::TelemetryLine>> ReadTelemetryFile(const std::stri
   const char* why = ::gzerror(gz, &err);
   const std::string message = why == nullptr ? "" : why;
   ::gzclose(gz);
-  if (n < 0 || (err != Z_OK && err != Z_STREAM_END)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: not a readable gzip file (%s); it may be truncated", path, message));
+  // What gzip gave before an error (a member cut short: the controller was
+  // killed while appending one) is parsed all the same.
+  TelemetryFileContents out =
+      EndsWith(path, ".jsonl.gz") ? ParseJsonLines(path, data) : ParseDelimited(path, data);
+  if (out.damage.empty() && (n < 0 || (err != Z_OK && err != Z_STREAM_END))) {
+    out.damage = absl::StrFormat(
+        "%s: gzip stops after %u good records (%s): the file was cut short or damaged", path,
+        out.lines.size(), message);
   }
-  return EndsWith(path, ".jsonl.gz") ? ParseJsonLines(path, data) : ParseDelimited(path, data);
+  return out;
 }
 
 size_t RestoreTelemetry(const std::vector<v1::TelemetryLine>& lines, v1::RunRecord* run) {
@@ -146,16 +155,15 @@ size_t RestoreTelemetry(const std::vector<v1::TelemetryLine>& lines, v1::RunReco
   return restored;
 }
 
-absl::Status RestoreTelemetryFromDir(const std::string& dir, v1::RunRecord* run) {
-  absl::StatusOr<std::vector<v1::TelemetryLine>> lines =
-      ReadTelemetryFile(dir + "/" + kTelemetryFile);
-  if (absl::IsNotFound(lines.status())) {
-    lines = ReadTelemetryFile(dir + "/" + kTelemetryJsonFile);
-  }
-  if (absl::IsNotFound(lines.status())) return absl::OkStatus();
-  if (!lines.ok()) return lines.status();
-  RestoreTelemetry(*lines, run);
-  return absl::OkStatus();
+std::string RestoreTelemetryFromDir(const std::string& dir, v1::RunRecord* run) {
+  absl::StatusOr<TelemetryFileContents> file = ReadTelemetryFile(dir + "/" + kTelemetryFile);
+  if (absl::IsNotFound(file.status())) file = ReadTelemetryFile(dir + "/" + kTelemetryJsonFile);
+  if (!file.ok()) return "";  // neither file: runs of earlier versions hold it inline
+  RestoreTelemetry(file->lines, run);
+  if (file->damage.empty()) return "";
+  return absl::StrFormat("%s; the agents' full telemetry of the rest is left out (run.json's "
+                         "briefs and role summaries are whole)",
+                         file->damage);
 }
 
 }  // namespace lockstep

@@ -32,7 +32,7 @@ absl::StatusOr<ResolvedRun> ResolveRunRef(const std::string& ref, LazyHistory* d
       out.origin = ResolvedRun::Origin::kRunJson;
       out.path = json;
       ASSIGN_OR_RETURN(out.record, ReadRunJson(json));
-      if (options.restore_telemetry) RETURN_IF_ERROR(RestoreTelemetryFromDir(dir, &out.record));
+      if (options.restore_telemetry) out.warning = RestoreTelemetryFromDir(dir, &out.record);
       return out;
     }
     if (options.allow_journal && ::stat((dir + "/journal.jsonl").c_str(), &st) == 0) {
@@ -40,7 +40,7 @@ absl::StatusOr<ResolvedRun> ResolveRunRef(const std::string& ref, LazyHistory* d
       out.origin = ResolvedRun::Origin::kJournal;
       out.path = dir;
       out.record = std::move(rebuilt.record);
-      if (options.restore_telemetry) RETURN_IF_ERROR(RestoreTelemetryFromDir(dir, &out.record));
+      if (options.restore_telemetry) out.warning = RestoreTelemetryFromDir(dir, &out.record);
       return out;
     }
     if (::stat((dir + "/journal.jsonl").c_str(), &st) == 0) {
@@ -60,8 +60,8 @@ absl::StatusOr<ResolvedRun> ResolveRunRef(const std::string& ref, LazyHistory* d
     ASSIGN_OR_RETURN(out.record, ReadRunJson(ref));
     const size_t slash = ref.rfind('/');
     if (options.restore_telemetry) {
-      RETURN_IF_ERROR(RestoreTelemetryFromDir(
-          slash == std::string::npos ? "." : ref.substr(0, slash), &out.record));
+      out.warning = RestoreTelemetryFromDir(
+          slash == std::string::npos ? "." : ref.substr(0, slash), &out.record);
     }
     return out;
   }

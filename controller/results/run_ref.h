@@ -38,6 +38,9 @@ struct ResolvedRun {
   v1::RunRecord record;
   Origin origin = Origin::kHistory;
   std::string path;  // the run.json file, or the run directory for kJournal
+  // Set when the telemetry side file was damaged: what was left out (the
+  // record is read all the same). For the command to print.
+  std::string warning;
 };
 
 struct RunRefOptions {
@@ -45,7 +48,8 @@ struct RunRefOptions {
   // (`lockstep report`); the files are not written back.
   bool allow_journal = false;
   // A run.json or journal with a telemetry side file next to it: the agents'
-  // full telemetry is put back into the record (ior/telemetry_file.h).
+  // full telemetry is put back into the record (ior/telemetry_file.h); a
+  // damaged one puts back what it can and sets ResolvedRun::warning.
   bool restore_telemetry = true;
 };
 
@@ -61,7 +65,8 @@ struct RunRefOptions {
 // DB (why)", each part saying why it failed.
 absl::StatusOr<ResolvedRun> ResolveRunRef(const std::string& ref, LazyHistory* db,
                                           const RunRefOptions& options = {});
-// The record alone.
+// The record alone (ResolvedRun::warning is dropped: commands that print
+// it use ResolveRunRef).
 absl::StatusOr<v1::RunRecord> ResolveRun(const std::string& ref, LazyHistory* db,
                                          const RunRefOptions& options = {});
 

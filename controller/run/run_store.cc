@@ -9,7 +9,6 @@
 #include <cstring>
 #include <filesystem>
 
-
 #include "absl/random/random.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"

@@ -82,10 +82,11 @@ TEST(SwarmTest, SixtyFourAgentsInOneProcessRunAPhaseWithinTheRunJsonBound) {
       << bytes / (kAgents * kPhases) << " bytes per agent and phase";
 
   // The side file gives every agent's telemetry back, as readers see it.
-  auto lines = ReadTelemetryFile(run_dir + "/" + kTelemetryFile);
-  ASSERT_TRUE(lines.ok()) << lines.status();
-  EXPECT_EQ(lines->size(), static_cast<size_t>(kAgents * kPhases));
-  EXPECT_EQ(RestoreTelemetry(*lines, &run), static_cast<size_t>(kAgents * kPhases));
+  auto file = ReadTelemetryFile(run_dir + "/" + kTelemetryFile);
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(file->damage, "");
+  EXPECT_EQ(file->lines.size(), static_cast<size_t>(kAgents * kPhases));
+  EXPECT_EQ(RestoreTelemetry(file->lines, &run), static_cast<size_t>(kAgents * kPhases));
   // `lockstep report` reads the directory, side file included.
   CommandResult report = RunLockstep({"report", run_dir});
   EXPECT_EQ(report.exit_code, 0) << report.out << report.err;

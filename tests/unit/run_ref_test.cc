@@ -6,12 +6,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "common/files.h"
 #include "controller/results/gate.h"
 #include "controller/results/history.h"
 #include "controller/cli/exit_codes.h"
 #include "controller/cli/results_commands.h"
 #include "common/json.h"
+#include "controller/ior/telemetry_file.h"
 #include "controller/run/run_store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -179,6 +181,22 @@ TEST_F(RunRefTest, ExportTakesEveryForm) {
   EXPECT_EQ(ExportCommand({"--db", db_, slow_dir_, "--csv", dir_ / "slow.csv"}), 0);
   EXPECT_TRUE(std::filesystem::exists(dir_ / "slow.csv"));
   EXPECT_EQ(ExportCommand({"--db", db_, "nope", dir_ / "x.json"}), 1);
+}
+
+TEST_F(RunRefTest, ADamagedTelemetrySideFileIsAWarningNotAnUnreadableRun) {
+  // Not gzip, not delimited records: nothing of it can be put back.
+  ASSERT_OK(WriteFileAtomically(slow_dir_ + "/" + kTelemetryFile, "\x7f not a side file"));
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(GateCommand({"--db", db_, slow_dir_, "--baseline", base_dir_}), kGateRegression);
+  EXPECT_EQ(CompareCommand({"--db", db_, base_dir_, slow_dir_}), 0);
+  EXPECT_EQ(ExportCommand({"--db", db_, slow_dir_, dir_ / "slow-export.json"}), 0);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  for (const char* command : {"gate", "compare", "export"}) {
+    EXPECT_THAT(err, HasSubstr(absl::StrCat("lockstep ", command, ": warning: ", slow_dir_, "/",
+                                            kTelemetryFile)))
+        << err;
+  }
+  EXPECT_THAT(err, HasSubstr("left out")) << err;
 }
 
 TEST_F(RunRefTest, ReportWritesOutputsForEveryForm) {

@@ -181,10 +181,11 @@ TEST(TelemetryFile, RunStoreMovesItOutAndResultsPutItBack) {
     ASSERT_TRUE((*store)->MoveTelemetryOut(p).ok());
     for (const auto& a : p->agents()) EXPECT_FALSE(a.has_telemetry());
   }
-  auto lines = ReadTelemetryFile((*store)->dir() + "/" + kTelemetryFile);
-  ASSERT_TRUE(lines.ok()) << lines.status();
-  EXPECT_EQ(lines->size(), 6u);
-  EXPECT_EQ(RestoreTelemetry(*lines, &run), 6u);
+  auto file = ReadTelemetryFile((*store)->dir() + "/" + kTelemetryFile);
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(file->damage, "");
+  EXPECT_EQ(file->lines.size(), 6u);
+  EXPECT_EQ(RestoreTelemetry(file->lines, &run), 6u);
   for (int i = 0; i < 3; ++i) {
     for (const auto& a : test->phases(i).agents()) {
       EXPECT_DOUBLE_EQ(a.telemetry().cpu().busy_cores().mean(), i + 1) << i << " " << a.address();
@@ -192,16 +193,17 @@ TEST(TelemetryFile, RunStoreMovesItOutAndResultsPutItBack) {
   }
   // A directory without the file (run.json of earlier versions): nothing to do.
   v1::RunRecord other;
-  EXPECT_TRUE(RestoreTelemetryFromDir(out, &other).ok());
+  EXPECT_EQ(RestoreTelemetryFromDir(out, &other), "");
   EXPECT_TRUE(absl::IsNotFound(ReadTelemetryFile(out + "/none.gz").status()));
-  // A damaged file names itself.
+  // A file that is not one names itself, with nothing read from it.
   const std::string bad = out + "/bad.gz";
   std::FILE* f = std::fopen(bad.c_str(), "w");
   std::fputs("not gzip\n{", f);
   std::fclose(f);
   auto damaged = ReadTelemetryFile(bad);
-  EXPECT_FALSE(damaged.ok());
-  EXPECT_NE(damaged.status().message().find("bad.gz"), std::string::npos);
+  ASSERT_TRUE(damaged.ok()) << damaged.status();
+  EXPECT_TRUE(damaged->lines.empty());
+  EXPECT_NE(damaged->damage.find("bad.gz"), std::string::npos) << damaged->damage;
 }
 
 // Writes `data` as one gzip member to `path`.
@@ -235,7 +237,7 @@ TEST(TelemetryFile, TheJsonLinesOfEarlierVersionsAreStillRead) {
   p->set_phase_id("t0.r0.w");
   p->add_agents()->set_address("a:1");
   p->add_agents()->set_address("a:2");
-  ASSERT_TRUE(RestoreTelemetryFromDir(dir, &run).ok());
+  EXPECT_EQ(RestoreTelemetryFromDir(dir, &run), "");
   for (const auto& a : p->agents()) {
     EXPECT_DOUBLE_EQ(a.telemetry().cpu().busy_cores().mean(), 3) << a.address();
   }
@@ -243,40 +245,86 @@ TEST(TelemetryFile, TheJsonLinesOfEarlierVersionsAreStillRead) {
   ASSERT_TRUE(AppendTelemetryFile(dir + "/" + kTelemetryFile, {Line("t0.r0.w", "a:1", 5)},
                                   "test lines")
                   .ok());
-  ASSERT_TRUE(RestoreTelemetryFromDir(dir, &run).ok());
+  EXPECT_EQ(RestoreTelemetryFromDir(dir, &run), "");
   EXPECT_DOUBLE_EQ(p->agents(0).telemetry().cpu().busy_cores().mean(), 5);
+
+  // A JSON line cut short keeps the lines before it.
+  const std::string cut = dir + "/cut.jsonl.gz";
+  WriteGzip(cut, text.substr(0, text.size() - 10));
+  auto file = ReadTelemetryFile(cut);
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(file->lines.size(), 1u);
+  EXPECT_THAT(file->damage, ::testing::AllOf(::testing::HasSubstr("cut.jsonl.gz, line 2"),
+                                             ::testing::HasSubstr("first 1 lines are good")));
 }
 
-TEST(TelemetryFile, AFileCutShortNamesTheRecordWhereItEnds) {
+// Two phases' gzip members at `path`, three records; the file's bytes, and
+// in `first_bytes` the first member's size.
+std::string WriteTwoMembers(const std::string& path, size_t* first_bytes) {
+  EXPECT_TRUE(
+      AppendTelemetryFile(path, {Line("p1", "a:1", 1), Line("p1", "a:2", 2)}, "p1").ok());
+  *first_bytes = std::filesystem::file_size(path);
+  EXPECT_TRUE(AppendTelemetryFile(path, {Line("p2", "a:1", 3)}, "p2").ok());
+  auto text = ReadFileToString(path);
+  EXPECT_TRUE(text.ok()) << text.status();
+  return text.ok() ? *text : "";
+}
+
+TEST(TelemetryFile, AFileCutShortKeepsTheRecordsBeforeTheCutAndNamesIt) {
   const std::string dir = ::testing::TempDir() + "/telemetry_cut_short";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string good = dir + "/good.pb.gz";
-  // Two members, as two phases append them.
-  ASSERT_TRUE(AppendTelemetryFile(good, {Line("p1", "a:1", 1), Line("p1", "a:2", 2)}, "p1").ok());
-  ASSERT_TRUE(AppendTelemetryFile(good, {Line("p2", "a:1", 3)}, "p2").ok());
-  auto lines = ReadTelemetryFile(good);
-  ASSERT_TRUE(lines.ok()) << lines.status();
-  ASSERT_EQ(lines->size(), 3u);
-  EXPECT_EQ((*lines)[2].phase_id(), "p2");
-  EXPECT_DOUBLE_EQ((*lines)[1].telemetry().cpu().busy_cores().mean(), 2);
+  size_t first_bytes = 0;
+  const std::string compressed = WriteTwoMembers(good, &first_bytes);
+  auto whole = ReadTelemetryFile(good);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->damage, "");
+  ASSERT_EQ(whole->lines.size(), 3u);
+  EXPECT_EQ(whole->lines[2].phase_id(), "p2");
+  EXPECT_DOUBLE_EQ(whole->lines[1].telemetry().cpu().busy_cores().mean(), 2);
 
   // The same records, the last one cut 4 bytes short, in a well-formed gzip.
   std::string bytes;
   {
     google::protobuf::io::StringOutputStream out(&bytes);
-    for (const auto& line : *lines) {
+    for (const auto& line : whole->lines) {
       ASSERT_TRUE(google::protobuf::util::SerializeDelimitedToZeroCopyStream(line, &out));
     }
   }
   const std::string cut = dir + "/cut.pb.gz";
   WriteGzip(cut, bytes.substr(0, bytes.size() - 4));
   auto damaged = ReadTelemetryFile(cut);
-  ASSERT_FALSE(damaged.ok());
-  EXPECT_TRUE(absl::IsInvalidArgument(damaged.status())) << damaged.status();
-  EXPECT_THAT(std::string(damaged.status().message()),
+  ASSERT_TRUE(damaged.ok()) << damaged.status();
+  EXPECT_EQ(damaged->lines.size(), 2u);
+  EXPECT_THAT(damaged->damage,
               ::testing::AllOf(::testing::HasSubstr("cut.pb.gz"), ::testing::HasSubstr("record 3"),
                                ::testing::HasSubstr("first 2 records are good")));
+
+  // The second gzip member cut in its middle, as a controller killed while
+  // appending a phase leaves it: the first phase's records are kept.
+  const std::string run_dir = dir + "/run";
+  std::filesystem::create_directories(run_dir);
+  ASSERT_LT(first_bytes + 2, compressed.size());
+  ASSERT_TRUE(WriteFileAtomically(
+                  run_dir + "/" + kTelemetryFile,
+                  compressed.substr(0, first_bytes + (compressed.size() - first_bytes) / 2))
+                  .ok());
+  auto killed = ReadTelemetryFile(run_dir + "/" + kTelemetryFile);
+  ASSERT_TRUE(killed.ok()) << killed.status();
+  EXPECT_EQ(killed->lines.size(), 2u);
+  EXPECT_THAT(killed->damage, ::testing::HasSubstr(kTelemetryFile));
+  // A reader of the run gets those back and is told what is missing.
+  v1::RunRecord run;
+  for (const char* id : {"p1", "p2"}) {
+    v1::PhaseRecord* p = run.add_tests()->add_phases();
+    p->set_phase_id(id);
+    p->add_agents()->set_address("a:1");
+  }
+  const std::string warning = RestoreTelemetryFromDir(run_dir, &run);
+  EXPECT_THAT(warning, ::testing::HasSubstr("left out")) << warning;
+  EXPECT_DOUBLE_EQ(run.tests(0).phases(0).agents(0).telemetry().cpu().busy_cores().mean(), 1);
+  EXPECT_FALSE(run.tests(1).phases(0).agents(0).has_telemetry());
 }
 
 TEST(FileLimit, EnoughForAFewAgentsAndAClearErrorBeyondTheHardLimit) {
