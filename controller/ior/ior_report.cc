@@ -405,6 +405,10 @@ std::string RenderIorReport(const v1::RunRecord& run, const std::string& run_dir
       if (!p.ok() && p.kind() == v1::COMMAND) out += report.PhaseDone(p);
       out += p.ok() ? report.PhaseDone(p)
                     : IorReport::Note(absl::StrFormat("%s failed: %s", p.phase_id(), p.error()));
+      // As the run printed it (controller/run/coordinator.cc).
+      if (const std::string late = p.ok() ? MissedStartNote(p) : ""; !late.empty()) {
+        out += IorReport::Note(late);
+      }
       if (p.has_remove_row()) {
         out += IorReport::FilesRemoved(p.remove_row().total_s(), p.remove_row().iter());
       }

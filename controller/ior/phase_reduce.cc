@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "absl/strings/str_format.h"
+
 #include "common/mdtest_layout.h"
 #include "common/names.h"
 #include "controller/ior/command_summary.h"
@@ -168,6 +170,17 @@ const v1::AgentPhaseRecord* SlowestStartClient(const v1::PhaseRecord& pr) {
     if (slowest == nullptr || a.start_margin_ns() < slowest->start_margin_ns()) slowest = &a;
   }
   return slowest;
+}
+
+std::string MissedStartNote(const v1::PhaseRecord& pr) {
+  const v1::AgentPhaseRecord* latest = SlowestStartClient(pr);
+  if (latest == nullptr || latest->start_margin_ns() >= 0) return "";
+  return absl::StrFormat(
+      "warning: %s: agent %s had its Start %.1f ms after the start instant (lead %.1f ms), "
+      "so its tasks began late and the start was not simultaneous (start skew %.1f ms); "
+      "the next lead is longer (max_start_skew_us with on_skew repeats or fails such phases)",
+      pr.phase_id(), latest->address(), -latest->start_margin_ns() / 1e6, pr.lead_ns() / 1e6,
+      pr.start_skew_ns() / 1e6);
 }
 
 void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,

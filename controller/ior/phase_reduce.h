@@ -47,6 +47,14 @@ uint64_t SeeksRewritten(const v1::PhaseRecord& pr);
 // after the instant). Null when none did.
 const v1::AgentPhaseRecord* SlowestStartClient(const v1::PhaseRecord& pr);
 
+// "" when every client had its Start before the phase's instant; else a
+// warning naming the phase, the client that had it latest, by how much, the
+// lead, and what repeats or fails such phases. `lockstep run` prints it after
+// the phase's row, and RenderIorReport (ior/ior_report) at the same place
+// from run.json, so that `lockstep report` shows what the run printed. Reads
+// the per-agent records: call it before they are offloaded.
+std::string MissedStartNote(const v1::PhaseRecord& pr);
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_CONTROLLER_IOR_PHASE_REDUCE_H_

@@ -21,6 +21,7 @@
 #include "common/names.h"
 #include "common/wire_version.h"
 #include "controller/ior/ior_math.h"
+#include "controller/ior/phase_reduce.h"
 #include "controller/plan/sweep.h"
 #include "controller/run/agent_client.h"
 #include "controller/run/agent_endpoints.h"
@@ -568,7 +569,7 @@ RunError Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_
     // A failed command phase too: each host's status and stderr.
     if ((!failure || pr->kind() == v1::COMMAND) && !repeat) printer_.PhaseDone(*pr);
     if (!failure && !repeat) {  // a repeated phase has the skew bound's note
-      const std::string late = MissedStartNote(*pr, plan_.max_start_skew_us > 0);
+      const std::string late = MissedStartNote(*pr);
       if (!late.empty()) printer_.Note(late);
     }
     // Journaled, then its per-agent records leave memory for the run

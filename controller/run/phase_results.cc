@@ -95,18 +95,6 @@ std::vector<std::string> TelemetryLines(
   return lines;
 }
 
-std::string MissedStartNote(const v1::PhaseRecord& phase, bool skew_bound) {
-  const v1::AgentPhaseRecord* latest = SlowestStartClient(phase);
-  if (latest == nullptr || latest->start_margin_ns() >= 0) return "";
-  return absl::StrFormat(
-      "warning: %s: agent %s had its Start %.1f ms after the start instant (lead %.1f ms), "
-      "so its tasks began late and the start was not simultaneous (start skew %.1f ms); "
-      "the next lead is longer%s",
-      phase.phase_id(), latest->address(), -latest->start_margin_ns() / 1e6,
-      phase.lead_ns() / 1e6, phase.start_skew_ns() / 1e6,
-      skew_bound ? "" : ". To repeat or fail such phases, set max_start_skew_us and on_skew");
-}
-
 int64_t StartSkewUncertaintyNs(std::vector<int64_t> clock_uncertainties_ns) {
   if (clock_uncertainties_ns.size() < 2) return 0;
   std::sort(clock_uncertainties_ns.rbegin(), clock_uncertainties_ns.rend());

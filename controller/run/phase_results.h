@@ -32,13 +32,6 @@ std::vector<std::string> TelemetryLines(const v1::PhaseRecord& phase,
 // uncertainties may be: the two largest, added (0 with fewer than two).
 int64_t StartSkewUncertaintyNs(std::vector<int64_t> clock_uncertainties_ns);
 
-// "" when every client had its Start before the phase's instant; else a
-// warning naming the phase, the client that had it latest, by how much and
-// the lead, and (without `skew_bound`, the plan's max_start_skew_us) what to
-// set to repeat or fail such phases. Reads the per-agent records: call it
-// before they are offloaded.
-std::string MissedStartNote(const v1::PhaseRecord& phase, bool skew_bound);
-
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_CONTROLLER_RUN_PHASE_RESULTS_H_

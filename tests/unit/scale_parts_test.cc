@@ -21,6 +21,7 @@
 
 #include "common/files.h"
 #include "common/json.h"
+#include "controller/ior/phase_reduce.h"
 #include "controller/ior/telemetry_summary.h"
 #include "controller/results/journal_report.h"
 #include "absl/strings/str_cat.h"
@@ -476,6 +477,30 @@ TEST(ReportText, ShowsTheSlowestStartMarginAndTheRoleTelemetryPerPhase) {
   v1::RunRecord old;
   old.add_tests()->add_phases()->set_phase_id("x");
   EXPECT_EQ(FormatPhaseStarts(old), "");
+}
+
+TEST(ReportText, AMissedInstantIsSaidAgainWhereTheRunSaidIt) {
+  v1::RunRecord run;
+  v1::TestRecord* t = run.add_tests();
+  for (const char* id : {"t0.r0.w", "t0.r1.w"}) {
+    v1::PhaseRecord* p = t->add_phases();
+    *p = FullPhase(id, v1::WRITE, 2);
+    p->set_ok(true);
+    p->set_lead_ns(3'500'000);
+  }
+  t->mutable_phases(1)->mutable_agents(1)->set_start_margin_ns(-2'000'000);
+  // A superseded attempt (repeated on skew) is not printed, nor its note.
+  v1::PhaseRecord* superseded = t->add_phases();
+  *superseded = t->phases(1);
+  superseded->set_phase_id("t0.r2.w");
+  superseded->set_error("superseded: start skew");
+  superseded->set_error_kind(v1::SUPERSEDED);
+  const std::string text = FormatRunSummary(run);
+  const std::string note = "# " + MissedStartNote(t->phases(1));
+  ASSERT_NE(note, "# ");
+  EXPECT_THAT(text, ::testing::HasSubstr(note + "\n")) << text;
+  EXPECT_EQ(text.find(note), text.rfind(note)) << "once, for t0.r1.w only:\n" << text;
+  EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("t0.r0.w: agent")));
 }
 
 }  // namespace
