@@ -1,6 +1,7 @@
 #include "controller/ior/telemetry_file.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cerrno>
@@ -12,6 +13,7 @@
 #include <google/protobuf/util/delimited_message_util.h>
 #include <google/protobuf/util/json_util.h>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 
@@ -86,16 +88,25 @@ absl::Status AppendTelemetryFile(const std::string& path,
   // One gzip member per call, appended: readers (zlib's gzread, zcat) read
   // the members one after the other. Level 1: at 1,024 agents zlib's
   // default level 6 was 3% of the controller's CPU (perf).
+  struct stat st;
+  const off_t before = ::stat(path.c_str(), &st) == 0 ? st.st_size : 0;
   gzFile gz = ::gzopen(path.c_str(), "ab1");
   if (gz == nullptr) {
     return absl::InternalError(absl::StrFormat("cannot open %s: %s (%s is not kept)", path,
                                                std::strerror(errno), what));
   }
+  errno = 0;
   const int written = ::gzwrite(gz, bytes.data(), static_cast<unsigned>(bytes.size()));
   const int closed = ::gzclose(gz);
   if (written != static_cast<int>(bytes.size()) || closed != Z_OK) {
-    return absl::InternalError(
-        absl::StrFormat("cannot write %s (zlib error %d): %s is incomplete", path, closed, what));
+    const int err = errno;  // the failed write's (ENOSPC, EFBIG), if any
+    // A member cut short would hide every member after it from readers: cut
+    // the file back, so that only these lines are lost.
+    const bool cut_back = ::truncate(path.c_str(), before) == 0;
+    return absl::InternalError(absl::StrFormat(
+        "cannot write %s (zlib error %d%s): %s is not kept%s", path, closed,
+        err != 0 ? absl::StrCat(", ", std::strerror(err)) : "", what,
+        cut_back ? "" : "; the file could not be cut back, so later phases' lines are unreadable"));
   }
   return absl::OkStatus();
 }

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <zlib.h>
 
+#include <csignal>
 #include <cstdio>
 #include <mutex>
 #include <set>
@@ -326,6 +327,40 @@ TEST(TelemetryFile, AFileCutShortKeepsTheRecordsBeforeTheCutAndNamesIt) {
   EXPECT_THAT(warning, ::testing::HasSubstr("left out")) << warning;
   EXPECT_DOUBLE_EQ(run.tests(0).phases(0).agents(0).telemetry().cpu().busy_cores().mean(), 1);
   EXPECT_FALSE(run.tests(1).phases(0).agents(0).has_telemetry());
+}
+
+TEST(TelemetryFile, AFailedAppendIsCutBackAndLaterPhasesStayReadable) {
+  const std::string dir = ::testing::TempDir() + "/telemetry_failed_append";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/" + kTelemetryFile;
+  ASSERT_TRUE(AppendTelemetryFile(path, {Line("p1", "a:1", 1)}, "p1").ok());
+  const uintmax_t before = std::filesystem::file_size(path);
+  // The disk fills up (a file size limit: writes past it fail with EFBIG)
+  // in the middle of the next phase's member.
+  std::vector<v1::TelemetryLine> big;
+  for (int i = 0; i < 200; ++i) big.push_back(Line("p2", absl::StrCat("a:", i), i));
+  struct rlimit old_limit = {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  struct rlimit limit = old_limit;
+  limit.rlim_cur = before + 64;
+  void (*old_handler)(int) = std::signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limit), 0);
+  const absl::Status failed = AppendTelemetryFile(path, big, "the lines of p2");
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_FALSE(failed.ok());
+  EXPECT_THAT(std::string(failed.message()),
+              ::testing::AllOf(::testing::HasSubstr(path), ::testing::HasSubstr("p2 is not kept")))
+      << failed;
+  EXPECT_EQ(std::filesystem::file_size(path), before) << "cut back to the last whole member";
+  // The next phase's member is readable after the first.
+  ASSERT_TRUE(AppendTelemetryFile(path, {Line("p3", "a:1", 3)}, "p3").ok());
+  auto file = ReadTelemetryFile(path);
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(file->damage, "");
+  ASSERT_EQ(file->lines.size(), 2u);
+  EXPECT_EQ(file->lines[1].phase_id(), "p3");
 }
 
 TEST(FileLimit, EnoughForAFewAgentsAndAClearErrorBeyondTheHardLimit) {
