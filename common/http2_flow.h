@@ -5,10 +5,11 @@
 // the windows for bulk transfers, and every such ping is answered: on these
 // connections (a few small calls per phase each) turning it off cut the
 // controller's CPU per phase at 1,024 agents by 24% on average, 15-29% per
-// pair of runs (tests/bench/README.md, section 6, ninth pass). Instead each stream's window is fixed at
-// kHttp2StreamWindowBytes, so that a message up to that size (a phase's
-// result of many tasks, a server's telemetry) crosses in one round trip,
-// also on a long link: without the probe it would stay at HTTP/2's 64 KiB.
+// pair of runs (tests/bench/README.md, section 6, ninth pass). Instead each
+// stream's window is fixed at kHttp2StreamWindowBytes, so that a message up
+// to that size (a phase's result of many tasks, a server's telemetry)
+// crosses in one round trip, also on a long link: without the probe it
+// would stay at HTTP/2's 64 KiB.
 #ifndef LOCKSTEP_COMMON_HTTP2_FLOW_H_
 #define LOCKSTEP_COMMON_HTTP2_FLOW_H_
 
