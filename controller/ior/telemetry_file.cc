@@ -13,6 +13,7 @@
 #include <google/protobuf/util/delimited_message_util.h>
 #include <google/protobuf/util/json_util.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -20,10 +21,6 @@
 namespace lockstep {
 
 namespace {
-
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // Both parsers keep the lines before the first bad one.
 TelemetryFileContents ParseJsonLines(const std::string& path, const std::string& text) {
@@ -133,7 +130,7 @@ absl::StatusOr<TelemetryFileContents> ReadTelemetryFile(const std::string& path)
   // What gzip gave before an error (a member cut short: the controller was
   // killed while appending one) is parsed all the same.
   TelemetryFileContents out =
-      EndsWith(path, ".jsonl.gz") ? ParseJsonLines(path, data) : ParseDelimited(path, data);
+      absl::EndsWith(path, ".jsonl.gz") ? ParseJsonLines(path, data) : ParseDelimited(path, data);
   if (out.damage.empty() && (n < 0 || (err != Z_OK && err != Z_STREAM_END))) {
     out.damage = absl::StrFormat(
         "%s: gzip stops after %u good records (%s): the file was cut short or damaged", path,

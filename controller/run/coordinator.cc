@@ -33,7 +33,6 @@
 #include "controller/run/command_checks.h"
 #include "controller/run/heartbeater.h"
 #include "controller/run/phase_attempt.h"
-#include "controller/run/phase_results.h"
 #include "controller/run/phase_specs.h"
 #include "controller/run/run_error.h"
 #include "controller/run/run_printer.h"

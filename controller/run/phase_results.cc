@@ -7,7 +7,6 @@
 
 #include "absl/strings/str_format.h"
 #include "common/names.h"
-#include "controller/ior/phase_reduce.h"
 #include "controller/ior/telemetry_summary.h"
 
 namespace lockstep {

@@ -2,7 +2,8 @@
 // lead, telemetry summarised per agent and per role, the telemetry side file
 // (written by RunStore, read back by results), the file-limit check, the
 // run record's per-agent parts offloaded to disk (memory bounded over
-// phases) and `lockstep report`'s per-phase start and telemetry lines.
+// phases) and `lockstep report`'s per-phase start and telemetry lines and
+// its missed-start warning (as the run printed it).
 #include <sys/resource.h>
 #include <zlib.h>
 
@@ -512,6 +513,31 @@ TEST(ReportText, ShowsTheSlowestStartMarginAndTheRoleTelemetryPerPhase) {
   v1::RunRecord old;
   old.add_tests()->add_phases()->set_phase_id("x");
   EXPECT_EQ(FormatPhaseStarts(old), "");
+}
+
+TEST(ReportText, AMissedInstantNamesTheLatestClient) {
+  v1::PhaseRecord p;
+  p.set_phase_id("t0/r3/w");
+  p.set_lead_ns(812'000'000);
+  p.set_start_skew_ns(1'040'200'000);
+  EXPECT_EQ(MissedStartNote(p), "");  // no agents: nothing to say
+  auto add = [&p](const std::string& address, v1::Role role, int64_t margin_ns) {
+    v1::AgentPhaseRecord* a = p.add_agents();
+    a->set_address(address);
+    a->set_role(role);
+    a->set_start_margin_ns(margin_ns);
+  };
+  add("10.0.0.1:7070", v1::CLIENT, 5'000'000);
+  add("10.0.0.9:7070", v1::OSS, -2'000'000'000);  // servers get no Start
+  EXPECT_EQ(MissedStartNote(p), "");
+  add("10.0.0.2:7070", v1::CLIENT, -12'300'000);
+  add("10.0.0.3:7070", v1::CLIENT, -1'038'400'000);
+  const std::string said =
+      "warning: t0/r3/w: agent 10.0.0.3:7070 had its Start 1038.4 ms after the start instant "
+      "(lead 812.0 ms), so its tasks began late and the start was not simultaneous (start "
+      "skew 1040.2 ms); the next lead is longer (max_start_skew_us with on_skew repeats or "
+      "fails such phases)";
+  EXPECT_EQ(MissedStartNote(p), said);
 }
 
 TEST(ReportText, AMissedInstantIsSaidAgainWhereTheRunSaidIt) {
