@@ -17,6 +17,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "agent/cache_control.h"
+#include "agent/fs/file_system.h"
 #include "agent/host_facts.h"
 #include "agent/workloads/command_process.h"
 #include "agent/workloads/workload.h"
@@ -26,6 +28,7 @@
 #include "common/log.h"
 #include "common/names.h"
 #include "common/sizes.h"
+#include "common/status_macros.h"
 #include "common/wire_version.h"
 
 namespace lockstep {
@@ -71,24 +74,18 @@ struct AgentCore::Impl {
   std::map<std::string, std::pair<v1::PhaseSpec, std::string>> session_phases ABSL_GUARDED_BY(mu);
   // Client checksums set for the current phase; restored when it is replaced,
   // at Detach and when the lease expires.
-  std::unique_ptr<ScopedParam> checksums ABSL_GUARDED_BY(mu);
-  std::map<std::string, uint64_t> windows ABSL_GUARDED_BY(mu);  // phase id → telemetry window
+  std::unique_ptr<FsTunableScope> checksums ABSL_GUARDED_BY(mu);
+  // phase id → telemetry window (host sampler, served daemons)
+  std::map<std::string, std::pair<uint64_t, uint64_t>> windows ABSL_GUARDED_BY(mu);
   // mdtest -d directories this session created because they were missing
   // (mdtest does), and whether a tree_remove ran in them since: mdtest then
   // removes the directory at its end, so Detach does.
   std::map<std::string, bool> md_created_dirs ABSL_GUARDED_BY(mu);
   std::unique_ptr<TelemetrySampler> sampler;  // constant after Create; may be null
   std::unique_ptr<LustreTools> lustre;        // constant after Create
-  std::string lustre_version;                 // lustre->Version() at Create, when allowed
+  FileSystemContext fs;                       // constant after Create
+  std::unique_ptr<CephDaemons> daemons;       // constant after Create; may be empty
   std::thread watchdog;
-
-  absl::Status NeedLustre(const std::string& what) const {
-    if (options.allow_lustre) return absl::OkStatus();
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%s needs Lustre tools (lfs/lctl), which this agent's configuration does not allow; "
-        "start lockstep-agent with --allow_lustre on Lustre nodes",
-        what));
-  }
 
   absl::Status CheckSession(const std::string& id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     if (session_id.empty()) {
@@ -181,9 +178,10 @@ struct AgentCore::Impl {
   // The agent's per-phase byte limit and the free space (NO_SPACE).
   absl::Status CheckWriteSpace(const v1::PhaseSpec& spec, const Workload& workload,
                                const std::string& dir) const;
-  // Striping and client checksums, reported in `reply`.
-  absl::Status ApplyLustreSettings(const v1::PhaseSpec& spec, const std::string& dir,
-                                   v1::PrepareReply* reply) ABSL_LOCKS_EXCLUDED(mu);
+  // The directory's file system: layout and client checksums, reported in
+  // `reply`.
+  absl::Status ApplyFsSettings(const v1::PhaseSpec& spec, const std::string& dir,
+                               v1::PrepareReply* reply) ABSL_LOCKS_EXCLUDED(mu);
 };
 
 std::string PhaseFilesKey(const std::string& dir, const v1::PhaseSpec& spec) {
@@ -281,11 +279,15 @@ absl::StatusOr<std::unique_ptr<AgentCore>> AgentCore::Create(const AgentOptions&
   if (account.ok()) impl->command_user = account->name;
   impl->roots = *roots;
   impl->lustre = std::make_unique<LustreTools>(options.lustre_options);
+  impl->fs.lustre = impl->lustre.get();
+  impl->fs.allow_lustre = options.allow_lustre;
+  impl->fs.lustre_any_fs = !options.lustre_options.require_lustre;
   // Asked once: lctl may take a while, and the version does not change
   // while the agent runs (a client upgrade restarts it).
   if (options.allow_lustre) {
-    if (auto v = impl->lustre->Version(); v.ok()) impl->lustre_version = *v;
+    if (auto v = impl->lustre->Version(); v.ok()) impl->fs.lustre_version = *v;
   }
+  impl->daemons = std::make_unique<CephDaemons>(options.ceph);
   if (options.telemetry) {
     auto sampler = TelemetrySampler::Create(options.telemetry_options);
     if (!sampler.ok()) return sampler.status();
@@ -300,7 +302,8 @@ v1::HostFacts AgentCore::Facts() const {
   v1::HostFacts facts =
       GatherHostFacts(impl_->options.role, impl_->roots.roots(), impl_->instance);
   for (const auto& [key, value] : impl_->options.extra_facts) (*facts.mutable_extra())[key] = value;
-  if (facts.lustre_version().empty()) facts.set_lustre_version(impl_->lustre_version);
+  if (facts.lustre_version().empty()) facts.set_lustre_version(impl_->fs.lustre_version);
+  for (v1::DaemonFacts& d : impl_->daemons->Facts()) *facts.add_daemons() = std::move(d);
   for (const std::string& program : impl_->options.allow_commands) {
     facts.add_allowed_commands(program);
   }
@@ -369,6 +372,9 @@ absl::StatusOr<v1::AttachReply> AgentCore::Attach(const v1::AttachRequest& reque
 }
 
 absl::StatusOr<v1::HeartbeatReply> AgentCore::Heartbeat(const v1::HeartbeatRequest& request) {
+  // The served daemons, from /proc, outside mu: a hung daemon must not hold
+  // up the heartbeat.
+  std::vector<std::string> down = impl_->daemons->Down();
   absl::MutexLock lock(&impl_->mu);
   absl::Status s = impl_->CheckSession(request.session_id());
   if (!s.ok()) return s;
@@ -380,6 +386,7 @@ absl::StatusOr<v1::HeartbeatReply> AgentCore::Heartbeat(const v1::HeartbeatReque
       reply.add_stalled(s);
     }
   }
+  for (std::string& d : down) reply.add_daemons_down(std::move(d));
   reply.set_state(impl_->runner == nullptr       ? "attached"
                   : impl_->runner->Done()        ? "attached"
                   : impl_->runner->Started()     ? "running"
@@ -490,38 +497,34 @@ absl::Status AgentCore::Impl::CheckWriteSpace(const v1::PhaseSpec& spec, const W
                   v1::NO_SPACE);
 }
 
-absl::Status AgentCore::Impl::ApplyLustreSettings(const v1::PhaseSpec& spec, const std::string& dir,
-                                                  v1::PrepareReply* reply) {
+absl::Status AgentCore::Impl::ApplyFsSettings(const v1::PhaseSpec& spec, const std::string& dir,
+                                              v1::PrepareReply* reply) {
   {
     absl::MutexLock lock(&mu);
     checksums.reset();  // the previous phase's setting ends here
   }
+  auto found = FileSystemFor(dir, fs);
+  const bool asks = spec.set_stripe() || spec.checksums() != v1::CHECKSUMS_UNCHANGED;
+  // A command phase's directory is made by its own Prepare, later: with
+  // nothing to set, there is nothing to ask its file system yet.
+  if (!found.ok() && absl::IsNotFound(found.status()) && !asks) return absl::OkStatus();
+  if (!found.ok()) return found.status();
+  std::unique_ptr<FileSystem> file_system = std::move(*found);
+  reply->set_fs_name(file_system->Name());
+  reply->set_fs_version(file_system->Version());
+  // Everything refused before anything changes.
+  RETURN_IF_ERROR(file_system->CheckSettings(spec, dir));
   if (spec.set_stripe()) {
-    absl::Status s = NeedLustre("striping (stripe_count/stripe_size/stripe_index/pool)");
-    if (!s.ok()) return s;
-    StripeSettings st;
-    st.stripe_count = spec.stripe_count();
-    st.stripe_size_bytes = spec.stripe_size_bytes();
-    st.stripe_index = spec.stripe_index();
-    st.pool = spec.stripe_pool();
-    s = lustre->SetStripe(dir, st);
-    if (!s.ok()) return s;
-    auto layout = lustre->GetStripe(dir);
-    reply->set_stripe_layout(layout.ok() ? layout->raw
-                                         : std::string("getstripe failed: ") +
-                                               std::string(layout.status().message()));
+    ASSIGN_OR_RETURN(v1::FsLayout layout, file_system->SetLayout(dir, spec));
+    reply->set_stripe_layout(layout.raw());
+    *reply->mutable_layout() = std::move(layout);
   }
   if (spec.checksums() != v1::CHECKSUMS_UNCHANGED) {
-    absl::Status s = NeedLustre("checksums = true/false");
-    if (!s.ok()) return s;
-    auto scope = ScopedParam::Set(*lustre, "osc.*.checksums",
-                                  spec.checksums() == v1::CHECKSUMS_ON ? "1" : "0");
-    if (!scope.ok()) return scope.status();
-    std::vector<std::string> before;
-    for (const ParamValue& p : (*scope)->saved()) before.push_back(p.name + "=" + p.value);
-    reply->set_checksums_before(absl::StrJoin(before, "\n"));
+    ASSIGN_OR_RETURN(std::unique_ptr<FsTunableScope> scope,
+                     file_system->SetChecksums(spec.checksums() == v1::CHECKSUMS_ON));
+    reply->set_checksums_before(scope->Before());
     absl::MutexLock lock(&mu);
-    checksums = std::move(*scope);
+    checksums = std::move(scope);
   }
   return absl::OkStatus();
 }
@@ -562,8 +565,8 @@ absl::StatusOr<v1::PrepareReply> AgentCore::Prepare(const v1::PrepareRequest& re
   if (!dir.ok()) return dir.status();
   if (absl::Status s = impl_->CheckWriteSpace(spec, **workload, *dir); !s.ok()) return s;
   v1::PrepareReply reply;
-  // Lustre settings first: striping applies only to files created after it.
-  if (absl::Status s = impl_->ApplyLustreSettings(spec, *dir, &reply); !s.ok()) return s;
+  // File-system settings first: a layout applies only to files created after it.
+  if (absl::Status s = impl_->ApplyFsSettings(spec, *dir, &reply); !s.ok()) return s;
   auto runner = PhaseRunner::Prepare(spec, *dir, impl_->options.runner);
   if (!runner.ok()) return runner.status();
   DescribePreparedPhase(*dir, **runner, &reply);
@@ -592,65 +595,11 @@ absl::StatusOr<v1::CacheReply> AgentCore::CacheBarrier(const v1::CacheRequest& r
     if (!s.ok()) return s;
   }
   impl_->TestDelay("cache", request.session_id());
-  v1::CacheReply reply;
-  if (request.sync()) {
-    int64_t t0 = MonotonicNs();
-    ::sync();
-    reply.set_sync_duration_ns(MonotonicNs() - t0);
-    reply.set_synced(true);
-  }
-  if (request.drop_mode() != 0) {
-    if (request.drop_mode() > 3) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "drop mode %u is not 1 (page cache), 2 (dentries and inodes) or 3 (both)",
-          request.drop_mode()));
-    }
-    std::string why;
-    if (!impl_->options.allow_drop_caches) {
-      why = "dropping caches is disabled in this agent's configuration";
-    } else {
-      int64_t t0 = MonotonicNs();
-      int fd = ::open(impl_->options.drop_caches_path.c_str(), O_WRONLY | O_CLOEXEC);
-      if (fd < 0) {
-        why = absl::StrFormat("cannot open %s: %s (needs uid 0 in the initial user namespace)",
-                              impl_->options.drop_caches_path, std::strerror(errno));
-      } else {
-        std::string v = absl::StrFormat("%u\n", request.drop_mode());
-        if (::write(fd, v.data(), v.size()) != static_cast<ssize_t>(v.size())) {
-          why = absl::StrFormat("cannot write %s: %s", impl_->options.drop_caches_path,
-                                std::strerror(errno));
-        } else {
-          reply.set_dropped(true);
-          reply.set_drop_duration_ns(MonotonicNs() - t0);
-        }
-        ::close(fd);
-      }
-    }
-    if (!why.empty()) {
-      if (request.required()) {
-        return absl::PermissionDeniedError(
-            absl::StrFormat("drop_caches required by the plan but not done: %s", why));
-      }
-      reply.set_warning(why);
-    }
-  }
-  if (request.lustre_lru_clear()) {
-    absl::Status s = impl_->NeedLustre("lustre_lru_clear");
-    if (s.ok()) {
-      int64_t t0 = MonotonicNs();
-      s = impl_->lustre->SetParam("ldlm.namespaces.*.lru_size", "clear");
-      if (s.ok()) {
-        reply.set_lru_cleared(true);
-        reply.set_lru_duration_ns(MonotonicNs() - t0);
-      }
-    }
-    if (!s.ok()) {
-      if (request.required()) return s;
-      reply.set_warning(reply.warning().empty()
-                            ? std::string(s.message())
-                            : reply.warning() + "; " + std::string(s.message()));
-    }
-  }
+  CacheControl control{.allow_drop_caches = impl_->options.allow_drop_caches,
+                       .drop_caches_path = impl_->options.drop_caches_path,
+                       .fs = &impl_->fs,
+                       .daemons = impl_->daemons.get()};
+  ASSIGN_OR_RETURN(v1::CacheReply reply, DropCaches(request, control));
   // After a sync and a drop: the phase's window starts here, not at Prepare.
   if (impl_->sampler != nullptr) impl_->sampler->Prime();
   return reply;
@@ -765,28 +714,45 @@ absl::StatusOr<v1::CleanupReply> AgentCore::Cleanup(const v1::CleanupRequest& re
 
 absl::StatusOr<v1::TelemetryReply> AgentCore::Telemetry(const v1::TelemetryRequest& request) {
   v1::TelemetryReply reply;
-  absl::MutexLock lock(&impl_->mu);
-  absl::Status s = impl_->CheckSessionAndRenew(request.session_id());
-  if (!s.ok()) return s;
-  if (impl_->sampler == nullptr) {
+  {
+    absl::MutexLock lock(&impl_->mu);
+    RETURN_IF_ERROR(impl_->CheckSessionAndRenew(request.session_id()));
+  }
+  if (impl_->sampler == nullptr && impl_->daemons->empty()) {
     if (request.end()) reply.mutable_telemetry()->add_warnings("telemetry is off on this agent");
     return reply;
   }
   if (!request.end()) {
-    // From the cache barrier's sample, as the clients' windows.
-    impl_->windows[request.phase_id()] = impl_->sampler->BeginWindow(kPrimedTelemetryMaxAge);
+    // From the cache barrier's sample, as the clients' windows. The daemons'
+    // counters are read outside mu (admin-socket calls).
+    const uint64_t host = impl_->sampler != nullptr
+                              ? impl_->sampler->BeginWindow(kPrimedTelemetryMaxAge)
+                              : 0;
+    const uint64_t daemons = impl_->daemons->empty() ? 0 : impl_->daemons->BeginWindow();
+    absl::MutexLock lock(&impl_->mu);
+    impl_->windows[request.phase_id()] = {host, daemons};
     return reply;
   }
-  auto it = impl_->windows.find(request.phase_id());
-  if (it == impl_->windows.end()) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "no telemetry window is open for phase %s; open it first", request.phase_id()));
+  std::pair<uint64_t, uint64_t> window;
+  {
+    absl::MutexLock lock(&impl_->mu);
+    auto it = impl_->windows.find(request.phase_id());
+    if (it == impl_->windows.end()) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "no telemetry window is open for phase %s; open it first", request.phase_id()));
+    }
+    window = it->second;
+    impl_->windows.erase(it);
   }
-  uint64_t window = it->second;
-  impl_->windows.erase(it);
-  auto summary = impl_->sampler->EndWindow(window);
-  if (!summary.ok()) return summary.status();
-  *reply.mutable_telemetry() = std::move(*summary);
+  if (impl_->sampler != nullptr) {
+    ASSIGN_OR_RETURN(*reply.mutable_telemetry(), impl_->sampler->EndWindow(window.first));
+  }
+  if (window.second != 0) {
+    for (v1::DaemonStats& d : impl_->daemons->EndWindow(window.second)) {
+      if (!d.warning().empty()) reply.mutable_telemetry()->add_warnings(d.warning());
+      *reply.mutable_telemetry()->add_daemons() = std::move(d);
+    }
+  }
   return reply;
 }
 

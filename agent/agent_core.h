@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "agent/fs/ceph_daemons.h"
 #include "agent/lustre.h"
 #include "agent/phase_runner.h"
 #include "agent/roots.h"
@@ -39,6 +40,10 @@ struct AgentOptions {
   // striping, client checksums, lock LRU flush.
   bool allow_lustre = false;
   LustreToolsOptions lustre_options;
+  // Server agents: the Ceph daemons this host serves (config [ceph]): their
+  // counters in telemetry, their caches in cache barriers, their state in
+  // heartbeats. Empty: none.
+  CephDaemonOptions ceph;
   // COMMAND phases: the only programs they may run (absolute paths; config
   // allow_commands, --allow_command) and the account they run as (config
   // command_user, --command_user; "" = nobody under root, else the agent's

@@ -7,6 +7,7 @@
 #include "common/files.h"
 #include "common/names.h"
 #include "common/sizes.h"
+#include "common/status_macros.h"
 
 #include <toml++/toml.h>
 
@@ -116,6 +117,32 @@ const toml::table* Table(const toml::table& root, const std::string& key) {
 
 }  // namespace
 
+// [ceph]: the daemons a server agent serves and how to reach them.
+absl::Status GetCephKeys(const std::string& source, const toml::table& root, AgentConfig* c) {
+  const toml::table* t = Table(root, "ceph");
+  if (t == nullptr) return absl::OkStatus();
+  RETURN_IF_ERROR(CheckKeys(source, *t, "[ceph]", {"daemons", "admin_socket", "cluster"}));
+  CephDaemonOptions& o = c->options.ceph;
+  RETURN_IF_ERROR(GetStrings(source, *t, "daemons", &o.daemons));
+  RETURN_IF_ERROR(GetString(source, *t, "admin_socket", &o.admin_socket));
+  RETURN_IF_ERROR(GetString(source, *t, "cluster", &o.cluster));
+  for (const std::string& d : o.daemons) {
+    const size_t dot = d.find('.');
+    if (dot == std::string::npos || dot == 0 || dot + 1 == d.size()) {
+      return Bad(source, *t->get("daemons"), "daemons",
+                 absl::StrFormat("\"%s\" is not a Ceph daemon name; write TYPE.ID: \"osd.0\", "
+                                 "\"mds.a\"",
+                                 d));
+    }
+  }
+  if (o.admin_socket.empty() || o.admin_socket[0] != '/') {
+    return Bad(source, *t->get("admin_socket"), "admin_socket",
+               "give an absolute path, with $name for the daemon (Ceph's default: "
+               "\"/var/run/ceph/$cluster-$name.asok\")");
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text, const std::string& source) {
   toml::table root;
   try {
@@ -129,9 +156,9 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text, const std:
   absl::Status s = CheckKeys(source, root, "the agent config",
                              {"listen", "role", "roots", "insecure", "allow_commands",
                               "command_user", "tls", "permissions", "limits", "telemetry",
-                              "lustre"});
+                              "lustre", "ceph"});
   if (!s.ok()) return s;
-  for (const char* t : {"tls", "permissions", "limits", "telemetry", "lustre"}) {
+  for (const char* t : {"tls", "permissions", "limits", "telemetry", "lustre", "ceph"}) {
     if (root.get(t) && !root.get(t)->is_table()) {
       return Bad(source, *root.get(t), t, absl::StrFormat("must be a table: write [%s]", t));
     }
@@ -170,6 +197,7 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text, const std:
       }
     }
   }
+  if (!(s = GetCephKeys(source, root, &c)).ok()) return s;
   if (const toml::table* t = Table(root, "limits")) {
     if (!(s = CheckKeys(source, *t, "[limits]",
                         {"max_tasks", "max_bytes_per_phase", "default_lease_ms"}))

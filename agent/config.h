@@ -18,6 +18,10 @@
 //   [lustre]
 //   lfs = "lfs"                      # a name on PATH or an absolute path
 //   lctl = "lctl"
+//   [ceph]                           # server agents of a CephFS cluster
+//   daemons = ["osd.0", "osd.1"]     # what this host serves (perf counters, cache drop)
+//   admin_socket = "/var/run/ceph/$cluster-$name.asok"   # Ceph's admin_socket option
+//   cluster = "ceph"
 //   [limits]
 //   max_tasks = 4096
 //   max_bytes_per_phase = "0"        # 0 = no limit; sizes as in plans

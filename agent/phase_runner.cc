@@ -522,8 +522,9 @@ std::vector<std::string> PhaseRunner::Stalled(absl::Duration threshold) const {
   for (const auto& t : impl_->tasks) {
     const int64_t since_mono_ns = t->counters.op_start_mono_ns.load(std::memory_order_relaxed);
     if (since_mono_ns == 0 || now_mono_ns - since_mono_ns < threshold_duration_ns) continue;
-    out.push_back(absl::StrFormat("task %u stuck in %s %s at offset %u for %.1f s", t->rank,
+    out.push_back(absl::StrFormat("task %u stuck in %s %s at %s %u for %.1f s", t->rank,
                                   PhaseKindName(impl_->spec.kind()), t->path,
+                                  impl_->spec.kind() == v1::MDTEST ? "item" : "offset",
                                   t->counters.op_offset.load(std::memory_order_relaxed),
                                   static_cast<double>(now_mono_ns - since_mono_ns) / 1e9));
   }

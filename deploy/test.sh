@@ -23,6 +23,10 @@ command -v kubectl >/dev/null || lockstep_install_packages kubernetes-client ||
 # chromium renders the HTML report in a real browser; without it that one
 # test is skipped with the reason.
 lockstep_install_packages chromium || echo "== chromium could not be installed: the headless report check will be skipped"
+# A real CephFS for the cephfs test (deploy/testbed/cephfs.sh; ~230 MB of
+# packages): skipped, with the reason, without them.
+lockstep_install_packages ceph-mon ceph-mgr ceph-osd ceph-mds ceph-fuse ceph-common fuse3 attr \
+  uuid-runtime || echo "== the ceph packages could not be installed: the cephfs test will be skipped"
 lockstep_build RelWithDebInfo -DLOCKSTEP_BUILD_TESTS=ON -DLOCKSTEP_WERROR=ON
 cd "$LOCKSTEP_BUILD"
 ctest --output-on-failure --timeout 600 -j 2 "$@"

@@ -148,7 +148,12 @@ class MdtestWorkload::TaskRun {
     issued_any_ = true;
     if (first) ctx_.FirstOpIssuing();
     const int64_t t0 = MonotonicNs();
+    // In flight, for stall reports: a metadata server that stops answering
+    // hangs the call (Heartbeat's stalled tasks name it).
+    ctx_.counters->op_offset.store(ops_, std::memory_order_relaxed);
+    ctx_.counters->op_start_mono_ns.store(t0, std::memory_order_relaxed);
     const int err = op();
+    ctx_.counters->op_start_mono_ns.store(0, std::memory_order_relaxed);
     ctx_.latency->Record(static_cast<uint64_t>(MonotonicNs() - t0));
     if (first) ctx_.FirstOpReturned();
     if (err == 0) {

@@ -81,9 +81,13 @@ absl::StatusOr<bool> ParseControllerOption(const std::vector<std::string>& args,
     const std::string& path = flag->text;
     auto text = read_file(path);
     if (!text.ok()) return CliBad("--hostfile " + path, std::string(text.status().message()));
-    ASSIGN_OR_RETURN(std::vector<std::string> listed, ParseHostfile(*text, path));
-    for (const std::string& a : listed) {
-      RETURN_IF_ERROR(AddAgentAddress(a, "--hostfile " + path, &c->agents));
+    ASSIGN_OR_RETURN(std::vector<AgentPlan> listed, ParseHostfileAgents(*text, path));
+    for (const AgentPlan& a : listed) {
+      if (a.role == v1::OSS || a.role == v1::MDS) {
+        c->servers.push_back(a);
+      } else {
+        RETURN_IF_ERROR(AddAgentAddress(a.address, "--hostfile " + path, &c->agents));
+      }
     }
   } else if (name == "local") {
     c->local_agents = static_cast<int>(flag->u);
@@ -109,7 +113,12 @@ absl::Status PlaceTasks(uint32_t total_tasks, const std::string& total_opt, CliC
   if (!c.agents.empty() && c.local_agents > 0) {
     return CliBad("--local", "cannot be combined with --agents or --hostfile");
   }
+  if (c.agents.empty() && !c.servers.empty()) {
+    return CliBad("--hostfile", "names only oss/mds agents; list the client agents too (role "
+                                "client, or no role)");
+  }
   for (const std::string& a : c.agents) cmd->plan.agents.push_back({a, v1::CLIENT});
+  for (const AgentPlan& a : c.servers) cmd->plan.agents.push_back(a);
   // As `mpirun -np N` on one node: one local agent with all the tasks.
   if (c.agents.empty() && c.local_agents == 0) c.local_agents = 1;
   const uint32_t agents = c.agents.empty() ? static_cast<uint32_t>(c.local_agents)

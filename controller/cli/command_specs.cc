@@ -48,7 +48,8 @@ constexpr std::array<FlagSpec, 6> kAgentSourceFlags = {{
      .help = "the agents, instead of the plan's [[agent]] tables; each agent's role is its own "
              "(lockstep-agent --role)."},
     {.name = "hostfile", .kind = FlagKind::kList, .value_name = "FILE",
-     .help = "read agents from FILE: one HOST:PORT a line, # starts a comment.",
+     .help = "read agents from FILE: one HOST:PORT [ROLE] a line (ROLE client, oss or mds; "
+             "default: the agent's own), # starts a comment.",
      .separator = '\0'},
     {.name = "agents-from", .value_name = "DIR",
      .help = "the agents that announced themselves in DIR (lockstep-agent --announce DIR), "
@@ -178,7 +179,8 @@ constexpr std::array<FlagSpec, 7> kControllerFlags = {{
     {.name = "agents", .kind = FlagKind::kList, .value_name = "HOST:PORT",
      .help = "run on these agents instead of local ones."},
     {.name = "hostfile", .kind = FlagKind::kList, .value_name = "FILE",
-     .help = "read agents from FILE: one HOST:PORT a line, # starts a comment.",
+     .help = "read agents from FILE: one HOST:PORT [ROLE] a line (ROLE client, oss or mds; "
+             "default: the agent's own), # starts a comment.",
      .separator = '\0'},
     {.name = "local", .kind = FlagKind::kUint, .value_name = "N",
      .help = "run on N local agents (1 to 256; default: 2, or 1 when the task count is odd)",

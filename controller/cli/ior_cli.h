@@ -26,7 +26,10 @@ enum class SummaryFormat { kText, kJson, kCsv };
 //   --tasks-per-agent N  --out DIR  --insecure  --tls_dir DIR
 //   mdtest only: --tasks N (total tasks, as mpirun -np)
 struct ControllerCli {
-  std::vector<std::string> agents;  // from --agents and --hostfile
+  std::vector<std::string> agents;  // client agents, from --agents and --hostfile
+  // Agents a hostfile names with role oss or mds: they join cache barriers
+  // and telemetry, and take no tasks.
+  std::vector<AgentPlan> servers;
   int local_agents = 0;             // > 0 when no agents are given
   uint32_t tasks_per_agent = 0;     // 0: not given
   std::string out_dir = "./lockstep-results";

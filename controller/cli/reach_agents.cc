@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "common/files.h"
+#include "common/names.h"
 #include "common/net.h"
 #include "common/status_macros.h"
 #include "common/tls_inspect.h"
@@ -31,19 +34,46 @@ absl::Status AddAgentAddress(std::string addr, const std::string& where,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<std::string>> ParseHostfile(const std::string& text,
-                                                       const std::string& path) {
-  std::vector<std::string> out;
+absl::StatusOr<std::vector<AgentPlan>> ParseHostfileAgents(const std::string& text,
+                                                           const std::string& path) {
+  std::vector<AgentPlan> out;
+  std::vector<std::string> addresses;
   int line_no = 0;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     ++line_no;
-    std::string l(line.substr(0, line.find('#')));
-    RETURN_IF_ERROR(AddAgentAddress(l, absl::StrFormat("--hostfile %s:%d", path, line_no), &out));
+    const std::string where = absl::StrFormat("--hostfile %s:%d", path, line_no);
+    std::vector<std::string> words =
+        absl::StrSplit(line.substr(0, line.find('#')), absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    if (words.empty()) continue;
+    if (words.size() > 2) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: \"%s\": write HOST:PORT and optionally its role (client, oss or mds)", where,
+          absl::StripAsciiWhitespace(line)));
+    }
+    RETURN_IF_ERROR(AddAgentAddress(words[0], where, &addresses));
+    v1::Role role = v1::ROLE_UNSPECIFIED;
+    if (words.size() == 2) {
+      std::optional<v1::Role> r = ParseRole(words[1]);
+      if (!r) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: role \"%s\" of %s: use client, oss or mds", where, words[1], words[0]));
+      }
+      role = *r;
+    }
+    out.push_back({addresses.back(), role});
   }
   if (out.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--hostfile %s lists no agent: write one HOST:PORT a line", path));
   }
+  return out;
+}
+
+absl::StatusOr<std::vector<std::string>> ParseHostfile(const std::string& text,
+                                                       const std::string& path) {
+  ASSIGN_OR_RETURN(std::vector<AgentPlan> agents, ParseHostfileAgents(text, path));
+  std::vector<std::string> out;
+  for (const AgentPlan& a : agents) out.push_back(a.address);
   return out;
 }
 
@@ -65,6 +95,7 @@ absl::StatusOr<std::vector<AgentPlan>> AgentsFromFlags(const ParsedFlags& f,
   std::vector<AgentPlan> out;
   if (listed) {
     std::vector<std::string> addresses;
+    std::map<std::string, v1::Role> roles;  // the hostfiles' ROLE columns
     for (const std::string& a : f.GetList("agents")) {
       RETURN_IF_ERROR(AddAgentAddress(a, "--agents", &addresses));
     }
@@ -74,12 +105,16 @@ absl::StatusOr<std::vector<AgentPlan>> AgentsFromFlags(const ParsedFlags& f,
         return absl::InvalidArgumentError(
             absl::StrFormat("--hostfile %s: %s", path, text.status().message()));
       }
-      ASSIGN_OR_RETURN(std::vector<std::string> from_file, ParseHostfile(*text, path));
-      for (const std::string& a : from_file) {
-        RETURN_IF_ERROR(AddAgentAddress(a, "--hostfile " + path, &addresses));
+      ASSIGN_OR_RETURN(std::vector<AgentPlan> from_file, ParseHostfileAgents(*text, path));
+      for (const AgentPlan& a : from_file) {
+        RETURN_IF_ERROR(AddAgentAddress(a.address, "--hostfile " + path, &addresses));
+        roles[a.address] = a.role;
       }
     }
-    for (const std::string& a : addresses) out.push_back({a, v1::ROLE_UNSPECIFIED});
+    for (const std::string& a : addresses) {
+      auto it = roles.find(a);
+      out.push_back({a, it == roles.end() ? v1::ROLE_UNSPECIFIED : it->second});
+    }
     return out;
   }
   if (dir.empty()) return out;

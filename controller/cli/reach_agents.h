@@ -22,8 +22,12 @@ namespace lockstep {
 absl::Status AddAgentAddress(std::string addr, const std::string& where,
                              std::vector<std::string>* agents);
 
-// Addresses of a hostfile's text: one HOST:PORT a line, '#' starts a
-// comment; errors name "--hostfile PATH:LINE".
+// A hostfile's text: one "HOST:PORT [ROLE]" a line (ROLE client, oss or
+// mds; without it the agent's own --role counts), '#' starts a comment;
+// errors name "--hostfile PATH:LINE".
+absl::StatusOr<std::vector<AgentPlan>> ParseHostfileAgents(const std::string& text,
+                                                           const std::string& path);
+// Their addresses only.
 absl::StatusOr<std::vector<std::string>> ParseHostfile(const std::string& text,
                                                        const std::string& path);
 

@@ -213,8 +213,13 @@ IorFsFigures IorFsFiguresOf(const v1::FsStats& fs) {
     f.size /= 1024;
     f.unit = "TiB";
   }
+  // IOR keeps these in long long: a file system that reports f_ffree = -1
+  // (ceph-fuse: "no limit") prints IOR's 133.3%, and so do we.
   auto used = [](uint64_t free, uint64_t total) {
-    return total == 0 ? 0.0 : (1 - static_cast<double>(free) / static_cast<double>(total)) * 100;
+    return total == 0 ? 0.0
+                      : (1 - static_cast<double>(static_cast<int64_t>(free)) /
+                                 static_cast<double>(static_cast<int64_t>(total))) *
+                            100;
   };
   f.used_pct = used(fs.blocks_free(), fs.blocks());
   f.inodes_mi = static_cast<double>(fs.files()) / kMiB;

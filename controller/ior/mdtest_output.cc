@@ -53,8 +53,10 @@ std::string FormatMdtestFsLine(const v1::FsStats& fs) {
     unit = "TiB";
   }
   const double used = (1 - free / total) * 100;
-  const double inodes_used =
-      (1 - static_cast<double>(fs.files_free()) / static_cast<double>(fs.files())) * 100;
+  // long long, as mdtest: f_ffree = -1 (ceph-fuse) prints mdtest's 133.3%.
+  const double inodes_used = (1 - static_cast<double>(static_cast<int64_t>(fs.files_free())) /
+                                      static_cast<double>(static_cast<int64_t>(fs.files()))) *
+                             100;
   return absl::StrFormat("%-20s: %.1f %s   Used FS: %2.1f%%   Inodes: %.1f Mi   Used Inodes: %2.1f%%\n",
                          "FS", size, unit, used,
                          static_cast<double>(fs.files()) / static_cast<double>(1 << 20),

@@ -99,6 +99,7 @@ v1::TelemetryBrief BriefOf(const v1::TelemetrySummary& t) {
     p->set_kernel_thread(full.kernel_thread());
     p->set_cpu_pct(tenth(full.cpu_pct()));
   }
+  *b.mutable_daemons() = t.daemons();
   RoundBrief(&b);
   return b;
 }

@@ -22,7 +22,7 @@ const std::vector<std::string> kPhaseKeys = {
     "name", "kind", "dir", "file_name", "file_per_process", "tasks_per_agent", "transfer_size",
     "block_size", "segments", "repetitions", "fsync", "fsync_per_transfer", "direct", "keep",
     "verify", "reorder_tasks", "reorder_node_offset", "remove_files", "cache", "stripe_count",
-    "stripe_size", "stripe_index", "stripe_pool", "checksums", "random_offsets",
+    "stripe_size", "stripe_index", "stripe_pool", "object_size", "checksums", "random_offsets",
     "stonewall_seconds", "stonewall_wear_out", "verify_after_write", "delay_seconds",
     "intra_barriers", "small_files", "small_file_min_size", "small_file_max_size",
     "small_files_per_dir", "md_op", "md_branching", "md_depth", "md_items", "md_unique_dir",
@@ -191,11 +191,20 @@ absl::Status ReadInt32(const TableReader& r, const char* key, int64_t min, int64
   return absl::OkStatus();
 }
 
-// Lustre: the stripe keys (any of them asks for `lfs setstripe` on dir)
-// and client checksums.
+// The layout keys (any of them asks the directory's file system for a
+// layout: Lustre `lfs setstripe`, CephFS ceph.dir.layout; object_size is
+// CephFS's) and client checksums.
 absl::Status ReadLustreKeys(const TableReader& r, PhasePlan* p) {
-  for (const char* k : {"stripe_count", "stripe_size", "stripe_index", "stripe_pool"}) {
+  for (const char* k : {"stripe_count", "stripe_size", "stripe_index", "stripe_pool", "object_size"}) {
     if (r.Get(k)) p->set_stripe = true;
+  }
+  if (r.Get("object_size")) {
+    RETURN_IF_ERROR(r.Size("object_size", &p->object_size_bytes));
+    if (p->object_size_bytes == 0 || p->object_size_bytes % kStripeSizeMultiple != 0) {
+      return r.Error(*r.Get("object_size"), "object_size",
+                     absl::StrFormat("%u bytes is not a positive multiple of %s (CephFS's rule)",
+                                     p->object_size_bytes, HumanBytes(kStripeSizeMultiple)));
+    }
   }
   RETURN_IF_ERROR(ReadInt32(
       r, "stripe_count", -1, kMaxStripeCount,

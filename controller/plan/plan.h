@@ -56,6 +56,7 @@ struct PhasePlan {
   uint64_t stripe_size_bytes = 0;         // 0 default; multiple of 64 KiB
   int32_t stripe_index = -1;
   std::string stripe_pool;
+  uint64_t object_size_bytes = 0;         // CephFS object_size; 0 = the directory's
   v1::ChecksumMode checksums = v1::CHECKSUMS_UNCHANGED;
   bool random_offsets = false;            // IOR -z
   uint32_t stonewall_seconds = 0;         // IOR -D

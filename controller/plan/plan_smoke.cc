@@ -84,7 +84,7 @@ void SmokePhase(const SmokeOptions& o, Plan* plan, PhasePlan* p) {
   c.Count<uint32_t>("delay_seconds", 0, &p->delay_seconds);
   if (o.lustre) return;
   if (p->set_stripe) {
-    c.Dropped("striping (stripe_count/stripe_size/stripe_index/stripe_pool)",
+    c.Dropped("striping (stripe_count/stripe_size/stripe_index/stripe_pool/object_size)",
               "the directories are not on Lustre");
     p->set_stripe = false;
   }

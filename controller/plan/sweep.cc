@@ -36,6 +36,11 @@ const std::vector<std::pair<std::string, Copier>>& Copiers() {
          t->stripe_size_bytes = f.stripe_size_bytes;
          t->set_stripe = f.set_stripe;
        }},
+      {"object_size",
+       [](const PhasePlan& f, PhasePlan* t) {
+         t->object_size_bytes = f.object_size_bytes;
+         t->set_stripe = f.set_stripe;
+       }},
       {"stripe_index",
        [](const PhasePlan& f, PhasePlan* t) {
          t->stripe_index = f.stripe_index;

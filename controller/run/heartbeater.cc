@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "common/clock.h"
 #include "common/errors.h"
+#include "common/names.h"
 #include "common/wire_version.h"
 
 namespace lockstep {
@@ -30,13 +31,16 @@ Heartbeater::Heartbeater(std::vector<AgentClient*> agents, absl::Duration lease,
       lease_(lease),
       period_(PeriodOf(lease)),
       stall_ms_(stall_ms),
+      warn_stall_ms_(std::min<uint32_t>(stall_ms, kStallWarningMs)),
       last_answer_mono_ns_(agents_.size(), MonotonicNs()),
       next_send_mono_ns_(agents_.size()),
       confirmed_sent_mono_ns_(agents_.size(), INT64_MIN),
       last_error_(agents_.size()),
       beats_(agents_.size()),
       lost_(agents_.size()),
-      stalled_(agents_.size()) {
+      stalled_(agents_.size()),
+      stalled_since_mono_ns_(agents_.size(), 0),
+      daemons_down_(agents_.size()) {
   for (size_t i = 0; i < agents_.size(); ++i) index_of_[agents_[i]] = i;
   // Staggered over the first period: no burst of every agent's call at once.
   const int64_t now_mono_ns = MonotonicNs();
@@ -69,6 +73,50 @@ std::optional<AgentTrouble> Heartbeater::Lost() {
     if (!lost_[i].reason.empty() && !forgotten_.count(i)) return lost_[i];
   }
   return std::nullopt;
+}
+
+std::vector<std::string> Heartbeater::TakeNotices() {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> out;
+  out.swap(notices_);
+  return out;
+}
+
+void Heartbeater::NoteStalls(size_t i, const v1::HeartbeatReply& reply) {
+  const std::string& who = agents_[i]->address();
+  if (reply.stalled_size() == 0) {
+    if (stalled_since_mono_ns_[i] != 0 && stalled_[i].empty()) {
+      notices_.push_back(absl::StrFormat("agent %s: I/O is moving again", who));
+    }
+    stalled_since_mono_ns_[i] = 0;
+    return;
+  }
+  const int64_t now_mono_ns = MonotonicNs();
+  if (stalled_since_mono_ns_[i] == 0) {
+    stalled_since_mono_ns_[i] = now_mono_ns;
+    if (warn_stall_ms_ < stall_ms_) {
+      notices_.push_back(absl::StrFormat(
+          "warning: agent %s: I/O stalled (the file system does not answer): %s; the phase "
+          "fails if it lasts io_stall_timeout_ms = %u",
+          who, absl::StrJoin(reply.stalled(), "; "), stall_ms_));
+    }
+  }
+  // Reported from warn_stall_ms_ on: stalled_ms_ once that lasted the rest.
+  const int64_t rest_ns = int64_t{stall_ms_ - warn_stall_ms_} * 1'000'000;
+  if (stalled_[i].empty() && now_mono_ns - stalled_since_mono_ns_[i] >= rest_ns) {
+    stalled_[i] = absl::StrJoin(reply.stalled(), "; ");
+  }
+}
+
+void Heartbeater::NoteDaemons(size_t i, const v1::HeartbeatReply& reply) {
+  std::string now = absl::StrJoin(reply.daemons_down(), "; ");
+  if (now == daemons_down_[i]) return;
+  const std::string& who = agents_[i]->address();
+  notices_.push_back(now.empty()
+                         ? absl::StrFormat("agent %s: its file-system daemons run again", who)
+                         : absl::StrFormat("warning: %s agent %s: %s", RoleName(agents_[i]->role()),
+                                           who, now));
+  daemons_down_[i] = std::move(now);
 }
 
 std::optional<AgentTrouble> Heartbeater::Stalled() {
@@ -178,7 +226,7 @@ void Heartbeater::Tick() {
       beat->ctx.set_deadline(std::chrono::system_clock::now() +
                              absl::ToChronoMilliseconds(period_));
       beat->request.set_session_id(agents_[i]->session_id);
-      beat->request.set_stall_ms(stall_ms_);
+      beat->request.set_stall_ms(warn_stall_ms_);
       ++in_flight_;
       due.emplace_back(i, beat);
     }
@@ -204,9 +252,8 @@ void Heartbeater::Answered(size_t i, const absl::Status& status, int64_t sent_mo
     last_answer_mono_ns_[i] = MonotonicNs();
     confirmed_sent_mono_ns_[i] = std::max(confirmed_sent_mono_ns_[i], sent_mono_ns);
     last_error_[i].clear();
-    if (reply.stalled_size() > 0 && stalled_[i].empty()) {
-      stalled_[i] = absl::StrJoin(reply.stalled(), "; ");
-    }
+    NoteStalls(i, reply);
+    NoteDaemons(i, reply);
   } else if (absl::IsFailedPrecondition(status)) {
     lost_[i] = {i,
                 std::string(status.message()) +

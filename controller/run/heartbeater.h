@@ -60,8 +60,14 @@ class Heartbeater {
 
   // The first agent found lost, if any; agents Forgotten are not reported.
   std::optional<AgentTrouble> Lost();
-  // The first agent that reported a stalled transfer, if any (not Forgotten).
+  // The first agent whose tasks have had an operation in flight for longer
+  // than `stall_ms`, if any (not Forgotten).
   std::optional<AgentTrouble> Stalled();
+  // What happened since the last call, for people, once each: an I/O stall
+  // seen kStallWarningMs into it (long before `stall_ms` fails the phase)
+  // and its end; a server agent's daemons going down or coming back.
+  std::vector<std::string> TakeNotices();
+  static constexpr uint32_t kStallWarningMs = 10000;
   // The run goes on without agent `index`: no more heartbeats or reports.
   void Forget(size_t index);
   // Why `agent` is lost ("" while it is not, or is not one of ours).
@@ -100,11 +106,15 @@ class Heartbeater {
   void Tick();
   void Answered(size_t index, const absl::Status& status, int64_t sent_mono_ns,
                 const v1::HeartbeatReply& reply) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void NoteStalls(size_t index, const v1::HeartbeatReply& reply) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void NoteDaemons(size_t index, const v1::HeartbeatReply& reply)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::vector<AgentClient*> agents_;
   const absl::Duration lease_;
   const absl::Duration period_;
   const uint32_t stall_ms_;
+  const uint32_t warn_stall_ms_;  // what the agents are asked to report
   std::unordered_map<const AgentClient*, size_t> index_of_;  // constant after construction
   std::atomic<int> lost_count_{0};  // lets LostReason skip the lock while nobody is lost
 
@@ -123,6 +133,10 @@ class Heartbeater {
   // Per agent: why it is lost / what stalled; empty when nothing is.
   std::vector<AgentTrouble> lost_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> stalled_ ABSL_GUARDED_BY(mu_);
+  // Per agent: since when its answers report stalled tasks (0: they do not).
+  std::vector<int64_t> stalled_since_mono_ns_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> daemons_down_ ABSL_GUARDED_BY(mu_);  // as last reported
+  std::vector<std::string> notices_ ABSL_GUARDED_BY(mu_);
   std::set<size_t> forgotten_ ABSL_GUARDED_BY(mu_);
 
   std::thread thread_;  // last: starts once the state above exists

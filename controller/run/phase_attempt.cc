@@ -307,6 +307,7 @@ RunError PhaseAttempt::AwaitResults() {
 }
 
 RunError PhaseAttempt::Watch() {
+  for (const std::string& notice : run_.heartbeater.TakeNotices()) run_.printer.Note(notice);
   if (auto lost = run_.heartbeater.Lost()) {
     return LoseDuringPhase(run_.roster.at(lost->index), lost->reason,
                            lost->kind == v1::SESSION_GONE);
@@ -358,6 +359,9 @@ void PhaseAttempt::CollectClient(size_t i, RunError* failure) {
   apr->set_address(c->address());
   apr->set_role(c->role());
   apr->set_stripe_layout(prepared_[i]->stripe_layout());
+  apr->set_fs_name(prepared_[i]->fs_name());
+  apr->set_fs_version(prepared_[i]->fs_version());
+  if (prepared_[i]->has_layout()) *apr->mutable_layout() = prepared_[i]->layout();
   if (cache_done_.count(c)) *apr->mutable_cache() = cache_done_[c];
   absl::StatusOr<v1::PhaseResult> result = streams_[i]->Result();
   if (!result.ok()) {

@@ -47,6 +47,7 @@ v1::PhaseSpec BaseSpecOf(const Plan& plan, const PhasePlan& planned, uint32_t te
   s.set_stripe_size_bytes(phase.stripe_size_bytes);
   s.set_stripe_index(phase.stripe_index);
   s.set_stripe_pool(phase.stripe_pool);
+  s.set_object_size_bytes(phase.object_size_bytes);
   s.set_checksums(phase.checksums);
   s.set_ignore_free_space(ignore_free_space);
   SetWorkloadFields(phase, plan.seed, &s);

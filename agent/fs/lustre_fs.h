@@ -1,0 +1,33 @@
+// Lustre behind the FileSystem interface: layouts through `lfs setstripe` /
+// `lfs getstripe -d`, client checksums through `lctl set_param
+// osc.*.checksums` (restored per OSC), the version from /sys or lctl. The
+// tools themselves are agent/lustre.h; they run only with --allow_lustre.
+#ifndef LOCKSTEP_AGENT_FS_LUSTRE_FS_H_
+#define LOCKSTEP_AGENT_FS_LUSTRE_FS_H_
+
+#include "agent/fs/file_system.h"
+
+namespace lockstep {
+
+class LustreFs : public FileSystem {
+ public:
+  explicit LustreFs(const FileSystemContext& ctx) : ctx_(ctx) {}
+  std::string Name() const override { return "lustre"; }
+  std::string Version() const override { return ctx_.lustre_version; }
+  absl::Status CheckSettings(const v1::PhaseSpec& spec, const std::string& dir) const override;
+  absl::StatusOr<v1::FsLayout> SetLayout(const std::string& dir,
+                                         const v1::PhaseSpec& spec) const override;
+  absl::StatusOr<v1::FsLayout> GetLayout(const std::string& path) const override;
+  absl::StatusOr<std::unique_ptr<FsTunableScope>> SetChecksums(bool on) const override;
+
+ private:
+  const FileSystemContext ctx_;
+};
+
+// The lock LRU of every namespace (ldlm.namespaces.*.lru_size=clear): the
+// client-side Lustre cache a cache barrier flushes. Needs --allow_lustre.
+absl::Status ClearLustreLru(const FileSystemContext& ctx);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_AGENT_FS_LUSTRE_FS_H_

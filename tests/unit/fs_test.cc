@@ -1,0 +1,207 @@
+// agent/fs/: the file-system interface's pure parts (CephFS layouts, the
+// refusals), FileSystemFor on this machine's own directories, and the Ceph
+// daemon monitor against a fake admin socket (a real Unix socket server
+// speaking Ceph's framing: the command and a NUL, a 4-byte big-endian length
+// and the answer).
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+#include "agent/fs/admin_socket.h"
+#include "agent/fs/ceph_daemons.h"
+#include "agent/fs/cephfs.h"
+#include "agent/fs/file_system.h"
+#include "common/files.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test_util.h"
+
+namespace lockstep {
+namespace {
+
+using ::testing::HasSubstr;
+using ::lockstep::testing::TempDir;
+
+TEST(CephLayout, ParsesTheVxattrText) {
+  v1::FsLayout l = ParseCephLayout("stripe_unit=65536 stripe_count=4 object_size=4194304 pool=cephfs_data");
+  EXPECT_EQ(l.stripe_unit_bytes(), 65536u);
+  EXPECT_EQ(l.stripe_count(), 4);
+  EXPECT_EQ(l.object_size_bytes(), 4194304u);
+  EXPECT_EQ(l.pool(), "cephfs_data");
+  EXPECT_EQ(l.stripe_index(), -1);
+}
+
+TEST(CephFsSettings, RefusesWhatCephFsDoesNotHaveNamingKeyValueAndDirectory) {
+  CephFs fs("ceph-fuse");
+  v1::PhaseSpec spec;
+  spec.set_set_stripe(true);
+  spec.set_stripe_index(2);
+  absl::Status s = fs.CheckSettings(spec, "/mnt/c/d");
+  EXPECT_THAT(s.message(), HasSubstr("stripe_index = 2: the file system of /mnt/c/d is cephfs"));
+  spec.set_stripe_index(-1);
+  spec.set_stripe_count(-1);
+  EXPECT_THAT(fs.CheckSettings(spec, "/d").message(), HasSubstr("stripe_count = -1"));
+  spec.set_stripe_count(4);
+  spec.set_stripe_size_bytes(65536 * 3);
+  spec.set_object_size_bytes(1 << 20);
+  EXPECT_THAT(fs.CheckSettings(spec, "/d").message(),
+              HasSubstr("object_size = 1048576: the file system of /d is cephfs, which needs an "
+                        "object_size that is a multiple of the stripe_unit (stripe_size = 196608)"));
+  spec.set_stripe_size_bytes(65536);
+  EXPECT_OK(fs.CheckSettings(spec, "/d"));
+  v1::PhaseSpec crc;
+  crc.set_checksums(v1::CHECKSUMS_OFF);
+  EXPECT_THAT(fs.CheckSettings(crc, "/d").message(),
+              HasSubstr("checksums = false: the file system of /d is cephfs (ceph-fuse), which "
+                        "switches client data CRCs (ms_crc_data) only when the client mounts"));
+}
+
+TEST(FileSystemFor, ALocalDirectoryIsPosixAndRefusesLayouts) {
+  TempDir tmp;
+  LustreTools tools;
+  FileSystemContext ctx{.lustre = &tools};
+  auto fs = FileSystemFor(tmp.path(), ctx);
+  ASSERT_OK(fs.status());
+  EXPECT_EQ((*fs)->Name(), "posix");
+  v1::PhaseSpec spec;
+  spec.set_set_stripe(true);
+  spec.set_stripe_count(2);
+  absl::Status s = (*fs)->CheckSettings(spec, tmp.path());
+  EXPECT_THAT(s.message(), HasSubstr("the file system of " + tmp.path()));
+  EXPECT_THAT(s.message(), HasSubstr("not Lustre or CephFS"));
+  EXPECT_TRUE(absl::IsNotFound(FileSystemFor(tmp.path() + "/missing", ctx).status()));
+}
+
+TEST(AdminSocketPath, ExpandsCephsMetavariables) {
+  EXPECT_EQ(AdminSocketPath("/var/run/ceph/$cluster-$name.asok", "ceph", "osd.12"),
+            "/var/run/ceph/ceph-osd.12.asok");
+  EXPECT_EQ(AdminSocketPath("/r/$type/$id.asok", "c", "mds.a"), "/r/mds/a.asok");
+}
+
+// A Ceph daemon's admin socket, answering from a table; counts commands.
+class FakeAdminSocket {
+ public:
+  FakeAdminSocket(const std::string& path, std::string perf_dump, std::string pid_file)
+      : path_(path), perf_dump_(std::move(perf_dump)), pid_file_(std::move(pid_file)) {
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    EXPECT_EQ(::listen(fd_, 8), 0);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~FakeAdminSocket() {
+    stop_ = true;
+    ::shutdown(fd_, SHUT_RDWR);
+    thread_.join();
+    ::close(fd_);
+    ::unlink(path_.c_str());
+  }
+  std::atomic<int> cache_drops{0};
+  std::atomic<uint64_t> op_w{10};
+
+ private:
+  void Serve() {
+    while (!stop_) {
+      int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      std::string cmd;
+      char ch;
+      while (::read(c, &ch, 1) == 1 && ch != '\0') cmd.push_back(ch);
+      std::string answer = "{}";
+      if (cmd.find("perf dump") != std::string::npos) {
+        answer = absl::StrReplaceAll(perf_dump_, {{"OPS", std::to_string(op_w.load())}});
+      } else if (cmd.find("pid_file") != std::string::npos) {
+        answer = absl::StrFormat(R"({"pid_file": "%s"})", pid_file_);
+      } else if (cmd.find("version") != std::string::npos) {
+        answer = R"({"version": "16.2.15", "release": "pacific"})";
+      } else if (cmd.find("cache drop") != std::string::npos) {
+        cache_drops.fetch_add(1);
+      }
+      unsigned char len[4] = {static_cast<unsigned char>(answer.size() >> 24),
+                              static_cast<unsigned char>(answer.size() >> 16),
+                              static_cast<unsigned char>(answer.size() >> 8),
+                              static_cast<unsigned char>(answer.size())};
+      (void)!::write(c, len, 4);
+      (void)!::write(c, answer.data(), answer.size());
+      ::close(c);
+    }
+  }
+  std::string path_, perf_dump_, pid_file_;
+  int fd_ = -1;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+TEST(CephDaemons, CountersCpuCachesAndDeathThroughTheAdminSocket) {
+  TempDir tmp;
+  // This test process stands in for the daemon: its pid, its /proc.
+  const std::string pid_file = tmp.path() + "/osd.0.pid";
+  ASSERT_OK(WriteFileAtomically(pid_file, absl::StrFormat("%d\n", ::getpid())));
+  auto sock = std::make_unique<FakeAdminSocket>(
+      tmp.path() + "/osd.0.asok",
+      R"({"osd": {"op": OPS, "op_w": 0, "op_r": 2, "op_in_bytes": 1048576, "op_out_bytes": 0,
+                  "op_w_latency": {"avgcount": 10, "sum": 0.5}}})",
+      pid_file);
+  CephDaemonOptions o;
+  o.daemons = {"osd.0"};
+  o.admin_socket = tmp.path() + "/$name.asok";
+  CephDaemons daemons(o);
+  auto facts = daemons.Facts();
+  ASSERT_EQ(facts.size(), 1u);
+  EXPECT_EQ(facts[0].version(), "16.2.15");
+  EXPECT_EQ(facts[0].pid(), static_cast<uint32_t>(::getpid()));
+  EXPECT_TRUE(daemons.Down().empty());
+
+  const uint64_t w = daemons.BeginWindow();
+  sock->op_w.store(25);  // 15 more ops during the "phase"
+  auto stats = daemons.EndWindow(w);
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_EQ(stats[0].name(), "osd.0");
+  EXPECT_TRUE(stats[0].running());
+  EXPECT_EQ(stats[0].ops(), 15u);
+  EXPECT_GT(stats[0].rss_bytes(), 0u);
+  EXPECT_EQ(stats[0].warning(), "");
+
+  int64_t ns = 0;
+  auto dropped = daemons.DropCaches(&ns);
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_THAT(dropped[0], ::testing::MatchesRegex("osd\\.0 [0-9]+ ms"));
+  EXPECT_EQ(sock->cache_drops.load(), 1);
+
+  // The daemon goes away: its socket first, then (another pid) its process.
+  sock.reset();
+  ASSERT_OK(WriteFileAtomically(pid_file, "999999999\n"));
+  dropped = daemons.DropCaches(&ns);
+  EXPECT_THAT(dropped[0], HasSubstr("osd.0: cache not dropped: admin socket"));
+  const uint64_t w2 = daemons.BeginWindow();
+  stats = daemons.EndWindow(w2);
+  EXPECT_THAT(stats[0].warning(), HasSubstr("osd.0 (pid 999999999) is not running"));
+  EXPECT_THAT(daemons.Down(), ::testing::ElementsAre("osd.0 (pid 999999999) is not running"));
+}
+
+TEST(CephDaemons, ANamedDaemonThatIsMissingIsAWarningNotAnError) {
+  TempDir tmp;
+  CephDaemonOptions o;
+  o.daemons = {"mds.z"};
+  o.admin_socket = tmp.path() + "/$name.asok";
+  CephDaemons daemons(o);
+  auto facts = daemons.Facts();
+  EXPECT_THAT(facts[0].warning(), HasSubstr("mds.z is configured ([ceph] daemons) but did not answer"));
+  EXPECT_THAT(daemons.Down(), ::testing::ElementsAre(HasSubstr("mds.z: no pid known")));
+  const uint64_t w = daemons.BeginWindow();
+  auto stats = daemons.EndWindow(w);
+  EXPECT_FALSE(stats[0].running());
+  EXPECT_THAT(stats[0].warning(), HasSubstr("mds.z: no pid known and no answer"));
+}
+
+}  // namespace
+}  // namespace lockstep
