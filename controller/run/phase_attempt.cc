@@ -185,6 +185,10 @@ RunError PhaseAttempt::CacheStep(const std::vector<AgentClient*>& who, bool sync
       acc.set_lru_cleared(true);
       acc.set_lru_duration_ns(reply.lru_duration_ns());
     }
+    if (reply.daemon_caches_size() > 0) {
+      *acc.mutable_daemon_caches() = reply.daemon_caches();
+      acc.set_daemon_cache_duration_ns(reply.daemon_cache_duration_ns());
+    }
     if (!reply.warning().empty()) {
       acc.set_warning(reply.warning());
       run_.printer.Note(absl::StrFormat("warning: %s %s: %s", RoleName(who[i]->role()),
