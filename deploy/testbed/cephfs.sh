@@ -188,6 +188,11 @@ mds_cache_memory_limit = 268435456
 public_addr = 127.0.0.20
 
 [client]
+# ceph-fuse's own object cache (200 MiB by default) is user memory that
+# drop_caches does not reach: kept small, so that a cache barrier leaves
+# little of a phase's data on the client (the OSD lines show what the
+# reads took from the OSDs).
+client_oc_size = ${LOCKSTEP_TESTBED_CLIENT_OC_BYTES:-16777216}
 log_file = $D/ceph/log/\$name.\$pid.log
 admin_socket = $D/ceph/run/\$name.\$pid.asok
 pid_file = $D/ceph/run/\$name.pid
