@@ -19,6 +19,7 @@
 #include "absl/time/time.h"
 #include "agent/cache_control.h"
 #include "agent/fs/file_system.h"
+#include "agent/fs/root_mounts.h"
 #include "agent/host_facts.h"
 #include "agent/workloads/command_process.h"
 #include "agent/workloads/workload.h"
@@ -84,6 +85,7 @@ struct AgentCore::Impl {
   std::unique_ptr<TelemetrySampler> sampler;  // constant after Create; may be null
   std::unique_ptr<LustreTools> lustre;        // constant after Create
   FileSystemContext fs;                       // constant after Create
+  std::unique_ptr<RootMounts> root_mounts;    // constant after Create
   std::unique_ptr<CephDaemons> daemons;       // constant after Create; may be empty
   std::thread watchdog;
 
@@ -278,6 +280,7 @@ absl::StatusOr<std::unique_ptr<AgentCore>> AgentCore::Create(const AgentOptions&
   impl->options.runner.command_user = options.command_user;
   if (account.ok()) impl->command_user = account->name;
   impl->roots = *roots;
+  impl->root_mounts = std::make_unique<RootMounts>(impl->roots.roots());
   impl->lustre = std::make_unique<LustreTools>(options.lustre_options);
   impl->fs.lustre = impl->lustre.get();
   impl->fs.allow_lustre = options.allow_lustre;
@@ -561,6 +564,8 @@ absl::StatusOr<v1::PrepareReply> AgentCore::Prepare(const v1::PrepareRequest& re
   }
   auto workload = MakeWorkload(spec, impl_->options.runner);
   if (!workload.ok()) return workload.status();
+  // A root whose mount went away leaves the bare mount point: refused.
+  RETURN_IF_ERROR(impl_->root_mounts->Check(spec.dir(), ThisHost()));
   auto dir = impl_->ResolvePhaseDir(spec, **workload);
   if (!dir.ok()) return dir.status();
   if (absl::Status s = impl_->CheckWriteSpace(spec, **workload, *dir); !s.ok()) return s;

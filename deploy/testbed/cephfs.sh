@@ -18,9 +18,10 @@
 #     osdI     127.0.0.(11+I)  role oss, serving osd.I (its admin socket: perf counters,
 #                              cache drop)
 #     mds0     127.0.0.20      role mds, serving mds.a
-#   plus an admin mount of the same file system in this namespace at $DIR/mnt/admin
-#   (for getfattr, ls; Lockstep's clients do not use it), the certificates in $DIR/tls
-#   and the agents' hostfile in $DIR/hostfile.
+#   plus a mount of the same file system at the same path in this namespace, as
+#   on a login node (the controller's side: mkdir, getfattr, ls, IO500's datadir;
+#   the client hosts do not see it), the certificates in $DIR/tls and the
+#   agents' hostfile in $DIR/hostfile.
 #
 # Then, for example:
 #   lockstep ior --hostfile /tmp/lockstep-testbed/hostfile --tls_dir /tmp/lockstep-testbed/tls \
@@ -103,7 +104,7 @@ down() {
   while read -r name addr role daemon; do
     [ "$role" = client ] && [ -e "$D/ns/$name.mnt" ] && unmount_fuse "$name" "$MNT"
   done < <(hosts)
-  unmount_fuse "" "$D/mnt/admin"
+  unmount_fuse "" "$MNT"
   local fuse_pids=()
   for f in "$D"/run/fuse-*.pid; do [ -e "$f" ] && fuse_pids+=("$(pid_of "$f")"); done
   stop_pids 5 "${fuse_pids[@]}"   # ceph-fuse exits by itself once unmounted
@@ -117,8 +118,8 @@ down() {
   for f in "$D"/ceph/run/*.pid; do [ -e "$f" ] && daemon_pids+=("$(pid_of "$f")"); done
   stop_pids 3 "${daemon_pids[@]}"
   # 5. The state, only when nothing is mounted below it any more.
-  if grep -q " $D/" /proc/self/mounts; then
-    die "still mounted under $D (see /proc/self/mounts); not deleting it"
+  if grep -q -e " $D/" -e " $MNT " /proc/self/mounts; then
+    die "still mounted under $D or at $MNT (see /proc/self/mounts); not deleting $D"
   fi
   rm -rf --one-file-system "$D"
   local left
@@ -251,7 +252,7 @@ make_host() {
 
 mount_client() {  # mount_client NAME (its namespace) | "" (this one, the admin mount)
   local name=$1 path=$MNT id=$1 run=()
-  if [ -z "$name" ]; then path="$D/mnt/admin"; id=admin; else run=(in_host "$name"); fi
+  if [ -z "$name" ]; then id=admin; else run=(in_host "$name"); fi
   "${run[@]}" mkdir -p "$path"
   "${run[@]}" ceph-fuse --id "$id" "$path" >>"$D/log/fuse-$id.log" 2>&1 ||
     die "ceph-fuse --id $id $path failed: see $D/log/fuse-$id.log and $D/ceph/log/"
@@ -299,7 +300,8 @@ status() {
     printf '%-8s %-11s %-6s %-6s %s\n' "$name" "$addr:$PORT" "$role" "$daemon" "$state"
   done < <(hosts)
   ceph --connect-timeout 5 health 2>/dev/null | sed 's/^/ceph: /' || { echo "ceph: no answer"; bad=1; }
-  echo "hostfile: $D/hostfile  tls: $D/tls  admin mount: $D/mnt/admin"
+  mountpoint -q "$MNT" && echo "this host (the controller's side) sees it at $MNT too"
+  echo "hostfile: $D/hostfile  tls: $D/tls"
   return $bad
 }
 
@@ -335,7 +337,8 @@ up() {
   t0=$(date +%s.%N)
   # Any failure from here on (an error or a die) takes down what was started.
   trap 'rc=$?; if [ $rc -ne 0 ]; then echo "testbed: up failed (exit $rc); taking down what was started" >&2; trap - EXIT; down >&2 || true; fi' EXIT
-  mkdir -p "$D"/{run,log,ns,agents,mnt/admin}
+  if mountpoint -q "$MNT"; then die "$MNT is already a mount point here: unmount it or set LOCKSTEP_TESTBED_MOUNT"; fi
+  mkdir -p "$D"/{run,log,ns,agents}
   mount --bind "$D/ns" "$D/ns"
   mount --make-private "$D/ns"
   start_cluster "$osds"
@@ -367,7 +370,8 @@ up() {
   status
   cat <<EOF
 
-Try it (every client host sees the file system at $MNT):
+Try it (every client host sees the file system at $MNT, and so does this one):
+  mkdir -p $MNT/ior
   $LOCKSTEP ior --hostfile $D/hostfile --tls_dir $D/tls \\
     -a POSIX -w -r -e -F -b 64m -t 1m -o $MNT/ior/testfile
   $LOCKSTEP run --hostfile $D/hostfile --tls_dir $D/tls PLAN.toml

@@ -43,7 +43,7 @@ mpi=(mpirun --allow-run-as-root --oversubscribe -np "$clients" --bind-to none "$
 lock=("$L" ior --hostfile "$T/hostfile" --tls_dir "$T/tls" --out "$work/results")
 lockmd=("$L" mdtest --hostfile "$T/hostfile" --tls_dir "$T/tls" --out "$work/results")
 drop() { sync; echo 3 > /proc/sys/vm/drop_caches; }
-clean() { rm -rf "$T/mnt/admin/bench"; mkdir -p "$T/mnt/admin/bench"; }
+clean() { rm -rf "$M/bench"; mkdir -p "$M/bench"; }
 
 # "write 123.4" / "read 234.5" from the "Summary of all tests" block (Max MiB/s).
 ior_figures() { awk '/^Summary of all tests/{s=1} s && /^(write|read) /{print $1, $2}' "$1"; }

@@ -54,7 +54,7 @@ run() {  # run NAME PLAN: lockstep run on the testbed's agents; output in $work/
 record() { ls -d "$work"/results/*/ | sort | tail -1; }
 
 # ---- 1. layout, server cache barrier, daemon counters ------------------------
-mkdir -p "$T/mnt/admin/ctest"
+mkdir -p "$M/ctest"
 cat >"$work/layout.toml" <<EOF
 [run]
 name = "cephfs-layout"
@@ -80,11 +80,11 @@ transfer_size = "1m"
 block_size = "32m"
 verify = true
 EOF
-mkdir -p "$T/mnt/admin/ctest/striped"
+mkdir -p "$M/ctest/striped"
 rc=$(run layout "$work/layout.toml")
 [[ $rc -eq 0 ]] || { cat "$work/layout.out"; fail "layout plan exited $rc"; }
 # Read back through the admin mount (another client of the same file system).
-got="$(getfattr --only-values -n ceph.dir.layout "$T/mnt/admin/ctest/striped")"
+got="$(getfattr --only-values -n ceph.dir.layout "$M/ctest/striped")"
 echo "getfattr ceph.dir.layout: $got"
 [[ "$got" == *"stripe_unit=65536"* && "$got" == *"stripe_count=2"* && "$got" == *"object_size=1048576"* ]] ||
   fail "the directory's layout is '$got', not stripe_unit=65536 stripe_count=2 object_size=1048576"
@@ -144,7 +144,7 @@ EOF
 runner=$!
 # Kill osd.2 once the write is under way (the first file has data).
 for _ in $(seq 300); do
-  size=$(stat -c %s "$T/mnt/admin/ctest/testfile.00000000" 2>/dev/null || echo 0)
+  size=$(stat -c %s "$M/ctest/testfile.00000000" 2>/dev/null || echo 0)
   [[ $size -gt $((16 << 20)) ]] && break
   kill -0 $runner 2>/dev/null || break
   sleep 0.1

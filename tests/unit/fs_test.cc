@@ -3,6 +3,8 @@
 // daemon monitor against a fake admin socket (a real Unix socket server
 // speaking Ceph's framing: the command and a NUL, a 4-byte big-endian length
 // and the answer).
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -18,6 +20,7 @@
 #include "agent/fs/ceph_daemons.h"
 #include "agent/fs/cephfs.h"
 #include "agent/fs/file_system.h"
+#include "agent/fs/root_mounts.h"
 #include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -201,6 +204,25 @@ TEST(CephDaemons, ANamedDaemonThatIsMissingIsAWarningNotAnError) {
   auto stats = daemons.EndWindow(w);
   EXPECT_FALSE(stats[0].running());
   EXPECT_THAT(stats[0].warning(), HasSubstr("mds.z: no pid known and no answer"));
+}
+
+TEST(RootMounts, ARootWhoseMountIsGoneIsRefusedNamingHostAndRoot) {
+  TempDir tmp;
+  const std::string root = tmp.path() + "/mnt";
+  ASSERT_EQ(::mkdir(root.c_str(), 0755), 0);
+  if (::mount("lockstep-test", root.c_str(), "tmpfs", 0, "size=1m") != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs here (needs root): " << std::strerror(errno);
+  }
+  RootMounts mounts({root});
+  EXPECT_OK(mounts.Check(root + "/d", "client1"));
+  EXPECT_OK(mounts.Check("relative/d", "client1"));
+  ASSERT_EQ(::umount(root.c_str()), 0);
+  absl::Status s = mounts.Check(root + "/d", "client1");
+  EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;
+  EXPECT_THAT(s.message(), HasSubstr("on client1 the root " + root + " was on tmpfs when the "
+                                     "agent started and is now on"));
+  EXPECT_THAT(s.message(), HasSubstr("its mount is gone"));
+  EXPECT_OK(mounts.Check("/elsewhere", "client1"));  // no root holds it: Resolve refuses it
 }
 
 }  // namespace
