@@ -183,6 +183,18 @@ absl::Status WriteOutputs(const Io500Run& run, const RunOutcome& outcome) {
   return absl::OkStatus();
 }
 
+// Whether this host sees the file system of `dir`, which does not exist:
+// its nearest existing ancestor is not the root directory (IO500 makes the
+// whole path, as mkdir -p; a controller without the agents' mount sees
+// only "/" of "/lustre/scratch/io500").
+bool VisibleHere(const fs::path& dir) {
+  std::error_code ec;
+  for (fs::path p = dir.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path()) {
+    if (fs::is_directory(p, ec)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::Status PrepareIo500DataDir(const std::string& datadir, bool must_see, std::string* note) {
@@ -205,7 +217,7 @@ absl::Status PrepareIo500DataDir(const std::string& datadir, bool must_see, std:
           "directory; remove what is in it, give another one, or set timestamp-datadir = TRUE",
           datadir, absl::StrJoin(names, ", "), names.size() == 3 ? ", ..." : ""));
     }
-  } else if (!must_see && !fs::is_directory(dir.parent_path(), ec)) {
+  } else if (!must_see && !VisibleHere(dir)) {
     *note = absl::StrFormat("the data directory %s is not visible on this host: create it and "
                             "%s/{ior-easy,ior-hard} on the agents' file system before the run",
                             datadir, datadir);
