@@ -194,7 +194,7 @@ absl::Status ReadInt32(const TableReader& r, const char* key, int64_t min, int64
 // The layout keys (any of them asks the directory's file system for a
 // layout: Lustre `lfs setstripe`, CephFS ceph.dir.layout; object_size is
 // CephFS's) and client checksums.
-absl::Status ReadLustreKeys(const TableReader& r, PhasePlan* p) {
+absl::Status ReadLayoutKeys(const TableReader& r, PhasePlan* p) {
   for (const char* k : {"stripe_count", "stripe_size", "stripe_index", "stripe_pool", "object_size"}) {
     if (r.Get(k)) p->set_stripe = true;
   }
@@ -601,7 +601,7 @@ absl::Status ParsePoint(const TableReader& r, const Plan& plan, PhaseAgreement* 
   RETURN_IF_ERROR(ReadTransferShape(r, p));
   RETURN_IF_ERROR(ReadRepetitions(r, *p, agreement));
   RETURN_IF_ERROR(ReadIoOptions(r, p));
-  RETURN_IF_ERROR(ReadLustreKeys(r, p));
+  RETURN_IF_ERROR(ReadLayoutKeys(r, p));
   RETURN_IF_ERROR(CheckDirect(r, *p));
   RETURN_IF_ERROR(ReadIorFinerKeys(r, p));
   RETURN_IF_ERROR(ReadSmallFilesKeys(r, p));

@@ -53,7 +53,7 @@ void AddTopCpuLines(const v1::PhaseRecord& phase,
 
 // One line per file-system daemon a server agent serves:
 //   "  osd0 osd.0: cpu 78%, rss 412 MiB; 64 writes, 128.0 MB in (w 12.3 ms); 0 reads"
-//   "  mds0 mds.a: cpu 3%, rss 88 MiB; 2,000 requests (reply 1.21 ms)"
+//   "  mds0 mds.a: cpu 3%, rss 88 MiB; 2000 requests (reply 1.21 ms)"
 // and what went wrong with it ("osd.1 (pid 4242) is not running ...").
 void AddDaemonLines(const v1::PhaseRecord& phase,
                     const std::map<std::string, std::string>& host_by_address,
@@ -65,12 +65,15 @@ void AddDaemonLines(const v1::PhaseRecord& phase,
     for (const v1::DaemonStats& d : a.telemetry().daemons()) {
       std::string line = absl::StrFormat("  %s %s: cpu %.0f%%, rss %.0f MiB", name, d.name(),
                                          d.cpu_pct(), d.rss_bytes() / 1048576.0);
-      if (absl::StartsWith(d.name(), "osd.")) {
+      // Counters from both ends of the window, or none: a daemon that died
+      // or stopped answering shows its warning instead of zeros.
+      const bool counted = d.running() && d.warning().empty();
+      if (counted && absl::StartsWith(d.name(), "osd.")) {
         absl::StrAppendFormat(&line, "; %u writes, %.1f MB in", d.write_ops(), d.in_bytes() / 1e6);
         if (d.write_ops() > 0) absl::StrAppendFormat(&line, " (w %.2f ms)", d.write_latency_ms());
         absl::StrAppendFormat(&line, "; %u reads, %.1f MB out", d.read_ops(), d.out_bytes() / 1e6);
         if (d.read_ops() > 0) absl::StrAppendFormat(&line, " (r %.2f ms)", d.read_latency_ms());
-      } else if (absl::StartsWith(d.name(), "mds.")) {
+      } else if (counted && absl::StartsWith(d.name(), "mds.")) {
         absl::StrAppendFormat(&line, "; %u requests", d.ops());
         if (d.ops() > 0) absl::StrAppendFormat(&line, " (reply %.2f ms)", d.op_latency_ms());
       }
