@@ -33,7 +33,9 @@ class ProgressLine {
   // Erases the live line, if any.
   void Clear();
 
-  // The text of the line, `elapsed` after the start.
+  // The text of the line, `elapsed` after the start: MiB/s, share and ETA of
+  // `expected_bytes`; ops/s and ops done for a phase that moves no bytes
+  // (expected_bytes 0: mdtest, find).
   static std::string Format(const std::string& phase_id, uint64_t expected_bytes,
                             const std::vector<v1::Progress>& latest, absl::Duration elapsed);
 

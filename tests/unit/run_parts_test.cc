@@ -87,6 +87,16 @@ TEST(ProgressLine, FormatsRateShareEtaAndCpu) {
             "t0/r0/write: 50 MiB/s, 50.0%, 1.0 s elapsed, ETA 1 s; clients cpu 30%, iowait 4%");
 }
 
+TEST(ProgressLine, MetadataPhasesCountOperations) {
+  std::vector<v1::Progress> latest(2);
+  latest[0].set_ops(3000);
+  latest[0].set_elapsed_ns(1);
+  latest[0].set_cpu_busy_pct(20);
+  latest[1].set_ops(1000);
+  EXPECT_EQ(ProgressLine::Format("t0/r0/create", 0, latest, absl::Seconds(2)),
+            "t0/r0/create: 2000 ops/s, 4000 ops, 2.0 s elapsed; clients cpu 20%, iowait 0%");
+}
+
 TEST(ProgressLine, LiveLineOrPlainLinesEvery10Seconds) {
   std::vector<std::string> live, plain;
   ProgressLine on_terminal("p", 0, [&](const std::string& l) { live.push_back(l); },
