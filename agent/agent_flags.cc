@@ -195,7 +195,12 @@ absl::StatusOr<AgentConfig> AgentConfigFromFlags(const ParsedFlags& f) {
           *tool));
     }
   }
-  if (f.GetBool("test_lustre_any_fs")) o.lustre_options.require_lustre = false;
+  if (f.GetBool("test_lustre_any_fs")) {
+    o.lustre_options.require_lustre = false;
+    // Said in the host facts, so that the controller's check of the roots'
+    // file systems (controller/run/fs_checks.h) leaves this agent to itself.
+    o.extra_facts[kTestLustreAnyFsFact] = "true";
+  }
   if (f.Has("allow_command")) o.allow_commands = f.GetList("allow_command");
   if (f.Has("command_user")) o.command_user = f.GetString("command_user");
   o.runner.test_delay_per_transfer =

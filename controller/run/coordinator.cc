@@ -31,6 +31,7 @@
 #include "controller/run/fd_limit.h"
 #include "controller/run/clock_sync.h"
 #include "controller/run/command_checks.h"
+#include "controller/run/fs_checks.h"
 #include "controller/run/heartbeater.h"
 #include "controller/run/phase_attempt.h"
 #include "controller/run/phase_specs.h"
@@ -205,6 +206,8 @@ RunError Coordinator::SetUpAgents() {
   if (RunError e = Attach()) return e;
   // Command phases' programs, before any phase runs.
   if (RunError e = CheckCommandPhases(plan_, roster_.clients())) return e;
+  // Layouts and checksums a root's file system cannot have, before any phase.
+  if (RunError e = CheckFsSettings(plan_, roster_.clients())) return e;
   // Leases run from Attach: with many agents the clock round may outlast one.
   heartbeater_ = std::make_unique<Heartbeater>(
       roster_.all(), absl::Milliseconds(plan_.lease_ms), plan_.io_stall_timeout_ms);
