@@ -1,0 +1,129 @@
+"""start_skew.sh --mpi: Lockstep's start skew against IOR + MPI, alternated, same probe.
+
+Per case (N tasks) and alternation, one run of
+    lockstep ior -w -F -b BLOCK -t XFER -i REPS --local AGENTS -N N -o DIR/lockstep/testFile
+and one of
+    mpirun --allow-run-as-root --oversubscribe -np N IOR -w -F -b BLOCK -t XFER -i REPS -o DIR/mpi/testFile
+in alternating order (L M, M L, ...), both traced by one bpftrace session
+(skewprobe.Probe). Each repetition (Lockstep: phase) gives one skew; the table
+shows the median and range over all of them, and the ratio of the medians
+(Lockstep / MPI: below 1 is Lockstep ahead).
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import skewprobe
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="start_skew.sh --mpi")
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--tasks", default="2,4,32", help="cases: total tasks, comma separated")
+    ap.add_argument("--agents", type=int, default=2, help="Lockstep --local agents")
+    ap.add_argument("--alternations", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=3, help="IOR -i per run")
+    ap.add_argument("--block", default="16m")
+    ap.add_argument("--xfer", default="1m")
+    ap.add_argument("--ior", default="/opt/ior/bin/ior")
+    ap.add_argument("--dir", default="/dev/shm", help="parent of the test files (tmpfs: no disk time)")
+    ap.add_argument("--no-mpi", action="store_true", help="Lockstep only (e.g. for a bisect step)")
+    ap.add_argument("--json", default="")
+    return ap.parse_args(argv)
+
+
+def size_bytes(text):
+    mult = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    t = text.lower()
+    return int(t[:-1]) * mult[t[-1]] if t[-1] in mult else int(t)
+
+
+def run_timed(cmd, cwd, timeout=900):
+    begin = time.monotonic_ns()
+    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    end = time.monotonic_ns()
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed (exit {r.returncode}):\n{r.stdout[-3000:]}\n"
+                           f"{r.stderr[-3000:]}")
+    return begin, end
+
+
+def fmt(xs):
+    if not xs:
+        return "n/a"
+    return f"{skewprobe.median(xs):.1f} ({min(xs):.1f}-{max(xs):.1f})"
+
+
+def main(argv):
+    a = parse_args(argv)
+    lockstep = os.path.join(os.path.abspath(a.build), "lockstep")
+    if not os.access(lockstep, os.X_OK):
+        raise SystemExit(f"{lockstep} is not built")
+    mpi = not a.no_mpi and os.access(a.ior, os.X_OK) and shutil.which("mpirun")
+    if not a.no_mpi and not mpi:
+        print(f"# IOR + MPI: {a.ior} or mpirun missing (tests/bench/build_ior.sh); Lockstep only")
+    why = skewprobe.usable()
+    if why:
+        raise SystemExit(f"start_skew --mpi needs the probe: {why}")
+    work = tempfile.mkdtemp(prefix="lockstep-skew-mpi-")
+    data = tempfile.mkdtemp(prefix="skew-", dir=a.dir)
+    probe = skewprobe.Probe(["lockstep-agent", "ior"], size_bytes(a.xfer), os.path.join(work, "bpf.txt"))
+    cases = [int(n) for n in a.tasks.split(",")]
+    got = {(n, side): [] for n in cases for side in ("lockstep", "mpi")}
+    loads = []
+    common = ["-w", "-F", "-b", a.block, "-t", a.xfer, "-i", str(a.reps)]
+    print(f"# start_skew --mpi: {os.cpu_count()} cores, load {skewprobe.loadavg()}, "
+          f"{a.alternations} alternations x {a.reps} repetitions, block {a.block}, files in {data}")
+    try:
+        for i in range(a.alternations):
+            for n in cases:
+                sides = ["lockstep", "mpi"] if mpi else ["lockstep"]
+                if i % 2:
+                    sides.reverse()
+                for side in sides:
+                    d = os.path.join(data, side)
+                    os.makedirs(d, exist_ok=True)
+                    if side == "lockstep":
+                        cmd = [lockstep, "ior", *common, "--local", str(a.agents), "-N", str(n),
+                               "-o", os.path.join(d, "testFile")]
+                        comm = "lockstep-agent"
+                    else:
+                        cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(n),
+                               a.ior, *common, "-o", os.path.join(d, "testFile")]
+                        comm = "ior"
+                    loads.append(skewprobe.loadavg())
+                    begin, end = run_timed(cmd, work)
+                    skews, whole = skewprobe.skews_us(probe.events(comm, begin, end), n)
+                    if not whole or len(skews) != a.reps:
+                        print(f"# {side} {n} tasks, alternation {i}: {len(skews)} groups of {n} "
+                              f"first writes, expected {a.reps}; grouping may be off")
+                    got[(n, side)] += skews
+                    print(f"# alt {i} {side:8s} {n:3d} tasks: "
+                          + " ".join(f"{s:.1f}" for s in skews) + f" us (load {loads[-1]})",
+                          flush=True)
+    finally:
+        probe.stop()
+        shutil.rmtree(data, ignore_errors=True)
+    print()
+    print(f"load averages seen: {loads[0]} .. {loads[-1]} (max 1-min {max(float(l.split()[0]) for l in loads):.2f})")
+    print("| tasks | Lockstep skew us, median (range) | IOR + MPI skew us, median (range) | Lockstep / MPI |")
+    print("|---|---|---|---|")
+    rows = []
+    for n in cases:
+        ls, mp = got[(n, "lockstep")], got[(n, "mpi")]
+        ratio = skewprobe.median(ls) / skewprobe.median(mp) if mp and skewprobe.median(mp) > 0 else float("nan")
+        print(f"| {n} | {fmt(ls)} | {fmt(mp)} | {ratio:.2f} |")
+        rows.append({"tasks": n, "lockstep_us": ls, "mpi_us": mp, "ratio": ratio})
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"rows": rows, "loads": loads}, f, indent=1)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
