@@ -657,6 +657,7 @@ absl::StatusOr<v1::CacheReply> AgentCore::CacheBarrier(const v1::CacheRequest& r
 }
 
 absl::Status AgentCore::Start(const v1::StartRequest& request, PhaseRunner::EventSink sink) {
+  impl_->TestDelay("start", request.session_id());  // a slow delivery, before it is stamped
   const int64_t received_unix_ns = RealtimeNs();  // the controller's start margin
   absl::MutexLock lock(&impl_->mu);
   // Renews (minor 5): once its stream brings anything back, the controller

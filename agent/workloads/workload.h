@@ -157,6 +157,12 @@ class Workload {
   // task.Aborted().
   virtual void RunTask(const TaskContext& task) = 0;
 
+  // On task `index`'s own thread after Prepare, before it waits for the
+  // start instant: work of its first operation that does not depend on when
+  // it starts (a write's pattern), so that it is not between the instant and
+  // the first operation.
+  virtual void PrimeTask(uint32_t /*index*/) {}
+
   // Untimed work once all tasks ended (mdtest removes an emptied test-dir).
   virtual void Finish() {}
 

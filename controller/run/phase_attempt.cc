@@ -215,9 +215,15 @@ void PhaseAttempt::Start() {
   }
   const absl::Duration prepare_round =
       absl::Nanoseconds(record_->prepared_unix_ns() - record_->prepare_sent_unix_ns());
-  const absl::Duration lead = run_.lead.Next(max_delay, prepare_round, clients_.size());
+  const LeadPlan plan = run_.lead.Plan(max_delay, prepare_round, clients_.size());
+  // Said before the instant is chosen (and so before the phase starts).
+  if (!plan.note.empty()) run_.printer.Note(absl::StrFormat("phase %s: %s", phase_id_, plan.note));
+  const absl::Duration lead = plan.lead;
   const int64_t start_at_unix_ns = RealtimeNs() + absl::ToInt64Nanoseconds(lead);
   record_->set_lead_ns(absl::ToInt64Nanoseconds(lead));
+  record_->set_lead_basis(plan.basis);
+  record_->set_lead_capped(plan.capped);
+  record_->set_lead_needed_ns(absl::ToInt64Nanoseconds(plan.needed));
   record_->set_start_at_unix_ns(start_at_unix_ns);
   // Spin only where a host's tasks (each agent runs base_.tasks()) fit on
   // its cores.
@@ -455,7 +461,8 @@ void PhaseAttempt::ObserveMargins(const RunError& failure) {
   const int64_t min_margin_ns = slowest->start_margin_ns();
   record_->set_start_margin_ns(min_margin_ns);
   if (!failure) {
-    run_.lead.Observe(absl::Nanoseconds(record_->lead_ns()), absl::Nanoseconds(min_margin_ns));
+    run_.lead.Observe(absl::Nanoseconds(record_->lead_ns()), absl::Nanoseconds(min_margin_ns),
+                      clients_.size());
   }
 }
 

@@ -33,6 +33,7 @@ def parse_args(argv):
     ap.add_argument("--ior", default="/opt/ior/bin/ior")
     ap.add_argument("--dir", default="/dev/shm", help="parent of the test files (tmpfs: no disk time)")
     ap.add_argument("--no-mpi", action="store_true", help="Lockstep only (e.g. for a bisect step)")
+    ap.add_argument("--base", default="", help="a second Lockstep build (before a change), alternated too")
     ap.add_argument("--json", default="")
     return ap.parse_args(argv)
 
@@ -62,8 +63,9 @@ def fmt(xs):
 def main(argv):
     a = parse_args(argv)
     lockstep = os.path.join(os.path.abspath(a.build), "lockstep")
-    if not os.access(lockstep, os.X_OK):
-        raise SystemExit(f"{lockstep} is not built")
+    for b in [lockstep] + ([os.path.join(a.base, "lockstep")] if a.base else []):
+        if not os.access(b, os.X_OK):
+            raise SystemExit(f"{b} is not built")
     mpi = not a.no_mpi and os.access(a.ior, os.X_OK) and shutil.which("mpirun")
     if not a.no_mpi and not mpi:
         print(f"# IOR + MPI: {a.ior} or mpirun missing (tests/bench/build_ior.sh); Lockstep only")
@@ -74,7 +76,8 @@ def main(argv):
     data = tempfile.mkdtemp(prefix="skew-", dir=a.dir)
     probe = skewprobe.Probe(["lockstep-agent", "ior"], size_bytes(a.xfer), os.path.join(work, "bpf.txt"))
     cases = [int(n) for n in a.tasks.split(",")]
-    got = {(n, side): [] for n in cases for side in ("lockstep", "mpi")}
+    got = {(n, side): [] for n in cases for side in ("lockstep", "base", "mpi")}
+    base = os.path.join(os.path.abspath(a.base), "lockstep") if a.base else ""
     loads = []
     common = ["-w", "-F", "-b", a.block, "-t", a.xfer, "-i", str(a.reps)]
     print(f"# start_skew --mpi: {os.cpu_count()} cores, load {skewprobe.loadavg()}, "
@@ -82,14 +85,13 @@ def main(argv):
     try:
         for i in range(a.alternations):
             for n in cases:
-                sides = ["lockstep", "mpi"] if mpi else ["lockstep"]
-                if i % 2:
-                    sides.reverse()
+                sides = ["lockstep"] + (["base"] if base else []) + (["mpi"] if mpi else [])
+                sides = sides[i % len(sides):] + sides[:i % len(sides)]  # rotate the order
                 for side in sides:
                     d = os.path.join(data, side)
                     os.makedirs(d, exist_ok=True)
-                    if side == "lockstep":
-                        cmd = [lockstep, "ior", *common, "--local", str(a.agents), "-N", str(n),
+                    if side in ("lockstep", "base"):
+                        cmd = [lockstep if side == "lockstep" else base, "ior", *common, "--local", str(a.agents), "-N", str(n),
                                "-o", os.path.join(d, "testFile")]
                         comm = "lockstep-agent"
                     else:
@@ -111,14 +113,19 @@ def main(argv):
         shutil.rmtree(data, ignore_errors=True)
     print()
     print(f"load averages seen: {loads[0]} .. {loads[-1]} (max 1-min {max(float(l.split()[0]) for l in loads):.2f})")
-    print("| tasks | Lockstep skew us, median (range) | IOR + MPI skew us, median (range) | Lockstep / MPI |")
-    print("|---|---|---|---|")
+    print("| tasks | Lockstep skew us, median (range) | IOR + MPI skew us, median (range) | Lockstep / MPI |"
+          + (" base Lockstep skew us | base / MPI |" if base else ""))
+    print("|---|---|---|---|" + ("---|---|" if base else ""))
     rows = []
+
+    def ratio(xs, ys):
+        return skewprobe.median(xs) / skewprobe.median(ys) if xs and ys and skewprobe.median(ys) > 0 else float("nan")
+
     for n in cases:
-        ls, mp = got[(n, "lockstep")], got[(n, "mpi")]
-        ratio = skewprobe.median(ls) / skewprobe.median(mp) if mp and skewprobe.median(mp) > 0 else float("nan")
-        print(f"| {n} | {fmt(ls)} | {fmt(mp)} | {ratio:.2f} |")
-        rows.append({"tasks": n, "lockstep_us": ls, "mpi_us": mp, "ratio": ratio})
+        ls, mp, bs = got[(n, "lockstep")], got[(n, "mpi")], got[(n, "base")]
+        print(f"| {n} | {fmt(ls)} | {fmt(mp)} | {ratio(ls, mp):.2f} |"
+              + (f" {fmt(bs)} | {ratio(bs, mp):.2f} |" if base else ""))
+        rows.append({"tasks": n, "lockstep_us": ls, "mpi_us": mp, "base_us": bs, "ratio": ratio(ls, mp)})
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"rows": rows, "loads": loads}, f, indent=1)

@@ -4,7 +4,8 @@
 #   tests/bench/start_skew.sh [--build DIR] [--phases 20] [--cases a,b,c,d]
 #                             [--no-bpftrace] [--json OUT.json]
 #   tests/bench/start_skew.sh --mpi [--build DIR] [--tasks 2,4,32] [--alternations 5]
-#                             [--reps 3] [--ior /opt/ior/bin/ior] [--json OUT.json]
+#                             [--reps 3] [--ior /opt/ior/bin/ior] [--base OLD_BUILD]
+#                             [--json OUT.json]
 #
 # --mpi: `lockstep ior --local 2` against `mpirun ior` with the same options,
 # alternated, both traced by the same bpftrace probe; prints the ratio per

@@ -1,0 +1,121 @@
+#include "agent/spin_start.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/clock.h"
+#include "common/files.h"
+
+namespace lockstep {
+namespace {
+
+constexpr int kTaskPriority = 1;
+
+// cgroup v2: this process's cgroup's cpu.max ("max 100000" or "QUOTA PERIOD").
+double CgroupQuotaCores() {
+  auto self = ReadFileToString("/proc/self/cgroup");
+  if (!self.ok()) return 0;
+  for (absl::string_view line : absl::StrSplit(*self, '\n')) {
+    if (!absl::ConsumePrefix(&line, "0::")) continue;
+    auto max = ReadFileToString(absl::StrFormat("/sys/fs/cgroup%s/cpu.max", line));
+    if (!max.ok()) return 0;
+    std::vector<absl::string_view> f =
+        absl::StrSplit(absl::StripAsciiWhitespace(*max), ' ', absl::SkipEmpty());
+    double quota = 0, period = 0;
+    if (f.size() != 2 || !absl::SimpleAtod(f[0], &quota) || !absl::SimpleAtod(f[1], &period) ||
+        period <= 0) {
+      return 0;  // "max": no quota
+    }
+    return quota / period;
+  }
+  return 0;
+}
+
+}  // namespace
+
+uint32_t StartHost::usable_cores() const {
+  uint32_t c = std::min(online_cores, allowed_cores);
+  if (quota_cores > 0) c = std::min<uint32_t>(c, static_cast<uint32_t>(std::floor(quota_cores)));
+  return std::max<uint32_t>(c, 1);
+}
+
+StartHost ReadStartHost() {
+  StartHost h;
+  const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  h.online_cores = static_cast<uint32_t>(std::max(online, 1L));
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  h.allowed_cores = sched_getaffinity(0, sizeof(set), &set) == 0
+                        ? static_cast<uint32_t>(std::max(CPU_COUNT(&set), 1))
+                        : h.online_cores;
+  h.quota_cores = CgroupQuotaCores();
+  if (auto load = ReadFileToString("/proc/loadavg"); load.ok()) {
+    std::vector<absl::string_view> f = absl::StrSplit(*load, ' ');
+    if (!f.empty()) (void)absl::SimpleAtod(f[0], &h.load1);
+  }
+  return h;
+}
+
+SpinStart::SpinStart(uint32_t tasks, int64_t spin_duration_ns, bool allow_realtime)
+    : tasks_(tasks),
+      spin_duration_ns_(spin_duration_ns),
+      allow_realtime_(allow_realtime),
+      raised_(new std::atomic<bool>[tasks]) {
+  for (uint32_t i = 0; i < tasks; ++i) raised_[i].store(false);
+}
+
+bool SpinStart::Wait(uint32_t index, int64_t at_unix_ns, const std::atomic<bool>* abort) {
+  // Wake within ~1 µs of the spin's start instead of the default 50 µs slack.
+  ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+  if (allow_realtime_) {
+    struct sched_param rt = {};
+    rt.sched_priority = kTaskPriority;
+    const int err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &rt);
+    if (err == 0) {
+      raised_[index].store(true);
+      raised_count_.fetch_add(1);
+    } else {
+      refused_errno_.store(err);
+    }
+  }
+  return WaitUntilRealtime(at_unix_ns, spin_duration_ns_, abort);
+}
+
+void SpinStart::Lower(uint32_t index) {
+  if (!raised_[index].exchange(false)) return;
+  struct sched_param normal = {};
+  pthread_setschedparam(pthread_self(), SCHED_OTHER, &normal);
+}
+
+std::string SpinStart::note() const {
+  const double spin_us = static_cast<double>(spin_duration_ns_) / 1e3;
+  const uint32_t raised = raised_count_.load();
+  if (!allow_realtime_) {
+    return absl::StrFormat("%u tasks spun %.0f us at normal priority (real-time not asked for)",
+                           tasks_, spin_us);
+  }
+  if (raised == tasks_) {
+    return absl::StrFormat(
+        "%u tasks spun %.0f us at SCHED_FIFO %d, held to their first transfer", tasks_, spin_us,
+        kTaskPriority);
+  }
+  const int err = refused_errno_.load();
+  return absl::StrFormat(
+      "%u of %u tasks at SCHED_FIFO: refused (%s; needs root or CAP_SYS_NICE), the rest spun "
+      "%.0f us at normal priority: a thread woken on their core in the spin may run first",
+      raised, tasks_, err != 0 ? std::strerror(err) : "unknown", spin_us);
+}
+
+}  // namespace lockstep
