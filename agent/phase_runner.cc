@@ -143,6 +143,7 @@ struct PhaseRunner::Impl final : public PhaseTasks {
   std::unique_ptr<StartGate> gate;
   // The start when they fit (a spin); null otherwise. Set like gate.
   std::unique_ptr<SpinStart> spin;
+  int64_t spin_at_unix_ns = 0;  // start_at_unix_ns, for the spinning tasks (set with spin)
   // What the agent saw of its host and decided at Start, for the result.
   std::string start_host_note;
 
@@ -165,6 +166,9 @@ struct PhaseRunner::Impl final : public PhaseTasks {
     if (gate) gate->FirstOpReturned(index);
     if (spin) spin->Lower(index);
   }
+  void BeforeFirstTransfer(uint32_t /*index*/) override {
+    if (spin) spin->AlignFirstTransfer(spin_at_unix_ns, &abort);
+  }
 
   absl::Status MakeTasks();
   void StartTaskThreads();
@@ -172,8 +176,8 @@ struct PhaseRunner::Impl final : public PhaseTasks {
   // Parks the task until the start instant; false when the phase stopped first.
   bool WaitForStart(uint32_t index);
   // Chooses the gate or the spin for this host (Start, under mu).
-  void ChooseStart(int64_t start_at_unix_ns, int64_t spin_duration_ns, uint32_t host_agents)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  void ChooseStart(int64_t start_at_unix_ns, int64_t spin_duration_ns, uint32_t host_agents,
+                   int64_t first_transfer_after_ns) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   void MonitorMain();
   // Waits up to `wait` for every task to end; true when all did.
   bool WaitForTasks(absl::Duration wait, uint32_t* done_count);
@@ -414,7 +418,7 @@ void PhaseRunner::Impl::StartTaskThreads() {
 }
 
 void PhaseRunner::Impl::ChooseStart(int64_t at_unix_ns, int64_t spin_duration_ns,
-                                    uint32_t host_agents) {
+                                    uint32_t host_agents, int64_t first_transfer_after_ns) {
   // The controller asks for a spin where its count of the host's tasks fits
   // the online cores; the agent also knows its affinity, its cgroup's CPU
   // quota and the load, and spins only where the host's tasks fit the cores
@@ -429,13 +433,15 @@ void PhaseRunner::Impl::ChooseStart(int64_t at_unix_ns, int64_t spin_duration_ns
       fits ? "spin" : spin_duration_ns > 0 ? "no spin (the controller asked for one): gate"
                                            : "gate");
   if (fits) {
-    spin = std::make_unique<SpinStart>(tasks.size(), spin_duration_ns, options.allow_realtime);
+    spin = std::make_unique<SpinStart>(tasks.size(), spin_duration_ns, options.allow_realtime,
+                                       std::clamp<int64_t>(first_transfer_after_ns, 0, 5'000'000));
+    spin_at_unix_ns = at_unix_ns;
     return;
   }
   // The task threads are parked (they wait for start_given under mu).
   std::vector<pthread_t> threads;
   for (auto& t : tasks) threads.push_back(t->thread.native_handle());
-  gate = std::make_unique<StartGate>(tasks.size(), host.usable_cores(), host_agents <= 1);
+  gate = std::make_unique<StartGate>(tasks.size(), host.usable_cores(), host_agents);
   gate->Begin(at_unix_ns, threads, options.allow_realtime);
 }
 
@@ -473,7 +479,7 @@ absl::StatusOr<std::unique_ptr<PhaseRunner>> PhaseRunner::Prepare(const v1::Phas
 
 absl::Status PhaseRunner::Start(int64_t start_at_unix_ns, int64_t spin_duration_ns,
                                 uint32_t progress_interval_ms, EventSink sink,
-                                uint32_t host_agents) {
+                                uint32_t host_agents, int64_t first_transfer_after_ns) {
   {
     absl::MutexLock lock(&impl_->mu);
     if (impl_->start_given) {
@@ -490,7 +496,7 @@ absl::Status PhaseRunner::Start(int64_t start_at_unix_ns, int64_t spin_duration_
     impl_->progress_interval_ms = std::max<uint32_t>(progress_interval_ms, 50);
     impl_->start_at_unix_ns = start_at_unix_ns;
     impl_->spin_duration_ns = spin_duration_ns;
-    impl_->ChooseStart(start_at_unix_ns, spin_duration_ns, host_agents);
+    impl_->ChooseStart(start_at_unix_ns, spin_duration_ns, host_agents, first_transfer_after_ns);
     impl_->start_given = true;
   }
   Impl* raw = impl_.get();

@@ -68,10 +68,12 @@ StartHost ReadStartHost() {
   return h;
 }
 
-SpinStart::SpinStart(uint32_t tasks, int64_t spin_duration_ns, bool allow_realtime)
+SpinStart::SpinStart(uint32_t tasks, int64_t spin_duration_ns, bool allow_realtime,
+                     int64_t first_transfer_after_ns)
     : tasks_(tasks),
       spin_duration_ns_(spin_duration_ns),
       allow_realtime_(allow_realtime),
+      after_ns_(std::max<int64_t>(first_transfer_after_ns, 0)),
       raised_(new std::atomic<bool>[tasks]) {
   for (uint32_t i = 0; i < tasks; ++i) raised_[i].store(false);
 }
@@ -99,7 +101,29 @@ void SpinStart::Lower(uint32_t index) {
   pthread_setschedparam(pthread_self(), SCHED_OTHER, &normal);
 }
 
+void SpinStart::AlignFirstTransfer(int64_t at_unix_ns, const std::atomic<bool>* abort) {
+  if (after_ns_ <= 0) return;
+  const int64_t go_unix_ns = at_unix_ns + after_ns_;
+  if (RealtimeNs() >= go_unix_ns) {
+    late_.fetch_add(1);
+    return;
+  }
+  aligned_.fetch_add(1);
+  // Sleeps until at_unix_ns, which is past: spins to go_unix_ns.
+  WaitUntilRealtime(go_unix_ns, after_ns_, abort);
+}
+
 std::string SpinStart::note() const {
+  std::string aligned;
+  if (after_ns_ > 0) {
+    aligned = absl::StrFormat(
+        "; first transfers at the instant + %.1f us (%u tasks had opened by then, %u not)",
+        static_cast<double>(after_ns_) / 1e3, aligned_.load(), late_.load());
+  }
+  return Note() + aligned;
+}
+
+std::string SpinStart::Note() const {
   const double spin_us = static_cast<double>(spin_duration_ns_) / 1e3;
   const uint32_t raised = raised_count_.load();
   if (!allow_realtime_) {

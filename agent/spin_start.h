@@ -40,24 +40,35 @@ StartHost ReadStartHost();
 
 class SpinStart {
  public:
-  SpinStart(uint32_t tasks, int64_t spin_duration_ns, bool allow_realtime);
+  // `first_transfer_after_ns`: see AlignFirstTransfer (0: none).
+  SpinStart(uint32_t tasks, int64_t spin_duration_ns, bool allow_realtime,
+            int64_t first_transfer_after_ns = 0);
 
   // Waits for `at_unix_ns` (this host's wall clock) as above; false when
   // `abort` was set first. The task stays raised either way: call Lower.
   bool Wait(uint32_t index, int64_t at_unix_ns, const std::atomic<bool>* abort);
   // Back to normal scheduling, once (later calls do nothing).
   void Lower(uint32_t index);
+  // After the task's open: spins until `at_unix_ns` + first_transfer_after
+  // (none: returns at once), so that every task's first transfer goes at one
+  // instant whatever its open took; an open that ended later is counted.
+  void AlignFirstTransfer(int64_t at_unix_ns, const std::atomic<bool>* abort);
 
   // "2 tasks spun 500 us at SCHED_FIFO 1 ..." or what was refused.
   std::string note() const;
 
  private:
+  std::string Note() const;  // the spin and priority part of note()
   const uint32_t tasks_;
   const int64_t spin_duration_ns_;
   const bool allow_realtime_;
   std::unique_ptr<std::atomic<bool>[]> raised_;
   std::atomic<uint32_t> raised_count_{0};
   std::atomic<int> refused_errno_{0};
+  const int64_t after_ns_;
+  std::atomic<uint32_t> aligned_{0};  // tasks whose open ended before the instant
+  std::atomic<uint32_t> late_{0};     // and those whose did not
+
 };
 
 }  // namespace lockstep

@@ -52,6 +52,7 @@ class TransferWorkload::TaskRun {
   void Run() {
     if (!Open()) return;
     if (s_.intra_barriers()) ctx_.phase->Barrier();  // IOR -g: after open
+    ctx_.phase->BeforeFirstTransfer(ctx_.index);
     ctx_.result->set_rdwr_start_unix_ns(RealtimeNs());
     rdwr_start_mono_ns_ = MonotonicNs();
     const bool ok = TransfersToStonewall();

@@ -110,6 +110,10 @@ class PhaseTasks {
   // neither. No-ops when the tasks fit on the cores.
   virtual void FirstOpIssuing(uint32_t index) = 0;
   virtual void FirstOpReturned(uint32_t index) = 0;
+  // After the task's open (and IOR -g's barrier), before its transfers are
+  // timed: where the tasks spin, waits until the phase's first-transfer
+  // instant (StartRequest.first_transfer_after_ns) if it is still ahead.
+  virtual void BeforeFirstTransfer(uint32_t /*index*/) {}
 };
 
 // One task, as RunTask sees it. Everything is owned by the runner and

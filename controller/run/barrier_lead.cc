@@ -64,4 +64,16 @@ void BarrierLead::Observe(absl::Duration lead, absl::Duration min_margin, size_t
   while (deliveries_.size() > kWindow) deliveries_.pop_front();
 }
 
+absl::Duration BarrierLead::FirstTransferAfter() const {
+  if (opens_.empty()) return absl::ZeroDuration();
+  const absl::Duration longest = *std::max_element(opens_.begin(), opens_.end());
+  return std::min(kOpenSafety * longest, kMaxFirstTransferAfter);
+}
+
+void BarrierLead::ObserveOpens(absl::Duration longest_open) {
+  if (longest_open <= absl::ZeroDuration()) return;
+  opens_.push_back(longest_open);
+  while (opens_.size() > kWindow) opens_.pop_front();
+}
+
 }  // namespace lockstep

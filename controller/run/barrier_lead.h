@@ -80,12 +80,25 @@ class BarrierLead {
   // how many clients had a Start.
   void Observe(absl::Duration lead, absl::Duration min_margin, size_t clients = 0);
 
+  // Where tasks spin, each issues its first transfer this long after the
+  // instant (StartRequest.first_transfer_after_ns): kOpenSafety × the longest
+  // task open of the last kWindow phases that had any, at most
+  // kMaxFirstTransferAfter; zero before any open was observed. Opens in one
+  // directory are serialised by its lock, so first transfers issued as each
+  // open returns are as far apart as the opens; held to one instant past the
+  // slowest open they are not.
+  absl::Duration FirstTransferAfter() const;
+  void ObserveOpens(absl::Duration longest_open);
+  static constexpr double kOpenSafety = 1.5;
+  static constexpr absl::Duration kMaxFirstTransferAfter = absl::Milliseconds(1);
+
  private:
   struct Delivery {
     absl::Duration duration;
     size_t clients = 0;  // 0: not known (counts as any)
   };
   std::deque<Delivery> deliveries_;  // newest last, at most kWindow
+  std::deque<absl::Duration> opens_;  // longest open per phase, newest last
   size_t observed_ = 0;
 };
 

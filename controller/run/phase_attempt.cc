@@ -245,6 +245,8 @@ void PhaseAttempt::Start() {
   progress_interval_ms = std::clamp<uint32_t>(
       static_cast<uint32_t>(clients_.size() * 1000 / kMaxProgressEventsPerSecond),
       progress_interval_ms, std::max<uint32_t>(progress_interval_ms, 60000));
+  const int64_t first_transfer_after_ns = absl::ToInt64Nanoseconds(run_.lead.FirstTransferAfter());
+  record_->set_first_transfer_after_ns(first_transfer_after_ns);
   std::vector<v1::StartRequest> requests(clients_.size());
   for (size_t i = 0; i < clients_.size(); ++i) {
     AgentClient* c = clients_[i];
@@ -257,6 +259,7 @@ void PhaseAttempt::Start() {
     const uint32_t host_agents = agents_on_host[c->facts.hostname()];
     const bool fits = host_agents * base_.tasks() <= std::max<uint32_t>(c->facts.cores(), 1);
     request.set_spin_duration_ns(fits ? absl::ToInt64Nanoseconds(kSpinDuration) : 0);
+    request.set_first_transfer_after_ns(fits ? first_transfer_after_ns : 0);
     request.set_host_agents(host_agents);
   }
   // Sent from several threads at once: starting a call costs gRPC 0.2-0.4 ms
@@ -463,6 +466,18 @@ void PhaseAttempt::ObserveMargins(const RunError& failure) {
   if (!failure) {
     run_.lead.Observe(absl::Nanoseconds(record_->lead_ns()), absl::Nanoseconds(min_margin_ns),
                       clients_.size());
+    // Transfer kinds only: other kinds' open timers span the whole task.
+    const v1::PhaseKind kind = base_.kind();
+    if (kind == v1::WRITE || kind == v1::READ || kind == v1::REWRITE) {
+      int64_t longest_open_ns = 0;
+      for (const v1::AgentPhaseRecord& a : record_->agents()) {
+        for (const v1::TaskResult& t : a.tasks()) {
+          longest_open_ns =
+              std::max(longest_open_ns, t.open_stop_unix_ns() - t.open_start_unix_ns());
+        }
+      }
+      run_.lead.ObserveOpens(absl::Nanoseconds(longest_open_ns));
+    }
   }
 }
 

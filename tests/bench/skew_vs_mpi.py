@@ -33,7 +33,8 @@ def parse_args(argv):
     ap.add_argument("--ior", default="/opt/ior/bin/ior")
     ap.add_argument("--dir", default="/dev/shm", help="parent of the test files (tmpfs: no disk time)")
     ap.add_argument("--no-mpi", action="store_true", help="Lockstep only (e.g. for a bisect step)")
-    ap.add_argument("--base", default="", help="a second Lockstep build (before a change), alternated too")
+    ap.add_argument("--base", default="",
+                    help="other Lockstep builds (before a change), comma separated, alternated too")
     ap.add_argument("--json", default="")
     return ap.parse_args(argv)
 
@@ -63,7 +64,7 @@ def fmt(xs):
 def main(argv):
     a = parse_args(argv)
     lockstep = os.path.join(os.path.abspath(a.build), "lockstep")
-    for b in [lockstep] + ([os.path.join(a.base, "lockstep")] if a.base else []):
+    for b in [lockstep] + [os.path.join(b, "lockstep") for b in a.base.split(",") if b]:
         if not os.access(b, os.X_OK):
             raise SystemExit(f"{b} is not built")
     mpi = not a.no_mpi and os.access(a.ior, os.X_OK) and shutil.which("mpirun")
@@ -76,8 +77,9 @@ def main(argv):
     data = tempfile.mkdtemp(prefix="skew-", dir=a.dir)
     probe = skewprobe.Probe(["lockstep-agent", "ior"], size_bytes(a.xfer), os.path.join(work, "bpf.txt"))
     cases = [int(n) for n in a.tasks.split(",")]
-    got = {(n, side): [] for n in cases for side in ("lockstep", "base", "mpi")}
-    base = os.path.join(os.path.abspath(a.base), "lockstep") if a.base else ""
+    bases = [os.path.join(os.path.abspath(b), "lockstep") for b in a.base.split(",") if b]
+    base_names = [f"base{k}" for k in range(len(bases))]
+    got = {(n, side): [] for n in cases for side in ["lockstep", "mpi"] + base_names}
     loads = []
     common = ["-w", "-F", "-b", a.block, "-t", a.xfer, "-i", str(a.reps)]
     print(f"# start_skew --mpi: {os.cpu_count()} cores, load {skewprobe.loadavg()}, "
@@ -85,13 +87,14 @@ def main(argv):
     try:
         for i in range(a.alternations):
             for n in cases:
-                sides = ["lockstep"] + (["base"] if base else []) + (["mpi"] if mpi else [])
+                sides = ["lockstep"] + base_names + (["mpi"] if mpi else [])
                 sides = sides[i % len(sides):] + sides[:i % len(sides)]  # rotate the order
                 for side in sides:
                     d = os.path.join(data, side)
                     os.makedirs(d, exist_ok=True)
-                    if side in ("lockstep", "base"):
-                        cmd = [lockstep if side == "lockstep" else base, "ior", *common, "--local", str(a.agents), "-N", str(n),
+                    if side != "mpi":
+                        binary = lockstep if side == "lockstep" else bases[base_names.index(side)]
+                        cmd = [binary, "ior", *common, "--local", str(a.agents), "-N", str(n),
                                "-o", os.path.join(d, "testFile")]
                         comm = "lockstep-agent"
                     else:
@@ -113,19 +116,22 @@ def main(argv):
         shutil.rmtree(data, ignore_errors=True)
     print()
     print(f"load averages seen: {loads[0]} .. {loads[-1]} (max 1-min {max(float(l.split()[0]) for l in loads):.2f})")
+    for name, b in zip(base_names, bases):
+        print(f"# {name}: {b}")
     print("| tasks | Lockstep skew us, median (range) | IOR + MPI skew us, median (range) | Lockstep / MPI |"
-          + (" base Lockstep skew us | base / MPI |" if base else ""))
-    print("|---|---|---|---|" + ("---|---|" if base else ""))
+          + "".join(f" {name} skew us | {name} / MPI |" for name in base_names))
+    print("|---|---|---|---|" + "---|---|" * len(bases))
     rows = []
 
     def ratio(xs, ys):
         return skewprobe.median(xs) / skewprobe.median(ys) if xs and ys and skewprobe.median(ys) > 0 else float("nan")
 
     for n in cases:
-        ls, mp, bs = got[(n, "lockstep")], got[(n, "mpi")], got[(n, "base")]
+        ls, mp = got[(n, "lockstep")], got[(n, "mpi")]
         print(f"| {n} | {fmt(ls)} | {fmt(mp)} | {ratio(ls, mp):.2f} |"
-              + (f" {fmt(bs)} | {ratio(bs, mp):.2f} |" if base else ""))
-        rows.append({"tasks": n, "lockstep_us": ls, "mpi_us": mp, "base_us": bs, "ratio": ratio(ls, mp)})
+              + "".join(f" {fmt(got[(n, b)])} | {ratio(got[(n, b)], mp):.2f} |" for b in base_names))
+        rows.append({"tasks": n, "lockstep_us": ls, "mpi_us": mp, "ratio": ratio(ls, mp),
+                     **{f"{b}_us": got[(n, b)] for b in base_names}})
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"rows": rows, "loads": loads}, f, indent=1)

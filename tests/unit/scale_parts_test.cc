@@ -113,6 +113,19 @@ TEST(BarrierLead, ACappedLeadSaysWhatItWouldNeed) {
   EXPECT_THAT(plan.note, testing::HasSubstr("likely arrive after the instant"));
 }
 
+TEST(BarrierLead, TheFirstTransferWaitsPastTheLongestRecentOpen) {
+  BarrierLead lead;
+  EXPECT_EQ(lead.FirstTransferAfter(), absl::ZeroDuration());  // no open seen yet
+  lead.ObserveOpens(absl::Microseconds(20));
+  lead.ObserveOpens(absl::ZeroDuration());  // a phase without opens: not counted
+  lead.ObserveOpens(absl::Microseconds(12));
+  EXPECT_EQ(lead.FirstTransferAfter(), absl::Microseconds(30));  // 1.5 × 20 µs
+  for (size_t i = 0; i < BarrierLead::kWindow; ++i) lead.ObserveOpens(absl::Microseconds(10));
+  EXPECT_EQ(lead.FirstTransferAfter(), absl::Microseconds(15));
+  lead.ObserveOpens(absl::Seconds(2));  // a hung open: bounded
+  EXPECT_EQ(lead.FirstTransferAfter(), BarrierLead::kMaxFirstTransferAfter);
+}
+
 TEST(BarrierLead, ADeliveryScalesWithMoreClients) {
   BarrierLead lead;
   lead.Observe(absl::Milliseconds(20), absl::Milliseconds(10), 100);  // the cold first

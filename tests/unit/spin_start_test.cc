@@ -66,6 +66,23 @@ TEST(SpinStart, AnAbortEndsTheWait) {
   EXPECT_FALSE(spin.Wait(0, RealtimeNs() + 60'000'000'000, &abort));
 }
 
+TEST(SpinStart, FirstTransferWaitsForItsInstantAndCountsLateOpens) {
+  SpinStart spin(2, 100'000, /*allow_realtime=*/false, /*first_transfer_after_ns=*/3'000'000);
+  std::atomic<bool> abort{false};
+  const int64_t at_unix_ns = RealtimeNs();
+  spin.AlignFirstTransfer(at_unix_ns, &abort);  // an open that ended early: waits
+  EXPECT_GE(RealtimeNs(), at_unix_ns + 3'000'000);
+  spin.AlignFirstTransfer(at_unix_ns - 10'000'000, &abort);  // one that ended late: goes
+  EXPECT_THAT(spin.note(),
+              HasSubstr("first transfers at the instant + 3000.0 us (1 tasks had opened by then, 1 "
+                        "not)"));
+  SpinStart none(1, 100'000, false);
+  const int64_t before = RealtimeNs();
+  none.AlignFirstTransfer(before + 60'000'000'000, &abort);  // none asked: at once
+  EXPECT_LT(RealtimeNs() - before, 1'000'000'000);
+  EXPECT_THAT(none.note(), ::testing::Not(HasSubstr("first transfers")));
+}
+
 TEST(StartHost, UsableCoresAreTheLeastOfOnlineAffinityAndQuota) {
   StartHost h{.online_cores = 8, .allowed_cores = 4, .quota_cores = 2.5};
   EXPECT_EQ(h.usable_cores(), 2u);
