@@ -73,8 +73,8 @@ SpinStart::SpinStart(uint32_t tasks, int64_t spin_duration_ns, bool allow_realti
     : tasks_(tasks),
       spin_duration_ns_(spin_duration_ns),
       allow_realtime_(allow_realtime),
-      after_ns_(std::max<int64_t>(first_transfer_after_ns, 0)),
-      raised_(new std::atomic<bool>[tasks]) {
+      raised_(new std::atomic<bool>[tasks]),
+      after_ns_(std::max<int64_t>(first_transfer_after_ns, 0)) {
   for (uint32_t i = 0; i < tasks; ++i) raised_[i].store(false);
 }
 

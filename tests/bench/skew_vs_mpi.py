@@ -46,13 +46,15 @@ def size_bytes(text):
 
 
 def run_timed(cmd, cwd, timeout=900):
+    """Runs cmd; (begin, end) in CLOCK_MONOTONIC ns and its pid."""
     begin = time.monotonic_ns()
-    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = p.communicate(timeout=timeout)
     end = time.monotonic_ns()
-    if r.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed (exit {r.returncode}):\n{r.stdout[-3000:]}\n"
-                           f"{r.stderr[-3000:]}")
-    return begin, end
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed (exit {p.returncode}):\n{out[-3000:]}\n"
+                           f"{err[-3000:]}")
+    return begin, end, p.pid
 
 
 def fmt(xs):
@@ -102,8 +104,9 @@ def main(argv):
                                a.ior, *common, "-o", os.path.join(d, "testFile")]
                         comm = "ior"
                     loads.append(skewprobe.loadavg())
-                    begin, end = run_timed(cmd, work)
-                    skews, whole = skewprobe.skews_us(probe.events(comm, begin, end), n)
+                    begin, end, pid = run_timed(cmd, work)
+                    # The agents are the controller's children, the ranks mpirun's.
+                    skews, whole = skewprobe.skews_us(probe.events(comm, begin, end, pid), n)
                     if not whole or len(skews) != a.reps:
                         print(f"# {side} {n} tasks, alternation {i}: {len(skews)} groups of {n} "
                               f"first writes, expected {a.reps}; grouping may be off")

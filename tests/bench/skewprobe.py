@@ -41,8 +41,9 @@ class Probe:
                 f'tracepoint:syscalls:sys_enter_openat /{who}/ {{ @seen[tid] = 0; }} '
                 'tracepoint:syscalls:sys_enter_write, tracepoint:syscalls:sys_enter_pwrite64 '
                 f'/({who}) && args->count == {transfer_bytes} && @seen[tid] == 0/ '
-                '{ @seen[tid] = 1; printf("E %s %d %d %llu\\n", curtask->group_leader->comm, '
-                'pid, tid, nsecs); } '
+                '{ @seen[tid] = 1; printf("E %s %d %d %llu %d %d\\n", curtask->group_leader->comm, '
+                'pid, tid, nsecs, curtask->group_leader->real_parent->tgid, '
+                'curtask->group_leader->real_parent->real_parent->tgid); } '
                 'END { clear(@seen); }')
         self.out_path = out_path
         self.err_path = out_path + ".err"
@@ -59,14 +60,18 @@ class Probe:
         self.stop()
         raise RuntimeError("bpftrace did not attach within 60 s: " + open(self.err_path).read())
 
-    def events(self, comm, begin_ns, end_ns):
-        """(nsecs, pid, tid) of `comm`'s first writes inside [begin_ns, end_ns], in time order."""
+    def events(self, comm, begin_ns, end_ns, ancestor=0):
+        """(nsecs, pid, tid) of `comm`'s first writes inside [begin_ns, end_ns], in time order;
+        with `ancestor`, only of processes whose parent or grandparent it is (other users of
+        the machine run agents and IOR too)."""
         out = []
         with open(self.out_path) as f:
             for line in f:
                 p = line.split()
-                if len(p) == 5 and p[0] == "E" and p[1] == comm:
+                if len(p) == 7 and p[0] == "E" and p[1] == comm:
                     ns = int(p[4])
+                    if ancestor and ancestor not in (int(p[5]), int(p[6])):
+                        continue
                     if begin_ns <= ns <= end_ns:
                         out.append((ns, int(p[2]), int(p[3])))
         return sorted(out)
