@@ -11,7 +11,9 @@
 #include <cstring>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -23,24 +25,41 @@ namespace {
 
 constexpr int kTaskPriority = 1;
 
-// cgroup v2: this process's cgroup's cpu.max ("max 100000" or "QUOTA PERIOD").
+// QUOTA / PERIOD, or 0 for no quota ("max", -1, unreadable).
+double QuotaOf(absl::string_view quota_text, absl::string_view period_text) {
+  double quota = 0, period = 0;
+  if (!absl::SimpleAtod(absl::StripAsciiWhitespace(quota_text), &quota) ||
+      !absl::SimpleAtod(absl::StripAsciiWhitespace(period_text), &period) || quota <= 0 ||
+      period <= 0) {
+    return 0;
+  }
+  return quota / period;
+}
+
+// This process's cgroup CPU quota in cores: cgroup v2's cpu.max ("max 100000"
+// or "QUOTA PERIOD"), else v1's cpu.cfs_quota_us / cpu.cfs_period_us.
 double CgroupQuotaCores() {
   auto self = ReadFileToString("/proc/self/cgroup");
   if (!self.ok()) return 0;
-  for (absl::string_view line : absl::StrSplit(*self, '\n')) {
-    if (!absl::ConsumePrefix(&line, "0::")) continue;
-    auto max = ReadFileToString(absl::StrFormat("/sys/fs/cgroup%s/cpu.max", line));
-    if (!max.ok()) return 0;
-    std::vector<absl::string_view> f =
-        absl::StrSplit(absl::StripAsciiWhitespace(*max), ' ', absl::SkipEmpty());
-    double quota = 0, period = 0;
-    if (f.size() != 2 || !absl::SimpleAtod(f[0], &quota) || !absl::SimpleAtod(f[1], &period) ||
-        period <= 0) {
-      return 0;  // "max": no quota
+  double cores = 0;
+  for (absl::string_view line : absl::StrSplit(*self, '\n', absl::SkipEmpty())) {
+    std::vector<absl::string_view> f = absl::StrSplit(line, absl::MaxSplits(':', 2));
+    if (f.size() != 3) continue;
+    double q = 0;
+    if (f[0] == "0" && f[1].empty()) {
+      auto max = ReadFileToString(absl::StrFormat("/sys/fs/cgroup%s/cpu.max", f[2]));
+      std::vector<absl::string_view> w;
+      if (max.ok()) w = absl::StrSplit(absl::StripAsciiWhitespace(*max), ' ', absl::SkipEmpty());
+      if (w.size() == 2) q = QuotaOf(w[0], w[1]);
+    } else if (absl::StrContains(absl::StrCat(",", f[1], ","), ",cpu,")) {
+      const std::string dir = absl::StrFormat("/sys/fs/cgroup/%s%s", f[1], f[2]);
+      auto quota = ReadFileToString(dir + "/cpu.cfs_quota_us");
+      auto period = ReadFileToString(dir + "/cpu.cfs_period_us");
+      if (quota.ok() && period.ok()) q = QuotaOf(*quota, *period);
     }
-    return quota / period;
+    if (q > 0) cores = cores > 0 ? std::min(cores, q) : q;
   }
-  return 0;
+  return cores;
 }
 
 }  // namespace
