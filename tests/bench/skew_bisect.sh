@@ -62,6 +62,10 @@ git -C "$repo" worktree add --detach "$tree" "$bad" >/dev/null
 cleanup() { git -C "$tree" bisect reset >/dev/null 2>&1 || true; git -C "$repo" worktree remove --force "$tree"; }
 trap cleanup EXIT
 cd "$tree"
-git bisect start "${first_parent[@]}" "$bad" "$good" >/dev/null
+started=$(git bisect start "${first_parent[@]}" "$bad" "$good")
+if grep -q "is the first bad commit" <<<"$started"; then
+  echo "$started" | tee -a "$log"  # nothing between GOOD and BAD to measure
+  exit 0
+fi
 git bisect run "$tools/step.sh" | tee -a "$log" | grep -E "is the first bad commit|^[0-9a-f]{7,}|median" || true
 git bisect log >> "$log"
