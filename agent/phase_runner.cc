@@ -161,6 +161,9 @@ struct PhaseRunner::Impl final : public PhaseTasks {
   }
   void FirstOpIssuing(uint32_t index) override {
     if (gate) gate->FirstOpIssuing(index);
+    // A command's first operation is the whole program: not at real-time
+    // priority for that long (its child resets its own policy anyway).
+    if (spin && spec.kind() == v1::COMMAND) spin->Lower(index);
   }
   void FirstOpReturned(uint32_t index) override {
     if (gate) gate->FirstOpReturned(index);

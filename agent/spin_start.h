@@ -10,9 +10,12 @@
 // before them (as earlier versions did) makes the kernel reschedule at once,
 // and any thread that became runnable on that core during the spin (gRPC's,
 // the controller's, another agent's) ran before the task's first write. It
-// goes back to normal scheduling when its first transfer returned, or when
-// it ends, whatever happened. Where SCHED_FIFO is refused the task still
-// spins and note() says what the start could not do.
+// goes back to normal scheduling when its first transfer (or first mdtest,
+// find, seeks operation) returned, a command's task as it starts the program,
+// or when it ends, whatever happened (the phase runner calls Lower). Where
+// SCHED_FIFO is refused the task still spins and note() says what the start
+// could not do. With a first-transfer instant (AlignFirstTransfer) the task
+// spins, still raised, from its open's end to that instant: at most 1 ms.
 //
 // Threads: Wait, Lower from task threads (each for its own index); note from
 // any thread after the tasks ended.
