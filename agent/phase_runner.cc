@@ -435,15 +435,16 @@ void PhaseRunner::Impl::ChooseStart(int64_t at_unix_ns, int64_t spin_duration_ns
       host.quota_cores > 0 ? absl::StrFormat("%.2f", host.quota_cores) : "none", host.load1,
       fits ? "spin" : spin_duration_ns > 0 ? "no spin (the controller asked for one): gate"
                                            : "gate");
-  if (fits) {
-    spin = std::make_unique<SpinStart>(tasks.size(), spin_duration_ns, options.allow_realtime,
-                                       std::clamp<int64_t>(first_transfer_after_ns, 0, 5'000'000));
-    spin_at_unix_ns = at_unix_ns;
-    return;
-  }
   // The task threads are parked (they wait for start_given under mu).
   std::vector<pthread_t> threads;
   for (auto& t : tasks) threads.push_back(t->thread.native_handle());
+  if (fits) {
+    spin = std::make_unique<SpinStart>(tasks.size(), spin_duration_ns, options.allow_realtime,
+                                       std::clamp<int64_t>(first_transfer_after_ns, 0, 5'000'000));
+    spin->RaiseParked(threads);
+    spin_at_unix_ns = at_unix_ns;
+    return;
+  }
   gate = std::make_unique<StartGate>(tasks.size(), host.usable_cores(), host_agents);
   gate->Begin(at_unix_ns, threads, options.allow_realtime);
 }

@@ -97,10 +97,25 @@ SpinStart::SpinStart(uint32_t tasks, int64_t spin_duration_ns, bool allow_realti
   for (uint32_t i = 0; i < tasks; ++i) raised_[i].store(false);
 }
 
+void SpinStart::RaiseParked(const std::vector<pthread_t>& threads) {
+  if (!allow_realtime_) return;
+  struct sched_param rt = {};
+  rt.sched_priority = kTaskPriority;
+  for (uint32_t i = 0; i < tasks_ && i < threads.size(); ++i) {
+    const int err = pthread_setschedparam(threads[i], SCHED_FIFO, &rt);
+    if (err != 0) {
+      refused_errno_.store(err);
+      return;  // the tasks try themselves (and record it)
+    }
+    raised_[i].store(true);
+    raised_count_.fetch_add(1);
+  }
+}
+
 bool SpinStart::Wait(uint32_t index, int64_t at_unix_ns, const std::atomic<bool>* abort) {
   // Wake within ~1 µs of the spin's start instead of the default 50 µs slack.
   ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-  if (allow_realtime_) {
+  if (allow_realtime_ && !raised_[index].load()) {
     struct sched_param rt = {};
     rt.sched_priority = kTaskPriority;
     const int err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &rt);

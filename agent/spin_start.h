@@ -22,10 +22,13 @@
 #ifndef LOCKSTEP_AGENT_SPIN_START_H_
 #define LOCKSTEP_AGENT_SPIN_START_H_
 
+#include <pthread.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace lockstep {
 
@@ -47,6 +50,12 @@ class SpinStart {
   SpinStart(uint32_t tasks, int64_t spin_duration_ns, bool allow_realtime,
             int64_t first_transfer_after_ns = 0);
 
+  // From the thread that starts the phase, before it releases the parked
+  // task threads `threads` (by index): raises them to SCHED_FIFO where
+  // permitted, so that their wake-up from the park preempts normal work
+  // instead of waiting for a core behind it (under load that wait was
+  // longer than a short lead). A task not raised here raises itself in Wait.
+  void RaiseParked(const std::vector<pthread_t>& threads);
   // Waits for `at_unix_ns` (this host's wall clock) as above; false when
   // `abort` was set first. The task stays raised either way: call Lower.
   bool Wait(uint32_t index, int64_t at_unix_ns, const std::atomic<bool>* abort);
