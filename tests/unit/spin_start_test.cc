@@ -8,6 +8,7 @@
 #include <atomic>
 #include <thread>
 
+#include "absl/synchronization/notification.h"
 #include "common/clock.h"
 #include "controller/run/host_clocks.h"
 #include "gmock/gmock.h"
@@ -48,6 +49,27 @@ TEST(SpinStart, WaitsForTheInstantAndStaysRaisedUntilLowered) {
   } else {
     // No CAP_SYS_NICE here: the start goes on and the note says so.
     EXPECT_THAT(spin.note(), HasSubstr("refused"));
+  }
+}
+
+TEST(SpinStart, TheStartRaisesParkedThreadsBeforeTheyWake) {
+  SpinStart spin(1, 100'000, /*allow_realtime=*/true);
+  absl::Notification go;
+  int policy_in_wait = -1;
+  std::thread t([&] {
+    go.WaitForNotification();  // parked
+    policy_in_wait = PolicyOfSelf();
+    std::atomic<bool> abort{false};
+    EXPECT_TRUE(spin.Wait(0, RealtimeNs() + 1'000'000, &abort));
+    spin.Lower(0);
+    EXPECT_EQ(PolicyOfSelf(), SCHED_OTHER);
+  });
+  spin.RaiseParked({t.native_handle()});
+  go.Notify();
+  t.join();
+  if (spin.note().find("refused") == std::string::npos) {
+    EXPECT_EQ(policy_in_wait, SCHED_FIFO);  // woke raised
+    EXPECT_THAT(spin.note(), HasSubstr("1 tasks spun 100 us at SCHED_FIFO 1"));
   }
 }
 
