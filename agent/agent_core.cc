@@ -611,18 +611,18 @@ absl::StatusOr<v1::CacheReply> AgentCore::CacheBarrier(const v1::CacheRequest& r
 }
 
 absl::Status AgentCore::Start(const v1::StartRequest& request, PhaseRunner::EventSink sink) {
+  impl_->TestDelay("start", request.session_id());  // a slow delivery, before it is stamped
   const int64_t received_unix_ns = RealtimeNs();  // the controller's start margin
   absl::MutexLock lock(&impl_->mu);
-  // Renews (minor 5): once its stream brings anything back, the controller
-  // counts the Start as a heartbeat sent when the Start was.
-  absl::Status s = impl_->CheckSessionAndRenew(request.session_id());
-  if (!s.ok()) return s;
+  // Renews (minor 5): once its stream brings anything back, the controller counts the
+  // Start as a heartbeat sent when the Start was.
+  if (absl::Status s = impl_->CheckSessionAndRenew(request.session_id()); !s.ok()) return s;
   if (!impl_->runner || impl_->runner->spec().phase_id() != request.phase_id()) {
     return absl::FailedPreconditionError(
         absl::StrFormat("phase %s is not prepared on this agent; call Prepare first",
                         request.phase_id()));
   }
-  // Spin only when asked: the controller knows how many tasks share a host.
+  // Spin only when asked and the tasks fit the usable cores (PhaseRunner::Start).
   int64_t spin_duration_ns = std::clamp<int64_t>(request.spin_duration_ns(), 0, 5'000'000);
   PhaseRunner::EventSink wrapped = [received_unix_ns,
                                      inner = std::move(sink)](const v1::PhaseEvent& event) {
@@ -648,10 +648,10 @@ absl::Status AgentCore::Start(const v1::StartRequest& request, PhaseRunner::Even
       inner(with);
     };
   }
-  return impl_->runner->Start(request.start_at_unix_ns(), spin_duration_ns,
-                              request.progress_interval_ms() == 0 ? 1000
-                                                                  : request.progress_interval_ms(),
-                              std::move(wrapped), request.host_agents());
+  const uint32_t progress_ms = request.progress_interval_ms() ? request.progress_interval_ms() : 1000;
+  return impl_->runner->Start(request.start_at_unix_ns(), spin_duration_ns, progress_ms,
+                              std::move(wrapped), request.host_agents(),
+                              request.first_transfer_after_ns());
 }
 
 absl::StatusOr<v1::AbortReply> AgentCore::Abort(const v1::AbortRequest& request) {

@@ -99,7 +99,7 @@ constexpr std::array<FlagSpec, 30> kAgentFlags = {{
      .help = "TESTS ONLY: make every transfer this much slower, as on a slower device",
      .max = kUint32Max},
     {.name = "test_delay_calls", .kind = FlagKind::kList, .value_name = "CALL,...",
-     .help = "TESTS ONLY: calls (prepare, cache, cleanup) that wait --test_delay_call_ms "
+     .help = "TESTS ONLY: calls (prepare, cache, start, cleanup) that wait --test_delay_call_ms "
              "first, as on a hung file system (heartbeats are still answered)"},
     {.name = "test_delay_call_ms", .kind = FlagKind::kUint, .value_name = "MS",
      .default_value = "0", .help = "TESTS ONLY: how long --test_delay_calls wait",

@@ -5,6 +5,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -94,6 +95,9 @@ v1::HostFacts GatherHostFacts(v1::Role role, const std::vector<std::string>& roo
     }
   }
   f.set_clock_sync(ClockDiscipline());
+  if (auto boot = ReadFileToString("/proc/sys/kernel/random/boot_id"); boot.ok()) {
+    f.set_clock_id(std::string(absl::StripAsciiWhitespace(*boot)));
+  }
   f.set_agent_instance(instance_id);
   f.set_pid(static_cast<uint32_t>(::getpid()));
   f.set_can_drop_caches(::geteuid() == 0 && ::access("/proc/sys/vm/drop_caches", W_OK) == 0);

@@ -11,10 +11,12 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "agent/procfs.h"
+#include "agent/spin_start.h"
 #include "agent/start_gate.h"
 #include "common/clock.h"
 #include "common/errors.h"
@@ -139,6 +141,11 @@ struct PhaseRunner::Impl final : public PhaseTasks {
   // The start when the tasks outnumber the cores (no spin); null otherwise.
   // Set by Start before start_given, read by the tasks after it.
   std::unique_ptr<StartGate> gate;
+  // The start when they fit (a spin); null otherwise. Set like gate.
+  std::unique_ptr<SpinStart> spin;
+  int64_t spin_at_unix_ns = 0;  // start_at_unix_ns, for the spinning tasks (set with spin)
+  // What the agent saw of its host and decided at Start, for the result.
+  std::string start_host_note;
 
   // PhaseTasks, from the task threads.
   void Fail(uint32_t index, const TaskFailure& failure) override;
@@ -154,16 +161,26 @@ struct PhaseRunner::Impl final : public PhaseTasks {
   }
   void FirstOpIssuing(uint32_t index) override {
     if (gate) gate->FirstOpIssuing(index);
+    // A command's first operation is the whole program: not at real-time
+    // priority for that long (its child resets its own policy anyway).
+    if (spin && spec.kind() == v1::COMMAND) spin->Lower(index);
   }
   void FirstOpReturned(uint32_t index) override {
     if (gate) gate->FirstOpReturned(index);
+    if (spin) spin->Lower(index);
+  }
+  void BeforeFirstTransfer(uint32_t /*index*/) override {
+    if (spin) spin->AlignFirstTransfer(spin_at_unix_ns, &abort);
   }
 
   absl::Status MakeTasks();
   void StartTaskThreads();
   void TaskMain(Task* t);
   // Parks the task until the start instant; false when the phase stopped first.
-  bool WaitForStart();
+  bool WaitForStart(uint32_t index);
+  // Chooses the gate or the spin for this host (Start, under mu).
+  void ChooseStart(int64_t start_at_unix_ns, int64_t spin_duration_ns, uint32_t host_agents,
+                   int64_t first_transfer_after_ns) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   void MonitorMain();
   // Waits up to `wait` for every task to end; true when all did.
   bool WaitForTasks(absl::Duration wait, uint32_t* done_count);
@@ -235,9 +252,8 @@ uint64_t PhaseRunner::Impl::Rendezvous(uint64_t value) {
   return rv_agreed;
 }
 
-bool PhaseRunner::Impl::WaitForStart() {
+bool PhaseRunner::Impl::WaitForStart(uint32_t index) {
   int64_t at_unix_ns = 0;
-  int64_t task_spin_duration_ns = 0;
   {
     absl::MutexLock lock(&mu);
     mu.Await(absl::Condition(
@@ -246,31 +262,17 @@ bool PhaseRunner::Impl::WaitForStart() {
         },
         this));
     at_unix_ns = start_at_unix_ns;
-    task_spin_duration_ns = spin_duration_ns;
   }
   if (abort.load()) return false;
-  // Wake within ~1 µs of the instant instead of the default 50 µs slack.
+  if (spin) return spin->Wait(index, at_unix_ns, &abort);
+  // More tasks than cores: no spin; the gate raised the task and bounds it.
   ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-  if (gate) {
-    // More tasks than cores: no spin; the gate raised the task and bounds it.
-    return WaitUntilRealtime(at_unix_ns, 0, &abort);
-  }
-  // While waiting for the instant, a real-time priority (where permitted)
-  // makes the wake-up preempt whatever else runs on the core; the task
-  // drops back to normal scheduling before its first I/O.
-  struct sched_param rt = {};
-  rt.sched_priority = 1;
-  const bool raised = task_spin_duration_ns > 0 && pthread_setschedparam(pthread_self(), SCHED_FIFO, &rt) == 0;
-  const bool released = WaitUntilRealtime(at_unix_ns, task_spin_duration_ns, &abort);
-  if (raised) {
-    struct sched_param normal = {};
-    pthread_setschedparam(pthread_self(), SCHED_OTHER, &normal);
-  }
-  return released;
+  return WaitUntilRealtime(at_unix_ns, 0, &abort);
 }
 
 void PhaseRunner::Impl::TaskMain(Task* t) {
-  if (WaitForStart()) {
+  workload->PrimeTask(t->index);
+  if (WaitForStart(t->index)) {
     t->result.set_release_unix_ns(RealtimeNs());
     const TaskContext ctx{.rank = t->rank,
                           .index = t->index,
@@ -282,6 +284,7 @@ void PhaseRunner::Impl::TaskMain(Task* t) {
     workload->RunTask(ctx);
   }
   if (gate) gate->TaskEnded(t->index);
+  if (spin) spin->Lower(t->index);
   absl::MutexLock lock(&mu);
   if (abort.load() && t->result.error().empty()) {
     t->result.set_error(absl::StrFormat("task %u stopped: %s", t->rank, abort_reason));
@@ -347,7 +350,8 @@ v1::PhaseEvent PhaseRunner::Impl::ResultEvent(const ThroughputSeries& series) {
       r->set_error(abort_reason);
     }
   }
-  if (gate) r->set_start_note(gate->note());
+  const std::string how = gate ? gate->note() : spin ? spin->note() : "";
+  r->set_start_note(start_host_note.empty() ? how : absl::StrCat(how, "; ", start_host_note));
   r->set_series_interval_ms(kSeriesIntervalMs);
   for (uint64_t v : series.values()) r->add_series_bytes(v);
   return ev;
@@ -416,6 +420,35 @@ void PhaseRunner::Impl::StartTaskThreads() {
   }
 }
 
+void PhaseRunner::Impl::ChooseStart(int64_t at_unix_ns, int64_t spin_duration_ns,
+                                    uint32_t host_agents, int64_t first_transfer_after_ns) {
+  // The controller asks for a spin where its count of the host's tasks fits
+  // the online cores; the agent also knows its affinity, its cgroup's CPU
+  // quota and the load, and spins only where the host's tasks fit the cores
+  // it can use. Spinners beyond those would take the cores from each other.
+  const StartHost host = ReadStartHost();
+  const uint32_t host_tasks = std::max<uint32_t>(host_agents, 1) * tasks.size();
+  const bool fits = spin_duration_ns > 0 && host_tasks <= host.usable_cores();
+  start_host_note = absl::StrFormat(
+      "host: %u tasks on %u usable cores (%u online, %u allowed, quota %s), load %.2f: %s",
+      host_tasks, host.usable_cores(), host.online_cores, host.allowed_cores,
+      host.quota_cores > 0 ? absl::StrFormat("%.2f", host.quota_cores) : "none", host.load1,
+      fits ? "spin" : spin_duration_ns > 0 ? "no spin (the controller asked for one): gate"
+                                           : "gate");
+  // The task threads are parked (they wait for start_given under mu).
+  std::vector<pthread_t> threads;
+  for (auto& t : tasks) threads.push_back(t->thread.native_handle());
+  if (fits) {
+    spin = std::make_unique<SpinStart>(tasks.size(), spin_duration_ns, options.allow_realtime,
+                                       std::clamp<int64_t>(first_transfer_after_ns, 0, 5'000'000));
+    spin->RaiseParked(threads);
+    spin_at_unix_ns = at_unix_ns;
+    return;
+  }
+  gate = std::make_unique<StartGate>(tasks.size(), host.usable_cores(), host_agents);
+  gate->Begin(at_unix_ns, threads, options.allow_realtime);
+}
+
 PhaseRunner::PhaseRunner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 PhaseRunner::~PhaseRunner() {
@@ -450,7 +483,7 @@ absl::StatusOr<std::unique_ptr<PhaseRunner>> PhaseRunner::Prepare(const v1::Phas
 
 absl::Status PhaseRunner::Start(int64_t start_at_unix_ns, int64_t spin_duration_ns,
                                 uint32_t progress_interval_ms, EventSink sink,
-                                uint32_t host_agents) {
+                                uint32_t host_agents, int64_t first_transfer_after_ns) {
   {
     absl::MutexLock lock(&impl_->mu);
     if (impl_->start_given) {
@@ -467,18 +500,7 @@ absl::Status PhaseRunner::Start(int64_t start_at_unix_ns, int64_t spin_duration_
     impl_->progress_interval_ms = std::max<uint32_t>(progress_interval_ms, 50);
     impl_->start_at_unix_ns = start_at_unix_ns;
     impl_->spin_duration_ns = spin_duration_ns;
-    if (spin_duration_ns <= 0) {
-      // The controller spins only where a host's tasks fit on its cores.
-      // The task threads are parked (they wait for start_given under mu).
-      std::vector<pthread_t> threads;
-      for (auto& t : impl_->tasks) threads.push_back(t->thread.native_handle());
-      // Online CPUs, as HostFacts.cores (what the controller decided on).
-      const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
-      impl_->gate = std::make_unique<StartGate>(impl_->tasks.size(),
-                                                static_cast<uint32_t>(std::max(cores, 1L)),
-                                                host_agents <= 1);
-      impl_->gate->Begin(start_at_unix_ns, threads, impl_->options.allow_realtime);
-    }
+    impl_->ChooseStart(start_at_unix_ns, spin_duration_ns, host_agents, first_transfer_after_ns);
     impl_->start_given = true;
   }
   Impl* raw = impl_.get();

@@ -47,11 +47,16 @@ class PhaseRunner {
   // SCHED_FIFO is permitted, issues them close together; the result's
   // start_note says how. `host_agents`: how many agents share this host
   // (the controller's count; 0 or 1: this one alone), which decides whether
-  // the gate's guard polls (agent/start_gate.h). REQUIRES: called once.
+  // the gate's guard polls (agent/start_gate.h). The spin is kept only where
+  // the host's tasks fit the cores the agent can use (agent/spin_start.h);
+  // spinning tasks then issue their first transfer no earlier than
+  // `first_transfer_after_ns` after the instant (StartRequest's field of that
+  // name). REQUIRES: called once.
   // FailedPrecondition when called twice; Aborted, with the kind Abort was
   // given, after an Abort.
   absl::Status Start(int64_t start_at_unix_ns, int64_t spin_duration_ns,
-                     uint32_t progress_interval_ms, EventSink sink, uint32_t host_agents = 1);
+                     uint32_t progress_interval_ms, EventSink sink, uint32_t host_agents = 1,
+                     int64_t first_transfer_after_ns = 0);
 
   // Ends rendezvous `seq` (IOR -g barrier, stonewall wear-out agreement) of a
   // phase whose spec has sync_across_agents: the waiting tasks go on with

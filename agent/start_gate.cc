@@ -33,8 +33,10 @@ void NanoSleep(absl::Duration d) {
 
 }  // namespace
 
-StartGate::StartGate(uint32_t tasks, uint32_t cores, bool alone)
-    : slots_(tasks), polls_(alone && tasks > std::max<uint32_t>(cores, 1)) {}
+StartGate::StartGate(uint32_t tasks, uint32_t cores, uint32_t host_agents)
+    : slots_(tasks),
+      polls_(uint64_t{tasks} * std::max<uint32_t>(host_agents, 1) > std::max<uint32_t>(cores, 1) &&
+             std::max<uint32_t>(host_agents, 1) <= std::max<uint32_t>(cores, 1)) {}
 
 StartGate::~StartGate() {
   Stop();

@@ -57,14 +57,16 @@ class StartGate {
   static constexpr absl::Duration kGuardPeriod = absl::Microseconds(20);
   static constexpr absl::Duration kMaxRealtime = absl::Milliseconds(50);
 
-  // `cores`: this host's online CPUs; `alone`: no other agent shares the
-  // host. The guard polls (promise 2 above) only when this agent is alone
-  // and its own `tasks` outnumber the cores. Otherwise the tasks are
-  // released at real-time priority, each lowered once its first operation
-  // returned (or at kMaxRealtime), without a guard awake every kGuardPeriod:
-  // several agents' guards polling at priority 2 took the cores from the
-  // tasks until kMaxRealtime (32 agents x 1 task and 8 x 4 on 2 cores).
-  StartGate(uint32_t tasks, uint32_t cores, bool alone = true);
+  // `cores`: the CPUs the tasks can use; `host_agents`: the agents of this
+  // run on the host (0 or 1: this one alone), each with `tasks` tasks. The
+  // guard polls (promise 2 above) when the host's tasks outnumber the cores
+  // and its agents do not (one polling guard per core at most). Otherwise
+  // the tasks are released at real-time priority, each lowered once its
+  // first operation returned (or at kMaxRealtime), without a guard awake
+  // every kGuardPeriod: more agents' guards than cores, polling at priority
+  // 2, took the cores from the tasks until kMaxRealtime (32 agents x 1 task
+  // and 8 x 4 on 2 cores).
+  StartGate(uint32_t tasks, uint32_t cores, uint32_t host_agents = 1);
   // Stops the guard and joins it.
   ~StartGate();
 
@@ -119,7 +121,7 @@ class StartGate {
   // Tasks that issued their first operation or ended without one.
   std::atomic<uint32_t> issued_{0};
   std::atomic<bool> stopped_{false};
-  const bool polls_;  // alone on the host, and its tasks outnumber the cores
+  const bool polls_;  // the host's tasks outnumber the cores, its agents do not
   std::thread guard_;
 
   mutable absl::Mutex mu_;

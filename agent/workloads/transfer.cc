@@ -29,6 +29,7 @@ struct TransferWorkload::Task {
   AlignedBuffer buf;
   AlignedBuffer scratch;            // for CheckPattern
   std::optional<Permutation> perm;  // IOR -z
+  bool first_stamped = false;       // PrimeTask stamped transfer 0 into buf
 };
 
 // One task's pass over its file: open, the transfers (to the stonewall and
@@ -51,6 +52,7 @@ class TransferWorkload::TaskRun {
   void Run() {
     if (!Open()) return;
     if (s_.intra_barriers()) ctx_.phase->Barrier();  // IOR -g: after open
+    ctx_.phase->BeforeFirstTransfer(ctx_.index);
     ctx_.result->set_rdwr_start_unix_ns(RealtimeNs());
     rdwr_start_mono_ns_ = MonotonicNs();
     const bool ok = TransfersToStonewall();
@@ -157,7 +159,7 @@ class TransferWorkload::TaskRun {
   bool One(uint64_t k) {
     const uint64_t offset = OrderedTransferOffset(s_, t_.data_rank, perm_, per_block_, k);
     char* buf = t_.buf.get();
-    if (write_) {
+    if (write_ && !(k == 0 && t_.first_stamped)) {
       if (stamp_only_) {
         StampPattern(buf, xfer_, offset, tag_);
       } else {
@@ -354,6 +356,20 @@ absl::Status TransferWorkload::AllocateBuffers(Task& t) const {
     t.scratch = std::move(*scratch);
   }
   return absl::OkStatus();
+}
+
+void TransferWorkload::PrimeTask(uint32_t index) {
+  Task& t = *tasks_[index];
+  if (spec_.kind() != v1::WRITE || TransfersPerTask(spec_) == 0 || !t.buf) return;
+  const uint64_t offset = OrderedTransferOffset(spec_, t.data_rank, t.perm ? &*t.perm : nullptr,
+                                                TransfersPerBlock(spec_), 0);
+  const uint64_t tag = PatternTag(spec_.pattern_seed(), t.data_rank);
+  if (spec_.transfer_bytes() % kPatternBlockBytes == 0) {
+    StampPattern(t.buf.get(), spec_.transfer_bytes(), offset, tag);
+  } else {
+    FillPattern(t.buf.get(), spec_.transfer_bytes(), offset, tag);
+  }
+  t.first_stamped = true;
 }
 
 void TransferWorkload::RunTask(const TaskContext& task) {

@@ -29,6 +29,8 @@ class TransferWorkload : public Workload {
   // layout needs.
   absl::Status Prepare(const std::string& dir, std::span<v1::TaskResult* const> results) override;
   void RunTask(const TaskContext& task) override;
+  // Write: the first transfer's pattern, stamped into the task's buffer.
+  void PrimeTask(uint32_t index) override;
   absl::StatusOr<uint32_t> RemoveFiles(const std::string& dir) const override;
   bool CreatesFiles() const override;
   // Write: tasks × block × segments.

@@ -110,6 +110,10 @@ class PhaseTasks {
   // neither. No-ops when the tasks fit on the cores.
   virtual void FirstOpIssuing(uint32_t index) = 0;
   virtual void FirstOpReturned(uint32_t index) = 0;
+  // After the task's open (and IOR -g's barrier), before its transfers are
+  // timed: where the tasks spin, waits until the phase's first-transfer
+  // instant (StartRequest.first_transfer_after_ns) if it is still ahead.
+  virtual void BeforeFirstTransfer(uint32_t /*index*/) {}
 };
 
 // One task, as RunTask sees it. Everything is owned by the runner and
@@ -156,6 +160,12 @@ class Workload {
   // latency. On an error calls task.Fail and returns; returns early once
   // task.Aborted().
   virtual void RunTask(const TaskContext& task) = 0;
+
+  // On task `index`'s own thread after Prepare, before it waits for the
+  // start instant: work of its first operation that does not depend on when
+  // it starts (a write's pattern), so that it is not between the instant and
+  // the first operation.
+  virtual void PrimeTask(uint32_t /*index*/) {}
 
   // Untimed work once all tasks ended (mdtest removes an emptied test-dir).
   virtual void Finish() {}

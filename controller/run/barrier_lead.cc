@@ -2,26 +2,78 @@
 
 #include <algorithm>
 
-namespace lockstep {
+#include "absl/strings/str_format.h"
 
-absl::Duration BarrierLead::Next(absl::Duration max_rtt, absl::Duration prepare_round,
-                                 size_t clients) const {
-  absl::Duration lead;
-  if (!deliveries_.empty()) {
-    lead = kFloor + kSafety * *std::max_element(deliveries_.begin(), deliveries_.end());
-  } else {
-    const absl::Duration first = prepare_round > absl::ZeroDuration()
-                                     ? prepare_round
-                                     : absl::Microseconds(200) * static_cast<int64_t>(clients);
-    lead = kFloor + kFirstSafety * first + 4 * max_rtt;
-  }
-  return std::clamp(lead, kMinLead, kMaxLead);
+namespace lockstep {
+namespace {
+
+std::string Ms(absl::Duration d) {
+  return absl::StrFormat("%.1f ms", absl::ToDoubleMilliseconds(d));
 }
 
-void BarrierLead::Observe(absl::Duration lead, absl::Duration min_margin) {
+}  // namespace
+
+LeadPlan BarrierLead::Plan(absl::Duration max_rtt, absl::Duration prepare_round,
+                           size_t clients) const {
+  LeadPlan plan;
+  if (!deliveries_.empty()) {
+    absl::Duration delivery;
+    size_t of_clients = 0;
+    for (const Delivery& d : deliveries_) {
+      // The dispatch is per agent: more clients than observed take longer.
+      const double scale =
+          d.clients > 0 && clients > d.clients ? static_cast<double>(clients) / d.clients : 1.0;
+      if (d.duration * scale > delivery) {
+        delivery = d.duration * scale;
+        of_clients = d.clients;
+      }
+    }
+    plan.needed = kFloor + kSafety * delivery;
+    plan.basis = absl::StrFormat("%s + %.2g x delivery %s (observed with %u clients, %u now)",
+                                 Ms(kFloor), kSafety, Ms(delivery), of_clients, clients);
+  } else {
+    const bool known = prepare_round > absl::ZeroDuration();
+    const absl::Duration first =
+        known ? prepare_round : absl::Microseconds(200) * static_cast<int64_t>(clients);
+    plan.needed = kFloor + kFirstSafety * first + 4 * max_rtt;
+    plan.basis = absl::StrFormat("%s + %.2g x %s %s + 4 x RTT %s (no delivery observed yet)",
+                                 Ms(kFloor), kFirstSafety,
+                                 known ? "Prepare round" : "0.2 ms per client", Ms(first),
+                                 Ms(max_rtt));
+  }
+  plan.needed = std::max(plan.needed, kMinLead);
+  plan.capped = plan.needed > kMaxLead;
+  plan.lead = std::min(plan.needed, kMaxLead);
+  if (plan.capped) {
+    plan.note = absl::StrFormat(
+        "warning: the start instant needs a lead of about %.1f s to reach %u clients (%s); it is "
+        "capped at %.0f s, so the Starts will likely arrive after the instant, by about %.1f s",
+        absl::ToDoubleSeconds(plan.needed), clients, plan.basis, absl::ToDoubleSeconds(kMaxLead),
+        absl::ToDoubleSeconds(plan.needed - plan.lead));
+  } else if (plan.lead > kLongLead) {
+    plan.note = absl::StrFormat(
+        "start lead %.1f s: reaching %u clients takes that long on this controller (%s)",
+        absl::ToDoubleSeconds(plan.lead), clients, plan.basis);
+  }
+  return plan;
+}
+
+void BarrierLead::Observe(absl::Duration lead, absl::Duration min_margin, size_t clients) {
   if (++observed_ == 2) deliveries_.clear();  // the first phase's, cold
-  deliveries_.push_back(std::max(lead - min_margin, absl::ZeroDuration()));
+  deliveries_.push_back({std::max(lead - min_margin, absl::ZeroDuration()), clients});
   while (deliveries_.size() > kWindow) deliveries_.pop_front();
+}
+
+absl::Duration BarrierLead::FirstTransferAfter() const {
+  if (opens_.empty()) return absl::ZeroDuration();
+  const absl::Duration longest = *std::max_element(opens_.begin(), opens_.end());
+  return std::min(kOpenSafety * longest, kMaxFirstTransferAfter);
+}
+
+void BarrierLead::ObserveOpens(absl::Duration longest_open) {
+  if (longest_open <= absl::ZeroDuration()) return;
+  opens_.push_back(longest_open);
+  while (opens_.size() > kWindow) opens_.pop_front();
 }
 
 }  // namespace lockstep

@@ -1,23 +1,30 @@
 // How far ahead the start instant is set: far enough that the slowest agent
 // has its Start before the instant, no further (every millisecond of lead is
-// a millisecond of barrier round). The lead adapts to what was measured:
+// a millisecond of barrier round). The lead is planned from the measured cost
+// of reaching every agent:
 //
-//   measured: lead = kFloor + kSafety × delivery
+//   measured: lead = kFloor + kSafety × delivery × max(1, clients / its clients)
 //   else:     lead = kFloor + kFirstSafety × Prepare round + 4 × max RTT
-//   (then clamped to [kMinLead, kMaxLead])
 //
 // where `delivery` is how long it took, from choosing the instant, until the
-// slowest agent had its Start (sending every Start, the network, the agent's
-// handler): the largest over the last kWindow phases of (lead − smallest
-// start margin) (PhaseRecord.start_margin_ns). Before any phase was
-// observed: the phase's own Prepare round (a fan-out to the same agents that
-// also does work, so an over-estimate) and the clock round trips; without a
-// Prepare round, 0.2 ms per agent (the fixed term of earlier versions). A
-// missed instant (negative margin) shows as a delivery longer than the lead,
-// so the next lead grows past it. The run's first delivery leaves the window
-// once a second one is observed: the first Start reaches agents on cold paths
-// (131 ms against 30-47 ms later at 128 processes on 2 cores), and it kept
-// the next kWindow leads padded.
+// slowest agent had its Start (sending every Start — the dispatch —, the
+// network, the agent's handler): the largest over the last kWindow phases of
+// (lead − smallest start margin) (PhaseRecord.start_margin_ns), scaled up
+// linearly when this phase has more clients than the observed one (the
+// dispatch is per agent). Before any phase was observed: the phase's own
+// Prepare round (a fan-out to the same agents) and the clock round trips;
+// without a Prepare round, 0.2 ms per agent. A missed instant (negative
+// margin) shows as a delivery longer than the lead, so the next lead grows
+// past it. The run's first delivery leaves the window once a second one is
+// observed: the first Start reaches agents on cold paths (131 ms against
+// 30-47 ms later at 128 processes on 2 cores), and it kept the next kWindow
+// leads padded.
+//
+// The lead is never cut below that estimate to fit a round number: up to
+// kMaxLead it is used as planned, and LeadPlan says so (`long`) when it is
+// above kLongLead; a lead that would need more than kMaxLead is capped there
+// and LeadPlan::note says, before the phase, that the instant will likely be
+// missed and what lead it would need.
 //
 // Owns: the last observations. Thread: the coordinator's.
 #ifndef LOCKSTEP_CONTROLLER_RUN_BARRIER_LEAD_H_
@@ -25,10 +32,22 @@
 
 #include <cstddef>
 #include <deque>
+#include <string>
 
 #include "absl/time/time.h"
 
 namespace lockstep {
+
+// The lead for one phase and why.
+struct LeadPlan {
+  absl::Duration lead;    // what the phase uses
+  absl::Duration needed;  // the estimate (above lead only when capped)
+  bool capped = false;    // needed > kMaxLead
+  std::string basis;      // "2 ms + 1.5 x delivery 4.1 ms (observed, 2 clients)", ...
+  // A line to print before the phase when the lead is long or capped;
+  // empty otherwise.
+  std::string note;
+};
 
 class BarrierLead {
  public:
@@ -38,23 +57,48 @@ class BarrierLead {
   // of the agents that already had their Start begin at the instant and
   // slow the delivery to the rest, so a small miss grows.
   static constexpr double kSafety = 1.5;
-  static constexpr double kFirstSafety = 2.0;
+  // The first phase's Starts took 2.1-2.35 x its Prepare round at 10,000
+  // swarm agents (the Start's handler does more than Prepare's reply there).
+  static constexpr double kFirstSafety = 3.0;
   static constexpr absl::Duration kMinLead = absl::Milliseconds(2);
-  static constexpr absl::Duration kMaxLead = absl::Seconds(30);
+  // Above this the plan says, before the phase, how long the lead is.
+  static constexpr absl::Duration kLongLead = absl::Seconds(30);
+  static constexpr absl::Duration kMaxLead = absl::Minutes(10);
   static constexpr size_t kWindow = 3;
 
   // The lead for the next start instant. `max_rtt`: the slowest client's
   // clock round trip; `prepare_round`: this phase's Prepare fan-out
   // (zero: unknown); `clients`: how many get a Start.
+  LeadPlan Plan(absl::Duration max_rtt, absl::Duration prepare_round, size_t clients) const;
   absl::Duration Next(absl::Duration max_rtt, absl::Duration prepare_round,
-                      size_t clients) const;
+                      size_t clients) const {
+    return Plan(max_rtt, prepare_round, clients).lead;
+  }
 
-  // After a phase whose every client answered: the lead it used and the
-  // smallest margin by which a client had its Start before the instant.
-  void Observe(absl::Duration lead, absl::Duration min_margin);
+  // After a phase whose every client answered: the lead it used, the
+  // smallest margin by which a client had its Start before the instant, and
+  // how many clients had a Start.
+  void Observe(absl::Duration lead, absl::Duration min_margin, size_t clients = 0);
+
+  // Where tasks spin, each issues its first transfer this long after the
+  // instant (StartRequest.first_transfer_after_ns): kOpenSafety × the longest
+  // task open of the last kWindow phases that had any, at most
+  // kMaxFirstTransferAfter; zero before any open was observed. Opens in one
+  // directory are serialised by its lock, so first transfers issued as each
+  // open returns are as far apart as the opens; held to one instant past the
+  // slowest open they are not.
+  absl::Duration FirstTransferAfter() const;
+  void ObserveOpens(absl::Duration longest_open);
+  static constexpr double kOpenSafety = 1.5;
+  static constexpr absl::Duration kMaxFirstTransferAfter = absl::Milliseconds(1);
 
  private:
-  std::deque<absl::Duration> deliveries_;  // newest last, at most kWindow
+  struct Delivery {
+    absl::Duration duration;
+    size_t clients = 0;  // 0: not known (counts as any)
+  };
+  std::deque<Delivery> deliveries_;  // newest last, at most kWindow
+  std::deque<absl::Duration> opens_;  // longest open per phase, newest last
   size_t observed_ = 0;
 };
 

@@ -30,6 +30,7 @@
 #include "controller/run/bounded_parallel.h"
 #include "controller/run/fd_limit.h"
 #include "controller/run/clock_sync.h"
+#include "controller/run/host_clocks.h"
 #include "controller/run/command_checks.h"
 #include "controller/run/fs_checks.h"
 #include "controller/run/heartbeater.h"
@@ -335,18 +336,30 @@ RunError Coordinator::MeasureClocks() {
   BoundedParallelFor(roster_.size(), kMaxAgentWorkThreads, [&](size_t i) {
     if (!roster_.IsLost(roster_.at(i))) estimates[i] = EstimateClock(roster_.at(i), 8);
   });
-  std::vector<std::string> bad;
+  std::vector<std::string> clock_ids(roster_.size());
+  std::vector<std::optional<ClockEstimate>> measured(roster_.size());
   for (size_t i = 0; i < roster_.size(); ++i) {
     if (roster_.IsLost(roster_.at(i))) continue;
     if (!estimates[i].ok()) {
       return Fail(RunFailure::kAgentLost, std::string(estimates[i].status().message()));
     }
-    const ClockEstimate& c = *estimates[i];
+    clock_ids[i] = roster_.at(i)->facts.clock_id();
+    measured[i] = *estimates[i];
+  }
+  // Agents of one host read one clock: one offset for them all.
+  const std::vector<std::optional<HostClockShare>> shares = ShareHostClocks(clock_ids, measured);
+  std::vector<std::string> bad;
+  for (size_t i = 0; i < roster_.size(); ++i) {
+    if (!shares[i]) continue;
+    const ClockEstimate& c = shares[i]->shared;
+    estimates[i] = c;
     v1::ClockEstimate* ce = record_.mutable_agents(static_cast<int>(i))->mutable_clock();
     ce->set_offset_ns(c.offset_ns);
     ce->set_delay_ns(c.delay_ns);
     ce->set_uncertainty_ns(c.delay_ns / 2);
     ce->set_samples(c.samples);
+    ce->set_measured_offset_ns(shares[i]->measured_offset_ns);
+    ce->set_host_clock_agents(shares[i]->agents);
     const int64_t bound_ns = int64_t{plan_.max_clock_uncertainty_us} * 1000;
     if (bound_ns > 0 && c.delay_ns / 2 > bound_ns) {
       bad.push_back(absl::StrFormat(

@@ -219,9 +219,15 @@ void PhaseAttempt::Start() {
   }
   const absl::Duration prepare_round =
       absl::Nanoseconds(record_->prepared_unix_ns() - record_->prepare_sent_unix_ns());
-  const absl::Duration lead = run_.lead.Next(max_delay, prepare_round, clients_.size());
+  const LeadPlan plan = run_.lead.Plan(max_delay, prepare_round, clients_.size());
+  // Said before the instant is chosen (and so before the phase starts).
+  if (!plan.note.empty()) run_.printer.Note(absl::StrFormat("phase %s: %s", phase_id_, plan.note));
+  const absl::Duration lead = plan.lead;
   const int64_t start_at_unix_ns = RealtimeNs() + absl::ToInt64Nanoseconds(lead);
   record_->set_lead_ns(absl::ToInt64Nanoseconds(lead));
+  record_->set_lead_basis(plan.basis);
+  record_->set_lead_capped(plan.capped);
+  record_->set_lead_needed_ns(absl::ToInt64Nanoseconds(plan.needed));
   record_->set_start_at_unix_ns(start_at_unix_ns);
   // Spin only where a host's tasks (each agent runs base_.tasks()) fit on
   // its cores.
@@ -243,6 +249,8 @@ void PhaseAttempt::Start() {
   progress_interval_ms = std::clamp<uint32_t>(
       static_cast<uint32_t>(clients_.size() * 1000 / kMaxProgressEventsPerSecond),
       progress_interval_ms, std::max<uint32_t>(progress_interval_ms, 60000));
+  const int64_t first_transfer_after_ns = absl::ToInt64Nanoseconds(run_.lead.FirstTransferAfter());
+  record_->set_first_transfer_after_ns(first_transfer_after_ns);
   std::vector<v1::StartRequest> requests(clients_.size());
   for (size_t i = 0; i < clients_.size(); ++i) {
     AgentClient* c = clients_[i];
@@ -255,6 +263,7 @@ void PhaseAttempt::Start() {
     const uint32_t host_agents = agents_on_host[c->facts.hostname()];
     const bool fits = host_agents * base_.tasks() <= std::max<uint32_t>(c->facts.cores(), 1);
     request.set_spin_duration_ns(fits ? absl::ToInt64Nanoseconds(kSpinDuration) : 0);
+    request.set_first_transfer_after_ns(fits ? first_transfer_after_ns : 0);
     request.set_host_agents(host_agents);
   }
   // Sent from several threads at once: starting a call costs gRPC 0.2-0.4 ms
@@ -463,7 +472,20 @@ void PhaseAttempt::ObserveMargins(const RunError& failure) {
   const int64_t min_margin_ns = slowest->start_margin_ns();
   record_->set_start_margin_ns(min_margin_ns);
   if (!failure) {
-    run_.lead.Observe(absl::Nanoseconds(record_->lead_ns()), absl::Nanoseconds(min_margin_ns));
+    run_.lead.Observe(absl::Nanoseconds(record_->lead_ns()), absl::Nanoseconds(min_margin_ns),
+                      clients_.size());
+    // Transfer kinds only: other kinds' open timers span the whole task.
+    const v1::PhaseKind kind = base_.kind();
+    if (kind == v1::WRITE || kind == v1::READ || kind == v1::REWRITE) {
+      int64_t longest_open_ns = 0;
+      for (const v1::AgentPhaseRecord& a : record_->agents()) {
+        for (const v1::TaskResult& t : a.tasks()) {
+          longest_open_ns =
+              std::max(longest_open_ns, t.open_stop_unix_ns() - t.open_start_unix_ns());
+        }
+      }
+      run_.lead.ObserveOpens(absl::Nanoseconds(longest_open_ns));
+    }
   }
 }
 

@@ -3,6 +3,13 @@
 #
 #   tests/bench/start_skew.sh [--build DIR] [--phases 20] [--cases a,b,c,d]
 #                             [--no-bpftrace] [--json OUT.json]
+#   tests/bench/start_skew.sh --mpi [--build DIR] [--tasks 2,4,32] [--alternations 5]
+#                             [--reps 3] [--ior /opt/ior/bin/ior] [--base OLD_BUILD]
+#                             [--json OUT.json]
+#
+# --mpi: `lockstep ior --local 2` against `mpirun ior` with the same options,
+# alternated, both traced by the same bpftrace probe; prints the ratio per
+# case (skew_vs_mpi.py; IOR built by build_ior.sh).
 #
 # Cases (loopback agents, files on /dev/shm so that no disk time enters):
 #   a  2 agents x 1 task (one task per core on a 2-core machine: agents spin)
@@ -25,15 +32,20 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 build="${LOCKSTEP_BUILD:-$here/../../build}"
 args=()
+mpi=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build) build="$2"; shift 2 ;;
     --build=*) build="${1#--build=}"; shift ;;
+    --mpi) mpi=1; shift ;;
     *) args+=("$1"); shift ;;
   esac
 done
 command -v python3 >/dev/null || { echo "start_skew: python3 is required" >&2; exit 2; }
 export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"
+if [[ $mpi -eq 1 ]]; then
+  exec python3 "$here/skew_vs_mpi.py" --build "$build" "${args[@]}"
+fi
 exec python3 - --build "$build" "${args[@]}" <<'PY'
 import argparse, json, os, select, shutil, signal, subprocess, sys, tempfile, time
 import benchlib

@@ -41,12 +41,12 @@ namespace {
 
 TEST(BarrierLead, BeforeAnyPhaseUsesThePrepareRoundElseThePerAgentTerm) {
   BarrierLead lead;
-  // 2 ms + 2 × 3 ms + 4 × 0.1 ms.
+  // 2 ms + 3 × 3 ms + 4 × 0.1 ms.
   EXPECT_EQ(lead.Next(absl::Microseconds(100), absl::Milliseconds(3), 32),
-            absl::Microseconds(8400));
+            absl::Microseconds(11400));
   // No Prepare round known: 0.2 ms per agent, as earlier versions.
   EXPECT_EQ(lead.Next(absl::ZeroDuration(), absl::ZeroDuration(), 1024),
-            absl::Milliseconds(2) + 2 * absl::Microseconds(200) * 1024);
+            absl::Milliseconds(2) + 3 * absl::Microseconds(200) * 1024);
 }
 
 TEST(BarrierLead, TheFirstPhasesColdDeliveryLeavesOnceASecondIsKnown) {
@@ -84,8 +84,57 @@ TEST(BarrierLead, AdaptsToTheMeasuredDeliveryAndGrowsAfterAMiss) {
 TEST(BarrierLead, IsBounded) {
   BarrierLead lead;
   EXPECT_EQ(lead.Next(absl::ZeroDuration(), absl::ZeroDuration(), 0), BarrierLead::kMinLead);
-  lead.Observe(absl::Seconds(100), absl::ZeroDuration());
+  lead.Observe(absl::Seconds(1000), absl::ZeroDuration());
   EXPECT_EQ(lead.Next(absl::ZeroDuration(), absl::ZeroDuration(), 1), BarrierLead::kMaxLead);
+}
+
+// 10,000 swarm agents, one phase: a Prepare round of 24 s. The lead used to
+// be cut to 30 s, and the Starts arrived 21-31 s after the instant.
+TEST(BarrierLead, ALongLeadIsUsedAndSaidNotCut) {
+  BarrierLead lead;
+  const LeadPlan plan = lead.Plan(absl::Milliseconds(50), absl::Seconds(24), 10000);
+  EXPECT_FALSE(plan.capped);
+  EXPECT_EQ(plan.lead, plan.needed);
+  EXPECT_GT(plan.lead, absl::Seconds(70));
+  EXPECT_THAT(plan.note, testing::HasSubstr("reaching 10000 clients"));
+  EXPECT_THAT(plan.basis, testing::HasSubstr("Prepare round 24000.0 ms"));
+  // A short one says nothing.
+  EXPECT_EQ(lead.Plan(absl::Milliseconds(1), absl::Milliseconds(3), 2).note, "");
+}
+
+TEST(BarrierLead, ACappedLeadSaysWhatItWouldNeed) {
+  BarrierLead lead;
+  lead.Observe(absl::Seconds(600), absl::Seconds(-100), 10000);  // delivery 700 s
+  const LeadPlan plan = lead.Plan(absl::ZeroDuration(), absl::ZeroDuration(), 10000);
+  EXPECT_TRUE(plan.capped);
+  EXPECT_EQ(plan.lead, BarrierLead::kMaxLead);
+  EXPECT_EQ(plan.needed, absl::Milliseconds(2) + 1.5 * absl::Seconds(700));
+  EXPECT_THAT(plan.note, testing::HasSubstr("needs a lead of about 1050.0 s"));
+  EXPECT_THAT(plan.note, testing::HasSubstr("likely arrive after the instant"));
+}
+
+TEST(BarrierLead, TheFirstTransferWaitsPastTheLongestRecentOpen) {
+  BarrierLead lead;
+  EXPECT_EQ(lead.FirstTransferAfter(), absl::ZeroDuration());  // no open seen yet
+  lead.ObserveOpens(absl::Microseconds(20));
+  lead.ObserveOpens(absl::ZeroDuration());  // a phase without opens: not counted
+  lead.ObserveOpens(absl::Microseconds(12));
+  EXPECT_EQ(lead.FirstTransferAfter(), absl::Microseconds(30));  // 1.5 × 20 µs
+  for (size_t i = 0; i < BarrierLead::kWindow; ++i) lead.ObserveOpens(absl::Microseconds(10));
+  EXPECT_EQ(lead.FirstTransferAfter(), absl::Microseconds(15));
+  lead.ObserveOpens(absl::Seconds(2));  // a hung open: bounded
+  EXPECT_EQ(lead.FirstTransferAfter(), BarrierLead::kMaxFirstTransferAfter);
+}
+
+TEST(BarrierLead, ADeliveryScalesWithMoreClients) {
+  BarrierLead lead;
+  lead.Observe(absl::Milliseconds(20), absl::Milliseconds(10), 100);  // the cold first
+  lead.Observe(absl::Milliseconds(20), absl::Milliseconds(10), 100);  // delivery 10 ms
+  // The same clients: 2 ms + 1.5 × 10 ms; twice as many: 2 ms + 1.5 × 20 ms.
+  EXPECT_EQ(lead.Next(absl::ZeroDuration(), absl::ZeroDuration(), 100), absl::Milliseconds(17));
+  EXPECT_EQ(lead.Next(absl::ZeroDuration(), absl::ZeroDuration(), 200), absl::Milliseconds(32));
+  // Fewer: not shortened below what was seen.
+  EXPECT_EQ(lead.Next(absl::ZeroDuration(), absl::ZeroDuration(), 10), absl::Milliseconds(17));
 }
 
 v1::TelemetrySummary Host(double busy, double disk_write, double net_rx) {

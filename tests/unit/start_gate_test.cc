@@ -17,6 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "agent/phase_runner.h"
+#include "agent/spin_start.h"
 #include "agent/start_gate.h"
 #include "assert_eventually.h"
 #include "common/clock.h"
@@ -141,7 +142,10 @@ TEST(StartGate, TasksThatFitTheCoresSpinAsBeforeWithoutAGate) {
   ASSERT_OK((*runner)->Start(RealtimeNs() + 5'000'000, 1'000'000, 50, s.Sink()));
   ASSERT_TRUE(s.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
   ASSERT_TRUE(s.result.ok()) << s.result.error();
-  EXPECT_EQ(s.result.start_note(), "");
+  // The spin start (agent/spin_start.h) says what it did, and no gate ran.
+  EXPECT_THAT(s.result.start_note(), HasSubstr("2 tasks spun 1000 us"));
+  EXPECT_THAT(s.result.start_note(), HasSubstr(": spin"));
+  EXPECT_THAT(s.result.start_note(), ::testing::Not(HasSubstr("released at SCHED_FIFO")));
   ASSERT_EVENTUALLY([&] { EXPECT_EQ(RealtimeThreads(), 0); });
 }
 
@@ -230,10 +234,10 @@ TEST(StartGate, ATaskThatNeverIssuesIsDroppedToNormalPriorityWithinTheBound) {
 // Whether the guard polls at SCHED_FIFO (agent/start_gate.h): between Start
 // and the instant (2 s here) a polling guard waits at priority 2, one that
 // does not poll has gone back to normal scheduling; the parked tasks are
-// raised in both cases. It polls only when the agent is alone on its host
-// and its own tasks outnumber the cores: 32 agents x 1 task, or 8 x 4, each
-// with a polling guard, took both cores of this machine from the tasks
-// until kMaxRealtime (tests/bench/scale.sh, start_skew.sh cases d and b).
+// raised in both cases. It polls only when the host's tasks outnumber the
+// cores and its agents do not: 32 agents x 1 task, or 8 x 4, each with a
+// polling guard, took both cores of this machine from the tasks until
+// kMaxRealtime (tests/bench/scale.sh, start_skew.sh cases d and b).
 void ExpectGuardPolls(uint32_t tasks, uint32_t host_agents, bool polls) {
   SCOPED_TRACE(absl::StrFormat("%u tasks, %u agents on the host", tasks, host_agents));
   TempDir tmp;
@@ -254,9 +258,12 @@ void ExpectGuardPolls(uint32_t tasks, uint32_t host_agents, bool polls) {
   ASSERT_EVENTUALLY([&] { EXPECT_EQ(RealtimeThreads(), 0); });
 }
 
-TEST(StartGate, TheGuardPollsOnlyWhenThisAgentAloneOutnumbersTheCores) {
+TEST(StartGate, TheGuardPollsOnlyWhenTheHostsTasksButNotItsAgentsOutnumberTheCores) {
   if (!RealtimePermitted()) GTEST_SKIP() << "needs SCHED_FIFO (root or CAP_SYS_NICE)";
   ExpectGuardPolls(kTasks, 1, /*polls=*/true);   // 8 tasks of one agent on 2 cores
+  if (ReadStartHost().usable_cores() == 2) {
+    ExpectGuardPolls(2, 2, /*polls=*/true);  // 2 agents x 2 tasks on 2 cores
+  }
   ExpectGuardPolls(1, 1, /*polls=*/false);       // its one task fits the cores
   ExpectGuardPolls(1, 32, /*polls=*/false);      // 32 agents x 1 task
   ExpectGuardPolls(kTasks, 8, /*polls=*/false);  // 8 agents x 8 tasks
