@@ -1,19 +1,14 @@
 #include "agent/lustre.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
-#include <thread>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -24,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "agent/workloads/command_process.h"
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/log.h"
@@ -36,61 +32,10 @@ namespace {
 
 absl::string_view AV(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
-// Closes an fd on scope exit.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() { Reset(); }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  void Reset(int fd = -1) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_ = -1;
-};
-
 std::string FirstLine(const std::string& text) {
   absl::string_view t = absl::StripAsciiWhitespace(text);
   size_t nl = t.find('\n');
   return std::string(nl == absl::string_view::npos ? t : t.substr(0, nl));
-}
-
-// Pid of a child we gave up on (D state after SIGKILL): reap it in the
-// background so it does not stay a zombie.
-void ReapLater(pid_t pid) {
-  std::thread([pid] {
-    int st;
-    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-  }).detach();
-}
-
-int PidfdOpen(pid_t pid) {
-#ifdef SYS_pidfd_open
-  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-#else
-  (void)pid;
-  errno = ENOSYS;
-  return -1;
-#endif
-}
-
-// Waits until `pidfd` is readable (the child exited) or `deadline_mono_ns`.
-bool WaitPidfd(int pidfd, int64_t deadline_mono_ns) {
-  for (;;) {
-    int64_t left_ms = (deadline_mono_ns - MonotonicNs()) / 1000000;
-    if (left_ms < 0) left_ms = 0;
-    struct pollfd p = {pidfd, POLLIN, 0};
-    int r = ::poll(&p, 1, static_cast<int>(left_ms));
-    if (r > 0) return true;
-    if (r == 0) return false;
-    if (errno != EINTR) return false;
-  }
 }
 
 }  // namespace
@@ -118,173 +63,51 @@ std::string FormatCommand(const std::vector<std::string>& argv) {
 
 namespace {
 
-// A started tool: its pid, the read ends of its stdout and stderr, and a
-// pidfd (-1 on kernels without pidfd_open) to wait for its exit in poll(2).
-struct Child {
-  pid_t pid = -1;
-  Fd out;
-  Fd err;
-  Fd pidfd;
-};
-
-// What the tool did by the deadline.
-struct Outcome {
-  bool exited = false;
-  bool timed_out = false;
-  bool status_lost = false;  // SIGCHLD ignored: the kernel reaped it
-  int status = 0;            // waitpid(2)'s, when exited
-};
-
-// posix_spawnp of `argv` with stdin from /dev/null, stdout and stderr to
-// pipes, nothing else inherited, default signal handling, own process group.
-absl::Status Spawn(const std::vector<std::string>& argv, const std::string& cmd, Child* child) {
-  int out_pipe[2], err_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
-    return absl::InternalError(absl::StrFormat("%s: pipe: %s", cmd, std::strerror(errno)));
+// argv[0] as posix_spawnp would find it: a path with a '/' as it is, else
+// the first PATH directory that has it.
+absl::StatusOr<std::string> FindProgram(const std::string& name, const std::string& cmd) {
+  std::vector<std::string> candidates;
+  const char* path = std::getenv("PATH");
+  if (name.find('/') != std::string::npos) {
+    candidates.push_back(name);
+  } else {
+    for (absl::string_view dir : absl::StrSplit(path ? path : "", ':', absl::SkipEmpty())) {
+      candidates.push_back(absl::StrCat(dir, "/", name));
+    }
   }
-  child->out.Reset(out_pipe[0]);
-  Fd out_w(out_pipe[1]);
-  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
-    return absl::InternalError(absl::StrFormat("%s: pipe: %s", cmd, std::strerror(errno)));
+  bool exists = false;
+  for (const std::string& c : candidates) {
+    struct stat st;
+    if (::stat(c.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    exists = true;
+    if (::access(c.c_str(), X_OK) == 0) return c;
   }
-  child->err.Reset(err_pipe[0]);
-  Fd err_w(err_pipe[1]);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_w.get(), 1);
-  posix_spawn_file_actions_adddup2(&actions, err_w.get(), 2);
-  // Nothing else of the agent's (gRPC sockets, data files) leaks to the tool.
-  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t empty, defaults;
-  sigemptyset(&empty);
-  sigemptyset(&defaults);
-  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGQUIT}) sigaddset(&defaults, sig);
-  posix_spawnattr_setsigmask(&attr, &empty);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setpgroup(&attr, 0);  // own group: a timeout kills its children too
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
-
-  std::vector<char*> cargv;
-  cargv.reserve(argv.size() + 1);
-  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-
-  int rc = ::posix_spawnp(&child->pid, argv[0].c_str(), &actions, &attr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc == ENOENT) {
-    const char* path = std::getenv("PATH");
-    return absl::NotFoundError(absl::StrFormat(
-        "%s: \"%s\" is not on PATH (%s); install it or put its directory on PATH", cmd, argv[0],
-        path ? path : "PATH unset"));
-  }
-  if (rc == EACCES) {
+  if (exists) {
     return absl::PermissionDeniedError(absl::StrFormat(
-        "%s: \"%s\" is not executable (%s); fix its permissions", cmd, argv[0],
-        std::strerror(rc)));
+        "%s: \"%s\" is not executable (%s); fix its permissions", cmd, name,
+        std::strerror(EACCES)));
   }
-  if (rc != 0) {
-    return absl::InternalError(absl::StrFormat("%s: cannot start: %s", cmd, std::strerror(rc)));
-  }
-  child->pidfd.Reset(PidfdOpen(child->pid));
-  return absl::OkStatus();  // the write ends close here: EOF once the tool exits
+  return absl::NotFoundError(absl::StrFormat(
+      "%s: \"%s\" is not on PATH (%s); install it or put its directory on PATH", cmd, name,
+      path ? path : "PATH unset"));
 }
 
-// Reads one chunk of `fd` into `dst` (up to kMaxCommandOutputBytes); clears
-// `open` at the end of the pipe.
-void Drain(int fd, bool& open, std::string& dst) {
-  char buf[65536];
-  ssize_t got = ::read(fd, buf, sizeof(buf));
-  if (got > 0) {
-    size_t room = kMaxCommandOutputBytes - std::min(dst.size(), kMaxCommandOutputBytes);
-    dst.append(buf, std::min(static_cast<size_t>(got), room));
-  } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
-    open = false;
+// The agent's own account and environment: a tool runs as the agent does.
+CommandAccount OwnAccount() {
+  CommandAccount a;
+  a.uid = ::geteuid();
+  a.gid = ::getegid();
+  if (const passwd* pw = ::getpwuid(a.uid)) {
+    a.name = pw->pw_name;
+    a.home = pw->pw_dir;
   }
+  return a;
 }
 
-// Collects the tool's output until it exited and closed both pipes, or the
-// deadline.
-Outcome Collect(Child& child, int64_t deadline_mono_ns, CommandOutput* out) {
-  Outcome o;
-  bool out_open = true, err_open = true;
-  while (out_open || err_open || !o.exited) {
-    if (!o.exited && child.pidfd.get() < 0 && !out_open && !err_open) break;  // waitpid later
-    const int64_t now_mono_ns = MonotonicNs();
-    if (now_mono_ns >= deadline_mono_ns) {
-      o.timed_out = true;
-      break;
-    }
-    struct pollfd fds[3];
-    int n = 0;
-    int out_i = -1, err_i = -1, pid_i = -1;
-    if (out_open) fds[out_i = n++] = {child.out.get(), POLLIN, 0};
-    if (err_open) fds[err_i = n++] = {child.err.get(), POLLIN, 0};
-    if (!o.exited && child.pidfd.get() >= 0) fds[pid_i = n++] = {child.pidfd.get(), POLLIN, 0};
-    const int wait_ms = static_cast<int>((deadline_mono_ns - now_mono_ns + 999999) / 1000000);
-    if (::poll(fds, n, wait_ms) < 0) {
-      if (errno == EINTR) continue;
-      o.timed_out = true;  // cannot wait: treat as a failure and kill
-      break;
-    }
-    if (out_i >= 0 && fds[out_i].revents != 0) Drain(child.out.get(), out_open, out->stdout_text);
-    if (err_i >= 0 && fds[err_i].revents != 0) Drain(child.err.get(), err_open, out->stderr_text);
-    if (pid_i >= 0 && fds[pid_i].revents != 0) {
-      pid_t w = ::waitpid(child.pid, &o.status, WNOHANG);
-      if (w == child.pid) {
-        o.exited = true;
-      } else if (w < 0 && errno == ECHILD) {
-        o.exited = true;  // SIGCHLD is ignored: the kernel reaped it
-        o.status_lost = true;
-      }
-    }
-  }
-  return o;
-}
-
-// Kills the tool's process group after a timeout; waits up to 1 s for the
-// tool itself. Returns whether it was reaped.
-bool KillTimedOut(Child& child, Outcome& o) {
-  ::kill(-child.pid, SIGKILL);  // the whole group: what the tool started dies too
-  if (o.exited) return true;    // the tool may be gone while a child kept its pipes
-  ::kill(child.pid, SIGKILL);
-  bool reaped = false;
-  if (child.pidfd.get() < 0) {
-    reaped = ::waitpid(child.pid, &o.status, 0) == child.pid;
-  } else if (WaitPidfd(child.pidfd.get(), MonotonicNs() + 1000000000LL)) {
-    // (A tool blocked in the kernel on a dead server may not die at once.)
-    reaped = ::waitpid(child.pid, &o.status, 0) == child.pid;
-  }
-  if (!reaped) ReapLater(child.pid);
-  return reaped;
-}
-
-// The error for a tool that did not exit 0, or OK.
-absl::Status ExitStatus(const std::string& cmd, const Outcome& o, CommandOutput* out) {
-  if (o.status_lost) {
-    return absl::InternalError(absl::StrFormat(
-        "%s: exit status lost (waitpid found no child); the agent must not ignore SIGCHLD", cmd));
-  }
-  if (WIFSIGNALED(o.status)) {
-    out->exit_code = 128 + WTERMSIG(o.status);
-    return absl::InternalError(absl::StrFormat("%s: killed by signal %d%s%s", cmd,
-                                               WTERMSIG(o.status),
-                                               out->stderr_text.empty() ? "" : "; stderr: ",
-                                               FirstLine(out->stderr_text)));
-  }
-  out->exit_code = WEXITSTATUS(o.status);
-  if (out->exit_code != 0) {
-    return absl::InternalError(absl::StrFormat(
-        "%s: exit code %d; stderr: %s", cmd, out->exit_code,
-        out->stderr_text.empty() ? std::string("(empty)") : FirstLine(out->stderr_text)));
-  }
-  return absl::OkStatus();
+std::vector<std::string> OwnEnvironment() {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
+  return env;
 }
 
 }  // namespace
@@ -298,27 +121,42 @@ absl::StatusOr<CommandOutput> RunCommand(const std::vector<std::string>& argv, i
         "%s: timeout_ms %d must be positive", FormatCommand(argv), timeout_ms));
   }
   const std::string cmd = FormatCommand(argv);
-  const int64_t start_mono_ns = MonotonicNs();
-  const int64_t deadline_mono_ns = start_mono_ns + static_cast<int64_t>(timeout_ms) * 1000000;
-  Child child;
-  if (absl::Status s = Spawn(argv, cmd, &child); !s.ok()) return s;
+  ASSIGN_OR_RETURN(std::string program, FindProgram(argv[0], cmd));
+  // The agent's one process runner (agent/workloads/command_process.h): own
+  // process group, nothing inherited but the pipes, SIGKILL to the group at
+  // the timeout, and no waiting on a tool stuck in the kernel (a hung
+  // Lustre) past a second after that.
+  CommandLaunch launch{.program = program,
+                       .argv = argv,
+                       .env = OwnEnvironment(),
+                       .dir = "/",
+                       .account = OwnAccount(),
+                       .timeout = absl::Milliseconds(timeout_ms),
+                       .kill_grace = absl::ZeroDuration(),
+                       .reap_timeout = absl::Seconds(1),
+                       .tail_bytes = static_cast<uint32_t>(kMaxCommandOutputBytes)};
+  ASSIGN_OR_RETURN(v1::CommandResult r, RunCommandProcess(launch, nullptr));
   CommandOutput out;
-  Outcome o = Collect(child, deadline_mono_ns, &out);
-  if (o.timed_out) {
-    const bool reaped = KillTimedOut(child, o);
+  out.stdout_text = r.stdout_tail();
+  out.stderr_text = r.stderr_tail();
+  out.run_duration_ns = r.real_ns();
+  if (r.timed_out()) {
     return absl::DeadlineExceededError(absl::StrFormat(
-        "%s: still running after %d ms; killed (pid %d%s)%s%s", cmd, timeout_ms, child.pid,
-        reaped ? "" : ", not yet exited: stuck in the kernel?",
+        "%s: still running after %d ms; killed%s%s", cmd, timeout_ms,
         out.stderr_text.empty() ? "" : "; stderr: ", FirstLine(out.stderr_text)));
   }
-  if (!o.exited) {
-    pid_t w;
-    while ((w = ::waitpid(child.pid, &o.status, 0)) < 0 && errno == EINTR) {
-    }
-    if (w < 0) o.status_lost = true;
+  if (r.signal() != 0) {
+    out.exit_code = 128 + r.signal();
+    return absl::InternalError(absl::StrFormat("%s: killed by signal %d%s%s", cmd, r.signal(),
+                                               out.stderr_text.empty() ? "" : "; stderr: ",
+                                               FirstLine(out.stderr_text)));
   }
-  out.run_duration_ns = MonotonicNs() - start_mono_ns;
-  if (absl::Status s = ExitStatus(cmd, o, &out); !s.ok()) return s;
+  out.exit_code = r.exit_code();
+  if (out.exit_code != 0) {
+    return absl::InternalError(absl::StrFormat(
+        "%s: exit code %d; stderr: %s", cmd, out.exit_code,
+        out.stderr_text.empty() ? std::string("(empty)") : FirstLine(out.stderr_text)));
+  }
   return out;
 }
 

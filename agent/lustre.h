@@ -1,7 +1,9 @@
-// Lustre hooks for the agent: striping of phase directories, lctl parameters
-// (with restore), the Lustre version, and the statfs check that a path is on
-// Lustre. External tools run only through RunCommand: an argument vector
-// handed to execve, never a shell, so plan strings are never interpreted.
+// Lustre's tools for the agent (agent/fs/lustre_fs.h puts Lustre behind the
+// FileSystem interface with them): striping of phase directories, lctl
+// parameters (with restore), the Lustre version, and the statfs check that a
+// path is on Lustre. External tools run only through RunCommand: an argument
+// vector handed to execve, never a shell, so plan strings are never
+// interpreted.
 #ifndef LOCKSTEP_AGENT_LUSTRE_H_
 #define LOCKSTEP_AGENT_LUSTRE_H_
 
@@ -29,7 +31,9 @@ struct CommandOutput {
 inline constexpr size_t kMaxCommandOutputBytes = 8 << 20;
 
 // Runs argv[0] (looked up on PATH) with argv, stdin from /dev/null, in its own
-// process group, and collects stdout/stderr. Errors:
+// process group, and collects stdout/stderr, through the agent's one process
+// runner (RunCommandProcess, agent/workloads/command_process.h), as the agent's
+// own account and environment. Errors:
 //   NotFound          argv[0] is not on PATH
 //   PermissionDenied  argv[0] is not executable
 //   DeadlineExceeded  still running after timeout_ms: the process group was

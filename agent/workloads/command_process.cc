@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <utility>
 
 #include "absl/random/random.h"
@@ -296,6 +297,7 @@ class Watcher {
   v1::CommandResult Run(const std::atomic<bool>* abort) {
     while (!exited_ || ((out_fd_ >= 0 || err_fd_ >= 0) && MonotonicNs() < drain_until_mono_ns_)) {
       if (!exited_) Signal(abort != nullptr && abort->load());
+      if (!exited_ && GiveUp()) break;
       Poll();
       if (out_fd_ >= 0) Drain(&out_fd_, &out_);
       if (err_fd_ >= 0) Drain(&err_fd_, &err_);
@@ -316,7 +318,26 @@ class Watcher {
                now >= term_sent_mono_ns_ + absl::ToInt64Nanoseconds(launch_.kill_grace)) {
       ::kill(-pid_, SIGKILL);
       killed_ = true;
+      killed_mono_ns_ = now;
     }
+  }
+
+  // Killed and still not gone reap_timeout later: stuck in the kernel. A
+  // background thread reaps it whenever it dies; the result says SIGKILL.
+  bool GiveUp() {
+    if (!killed_ || launch_.reap_timeout == absl::InfiniteDuration() ||
+        MonotonicNs() < killed_mono_ns_ + absl::ToInt64Nanoseconds(launch_.reap_timeout)) {
+      return false;
+    }
+    const pid_t pid = pid_;
+    std::thread([pid] {
+      int st;
+      while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+      }
+    }).detach();
+    end_mono_ns_ = MonotonicNs();
+    status_ = SIGKILL;  // WIFSIGNALED, WTERMSIG == SIGKILL
+    return true;
   }
 
   void Poll() {
@@ -379,6 +400,7 @@ class Watcher {
   bool exited_ = false;
   bool timed_out_ = false;
   bool killed_ = false;
+  int64_t killed_mono_ns_ = 0;
   int64_t term_sent_mono_ns_ = 0;
   int64_t end_mono_ns_ = 0;
   int64_t drain_until_mono_ns_ = 0;

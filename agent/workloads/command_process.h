@@ -76,6 +76,11 @@ struct CommandLaunch {
   absl::Duration timeout = absl::Hours(1);
   // After SIGTERM to the group (timeout, abort), SIGKILL this much later.
   absl::Duration kill_grace = absl::Seconds(1);
+  // After that SIGKILL, how long to wait for the exit: a program stuck in
+  // the kernel (D state on a hung mount) cannot die, and the caller must not
+  // hang with it; it is reaped in the background later (exit_code -1,
+  // signal SIGKILL, timed_out or aborted as it was). Infinite: wait.
+  absl::Duration reap_timeout = absl::InfiniteDuration();
   uint32_t tail_bytes = 4096;
 };
 
@@ -87,6 +92,9 @@ struct CommandLaunch {
 // process group gets SIGTERM, then SIGKILL after kill_grace (timed_out is
 // set for the timeout only). When the program ends, what is left of its
 // group is killed (SIGKILL), and its pipes are read for a short while more.
+// One that has not exited reap_timeout after its SIGKILL is left to a
+// background reaper. The one process runner of the agent: COMMAND phases and
+// the file-system tools (RunCommand, agent/lustre.h) both start programs here.
 // Errors (Internal: pipe, fork; FailedPrecondition: a step before execve
 // failed in the child, naming it) mean the program did not run.
 absl::StatusOr<v1::CommandResult> RunCommandProcess(const CommandLaunch& launch,
