@@ -208,7 +208,9 @@ constexpr CommandSpec kIor = {
         "support are refused by name with the reason, never ignored.",
     .flags = kControllerFlags,
     .notes =
-        "IOR options understood (a cluster such as -wr works; values glued or separate):\n\n"
+        "IOR options, read as IOR 4.1's own parser reads them (clusters such as -wr and -z-k,\n"
+        "values glued or separate or after '=', numbers as IOR's string_to_bytes: -d 0.1 is 0,\n"
+        "and letters after a glued value are options too, as in IOR: -t1k is -t 1k -k):\n\n"
         "  -a POSIX    API (POSIX only)          -b SIZE   block per task (1m)\n"
         "  -t SIZE     transfer size (256k)      -s N      segments (1)\n"
         "  -o PATH     test file (testFile)      -i N      repetitions (1)\n"
@@ -221,13 +223,15 @@ constexpr CommandSpec kIor = {
         "  -d N        delay between phases (s)  -G N      data pattern seed\n"
         "  -Q N        -C's task offset (agents)  -m        a file set per repetition\n"
         "  -Z, -X N    random task order for reads, and its seed\n"
-        "  -v          IOR's -v lines             -q        accepted (stops on errors)\n"
-        "  -O summaryFormat=JSON|CSV|default, summaryFile=PATH, stoneWallingWearOut=1,\n"
-        "     lustreStripeCount=0\n"
-        "  -A N        reference number (RefNum)\n"
-        "  -B, --posix.odirect   O_DIRECT (needs -t a multiple of 4096)\n\n"
-        "Refused with the reason: -c -H -U -V -p -P -S -I -J -n (MPI-IO or HDF5 only) and,\n"
-        "not implemented yet, -E -u -x -T -l -f -j -K -M.",
+        "  -v          IOR's -v lines            -A N      reference number (RefNum)\n"
+        "  -O KEY=VALUE[,...]  IOR's directives: summaryFormat, summaryFile,\n"
+        "     stoneWallingWearOut, and the keys that stand for the options above\n"
+        "  --posix.odirect   O_DIRECT (needs -t a multiple of 4096)\n\n"
+        "Given twice, -z, -Z and -v are refused (IOR's other modes), as are --posix.rangelocks,\n"
+        "--posix.lustre.*, --randomPrefill, --random-offset-seed, --warningAsErrors, --dryRun;\n"
+        "letters IOR 4.1 does not have (IOR 3's B, q, H ...) are refused as IOR refuses them.\n"
+        "Refused with the reason: -c -E -u -x -T -l -f -j -K -M -y\n"
+        "(-c is MPI-IO's; the others are not implemented).",
 };
 
 constexpr auto kMdtestFlags = Concat(
