@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/files.h"
+#include "common/status_macros.h"
 #include "common/tls.h"
 #include "controller/run/coordinator.h"
 #include "controller/cli/exit_codes.h"
@@ -18,6 +19,7 @@
 #include "controller/cli/mdtest_cli.h"
 #include "controller/cli/cli_common.h"
 #include "controller/ior/mdtest_output.h"
+#include "controller/plan/write_places.h"
 
 namespace lockstep {
 namespace {
@@ -32,6 +34,14 @@ absl::Status PlaceLocally(Tool tool, CliCommand* cmd, std::string* root) {
   std::error_code ec;
   const std::string dir = cmd->plan.phases.empty() ? "." : cmd->plan.phases.front().dir;
   std::filesystem::path abs = std::filesystem::absolute(dir, ec).lexically_normal();
+  // Where it may write first: "does not exist; create it" is no advice for
+  // a directory that would then be refused.
+  LocalWritePlaces places;
+  places.cwd = std::filesystem::current_path(ec).string();
+  places.roots = cmd->controller.roots;
+  places.named_on_command_line = true;
+  RETURN_IF_ERROR(CheckLocalWritePlace(abs.string(), places, tool == Tool::kIor ? "-o's directory"
+                                                                                : "-d"));
   std::string placed;
   if (!ec && std::filesystem::is_directory(abs, ec)) {
     *root = std::filesystem::canonical(abs, ec).string();

@@ -67,7 +67,12 @@ constexpr std::array<FlagSpec, 6> kAgentSourceFlags = {{
 }};
 
 constexpr auto kRunFlags = Concat(Concat(
-    std::array<FlagSpec, 13>{{
+    std::array<FlagSpec, 14>{{
+        {.name = "root", .kind = FlagKind::kList, .value_name = "DIR",
+         .help = "with local agents: the plan may also write below DIR (needed for a directory "
+                 "outside the working directory, --local_root, /tmp and /dev/shm, and for a "
+                 "system directory such as /etc or /var/lib)",
+         .separator = '\0'},
         {.name = "local", .kind = FlagKind::kUint, .value_name = "N", .default_value = "0",
          .help = "start N agents (1 to 256) on loopback, in plaintext, instead of the plan's "
                  "[[agent]] tables; 0: the plan's agents",
@@ -174,7 +179,11 @@ constexpr CommandSpec kCheck = {
 
 // ---- ior / mdtest: Lockstep's own long options -------------------------------------
 
-constexpr std::array<FlagSpec, 7> kControllerFlags = {{
+constexpr std::array<FlagSpec, 8> kControllerFlags = {{
+    {.name = "root", .kind = FlagKind::kList, .value_name = "DIR",
+     .help = "with local agents: allow a system directory (/etc, /usr, /var/lib, /root, ...) "
+             "for -o / -d; it is refused otherwise",
+     .separator = '\0'},
     {.name = "agents", .kind = FlagKind::kList, .value_name = "HOST:PORT",
      .help = "run on these agents instead of local ones."},
     {.name = "hostfile", .kind = FlagKind::kList, .value_name = "FILE",

@@ -33,6 +33,7 @@ struct ControllerCli {
   bool insecure = false;
   std::string tls_dir;
   uint32_t total_tasks = 0;         // mdtest --tasks; 0: not given
+  std::vector<std::string> roots;   // --root: system directories local agents may write
 };
 
 struct CliCommand {
