@@ -385,6 +385,10 @@ void PhaseAttempt::CollectClient(size_t i, RunError* failure) {
                              result->start_received_unix_ns());
   }
   apr->set_start_note(result->start_note());
+  // What a failure was, read before the tasks move into the record.
+  const RunFailure failed_as = result->ok() ? RunFailure::kNone : FailureOfPhaseResult(*result);
+  const v1::ErrorKind failed_kind =
+      result->ok() ? v1::ERROR_KIND_UNSPECIFIED : ErrorKindOfPhaseResult(*result);
   const int64_t offset_ns = run_.roster.clock(c).offset_ns;
   apr->mutable_tasks()->Swap(result->mutable_tasks());
   for (v1::TaskResult& task : *apr->mutable_tasks()) {
@@ -394,9 +398,9 @@ void PhaseAttempt::CollectClient(size_t i, RunError* failure) {
   if (result->ok()) return;
   apr->set_error(result->error());
   if (!*failure) {
-    *failure = Fail(FailureOfPhaseResult(*result),
-                    absl::StrFormat("phase %s on agent %s: %s", phase_id_, c->address(),
-                                    result->error()));
+    *failure = Fail(failed_as, absl::StrFormat("phase %s on agent %s: %s", phase_id_,
+                                               c->address(), result->error()));
+    record_->set_error_kind(failed_kind);
   }
 }
 
