@@ -164,6 +164,11 @@ absl::Status WriteOutputs(const Io500Run& run, const RunOutcome& outcome) {
   Io500RunOutput out;
   const Io500Setup& s = run.setup;
   out.procs = record.tests_size() > 0 ? record.tests(0).total_tasks() : 0;
+  absl::Time began;
+  std::string unparsed;
+  if (absl::ParseTime(absl::RFC3339_full, record.started_at(), &began, &unparsed)) {
+    out.start_unix_ns = absl::ToUnixNanos(began);
+  }
   out.version = absl::StrCat("lockstep-", LOCKSTEP_VERSION);
   out.config_hash = Io500ConfigHash(run.config);
   out.result_dir = s.resultdir;
