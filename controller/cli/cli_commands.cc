@@ -108,6 +108,13 @@ int RunTranslated(Tool tool, const std::vector<std::string>& args,
   options.ior_command_line = cmd->tool_command_line;
   options.ior_verbose = cmd->verbose;
   options.ior_reference_number = cmd->reference_number;
+  if (tool == Tool::kIor) {
+    options.ior_reorder_given = true;
+    options.ior_reorder.node_offset = cmd->reorder_constant ? cmd->task_offset : 0;
+    options.ior_reorder.random = cmd->reorder_random;
+    options.ior_reorder.random_seed = cmd->reorder_random_seed;
+    options.ior_reorder.task_offset = cmd->task_offset;
+  }
   // mdtest's layout replaces IOR's: the coordinator's own lines come as '#'
   // lines, mdtest's text after the run (it needs the agents' statfs).
   options.ior_text = tool == Tool::kIor;

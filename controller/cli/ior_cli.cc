@@ -474,12 +474,9 @@ absl::Status AddIorPhases(IorOptions o, CliCommand* cmd) {
   } else if (o.reorder_tasks || o.random_reorder) {
     // IOR accepts them on a write-only test and writes the same files.
     cmd->notes.push_back(absl::StrFormat(
-        "%s on a test without a read: no effect on the files written, as in IOR",
+        "%s on a test without a read: no effect on the files written, as in IOR (shown in the "
+        "Options block and the summary's reord columns, as IOR shows it)",
         o.reorder_tasks ? "-C" : "-Z"));
-  }
-  if (o.random_reorder && o.task_offset != 1) {
-    return CliBad(absl::StrFormat("-Q %d", o.task_offset),
-                  "with -Z only IOR's default task offset 1 is implemented; drop -Q");
   }
   return absl::OkStatus();
 }
@@ -523,6 +520,10 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
   RETURN_IF_ERROR(AddIorPhases(options, &cmd));
   cmd.plan.repetitions = static_cast<uint32_t>(options.reps);
   if (options.timestamp_seed != 0) cmd.plan.seed = static_cast<uint64_t>(options.timestamp_seed);
+  cmd.reorder_constant = options.reorder_tasks > 0;
+  cmd.reorder_random = options.random_reorder > 0;
+  cmd.reorder_random_seed = static_cast<int32_t>(options.random_seed);
+  cmd.task_offset = static_cast<uint32_t>(options.task_offset);
   RETURN_IF_ERROR(PlaceTasks(static_cast<uint32_t>(std::max<int64_t>(options.total_tasks, 0)),
                              "-N", &cmd));
   RETURN_IF_ERROR(CheckIorAgents(options, &cmd));
@@ -562,7 +563,9 @@ std::string PlanToToml(const Plan& plan) {
       b("direct", p.direct);
       b("verify", p.verify);
       b("reorder_tasks", p.reorder_tasks);
-      if (p.reorder_tasks && p.reorder_node_offset != 1) u("reorder_node_offset", p.reorder_node_offset);
+      if ((p.reorder_tasks || p.reorder_random) && p.reorder_node_offset != 1) {
+        u("reorder_node_offset", p.reorder_node_offset);
+      }
       b("remove_files", p.remove_files);
       b("reorder_random", p.reorder_random);
       if (p.reorder_random && p.reorder_random_seed != 0) {

@@ -47,6 +47,10 @@ struct CliCommand {
   std::string tool_command_line;
   bool verbose = false;
   int32_t reference_number = 0;  // IOR -A
+  // IOR -C, -Z, -X, -Q as given (IOR reports them for the whole test).
+  bool reorder_constant = false, reorder_random = false;
+  int32_t reorder_random_seed = 0;
+  uint32_t task_offset = 1;
 };
 
 using FileReader = std::function<absl::StatusOr<std::string>(const std::string&)>;

@@ -27,7 +27,7 @@ namespace lockstep {
 namespace {
 
 // Summary rows of every test from its accepted phase records.
-void Summarize(v1::TestRecord* test) {
+void Summarize(const v1::RunRecord& run, v1::TestRecord* test) {
   test->clear_summary();
   std::vector<std::string> order;
   std::map<std::string, std::vector<const v1::PhaseRecord*>> accepted;
@@ -38,7 +38,7 @@ void Summarize(v1::TestRecord* test) {
     accepted[p.phase()].push_back(&p);
     specs[p.phase()] = p.spec();
   }
-  const TestReorder reorder = TestReorderOf(test->plan_specs());
+  const TestReorder reorder = TestReorderOf(run, *test);
   for (const std::string& name : order) {
     *test->add_summary() =
         SummarizePhase(accepted[name], specs[name], name, test->test_id(), reorder);
@@ -126,6 +126,11 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
   }
   out.from_journal = true;
   v1::RunRecord& run = out.record;
+  // What the run knew before its first phase (run-start.json: the Began and
+  // Command line lines, the agents); a run from before it has none.
+  auto start = ReadFileToString(run_dir + "/run-start.json");
+  if (start.ok() && !google::protobuf::util::JsonStringToMessage(*start, &run).ok()) run.Clear();
+  run.clear_tests();
   run.set_format_version(1);
   std::string base = run_dir;
   while (!base.empty() && base.back() == '/') base.pop_back();
@@ -172,7 +177,7 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
     if (parsed.ok()) {
       for (const v1::SweepValue& v : SweepValuesOf(*parsed, id)) *t->add_sweep() = v;
     }
-    Summarize(t);
+    Summarize(run, t);
   }
   out.text = RenderIorReport(run, run_dir) + FormatPhaseStarts(run);
   return out;
