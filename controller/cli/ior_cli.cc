@@ -520,6 +520,7 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
   RETURN_IF_ERROR(AddIorPhases(options, &cmd));
   cmd.plan.repetitions = static_cast<uint32_t>(options.reps);
   if (options.timestamp_seed != 0) cmd.plan.seed = static_cast<uint64_t>(options.timestamp_seed);
+  cmd.verbose = options.verbose > 0;
   cmd.reorder_constant = options.reorder_tasks > 0;
   cmd.reorder_random = options.random_reorder > 0;
   cmd.reorder_random_seed = static_cast<int32_t>(options.random_seed);

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/clock.h"
+#include "common/errors.h"
 #include "common/layout.h"
 #include "common/names.h"
 #include "common/wire_version.h"
@@ -112,6 +113,12 @@ RunError PhaseAttempt::Prepare() {
       run_.roster.MarkLost(clients_[i], std::string(status.message()), IsRestarted(status));
     }
     Abort("another agent failed to prepare");
+    // The agent's kind (PATH_REFUSED, NO_SPACE ...); without one, what exit 5
+    // means (a missing or short file): IO_FAILED.
+    const v1::ErrorKind error_kind = KindOf(status);
+    record_->set_error_kind(error_kind == v1::ERROR_KIND_UNSPECIFIED && kind == RunFailure::kIoError
+                                ? v1::IO_FAILED
+                                : error_kind);
     return Failed(Fail(kind, kind == RunFailure::kAgentLost
                                  ? absl::StrFormat("agent %s lost before %s: %s",
                                                    clients_[i]->address(), phase_id_,

@@ -97,6 +97,8 @@ TEST(IorCli, TranslatesTheFinerOptions) {
   EXPECT_TRUE(Ior("-g --local 1")->plan.phases[0].intra_barriers);
   EXPECT_EQ(Ior("-wr -b4m -t1m")->plan.phases[0].block_bytes, 4u << 20);  // clusters, glued values
   EXPECT_TRUE(Ior("-z")->plan.phases[0].random_offsets);
+  EXPECT_TRUE(Ior("-v")->verbose);
+  EXPECT_FALSE(Ior("-w")->verbose);
   EXPECT_EQ(Ior("-N 3")->controller.local_agents, 1);  // odd: one local agent
   EXPECT_EQ(Ior("-w")->plan.phases.size(), 1u);
   EXPECT_EQ(Ior("-A 7")->reference_number, 7);
