@@ -272,7 +272,13 @@ std::string IorReport::TestStarted(const v1::TestRecord& test, const v1::PhaseRe
   // tells the tests of a sweep apart.
   if (test.sweep_size() > 0) out += KeyVal("Sweep", SweepLabel(test.sweep()));
   out += KeyVal("StartTime", IorTime(test.started_at()));
-  out += KeyVal("Path", TaskFilePath(s.dir(), s, 0));
+  // IOR's Path: rank 0's own file before the repetitions (no -m suffix, no
+  // -C/-Z reordering).
+  v1::PhaseSpec own = s;
+  own.set_multi_file(false);
+  own.set_reorder_shift(0);
+  own.set_reorder_random(false);
+  out += KeyVal("Path", TaskFilePath(s.dir(), own, 0));
   out += FsLine(first.dir_fs());
   out += OptionsBlock(test, params, verbose_);
   out += ResultsHeader();
