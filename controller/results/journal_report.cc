@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "common/clock.h"
 #include "common/files.h"
 #include "common/status_macros.h"
 #include "controller/ior/ior_math.h"
@@ -158,6 +159,8 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
       t->set_tasks_per_agent(p.spec().tasks());
       t->set_total_tasks(p.spec().total_tasks());
       t->set_client_agents(p.spec().tasks() ? p.spec().total_tasks() / p.spec().tasks() : 0);
+      // IOR's StartTime: the test started just before its first Prepare.
+      if (p.prepare_sent_unix_ns() > 0) t->set_started_at(FormatRfc3339(p.prepare_sent_unix_ns()));
       tests[id] = t;
     }
     *tests[id]->add_phases() = p;

@@ -86,7 +86,9 @@ TEST(JournalReport, RebuiltReportHasTheRunsHeaderAndAgents) {
   a->set_role(v1::CLIENT);
   a->mutable_facts()->set_hostname("node7");
   ASSERT_OK((*store)->WriteRunStart(start));
-  ASSERT_OK((*store)->AppendJournal(Phase(0, 1.0)));
+  v1::PhaseRecord first = Phase(0, 1.0);
+  first.set_prepare_sent_unix_ns(int64_t{1764691200} * 1000000000);  // 2025-12-02T16:00:00Z
+  ASSERT_OK((*store)->AppendJournal(first));
   const std::string dir = (*store)->dir();
   store->reset();
   auto r = RebuildRun(dir);
@@ -98,6 +100,7 @@ TEST(JournalReport, RebuiltReportHasTheRunsHeaderAndAgents) {
   EXPECT_THAT(r->text, HasSubstr("Machine             : Linux ctl\n"));
   EXPECT_THAT(r->text, HasSubstr("127.0.0.1:7070"));
   EXPECT_THAT(r->text, HasSubstr("node7"));
+  EXPECT_THAT(r->text, Not(HasSubstr("StartTime           : \n")));
   ASSERT_EQ(r->record.tests_size(), 1);
 }
 
