@@ -71,7 +71,7 @@ constexpr auto kRunFlags = Concat(Concat(
         {.name = "root", .kind = FlagKind::kList, .value_name = "DIR",
          .help = "with local agents: the plan may also write below DIR (needed for a directory "
                  "outside the working directory, --local_root, /tmp and /dev/shm, and for a "
-                 "system directory such as /etc or /var/lib)",
+                 "system directory such as /etc or /var/lib).",
          .separator = '\0'},
         {.name = "local", .kind = FlagKind::kUint, .value_name = "N", .default_value = "0",
          .help = "start N agents (1 to 256) on loopback, in plaintext, instead of the plan's "
@@ -182,7 +182,7 @@ constexpr CommandSpec kCheck = {
 constexpr std::array<FlagSpec, 8> kControllerFlags = {{
     {.name = "root", .kind = FlagKind::kList, .value_name = "DIR",
      .help = "with local agents: allow a system directory (/etc, /usr, /var/lib, /root, ...) "
-             "for -o / -d; it is refused otherwise",
+             "for -o / -d; it is refused otherwise.",
      .separator = '\0'},
     {.name = "agents", .kind = FlagKind::kList, .value_name = "HOST:PORT",
      .help = "run on these agents instead of local ones."},
@@ -230,11 +230,12 @@ constexpr CommandSpec kIor = {
         "  -z          random offsets            -k        keep the files\n"
         "  -g          intra-phase barriers      -D N      stonewall after N seconds\n"
         "  -d N        delay between phases (s)  -G N      data pattern seed\n"
-        "  -Q N        -C's task offset (agents)  -m        a file set per repetition\n"
+        "  -Q N        -C's and -Z's task offset    -m        a file set per repetition\n"
         "  -Z, -X N    random task order for reads, and its seed\n"
         "  -v          IOR's -v lines            -A N      reference number (RefNum)\n"
-        "  -O KEY=VALUE[,...]  IOR's directives: summaryFormat, summaryFile,\n"
-        "     stoneWallingWearOut, and the keys that stand for the options above\n"
+        "  -O summaryFormat=JSON|CSV|default, summaryFile=PATH, stoneWallingWearOut=1,\n"
+        "     and every other key of IOR's -O: those that stand for an option above\n"
+        "     as that option, the rest refused by name\n"
         "  --posix.odirect   O_DIRECT (needs -t a multiple of 4096)\n\n"
         "Given twice, -z, -Z and -v are refused (IOR's other modes), as are --posix.rangelocks,\n"
         "--posix.lustre.*, --randomPrefill, --random-offset-seed, --warningAsErrors, --dryRun;\n"
