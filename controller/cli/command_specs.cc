@@ -12,7 +12,8 @@ namespace {
 
 // The help texts below name these bounds in words.
 static_assert(kMaxLocalAgents == 256, "--local's help says 1 to 256");
-static_assert(kDirectIoAlignBytes == 4096, "lockstep ior's notes say -B needs -t a multiple of 4096");
+static_assert(kDirectIoAlignBytes == 4096,
+              "lockstep ior's notes say --posix.odirect needs -t a multiple of 4096");
 
 template <size_t N, size_t M>
 constexpr std::array<FlagSpec, N + M> Concat(const std::array<FlagSpec, N>& a,
