@@ -313,7 +313,11 @@ constexpr CommandSpec kIozone = {
 // ---- io500 ---------------------------------------------------------------------
 
 constexpr auto kIo500Flags = Concat(Concat(
-    std::array<FlagSpec, 9>{{
+    std::array<FlagSpec, 10>{{
+        {.name = "root", .kind = FlagKind::kList, .value_name = "DIR",
+         .help = "allow a system directory (/etc, /usr, /var/lib, /root, ...) as the ini's "
+                 "datadir (local agents) or resultdir; refused otherwise.",
+         .separator = '\0'},
         {.name = "local", .kind = FlagKind::kUint, .value_name = "N", .default_value = "0",
          .help = "run on N local agents (1 to 256) whose root is the ini's datadir; 0: 2 local "
                  "agents unless --agents, --hostfile or --agents-from name agents",

@@ -143,6 +143,15 @@ TEST(Io500, BadInputIsRefusedBeforeAnyAgentStarts) {
   r = RunLockstep({"io500", ini, "--local", "1"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("stonewall-time = 0: must be at least 1"));
+  // A system directory as the local agents' datadir: refused before anything
+  // is made there, with the fix.
+  ini = WriteIni(tmp, "etc.ini", "[global]\ndatadir = /etc/lockstep-io500-test\nresultdir = " +
+                                     tmp / "res" + "\n");
+  r = RunLockstep({"io500", ini, "--local", "1"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("[global] datadir \"/etc/lockstep-io500-test"));
+  EXPECT_THAT(r.err, HasSubstr("is a system directory"));
+  EXPECT_FALSE(std::filesystem::exists("/etc/lockstep-io500-test"));
   // A data directory in use.
   std::filesystem::create_directories(tmp / "data");
   std::ofstream(tmp / "data/old") << "x";
