@@ -11,8 +11,11 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "agent/agent_core.h"
 #include "agent/agent_flags.h"
 #include "agent/agent_service.h"
@@ -25,6 +28,7 @@
 #include "common/net.h"
 #include "common/tls.h"
 #include "common/tls_inspect.h"
+#include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
 
 namespace lockstep {
@@ -128,6 +132,49 @@ Announcement AnnouncementOf(const AgentConfig& config, const std::string& listen
   return a;
 }
 
+// gRPC's own log lines while the server binds, held back: a port that cannot
+// be had is said once, in DescribeListenFailure's words, without gRPC's raw
+// "Address already in use" line before it; a server that started prints
+// what was held (it was about something else). gRPC 1.51 has no public way
+// back to its own logger, so this one stays, printing as gRPC's does
+// ("E1202 16:22:15.855377588   15742 file.cc:1045] message").
+class HeldGrpcLog {
+ public:
+  HeldGrpcLog() {
+    absl::MutexLock lock(&mu_);
+    holding_ = true;
+    gpr_set_log_function(&HeldGrpcLog::Log);
+  }
+  // Stops holding; prints the held lines when `print`.
+  void Release(bool print) {
+    absl::MutexLock lock(&mu_);
+    holding_ = false;
+    for (const std::string& line : held_) {
+      if (print) std::fprintf(stderr, "%s\n", line.c_str());
+    }
+    held_.clear();
+  }
+
+ private:
+  static void Log(gpr_log_func_args* args) {
+    const char* file = std::strrchr(args->file, '/');
+    std::string line = absl::StrFormat(
+        "%c%s %7d %s:%d] %s", gpr_log_severity_string(args->severity)[0],
+        absl::FormatTime("%m%d %H:%M:%E9S", absl::Now(), absl::LocalTimeZone()),
+        static_cast<int>(::gettid()), file != nullptr ? file + 1 : args->file, args->line,
+        args->message);
+    absl::MutexLock lock(&mu_);
+    if (holding_) {
+      held_.push_back(std::move(line));
+    } else {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+  }
+  static inline absl::Mutex mu_;
+  static inline bool holding_ ABSL_GUARDED_BY(mu_) = false;
+  static inline std::vector<std::string> held_ ABSL_GUARDED_BY(mu_);
+};
+
 // Serves `service` on config.listen until SIGINT or SIGTERM. 0, 1 when the
 // port cannot be had, 2 when --announce cannot write its file.
 int Serve(const AgentConfig& config, const std::pair<std::string, int>& hostport,
@@ -138,7 +185,9 @@ int Serve(const AgentConfig& config, const std::pair<std::string, int>& hostport
   builder.AddListeningPort(config.listen, creds, &port);
   builder.RegisterService(service);
   ApplyAgentServerOptions(&builder);
+  HeldGrpcLog held;
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  held.Release(/*print=*/server && port != 0);
   if (!server || port == 0) {
     std::fprintf(stderr, "lockstep-agent: %s\n",
                  DescribeListenFailure(config.listen, hostport.second).c_str());

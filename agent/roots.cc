@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -34,6 +36,35 @@ bool IsUnder(const std::string& path, const std::string& root) {
   if (root == "/") return true;
   return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
                           path[root.size()] == '/');
+}
+
+// PATH_REFUSED: `dir` (landing at `real`) is below none of `roots`.
+absl::Status OutsideRoots(const std::string& dir, const std::string& real,
+                          const std::vector<std::string>& roots) {
+  std::string how = real == dir ? "" : absl::StrFormat(" (resolves to %s)", real);
+  return Refused(absl::PermissionDeniedError(absl::StrFormat(
+      "directory %s%s is outside the agent's allowed roots [%s]; use a directory below one of "
+      "them or start the agent with --root for it",
+      dir, how, absl::StrJoin(roots, ", "))));
+}
+
+// Where a missing absolute `path` would be: its longest existing prefix
+// resolved (symlinks, ".."), the missing rest appended.
+std::string WhereMissingLands(const std::string& path) {
+  std::string prefix = path, rest;
+  while (prefix.size() > 1) {
+    const size_t slash = prefix.find_last_of('/');
+    const std::string name = prefix.substr(slash + 1);
+    prefix = slash == 0 ? "/" : prefix.substr(0, slash);
+    rest = rest.empty() ? name : name + "/" + rest;
+    auto real = RealPath(prefix);
+    if (real.ok()) {
+      std::string out = *real == "/" ? "/" + rest : *real + "/" + rest;
+      // ".." in the missing rest climbs above what it names.
+      return std::filesystem::path(out).lexically_normal().string();
+    }
+  }
+  return path;
 }
 
 }  // namespace
@@ -68,6 +99,13 @@ absl::StatusOr<std::string> AllowedRoots::Resolve(const std::string& dir) const 
   auto real = RealPath(candidate);
   if (!real.ok()) {
     if (absl::IsNotFound(real.status())) {
+      // The roots first: "create it" is no advice for a directory that
+      // would then be refused.
+      const std::string lands = WhereMissingLands(candidate);
+      if (std::none_of(roots_.begin(), roots_.end(),
+                       [&](const std::string& r) { return IsUnder(lands, r); })) {
+        return OutsideRoots(dir, lands == candidate ? candidate : lands, roots_);
+      }
       return absl::NotFoundError(absl::StrFormat(
           "directory %s does not exist; create it (the agent does not create phase directories)",
           candidate));
@@ -83,11 +121,7 @@ absl::StatusOr<std::string> AllowedRoots::Resolve(const std::string& dir) const 
       return *real;
     }
   }
-  std::string how = *real == candidate ? "" : absl::StrFormat(" (resolves to %s)", *real);
-  return Refused(absl::PermissionDeniedError(absl::StrFormat(
-      "directory %s%s is outside the agent's allowed roots [%s]; use a directory below one of "
-      "them or start the agent with --root for it",
-      dir, how, absl::StrJoin(roots_, ", "))));
+  return OutsideRoots(dir, *real == candidate ? dir : *real, roots_);
 }
 
 absl::StatusOr<std::string> AllowedRoots::ResolveNew(const std::string& dir) const {

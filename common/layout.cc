@@ -25,14 +25,15 @@ uint32_t DataRank(const v1::PhaseSpec& spec, uint32_t rank) {
   if (spec.reorder_random()) {
     const uint32_t per_node = std::max<uint32_t>(spec.tasks(), 1);
     offset = IorRandomTaskOffset(rank, spec.reorder_random_seed(), spec.repetition(), n, per_node,
-                                 std::max<uint32_t>(n / per_node, 1));
+                                 std::max<uint32_t>(n / per_node, 1),
+                                 std::max<uint32_t>(spec.reorder_node_offset(), 1));
   }
   return static_cast<uint32_t>((rank + offset) % n);
 }
 
 uint32_t IorRandomTaskOffset(uint32_t rank, int32_t seed, uint32_t repetition, uint32_t tasks,
-                             uint32_t tasks_per_node, uint32_t nodes) {
-  const uint32_t node_offset = std::min<uint32_t>(1, nodes == 0 ? 0 : nodes - 1);
+                             uint32_t tasks_per_node, uint32_t nodes, uint32_t task_offset) {
+  const uint32_t node_offset = std::min<uint32_t>(task_offset, nodes == 0 ? 0 : nodes - 1);
   const unsigned seed0 = seed < 0 ? static_cast<unsigned>(-static_cast<int64_t>(seed)) + repetition
                                   : static_cast<unsigned>(seed);
   // glibc's rand() is random() on a 128-byte TYPE_3 state: the same

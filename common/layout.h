@@ -24,11 +24,12 @@ uint32_t DataRank(const v1::PhaseSpec& spec, uint32_t rank);
 
 // IOR's reorderTasksRandom offset of `rank` (ior.c, read phase): seed0 =
 // seed >= 0 ? seed : -seed + repetition; srand(rank + seed0); offset =
-// rand() % tasks, drawn again while offset < min(1, nodes − 1) ×
-// tasks_per_node. rand() is glibc's (random(3), TYPE_3), as IOR's on Linux.
-// A node is a client agent. REQUIRES: tasks > 0.
+// rand() % tasks, drawn again while offset < min(node_offset, nodes − 1) ×
+// tasks_per_node (node_offset: IOR's -Q, taskPerNodeOffset). rand() is
+// glibc's (random(3), TYPE_3), as IOR's on Linux. A node is a client agent.
+// REQUIRES: tasks > 0.
 uint32_t IorRandomTaskOffset(uint32_t rank, int32_t seed, uint32_t repetition, uint32_t tasks,
-                             uint32_t tasks_per_node, uint32_t nodes);
+                             uint32_t tasks_per_node, uint32_t nodes, uint32_t node_offset = 1);
 
 uint64_t TransfersPerBlock(const v1::PhaseSpec& spec);
 

@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/files.h"
+#include "common/status_macros.h"
 #include "common/tls.h"
 #include "controller/run/coordinator.h"
 #include "controller/cli/exit_codes.h"
@@ -18,6 +19,7 @@
 #include "controller/cli/mdtest_cli.h"
 #include "controller/cli/cli_common.h"
 #include "controller/ior/mdtest_output.h"
+#include "controller/plan/write_places.h"
 
 namespace lockstep {
 namespace {
@@ -32,6 +34,14 @@ absl::Status PlaceLocally(Tool tool, CliCommand* cmd, std::string* root) {
   std::error_code ec;
   const std::string dir = cmd->plan.phases.empty() ? "." : cmd->plan.phases.front().dir;
   std::filesystem::path abs = std::filesystem::absolute(dir, ec).lexically_normal();
+  // Where it may write first: "does not exist; create it" is no advice for
+  // a directory that would then be refused.
+  LocalWritePlaces places;
+  places.cwd = std::filesystem::current_path(ec).string();
+  places.roots = cmd->controller.roots;
+  places.named_on_command_line = true;
+  RETURN_IF_ERROR(CheckLocalWritePlace(abs.string(), places, tool == Tool::kIor ? "-o's directory"
+                                                                                : "-d"));
   std::string placed;
   if (!ec && std::filesystem::is_directory(abs, ec)) {
     *root = std::filesystem::canonical(abs, ec).string();
@@ -98,6 +108,13 @@ int RunTranslated(Tool tool, const std::vector<std::string>& args,
   options.ior_command_line = cmd->tool_command_line;
   options.ior_verbose = cmd->verbose;
   options.ior_reference_number = cmd->reference_number;
+  if (tool == Tool::kIor) {
+    options.ior_reorder_given = true;
+    options.ior_reorder.node_offset = cmd->reorder_constant ? cmd->task_offset : 0;
+    options.ior_reorder.random = cmd->reorder_random;
+    options.ior_reorder.random_seed = cmd->reorder_random_seed;
+    options.ior_reorder.task_offset = cmd->task_offset;
+  }
   // mdtest's layout replaces IOR's: the coordinator's own lines come as '#'
   // lines, mdtest's text after the run (it needs the agents' statfs).
   options.ior_text = tool == Tool::kIor;

@@ -101,6 +101,8 @@ absl::StatusOr<bool> ParseControllerOption(const std::vector<std::string>& args,
     c->insecure = flag->b;
   } else if (name == "tasks") {
     c->total_tasks = static_cast<uint32_t>(flag->u);
+  } else if (name == "root") {
+    c->roots.insert(c->roots.end(), flag->items.begin(), flag->items.end());
   } else {
     return absl::InternalError(absl::StrFormat("--%s is in the table of %s but not handled",
                                                name, command.FullName()));

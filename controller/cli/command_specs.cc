@@ -12,7 +12,8 @@ namespace {
 
 // The help texts below name these bounds in words.
 static_assert(kMaxLocalAgents == 256, "--local's help says 1 to 256");
-static_assert(kDirectIoAlignBytes == 4096, "lockstep ior's notes say -B needs -t a multiple of 4096");
+static_assert(kDirectIoAlignBytes == 4096,
+              "lockstep ior's notes say --posix.odirect needs -t a multiple of 4096");
 
 template <size_t N, size_t M>
 constexpr std::array<FlagSpec, N + M> Concat(const std::array<FlagSpec, N>& a,
@@ -68,7 +69,12 @@ constexpr std::array<FlagSpec, 6> kAgentSourceFlags = {{
 }};
 
 constexpr auto kRunFlags = Concat(Concat(
-    std::array<FlagSpec, 13>{{
+    std::array<FlagSpec, 14>{{
+        {.name = "root", .kind = FlagKind::kList, .value_name = "DIR",
+         .help = "with local agents: the plan may also write below DIR (needed for a directory "
+                 "outside the working directory, --local_root, /tmp and /dev/shm, and for a "
+                 "system directory such as /etc or /var/lib).",
+         .separator = '\0'},
         {.name = "local", .kind = FlagKind::kUint, .value_name = "N", .default_value = "0",
          .help = "start N agents (1 to 256) on loopback, in plaintext, instead of the plan's "
                  "[[agent]] tables; 0: the plan's agents",
@@ -175,7 +181,11 @@ constexpr CommandSpec kCheck = {
 
 // ---- ior / mdtest: Lockstep's own long options -------------------------------------
 
-constexpr std::array<FlagSpec, 7> kControllerFlags = {{
+constexpr std::array<FlagSpec, 8> kControllerFlags = {{
+    {.name = "root", .kind = FlagKind::kList, .value_name = "DIR",
+     .help = "with local agents: allow a system directory (/etc, /usr, /var/lib, /root, ...) "
+             "for -o / -d; it is refused otherwise.",
+     .separator = '\0'},
     {.name = "agents", .kind = FlagKind::kList, .value_name = "HOST:PORT",
      .help = "run on these agents instead of local ones."},
     {.name = "hostfile", .kind = FlagKind::kList, .value_name = "FILE",
@@ -210,7 +220,9 @@ constexpr CommandSpec kIor = {
         "support are refused by name with the reason, never ignored.",
     .flags = kControllerFlags,
     .notes =
-        "IOR options understood (a cluster such as -wr works; values glued or separate):\n\n"
+        "IOR options, read as IOR 4.1's own parser reads them (clusters such as -wr and -z-k,\n"
+        "values glued or separate or after '=', numbers as IOR's string_to_bytes: -d 0.1 is 0,\n"
+        "and letters after a glued value are options too, as in IOR: -t1k is -t 1k -k):\n\n"
         "  -a POSIX    API (POSIX only)          -b SIZE   block per task (1m)\n"
         "  -t SIZE     transfer size (256k)      -s N      segments (1)\n"
         "  -o PATH     test file (testFile)      -i N      repetitions (1)\n"
@@ -221,15 +233,18 @@ constexpr CommandSpec kIor = {
         "  -z          random offsets            -k        keep the files\n"
         "  -g          intra-phase barriers      -D N      stonewall after N seconds\n"
         "  -d N        delay between phases (s)  -G N      data pattern seed\n"
-        "  -Q N        -C's task offset (agents)  -m        a file set per repetition\n"
+        "  -Q N        -C's and -Z's task offset    -m        a file set per repetition\n"
         "  -Z, -X N    random task order for reads, and its seed\n"
-        "  -v          IOR's -v lines             -q        accepted (stops on errors)\n"
+        "  -v          IOR's -v lines            -A N      reference number (RefNum)\n"
         "  -O summaryFormat=JSON|CSV|default, summaryFile=PATH, stoneWallingWearOut=1,\n"
-        "     lustreStripeCount=0\n"
-        "  -A N        reference number (RefNum)\n"
-        "  -B, --posix.odirect   O_DIRECT (needs -t a multiple of 4096)\n\n"
-        "Refused with the reason: -c -H -U -V -p -P -S -I -J -n (MPI-IO or HDF5 only) and,\n"
-        "not implemented yet, -E -u -x -T -l -f -j -K -M.",
+        "     and every other key of IOR's -O: those that stand for an option above\n"
+        "     as that option, the rest refused by name\n"
+        "  --posix.odirect   O_DIRECT (needs -t a multiple of 4096)\n\n"
+        "Given twice, -z, -Z and -v are refused (IOR's other modes), as are --posix.rangelocks,\n"
+        "--posix.lustre.*, --randomPrefill, --random-offset-seed, --warningAsErrors, --dryRun;\n"
+        "letters IOR 4.1 does not have (IOR 3's B, q, H ...) are refused as IOR refuses them.\n"
+        "Refused with the reason: -c -E -u -x -T -l -f -j -K -M -y\n"
+        "(-c is MPI-IO's; the others are not implemented).",
 };
 
 constexpr auto kMdtestFlags = Concat(
@@ -300,7 +315,11 @@ constexpr CommandSpec kIozone = {
 // ---- io500 ---------------------------------------------------------------------
 
 constexpr auto kIo500Flags = Concat(Concat(
-    std::array<FlagSpec, 9>{{
+    std::array<FlagSpec, 10>{{
+        {.name = "root", .kind = FlagKind::kList, .value_name = "DIR",
+         .help = "allow a system directory (/etc, /usr, /var/lib, /root, ...) as the ini's "
+                 "datadir (local agents) or resultdir; refused otherwise.",
+         .separator = '\0'},
         {.name = "local", .kind = FlagKind::kUint, .value_name = "N", .default_value = "0",
          .help = "run on N local agents (1 to 256) whose root is the ini's datadir; 0: 2 local "
                  "agents unless --agents, --hostfile or --agents-from name agents",

@@ -25,6 +25,7 @@
 #include "controller/ior/io500_output.h"
 #include "controller/ior/io500_plan.h"
 #include "controller/ior/io500_results.h"
+#include "controller/plan/write_places.h"
 #include "controller/results/history.h"
 #include "controller/run/coordinator.h"
 
@@ -114,6 +115,22 @@ std::optional<int> SetUp(const ParsedFlags& f, Io500Run* run) {
       f.Has("stonewall-s") ? static_cast<uint32_t>(f.GetUint("stonewall-s")) : c.stonewall_seconds;
   s.seed = static_cast<uint64_t>(now_s);  // IO500's -G: from the run's timestamp
   const bool local = run->options.local_agents > 0;
+  // Where it may write, before anything is created: the ini names both
+  // directories (as a command line would), but a system directory only
+  // with --root.
+  LocalWritePlaces places;
+  std::error_code cwd_ec;
+  places.cwd = fs::current_path(cwd_ec).string();
+  places.roots = f.GetList("root");
+  places.named_on_command_line = true;
+  if (local) {
+    if (absl::Status w = CheckLocalWritePlace(s.datadir, places, "[global] datadir"); !w.ok()) {
+      return Fail(kExitUsage, std::string(w.message()));
+    }
+  }
+  if (absl::Status w = CheckLocalWritePlace(s.resultdir, places, "[global] resultdir"); !w.ok()) {
+    return Fail(kExitUsage, std::string(w.message()));
+  }
   std::string note;
   if (absl::Status d = PrepareIo500DataDir(s.datadir, local, &note); !d.ok()) {
     return Fail(kExitUsage, std::string(d.message()));
@@ -164,6 +181,11 @@ absl::Status WriteOutputs(const Io500Run& run, const RunOutcome& outcome) {
   Io500RunOutput out;
   const Io500Setup& s = run.setup;
   out.procs = record.tests_size() > 0 ? record.tests(0).total_tasks() : 0;
+  absl::Time began;
+  std::string unparsed;
+  if (absl::ParseTime(absl::RFC3339_full, record.started_at(), &began, &unparsed)) {
+    out.start_unix_ns = absl::ToUnixNanos(began);
+  }
   out.version = absl::StrCat("lockstep-", LOCKSTEP_VERSION);
   out.config_hash = Io500ConfigHash(run.config);
   out.result_dir = s.resultdir;

@@ -1,8 +1,12 @@
 #include "controller/cli/ior_cli.h"
 
 #include <algorithm>
+#include <climits>
+#include <optional>
+#include <regex>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -12,256 +16,408 @@
 #include "common/status_macros.h"
 #include "controller/cli/cli_common.h"
 #include "controller/cli/command_specs.h"
+#include "controller/cli/ior_options.h"
 #include "controller/plan/limits.h"
 
 namespace lockstep {
 namespace {
 
-// IOR options we translate, and those we refuse with the reason.
-constexpr const char* kIorValues = "abtsoiNDdOGQXA";
-
-constexpr CliRefusal kIorRefused[] = {
-    // MPI-IO and HDF5 only: no POSIX meaning.
-    {'c', "collective I/O (-c) is MPI-IO's; lockstep's agents use POSIX"},
-    {'H', "hints (-H) are MPI-IO's; lockstep's agents use POSIX"},
-    {'U', "a hints file (-U) is MPI-IO's; lockstep's agents use POSIX"},
-    {'V', "MPI file views (-V) are MPI-IO's; lockstep's agents use POSIX"},
-    {'p', "preallocation (-p) is MPI-IO's in IOR; lockstep's agents use POSIX"},
-    {'P', "a shared file pointer (-P) is MPI-IO's; lockstep's agents use POSIX"},
-    {'S', "strided datatypes (-S) are MPI-IO's; lockstep's agents use POSIX"},
-    {'I', "individual data sets (-I) are HDF5's; lockstep's agents use POSIX"},
-    {'J', "alignment (-J) is HDF5's; lockstep's agents use POSIX"},
-    {'n', "no-fill (-n) is HDF5's; lockstep's agents use POSIX"},
-    // Not implemented yet.
-    {'E', "use existing file (-E) is not implemented: lockstep removes stale files before a write"},
-    {'u', "a unique directory per task (-u) is not implemented; use -F"},
-    {'x', "single transfer attempt (-x) is not implemented: lockstep retries short transfers"},
-    {'T', "maximum time (-T) is not implemented; use -D (stonewall)"},
-    {'l', "data packet types (-l) are not implemented: lockstep writes its own checkable pattern"},
-    {'f', "IOR scripts (-f) are not supported; use a lockstep plan (lockstep run)"},
-    {'j', "the outlier threshold (-j) is not implemented"},
-    {'K', "keeping files after a data error (-K) is not implemented: lockstep removes them"},
-    {'M', "the memory hog (-M) is not implemented"},
-};
-
 // IOR's options as the command line gives them, before they become phases.
+// Flags are IOR's counters (-vv is 2, -F=0 is 0); numbers are IOR's ints.
 struct IorOptions {
-  bool file_per_process = false;     // -F
-  bool write = false;                // -w
-  bool read = false;                 // -r
-  bool check_write = false;          // -W
-  bool check_read = false;           // -R
-  bool fsync = false;                // -e
-  bool fsync_per_transfer = false;   // -Y
-  bool reorder_tasks = false;        // -C
-  bool random_offsets = false;       // -z
-  bool keep = false;                 // -k
-  bool intra_barriers = false;       // -g
-  bool direct = false;               // -B, --posix.odirect
-  bool multi_file = false;           // -m
-  bool wear_out = false;             // -O stoneWallingWearOut=1
-  bool task_offset_given = false;    // -Q
-  int random_reorder = 0;            // -Z, counted as IOR counts flags
-  int64_t random_seed = 0;           // -X
-  uint64_t block = 1 << 20;          // -b
-  uint64_t xfer = 256 << 10;         // -t
-  uint64_t segments = 1;             // -s
-  uint64_t reps = 1;                 // -i
-  uint64_t total_tasks = 0;          // -N; 0: not given
-  uint64_t stonewall = 0;            // -D
-  uint64_t delay = 0;                // -d
-  uint64_t task_offset = 1;          // -Q
+  int file_per_process = 0;     // -F
+  int write = 0;                // -w
+  int read = 0;                 // -r
+  int check_write = 0;          // -W
+  int check_read = 0;           // -R
+  int fsync = 0;                // -e
+  int fsync_per_transfer = 0;   // -Y
+  int reorder_tasks = 0;        // -C
+  int random_offsets = 0;       // -z
+  int keep = 0;                 // -k
+  int intra_barriers = 0;       // -g
+  int direct = 0;               // --posix.odirect
+  int multi_file = 0;           // -m
+  int random_reorder = 0;       // -Z
+  int verbose = 0;              // -v
+  bool wear_out = false;        // -O stoneWallingWearOut=1
+  int64_t random_seed = 0;      // -X
+  int64_t timestamp_seed = 0;   // -G
+  int64_t block = 1 << 20;      // -b
+  int64_t xfer = 256 << 10;     // -t
+  int64_t segments = 1;         // -s
+  int64_t reps = 1;             // -i
+  int64_t total_tasks = -1;     // -N; -1: not given (IOR: all ranks)
+  int64_t stonewall = 0;        // -D
+  int64_t delay = 0;            // -d
+  int64_t task_offset = 1;      // -Q
   std::string output = "testFile";   // -o
 };
 
-// IOR's flags that only switch an option on.
-constexpr CliFlag<IorOptions> kIorFlags[] = {
-    {'F', &IorOptions::file_per_process}, {'w', &IorOptions::write},
-    {'r', &IorOptions::read},             {'W', &IorOptions::check_write},
-    {'R', &IorOptions::check_read},       {'e', &IorOptions::fsync},
-    {'Y', &IorOptions::fsync_per_transfer}, {'C', &IorOptions::reorder_tasks},
-    {'z', &IorOptions::random_offsets},   {'k', &IorOptions::keep},
-    {'g', &IorOptions::intra_barriers},   {'m', &IorOptions::multi_file},
-    {'B', &IorOptions::direct},  // IOR's useO_DIRECT, as --posix.odirect
+// IOR's flags that Lockstep honours, by the option that sets them.
+struct IorFlagField {
+  char letter;
+  const char* long_name;
+  int IorOptions::*field;
+};
+constexpr IorFlagField kIorFlags[] = {
+    {'F', nullptr, &IorOptions::file_per_process}, {'w', nullptr, &IorOptions::write},
+    {'r', nullptr, &IorOptions::read},             {'W', nullptr, &IorOptions::check_write},
+    {'R', nullptr, &IorOptions::check_read},       {'e', nullptr, &IorOptions::fsync},
+    {'Y', nullptr, &IorOptions::fsync_per_transfer}, {'C', nullptr, &IorOptions::reorder_tasks},
+    {'z', nullptr, &IorOptions::random_offsets},   {'k', nullptr, &IorOptions::keep},
+    {'g', nullptr, &IorOptions::intra_barriers},   {'m', nullptr, &IorOptions::multi_file},
+    {'Z', nullptr, &IorOptions::random_reorder},   {'v', nullptr, &IorOptions::verbose},
+    {0, "posix.odirect", &IorOptions::direct},
 };
 
-absl::StatusOr<uint64_t> Size(const std::string& opt, const std::string& v) {
-  auto s = ParseSize(v);
-  if (!s.ok()) return CliBad(opt + " " + v, std::string(s.status().message()));
-  if (*s == 0) return CliBad(opt + " " + v, "must be greater than zero");
-  return *s;
+// IOR 4.1's options Lockstep refuses, and why. A refused flag set to 0
+// (-E=0, -O useExistingTestFile=0) is IOR's default and accepted.
+struct IorRefusal {
+  char letter;
+  const char* long_name;
+  const char* why;
+};
+constexpr IorRefusal kIorRefused[] = {
+    {'c', "collective", "collective I/O is MPI-IO's; lockstep's agents use POSIX"},
+    {'E', nullptr, "use existing file is not implemented: lockstep removes stale files before a "
+                   "write"},
+    {'u', nullptr, "a unique directory per task is not implemented; use -F"},
+    {'x', nullptr, "single transfer attempt is not implemented: lockstep retries short transfers"},
+    {'T', nullptr, "maximum time is not implemented; use -D (stonewall)"},
+    {'l', "dataPacketType", "data packet types are not implemented: lockstep writes its own "
+                            "checkable pattern"},
+    {'f', nullptr, "IOR scripts are not supported; use a lockstep plan (lockstep run)"},
+    {'j', nullptr, "the outlier threshold is not implemented"},
+    {'K', nullptr, "keeping files after a data error is not implemented: lockstep removes them"},
+    {'M', nullptr, "the memory hog is not implemented"},
+    {'y', nullptr, "dual mount points are not implemented"},
+    {0, "randomPrefill", "prefilling a file for -z is not implemented"},
+    {0, "random-offset-seed", "-z's seed is not implemented: lockstep shuffles with its own seed "
+                              "(-G)"},
+    {0, "warningAsErrors", "turning IOR's warnings into errors is not implemented"},
+    {0, "dryRun", "a dry run of IOR is not implemented; use lockstep run --dry-run on the plan"},
+    {0, "posix.rangelocks", "range locks are not implemented"},
+    {0, "posix.lustre.stripecount", "set striping on the directory with lfs setstripe, or in a "
+                                    "plan"},
+    {0, "posix.lustre.stripesize", "set striping on the directory with lfs setstripe, or in a "
+                                   "plan"},
+    {0, "posix.lustre.startost", "set striping on the directory with lfs setstripe, or in a "
+                                 "plan"},
+    {0, "posix.lustre.ignorelocks", "Lustre's lock bypass is not implemented"},
+    {0, "posix.lustre.pool", "set the pool on the directory with lfs setstripe, or in a plan"},
+};
+
+bool Named(const IorOptionSpec& s, char letter, const char* long_name) {
+  return (letter != 0 && s.letter == letter) ||
+         (long_name != nullptr && s.long_name != nullptr && absl::string_view(long_name) ==
+                                                                s.long_name);
 }
 
-// One KEY=VALUE of -O.
-absl::Status ApplyDashOItem(const std::string& item, IorOptions* o, CliCommand* cmd) {
-  const size_t eq = item.find('=');
-  const std::string key = item.substr(0, eq), val = item.substr(eq + 1);
-  const std::string opt = "-O " + item;
+// The option's value as IOR reads its numbers (string_to_bytes, or atoi from
+// -O), an int for IOR's 'd' options; a reading people may not expect is a note.
+absl::StatusOr<int64_t> IorNumber(const IorToken& t, CliCommand* cmd) {
+  const std::string shown = t.name + " " + t.value;
+  if (t.read_with_atoi) return IorAtoi(t.value);
+  const int64_t v = IorStringToBytes(t.value);
+  if (t.spec->type == 'd' && (v > INT_MAX || v < INT_MIN)) {
+    return CliBad(shown, "IOR warns \"parsing the number to integer, this produced an overflow!\" "
+                         "and runs with a truncated value; give a number below 2^31");
+  }
+  static const std::regex kPlain("[+-]?[0-9]+[kKmMgGtTpP]?");
+  if (!std::regex_match(t.value, kPlain)) {
+    cmd->notes.push_back(absl::StrFormat("%s: read as %d, as IOR's parser reads it "
+                                         "(string_to_bytes: the whole number, then one unit "
+                                         "letter)",
+                                         shown, v));
+  }
+  return v;
+}
+
+// In [min, max]; the message names [shown_min, max] (IOR resets some values
+// below shown_min to its default itself).
+absl::StatusOr<int64_t> IorRanged(const IorToken& t, int64_t min, int64_t max, CliCommand* cmd,
+                                  std::optional<int64_t> shown_min = std::nullopt) {
+  ASSIGN_OR_RETURN(int64_t v, IorNumber(t, cmd));
+  if (v < min || v > max) {
+    return CliBad(t.name + " " + t.value,
+                  absl::StrFormat("out of range; use %d to %d", shown_min.value_or(min), max));
+  }
+  return v;
+}
+
+absl::Status ApplyIorToken(const IorToken& t, IorOptions* o, CliCommand* cmd);
+
+// One KEY=VALUE of -O, as DecodeDirective() reads it.
+absl::Status ApplyDashOItem(const IorKeyValue& kv, IorOptions* o, CliCommand* cmd) {
+  const std::string opt = absl::StrFormat("-O %s=%s", kv.key, kv.value);
+  const IorDirective* d = FindIorDirective(kv.key);
+  if (d == nullptr) {
+    return CliBad(opt, absl::StrFormat("IOR refuses it (\"Unrecognized parameter \\\"%s\\\"\")",
+                                       kv.key));
+  }
+  if (d->how == 'x') return CliBad(opt, absl::StrFormat("refused: %s", d->refused));
+  const absl::string_view key = d->key;
   if (key == "summaryFormat") {
-    const std::string v = absl::AsciiStrToUpper(val);
+    const std::string v = absl::AsciiStrToUpper(kv.value);
     if (v == "JSON") {
       cmd->summary_format = SummaryFormat::kJson;
     } else if (v == "CSV") {
       cmd->summary_format = SummaryFormat::kCsv;
-    } else if (v == "DEFAULT" || v == "TEXT") {
+    } else if (v == "DEFAULT") {
       cmd->summary_format = SummaryFormat::kText;
     } else {
-      return CliBad(opt, "summaryFormat is JSON, CSV or default");
+      return CliBad(opt, "IOR refuses it (\"Unknown summaryFormat\"): JSON, CSV or default");
     }
   } else if (key == "summaryFile") {
-    if (val.empty()) return CliBad(opt, "needs a file name");
-    cmd->summary_file = val;
+    cmd->summary_file = kv.value;
   } else if (key == "stoneWallingWearOut") {
-    ASSIGN_OR_RETURN(uint64_t n, CliUint(opt, val, 0, 1));
-    o->wear_out = n == 1;
+    o->wear_out = IorAtoi(kv.value) > 0;
   } else if (key == "lustreStripeCount") {
-    if (val != "0") {
+    if (kv.value != "0") {
       return CliBad(opt, "only 0 (the file system's default striping) is accepted; set "
                          "striping on the directory with lfs setstripe");
     }
     cmd->notes.push_back("-O lustreStripeCount=0: the file system's default striping");
   } else {
-    return CliBad(opt, absl::StrFormat("unknown -O key '%s'; known: summaryFormat, summaryFile, "
-                                       "stoneWallingWearOut, lustreStripeCount",
-                                       key));
+    // A key that stands for an option: as that option, its value read as IOR
+    // reads it there.
+    IorToken t;
+    for (const IorOptionSpec& s : IorOptionTable()) {
+      if (Named(s, d->letter, d->long_name)) t.spec = &s;
+    }
+    if (t.spec == nullptr) return absl::InternalError(opt + ": no option in IOR's table");
+    t.name = opt;
+    t.word = opt;
+    t.value = kv.value;
+    t.read_with_atoi = d->how == 'a';
+    if (t.spec->arg == IorArgKind::kFlag) t.flag_value = IorAtoi(kv.value);
+    return ApplyIorToken(t, o, cmd);
   }
   return absl::OkStatus();
 }
 
-// -O KEY=VALUE[,KEY=VALUE...]
-absl::Status ApplyDashO(const std::string& kv, IorOptions* o, CliCommand* cmd) {
-  for (absl::string_view item : absl::StrSplit(kv, ',')) {
-    if (item.find('=') == absl::string_view::npos) return CliBad("-O " + kv, "expected key=value");
-    RETURN_IF_ERROR(ApplyDashOItem(std::string(item), o, cmd));
-  }
-  return absl::OkStatus();
-}
-
-// An option of kIorValues with its value.
-absl::Status ApplyIorValue(const ShortOption& so, IorOptions* o, CliCommand* cmd) {
-  const std::string& opt = so.name;
-  const std::string& v = so.value;
-  switch (so.letter) {
+// An option with its value.
+absl::Status ApplyIorValue(const IorToken& t, IorOptions* o, CliCommand* cmd) {
+  const std::string& v = t.value;
+  const std::string shown = t.name + " " + v;
+  switch (t.spec->letter) {
     case 'a':
-      if (v != "POSIX") {
-        return CliBad(opt + " " + v, "only the POSIX API is supported (lockstep's agents use "
-                                     "open/pwrite/pread)");
+      if (!absl::EqualsIgnoreCase(v, "POSIX")) {
+        return CliBad(shown, "only the POSIX API is supported (lockstep's agents use "
+                             "open/pwrite/pread)");
       }
       return absl::OkStatus();
-    case 'b': { ASSIGN_OR_RETURN(o->block, Size(opt, v)); break; }
-    case 't': { ASSIGN_OR_RETURN(o->xfer, Size(opt, v)); break; }
-    case 's': { ASSIGN_OR_RETURN(o->segments, CliUint(opt, v, 1, kMaxSegments)); break; }
-    case 'i': { ASSIGN_OR_RETURN(o->reps, CliUint(opt, v, 1, kMaxRepetitions)); break; }
-    case 'N': { ASSIGN_OR_RETURN(o->total_tasks, CliUint(opt, v, 1, kMaxTotalTasks)); break; }
-    case 'D': { ASSIGN_OR_RETURN(o->stonewall, CliUint(opt, v, 0, kMaxStonewallSeconds)); break; }
-    case 'd': { ASSIGN_OR_RETURN(o->delay, CliUint(opt, v, 0, kMaxDelaySeconds)); break; }
-    case 'G': { ASSIGN_OR_RETURN(cmd->plan.seed, CliUint(opt, v, 0, kMaxSeed)); break; }
-    case 'A':
-      if (!absl::SimpleAtoi(v, &cmd->reference_number)) {
-        return CliBad(opt + " " + v, "expected a whole number");
+    case 'b': { ASSIGN_OR_RETURN(o->block, IorNumber(t, cmd)); break; }
+    case 't': { ASSIGN_OR_RETURN(o->xfer, IorNumber(t, cmd)); break; }
+    case 's': { ASSIGN_OR_RETURN(o->segments, IorNumber(t, cmd)); break; }
+    case 'i': {
+      ASSIGN_OR_RETURN(o->reps, IorRanged(t, INT_MIN, kMaxRepetitions, cmd, 1));
+      if (o->reps <= 0) {
+        cmd->notes.push_back("WARNING: too few test repetitions. Using value of 1. (IOR's reset)");
+        o->reps = 1;
       }
-      break;
-    case 'Q': {
-      ASSIGN_OR_RETURN(o->task_offset, CliUint(opt, v, 1, kMaxReorderNodeOffset));
-      o->task_offset_given = true;
       break;
     }
-    case 'X':
-      if (!absl::SimpleAtoi(v, &o->random_seed) || o->random_seed < INT32_MIN ||
-          o->random_seed > INT32_MAX) {
-        return CliBad(opt + " " + v, "expected a whole number (negative: -X plus the "
-                                     "repetition)");
+    case 'N': {
+      ASSIGN_OR_RETURN(o->total_tasks, IorRanged(t, -1, kMaxTotalTasks, cmd, 1));
+      if (o->total_tasks == 0) {
+        return CliBad(shown, "IOR refuses it (\"too few tasks for testing\")");
       }
       break;
-    case 'o':
-      if (v.empty() || v.back() == '/') {
-        return CliBad(opt + " " + v, "needs a file path, not a directory");
+    }
+    case 'D': { ASSIGN_OR_RETURN(o->stonewall, IorRanged(t, 0, kMaxStonewallSeconds, cmd)); break; }
+    case 'd': {
+      ASSIGN_OR_RETURN(o->delay, IorRanged(t, INT_MIN, kMaxDelaySeconds, cmd, 0));
+      if (o->delay < 0) {
+        cmd->notes.push_back("WARNING: inter-test delay must be nonnegative value. Using value "
+                             "of 0. (IOR's reset)");
+        o->delay = 0;
       }
+      break;
+    }
+    case 'G': { ASSIGN_OR_RETURN(o->timestamp_seed, IorRanged(t, 0, INT_MAX, cmd)); break; }
+    case 'A': {
+      ASSIGN_OR_RETURN(int64_t n, IorNumber(t, cmd));
+      cmd->reference_number = static_cast<int32_t>(n);
+      break;
+    }
+    case 'Q': { ASSIGN_OR_RETURN(o->task_offset, IorRanged(t, 1, kMaxReorderNodeOffset, cmd)); break; }
+    case 'X': { ASSIGN_OR_RETURN(o->random_seed, IorNumber(t, cmd)); break; }
+    case 'o':
+      if (v.empty() || v.back() == '/') return CliBad(shown, "needs a file path, not a directory");
       o->output = v;
       break;
-    case 'O': return ApplyDashO(v, o, cmd);
+    case 'O': {
+      ASSIGN_OR_RETURN(std::vector<IorKeyValue> items, SplitIorDirectives(v));
+      for (const IorKeyValue& kv : items) RETURN_IF_ERROR(ApplyDashOItem(kv, o, cmd));
+      break;
+    }
+    default:
+      return absl::InternalError(shown + ": an IOR value option without a rule");
   }
   return absl::OkStatus();
 }
 
-// An option without a value: kIorFlags, or one of the few that do more.
-absl::Status ApplyIorFlag(const ShortOption& so, IorOptions* o, CliCommand* cmd) {
-  if (SetCliFlag<IorOptions>(kIorFlags, so.letter, o)) return absl::OkStatus();
-  switch (so.letter) {
-    case 'v': cmd->verbose = true; return absl::OkStatus();
-    case 'Z': ++o->random_reorder; return absl::OkStatus();
-    // -q, quit on error: lockstep always stops a phase at its first error.
-    case 'q': return absl::OkStatus();
+absl::Status ApplyIorToken(const IorToken& t, IorOptions* o, CliCommand* cmd) {
+  const bool flag = t.spec->arg == IorArgKind::kFlag;
+  for (const IorRefusal& r : kIorRefused) {
+    if (!Named(*t.spec, r.letter, r.long_name)) continue;
+    if (flag && t.flag_value == 0) return absl::OkStatus();  // IOR's default
+    return CliBad(t.name, absl::StrFormat("refused: %s", r.why));
   }
-  return CliBad(so.name, "unknown IOR option");
+  if (!flag) return ApplyIorValue(t, o, cmd);
+  for (const IorFlagField& f : kIorFlags) {
+    if (!Named(*t.spec, f.letter, f.long_name)) continue;
+    int& v = o->*f.field;
+    v = t.flag_value < 0 ? v + 1 : t.flag_value;
+    return absl::OkStatus();
+  }
+  return absl::InternalError(t.name + ": an IOR flag without a rule");
+}
+
+// The options of one word, with what IOR's reader does to the letters
+// after a value: a flag there is set (and said so), a value option there
+// would take the same value, which no one means.
+absl::Status ApplyIorWord(const std::vector<IorToken>& tokens, IorOptions* o, CliCommand* cmd) {
+  for (const IorToken& t : tokens) {
+    if (t.after_glued_value && t.spec->arg == IorArgKind::kValue) {
+      return CliBad(t.word, absl::StrFormat("IOR's parser reads the letters after the value as "
+                                            "options too, so IOR would take \"%s\" as %s's value "
+                                            "as well; separate the value (%s %s)",
+                                            t.value, t.name, tokens.front().name,
+                                            tokens.front().value));
+    }
+    if (t.after_glued_value) {
+      cmd->notes.push_back(absl::StrFormat(
+          "%s: IOR also reads the '%c' after the value as %s (set to %d), and so does lockstep; "
+          "write the value as a separate word to avoid it",
+          t.word, t.spec->letter, t.name, t.flag_value));
+    }
+    RETURN_IF_ERROR(ApplyIorToken(t, o, cmd));
+  }
+  return absl::OkStatus();
 }
 
 // Reads every word of `args`: Lockstep's long options into cmd->controller,
-// IOR's into `o`; IOR's own words are appended to *ior_words.
+// IOR's into `o` as IOR's own parser reads them; IOR's words are appended
+// to *ior_words.
 absl::Status ReadIorArgs(const std::vector<std::string>& args, const FileReader& read_file,
                          IorOptions* o, CliCommand* cmd, std::vector<std::string>* ior_words) {
   for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
     const size_t first = i;
     ASSIGN_OR_RETURN(bool own, ParseControllerOption(args, &i, IorCommandSpec(), &cmd->controller,
                                                      read_file));
     if (own) continue;
-    if (a == "--posix.odirect") {
-      o->direct = true;
-      ior_words->push_back(a);
-      continue;
-    }
-    if (a.rfind("--", 0) == 0) {
+    auto tokens = ReadIorWord(args, &i, &cmd->notes);
+    if (!tokens.ok() && args[first].rfind("--", 0) == 0) {
       static constexpr absl::string_view kIorLongOptions[] = {"--posix.odirect"};
-      return UnknownFlagError(a, IorCommandSpec(), kIorLongOptions);
+      return UnknownFlagError(args[first], IorCommandSpec(), kIorLongOptions);
     }
-    ASSIGN_OR_RETURN(std::vector<ShortOption> options,
-                     SplitShortOptions(args, &i, kIorValues, kIorRefused, "IOR"));
+    if (!tokens.ok()) return tokens.status();
     for (size_t w = first; w <= i; ++w) ior_words->push_back(args[w]);  // with a separate value
-    for (const ShortOption& so : options) {
-      RETURN_IF_ERROR(so.has_value ? ApplyIorValue(so, o, cmd) : ApplyIorFlag(so, o, cmd));
-    }
+    RETURN_IF_ERROR(ApplyIorWord(*tokens, o, cmd));
   }
   return absl::OkStatus();
 }
 
-// The options' consistency, each error naming the options at fault.
-absl::Status CheckIorOptions(const IorOptions& o) {
+// IOR's own refusals (ValidateTests of src/ior.c), in its words.
+absl::Status CheckIorAsIorDoes(const IorOptions& o) {
+  if (o.read != 1 && o.write != 1 && o.check_read != 1 && o.check_write != 1) {
+    return CliBad("-w/-r/-W/-R", "IOR refuses it (\"test must write, read, or check read/write "
+                                 "file\"): a flag given twice is 2 to IOR; give each once");
+  }
+  if (o.timestamp_seed == 0 && o.write != 1 && o.check_read == 1) {
+    return CliBad("-R", "IOR refuses it (\"using readCheck only requires to write a "
+                        "timeStampSignature -- use -G\"): add -G N, the -G the write used");
+  }
+  if (o.segments < 0) return CliBad("-s", "IOR refuses it (\"segment count must be positive value\")");
+  if (o.block % kTransferAlignBytes != 0) {
+    return CliBad(absl::StrFormat("-b %d", o.block),
+                  "IOR refuses it (\"block size must be a multiple of access size\": 8 bytes)");
+  }
+  if (o.block < 0) return CliBad(absl::StrFormat("-b %d", o.block), "IOR refuses it (\"block size must be non-negative integer\")");
   if (o.xfer % kTransferAlignBytes != 0) {
-    return CliBad(absl::StrFormat("-t %u", o.xfer),
-                  absl::StrFormat("must be a multiple of %u bytes", kTransferAlignBytes));
+    return CliBad(absl::StrFormat("-t %d", o.xfer),
+                  "IOR refuses it (\"transfer size must be a multiple of access size\": 8 bytes)");
   }
+  if (o.xfer < 0) return CliBad(absl::StrFormat("-t %d", o.xfer), "IOR refuses it (\"transfer size must be non-negative integer\")");
+  if (o.xfer == 0) return CliBad("-t 0", "IOR refuses it (\"test will not complete with zero transfer size\")");
   if (o.block % o.xfer != 0) {
-    return CliBad(absl::StrFormat("-b %u", o.block),
-                  absl::StrFormat("block size must be a multiple of the transfer size -t %u",
-                                  o.xfer));
+    return CliBad(absl::StrFormat("-b %d", o.block),
+                  absl::StrFormat("IOR refuses it (\"block size must be a multiple of transfer "
+                                  "size\": -t %d)", o.xfer));
   }
-  if (o.random_offsets && o.block == o.xfer && o.segments == 1) {
-    return CliBad("-z", absl::StrFormat("random offsets with -b equal to -t (%s) and one segment: "
-                                        "each task has a single transfer, nothing to shuffle",
-                                        HumanBytes(o.block)));
+  if (o.block < o.xfer) {
+    return CliBad(absl::StrFormat("-b %d", o.block),
+                  absl::StrFormat("IOR refuses it (\"block size must not be smaller than "
+                                  "transfer size\": -t %d)", o.xfer));
   }
-  if (o.wear_out && o.stonewall == 0) {
-    return CliBad("-O stoneWallingWearOut=1", "needs -D SECONDS (wear-out follows the stonewall)");
+  if (o.random_offsets == 1 && o.block == o.xfer) {
+    return CliBad("-z", "IOR refuses it (\"IOR will randomize access within a block and repeats "
+                        "the same pattern for all segments, therefore choose blocksize > "
+                        "transferSize\")");
   }
-  if (o.direct && o.xfer % kDirectIoAlignBytes != 0) {
-    return CliBad("-B/--posix.odirect",
-                  absl::StrFormat("O_DIRECT needs -t a multiple of %u, got %u",
-                                  kDirectIoAlignBytes, o.xfer));
+  if (o.stonewall == 0 && o.wear_out) {
+    return CliBad("-O stoneWallingWearOut=1", "IOR refuses it (\"the stoneWallingWearOut is only "
+                                              "sensible when setting a stonewall deadline with "
+                                              "-D\")");
   }
-  if (o.check_write && !o.write) return CliBad("-W", "checks what the write phase wrote; add -w");
+  if (o.reorder_tasks == 1 && o.random_reorder == 1) {
+    return CliBad("-C -Z", "IOR refuses it (\"Both Constant and Random task re-ordering "
+                           "specified. Choose one and resubmit\")");
+  }
+  if (o.random_offsets && o.random_reorder && !o.file_per_process) {
+    return CliBad("-z -Z", "IOR refuses it (\"random offset and random reorder tasks specified "
+                           "with single-shared-file. Choose one and resubmit\")");
+  }
+  if (o.random_offsets && o.reorder_tasks && !o.file_per_process) {
+    return CliBad("-z -C", "IOR refuses it (\"random offset and constant reorder tasks specified "
+                           "with single-shared-file. Choose one and resubmit\")");
+  }
+  if (o.random_offsets && o.check_read) {
+    return CliBad("-z -R", "IOR refuses it (\"random offset with read check option requires to "
+                           "set the random seed\", --random-offset-seed, which lockstep does not "
+                           "implement)");
+  }
+  return absl::OkStatus();
+}
+
+// What IOR does that Lockstep does not, refused by name.
+absl::Status CheckIorOptions(const IorOptions& o) {
+  RETURN_IF_ERROR(CheckIorAsIorDoes(o));
+  if (o.segments == 0) return CliBad("-s 0", "no transfers at all; give 1 or more segments");
+  if (o.segments > static_cast<int64_t>(kMaxSegments)) {
+    return CliBad(absl::StrFormat("-s %d", o.segments),
+                  absl::StrFormat("out of range; use 1 to %u", kMaxSegments));
+  }
+  if (o.block == 0) return CliBad("-b 0", "must be greater than zero");
+  if (o.random_offsets > 1) {
+    return CliBad("-z", absl::StrFormat(
+                            "given %d times: IOR 4.1 then draws random offsets that may repeat "
+                            "(within the file's actual size); that mode is not implemented "
+                            "(give -z once: shuffled offsets, each transfer once)",
+                            o.random_offsets));
+  }
   if (o.random_reorder > 1) {
     return CliBad("-Z", "given twice: IOR then shuffles all tasks' files with one seed; that "
                         "mode is not implemented (give -Z once)");
   }
-  if (o.random_reorder && o.reorder_tasks) {
-    return CliBad("-Z", "with -C: IOR refuses both constant and random task reordering; choose "
-                        "one");
+  if (o.reorder_tasks > 1) {
+    return CliBad("-C", "given twice: IOR then reads with the offset but prints no task offset "
+                        "(its checks want 1); give -C once");
   }
-  if (o.random_reorder && o.random_offsets && !o.file_per_process) {
-    return CliBad("-Z", "with -z on a shared file: IOR refuses random offsets with random task "
-                        "reordering on a single shared file; add -F or drop one");
+  if (o.verbose > 1) {
+    return CliBad("-v", absl::StrFormat("given %d times: IOR's verbosity %d lines are not "
+                                        "reproduced; give -v once",
+                                        o.verbose, o.verbose));
   }
+  if (o.direct && o.xfer % kDirectIoAlignBytes != 0) {
+    return CliBad("--posix.odirect",
+                  absl::StrFormat("O_DIRECT needs -t a multiple of %u, got %d",
+                                  kDirectIoAlignBytes, o.xfer));
+  }
+  if (o.check_write && !o.write) return CliBad("-W", "checks what the write phase wrote; add -w");
   return absl::OkStatus();
 }
 
@@ -285,11 +441,11 @@ PhasePlan IorBasePhase(const IorOptions& o, const std::string& dir, const std::s
   return base;
 }
 
-// The write phase (-w) and the read phase (-r, or -R), IOR's defaults
-// applied: neither given is both.
-absl::Status AddIorPhases(IorOptions o, Plan* plan) {
-  if (!o.write && !o.read && !o.check_write && !o.check_read) o.write = o.read = true;
-  if (o.check_read) o.read = true;
+// The write phase (-w) and the read phase (-r, or -R); IOR's defaults
+// (neither given is both) are applied by the caller.
+absl::Status AddIorPhases(IorOptions o, CliCommand* cmd) {
+  Plan* plan = &cmd->plan;
+  if (o.check_read) o.read = 1;
   std::string dir, file;
   SplitOutputPath(o.output, &dir, &file);
   if (file.empty()) return CliBad("-o " + o.output, "needs a file name");
@@ -315,17 +471,12 @@ absl::Status AddIorPhases(IorOptions o, Plan* plan) {
     // IOR removes what a read-only test read unless -k.
     p.remove_files = !o.write && !o.keep;
     plan->phases.push_back(p);
-  } else if (o.reorder_tasks) {
-    return CliBad("-C", "reorders the tasks of the read phase; add -r");
-  } else if (o.random_reorder) {
-    return CliBad("-Z", "reorders the tasks of the read phase; add -r");
-  }
-  if (o.task_offset_given && o.random_reorder && o.task_offset != 1) {
-    return CliBad(absl::StrFormat("-Q %u", o.task_offset),
-                  "with -Z only IOR's default task offset 1 is implemented; drop -Q");
-  }
-  if (o.task_offset_given && !o.reorder_tasks && !o.random_reorder) {
-    return CliBad("-Q", "is the task offset of -C and -Z; add -C or -Z");
+  } else if (o.reorder_tasks || o.random_reorder) {
+    // IOR accepts them on a write-only test and writes the same files.
+    cmd->notes.push_back(absl::StrFormat(
+        "%s on a test without a read: no effect on the files written, as in IOR (shown in the "
+        "Options block and the summary's reord columns, as IOR shows it)",
+        o.reorder_tasks ? "-C" : "-Z"));
   }
   return absl::OkStatus();
 }
@@ -361,10 +512,21 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
   IorOptions options;
   std::vector<std::string> ior_words = {"ior"};  // IOR's own argv, for its "Command line"
   RETURN_IF_ERROR(ReadIorArgs(args, read_file, &options, &cmd, &ior_words));
+  // CheckRunSettings() of IOR: no action given is write and read.
+  if (!options.write && !options.read && !options.check_write && !options.check_read) {
+    options.write = options.read = 1;
+  }
   RETURN_IF_ERROR(CheckIorOptions(options));
-  RETURN_IF_ERROR(AddIorPhases(options, &cmd.plan));
+  RETURN_IF_ERROR(AddIorPhases(options, &cmd));
   cmd.plan.repetitions = static_cast<uint32_t>(options.reps);
-  RETURN_IF_ERROR(PlaceTasks(static_cast<uint32_t>(options.total_tasks), "-N", &cmd));
+  if (options.timestamp_seed != 0) cmd.plan.seed = static_cast<uint64_t>(options.timestamp_seed);
+  cmd.verbose = options.verbose > 0;
+  cmd.reorder_constant = options.reorder_tasks > 0;
+  cmd.reorder_random = options.random_reorder > 0;
+  cmd.reorder_random_seed = static_cast<int32_t>(options.random_seed);
+  cmd.task_offset = static_cast<uint32_t>(options.task_offset);
+  RETURN_IF_ERROR(PlaceTasks(static_cast<uint32_t>(std::max<int64_t>(options.total_tasks, 0)),
+                             "-N", &cmd));
   RETURN_IF_ERROR(CheckIorAgents(options, &cmd));
   cmd.plan.text = PlanToToml(cmd.plan);
   cmd.tool_command_line = absl::StrJoin(ior_words, " ");
@@ -402,7 +564,9 @@ std::string PlanToToml(const Plan& plan) {
       b("direct", p.direct);
       b("verify", p.verify);
       b("reorder_tasks", p.reorder_tasks);
-      if (p.reorder_tasks && p.reorder_node_offset != 1) u("reorder_node_offset", p.reorder_node_offset);
+      if ((p.reorder_tasks || p.reorder_random) && p.reorder_node_offset != 1) {
+        u("reorder_node_offset", p.reorder_node_offset);
+      }
       b("remove_files", p.remove_files);
       b("reorder_random", p.reorder_random);
       if (p.reorder_random && p.reorder_random_seed != 0) {

@@ -36,6 +36,7 @@ struct ControllerCli {
   bool insecure = false;
   std::string tls_dir;
   uint32_t total_tasks = 0;         // mdtest --tasks; 0: not given
+  std::vector<std::string> roots;   // --root: system directories local agents may write
 };
 
 struct CliCommand {
@@ -49,6 +50,10 @@ struct CliCommand {
   std::string tool_command_line;
   bool verbose = false;
   int32_t reference_number = 0;  // IOR -A
+  // IOR -C, -Z, -X, -Q as given (IOR reports them for the whole test).
+  bool reorder_constant = false, reorder_random = false;
+  int32_t reorder_random_seed = 0;
+  uint32_t task_offset = 1;
 };
 
 using FileReader = std::function<absl::StatusOr<std::string>(const std::string&)>;

@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,7 @@
 #include "controller/cli/run_preview.h"
 #include "controller/cli/exit_codes.h"
 #include "controller/plan/plan.h"
+#include "controller/plan/write_places.h"
 
 namespace lockstep {
 namespace {
@@ -60,6 +63,27 @@ std::string UnknownCommand(const std::string& word) {
   return absl::StrCat("unknown command \"", word, "\"",
                       close.empty() ? "" : absl::StrCat("; did you mean ", close, "?"),
                       " (commands: ", absl::StrJoin(names, ", "), "; see lockstep --help)");
+}
+
+// Local agents take the plan's directories as their roots: where the plan
+// may write is checked here, as a real agent's --root list would (kExitUsage
+// and the plan line when refused).
+std::optional<int> RefuseLocalWritePlaces(const ParsedFlags& f, const Plan& plan,
+                                          const RunOptions& options) {
+  if (options.local_agents == 0 && (!options.agents.empty() || !plan.agents.empty())) {
+    return std::nullopt;
+  }
+  std::error_code ec;
+  LocalWritePlaces places;
+  places.cwd = std::filesystem::current_path(ec).string();
+  if (!options.local_root.empty()) {
+    places.local_root = std::filesystem::absolute(options.local_root, ec).lexically_normal();
+  }
+  places.roots = f.GetList("root");
+  absl::Status s = CheckLocalWritePlaces(plan, places);
+  if (s.ok()) return std::nullopt;
+  std::fprintf(stderr, "lockstep: %s\n", std::string(s.message()).c_str());
+  return kExitUsage;
 }
 
 int RunCommand(const std::vector<std::string>& args, const std::string& command_line) {
@@ -108,6 +132,7 @@ int RunCommand(const std::vector<std::string>& args, const std::string& command_
     return absl::IsInvalidArgument(agents.status()) ? kExitUsage : kExitConnect;
   }
   options.agents = *std::move(agents);
+  if (auto refused = RefuseLocalWritePlaces(f, *plan, options)) return *refused;
   options.command_line = command_line;
   // A plan's report is IOR's at -v: with the Max Write/Read lines.
   options.ior_verbose = true;

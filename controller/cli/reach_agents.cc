@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <optional>
 
@@ -124,6 +125,10 @@ absl::StatusOr<std::vector<AgentPlan>> AgentsFromFlags(const ParsedFlags& f,
   wait.nodes = f.GetList("expect_nodes");
   wait.timeout = f.Has("wait_ms") ? absl::Milliseconds(f.GetUint("wait_ms")) : default_wait;
   wait.interrupted = interrupted;
+  // A wrapper script names its own flag for the wait (deploy/slurm: --wait-s).
+  if (const char* flag = std::getenv("LOCKSTEP_WAIT_FLAG"); flag != nullptr && *flag != 0) {
+    wait.wait_flag = flag;
+  }
   ASSIGN_OR_RETURN(std::vector<Announcement> announced, AwaitAnnouncements(wait));
   return AgentsOf(announced);
 }

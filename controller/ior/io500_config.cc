@@ -1,5 +1,6 @@
 #include "controller/ior/io500_config.h"
 
+#include <map>
 #include <span>
 
 #include "absl/algorithm/container.h"
@@ -10,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
 #include "controller/plan/limits.h"
@@ -438,20 +440,160 @@ std::string ResolvedIo500Config(const Io500Config& config) {
   return out;
 }
 
-uint32_t Io500ConfigHash(const Io500Config& config) {
-  uint32_t h = 2166136261u;
-  for (const IniSection& s : kSections) {
-    auto values = config.values.find(s.name);
-    if (values == config.values.end()) continue;
-    for (const IniKey& k : s.keys) {
-      auto it = values->second.find(k.name);
-      if (it == values->second.end()) continue;
-      for (char ch : absl::StrCat(s.name, ".", k.name, "=", it->second, "\n")) {
-        h = (h ^ static_cast<unsigned char>(ch)) * 16777619u;
-      }
-    }
+namespace {
+
+// IO500's option table for its config hash: every section of
+// src/phase-definitions.h's phases and each option with its default
+// (src/phase_*.c; nullptr: none). IO500 hashes the options by name alone.
+struct Io500HashedOption {
+  const char* section;
+  const char* name;
+  const char* default_value;
+  bool is_bool;
+};
+constexpr const char* kDropCachesCmd = "sudo -n bash -c \"echo 3 > /proc/sys/vm/drop_caches\"";
+constexpr Io500HashedOption kIo500Options[] = {
+    {"global", "datadir", "./datafiles", false},
+    {"global", "timestamp-datadir", "TRUE", true},
+    {"global", "resultdir", "./results", false},
+    {"global", "timestamp-resultdir", "TRUE", true},
+    {"global", "api", "POSIX", false},
+    {"global", "drop-caches", "FALSE", true},
+    {"global", "drop-caches-cmd", kDropCachesCmd, false},
+    {"global", "io-buffers-on-gpu", "FALSE", true},
+    {"global", "verbosity", "1", false},
+    {"global", "scc", "FALSE", true},
+    {"global", "dataPacketType", "timestamp", false},
+    {"debug", "stonewall-time", "300", false},
+    {"debug", "pause-dir", nullptr, false},
+    {"ior-easy", "API", nullptr, false},
+    {"ior-easy", "transferSize", "2m", false},
+    {"ior-easy", "blockSize", "9920000m", false},
+    {"ior-easy", "filePerProc", "TRUE", true},
+    {"ior-easy", "uniqueDir", "FALSE", true},
+    {"ior-easy", "run", "TRUE", true},
+    {"ior-easy", "verbosity", nullptr, false},
+    {"ior-easy-write", "API", nullptr, false},
+    {"ior-easy-write", "run", "TRUE", true},
+    {"mdtest-easy", "API", nullptr, false},
+    {"mdtest-easy", "n", "1000000", false},
+    {"mdtest-easy", "run", "TRUE", true},
+    {"mdtest-easy-write", "API", nullptr, false},
+    {"mdtest-easy-write", "run", "TRUE", true},
+    {"mdworkbench", "API", nullptr, false},
+    {"mdworkbench", "waitingTime", "0.0", false},
+    {"mdworkbench", "precreatePerSet", nullptr, false},
+    {"mdworkbench", "filesPerProc", nullptr, false},
+    {"mdworkbench", "run", "TRUE", true},
+    {"mdworkbench", "verbosity", nullptr, false},
+    {"mdworkbench-create", "run", "TRUE", true},
+    {"find-easy", "external-script", nullptr, false},
+    {"find-easy", "external-mpi-args", "", false},
+    {"find-easy", "external-extra-args", "", false},
+    {"find-easy", "nproc", nullptr, false},
+    {"find-easy", "run", "TRUE", true},
+    {"find-easy", "pfind-queue-length", "10000", false},
+    {"find-easy", "pfind-steal-next", "FALSE", true},
+    {"find-easy", "pfind-parallelize-single-dir-access-using-hashing", "FALSE", true},
+    {"ior-hard", "API", nullptr, false},
+    {"ior-hard", "segmentCount", "10000000", false},
+    {"ior-hard", "collective", nullptr, true},
+    {"ior-hard", "run", "TRUE", true},
+    {"ior-hard", "verbosity", nullptr, false},
+    {"ior-hard-write", "API", nullptr, false},
+    {"ior-hard-write", "collective", nullptr, true},
+    {"ior-hard-write", "run", "TRUE", true},
+    {"mdtest-hard", "API", nullptr, false},
+    {"mdtest-hard", "n", "1000000", false},
+    {"mdtest-hard", "files-per-dir", nullptr, false},
+    {"mdtest-hard", "run", "TRUE", true},
+    {"mdtest-hard-write", "API", nullptr, false},
+    {"mdtest-hard-write", "run", "TRUE", true},
+    {"find", "external-script", nullptr, false},
+    {"find", "external-mpi-args", "", false},
+    {"find", "external-extra-args", "", false},
+    {"find", "nproc", nullptr, false},
+    {"find", "run", "TRUE", true},
+    {"find", "pfind-queue-length", "10000", false},
+    {"find", "pfind-steal-next", "FALSE", true},
+    {"find", "pfind-parallelize-single-dir-access-using-hashing", "FALSE", true},
+    {"find-hard", "external-script", nullptr, false},
+    {"find-hard", "external-mpi-args", "", false},
+    {"find-hard", "external-extra-args", "", false},
+    {"find-hard", "nproc", nullptr, false},
+    {"find-hard", "run", "TRUE", true},
+    {"find-hard", "pfind-queue-length", "10000", false},
+    {"find-hard", "pfind-steal-next", "FALSE", true},
+    {"find-hard", "pfind-parallelize-single-dir-access-using-hashing", "FALSE", true},
+    {"mdworkbench-bench", "run", "TRUE", true},
+    {"ior-easy-read", "API", nullptr, false},
+    {"ior-easy-read", "run", "TRUE", true},
+    {"mdtest-easy-stat", "API", nullptr, false},
+    {"mdtest-easy-stat", "run", "TRUE", true},
+    {"ior-hard-read", "API", nullptr, false},
+    {"ior-hard-read", "collective", nullptr, true},
+    {"ior-hard-read", "run", "TRUE", true},
+    {"mdtest-hard-stat", "API", nullptr, false},
+    {"mdtest-hard-stat", "run", "TRUE", true},
+    {"mdworkbench-delete", "run", "TRUE", true},
+    {"mdtest-easy-delete", "API", nullptr, false},
+    {"mdtest-easy-delete", "run", "TRUE", true},
+    {"mdtest-hard-read", "API", nullptr, false},
+    {"mdtest-hard-read", "run", "TRUE", true},
+    {"mdtest-hard-delete", "API", nullptr, false},
+    {"mdtest-hard-delete", "run", "TRUE", true},
+    {"ior-rnd4K-easy-read", "API", nullptr, false},
+    {"ior-rnd4K-easy-read", "run", "TRUE", true},
+};
+
+// u_hash_update and u_hash_update_key_val of IO500's src/util.c.
+void HashKeyVal(uint32_t* hash, absl::string_view key, absl::string_view value) {
+  uint32_t h = 0;
+  for (absl::string_view part : {key, value}) {
+    for (char c : part) h = ((h << 2) | (h >> 30)) + static_cast<uint32_t>(c);
   }
-  return h;
+  *hash ^= h;
+}
+
+}  // namespace
+
+uint32_t Io500ConfigHash(const Io500Config& config) {
+  // The values as IO500's u_parse_ini leaves them: the text's, by section
+  // and option (case-insensitive), booleans as TRUE/FALSE, an empty value
+  // leaving the default; comments after " #" or " ;" dropped.
+  std::map<std::string, std::string> set;  // "section\noption" (lower case) → value
+  std::string section;
+  for (absl::string_view raw : absl::StrSplit(config.text, '\n')) {
+    std::string line(absl::StripAsciiWhitespace(raw));
+    for (const char* c : {" #", " ;", "\t#", "\t;"}) {
+      if (size_t at = line.find(c); at != std::string::npos) line.erase(at);
+    }
+    line = std::string(absl::StripAsciiWhitespace(line));
+    if (line.empty() || line[0] == '#' || line[0] == ';') continue;
+    if (line.front() == '[' && line.back() == ']') {
+      section = absl::AsciiStrToLower(absl::StripAsciiWhitespace(line.substr(1, line.size() - 2)));
+      continue;
+    }
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string key(absl::StripAsciiWhitespace(line.substr(0, eq)));
+    std::string value(absl::StripAsciiWhitespace(line.substr(eq + 1)));
+    value = value.substr(0, value.find_first_of("#;"));
+    value = std::string(absl::StripTrailingAsciiWhitespace(value));
+    if (!value.empty()) set[section + "\n" + absl::AsciiStrToLower(key)] = value;
+  }
+  uint32_t hash = 0;
+  for (const Io500HashedOption& o : kIo500Options) {
+    auto it = set.find(absl::StrCat(o.section, "\n", absl::AsciiStrToLower(o.name)));
+    std::string value = it != set.end() ? it->second : o.default_value ? o.default_value : "";
+    if (it == set.end() && o.default_value == nullptr) continue;
+    if (o.is_bool && it != set.end()) {
+      if (absl::EqualsIgnoreCase(value, "true") || value == "1") value = "TRUE";
+      if (absl::EqualsIgnoreCase(value, "false") || value == "0") value = "FALSE";
+    }
+    HashKeyVal(&hash, o.name, value);
+  }
+  return hash;
 }
 
 }  // namespace lockstep

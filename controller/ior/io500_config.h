@@ -99,9 +99,10 @@ absl::StatusOr<Io500Config> ParseIo500Config(const std::string& text, const std:
 // (an unset key as "key = "), a blank line after each section.
 std::string ResolvedIo500Config(const Io500Config& config);
 
-// A 32-bit hash of the resolved values (FNV-1a over "section.key=value"
-// lines, independent of their order in the file), printed as %X. Lockstep's
-// own, not IO500's config-hash.
+// IO500's config-hash (u_ini_gen_hash of src/ini-parse.c): the XOR of
+// u_hash_update_key_val(option, value) over every option of every IO500
+// section that has a value (the file's, else IO500's default), printed %X.
+// Options IO500 has and Lockstep does not take are at IO500's defaults.
 uint32_t Io500ConfigHash(const Io500Config& config);
 
 }  // namespace lockstep

@@ -29,9 +29,18 @@ std::string Pair(const std::string& key, const std::string& value) {
   return absl::StrFormat("%-15s = %s\n", key, value);
 }
 
-void Fnv(uint32_t* h, const std::string& s) {
-  for (char c : s) *h = (*h ^ static_cast<unsigned char>(c)) * 16777619u;
+}  // namespace
+
+uint32_t Io500HashUpdate(uint32_t hash, absl::string_view text) {
+  for (char c : text) hash = ((hash << 2) | (hash >> 30)) + static_cast<uint32_t>(c);
+  return hash;
 }
+
+void Io500HashKeyVal(uint32_t* hash, absl::string_view key, absl::string_view value) {
+  *hash ^= Io500HashUpdate(Io500HashUpdate(0, key), value);
+}
+
+namespace {
 
 std::string PhaseSection(const Io500PhaseOutput& p, uint32_t stonewall_seconds) {
   const Io500PhaseFigures& f = p.figures;
@@ -48,10 +57,18 @@ std::string PhaseSection(const Io500PhaseOutput& p, uint32_t stonewall_seconds) 
     s += Pair("found", absl::StrCat(p.found));
     s += Pair("total-files", absl::StrCat(p.total_files));
   }
+  const bool ior = f.name[0] == 'i';
+  // phase_ior.c's check of a stonewalled IOR write, before its figure.
+  if (ior && f.ran && Io500IsStonewalledWrite(f.name) && f.time_s < stonewall_seconds) {
+    s += absl::StrFormat("; ERROR INVALID Write phase needed %fs instead of stonewall %ds. "
+                         "Stonewall was hit at %.1fs\n",
+                         f.time_s, stonewall_seconds,
+                         p.stonewall_hit_s >= 0 ? p.stonewall_hit_s : f.time_s);
+  }
+  // IOR's "%.2f" (phase_ior.c), mdtest's "%f" (phase_mdtest_*_write.c).
   if (p.stonewall_figure >= 0) {
-    const bool ior = f.name[0] == 'i';
     s += Pair(ior ? "throughput-stonewall" : "rate-stonewall",
-              absl::StrFormat("%.2f", p.stonewall_figure));
+              absl::StrFormat(ior ? "%.2f" : "%f", p.stonewall_figure));
   }
   if (p.wear_out_tail_s >= 0) {
     s += absl::StrFormat("; lockstep: wear-out tail %.3f s after the stonewall\n",
@@ -63,6 +80,12 @@ std::string PhaseSection(const Io500PhaseOutput& p, uint32_t stonewall_seconds) 
   s += Pair("score", absl::StrFormat("%f", f.score));
   s += Pair("t_delta", absl::StrFormat("%.4f", f.time_s));
   if (p.end_unix_ns > 0) s += Pair("t_end", PairTime(p.end_unix_ns));
+  return s;
+}
+
+std::string PhaseSections(const Io500RunOutput& run) {
+  std::string s;
+  for (const Io500PhaseOutput& p : run.phases) s += PhaseSection(p, run.stonewall_seconds);
   return s;
 }
 
@@ -81,8 +104,9 @@ std::string Io500ProvenanceLine() {
 }
 
 std::string FormatIo500Summary(const Io500RunOutput& run) {
-  std::string s = absl::StrFormat("IO500 version %s (standard)\n%s\n", run.version,
-                                  Io500ProvenanceLine());
+  // As IO500 writes it, line for line: Lockstep's notice is in result.txt's
+  // '; ' lines and in lockstep io500's own output.
+  std::string s = absl::StrFormat("IO500 version %s (standard)\n", run.version);
   for (const Io500PhaseOutput& p : run.phases) {
     const Io500PhaseFigures& f = p.figures;
     const Io500PhaseVerdict v = JudgeIo500Phase(f, run.stonewall_seconds);
@@ -111,27 +135,37 @@ std::string FormatIo500ResultTxt(const Io500RunOutput& run) {
                          run.lockstep_run_dir);
   }
   for (const std::string& n : run.notes) s += absl::StrFormat("; %s\n", n);
-  const Io500Score score = ComputeIo500Score(Figures(run), run.stonewall_seconds);
+  // main.c: "; START" (verbosity 1, IO500's default), the debug phase's
+  // stonewall check (phase_dbg.c), then a blank line before the phases.
+  if (run.start_unix_ns > 0) s += absl::StrFormat("; START %s\n", PairTime(run.start_unix_ns));
   if (run.stonewall_seconds != kIo500StonewallSeconds) {
-    s += absl::StrFormat("; ERROR INVALID stonewall-time != %u (%u s), this is an invalid run\n",
-                         kIo500StonewallSeconds, run.stonewall_seconds);
+    s += absl::StrFormat("; ERROR INVALID stonewall-time %us != %us\n", run.stonewall_seconds,
+                         static_cast<uint32_t>(kIo500MinWriteSeconds));
   }
-  uint32_t hash = 2166136261u;
-  Fnv(&hash, "version=" + run.version);
-  for (const Io500PhaseOutput& p : run.phases) {
-    s += PhaseSection(p, run.stonewall_seconds);
-    if (Io500GroupOf(p.figures.name) != Io500Group::kNone) {
-      Fnv(&hash, absl::StrFormat("%s=%f", p.figures.name, p.figures.score));
-    }
-  }
+  s += "\n";
+  const Io500Score score = ComputeIo500Score(Figures(run), run.stonewall_seconds);
+  s += PhaseSections(run);
   s += "\n[SCORE]\n";
   s += Pair("MD", absl::StrFormat("%f", score.md));
   s += Pair("BW", absl::StrFormat("%f", score.bw));
   s += Pair("SCORE", absl::StrFormat("%f%s", score.total, score.valid ? "" : " [INVALID]"));
-  Fnv(&hash, absl::StrFormat("SCORE=%f", score.total));
-  if (!score.valid) Fnv(&hash, "valid=NO");
-  s += Pair("hash", absl::StrFormat("%X", hash));
+  s += Pair("hash", absl::StrFormat("%X", Io500ScoreHash(run)));
   return s;
+}
+
+uint32_t Io500ScoreHash(const Io500RunOutput& run) {
+  const Io500Score score = ComputeIo500Score(Figures(run), run.stonewall_seconds);
+  uint32_t hash = 0;
+  Io500HashKeyVal(&hash, "version", run.version);
+  for (const Io500PhaseOutput& p : run.phases) {
+    if (Io500GroupOf(p.figures.name) == Io500Group::kNone) continue;
+    Io500HashKeyVal(&hash, p.figures.name, absl::StrFormat("%f", p.figures.score));
+  }
+  Io500HashKeyVal(&hash, "MD", absl::StrFormat("%f", score.md));
+  Io500HashKeyVal(&hash, "BW", absl::StrFormat("%f", score.bw));
+  Io500HashKeyVal(&hash, "SCORE", absl::StrFormat("%f", score.total));
+  if (!score.valid) Io500HashKeyVal(&hash, "valid", "NO");
+  return hash;
 }
 
 std::string Io500DirTimestamp(int64_t unix_seconds) {

@@ -1,12 +1,12 @@
 // IO500's output files for `lockstep io500`, from the figures of its phases
 // (the command fills them from the run record): result_summary.txt,
 // result.txt, config-orig.ini, config.ini and one <phase>.txt per phase.
-// Both result files say that the phases were run by Lockstep without MPI
-// and are not an official IO500 list submission.
+// result.txt says (in '; ' lines) that the phases were run by Lockstep
+// without MPI and are not an official IO500 list submission; lockstep io500
+// prints it too. result_summary.txt is IO500's, line for line.
 //
-// result_summary.txt (IO500's layout):
+// result_summary.txt (IO500's layout, src/main.c):
 //   IO500 version lockstep-<v> (standard)
-//   ; <what ran it>
 //   [RESULT]       ior-easy-write        1.234567 GiB/s : time 300.123 seconds
 //   [      ]            timestamp        0.000000 kIOPS : time 0.000 seconds
 //   ... " [INVALID]" appended to an invalid phase ...
@@ -15,12 +15,13 @@
 // for unscored phases.)
 //
 // result.txt is INI-like, one "%-15s = value" per line: [run] (procs,
-// version, config-hash, result-dir, mode), one section per phase (t_start,
+// version, config-hash, result-dir, mode, "; START <time>", a blank line),
+// one section per phase (t_start,
 // exe, find's nproc/found/total-files, throughput-stonewall or
 // rate-stonewall, "; ERROR INVALID <reason>" lines, score, t_delta, t_end;
 // the timestamp phase only t_start, t_delta, t_end), then [SCORE] (MD, BW,
-// SCORE, hash). Lockstep's own lines (what ran it, the wear-out tail) are
-// '; ' comments.
+// SCORE, hash: IO500's score hash, Io500ScoreHash). Lockstep's own lines
+// (what ran it, the wear-out tail) are '; ' comments.
 #ifndef LOCKSTEP_CONTROLLER_IOR_IO500_OUTPUT_H_
 #define LOCKSTEP_CONTROLLER_IOR_IO500_OUTPUT_H_
 
@@ -29,6 +30,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "controller/ior/io500_score.h"
 
 namespace lockstep {
@@ -43,6 +45,9 @@ struct Io500PhaseOutput {
   double stonewall_figure = -1;
   // Time from the stonewall deadline to the last task's end (wear-out); < 0: none.
   double wear_out_tail_s = -1;
+  // When the stonewall was hit, from the phase's start (IOR's stonewall_time);
+  // < 0: unknown (its time is shown).
+  double stonewall_hit_s = -1;
   // find only
   bool is_find = false;
   uint64_t find_nproc = 0;
@@ -53,6 +58,7 @@ struct Io500PhaseOutput {
 
 struct Io500RunOutput {
   uint32_t procs = 0;                 // tasks of all agents
+  int64_t start_unix_ns = 0;          // "; START"; 0: no such line
   std::string version;                // "lockstep-<version>"
   uint32_t config_hash = 0;
   std::string result_dir;
@@ -67,6 +73,14 @@ struct Io500RunOutput {
 // The line every output carries: run by Lockstep without MPI, not an
 // official list submission.
 std::string Io500ProvenanceLine();
+
+// IO500's u_hash_update (rotate left by 2, add the character) and
+// u_hash_update_key_val (the pair's hash XORed in), src/util.c.
+uint32_t Io500HashUpdate(uint32_t hash, absl::string_view text);
+void Io500HashKeyVal(uint32_t* hash, absl::string_view key, absl::string_view value);
+// The [SCORE] hash as IO500's main.c computes it: version, each scored
+// phase's "%f" score, MD, BW, SCORE, and valid=NO for an invalid run.
+uint32_t Io500ScoreHash(const Io500RunOutput& run);
 
 std::string FormatIo500Summary(const Io500RunOutput& run);
 std::string FormatIo500ResultTxt(const Io500RunOutput& run);

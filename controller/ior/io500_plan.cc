@@ -140,38 +140,69 @@ void AddFind(const Io500Config& c, const Io500Setup& s, Plan* plan) {
   plan->phases.push_back(p);
 }
 
+// IO500's mdtest_{easy,hard}_add_params, the phase's own words and
+// mdtest_add_generic_params, in their order (src/phase_mdtest_*.c): what
+// real mdtest runs for the phase, with Lockstep's seed for -G and the
+// stonewall file (-x) by which a later mdtest takes the write's count.
 std::string MdtestExe(const Io500Config& c, const Io500Setup& s, absl::string_view phase) {
   const bool easy = absl::StrContains(phase, "easy");
-  std::string e = absl::StrFormat("mdtest -n %u", easy ? c.mdtest_easy_items : c.mdtest_hard_items);
-  e += easy ? " -u -L -F -P" : " -t -w 3901 -e 3901 -P";
-  e += absl::StrCat(" -N 1 -d ", Sub(s, easy ? "mdtest-easy" : "mdtest-hard"));
-  if (absl::EndsWith(phase, "-write")) return e + absl::StrFormat(" -C -Y -W %u -a POSIX", s.stonewall_seconds);
-  if (absl::EndsWith(phase, "-stat")) return e + " -T -a POSIX";
-  if (absl::EndsWith(phase, "-read")) return e + " -E -X -a POSIX";
-  return e + " -r -a POSIX";
+  const char* sub = easy ? "mdtest-easy" : "mdtest-hard";
+  std::string e = absl::StrFormat("mdtest --dataPacketType=timestamp -n %u",
+                                  easy ? c.mdtest_easy_items : c.mdtest_hard_items);
+  e += easy ? absl::StrFormat(" -u -L -F -P -G %u -N 1", s.seed)
+            : absl::StrFormat(" -t -w 3901 -e 3901 -P -G=%u -N 1 -F", s.seed);
+  e += absl::StrFormat(" -d %s -x %s/%s.stonewall", Sub(s, sub), s.resultdir, sub);
+  if (absl::EndsWith(phase, "-write")) {
+    e += absl::StrFormat(" -C -Y -W %u", s.stonewall_seconds);
+  } else if (absl::EndsWith(phase, "-stat")) {
+    e += " -T";
+  } else if (absl::EndsWith(phase, "-read")) {
+    e += " -E -X";
+  } else {
+    e += " -r";
+  }
+  return e + absl::StrFormat(" --saveRankPerformanceDetails=%s/%s.csv -a POSIX", s.resultdir,
+                             phase);
 }
 
+// IO500's ior_{easy,hard}_add_params and the phase's own words, in their
+// order (src/phase_ior_*.c), with Lockstep's seed for -G, IO500's stonewall
+// status file (the write's count for a later read) and its per-rank CSV.
+// ior-rnd4K-easy-read as it ran here: -z once (shuffled offsets; IO500
+// gives -z twice, which Lockstep does not implement) and -C -Q 1.
 std::string IorExe(const Io500Config& c, const Io500Setup& s, absl::string_view phase) {
   const bool easy = absl::StrContains(phase, "easy");
-  std::string e = absl::StrFormat("ior --dataPacketType=timestamp -C -Q 1 -g -G %u -k -e -o %s",
-                                  s.seed, easy ? Sub(s, "ior-easy") + "/ior_file_easy"
-                                               : Sub(s, "ior-hard") + "/file");
+  const std::string csv =
+      absl::StrFormat(" -O saveRankPerformanceDetailsCSV=%s/%s.csv", s.resultdir, phase);
+  std::string e;
+  if (easy) {
+    e = absl::StrFormat("ior --dataPacketType=timestamp -g -G %u -k -e -o %s/ior_file_easy",
+                        s.seed, Sub(s, "ior-easy"));
+    if (phase != "ior-rnd4K-easy-read") {
+      e += absl::StrFormat(" -C -Q 1 -O stoneWallingStatusFile=%s/ior-easy.stonewall -t %s -b %s",
+                           s.resultdir, c.ior_easy_transfer, c.ior_easy_block);
+    }
+    if (c.ior_easy_file_per_proc) e += " -F";
+  } else {
+    e = absl::StrFormat("ior --dataPacketType=timestamp -C -Q 1 -g -G=%u -k -e -o %s/file -O "
+                        "stoneWallingStatusFile=%s/ior-hard.stonewall -t 47008 -b 47008 -s %u",
+                        s.seed, Sub(s, "ior-hard"), s.resultdir, c.ior_hard_segments);
+  }
   if (phase == "ior-rnd4K-easy-read") {
-    e += absl::StrFormat(" -t 4096 -b 4096 -s %u", c.ior_easy_block_bytes / kRndTransferBytes);
-  } else if (easy) {
-    e += absl::StrFormat(" -t %s -b %s", c.ior_easy_transfer, c.ior_easy_block);
-  } else {
-    e += absl::StrFormat(" -t 47008 -b 47008 -s %u", c.ior_hard_segments);
+    return e + absl::StrFormat(" -r -D %u -z -a POSIX%s -t=4096 -b=4096 -s=%u -O "
+                               "stoneWallingWearOut=1 -C -Q 1",
+                               s.stonewall_seconds, csv,
+                               c.ior_easy_block_bytes / kRndTransferBytes);
   }
-  if (easy && c.ior_easy_file_per_proc) e += " -F";
-  if (absl::EndsWith(phase, "-write")) {
-    e += absl::StrFormat(" -w -D %u -O stoneWallingWearOut=1", s.stonewall_seconds);
-  } else if (phase == "ior-rnd4K-easy-read") {
-    e += absl::StrFormat(" -r -z -D %u -O stoneWallingWearOut=1", s.stonewall_seconds);
-  } else {
-    e += " -r -R";
+  if (phase == "ior-easy-write") {
+    return e + absl::StrFormat(" -w -D %u -O stoneWallingWearOut=1 -a POSIX%s",
+                               s.stonewall_seconds, csv);
   }
-  return e + " -a POSIX";
+  if (phase == "ior-hard-write") {
+    return e + absl::StrFormat(" -w -D %u -a POSIX%s -O stoneWallingWearOut=1",
+                               s.stonewall_seconds, csv);
+  }
+  return e + " -r -R -a POSIX" + csv;
 }
 
 }  // namespace

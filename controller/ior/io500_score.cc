@@ -28,7 +28,12 @@ Io500PhaseVerdict JudgeIo500Phase(const Io500PhaseFigures& p, uint32_t stonewall
   if (!p.ran) {
     invalid(absl::StrFormat("Phase not run: %s", p.not_run_reason));
   } else if (!p.error.empty()) {
-    invalid(absl::StrFormat("Errors occurred during the phase: %s", p.error));
+    // phase_ior.c's words for IOR phases; Lockstep's error follows.
+    invalid(absl::StartsWith(p.name, "ior-")
+                ? absl::StrFormat("Errors (1) occured during phase in IOR. This invalidates your "
+                                  "run. (%s)",
+                                  p.error)
+                : absl::StrFormat("Errors occurred during the phase: %s", p.error));
   }
   // src/main.c: the stonewall sanity check, else a zero score.
   if (p.ran && Io500IsStonewalledWrite(p.name) && p.time_s < stonewall_seconds) {

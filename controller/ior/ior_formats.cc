@@ -68,7 +68,7 @@ bool IsTransfer(v1::PhaseKind k) { return k == v1::WRITE || k == v1::READ || k =
 std::string Percent(double pct) { return absl::StrFormat("%2.1f%%", pct); }
 
 std::string TestJson(const v1::TestRecord& t, const v1::RunRecord& rec) {
-  const IorTestParams p = IorTestParamsOf(t);
+  const IorTestParams p = IorTestParamsOf(t, &rec);
   const v1::PhaseSpec& s = p.layout;
   const TestReorder& reorder = p.reorder;
   bool removed = false;  // IOR's keepFile: no timed removal in the test
@@ -114,7 +114,8 @@ std::string TestJson(const v1::TestRecord& t, const v1::RunRecord& rec) {
                                                        : "no tasks offsets");
   if (reorder.node_offset > 0) options.I("task offset", reorder.node_offset);
   if (reorder.random) {
-    options.I("task offset", 1).Raw("reorder random seed", absl::StrCat(reorder.random_seed));
+    options.I("task offset", reorder.task_offset)
+        .Raw("reorder random seed", absl::StrCat(reorder.random_seed));
   }
   options.I("nodes", t.client_agents()).I("tasks", t.total_tasks())
       .I("clients per node", t.tasks_per_agent()).S("memoryBuffer", "CPU")

@@ -93,14 +93,25 @@ RepStats PopulationStats(const std::vector<double>& values) {
 TestReorder TestReorderOf(const google::protobuf::RepeatedPtrField<v1::PhaseSpec>& specs) {
   TestReorder r;
   for (const v1::PhaseSpec& s : specs) {
-    if (s.reorder_node_offset() > 0) {
-      r.node_offset = s.reorder_node_offset();
-    }
     if (s.reorder_random()) {
       r.random = true;
       r.random_seed = s.reorder_random_seed();
+      r.task_offset = std::max<uint32_t>(s.reorder_node_offset(), 1);
+    } else if (s.reorder_node_offset() > 0) {
+      r.node_offset = s.reorder_node_offset();
+      r.task_offset = r.node_offset;
     }
   }
+  return r;
+}
+
+TestReorder TestReorderOf(const v1::RunRecord& run, const v1::TestRecord& test) {
+  if (run.ior_task_offset() == 0) return TestReorderOf(test.plan_specs());
+  TestReorder r;
+  r.task_offset = run.ior_task_offset();
+  r.node_offset = run.ior_reorder_constant() ? r.task_offset : 0;
+  r.random = run.ior_reorder_random();
+  r.random_seed = run.ior_reorder_random_seed();
   return r;
 }
 
@@ -152,7 +163,7 @@ v1::SummaryRow SummarizePhase(const std::vector<const v1::PhaseRecord*>& reps,
   out.set_repetitions(static_cast<uint32_t>(reps.size()));
   out.set_file_per_process(spec.file_per_process());
   out.set_reorder(reorder.node_offset > 0 ? 1 : 0);
-  out.set_reorder_offset(reorder.node_offset > 0 ? reorder.node_offset : 1);
+  out.set_reorder_offset(reorder.task_offset);
   out.set_reorder_random(reorder.random ? 1 : 0);
   out.set_reorder_random_seed(reorder.random_seed);
   out.set_segments(spec.segments());

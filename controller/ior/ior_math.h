@@ -37,8 +37,12 @@ struct TestReorder {
   uint32_t node_offset = 0;  // IOR -C's taskPerNodeOffset (-Q); 0 without -C
   bool random = false;       // IOR -Z
   int32_t random_seed = 0;   // IOR -X
+  uint32_t task_offset = 1;  // IOR -Q: the reordoff column, and -Z's "task offset"
 };
 TestReorder TestReorderOf(const google::protobuf::RepeatedPtrField<v1::PhaseSpec>& specs);
+// The run's IOR options when it came from an IOR command line (RunRecord's
+// ior_reorder_*, which a write-only test has too), else the test's specs.
+TestReorder TestReorderOf(const v1::RunRecord& run, const v1::TestRecord& test);
 
 // One row of "Summary of all tests" from the accepted iterations of one
 // phase (`spec` is its layout, at repetition 0).

@@ -55,7 +55,7 @@ std::string OptionsBlock(const v1::TestRecord& test, const IorTestParams& p, boo
     out += KeyVal("task offset", absl::StrCat(p.reorder.node_offset));
   } else if (p.reorder.random) {
     out += KeyVal("ordering inter file", "random task offset");
-    out += KeyVal("task offset", "1");  // -Q with -Z: only IOR's default is accepted
+    out += KeyVal("task offset", absl::StrCat(p.reorder.task_offset));
     out += KeyVal("reorder random seed", absl::StrCat(p.reorder.random_seed));
   } else {
     out += KeyVal("ordering inter file", "no tasks offsets");
@@ -182,7 +182,7 @@ std::string IorTime(const std::string& rfc3339) {
   return absl::FormatTime("%a %b %e %H:%M:%S %Y", t, absl::LocalTimeZone());
 }
 
-IorTestParams IorTestParamsOf(const v1::TestRecord& test) {
+IorTestParams IorTestParamsOf(const v1::TestRecord& test, const v1::RunRecord* run) {
   IorTestParams p;
   const v1::PhaseSpec* layout = nullptr;
   for (const v1::PhaseSpec& s : test.plan_specs()) {
@@ -202,7 +202,7 @@ IorTestParams IorTestParamsOf(const v1::TestRecord& test) {
   }
   if (layout == nullptr && test.plan_specs_size() > 0) layout = &test.plan_specs(0);
   if (layout != nullptr) p.layout = *layout;
-  p.reorder = TestReorderOf(test.plan_specs());
+  p.reorder = run != nullptr ? TestReorderOf(*run, test) : TestReorderOf(test.plan_specs());
   return p;
 }
 
@@ -237,6 +237,10 @@ std::string IorReport::Header(const v1::RunRecord& run) const {
 }
 
 std::string IorReport::AgentsReady(const v1::RunRecord& run) {
+  ior_options_.set_ior_reorder_constant(run.ior_reorder_constant());
+  ior_options_.set_ior_reorder_random(run.ior_reorder_random());
+  ior_options_.set_ior_reorder_random_seed(run.ior_reorder_random_seed());
+  ior_options_.set_ior_task_offset(run.ior_task_offset());
   for (const v1::AgentRecord& a : run.agents()) host_by_address_[a.address()] = a.facts().hostname();
   size_t clients = 0;
   for (const v1::AgentRecord& a : run.agents()) clients += a.role() == v1::CLIENT;
@@ -264,7 +268,7 @@ std::string IorReport::AgentsReady(const v1::RunRecord& run) {
 std::string IorReport::TestStarted(const v1::TestRecord& test, const v1::PhaseRecord& first) {
   if (started_test_ == static_cast<int>(test.test_id())) return "";
   started_test_ = static_cast<int>(test.test_id());
-  IorTestParams params = IorTestParamsOf(test);
+  IorTestParams params = IorTestParamsOf(test, &ior_options_);
   if (test.plan_specs_size() == 0) params.layout = first.spec();
   const v1::PhaseSpec& s = params.layout;
   std::string out;
@@ -273,7 +277,13 @@ std::string IorReport::TestStarted(const v1::TestRecord& test, const v1::PhaseRe
   // tells the tests of a sweep apart.
   if (test.sweep_size() > 0) out += KeyVal("Sweep", SweepLabel(test.sweep()));
   out += KeyVal("StartTime", IorTime(test.started_at()));
-  out += KeyVal("Path", TaskFilePath(s.dir(), s, 0));
+  // IOR's Path: rank 0's own file before the repetitions (no -m suffix, no
+  // -C/-Z reordering).
+  v1::PhaseSpec own = s;
+  own.set_multi_file(false);
+  own.set_reorder_shift(0);
+  own.set_reorder_random(false);
+  out += KeyVal("Path", TaskFilePath(s.dir(), own, 0));
   out += FsLine(first.dir_fs());
   out += OptionsBlock(test, params, verbose_);
   out += ResultsHeader();

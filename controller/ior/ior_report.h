@@ -56,6 +56,7 @@ class IorReport {
   const bool verbose_;
   int started_test_ = -1;
   std::map<std::string, std::string> host_by_address_;  // from AgentsReady
+  v1::RunRecord ior_options_;  // the run's IOR reorder options, from AgentsReady
 };
 
 // IOR's test parameters, from the layouts of a test's phases (plan_specs):
@@ -69,7 +70,9 @@ struct IorTestParams {
   bool stonewall_wear_out = false;
   TestReorder reorder;
 };
-IorTestParams IorTestParamsOf(const v1::TestRecord& test);
+// `run`: its IOR reorder options (TestReorderOf(run, test)); null: the
+// test's specs alone.
+IorTestParams IorTestParamsOf(const v1::TestRecord& test, const v1::RunRecord* run = nullptr);
 
 // IOR's file system figures of a statfs: size in GiB (TiB above 1024 GiB),
 // used %, inodes in Mi (2^20), used inodes %.

@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "common/clock.h"
 #include "common/files.h"
 #include "common/status_macros.h"
 #include "controller/ior/ior_math.h"
@@ -27,7 +28,7 @@ namespace lockstep {
 namespace {
 
 // Summary rows of every test from its accepted phase records.
-void Summarize(v1::TestRecord* test) {
+void Summarize(const v1::RunRecord& run, v1::TestRecord* test) {
   test->clear_summary();
   std::vector<std::string> order;
   std::map<std::string, std::vector<const v1::PhaseRecord*>> accepted;
@@ -38,7 +39,7 @@ void Summarize(v1::TestRecord* test) {
     accepted[p.phase()].push_back(&p);
     specs[p.phase()] = p.spec();
   }
-  const TestReorder reorder = TestReorderOf(test->plan_specs());
+  const TestReorder reorder = TestReorderOf(run, *test);
   for (const std::string& name : order) {
     *test->add_summary() =
         SummarizePhase(accepted[name], specs[name], name, test->test_id(), reorder);
@@ -126,6 +127,11 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
   }
   out.from_journal = true;
   v1::RunRecord& run = out.record;
+  // What the run knew before its first phase (run-start.json: the Began and
+  // Command line lines, the agents); a run from before it has none.
+  auto start = ReadFileToString(run_dir + "/run-start.json");
+  if (start.ok() && !google::protobuf::util::JsonStringToMessage(*start, &run).ok()) run.Clear();
+  run.clear_tests();
   run.set_format_version(1);
   std::string base = run_dir;
   while (!base.empty() && base.back() == '/') base.pop_back();
@@ -153,6 +159,8 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
       t->set_tasks_per_agent(p.spec().tasks());
       t->set_total_tasks(p.spec().total_tasks());
       t->set_client_agents(p.spec().tasks() ? p.spec().total_tasks() / p.spec().tasks() : 0);
+      // IOR's StartTime: the test started just before its first Prepare.
+      if (p.prepare_sent_unix_ns() > 0) t->set_started_at(FormatRfc3339(p.prepare_sent_unix_ns()));
       tests[id] = t;
     }
     *tests[id]->add_phases() = p;
@@ -172,7 +180,7 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
     if (parsed.ok()) {
       for (const v1::SweepValue& v : SweepValuesOf(*parsed, id)) *t->add_sweep() = v;
     }
-    Summarize(t);
+    Summarize(run, t);
   }
   out.text = RenderIorReport(run, run_dir) + FormatPhaseStarts(run);
   return out;

@@ -53,11 +53,11 @@ absl::StatusOr<std::vector<Announcement>> AwaitAnnouncements(const AnnounceWait&
       for (const Announcement& a : found) seen.push_back(a.node);
       return absl::DeadlineExceededError(absl::StrFormat(
           "%d of %d agents announced in %s within %s%s%s: check that lockstep-agent started on "
-          "%s (its log says why not), or wait longer (--wait_ms)",
+          "%s (its log says why not), or wait longer (%s)",
           found.size(), expect, wait.dir, absl::FormatDuration(wait.timeout),
           missing.empty() ? "" : absl::StrCat("; never announced: ", Nodes(missing)),
           seen.empty() ? "" : absl::StrCat("; announced: ", Nodes(seen)),
-          missing.empty() ? "the missing nodes" : "those nodes"));
+          missing.empty() ? "the missing nodes" : "those nodes", wait.wait_flag));
     }
     std::this_thread::sleep_for(absl::ToChronoMilliseconds(wait.poll));
   }

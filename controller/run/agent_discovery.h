@@ -27,6 +27,9 @@ struct AnnounceWait {
   absl::Duration timeout = absl::Seconds(5);
   absl::Duration poll = absl::Milliseconds(100);
   const std::atomic<bool>* interrupted = nullptr;  // set from a signal handler
+  // The flag that waits longer, as the runner gives it: lockstep run's
+  // --wait_ms, or a wrapper's own (the Slurm script's --wait-s).
+  std::string wait_flag = "--wait_ms";
 };
 
 // Polls wait.dir until enough agents announced (returns them, sorted by

@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/log.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "common/net.h"
@@ -160,6 +161,10 @@ RunOutcome Coordinator::Run() {
   if (!failure) failure = CheckAggregates();
   if (!failure) {
     printer_.AgentsReady(record_);
+    // Not fatal: only a rebuild from the journal misses it.
+    if (absl::Status s = store_->WriteRunStart(record_); !s.ok()) {
+      LogWarning("%s/run-start.json not written: %s", store_->dir(), s.message());
+    }
     for (uint32_t t = 0; t < plan_.tests() && !failure; ++t) {
       if (t > 0) failure = MeasureClocks();
       if (!failure) failure = RunTest(t);
@@ -184,6 +189,12 @@ void Coordinator::StartRecord() {
   record_.set_ior_command_line(options_.ior_command_line);
   record_.set_ior_verbose(options_.ior_verbose);
   record_.set_ior_reference_number(options_.ior_reference_number);
+  if (options_.ior_reorder_given) {
+    record_.set_ior_reorder_constant(options_.ior_reorder.node_offset > 0);
+    record_.set_ior_reorder_random(options_.ior_reorder.random);
+    record_.set_ior_reorder_random_seed(options_.ior_reorder.random_seed);
+    record_.set_ior_task_offset(std::max<uint32_t>(options_.ior_reorder.task_offset, 1));
+  }
   record_.set_iozone_command_line(options_.iozone_command_line);
   record_.set_smoke(plan_.smoke);
   for (const std::string& c : plan_.smoke_changes) record_.add_smoke_changes(c);
@@ -398,7 +409,7 @@ RunError Coordinator::RunTest(uint32_t test_id) {
     if (RunError e = RunRepetition(test, rep, &accepted)) return e;
   }
   // IOR prints -C's and -Z's columns for the whole test, its write rows too.
-  const TestReorder reorder = TestReorderOf(test->plan_specs());
+  const TestReorder reorder = TestReorderOf(record_, *test);
   for (const PhasePlan& phase : plan_.phases) {
     *test->add_summary() = SummarizePhase(accepted[phase.name], BaseSpec(phase, test_id, 0),
                                           phase.name, test_id, reorder);

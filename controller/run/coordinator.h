@@ -21,6 +21,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "common/tls.h"
+#include "controller/ior/ior_math.h"
 #include "controller/plan/plan.h"
 #include "controller/run/run_failure.h"
 #include "lockstep/v1/results.pb.h"
@@ -50,6 +51,10 @@ struct RunOptions {
   std::string ior_command_line;
   bool ior_verbose = false;
   int32_t ior_reference_number = 0;  // IOR -A
+  // IOR -C (node_offset > 0), -Z, -X, -Q, for the Options block and summary
+  // columns of every test, a write-only one too (RunRecord.ior_reorder_*).
+  TestReorder ior_reorder;
+  bool ior_reorder_given = false;  // from `lockstep ior`; else the specs say it
   // `lockstep iozone`: IOzone's own command line (RunRecord.iozone_command_line).
   std::string iozone_command_line;
   // Where the report goes (stdout in the CLI).

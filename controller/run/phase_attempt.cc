@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/clock.h"
+#include "common/errors.h"
 #include "common/layout.h"
 #include "common/names.h"
 #include "common/wire_version.h"
@@ -112,6 +113,12 @@ RunError PhaseAttempt::Prepare() {
       run_.roster.MarkLost(clients_[i], std::string(status.message()), IsRestarted(status));
     }
     Abort("another agent failed to prepare");
+    // The agent's kind (PATH_REFUSED, NO_SPACE ...); without one, what exit 5
+    // means (a missing or short file): IO_FAILED.
+    const v1::ErrorKind error_kind = KindOf(status);
+    record_->set_error_kind(error_kind == v1::ERROR_KIND_UNSPECIFIED && kind == RunFailure::kIoError
+                                ? v1::IO_FAILED
+                                : error_kind);
     return Failed(Fail(kind, kind == RunFailure::kAgentLost
                                  ? absl::StrFormat("agent %s lost before %s: %s",
                                                    clients_[i]->address(), phase_id_,
@@ -402,6 +409,10 @@ void PhaseAttempt::CollectClient(size_t i, RunError* failure) {
                              result->start_received_unix_ns());
   }
   apr->set_start_note(result->start_note());
+  // What a failure was, read before the tasks move into the record.
+  const RunFailure failed_as = result->ok() ? RunFailure::kNone : FailureOfPhaseResult(*result);
+  const v1::ErrorKind failed_kind =
+      result->ok() ? v1::ERROR_KIND_UNSPECIFIED : ErrorKindOfPhaseResult(*result);
   const int64_t offset_ns = run_.roster.clock(c).offset_ns;
   apr->mutable_tasks()->Swap(result->mutable_tasks());
   for (v1::TaskResult& task : *apr->mutable_tasks()) {
@@ -411,9 +422,9 @@ void PhaseAttempt::CollectClient(size_t i, RunError* failure) {
   if (result->ok()) return;
   apr->set_error(result->error());
   if (!*failure) {
-    *failure = Fail(FailureOfPhaseResult(*result),
-                    absl::StrFormat("phase %s on agent %s: %s", phase_id_, c->address(),
-                                    result->error()));
+    *failure = Fail(failed_as, absl::StrFormat("phase %s on agent %s: %s", phase_id_,
+                                               c->address(), result->error()));
+    record_->set_error_kind(failed_kind);
   }
 }
 

@@ -37,6 +37,9 @@ v1::PhaseSpec BaseSpecOf(const Plan& plan, const PhasePlan& planned, uint32_t te
   // IOR -C (-Q N): read what the tasks N agents further wrote. Ranks are
   // block-mapped to agents, so that is N × tasks per agent ranks further
   // (IOR's shift for a by-slot mapping); with one agent it is the task itself.
+  // IOR -Z -Q N: the draw skips the tasks of the first min(N, agents - 1)
+  // agents (common/layout.h); no shift of its own.
+  if (phase.reorder_random) s.set_reorder_node_offset(phase.reorder_node_offset);
   if (phase.reorder_tasks) {
     s.set_reorder_node_offset(phase.reorder_node_offset);
     s.set_reorder_shift(static_cast<uint32_t>(

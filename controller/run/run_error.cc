@@ -44,4 +44,13 @@ RunFailure FailureOfPhaseResult(const v1::PhaseResult& result) {
   return RunFailure::kIoError;
 }
 
+v1::ErrorKind ErrorKindOfPhaseResult(const v1::PhaseResult& result) {
+  v1::ErrorKind first = v1::ERROR_KIND_UNSPECIFIED;
+  for (const v1::TaskResult& task : result.tasks()) {
+    if (task.error_kind() == v1::VERIFY_FAILED || task.verify_failed()) return v1::VERIFY_FAILED;
+    if (first == v1::ERROR_KIND_UNSPECIFIED) first = task.error_kind();
+  }
+  return first == v1::ERROR_KIND_UNSPECIFIED ? v1::IO_FAILED : first;
+}
+
 }  // namespace lockstep

@@ -44,6 +44,10 @@ RunFailure FailureOfSetupCall(const absl::Status& status);
 // that do not send error_kind yet), else kIoError.
 RunFailure FailureOfPhaseResult(const v1::PhaseResult& result);
 
+// The phase record's error_kind for that result: VERIFY_FAILED as above,
+// else the first failed task's kind (IO_FAILED when none says).
+v1::ErrorKind ErrorKindOfPhaseResult(const v1::PhaseResult& result);
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_CONTROLLER_RUN_RUN_ERROR_H_

@@ -295,6 +295,10 @@ absl::Status RunStore::WritePhaseJson(const v1::PhaseRecord& phase, int fd,
   return WriteAll(fd, p.prefix + agents + p.suffix, tmp);
 }
 
+absl::Status RunStore::WriteRunStart(const v1::RunRecord& run) {
+  return WriteFileAtomically(dir_ + "/run-start.json", ToJson(run, true) + "\n");
+}
+
 absl::Status RunStore::WriteSummary(const std::string& text) {
   return WriteFileAtomically(dir_ + "/summary.txt", text);
 }

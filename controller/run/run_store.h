@@ -63,6 +63,10 @@ class RunStore {
   absl::Status JournalAndOffload(v1::PhaseRecord* phase);
   // run.json, streamed (a phase at a time) and renamed into place.
   absl::Status WriteRunJson(const v1::RunRecord& run);
+  // run-start.json: the run as known when its agents are ready (started_at,
+  // command lines, agents; no tests), so that `lockstep report` can rebuild
+  // a run that never wrote run.json with its header and agent lines.
+  absl::Status WriteRunStart(const v1::RunRecord& run);
   absl::Status WriteSummary(const std::string& text);
 
  private:

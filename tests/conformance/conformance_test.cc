@@ -26,6 +26,8 @@ using lockstep::testing::RunCommand;
 using lockstep::testing::TempDir;
 
 const std::string kGoldenDir = std::string(LOCKSTEP_SOURCE_DIR) + "/tests/conformance/golden";
+const std::string kSequenceDir =
+    std::string(LOCKSTEP_SOURCE_DIR) + "/tests/conformance/sequences";
 const std::string kLockstep = std::string(LOCKSTEP_BIN_DIR) + "/lockstep";
 
 // What Lockstep prints differently on purpose (README, "IOR and mdtest
@@ -63,10 +65,10 @@ Case ParseCmd(const std::string& name, const std::string& cmd_file) {
   return c;
 }
 
-std::vector<std::string> CaseNames() {
+std::vector<std::string> CaseNames(const std::string& parent = kGoldenDir) {
   std::vector<std::string> names;
   std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(kGoldenDir, ec)) {
+  for (const auto& e : std::filesystem::directory_iterator(parent, ec)) {
     if (e.is_directory()) names.push_back(e.path().filename().string());
   }
   std::sort(names.begin(), names.end());
@@ -176,6 +178,49 @@ TEST_P(Conformance, MatchesIorLineForLine) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Golden, Conformance, ::testing::ValuesIn(CaseNames()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return absl::StrReplaceAll(info.param, {{"-", "_"}});
+                         });
+
+
+// A script of IOR command lines run one after another in one directory, as
+// IOR's own testing/basic-tests.sh runs them (sequences/<name>/steps.txt:
+// "RANKS<tab>ARGS" a line): after every step IOR's output and the files IOR
+// left there (stdout-N.txt, files-N.txt), kept, removed and reused alike.
+class Sequence : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Sequence, LeavesIorsFilesAfterEveryStep) {
+  const std::string sdir = kSequenceDir + "/" + GetParam();
+  TempDir results;
+  char tmpl[64];
+  std::snprintf(tmpl, sizeof(tmpl), "%s/lockstep-seq-XXXXXX", DataParent().c_str());
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string data = tmpl;
+  const std::string dir = data + "/d";
+  std::filesystem::create_directories(dir);
+  int n = 0;
+  for (absl::string_view line : absl::StrSplit(Read(sdir + "/steps.txt"), '\n', absl::SkipEmpty())) {
+    ++n;
+    std::vector<std::string> fields = absl::StrSplit(line, '\t');
+    ASSERT_EQ(fields.size(), 2u) << line;
+    Case c;
+    c.name = GetParam();
+    c.tool = "ior";
+    c.args = absl::StrSplit(fields[1], ' ', absl::SkipEmpty());
+    c.ranks = std::stoi(fields[0]);
+    const std::string what = absl::StrFormat("step %d (ior %s, %d ranks)", n, fields[1], c.ranks);
+    CommandResult r = RunCase(c, dir, results.path(), c.ranks);
+    ASSERT_EQ(r.exit_code, 0) << what << "\n" << r.out;
+    ExpectConformant(Read(absl::StrFormat("%s/stdout-%d.txt", sdir, n)), r, what);
+    std::vector<std::string> diffs = CompareFiles(
+        Read(absl::StrFormat("%s/files-%d.txt", sdir, n)), ListFilesWithSizes(dir), false);
+    EXPECT_TRUE(diffs.empty()) << what << ", files after it:" << Report(diffs);
+  }
+  EXPECT_GT(n, 0) << sdir << "/steps.txt has no steps";
+  std::filesystem::remove_all(data);
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, Sequence, ::testing::ValuesIn(CaseNames(kSequenceDir)),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return absl::StrReplaceAll(info.param, {{"-", "_"}});
                          });

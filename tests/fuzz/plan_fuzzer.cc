@@ -8,6 +8,7 @@
 #include <string>
 
 #include "controller/plan/plan.h"
+#include "controller/plan/write_places.h"
 
 namespace {
 
@@ -41,6 +42,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       uint32_t n = plan->TasksPerAgent(p, t);
       Check(n >= 1 && n <= lockstep::kMaxAgentTasks, "tasks per agent out of range");
     }
+  }
+  // Where it may write on local agents: an accepted directory is never a
+  // system directory (the corpus has hostile ones: /etc, /tmp/../etc,
+  // /dev/sda, /proc/self, "/"), and a refusal names the file and the fix.
+  lockstep::LocalWritePlaces places;
+  places.cwd = "/nonexistent-cwd";
+  absl::Status where = lockstep::CheckLocalWritePlaces(*plan, places);
+  if (where.ok()) {
+    for (const lockstep::PhasePlan& p : plan->phases) {
+      if (p.dir.empty() || p.dir[0] != '/') continue;
+      Check(!lockstep::IsSystemDirectory(lockstep::WhereItLands(p.dir, places.cwd)),
+            "a system directory accepted for local agents");
+    }
+  } else {
+    Check(where.message().find("fuzz.toml") != absl::string_view::npos, "a refusal without the file");
+    Check(where.message().find("--root") != absl::string_view::npos, "a refusal without the fix");
   }
   return 0;
 }

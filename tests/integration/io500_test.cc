@@ -89,7 +89,12 @@ TEST(Io500, TinyRunOnTwoLocalAgentsWritesIo500sFiles) {
   EXPECT_EQ(Read(out + "/config-orig.ini"), TinyIni(tmp));
   EXPECT_THAT(Read(out + "/config.ini"), HasSubstr("[debug]\nstonewall-time = 2\n"));
   const std::string summary = Read(out + "/result_summary.txt");
-  EXPECT_THAT(summary, HasSubstr("not an official IO500 list submission"));
+  // IO500's lines only: the notice is in result.txt's '; ' lines.
+  EXPECT_THAT(summary, Not(HasSubstr("not an official IO500 list submission")));
+  EXPECT_TRUE(absl::StartsWith(summary, "IO500 version lockstep-")) << summary;
+  EXPECT_TRUE(absl::StartsWith(std::vector<std::string>(absl::StrSplit(summary, '\n'))[1],
+                               "[RESULT]"))
+      << summary;
   EXPECT_THAT(summary, HasSubstr("[INVALID]"));  // a 2-second stonewall
   const std::map<std::string, std::string> lines = SummaryLines(summary);
   EXPECT_EQ(lines.size(), 14u) << summary;
@@ -106,6 +111,8 @@ TEST(Io500, TinyRunOnTwoLocalAgentsWritesIo500sFiles) {
               HasSubstr("SUMMARY rate (in ops/sec)"));
   const std::string result = Read(out + "/result.txt");
   EXPECT_THAT(result, HasSubstr("procs           = 4\n"));
+  EXPECT_THAT(result, HasSubstr("not an official IO500 list submission"));
+  EXPECT_THAT(result, HasSubstr("\n; START "));
   EXPECT_THAT(result, HasSubstr("\n[find]\n"));
   EXPECT_THAT(result, HasSubstr("\nfound           = "));  // FIND workload
   EXPECT_THAT(result, HasSubstr("\n[SCORE]\nMD              = "));
@@ -136,6 +143,15 @@ TEST(Io500, BadInputIsRefusedBeforeAnyAgentStarts) {
   r = RunLockstep({"io500", ini, "--local", "1"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("stonewall-time = 0: must be at least 1"));
+  // A system directory as the local agents' datadir: refused before anything
+  // is made there, with the fix.
+  ini = WriteIni(tmp, "etc.ini", "[global]\ndatadir = /etc/lockstep-io500-test\nresultdir = " +
+                                     tmp / "res" + "\n");
+  r = RunLockstep({"io500", ini, "--local", "1"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("[global] datadir \"/etc/lockstep-io500-test"));
+  EXPECT_THAT(r.err, HasSubstr("is a system directory"));
+  EXPECT_FALSE(std::filesystem::exists("/etc/lockstep-io500-test"));
   // A data directory in use.
   std::filesystem::create_directories(tmp / "data");
   std::ofstream(tmp / "data/old") << "x";

@@ -17,6 +17,7 @@ namespace lockstep::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class RunTest : public ::testing::Test {
  protected:
@@ -183,6 +184,13 @@ TEST_F(RunTest, DirectoryOutsideRootsOrMissing) {
   RunResult escape = cluster_.Run(OnePhase(PlanPhase("w", "write").Set("dir", "data/../..")));
   EXPECT_EQ(escape.exit_code, 2);
   EXPECT_THAT(escape.err, HasSubstr("outside the agent's allowed roots"));
+
+  // Missing and outside: refused for the roots, not "does not exist; create it".
+  RunResult missing_outside =
+      cluster_.Run(OnePhase(PlanPhase("w", "write").Set("dir", "/etc/lockstep-missing/d")));
+  EXPECT_EQ(missing_outside.exit_code, 2);
+  EXPECT_THAT(missing_outside.err, HasSubstr("outside the agent's allowed roots"));
+  EXPECT_THAT(missing_outside.err, Not(HasSubstr("create it")));
 
   RunResult missing = cluster_.Run(OnePhase(PlanPhase("w", "write").Set("dir", "nope")));
   EXPECT_EQ(missing.exit_code, 2);

@@ -25,6 +25,7 @@ using testing::RunNow;
 using testing::RunSpec;
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::TempDir;
 
 TEST(Roots, ResolvesInsideAndRefusesEscapes) {
@@ -49,6 +50,14 @@ TEST(Roots, ResolvesInsideAndRefusesEscapes) {
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(missing.status().message(), HasSubstr("does not exist"));
   EXPECT_EQ(KindOf(missing.status()), v1::ERROR_KIND_UNSPECIFIED);  // missing, not refused
+  // Missing and outside the roots: refused, never "create it".
+  for (const std::string& d : {std::string("/etc/lockstep-missing/x"), tmp / "outside/missing",
+                               std::string("link/missing"), std::string("nope/../../../outside/n")}) {
+    auto out = roots->Resolve(d);
+    EXPECT_EQ(KindOf(out.status()), v1::PATH_REFUSED) << d;
+    EXPECT_THAT(out.status().message(), Not(HasSubstr("create it"))) << d;
+  }
+  EXPECT_EQ(KindOf(roots->ResolveNew("/etc/lockstep-missing/md").status()), v1::PATH_REFUSED);
   EXPECT_EQ(KindOf(roots->ResolveNew("sub/..").status()), v1::PATH_REFUSED);
   EXPECT_FALSE(AllowedRoots::Create({tmp / "missing-root"}).ok());
   EXPECT_FALSE(AllowedRoots::Create({}).ok());

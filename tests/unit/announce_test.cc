@@ -131,6 +131,9 @@ TEST_F(AnnounceDirTest, WaitNamesTheMissingNodesAndRefusesStrangers) {
   EXPECT_TRUE(absl::IsDeadlineExceeded(missing.status()));
   EXPECT_THAT(missing.status().message(), HasSubstr("1 of 2 agents announced"));
   EXPECT_THAT(missing.status().message(), HasSubstr("never announced: n2"));
+  EXPECT_THAT(missing.status().message(), HasSubstr("or wait longer (--wait_ms)"));
+  wait.wait_flag = "--wait-s";  // the Slurm script's flag
+  EXPECT_THAT(AwaitAnnouncements(wait).status().message(), HasSubstr("or wait longer (--wait-s)"));
 
   ASSERT_OK(WriteAnnouncement(dir_, Node("n2", "h:2")));
   auto all = AwaitAnnouncements(wait);

@@ -13,6 +13,7 @@ namespace lockstep {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 v1::PhaseRecord Phase(uint32_t rep, double total_s, const std::string& error = "") {
   v1::PhaseRecord p;
@@ -66,6 +67,41 @@ TEST(JournalReport, RebuildsTheSummaryFromTheJournalOfAKilledRun) {
   ASSERT_OK(again);
   EXPECT_FALSE(again->from_journal);
   EXPECT_EQ(again->record.tests(0).summary(0).repetitions(), 2u);
+}
+
+// A killed run's report has the lines the live run printed before its first
+// phase: Began, Command line, the agents (from run-start.json).
+TEST(JournalReport, RebuiltReportHasTheRunsHeaderAndAgents) {
+  testing::TempDir out;
+  auto store = RunStore::Create(out.path(), "p", "[[phase]]\n");
+  ASSERT_OK(store);
+  v1::RunRecord start;
+  start.set_run_id((*store)->run_id());
+  start.set_started_at("2026-12-02T16:00:00Z");
+  start.set_command_line("lockstep ior -w -F --local 2");
+  start.set_ior_command_line("ior -w -F");
+  start.set_controller_host("ctl");
+  v1::AgentRecord* a = start.add_agents();
+  a->set_address("127.0.0.1:7070");
+  a->set_role(v1::CLIENT);
+  a->mutable_facts()->set_hostname("node7");
+  ASSERT_OK((*store)->WriteRunStart(start));
+  v1::PhaseRecord first = Phase(0, 1.0);
+  first.set_prepare_sent_unix_ns(int64_t{1764691200} * 1000000000);  // 2025-12-02T16:00:00Z
+  ASSERT_OK((*store)->AppendJournal(first));
+  const std::string dir = (*store)->dir();
+  store->reset();
+  auto r = RebuildRun(dir);
+  ASSERT_OK(r);
+  EXPECT_TRUE(r->from_journal);
+  EXPECT_EQ(r->record.status(), "interrupted");
+  EXPECT_THAT(r->text, Not(HasSubstr("Began               : \n")));
+  EXPECT_THAT(r->text, HasSubstr("Command line        : ior -w -F\n"));
+  EXPECT_THAT(r->text, HasSubstr("Machine             : Linux ctl\n"));
+  EXPECT_THAT(r->text, HasSubstr("127.0.0.1:7070"));
+  EXPECT_THAT(r->text, HasSubstr("node7"));
+  EXPECT_THAT(r->text, Not(HasSubstr("StartTime           : \n")));
+  ASSERT_EQ(r->record.tests_size(), 1);
 }
 
 TEST(JournalReport, NotARunDirectory) {

@@ -1,0 +1,106 @@
+// The README's exit-code table, a run per code that a run can cause here
+// (3, 4, 8 and 130 have their fault tests: run_test, slow_agent_test,
+// versions_test, fault_test and hang_test), and the phase's error kind in
+// run.json beside the code.
+#include <filesystem>
+#include <fstream>
+
+#include "controller/cli/exit_codes.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "integration/test_cluster.h"
+#include "test_util.h"
+
+namespace lockstep::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Overwrites 4 bytes of `path` at `offset`.
+void Corrupt(const std::string& path, std::streamoff offset) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  ASSERT_TRUE(f.good()) << path;
+  f.seekp(offset);
+  f.write("XXXX", 4);
+}
+
+TEST(ExitCodes, OkUsageIoErrorAndVerify) {
+  TestCluster tmp;  // no agents: --local
+  std::filesystem::create_directories(tmp / "data");
+  const std::string f = tmp / "data/f";
+  RunResult w = tmp.Lockstep({"ior", "-w", "-k", "-G", "3", "-b", "1m", "-t", "64k", "-o", f,
+                              "--out", tmp.results_dir()});
+  ASSERT_EQ(w.exit_code, kExitOk) << w.Output();
+
+  EXPECT_EQ(tmp.Lockstep({"ior", "-w", "-w"}).exit_code, kExitUsage);
+
+  // A verification failure: 6, the task and the phase VERIFY_FAILED.
+  Corrupt(f, 100);
+  RunResult v = tmp.Lockstep({"ior", "-r", "-R", "-G", "3", "-k", "-b", "1m", "-t", "64k", "-o",
+                              f, "--out", tmp.results_dir()});
+  EXPECT_EQ(v.exit_code, kExitVerify) << v.Output();
+  EXPECT_THAT(v.err, HasSubstr("verification failed"));
+  v1::RunRecord rec = v.Record();
+  ASSERT_EQ(rec.tests_size(), 1);
+  ASSERT_EQ(rec.tests(0).phases_size(), 1);
+  const v1::PhaseRecord& read = rec.tests(0).phases(0);
+  EXPECT_FALSE(read.ok());
+  EXPECT_EQ(read.error_kind(), v1::VERIFY_FAILED);
+  ASSERT_GE(read.agents_size(), 1);
+  ASSERT_GE(read.agents(0).tasks_size(), 1);
+  EXPECT_EQ(read.agents(0).tasks(0).error_kind(), v1::VERIFY_FAILED);
+
+  // An I/O error (a missing file): 5, the phase's kind IO_FAILED.
+  RunResult io = tmp.Lockstep({"ior", "-r", "-F", "-b", "1m", "-t", "64k", "-o", tmp / "data/none",
+                               "--out", tmp.results_dir()});
+  EXPECT_EQ(io.exit_code, kExitIoError) << io.Output();
+  v1::RunRecord io_rec = io.Record();
+  ASSERT_EQ(io_rec.tests_size(), 1);
+  ASSERT_EQ(io_rec.tests(0).phases_size(), 1);
+  EXPECT_EQ(io_rec.tests(0).phases(0).error_kind(), v1::IO_FAILED);
+}
+
+TEST(ExitCodes, SkewBeyondTheBoundFails) {
+  TestCluster tmp;
+  // Two agents' start skew plus its uncertainty (the clock estimates' ±) is
+  // above 1 us: the bound is broken, and with on_skew = "fail" the run stops.
+  std::string plan = tmp.WritePlan(PlanBuilder()
+                                       .Set("max_start_skew_us", 1)
+                                       .Set("on_skew", "fail")
+                                       .AddPhase(PlanPhase("w", "write").Set("dir", "data")));
+  RunResult r = tmp.Lockstep({"run", "--local", "2", "--out", tmp.results_dir(), plan});
+  EXPECT_EQ(r.exit_code, kExitSkew) << r.Output();
+}
+
+// Local agents write only where the runner meant: a system directory is
+// refused with the plan line and the fix, before anything is created.
+TEST(ExitCodes, LocalAgentsRefuseSystemDirectories) {
+  TestCluster tmp;
+  const std::string dir = "/etc/lockstep-exit-codes-test";
+  RunResult ior = tmp.Lockstep({"ior", "-w", "-o", dir + "/f", "--out", tmp.results_dir()});
+  EXPECT_EQ(ior.exit_code, kExitUsage) << ior.Output();
+  EXPECT_THAT(ior.err, HasSubstr("is a system directory"));
+  EXPECT_THAT(ior.err, HasSubstr("--root " + dir));
+  EXPECT_THAT(ior.err, Not(HasSubstr("create it")));
+  std::string plan = tmp.WritePlan(PlanBuilder().AddPhase(PlanPhase("w", "write").Set("dir", dir)));
+  RunResult run = tmp.Lockstep({"run", "--local", "1", "--out", tmp.results_dir(), plan});
+  EXPECT_EQ(run.exit_code, kExitUsage) << run.Output();
+  EXPECT_THAT(run.err, HasSubstr(plan + ":"));
+  EXPECT_THAT(run.err, HasSubstr("phase 'w': dir \"" + dir + "\" is a system directory"));
+  EXPECT_FALSE(std::filesystem::exists(dir));
+  // Outside the runner's places (not a system directory): --root allows it.
+  std::string other = tmp.WritePlan(
+      PlanBuilder().AddPhase(PlanPhase("w", "write").Set("dir", "/var/tmp/lockstep-exit-codes")));
+  RunResult refused = tmp.Lockstep({"run", "--local", "1", "--out", tmp.results_dir(), other});
+  EXPECT_EQ(refused.exit_code, kExitUsage) << refused.Output();
+  EXPECT_THAT(refused.err, HasSubstr("--root /var/tmp/lockstep-exit-codes"));
+  RunResult allowed = tmp.Lockstep({"run", "--local", "1", "--root", "/var/tmp/lockstep-exit-codes",
+                                    "--out", tmp.results_dir(), other});
+  EXPECT_EQ(allowed.exit_code, kExitOk) << allowed.Output();
+  std::error_code ec;
+  std::filesystem::remove_all("/var/tmp/lockstep-exit-codes", ec);
+}
+
+}  // namespace
+}  // namespace lockstep::testing
