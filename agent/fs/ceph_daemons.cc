@@ -85,7 +85,7 @@ uint32_t CephDaemons::PidOf(size_t i) {
   if (pid_file.empty()) {
     auto answer = AdminSocketCommand(
         AdminSocketPath(options_.admin_socket, options_.cluster, name),
-        R"({"prefix": "config get", "var": "pid_file"})", options_.timeout);
+        R"({"prefix": "config get", "var": "pid_file"})", options_.quick_timeout);
     if (!answer.ok()) return 0;
     auto json = ParseJson(*answer, name + " config get pid_file");
     if (!json.ok()) return 0;
@@ -166,7 +166,7 @@ std::vector<v1::DaemonFacts> CephDaemons::Facts() {
     f.set_name(options_.daemons[i]);
     f.set_admin_socket(AdminSocketPath(options_.admin_socket, options_.cluster, f.name()));
     auto answer = AdminSocketCommand(f.admin_socket(), R"({"prefix": "version"})",
-                                     options_.timeout);
+                                     options_.quick_timeout);
     auto json = answer.ok() ? ParseJson(*answer, f.name() + " version") : answer.status();
     if (!json.ok()) {
       f.set_warning(absl::StrFormat("%s is configured ([ceph] daemons) but did not answer: %s",

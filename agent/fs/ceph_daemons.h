@@ -34,6 +34,9 @@ struct CephDaemonOptions {
   std::string proc_root = "/proc";
   // Per admin-socket command; a daemon hung longer is reported as hung.
   absl::Duration timeout = absl::Seconds(5);
+  // For the version and pid lookups of Facts() (Attach, `lockstep agents`)
+  // and Down() (heartbeats): a hung daemon must not hold those up.
+  absl::Duration quick_timeout = absl::Seconds(1);
   // MDS "cache drop": how long the MDS may take to recall client caps.
   uint32_t mds_cache_drop_timeout_s = 10;
 };
