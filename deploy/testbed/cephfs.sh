@@ -364,6 +364,9 @@ up() {
     wait_for 20 "the agent of $name (log: $D/log/agent-$name.log)" agent_listening "$name"
   done < "$D/hosts.new"
   awk -v p=$PORT '{print $2 ":" p "  " $3 "   # " $1}' "$D/hosts.new" > "$D/hostfile"
+  # The directories the shipped plans use (deploy/plans/testbed/); Lockstep,
+  # like IOR, does not create a phase directory.
+  mkdir -p "$MNT"/{ior,stripe,nton,shared,io500}
   mv "$D/hosts.new" "$D/hosts"
   trap - EXIT
   say "up in $(el) s"
