@@ -22,10 +22,6 @@
 
 namespace lockstep {
 
-// HostFacts.extra key of an agent started with --test_lustre_any_fs (TESTS
-// ONLY): any directory counts as Lustre there.
-inline constexpr char kTestLustreAnyFsFact[] = "test_lustre_any_fs";
-
 struct AgentOptions {
   v1::Role role = v1::CLIENT;
   std::vector<std::string> roots;

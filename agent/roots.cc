@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/errors.h"
+#include "common/files.h"
 
 namespace lockstep {
 namespace {
@@ -31,12 +32,6 @@ absl::StatusOr<std::string> RealPath(const std::string& path) {
 
 // A plan path the agent will not use: the controller sees PATH_REFUSED.
 absl::Status Refused(absl::Status status) { return WithKind(std::move(status), v1::PATH_REFUSED); }
-
-bool IsUnder(const std::string& path, const std::string& root) {
-  if (root == "/") return true;
-  return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
-                          path[root.size()] == '/');
-}
 
 // PATH_REFUSED: `dir` (landing at `real`) is below none of `roots`.
 absl::Status OutsideRoots(const std::string& dir, const std::string& real,
@@ -103,7 +98,7 @@ absl::StatusOr<std::string> AllowedRoots::Resolve(const std::string& dir) const 
       // would then be refused.
       const std::string lands = WhereMissingLands(candidate);
       if (std::none_of(roots_.begin(), roots_.end(),
-                       [&](const std::string& r) { return IsUnder(lands, r); })) {
+                       [&](const std::string& r) { return PathIsUnder(lands, r); })) {
         return OutsideRoots(dir, lands == candidate ? candidate : lands, roots_);
       }
       return absl::NotFoundError(absl::StrFormat(
@@ -113,7 +108,7 @@ absl::StatusOr<std::string> AllowedRoots::Resolve(const std::string& dir) const 
     return Refused(real.status());
   }
   for (const std::string& root : roots_) {
-    if (IsUnder(*real, root)) {
+    if (PathIsUnder(*real, root)) {
       struct stat st;
       if (::stat(real->c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
         return Refused(absl::InvalidArgumentError(absl::StrFormat("%s is not a directory", *real)));

@@ -101,4 +101,10 @@ std::string Sha256Hex(std::string_view data) {
   return hex;
 }
 
+bool PathIsUnder(const std::string& path, const std::string& root) {
+  if (root == "/") return true;
+  return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+                          path[root.size()] == '/');
+}
+
 }  // namespace lockstep

@@ -17,6 +17,11 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path);
 // the directory.
 absl::Status WriteFileAtomically(const std::string& path, std::string_view content);
 
+// Whether `path` is `root` or lies below it, by the text of both (no
+// symlinks resolved): "/a/b" is under "/a", "/ab" is not; everything is under
+// "/". Both absolute and normal (no "..", no trailing '/').
+bool PathIsUnder(const std::string& path, const std::string& root);
+
 // Hex SHA-256 of `data` (OpenSSL EVP).
 std::string Sha256Hex(std::string_view data);
 

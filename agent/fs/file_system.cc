@@ -1,12 +1,7 @@
 #include "agent/fs/file_system.h"
 
-#include <sys/statfs.h>
-
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
@@ -48,10 +43,7 @@ std::string MountTypeOf(const std::string& dir, const std::string& mountinfo_pat
     // Mount points escape blanks and backslashes as octal.
     const std::string point = absl::StrReplaceAll(
         f[4], {{"\\040", " "}, {"\\011", "\t"}, {"\\012", "\n"}, {"\\134", "\\"}});
-    const bool inside = dir == point || point == "/" ||
-                        (absl::StartsWith(dir, point) && dir.size() > point.size() &&
-                         dir[point.size()] == '/');
-    if (inside && point.size() >= best_len) {
+    if (PathIsUnder(dir, point) && point.size() >= best_len) {
       best_len = point.size();
       best_type = f[dash + 1];
     }
@@ -105,32 +97,31 @@ absl::StatusOr<std::unique_ptr<FsTunableScope>> FileSystem::SetChecksums(bool on
 
 absl::StatusOr<std::unique_ptr<FileSystem>> FileSystemFor(const std::string& dir,
                                                           const FileSystemContext& ctx) {
-  struct statfs st;
-  if (::statfs(dir.c_str(), &st) != 0) {
-    const int e = errno;
-    std::string msg = absl::StrFormat("statfs %s: %s", dir, std::strerror(e));
-    if (e == ENOENT) return absl::NotFoundError(msg);
-    if (e == EACCES) return absl::PermissionDeniedError(msg);
-    return absl::FailedPreconditionError(msg + " (a mount that is gone or hung?)");
+  absl::StatusOr<FsType> type = FsTypeOf(dir);
+  if (!type.ok()) {
+    if (absl::IsNotFound(type.status()) || absl::IsPermissionDenied(type.status())) {
+      return type.status();
+    }
+    return absl::FailedPreconditionError(std::string(type.status().message()) +
+                                         " (a mount that is gone or hung?)");
   }
-  const uint64_t magic = static_cast<uint64_t>(st.f_type);
-  if (magic == kLustreSuperMagic || ctx.lustre_any_fs) {
+  if (type->magic == kLustreSuperMagic || ctx.lustre_any_fs) {
     return std::unique_ptr<FileSystem>(std::make_unique<LustreFs>(ctx));
   }
-  if (magic == kCephSuperMagic) {
+  if (type->magic == kCephSuperMagic) {
     return std::unique_ptr<FileSystem>(std::make_unique<CephFs>("kernel"));
   }
-  if (magic == kFuseSuperMagic) {
+  if (type->magic == kFuseSuperMagic) {
     std::error_code ec;
     const std::string canonical = std::filesystem::canonical(dir, ec).string();
-    const std::string type = MountTypeOf(ec ? dir : canonical, ctx.mountinfo_path);
-    if (type == "fuse.ceph-fuse" || type == "fuse.ceph") {
+    const std::string mount_type = MountTypeOf(ec ? dir : canonical, ctx.mountinfo_path);
+    if (mount_type == "fuse.ceph-fuse" || mount_type == "fuse.ceph") {
       return std::unique_ptr<FileSystem>(std::make_unique<CephFs>("ceph-fuse"));
     }
-    return std::unique_ptr<FileSystem>(std::make_unique<PosixFs>(type.empty() ? "fuse" : type));
+    return std::unique_ptr<FileSystem>(
+        std::make_unique<PosixFs>(mount_type.empty() ? "fuse" : mount_type));
   }
-  auto type = FsTypeOf(dir);
-  return std::unique_ptr<FileSystem>(std::make_unique<PosixFs>(type.ok() ? type->name : "?"));
+  return std::unique_ptr<FileSystem>(std::make_unique<PosixFs>(type->name));
 }
 
 }  // namespace lockstep

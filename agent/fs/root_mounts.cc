@@ -6,9 +6,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "agent/lustre.h"
+#include "common/files.h"
 
 namespace lockstep {
 namespace {
@@ -16,11 +16,6 @@ namespace {
 std::string FsNameOf(const std::string& path) {
   auto t = FsTypeOf(path);
   return t.ok() ? t->name : "?";
-}
-
-bool Holds(const std::string& root, const std::string& dir) {
-  return dir == root || root == "/" ||
-         (absl::StartsWith(dir, root) && dir.size() > root.size() && dir[root.size()] == '/');
 }
 
 }  // namespace
@@ -45,7 +40,7 @@ absl::Status RootMounts::Check(const std::string& dir, const std::string& host) 
     holder = &roots_.front();
   } else {
     for (const Root& r : roots_) {
-      if (Holds(r.path, dir) && (holder == nullptr || r.path.size() > holder->path.size())) {
+      if (PathIsUnder(dir, r.path) && (holder == nullptr || r.path.size() > holder->path.size())) {
         holder = &r;
       }
     }

@@ -5,16 +5,11 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/files.h"
 #include <toml++/toml.h>
 
 namespace lockstep {
 namespace {
-
-bool IsUnder(const std::string& path, const std::string& root) {
-  if (root == "/") return true;
-  return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
-                          path[root.size()] == '/');
-}
 
 std::string Normal(const std::string& path) {
   std::string s = std::filesystem::path(path).lexically_normal().string();
@@ -43,9 +38,9 @@ bool IsSystemDirectory(const std::string& path) {
   static const char* const kSystem[] = {"/etc", "/usr",  "/boot",    "/bin", "/sbin",
                                         "/proc", "/sys", "/var/lib", "/root"};
   for (const char* s : kSystem) {
-    if (IsUnder(path, s)) return true;
+    if (PathIsUnder(path, s)) return true;
   }
-  if (IsUnder(path, "/dev")) return !IsUnder(path, "/dev/shm");
+  if (PathIsUnder(path, "/dev")) return !PathIsUnder(path, "/dev/shm");
   // /lib, /lib64, /lib32, /libx32 ...
   const size_t slash = path.find('/', 1);
   const std::string top = path.substr(0, slash);
@@ -70,7 +65,7 @@ absl::Status CheckLocalWritePlace(const std::string& dir, const LocalWritePlaces
                                   const std::string& what) {
   const std::string lands = WhereItLands(dir, places.cwd);
   for (const std::string& r : places.roots) {
-    if (IsUnder(lands, WhereItLands(r, places.cwd))) return absl::OkStatus();
+    if (PathIsUnder(lands, WhereItLands(r, places.cwd))) return absl::OkStatus();
   }
   std::string written = dir;
   while (written.size() > 1 && written.back() == '/') written.pop_back();
@@ -87,7 +82,7 @@ absl::Status CheckLocalWritePlace(const std::string& dir, const LocalWritePlaces
   if (!places.local_root.empty()) allowed.push_back(places.local_root);
   allowed.insert(allowed.end(), {"/tmp", "/dev/shm"});
   for (const std::string& a : allowed) {
-    if (IsUnder(lands, WhereItLands(a, places.cwd))) return absl::OkStatus();
+    if (PathIsUnder(lands, WhereItLands(a, places.cwd))) return absl::OkStatus();
   }
   return absl::InvalidArgumentError(absl::StrFormat(
       "%s \"%s\"%s is outside the places local agents write without being told (%s); move the "

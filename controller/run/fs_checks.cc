@@ -5,6 +5,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/files.h"
+#include "common/names.h"
 #include "controller/plan/sweep.h"
 
 namespace lockstep {
@@ -23,10 +25,9 @@ std::string RootFsTypeOf(const std::string& dir, const v1::HostFacts& facts) {
   if (dir.empty() || dir[0] != '/') return facts.roots(0).fs_type();
   const v1::RootFacts* best = nullptr;
   for (const v1::RootFacts& r : facts.roots()) {
-    const std::string& p = r.path();
-    const bool holds = dir == p || p == "/" ||
-                       (absl::StartsWith(dir, p) && dir.size() > p.size() && dir[p.size()] == '/');
-    if (holds && (best == nullptr || p.size() > best->path().size())) best = &r;
+    if (PathIsUnder(dir, r.path()) && (best == nullptr || r.path().size() > best->path().size())) {
+      best = &r;
+    }
   }
   return best == nullptr ? "" : best->fs_type();
 }
@@ -41,10 +42,8 @@ RunError CheckFsSettings(const Plan& plan, const std::vector<AgentClient*>& clie
       if (!p.set_stripe && !crc) continue;
       for (const AgentClient* c : clients) {
         const std::string fs = RootFsTypeOf(p.dir, c->facts);
-        // TESTS ONLY: an agent with fake Lustre tools takes any directory
-        // (agent/agent_core.h kTestLustreAnyFsFact; the controller may not
-        // include agent/).
-        if (MayHaveLayouts(fs) || c->facts.extra().count("test_lustre_any_fs") > 0) continue;
+        // TESTS ONLY: an agent with fake Lustre tools takes any directory.
+        if (MayHaveLayouts(fs) || c->facts.extra().count(kTestLustreAnyFsFact) > 0) continue;
         const std::string key =
             p.set_stripe ? "stripe_count/stripe_size/stripe_index/stripe_pool/object_size"
                          : "checksums";
