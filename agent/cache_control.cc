@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "agent/fs/lustre_fs.h"
 #include "common/clock.h"
@@ -60,15 +59,15 @@ absl::StatusOr<v1::CacheReply> DropCaches(const v1::CacheRequest& request,
     // its onodes, before the page cache goes.
     if (control.daemons != nullptr && !control.daemons->empty()) {
       int64_t ns = 0;
-      for (std::string& line : control.daemons->DropCaches(&ns)) {
-        if (absl::StrContains(line, "not dropped")) {
+      for (CephDaemons::CacheDrop& drop : control.daemons->DropCaches(&ns)) {
+        if (!drop.dropped) {
           if (request.required()) {
-            return absl::FailedPreconditionError(
-                absl::StrFormat("a daemon cache required by the plan was not dropped: %s", line));
+            return absl::FailedPreconditionError(absl::StrFormat(
+                "a daemon cache required by the plan was not dropped: %s", drop.line));
           }
-          AddWarning(&reply, line);
+          AddWarning(&reply, drop.line);
         }
-        reply.add_daemon_caches(std::move(line));
+        reply.add_daemon_caches(std::move(drop.line));
       }
       reply.set_daemon_cache_duration_ns(ns);
     }

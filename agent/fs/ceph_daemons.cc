@@ -246,9 +246,9 @@ std::vector<v1::DaemonStats> CephDaemons::EndWindow(uint64_t id) {
   return out;
 }
 
-std::vector<std::string> CephDaemons::DropCaches(int64_t* duration_ns) {
+std::vector<CephDaemons::CacheDrop> CephDaemons::DropCaches(int64_t* duration_ns) {
   const int64_t t0 = MonotonicNs();
-  std::vector<std::string> out;
+  std::vector<CacheDrop> out;
   for (const std::string& name : options_.daemons) {
     const std::string type = TypeOf(name);
     if (type != "osd" && type != "mds") continue;  // mon/mgr hold no file data
@@ -263,9 +263,10 @@ std::vector<std::string> CephDaemons::DropCaches(int64_t* duration_ns) {
     auto answer = AdminSocketCommand(
         AdminSocketPath(options_.admin_socket, options_.cluster, name), command, timeout);
     if (answer.ok()) {
-      out.push_back(absl::StrFormat("%s %.0f ms", name, (MonotonicNs() - t1) / 1e6));
+      out.push_back({absl::StrFormat("%s %.0f ms", name, (MonotonicNs() - t1) / 1e6), true});
     } else {
-      out.push_back(absl::StrFormat("%s: cache not dropped: %s", name, answer.status().message()));
+      out.push_back(
+          {absl::StrFormat("%s: cache not dropped: %s", name, answer.status().message()), false});
     }
   }
   *duration_ns = MonotonicNs() - t0;

@@ -62,8 +62,12 @@ class CephDaemons {
 
   // Each daemon's "cache drop" (OSD: BlueStore's onode and buffer caches;
   // MDS: its metadata cache, recalling client caps first): "osd.0 12 ms",
-  // or "osd.0: <why not>". `duration_ns`: the whole drop.
-  std::vector<std::string> DropCaches(int64_t* duration_ns);
+  // or "osd.0: cache not dropped: <why>". `duration_ns`: the whole drop.
+  struct CacheDrop {
+    std::string line;
+    bool dropped = false;
+  };
+  std::vector<CacheDrop> DropCaches(int64_t* duration_ns);
 
   // Daemons that are not running or are stopped (SIGSTOP), from /proc only
   // (no socket call: heartbeats must not wait on a hung daemon):

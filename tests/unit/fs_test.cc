@@ -177,14 +177,16 @@ TEST(CephDaemons, CountersCpuCachesAndDeathThroughTheAdminSocket) {
   int64_t ns = 0;
   auto dropped = daemons.DropCaches(&ns);
   ASSERT_EQ(dropped.size(), 1u);
-  EXPECT_THAT(dropped[0], ::testing::MatchesRegex("osd\\.0 [0-9]+ ms"));
+  EXPECT_THAT(dropped[0].line, ::testing::MatchesRegex("osd\\.0 [0-9]+ ms"));
+  EXPECT_TRUE(dropped[0].dropped);
   EXPECT_EQ(sock->cache_drops.load(), 1);
 
   // The daemon goes away: its socket first, then (another pid) its process.
   sock.reset();
   ASSERT_OK(WriteFileAtomically(pid_file, "999999999\n"));
   dropped = daemons.DropCaches(&ns);
-  EXPECT_THAT(dropped[0], HasSubstr("osd.0: cache not dropped: admin socket"));
+  EXPECT_THAT(dropped[0].line, HasSubstr("osd.0: cache not dropped: admin socket"));
+  EXPECT_FALSE(dropped[0].dropped);
   const uint64_t w2 = daemons.BeginWindow();
   stats = daemons.EndWindow(w2);
   EXPECT_THAT(stats[0].warning(), HasSubstr("osd.0 (pid 999999999) is not running"));
