@@ -34,6 +34,13 @@ void ToControllerClock(int64_t offset_ns, v1::TaskResult* task) {
 
 namespace {
 
+// The agent's host name for lines that name a host; its address when unknown.
+std::string HostOrAddress(const std::string& address,
+                          const std::map<std::string, std::string>& host_by_address) {
+  auto host = host_by_address.find(address);
+  return host == host_by_address.end() || host->second.empty() ? address : host->second;
+}
+
 // One line per host with the busiest processes of its window:
 //   "  n01 top cpu: lockstep-agent 100% (1 CPU), kworker 5%"
 void AddTopCpuLines(const v1::PhaseRecord& phase,
@@ -42,9 +49,7 @@ void AddTopCpuLines(const v1::PhaseRecord& phase,
   std::set<std::string> hosts_seen;
   for (const v1::AgentPhaseRecord& a : phase.agents()) {
     if (!a.has_telemetry() || a.telemetry().interval_s() < 0.2) continue;  // 10 ms ticks
-    auto host = host_by_address.find(a.address());
-    const std::string name =
-        host == host_by_address.end() || host->second.empty() ? a.address() : host->second;
+    const std::string name = HostOrAddress(a.address(), host_by_address);
     if (!hosts_seen.insert(name).second) continue;
     const std::string top = TopCpuText(a.telemetry().top_processes(), kTopCpuLineProcesses);
     if (!top.empty()) lines->push_back(absl::StrFormat("  %s top cpu: %s", name, top));
@@ -59,9 +64,7 @@ void AddDaemonLines(const v1::PhaseRecord& phase,
                     const std::map<std::string, std::string>& host_by_address,
                     std::vector<std::string>* lines) {
   for (const v1::AgentPhaseRecord& a : phase.agents()) {
-    auto host = host_by_address.find(a.address());
-    const std::string name =
-        host == host_by_address.end() || host->second.empty() ? a.address() : host->second;
+    const std::string name = HostOrAddress(a.address(), host_by_address);
     for (const v1::DaemonStats& d : a.telemetry().daemons()) {
       std::string line = absl::StrFormat("  %s %s: cpu %.0f%%, rss %.0f MiB", name, d.name(),
                                          d.cpu_pct(), d.rss_bytes() / 1048576.0);

@@ -49,6 +49,7 @@ fi
 exec python3 - --build "$build" "${args[@]}" <<'PY'
 import argparse, json, os, select, shutil, signal, subprocess, sys, tempfile, time
 import benchlib
+import skewprobe
 
 ap = argparse.ArgumentParser(prog="start_skew.sh")
 ap.add_argument("--build", required=True)
@@ -73,19 +74,7 @@ shm = tempfile.mkdtemp(prefix="lockstep-skew-", dir="/dev/shm")
 
 
 def bpftrace_usable():
-    if a.no_bpftrace:
-        return "disabled (--no-bpftrace)"
-    if os.geteuid() != 0:
-        return "not root"
-    if not shutil.which("bpftrace"):
-        return "bpftrace not installed (apt-get install bpftrace)"
-    if not os.path.isdir("/sys/kernel/tracing/events"):
-        # tracefs is not always mounted in containers and VMs.
-        r = subprocess.run(["mount", "-t", "tracefs", "nodev", "/sys/kernel/tracing"],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            return f"tracefs not mounted and cannot be: {r.stderr.strip()}"
-    return ""
+    return "disabled (--no-bpftrace)" if a.no_bpftrace else skewprobe.usable()
 
 
 class Probe:

@@ -33,6 +33,7 @@ class ScriptedAgent final : public v1::Agent::Service {
                          v1::HeartbeatReply* reply) override {
     absl::MutexLock lock(&mu);
     asked_stall_ms = request->stall_ms();
+    ++heartbeats;
     reply->set_state("running");
     for (const std::string& d : daemons_down) reply->add_daemons_down(d);
     for (const std::string& s : stalled) reply->add_stalled(s);
@@ -42,6 +43,7 @@ class ScriptedAgent final : public v1::Agent::Service {
   std::vector<std::string> daemons_down ABSL_GUARDED_BY(mu);
   std::vector<std::string> stalled ABSL_GUARDED_BY(mu);
   uint32_t asked_stall_ms ABSL_GUARDED_BY(mu) = 0;
+  int heartbeats ABSL_GUARDED_BY(mu) = 0;
 };
 
 struct Fixture {
@@ -88,8 +90,17 @@ TEST(HeartbeaterNotices, ADaemonGoingDownAndComingBackIsSaidOnceEach) {
   ASSERT_THAT(notices, Contains(HasSubstr("osd.2 (pid 4242) is not running")))
       << absl::StrJoin(notices, "\n");
   EXPECT_THAT(notices[0], HasSubstr("oss agent 127.0.0.1:"));
-  // Said once, though every later heartbeat reports it too.
-  absl::SleepFor(absl::Milliseconds(700));  // a few heartbeat periods: nothing more to say
+  // Said once, though every later heartbeat reports it too: three more
+  // answered heartbeats bring nothing new.
+  int seen = 0;
+  {
+    absl::MutexLock lock(&f.agent.mu);
+    seen = f.agent.heartbeats;
+  }
+  ASSERT_EVENTUALLY([&] {
+    absl::MutexLock lock(&f.agent.mu);
+    ASSERT_GE(f.agent.heartbeats, seen + 3);
+  });
   for (const std::string& n : heartbeater.TakeNotices()) EXPECT_THAT(n, Not(HasSubstr("osd.2")));
   {
     absl::MutexLock lock(&f.agent.mu);
