@@ -73,10 +73,27 @@ bool HasOutputs(const ParsedFlags& f) {
   return f.Has("html") || f.Has("csv") || f.Has("openmetrics") || f.Has("influx");
 }
 
-absl::Status WriteOutputs(const ParsedFlags& f, const std::vector<v1::RunRecord>& runs) {
+// What the history db recorded with each run (site, tags), when every run
+// is in it; otherwise none.
+std::vector<RunTags> TagsOf(const std::vector<v1::RunRecord>& runs, LazyHistory* db) {
+  if (db == nullptr) return {};
+  absl::StatusOr<HistoryStore*> store = db->Get();
+  if (!store.ok()) return {};
+  std::vector<RunTags> out;
+  for (const v1::RunRecord& r : runs) {
+    absl::StatusOr<RunSummary> s = (*store)->Summary(r.run_id());
+    if (!s.ok()) return {};
+    out.push_back({s->site, s->tags});
+  }
+  return out;
+}
+
+absl::Status WriteOutputs(const ParsedFlags& f, const std::vector<v1::RunRecord>& runs,
+                          LazyHistory* db = nullptr) {
   if (f.Has("html")) {
     HtmlOptions o;
     o.title = f.GetString("title");
+    o.run_tags = TagsOf(runs, db);
     RETURN_IF_ERROR(WriteReportFile(f.GetString("html"), RenderHtml(runs, o), "HTML report"));
     std::printf("wrote %s\n", f.GetString("html").c_str());
   }
@@ -240,7 +257,7 @@ int CompareCommand(const std::vector<std::string>& args) {
   } else {
     std::printf("%s", FormatMatrix(groups).c_str());
   }
-  if (auto s = WriteOutputs(*f, runs); !s.ok()) return Fail("compare", s);
+  if (auto s = WriteOutputs(*f, runs, &db); !s.ok()) return Fail("compare", s);
   return kExitOk;
 }
 
@@ -349,7 +366,7 @@ int ReportCommand(const std::vector<std::string>& args) {
     if (!run.ok()) return Fail("report", run.status());
     runs.push_back(std::move(*run));
   }
-  if (auto s = WriteOutputs(*f, runs); !s.ok()) return Fail("report", s);
+  if (auto s = WriteOutputs(*f, runs, &db); !s.ok()) return Fail("report", s);
   return kExitOk;
 }
 

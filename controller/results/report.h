@@ -1,12 +1,13 @@
 // Reports of one or more runs, for people and for other tools:
 //
 //   RenderHtml        one self-contained page (no external resources, no
-//                     JavaScript): run facts, agents, summary tables and
-//                     inline SVG plots (report_figures.h) — per plan its
-//                     figure (throughput vs tasks, or a bar per sweep point),
-//                     per-repetition spread, throughput over time for every
-//                     repetition, latency percentiles of merged histograms.
-//                     Several runs are overlaid.
+//                     JavaScript, report_html.cc) that leads with the
+//                     answer: which run is which (named by what differs
+//                     between them), the plans' figures (report_figures.h),
+//                     and one table with each result's median, spread,
+//                     change and significance; then, folded: runs, agents,
+//                     every repetition, throughput over time, latency
+//                     percentiles. Never wider than the window.
 //   RenderCsv         one row per result (SummaryRow), header first; the
 //                     last column is the test's sweep point.
 //   RenderOpenMetrics OpenMetrics text, ending "# EOF".
@@ -21,13 +22,17 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "controller/results/report_labels.h"
 #include "lockstep/v1/results.pb.h"
 
 namespace lockstep {
 
 struct HtmlOptions {
-  std::string title;              // default "lockstep report: <run ids>"
+  std::string title;              // default "<plan names>: N runs"
   int max_time_series_plots = 24; // per report; the rest are listed as omitted
+  // Empty, or one per run: what the history db recorded with it (legends
+  // name runs by site and tags when these differ).
+  std::vector<RunTags> run_tags;
 };
 
 std::string RenderHtml(const std::vector<v1::RunRecord>& runs, const HtmlOptions& options = {});

@@ -11,6 +11,7 @@
 #include "common/sizes.h"
 #include "controller/plan/sweep.h"
 #include "controller/results/compare.h"
+#include "controller/results/report_labels.h"
 #include "controller/results/svg_plot.h"
 
 namespace lockstep {
@@ -31,10 +32,6 @@ Throughput ThroughputFor(double max_mib) {
 
 // ---- what a result is ------------------------------------------------------------
 
-// "write", or "seq-write/write" when the phase is not named after its operation.
-std::string OperationName(const v1::SummaryRow& r) {
-  return r.phase() == r.operation() ? r.operation() : absl::StrCat(r.phase(), "/", r.operation());
-}
 
 struct Stats {
   double median = 0, min = 0, max = 0;
@@ -91,11 +88,17 @@ double MaxOf(const std::vector<const v1::RunRecord*>& runs) {
   return mx;
 }
 
+// "write", or "<run name> write" when several runs are shown.
+std::string SeriesName(const std::string& run_name, const std::string& what) {
+  return run_name.empty() ? what : absl::StrCat(run_name, " ", what);
+}
+
 // ---- the plan's figure -----------------------------------------------------------
 
 // Throughput against total tasks, the task counts evenly spaced (as the
 // seed reports' figures): one line per run and operation shape.
-std::string TasksFigure(const std::string& plan, const std::vector<const v1::RunRecord*>& runs) {
+std::string TasksFigure(const std::string& plan, const std::vector<const v1::RunRecord*>& runs,
+                        const std::vector<std::string>& names) {
   // op, xfer, block, segs, fpp; the block is left out (0): it may shrink as
   // the tasks grow (total_size, seed 001; a block_size list, seed 000).
   using Shape = std::tuple<std::string, uint64_t, uint64_t, uint64_t, bool>;
@@ -135,7 +138,7 @@ std::string TasksFigure(const std::string& plan, const std::vector<const v1::Run
     for (const auto& [shape, by_tasks] : pts) {
       const auto& [op, xfer, block_unused, segs, fpp] = shape;
       PlotSeries s;
-      s.name = absl::StrCat(runs[i]->run_id(), " ", op);
+      s.name = SeriesName(names[i], op);
       if (shapes[op].size() > 1) {
         absl::StrAppend(&s.name, " xfer=", HumanBytes(xfer), " segments=", segs,
                         fpp ? " fpp" : "");
@@ -156,7 +159,8 @@ std::string TasksFigure(const std::string& plan, const std::vector<const v1::Run
 }
 
 // A bar per configuration (sweep point), run and operation.
-std::string ConfigFigure(const std::string& plan, const std::vector<const v1::RunRecord*>& runs) {
+std::string ConfigFigure(const std::string& plan, const std::vector<const v1::RunRecord*>& runs,
+                         const std::vector<std::string>& names) {
   const Throughput unit = ThroughputFor(MaxOf(runs));
   BarPlotSpec spec;
   std::vector<BarGroup> groups;
@@ -166,14 +170,14 @@ std::string ConfigFigure(const std::string& plan, const std::vector<const v1::Ru
     }
     return list.size();
   };
-  for (const v1::RunRecord* r : runs) {
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const v1::RunRecord* r = runs[i];
     for (const auto& t : r->tests()) {
-      std::string label = SweepLabel(t.sweep());
-      if (label.empty()) label = absl::StrFormat("test %u (%u tasks)", t.test_id(), t.total_tasks());
+      const std::string label = TestName(*r, t);
       size_t g = index_of(groups, label, [](const BarGroup& b) { return b.label; });
       if (g == groups.size()) groups.push_back({label, {}});
       for (const auto& row : t.summary()) {
-        const std::string name = absl::StrCat(r->run_id(), " ", OperationName(row));
+        const std::string name = SeriesName(names[i], OperationName(row));
         size_t s = index_of(spec.series, name, [](const std::string& n) { return n; });
         if (s == spec.series.size()) spec.series.push_back(name);
         const Stats st = StatsOf(row);
@@ -243,26 +247,45 @@ std::vector<PlotSeries> RepetitionSeries(const std::vector<const v1::PhaseRecord
 }
 
 std::string TestLabel(const v1::TestRecord& t) {
-  std::string sweep = SweepLabel(t.sweep());
+  std::string ran = RanLabel(t);
   return absl::StrFormat("test %u (%u tasks%s)", t.test_id(), t.total_tasks(),
-                         sweep.empty() ? "" : ", " + sweep);
+                         ran.empty() ? "" : ", " + ran);
+}
+
+// The most samples any agent recorded for one repetition of `phase`.
+int MostSamples(const std::vector<const v1::PhaseRecord*>& reps) {
+  int most = 0;
+  for (const v1::PhaseRecord* ph : reps) {
+    for (const auto& a : ph->agents()) {
+      if (a.series_interval_ms() > 0) most = std::max(most, a.series_bytes_size());
+    }
+  }
+  return most;
 }
 
 }  // namespace
 
-std::vector<std::string> PlanFigures(const std::vector<v1::RunRecord>& runs) {
+std::vector<std::string> PlanFigures(const std::vector<v1::RunRecord>& runs,
+                                     const std::vector<std::string>& run_names) {
   std::vector<std::string> out;
   for (const auto& [plan, list] : ByPlan(runs)) {
-    out.push_back(SweepsTasksOnly(list) ? TasksFigure(plan, list) : ConfigFigure(plan, list));
+    std::vector<std::string> names;
+    for (const v1::RunRecord* r : list) {
+      const size_t i = static_cast<size_t>(r - runs.data());
+      names.push_back(i < run_names.size() ? run_names[i] : std::string());
+    }
+    out.push_back(SweepsTasksOnly(list) ? TasksFigure(plan, list, names)
+                                        : ConfigFigure(plan, list, names));
   }
   return out;
 }
 
-std::vector<std::string> TimeSeriesPlots(const std::vector<v1::RunRecord>& runs, int max_plots,
-                                         int* omitted) {
-  std::vector<std::string> out;
-  *omitted = 0;
-  for (const v1::RunRecord& run : runs) {
+TimeSeriesPlots TimeSeriesFigures(const std::vector<v1::RunRecord>& runs,
+                                  const std::vector<std::string>& run_names,
+                                  const TimeSeriesOptions& options) {
+  TimeSeriesPlots out;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const v1::RunRecord& run = runs[i];
     for (const auto& t : run.tests()) {
       std::vector<std::string> phases;  // in order, once each
       for (const auto& ph : t.phases()) {
@@ -272,6 +295,12 @@ std::vector<std::string> TimeSeriesPlots(const std::vector<v1::RunRecord>& runs,
       }
       for (const std::string& phase : phases) {
         const auto reps = Accepted(t, phase);
+        const int samples = MostSamples(reps);
+        if (samples == 0) continue;
+        if (samples < options.min_samples) {
+          ++out.too_short;
+          continue;
+        }
         double mx = 0;
         for (const v1::PhaseRecord* ph : reps) {
           for (const auto& a : ph->agents()) {
@@ -284,18 +313,19 @@ std::vector<std::string> TimeSeriesPlots(const std::vector<v1::RunRecord>& runs,
         const Throughput unit = ThroughputFor(mx);
         std::vector<PlotSeries> series = RepetitionSeries(reps, unit.divisor);
         if (series.empty()) continue;
-        if (static_cast<int>(out.size()) >= max_plots) {
-          ++*omitted;
+        if (static_cast<int>(out.plots.size()) >= options.max_plots) {
+          ++out.omitted;
           continue;
         }
         PlotSpec spec;
         spec.title = absl::StrFormat("Throughput over time, %s: every repetition", phase);
-        spec.subtitle = absl::StrCat(run.run_id(), " ", TestLabel(t));
+        const std::string& name = i < run_names.size() ? run_names[i] : std::string();
+        spec.subtitle = SeriesName(name, TestLabel(t));
         spec.x_label = "seconds since the phase started";
         spec.x_from_zero = true;
         spec.y_label = unit.unit;
         spec.kind = "timeseries";
-        out.push_back(LinePlot(spec, series));
+        out.plots.push_back(LinePlot(spec, series));
       }
     }
   }
@@ -314,7 +344,8 @@ LatencyHistogram MergedLatency(const v1::TestRecord& test, const std::string& ph
   return h;
 }
 
-std::vector<std::string> LatencyPlots(const std::vector<v1::RunRecord>& runs) {
+std::vector<std::string> LatencyPlots(const std::vector<v1::RunRecord>& runs,
+                                      const std::vector<std::string>& run_names) {
   std::map<std::string, std::vector<PlotSeries>> by_phase;
   for (size_t i = 0; i < runs.size(); ++i) {
     for (const auto& t : runs[i].tests()) {
@@ -324,7 +355,7 @@ std::vector<std::string> LatencyPlots(const std::vector<v1::RunRecord>& runs) {
         const LatencyHistogram h = MergedLatency(t, phase);
         if (h.count() == 0) continue;
         PlotSeries s;
-        s.name = absl::StrCat(runs[i].run_id(), " ", TestLabel(t));
+        s.name = SeriesName(i < run_names.size() ? run_names[i] : std::string(), TestLabel(t));
         s.style = static_cast<int>(i);
         const double q[] = {0.5, 0.9, 0.99, 0.999};
         for (int k = 0; k < 4; ++k) {

@@ -1,20 +1,23 @@
-// The figures of the HTML report (report.cc), built from stored runs alone:
+// The figures of the HTML report (report_html.cc), built from stored runs alone:
 //
-//   PlanFigures      per plan (runs grouped by name), the figure its report
-//                    drew: throughput against tasks (one line per run and
-//                    operation, as IOzone's throughput-vs-threads figure)
-//                    when its tests differ in tasks only; otherwise a bar
-//                    per configuration (sweep point) per run and operation.
-//                    Both at the median over the repetitions, whiskers from
-//                    min to max.
-//   TimeSeriesPlots  per run, test and phase: throughput over time, one line
-//                    per repetition and agent (per repetition, all agents
-//                    summed, beyond 4 agents).
-//   LatencyPlots     per phase: percentiles of the merged latency histograms
-//                    (TaskResult.latency) of every task, agent and repetition
-//                    of a test, a line per run and test.
+//   PlanFigures        per plan (runs grouped by name), the figure its report
+//                      drew: throughput against tasks (one line per run and
+//                      operation, as IOzone's throughput-vs-threads figure)
+//                      when its tests differ in tasks only; otherwise a bar
+//                      per configuration (the test as it ran, TestName) per
+//                      run and operation. Both at the median over the
+//                      repetitions, whiskers from min to max.
+//   TimeSeriesFigures  per run, test and phase that spans several sampling
+//                      intervals: throughput over time, one line per
+//                      repetition and agent (per repetition, all agents
+//                      summed, beyond 4 agents). A shorter phase has no
+//                      series worth drawing; its rate is its result.
+//   LatencyPlots       per phase: percentiles of the merged latency
+//                      histograms (TaskResult.latency) of every task, agent
+//                      and repetition of a test, a line per run and test.
 //
-// Legends name the run and the operation (or repetition and agent).
+// Legends name the run (`run_names`, report_labels.h RunNames: "" for a
+// single run) and the operation, or the repetition and agent.
 #ifndef LOCKSTEP_CONTROLLER_RESULTS_REPORT_FIGURES_H_
 #define LOCKSTEP_CONTROLLER_RESULTS_REPORT_FIGURES_H_
 
@@ -26,13 +29,24 @@
 
 namespace lockstep {
 
-std::vector<std::string> PlanFigures(const std::vector<v1::RunRecord>& runs);
+std::vector<std::string> PlanFigures(const std::vector<v1::RunRecord>& runs,
+                                     const std::vector<std::string>& run_names);
 
-// At most `max_plots`; *omitted counts the plots left out.
-std::vector<std::string> TimeSeriesPlots(const std::vector<v1::RunRecord>& runs, int max_plots,
-                                         int* omitted);
+struct TimeSeriesOptions {
+  int max_plots = 24;   // per report
+  int min_samples = 3;  // a phase with fewer samples per agent gets no plot
+};
+struct TimeSeriesPlots {
+  std::vector<std::string> plots;
+  int omitted = 0;    // phases with a series beyond max_plots
+  int too_short = 0;  // phases (per run and test) with fewer than min_samples
+};
+TimeSeriesPlots TimeSeriesFigures(const std::vector<v1::RunRecord>& runs,
+                                  const std::vector<std::string>& run_names,
+                                  const TimeSeriesOptions& options);
 
-std::vector<std::string> LatencyPlots(const std::vector<v1::RunRecord>& runs);
+std::vector<std::string> LatencyPlots(const std::vector<v1::RunRecord>& runs,
+                                      const std::vector<std::string>& run_names);
 
 // The tasks' latency histograms of phase `phase` merged over every agent and
 // repetition of `test` (accepted attempts only: ok, not superseded).

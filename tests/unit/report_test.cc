@@ -7,8 +7,10 @@
 
 #include "absl/strings/str_split.h"
 #include "common/files.h"
+#include "common/sizes.h"
 #include "controller/results/history.h"
 #include "controller/results/report_figures.h"
+#include "controller/results/report_labels.h"
 #include "controller/cli/results_commands.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
@@ -48,8 +50,9 @@ TEST(ReportHtml, SelfContainedWithSvgPlotsOfTheSeries) {
   // The plan's figure, throughput vs tasks: one line per run and operation,
   // five task counts each, evenly spaced and labelled with the counts.
   EXPECT_TRUE(Has(html, "data-plot=\"scaling\""));
-  EXPECT_TRUE(Has(html, "<g class=\"series\" data-series=\"run-a write\">")) << html.substr(0, 4000);
-  EXPECT_TRUE(Has(html, "<g class=\"series\" data-series=\"run-a read\">"));
+  // One run: legends name the operation only.
+  EXPECT_TRUE(Has(html, "<g class=\"series\" data-series=\"write\">")) << html.substr(0, 4000);
+  EXPECT_TRUE(Has(html, "<g class=\"series\" data-series=\"read\">"));
   EXPECT_TRUE(Has(html, "seed: throughput vs tasks (median over repetitions, min..max)"));
   EXPECT_TRUE(Has(html, "tasks (all agents)"));
   EXPECT_TRUE(Has(html, "class=\"xtick\">16<"));
@@ -76,11 +79,15 @@ TEST(ReportHtml, SelfContainedWithSvgPlotsOfTheSeries) {
 }
 
 TEST(ReportHtml, SeveralRunsAreOverlaid) {
+  // Runs alike in everything but their results are "run 1", "run 2", the
+  // legend at the top saying which run id each is.
   std::string html = RenderHtml({ScalingRun("run-a", 1.0), ScalingRun("run-b", 0.8)});
-  EXPECT_TRUE(Has(html, "data-series=\"run-a write\""));
-  EXPECT_TRUE(Has(html, "data-series=\"run-b write\""));
+  EXPECT_TRUE(Has(html, "data-series=\"run 1 write\""));
+  EXPECT_TRUE(Has(html, "data-series=\"run 2 write\""));
+  EXPECT_FALSE(Has(html, "data-series=\"run-a write\""));
+  EXPECT_TRUE(Has(html, "<li><b>run 2</b> run-b (complete, "));
   EXPECT_TRUE(Has(html, "stroke-dasharray"));  // the second run is dashed
-  EXPECT_TRUE(Has(html, "data-series=\"run-b test 3 (4 tasks)\""));  // latency overlay
+  EXPECT_TRUE(Has(html, "data-series=\"run 2 test 3 (4 tasks)\""));  // latency overlay
 }
 
 TEST(ReportHtml, EscapesNamesAndSurvivesEmptyRuns) {
@@ -126,9 +133,9 @@ TEST(ReportHtml, BarsPerSweepPoint) {
   EXPECT_EQ(Count(html, "<g class=\"group\" data-group=\"stripe_size=2m\">"), 1u);
   EXPECT_EQ(Count(html, "<g class=\"group\" data-group=\"stripe_size=64k\">"), 1u);
   // Two runs x two operations in each group, legend names run and operation.
-  EXPECT_EQ(Count(html, "<g class=\"series\" data-series=\"run-b read\"><rect"), 2u);
-  EXPECT_TRUE(Has(html, "run-a read, stripe_size=2m: median 67.31, min 66.88, max 73.21"));
-  EXPECT_TRUE(Has(html, "<title>run-a write</title>"));
+  EXPECT_EQ(Count(html, "<g class=\"series\" data-series=\"run 2 read\"><rect"), 2u);
+  EXPECT_TRUE(Has(html, "run 1 read, stripe_size=2m: median 67.31, min 66.88, max 73.21"));
+  EXPECT_TRUE(Has(html, "<title>run 1 write</title>"));
   // Seed 004's "median of several runs": per result over both runs.
   EXPECT_TRUE(Has(html, "<h3>stripe-size: median of 2 runs (every repetition of each)</h3>"));
   EXPECT_TRUE(Has(html, "[stripe_size=2m]</td><td class=\"n\">2</td><td class=\"n\">6</td>"
@@ -138,6 +145,105 @@ TEST(ReportHtml, BarsPerSweepPoint) {
   // The sweep point in the results table and the CSV.
   EXPECT_TRUE(Has(html, "<td>stripe_size=64k</td>"));
   EXPECT_TRUE(Has(RenderCsv({StripeRun("run-a")}), ",stripe_size=64k\n"));
+}
+
+// The page leads with the answer: the plan's figure, then one table with
+// each result's median, spread, change against the first run and its
+// significance; agents and every repetition come after, folded.
+TEST(ReportHtml, LeadsWithTheFigureAndTheComparison) {
+  std::string html = RenderHtml({ScalingRun("run-a", 1.0), ScalingRun("run-b", 0.8)});
+  const size_t figure = html.find("<svg class=\"plot\" data-plot=\"scaling\"");
+  const size_t table = html.find("<table class=\"answer\">");
+  const size_t details = html.find("<details>");
+  ASSERT_NE(figure, std::string::npos);
+  ASSERT_NE(table, std::string::npos);
+  ASSERT_NE(details, std::string::npos);
+  EXPECT_LT(figure, table);
+  EXPECT_LT(table, details);
+  EXPECT_EQ(html.find("<svg"), figure);  // no other plot before it
+  EXPECT_LT(html.find("<details><summary>Agents (4)</summary>"), html.find("6.1.0-18-amd64"));
+  EXPECT_LT(details, html.find("<th>mean MiB/s</th>"));
+  // The answer table: a row per result, the second run 20% lower, significant.
+  EXPECT_TRUE(Has(html, "<th>run 2: median MiB/s</th><th>spread</th><th>change</th>"
+                        "<th>significance</th>"));
+  const size_t row = html.find("<tr><td>write, test 5 (16 tasks)</td>");
+  ASSERT_NE(row, std::string::npos) << html.substr(table, 3000);
+  const std::string line = html.substr(row, html.find("</tr>", row) - row);
+  EXPECT_TRUE(Has(line, ">-20.0%<")) << line;
+  EXPECT_TRUE(Has(line, "class=\"n sig\">p")) << line;
+  EXPECT_TRUE(Has(line, "4 reps)")) << line;
+  EXPECT_FALSE(Has(html, "nan"));
+}
+
+// Smoke runs say what they changed; phases shorter than three sampling
+// intervals get no time series (a single sample is no rate over time).
+TEST(ReportHtml, SaysWhatRanAndDrawsNoSeriesForShortPhases) {
+  v1::RunRecord run = ScalingRun("run-a", 1.0);
+  run.set_smoke(true);
+  run.add_smoke_changes("phase write: block_size 8GiB -> 16MiB");
+  run.add_smoke_changes("phase write: striping (stripe_count/stripe_size) left out (the "
+                        "directories are not on Lustre)");
+  std::string html = RenderHtml({run});
+  EXPECT_TRUE(Has(html, "<summary>Smoke runs (lockstep run --smoke): not the plan as written; 2 "
+                        "changes, each below</summary>"));
+  EXPECT_TRUE(Has(html, "<li>phase write: block_size 8GiB -&gt; 16MiB</li>"));
+  EXPECT_TRUE(Has(html, "<p class=\"note\">Not applied: phase write: striping"));
+  EXPECT_FALSE(Has(html, "Not applied: phase write: block_size"));
+  EXPECT_TRUE(Has(html, "data-plot=\"timeseries\""));
+  for (auto& t : *run.mutable_tests()) {
+    for (auto& ph : *t.mutable_phases()) {
+      for (auto& a : *ph.mutable_agents()) a.mutable_series_bytes()->Truncate(2);
+    }
+  }
+  html = RenderHtml({run});
+  EXPECT_FALSE(Has(html, "data-plot=\"timeseries\""));
+  EXPECT_TRUE(Has(html, "10 phases ran for fewer than 3 sampling intervals"));
+}
+
+// Runs are named by what differs between them, not by their ids.
+TEST(ReportLabels, RunsAreNamedByWhatDiffers) {
+  SynthRun a;
+  a.run_id = "20260110-120000-seed-1234";
+  SynthRun b = a;
+  b.run_id = "20260110-130000-seed-5678";
+  b.kernel = "6.12.9";
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(RunNames({MakeRun(a)}), Names{""});
+  EXPECT_EQ(RunNames({MakeRun(a), MakeRun(a)}), (Names{"run 1", "run 2"}));
+  EXPECT_EQ(RunNames({MakeRun(a), MakeRun(b)}), (Names{"6.1.0-18-amd64", "6.12.9"}));
+  EXPECT_EQ(RunNames({MakeRun(a), MakeRun(a)}, {{"lab", {"before"}}, {"lab", {"after"}}}),
+            (Names{"before", "after"}));
+  EXPECT_EQ(RunNames({MakeRun(a), MakeRun(b)}, {{"lab", {}}, {"cloud", {}}}),
+            (Names{"lab 6.1.0-18-amd64", "cloud 6.12.9"}));
+}
+
+// Tests are named by what ran: a smoke run off Lustre drops striping (no
+// phase spec sets a layout), a capped block_size is the size sent.
+TEST(ReportLabels, TestsAreNamedByWhatRan) {
+  v1::RunRecord run;
+  for (uint32_t id : {0u, 1u}) {
+    v1::TestRecord* t = run.add_tests();
+    t->set_test_id(id);
+    t->set_total_tasks(4);
+    t->set_client_agents(4);
+    auto sweep = [&](const char* key, const char* value) {
+      v1::SweepValue* v = t->add_sweep();
+      v->set_key(key);
+      v->set_value(value);
+    };
+    sweep("client_agents", "8");  // capped by the smoke run's local agents
+    sweep("stripe_size", id == 0 ? "64k" : "2m");
+    sweep("block_size", "8g");
+    v1::PhaseSpec* spec = t->add_plan_specs();
+    spec->set_phase_name("write");
+    spec->set_block_bytes(16 << 20);
+  }
+  const std::string block = "block_size=" + HumanBytes(16 << 20);
+  EXPECT_EQ(RanLabel(run.tests(0)), "client_agents=4 " + block);
+  EXPECT_EQ(TestName(run, run.tests(1)), "client_agents=4 " + block + ", test 1 (4 tasks)");
+  run.mutable_tests(0)->mutable_plan_specs(0)->set_set_stripe(true);
+  EXPECT_EQ(RanLabel(run.tests(0)), "client_agents=4 stripe_size=64k " + block);
+  EXPECT_EQ(TestName(run, run.tests(0)), "client_agents=4 stripe_size=64k " + block);
 }
 
 // Percentiles of the merged histograms, not the mean of per-repetition
@@ -229,11 +335,55 @@ TEST(ReportCommand, WritesEveryOutputAtomically) {
 
 // The page in a real browser: headless Chromium (deploy/test.sh installs it;
 // skipped with the reason when it is missing). No shell: argument vector.
+constexpr char kChromium[] = "/usr/bin/chromium";
+
+testing::CommandResult DumpDom(const std::string& dir, const std::string& page) {
+  return testing::RunCommand(
+      {kChromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+       "--no-first-run", "--disable-background-networking", "--disable-component-update",
+       "--disable-sync", "--enable-logging=stderr", "--v=0", "--user-data-dir=" + dir + "/profile",
+       "--window-size=1300,900", "--dump-dom", "file://" + page});
+}
+
+// How the page lays out in a 1300 x 900 window: a copy of it with a script
+// that writes the measurement into the DOM (the report itself has none).
+struct Layout {
+  int scroll_width = -1;    // document.documentElement.scrollWidth
+  int first_plot_top = -1;  // the first plot's top edge, px from the page's top
+  std::string first_plot;   // its data-plot
+};
+Layout Measure(const std::string& dir, const std::string& html) {
+  const std::string script =
+      "<script>addEventListener('load',function(){var s=document.querySelector('svg.plot');"
+      "var m=document.createElement('pre');m.id='layout';m.textContent='layout width='+"
+      "document.documentElement.scrollWidth+' top='+(s?Math.round(s.getBoundingClientRect().top"
+      "+window.scrollY):-1)+' plot='+(s?s.getAttribute('data-plot'):'')+' end';"
+      "document.body.appendChild(m);});</script>";
+  std::string page = html;
+  page.insert(page.rfind("</body>"), script);
+  const std::string path = dir + "/measure.html";
+  EXPECT_TRUE(WriteFileAtomically(path, page).ok());
+  testing::CommandResult r = DumpDom(dir, path);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  Layout l;
+  const size_t at = r.out.find(">layout width=");
+  if (at == std::string::npos) {
+    ADD_FAILURE() << "no measurement in the DOM: " << r.out.substr(0, 500);
+    return l;
+  }
+  char plot[64] = {0};
+  if (std::sscanf(r.out.c_str() + at, ">layout width=%d top=%d plot=%63s", &l.scroll_width,
+                  &l.first_plot_top, plot) != 3) {
+    ADD_FAILURE() << r.out.substr(at, 100);
+  }
+  l.first_plot = plot;
+  return l;
+}
+
 TEST(ReportHtml, LoadsInHeadlessChromium) {
-  const char* chromium = "/usr/bin/chromium";
   struct stat st;
-  if (::stat(chromium, &st) != 0) {
-    GTEST_SKIP() << chromium << " is not installed (apt-get install chromium); the headless "
+  if (::stat(kChromium, &st) != 0) {
+    GTEST_SKIP() << kChromium << " is not installed (apt-get install chromium); the headless "
                  << "render check needs it";
   }
   std::string dir = TempDir("chromium");
@@ -241,31 +391,54 @@ TEST(ReportHtml, LoadsInHeadlessChromium) {
   ASSERT_TRUE(WriteFileAtomically(page, RenderHtml({ScalingRun("run-a", 1.0),
                                                     ScalingRun("run-b", 0.9)}))
                   .ok());
-  testing::CommandResult r = testing::RunCommand(
-      {chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-       "--no-first-run", "--disable-background-networking", "--disable-component-update",
-       "--disable-sync", "--enable-logging=stderr", "--v=0", "--user-data-dir=" + dir + "/profile",
-       "--dump-dom", "file://" + page});
+  testing::CommandResult r = DumpDom(dir, page);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // The DOM after load has the plots, the scaling curve among them, with
   // both runs' series; the console has no script error.
   EXPECT_TRUE(Has(r.out, "<svg")) << r.out.substr(0, 500);
   EXPECT_TRUE(Has(r.out, "data-plot=\"scaling\"")) << r.out.substr(0, 500);
-  EXPECT_TRUE(Has(r.out, "data-series=\"run-a write\""));
-  EXPECT_TRUE(Has(r.out, "data-series=\"run-b write\""));
+  EXPECT_TRUE(Has(r.out, "data-series=\"run 1 write\""));
+  EXPECT_TRUE(Has(r.out, "data-series=\"run 2 write\""));
   EXPECT_FALSE(Has(r.err, "Uncaught")) << r.err;
   EXPECT_FALSE(Has(r.err, "CONSOLE(")) << r.err;
   // A sweep over stripe sizes: the bar figure.
   ASSERT_TRUE(WriteFileAtomically(page, RenderHtml({StripeRun("run-a")})).ok());
-  testing::CommandResult bars = testing::RunCommand(
-      {chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-       "--no-first-run", "--disable-background-networking", "--disable-component-update",
-       "--disable-sync", "--enable-logging=stderr", "--v=0", "--user-data-dir=" + dir + "/profile",
-       "--dump-dom", "file://" + page});
+  testing::CommandResult bars = DumpDom(dir, page);
   ASSERT_EQ(bars.exit_code, 0) << bars.err;
   EXPECT_TRUE(Has(bars.out, "data-plot=\"bars\"")) << bars.out.substr(0, 500);
   EXPECT_TRUE(Has(bars.out, "data-group=\"stripe_size=64k\""));
   EXPECT_FALSE(Has(bars.err, "CONSOLE(")) << bars.err;
+}
+
+// At 1300 px the page has no horizontal scrollbar (its wide tables scroll in
+// their own box, its plots scale down) and the plan's figure is the first
+// thing below the title, inside the first screen. The pages: two runs of a
+// scaling plan, and three runs of a sweep with long run ids and plan name.
+TEST(ReportHtml, FitsTheWindowAndShowsTheFigureFirst) {
+  struct stat st;
+  if (::stat(kChromium, &st) != 0) {
+    GTEST_SKIP() << kChromium << " is not installed (apt-get install chromium); the layout "
+                 << "check needs it";
+  }
+  std::string dir = TempDir("chromium-layout");
+  const std::string id = "20261202-191519-seed-004-stripe-size-with-a-long-name-6b79";
+  v1::RunRecord a = StripeRun(id + "-a"), b = StripeRun(id + "-b"), c = StripeRun(id + "-c");
+  for (v1::RunRecord* r : {&a, &b, &c}) r->set_name("seed-004-stripe-size-on-a-site-with-a-long-name");
+  struct Page {
+    const char* what;
+    std::vector<v1::RunRecord> runs;
+    const char* plot;
+  };
+  for (const Page& p : {Page{"scaling, 2 runs", {ScalingRun("run-a", 1.0), ScalingRun("run-b", 0.9)},
+                             "scaling"},
+                        Page{"sweep, 3 runs", {a, b, c}, "bars"}}) {
+    const Layout l = Measure(dir, RenderHtml(p.runs));
+    EXPECT_GT(l.scroll_width, 0) << p.what;
+    EXPECT_LE(l.scroll_width, 1300) << p.what;
+    EXPECT_EQ(l.first_plot, p.plot) << p.what;
+    EXPECT_GE(l.first_plot_top, 0) << p.what;
+    EXPECT_LT(l.first_plot_top, 450) << p.what << ": the figure starts below the first half screen";
+  }
 }
 
 }  // namespace
