@@ -24,29 +24,11 @@
 # Prints the median over the rounds of each figure, both sides, and the
 # ratio Lockstep / bonnie++: seeks/s, rewrite MiB/s, creates/s (and the
 # block write and deletes for context).
-set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-build="${LOCKSTEP_BUILD:-$here/../../build}"
-args=()
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --build) build="$2"; shift 2 ;;
-    --build=*) build="${1#--build=}"; shift ;;
-    *) args+=("$1"); shift ;;
-  esac
-done
+source "$(dirname "$0")/lib.sh"
+bench_args bonnie.sh "$@"
 # What this bench installs (Debian): bonnie++.
-if ! command -v bonnie++ >/dev/null; then
-  if [[ $(id -u) == 0 ]]; then
-    apt-get install -y bonnie++ >/dev/null
-  else
-    echo "bonnie.sh: bonnie++ is not installed (sudo apt-get install -y bonnie++)" >&2
-    exit 2
-  fi
-fi
-command -v python3 >/dev/null || { echo "bonnie.sh: python3 is required" >&2; exit 2; }
-export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"
-exec python3 - --build "$build" "${args[@]}" <<'PY'
+bench_need bonnie++ bonnie++
+bench_python - <<'PY'
 import argparse, json, os, shutil, subprocess, sys, tempfile
 import benchlib
 

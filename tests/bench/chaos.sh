@@ -34,20 +34,9 @@
 # kind, aimed, landed, detect_ms or null), files_left_behind,
 # files_of_killed_agents, controller_hangs, controller_exit, partial_rows,
 # rows, whole_run_s.
-set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-build="${LOCKSTEP_BUILD:-$here/../../build}"
-args=()
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --build) build="$2"; shift 2 ;;
-    --build=*) build="${1#--build=}"; shift ;;
-    *) args+=("$1"); shift ;;
-  esac
-done
-command -v python3 >/dev/null || { echo "chaos: python3 is required" >&2; exit 2; }
-export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"
-exec python3 - --build "$build" "${args[@]}" <<'PY'
+source "$(dirname "$0")/lib.sh"
+bench_args chaos "$@"
+bench_python - <<'PY'
 import argparse, json, os, random, re, shutil, signal, subprocess, sys, tempfile, threading, time
 import benchlib
 

@@ -21,21 +21,10 @@
 # plus the medians themselves. Lockstep's agent is one loopback agent started
 # here (the same binary and flags `--local` uses; `--local` cannot place its
 # root on /dev/shm or a chosen disk directory).
-set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-build="${LOCKSTEP_BUILD:-$here/../../build}"
-args=()
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --build) build="$2"; shift 2 ;;
-    --build=*) build="${1#--build=}"; shift ;;
-    *) args+=("$1"); shift ;;
-  esac
-done
+source "$(dirname "$0")/lib.sh"
+bench_args fio_compare "$@"
 command -v fio >/dev/null || { echo "fio_compare: fio is not installed (apt-get install fio)" >&2; exit 2; }
-command -v python3 >/dev/null || { echo "fio_compare: python3 is required" >&2; exit 2; }
-export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"
-exec python3 - --build "$build" "${args[@]}" <<'PY'
+bench_python - <<'PY'
 import argparse, json, os, shutil, subprocess, sys, tempfile, time
 import benchlib
 

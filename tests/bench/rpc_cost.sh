@@ -11,15 +11,14 @@
 # alive at each read, so approximate; gRPC retires and starts threads) around it.
 # Prints one JSON line per run: calls, wall_ms, agent_cpu_us_per_call,
 # agent_context_switches_per_call, agent_threads.
-set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-build="${LOCKSTEP_BUILD:-$here/../../build}"
+source "$(dirname "$0")/lib.sh"
+bench_args rpc_cost "$@"
 calls=5000
 runs=3
 extra=()
+set -- "${args[@]}"
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --build) build="$2"; shift 2 ;;
     --calls) calls="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
     *) extra+=("$1"); shift ;;

@@ -42,20 +42,9 @@
 #   swarm_calls, heartbeats_per_agent_s  (--swarm) the calls the swarm served by
 #                          method; Heartbeat calls / agents / whole_run_s
 # Fields a controller of an earlier version does not record are null.
-set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-build="${LOCKSTEP_BUILD:-$here/../../build}"
-args=()
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --build) build="$2"; shift 2 ;;
-    --build=*) build="${1#--build=}"; shift ;;
-    *) args+=("$1"); shift ;;
-  esac
-done
-command -v python3 >/dev/null || { echo "scale: python3 is required" >&2; exit 2; }
-export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"
-exec python3 - --build "$build" "${args[@]}" <<'PY'
+source "$(dirname "$0")/lib.sh"
+bench_args scale "$@"
+bench_python - <<'PY'
 import argparse, json, os, re, resource, select, shutil, subprocess, sys, tempfile, threading, time
 import benchlib
 

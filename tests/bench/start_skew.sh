@@ -28,25 +28,13 @@
 # thread (each phase has new task threads), groups them by phase (tasks per
 # phase, in time order) and reports max - min of the kernel's nsecs
 # (CLOCK_MONOTONIC, one clock for all agents on this host: no offsets).
-set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-build="${LOCKSTEP_BUILD:-$here/../../build}"
-args=()
-mpi=0
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --build) build="$2"; shift 2 ;;
-    --build=*) build="${1#--build=}"; shift ;;
-    --mpi) mpi=1; shift ;;
-    *) args+=("$1"); shift ;;
-  esac
-done
-command -v python3 >/dev/null || { echo "start_skew: python3 is required" >&2; exit 2; }
-export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"
-if [[ $mpi -eq 1 ]]; then
-  exec python3 "$here/skew_vs_mpi.py" --build "$build" "${args[@]}"
+BENCH_OWN_FLAGS="--mpi"
+source "$(dirname "$0")/lib.sh"
+bench_args start_skew "$@"
+if [[ -n "${bench_own[--mpi]:-}" ]]; then
+  bench_python "$here/skew_vs_mpi.py"
 fi
-exec python3 - --build "$build" "${args[@]}" <<'PY'
+bench_python - <<'PY'
 import argparse, json, os, select, shutil, signal, subprocess, sys, tempfile, time
 import benchlib
 import skewprobe
