@@ -12,7 +12,7 @@
 # window, as IOR and Lockstep do), end_fsync=1 for fsync = true, direct=1 for
 # direct = true, group_reporting. fio runs twice per repetition: as processes
 # (its default) and with --thread (jobs as threads of one process, which is
-# how Lockstep runs its tasks; on a loaded machine the two differ, see README).
+# how Lockstep runs its tasks; on a loaded machine the two differ, see tests/bench/README.md).
 #
 # Prints, per case and operation, the median over the repetitions of
 #   ratio(IOR bw)  = Lockstep bw (bytes / open-to-close time, IOR's definition) / fio bw_bytes

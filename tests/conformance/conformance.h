@@ -36,7 +36,7 @@ bool LooksLikeIorResultLine(const std::string& line);
 bool IsLockstepLine(const std::string& line);
 
 // A difference IOR users accept by design, with its reason; printed by the
-// suite and listed in the README.
+// suite and listed in docs/front-ends.md.
 struct KnownDifference {
   std::string golden_masked;    // the golden line, masked
   std::string lockstep_masked;  // what Lockstep prints instead, masked

@@ -30,8 +30,8 @@ const std::string kSequenceDir =
     std::string(LOCKSTEP_SOURCE_DIR) + "/tests/conformance/sequences";
 const std::string kLockstep = std::string(LOCKSTEP_BIN_DIR) + "/lockstep";
 
-// What Lockstep prints differently on purpose (README, "IOR and mdtest
-// command lines").
+// What Lockstep prints differently on purpose (docs/front-ends.md, "Known
+// differences").
 const std::vector<KnownDifference>& Known() {
   static const auto* known = new std::vector<KnownDifference>{
       {MaskLine("IOR-4.1.0+dev: MPI Coordinated Test of Parallel I/O"),

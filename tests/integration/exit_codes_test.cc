@@ -1,4 +1,4 @@
-// The README's exit-code table, a run per code that a run can cause here
+// The exit-code table of docs/exit-codes.md, a run per code that a run can cause here
 // (3, 4, 8 and 130 have their fault tests: run_test, slow_agent_test,
 // versions_test, fault_test and hang_test), and the phase's error kind in
 // run.json beside the code.
