@@ -189,8 +189,12 @@ void AppendResultsTable(const std::vector<v1::RunRecord>& runs, const std::vecto
     absl::StrAppend(o, "</tr>\n");
   }
   absl::StrAppend(o, "</table></div>\n<p class=\"note\">Median and spread over the repetitions of "
-                     "each run; change of the medians against the first run; significance: ",
-                  HtmlEscape(kSignificanceMethod), ".</p>\n");
+                     "each run",
+                  runs.size() < 2 ? std::string(".")
+                                  : absl::StrCat("; change of the medians against the first run; "
+                                                 "significance: ",
+                                                 HtmlEscape(kSignificanceMethod), "."),
+                  "</p>\n");
 }
 
 // ---- 4. details -------------------------------------------------------------------

@@ -102,6 +102,9 @@ std::string RanLabel(const v1::TestRecord& test) {
     if (v.key() == "client_agents" && test.client_agents() > 0) {
       value = absl::StrCat(test.client_agents());
     }
+    if (v.key() == "tasks_per_agent" && test.tasks_per_agent() > 0) {
+      value = absl::StrCat(test.tasks_per_agent());
+    }
     std::string part = v.phase();
     if (!part.empty()) part += ':';
     absl::StrAppend(&part, v.key(), "=", value);

@@ -29,8 +29,8 @@ std::vector<std::string> RunNames(const std::vector<v1::RunRecord>& runs,
 // its sweep point (SweepLabel) with the values the run changed shown as
 // they ran: striping keys are left out where no phase spec of the test set
 // a layout (a smoke run off Lustre drops them), block_size and
-// transfer_size are the sizes sent, client_agents the agents that took
-// part. "" without a sweep.
+// transfer_size are the sizes sent, client_agents and tasks_per_agent the
+// agents and tasks that took part. "" without a sweep.
 std::string RanLabel(const v1::TestRecord& test);
 
 // RanLabel, or "test N (M tasks)" where it is empty or where another test

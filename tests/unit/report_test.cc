@@ -231,7 +231,9 @@ TEST(ReportLabels, TestsAreNamedByWhatRan) {
       v->set_key(key);
       v->set_value(value);
     };
+    t->set_tasks_per_agent(1);
     sweep("client_agents", "8");  // capped by the smoke run's local agents
+    sweep("tasks_per_agent", "16");  // capped at 8 by a smoke run, 1 here
     sweep("stripe_size", id == 0 ? "64k" : "2m");
     sweep("block_size", "8g");
     v1::PhaseSpec* spec = t->add_plan_specs();
@@ -239,11 +241,12 @@ TEST(ReportLabels, TestsAreNamedByWhatRan) {
     spec->set_block_bytes(16 << 20);
   }
   const std::string block = "block_size=" + HumanBytes(16 << 20);
-  EXPECT_EQ(RanLabel(run.tests(0)), "client_agents=4 " + block);
-  EXPECT_EQ(TestName(run, run.tests(1)), "client_agents=4 " + block + ", test 1 (4 tasks)");
+  EXPECT_EQ(RanLabel(run.tests(0)), "client_agents=4 tasks_per_agent=1 " + block);
+  EXPECT_EQ(TestName(run, run.tests(1)),
+            "client_agents=4 tasks_per_agent=1 " + block + ", test 1 (4 tasks)");
   run.mutable_tests(0)->mutable_plan_specs(0)->set_set_stripe(true);
-  EXPECT_EQ(RanLabel(run.tests(0)), "client_agents=4 stripe_size=64k " + block);
-  EXPECT_EQ(TestName(run, run.tests(0)), "client_agents=4 stripe_size=64k " + block);
+  EXPECT_EQ(RanLabel(run.tests(0)), "client_agents=4 tasks_per_agent=1 stripe_size=64k " + block);
+  EXPECT_EQ(TestName(run, run.tests(0)), "client_agents=4 tasks_per_agent=1 stripe_size=64k " + block);
 }
 
 // Percentiles of the merged histograms, not the mean of per-repetition
