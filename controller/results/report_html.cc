@@ -158,6 +158,12 @@ void AppendResultsTable(const std::vector<v1::RunRecord>& runs, const std::vecto
     absl::StrAppend(o, "<th>", HtmlEscape(who), "median MiB/s</th><th>spread</th>");
     if (i > 0) absl::StrAppend(o, "<th>change</th><th>significance</th>");
   }
+  // Several runs of one plan: also the median over all of them (seed 004's
+  // "median of 3 runs").
+  const bool pooled = runs.size() > 1 && std::all_of(runs.begin(), runs.end(), [&](const auto& r) {
+    return r.name() == runs[0].name();
+  });
+  if (pooled) absl::StrAppend(o, "<th>all ", runs.size(), " runs: median</th><th>min–max</th>");
   absl::StrAppend(o, "</tr>\n");
   for (const ResultLine& l : lines) {
     absl::StrAppend(o, "<tr><td>", HtmlEscape(l.name), "</td>");
@@ -184,6 +190,18 @@ void AppendResultsTable(const std::vector<v1::RunRecord>& runs, const std::vecto
       absl::StrAppend(o, "<td class=\"n\">",
                       a == 0 ? std::string("-") : absl::StrFormat("%+.1f%%", (Median(v) - a) / a * 100),
                       "</td><td class=\"n", sig ? " sig" : "", "\">", HtmlEscape(c.SignificanceText()),
+                      "</td>");
+    }
+    if (pooled) {
+      std::vector<double> all;
+      for (const v1::SummaryRow* row : l.rows) {
+        if (row == nullptr) continue;
+        const std::vector<double> v = RepValues(*row);
+        all.insert(all.end(), v.begin(), v.end());
+      }
+      absl::StrAppend(o, "<td class=\"n\">", F2(Median(all)), "</td><td class=\"n\">",
+                      absl::StrFormat("%.1f–%.1f", *std::min_element(all.begin(), all.end()),
+                                      *std::max_element(all.begin(), all.end())),
                       "</td>");
     }
     absl::StrAppend(o, "</tr>\n");

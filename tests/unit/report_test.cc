@@ -172,6 +172,8 @@ TEST(ReportHtml, LeadsWithTheFigureAndTheComparison) {
   EXPECT_TRUE(Has(line, ">-20.0%<")) << line;
   EXPECT_TRUE(Has(line, "class=\"n sig\">p")) << line;
   EXPECT_TRUE(Has(line, "4 reps)")) << line;
+  // Two runs of one plan: the median over both, every repetition of each.
+  EXPECT_TRUE(Has(html, "<th>all 2 runs: median</th><th>min–max</th></tr>"));
   EXPECT_FALSE(Has(html, "nan"));
 }
 
