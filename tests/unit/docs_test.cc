@@ -22,109 +22,16 @@
 #include "common/flags.h"
 #include "controller/cli/command_specs.h"
 #include "gtest/gtest.h"
+#include "docs_lines.h"
 #include "test_util.h"
 
 namespace lockstep {
 namespace {
 
-struct Doc {
-  std::string path;  // relative to the source tree
-  std::string text;
-};
-
-std::vector<Doc> ReadDocs() {
-  std::vector<std::string> paths = {"README.md"};
-  const std::string docs = std::string(LOCKSTEP_SOURCE_DIR) + "/docs";
-  if (DIR* d = ::opendir(docs.c_str())) {
-    while (const dirent* e = ::readdir(d)) {
-      if (absl::EndsWith(e->d_name, ".md")) paths.push_back(absl::StrCat("docs/", e->d_name));
-    }
-    ::closedir(d);
-  }
-  std::sort(paths.begin(), paths.end());
-  std::vector<Doc> out;
-  for (const std::string& p : paths) {
-    absl::StatusOr<std::string> text = ReadFileToString(std::string(LOCKSTEP_SOURCE_DIR) + "/" + p);
-    EXPECT_TRUE(text.ok()) << p << ": " << text.status();
-    if (text.ok()) out.push_back({p, *text});
-  }
-  return out;
-}
-
-// Words as a shell splits them (quotes removed); the rest of the line
-// after an unquoted " #" is a comment.
-std::vector<std::string> Words(const std::string& line) {
-  std::vector<std::string> words;
-  std::string w;
-  bool have = false;
-  char quote = 0;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quote != 0) {
-      if (c == quote) quote = 0;
-      else w += c;
-      continue;
-    }
-    if (c == '\'' || c == '"') {
-      quote = c;
-      have = true;
-    } else if (c == '#' && (i == 0 || line[i - 1] == ' ')) {
-      break;
-    } else if (c == ' ' || c == '\t') {
-      if (have) words.push_back(w);
-      w.clear();
-      have = false;
-    } else {
-      w += c;
-      have = true;
-    }
-  }
-  if (have) words.push_back(w);
-  return words;
-}
-
-struct CommandLine {
-  std::string where;  // "docs/plans.md:12"
-  std::vector<std::string> words;
-};
-
-bool IsOurProgram(const std::string& w) {
-  return w == "lockstep" || w == "lockstep-agent" || absl::EndsWith(w, "/lockstep") ||
-         absl::EndsWith(w, "/lockstep-agent");
-}
-
-// The command lines of fenced blocks (a trailing backslash joins lines) and
-// of inline code spans that start with one of our programs.
-std::vector<CommandLine> CommandLines(const Doc& doc) {
-  std::vector<CommandLine> out;
-  std::vector<std::string> lines = absl::StrSplit(doc.text, '\n');
-  bool in_block = false, shell = false;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    const std::string where = absl::StrCat(doc.path, ":", i + 1);
-    if (absl::StartsWith(lines[i], "```")) {
-      // ``` and ```sh blocks are shell; ```toml, ```text and others are not.
-      shell = !in_block && (lines[i] == "```" || lines[i] == "```sh" || lines[i] == "```bash");
-      in_block = !in_block;
-      continue;
-    }
-    if (in_block && !shell) continue;
-    if (in_block) {
-      std::string line = lines[i];
-      while (absl::EndsWith(line, "\\") && i + 1 < lines.size()) {
-        line = absl::StrCat(line.substr(0, line.size() - 1), " ", lines[++i]);
-      }
-      std::vector<std::string> w = Words(line);
-      if (!w.empty() && IsOurProgram(w[0])) out.push_back({where, w});
-      continue;
-    }
-    std::vector<std::string> spans = absl::StrSplit(lines[i], '`');
-    for (size_t k = 1; k < spans.size(); k += 2) {
-      std::vector<std::string> w = Words(spans[k]);
-      if (w.size() > 1 && IsOurProgram(w[0])) out.push_back({where, w});
-    }
-  }
-  return out;
-}
+using testing::CommandLine;
+using testing::Doc;
+using testing::CommandLines;
+using testing::ReadDocs;
 
 // Synopsis punctuation off a word: "[--dirs]" is "--dirs", "(--tls_ca" is
 // "--tls_ca"; "|" and "..." are no words.
@@ -188,6 +95,16 @@ std::string CheckLine(const CommandLine& line) {
     if (flag->kind == FlagKind::kInt || flag->kind == FlagKind::kUint) w[i + 1] = "1";
     if (flag->kind == FlagKind::kSize) w[i + 1] = "1m";
   }
+  // Prose names a flag without its value ("`lockstep run --hostfile`"): the
+  // flag must exist.
+  if (!w.empty() && absl::StartsWith(w.back(), "--") && !absl::StrContains(w.back(), "=") &&
+      w.back() != "--help") {
+    const FlagSpec* last = command->Find(w.back().substr(2));
+    if (last == nullptr) {
+      return absl::StrCat(line.where, ": ", command->FullName(), " has no flag ", w.back());
+    }
+    if (last->kind != FlagKind::kBool) w.pop_back();
+  }
   absl::StatusOr<ParsedFlags> parsed = ParseFlags(w, *command);
   if (!parsed.ok()) return absl::StrCat(line.where, ": ", parsed.status().message());
   return "";
@@ -216,10 +133,15 @@ TEST(Docs, TheCheckerCatchesAWrongCommandOrFlag) {
   EXPECT_EQ(check("```\nlockstep run --lcoal 2 plan.toml\n```\n").substr(0, 15), "x.md:2: --lcoal");
   EXPECT_EQ(check("Use `lockstep frobnicate --x`.\n"), "x.md:1: no command `lockstep frobnicate`");
   EXPECT_EQ(check("```\nlockstep ior -w -r --lokal 2\n```\n"), "x.md:2: lockstep ior has no flag --lokal");
-  EXPECT_EQ(check("```\nlockstep-agent --listen 0.0.0.0:7070 \\\n  --root /tmp --nope\n```\n")
-                .substr(0, 14),
-            "x.md:2: --nope");
+  EXPECT_EQ(check("Run `lockstep run --hostfile`.\n"), "");
+  EXPECT_EQ(check("Run `lockstep run --hostfiles`.\n"), "x.md:1: lockstep run has no flag --hostfiles");
+  EXPECT_EQ(check("```\nlockstep-agent --listen 0.0.0.0:7070 \\\n  --root /tmp --nope\n```\n"),
+            "x.md:2: lockstep-agent has no flag --nope");
   EXPECT_EQ(check("```toml\nlockstep = 1\n```\n```\nlockstep check [--dirs] PLAN\n```\n"), "");
+  // An inline span that goes on on the next line is one command line.
+  std::vector<CommandLine> wrapped = CommandLines({"x.md", "run `lockstep check\n--dirs p.toml` first\n"});
+  ASSERT_EQ(wrapped.size(), 1u);
+  EXPECT_EQ(absl::StrJoin(wrapped[0].words, " "), "lockstep check --dirs p.toml");
 }
 
 // docs/command-help.md: every command's --help, from the flag tables.
