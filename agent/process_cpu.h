@@ -46,8 +46,8 @@ std::vector<ProcessTicks> ScanProcesses(const std::string& proc_root);
 // one is being taken wait for it. One agent per process scans as before; a
 // process hosting many agents (tests/tools/agent_swarm: 1,024 of them on one
 // host) scans /proc a few times a second instead of once per agent per
-// sample, which would take more CPU than the host has (~7 ms per scan of
-// 400 processes). Thread-safe.
+// sample, which would take more CPU than the host has (a scan's cost:
+// tests/bench/README.md, section 12). Thread-safe.
 std::shared_ptr<const std::vector<ProcessTicks>> SharedProcessScan(const std::string& proc_root,
                                                                    int64_t max_age_ns);
 

@@ -3,9 +3,9 @@
 //
 // gRPC's BDP probing is off. It sends a PING with data it receives, to size
 // the windows for bulk transfers, and every such ping is answered: on these
-// connections (a few small calls per phase each) turning it off cut the
-// controller's CPU per phase at 1,024 agents by 24% on average, 15-29% per
-// pair of runs (tests/bench/README.md, section 6, ninth pass). Instead each
+// connections (a few small calls per phase each) that is CPU spent at every
+// fan-out for windows no call needs (what it cost at 1,024 agents:
+// tests/bench/README.md, section 6). Instead each
 // stream's window is fixed at kHttp2StreamWindowBytes, so that a message up
 // to that size (a phase's result of many tasks, a server's telemetry)
 // crosses in one round trip, also on a long link: without the probe it
