@@ -21,6 +21,7 @@
 #include "common/files.h"
 #include "common/flags.h"
 #include "controller/cli/command_specs.h"
+#include "controller/plan/plan.h"
 #include "gtest/gtest.h"
 #include "docs_lines.h"
 #include "test_util.h"
@@ -142,6 +143,39 @@ TEST(Docs, TheCheckerCatchesAWrongCommandOrFlag) {
   std::vector<CommandLine> wrapped = CommandLines({"x.md", "run `lockstep check\n--dirs p.toml` first\n"});
   ASSERT_EQ(wrapped.size(), 1u);
   EXPECT_EQ(absl::StrJoin(wrapped[0].words, " "), "lockstep check --dirs p.toml");
+}
+
+// The keys a plan's table accepts, as its "unknown key" error lists them.
+std::vector<std::string> ValidKeys(const std::string& plan_text) {
+  absl::StatusOr<Plan> plan = ParsePlan(plan_text, "probe.toml");
+  EXPECT_FALSE(plan.ok()) << plan_text;
+  if (plan.ok()) return {};
+  const std::string message(plan.status().message());
+  const size_t at = message.find("valid keys: ");
+  EXPECT_NE(at, std::string::npos) << message;
+  if (at == std::string::npos) return {};
+  return absl::StrSplit(message.substr(at + 12), ", ");
+}
+
+// docs/plans.md names every key the parser takes, of [run], [[agent]] and
+// [[phase]] (each as `key`).
+TEST(Docs, PlansNameEveryKeyThePlanParserTakes) {
+  absl::StatusOr<std::string> doc =
+      ReadFileToString(std::string(LOCKSTEP_SOURCE_DIR) + "/docs/plans.md");
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  const std::string phase = "[[phase]]\nname = \"w\"\nkind = \"write\"\ndir = \"d\"\n";
+  size_t keys = 0;
+  for (const std::string& text :
+       {std::string("[run]\nno_such_key = 1\n") + phase,
+        std::string("[[agent]]\naddress = \"h:1\"\nno_such_key = 1\n") + phase,
+        phase + "no_such_key = 1\n"}) {
+    for (const std::string& key : ValidKeys(text)) {
+      ++keys;
+      EXPECT_NE(doc->find("`" + key + "`"), std::string::npos)
+          << "docs/plans.md does not name the plan key `" << key << "`";
+    }
+  }
+  EXPECT_GE(keys, 60u);
 }
 
 // docs/command-help.md: every command's --help, from the flag tables.
