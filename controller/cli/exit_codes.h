@@ -1,4 +1,4 @@
-// Exit codes of `lockstep`, documented in the README.
+// Exit codes of `lockstep`, documented in docs/exit-codes.md.
 #ifndef LOCKSTEP_CONTROLLER_CLI_EXIT_CODES_H_
 #define LOCKSTEP_CONTROLLER_CLI_EXIT_CODES_H_
 

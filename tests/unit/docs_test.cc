@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "common/files.h"
 #include "common/flags.h"
 #include "controller/cli/command_specs.h"
+#include "controller/cli/exit_codes.h"
 #include "controller/plan/plan.h"
 #include "gtest/gtest.h"
 #include "docs_lines.h"
@@ -176,6 +178,22 @@ TEST(Docs, PlansNameEveryKeyThePlanParserTakes) {
     }
   }
   EXPECT_GE(keys, 60u);
+}
+
+// docs/exit-codes.md has a row for each of lockstep's exit codes, and no other.
+TEST(Docs, ExitCodesTableHasEveryCode) {
+  absl::StatusOr<std::string> doc =
+      ReadFileToString(std::string(LOCKSTEP_SOURCE_DIR) + "/docs/exit-codes.md");
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  std::set<int> documented;
+  for (absl::string_view line : absl::StrSplit(*doc, '\n')) {
+    int code = 0;
+    if (std::sscanf(std::string(line).c_str(), "| %d |", &code) == 1) documented.insert(code);
+  }
+  const std::set<int> codes = {kExitOk,       kExitFailure, kExitUsage, kExitConnect,
+                               kExitAgentLost, kExitIoError, kExitVerify, kExitSkew,
+                               kExitVersion,  kExitInterrupted};
+  EXPECT_EQ(documented, codes);
 }
 
 // docs/command-help.md: every command's --help, from the flag tables.
