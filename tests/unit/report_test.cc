@@ -341,6 +341,13 @@ TEST(ReportCommand, WritesEveryOutputAtomically) {
 // The page in a real browser: headless Chromium (deploy/test.sh installs it;
 // skipped with the reason when it is missing). No shell: argument vector.
 constexpr char kChromium[] = "/usr/bin/chromium";
+constexpr char kNoChromium[] =
+    "/usr/bin/chromium is not installed (apt-get install chromium); the headless checks need it";
+
+bool HaveChromium() {
+  struct stat st;
+  return ::stat(kChromium, &st) == 0;
+}
 
 testing::CommandResult DumpDom(const std::string& dir, const std::string& page) {
   return testing::RunCommand(
@@ -386,11 +393,7 @@ Layout Measure(const std::string& dir, const std::string& html) {
 }
 
 TEST(ReportHtml, LoadsInHeadlessChromium) {
-  struct stat st;
-  if (::stat(kChromium, &st) != 0) {
-    GTEST_SKIP() << kChromium << " is not installed (apt-get install chromium); the headless "
-                 << "render check needs it";
-  }
+  if (!HaveChromium()) GTEST_SKIP() << kNoChromium;
   std::string dir = TempDir("chromium");
   std::string page = dir + "/r.html";
   ASSERT_TRUE(WriteFileAtomically(page, RenderHtml({ScalingRun("run-a", 1.0),
@@ -420,11 +423,7 @@ TEST(ReportHtml, LoadsInHeadlessChromium) {
 // thing below the title, inside the first screen. The pages: two runs of a
 // scaling plan, and three runs of a sweep with long run ids and plan name.
 TEST(ReportHtml, FitsTheWindowAndShowsTheFigureFirst) {
-  struct stat st;
-  if (::stat(kChromium, &st) != 0) {
-    GTEST_SKIP() << kChromium << " is not installed (apt-get install chromium); the layout "
-                 << "check needs it";
-  }
+  if (!HaveChromium()) GTEST_SKIP() << kNoChromium;
   std::string dir = TempDir("chromium-layout");
   const std::string id = "20261202-191519-seed-004-stripe-size-with-a-long-name-6b79";
   v1::RunRecord a = StripeRun(id + "-a"), b = StripeRun(id + "-b"), c = StripeRun(id + "-c");
