@@ -15,9 +15,9 @@ std::string ToJson(const google::protobuf::Message& message, bool pretty);
 
 // Set fields only (proto3 defaults left out: a reader parsing it with
 // protobuf gets them back), on one line. For the agents' records in run.json
-// and the journal: printing every default made protobuf's writer build a
-// node per field, the largest single cost of a 1,024-agent controller (18%
-// of its CPU, perf).
+// and the journal: printing every default makes protobuf's writer build a
+// node per field, a cost that grows with every agent and phase (measured:
+// tests/bench/README.md, section 12).
 std::string ToJsonSetFieldsOnly(const google::protobuf::Message& message);
 
 }  // namespace lockstep
