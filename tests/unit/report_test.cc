@@ -315,6 +315,23 @@ TEST(ReportExport, OpenMetricsAndInflux) {
   EXPECT_TRUE(Has(esc, "run_id=a\\ b\\,c\\=d")) << esc;
 }
 
+// `lockstep report` names runs by the site and tags the history db
+// recorded with them, when those differ.
+TEST(ReportCommand, LegendsNameRunsBySiteAndTag) {
+  std::string dir = TempDir("report-tags");
+  std::string db = dir + "/h.db";
+  ASSERT_TRUE(WriteFileAtomically(dir + "/a.json", RunToJson(ScalingRun("run-a", 1.0))).ok());
+  ASSERT_TRUE(WriteFileAtomically(dir + "/b.json", RunToJson(ScalingRun("run-b", 0.9))).ok());
+  ASSERT_EQ(ImportCommand({"--db", db, "--site", "lab", "--tag", "before", dir + "/a.json"}), 0);
+  ASSERT_EQ(ImportCommand({"--db", db, "--site", "lab", "--tag", "after", dir + "/b.json"}), 0);
+  ASSERT_EQ(ReportCommand({"--db", db, "run-a", "run-b", "--html", dir + "/r.html"}), 0);
+  absl::StatusOr<std::string> html = ReadFileToString(dir + "/r.html");
+  ASSERT_TRUE(html.ok()) << html.status();
+  EXPECT_TRUE(Has(*html, "data-series=\"before write\"")) << html->substr(0, 3000);
+  EXPECT_TRUE(Has(*html, "data-series=\"after write\""));
+  EXPECT_TRUE(Has(*html, "<li><b>after</b> run-b (complete, "));
+}
+
 TEST(ReportCommand, WritesEveryOutputAtomically) {
   std::string dir = TempDir("report");
   std::string a = dir + "/a.json";
