@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -50,10 +51,18 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
   return out;
 }
 
-absl::Status WriteFileAtomically(const std::string& path, std::string_view content) {
+absl::Status WriteFileAtomically(const std::string& path, std::string_view content,
+                                 mode_t mode) {
   std::string tmp = absl::StrFormat("%s.tmp.%d", path, ::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ::unlink(tmp.c_str());  // a leftover of a crashed writer with this pid
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode & 0600);
   if (fd < 0) return ErrnoError("cannot create", tmp, errno);
+  if (::fchmod(fd, mode) != 0) {
+    int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return ErrnoError("cannot chmod", tmp, err);
+  }
   size_t done = 0;
   while (done < content.size()) {
     ssize_t n = ::write(fd, content.data() + done, content.size() - done);
@@ -99,6 +108,23 @@ std::string Sha256Hex(std::string_view data) {
   hex.reserve(len * 2);
   for (unsigned int i = 0; i < len; ++i) hex += absl::StrFormat("%02x", md[i]);
   return hex;
+}
+
+absl::Status MakeDirectories(const std::string& dir, mode_t mode) {
+  if (dir.empty()) return absl::InvalidArgumentError("no directory given");
+  for (size_t pos = dir.find('/', 1);; pos = dir.find('/', pos + 1)) {
+    const std::string part = dir.substr(0, pos);
+    if (!part.empty() && part.back() != '/' && ::mkdir(part.c_str(), mode) != 0 &&
+        errno != EEXIST) {
+      return ErrnoError("cannot create directory", part, errno);
+    }
+    if (pos == std::string::npos) break;
+  }
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrFormat("%s is not a directory", dir));
+  }
+  return absl::OkStatus();
 }
 
 bool PathIsUnder(const std::string& path, const std::string& root) {

@@ -1,6 +1,6 @@
 // Mutual TLS between the controller and its agents.
 //
-// One private CA (made by `lockstep certs init`) signs a certificate for the
+// One private CA (made by `lockstep certs init`, common/tls_ca.h) signs a certificate for the
 // controller and one for each agent. Both sides present their certificate and
 // accept only a peer whose certificate chains to that CA:
 //   agent:      MakeServerCredentials(files)  -- requires and verifies a client cert
@@ -55,31 +55,6 @@ struct TlsPem {
 // what it should be, FailedPrecondition for an expired, not-yet-valid or
 // foreign (other CA) certificate.
 absl::StatusOr<TlsPem> LoadTlsFiles(const TlsFiles& files);
-
-// ---- Generation (OpenSSL 3; ECDSA P-256 keys, SHA-256 signatures) ----------
-
-// Makes a self-signed CA valid from one hour ago (clock skew between hosts)
-// for `valid_days` days: writes dir/ca.pem (0644) and dir/ca.key (0600),
-// each atomically (temp file + rename). Creates `dir` (0700) if missing.
-// Replaces an existing CA: callers decide whether that is allowed.
-// InvalidArgument for an empty common name or valid_days outside [1, 36500].
-absl::Status CreateCa(const std::string& dir, const std::string& common_name, int valid_days);
-
-// Issues a leaf certificate signed by ca_dir/ca.pem + ca_dir/ca.key, usable
-// both as TLS server and client (basicConstraints CA:FALSE, keyUsage
-// digitalSignature -- keyEncipherment is for RSA keys only, RFC 5480 --
-// extendedKeyUsage serverAuth + clientAuth).
-// Writes <out_prefix>.pem (0644) and <out_prefix>.key (0600) atomically.
-// `sans` become subjectAltNames: entries that parse as IPv4/IPv6 addresses are
-// IP SANs, others DNS SANs ("*.x" allowed). The certificate is valid from
-// now + not_before_offset_s for valid_days days (a negative offset backdates;
-// tests make an expired certificate with offset -10 days, valid 1 day).
-// NotFound when the CA files are missing, InvalidArgument for a bad SAN,
-// common name or day count.
-absl::Status IssueCertificate(const std::string& ca_dir, const std::string& out_prefix,
-                              const std::string& common_name,
-                              const std::vector<std::string>& sans,
-                              int64_t not_before_offset_s, int valid_days);
 
 // ---- gRPC credentials ------------------------------------------------------
 

@@ -21,30 +21,13 @@
 #include "absl/strings/str_join.h"
 #include "common/files.h"
 #include "common/net.h"
+#include "common/pem.h"
 
 namespace lockstep {
 namespace {
 
-struct X509Free { void operator()(X509* p) const { X509_free(p); } };
-struct BioFree { void operator()(BIO* p) const { BIO_free(p); } };
 struct CtxFree { void operator()(SSL_CTX* p) const { SSL_CTX_free(p); } };
 struct SslFree { void operator()(SSL* p) const { SSL_free(p); } };
-struct StoreFree { void operator()(X509_STORE* p) const { X509_STORE_free(p); } };
-struct StoreCtxFree { void operator()(X509_STORE_CTX* p) const { X509_STORE_CTX_free(p); } };
-using X509Ptr = std::unique_ptr<X509, X509Free>;
-using BioPtr = std::unique_ptr<BIO, BioFree>;
-
-// The OpenSSL error queue as text, emptied.
-std::string TakeErrors() {
-  std::string out;
-  while (unsigned long e = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof(buf));
-    if (!out.empty()) out += "; ";
-    out += buf;
-  }
-  return out;
-}
 
 absl::Time AsnToTime(const ASN1_TIME* t) {
   struct tm tm = {};
@@ -148,14 +131,14 @@ std::string CheckPeerCert(X509* peer, const std::string& host, const TlsFiles& f
   }
   auto ca_pem = ReadFileToString(files.ca_pem);
   if (!ca_pem.ok()) return "";
-  std::unique_ptr<X509_STORE, StoreFree> store(X509_STORE_new());
+  StorePtr store(X509_STORE_new());
   BioPtr bio(BIO_new_mem_buf(ca_pem->data(), static_cast<int>(ca_pem->size())));
   while (X509* ca = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
     X509_STORE_add_cert(store.get(), ca);
     X509_free(ca);
   }
   ERR_clear_error();
-  std::unique_ptr<X509_STORE_CTX, StoreCtxFree> ctx(X509_STORE_CTX_new());
+  StoreCtxPtr ctx(X509_STORE_CTX_new());
   if (X509_STORE_CTX_init(ctx.get(), store.get(), peer, nullptr) == 1 &&
       X509_verify_cert(ctx.get()) != 1) {
     const int err = X509_STORE_CTX_get_error(ctx.get());
@@ -176,7 +159,7 @@ absl::StatusOr<CertInfo> InspectCertificate(const std::string& pem, const std::s
   X509Ptr cert(bio ? PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr) : nullptr);
   if (!cert) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("%s is not a PEM certificate (%s)", source, TakeErrors()));
+        absl::StrFormat("%s is not a PEM certificate (%s)", source, OpensslErrors()));
   }
   return InfoOf(cert.get());
 }
@@ -228,7 +211,7 @@ std::string DiagnoseTlsPeer(const std::string& address, const TlsFiles& files,
   ERR_clear_error();
   std::string why;
   if (SSL_connect(ssl.get()) != 1) {
-    const std::string errors = TakeErrors();
+    const std::string errors = OpensslErrors();
     why = absl::StrFormat(
         "the TLS handshake failed before any certificate was seen (%s): the agent probably runs "
         "plaintext (--insecure), or something else listens on that port",
@@ -241,7 +224,7 @@ std::string DiagnoseTlsPeer(const std::string& address, const TlsFiles& files,
       // verdict is the first thing read (an alert, or HTTP/2 SETTINGS).
       char byte = 0;
       if (SSL_read(ssl.get(), &byte, 1) <= 0) {
-        const std::string errors = TakeErrors();
+        const std::string errors = OpensslErrors();
         if (!errors.empty()) {
           why = absl::StrFormat(
               "the agent refused our certificate %s (%s): the agent's --tls_ca is not the CA "

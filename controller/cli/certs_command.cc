@@ -16,6 +16,7 @@
 #include "common/net.h"
 #include "common/status_macros.h"
 #include "common/tls.h"
+#include "common/tls_ca.h"
 #include "controller/cli/command_specs.h"
 #include "controller/cli/exit_codes.h"
 

@@ -147,7 +147,7 @@ void AddFind(const Io500Config& c, const Io500Setup& s, Plan* plan) {
 std::string MdtestExe(const Io500Config& c, const Io500Setup& s, absl::string_view phase) {
   const bool easy = absl::StrContains(phase, "easy");
   const char* sub = easy ? "mdtest-easy" : "mdtest-hard";
-  std::string e = absl::StrFormat("mdtest --dataPacketType=timestamp -n %u",
+  std::string e = absl::StrFormat("./mdtest --dataPacketType=timestamp -n %u",
                                   easy ? c.mdtest_easy_items : c.mdtest_hard_items);
   e += easy ? absl::StrFormat(" -u -L -F -P -G %u -N 1", s.seed)
             : absl::StrFormat(" -t -w 3901 -e 3901 -P -G=%u -N 1 -F", s.seed);
@@ -176,7 +176,7 @@ std::string IorExe(const Io500Config& c, const Io500Setup& s, absl::string_view 
       absl::StrFormat(" -O saveRankPerformanceDetailsCSV=%s/%s.csv", s.resultdir, phase);
   std::string e;
   if (easy) {
-    e = absl::StrFormat("ior --dataPacketType=timestamp -g -G %u -k -e -o %s/ior_file_easy",
+    e = absl::StrFormat("./ior --dataPacketType=timestamp -g -G %u -k -e -o %s/ior_file_easy",
                         s.seed, Sub(s, "ior-easy"));
     if (phase != "ior-rnd4K-easy-read") {
       e += absl::StrFormat(" -C -Q 1 -O stoneWallingStatusFile=%s/ior-easy.stonewall -t %s -b %s",
@@ -184,7 +184,7 @@ std::string IorExe(const Io500Config& c, const Io500Setup& s, absl::string_view 
     }
     if (c.ior_easy_file_per_proc) e += " -F";
   } else {
-    e = absl::StrFormat("ior --dataPacketType=timestamp -C -Q 1 -g -G=%u -k -e -o %s/file -O "
+    e = absl::StrFormat("./ior --dataPacketType=timestamp -C -Q 1 -g -G=%u -k -e -o %s/file -O "
                         "stoneWallingStatusFile=%s/ior-hard.stonewall -t 47008 -b 47008 -s %u",
                         s.seed, Sub(s, "ior-hard"), s.resultdir, c.ior_hard_segments);
   }
@@ -258,7 +258,9 @@ std::string Io500ExeLine(const Io500Config& config, const Io500Setup& setup,
                          absl::string_view phase) {
   if (phase == "timestamp") return "";
   if (phase == "find") {
-    return absl::StrFormat("pfind %s -newer %s/timestampfile -size 3901c -name \"*01*\"",
+    // phase_find.c's argv, joined by spaces as u_flatten_argv does (no
+    // quotes), with its default queue length (steal-next and hashing off).
+    return absl::StrFormat("./pfind %s -newer %s/timestampfile -size 3901c -name *01* -C -q 10000",
                            setup.datadir, setup.resultdir);
   }
   if (absl::StartsWith(phase, "ior-")) return IorExe(config, setup, phase);

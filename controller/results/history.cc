@@ -236,24 +236,6 @@ absl::Status Exec(sqlite3* db, const std::string& path, const char* sql, std::st
   return absl::OkStatus();
 }
 
-absl::Status MakeDirs(const std::string& dir) {
-  if (dir.empty()) return absl::OkStatus();
-  std::string cur;
-  for (absl::string_view part : absl::StrSplit(dir, '/')) {
-    if (cur.empty() && dir[0] == '/') cur = "/";
-    if (part.empty()) continue;
-    if (!cur.empty() && cur.back() != '/') cur += '/';
-    cur += std::string(part);
-    if (::mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST) {
-      return absl::PermissionDeniedError(absl::StrFormat(
-          "cannot create the history db directory %s: %s (create it, or pass --db to use "
-          "another file)",
-          cur, std::strerror(errno)));
-    }
-  }
-  return absl::OkStatus();
-}
-
 std::string RoleName(v1::Role r) { return v1::Role_Name(r); }
 
 std::string FormatReps(const v1::SummaryRow& row) {
@@ -363,7 +345,14 @@ absl::StatusOr<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::stri
           "no history db at %s; record runs with `lockstep import RUN.json` or pass --db", path));
     }
     auto slash = path.rfind('/');
-    if (slash != std::string::npos) RETURN_IF_ERROR(MakeDirs(path.substr(0, slash)));
+    if (slash != std::string::npos && slash > 0) {
+      absl::Status made = MakeDirectories(path.substr(0, slash), 0755);
+      if (!made.ok()) {
+        return absl::Status(made.code(),
+                            absl::StrCat(made.message(), " (the history db's directory: create "
+                                                         "it, or pass --db to use another file)"));
+      }
+    }
   }
   sqlite3* db = nullptr;
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX |

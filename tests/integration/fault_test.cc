@@ -22,6 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "common/files.h"
 #include "common/tls.h"
+#include "common/tls_ca.h"
 #include "controller/cli/exit_codes.h"
 #include "controller/plan/plan.h"
 #include "controller/run/coordinator.h"

@@ -208,20 +208,20 @@ TEST(Io500Plan, PhasesInIo500OrderWithIo500Parameters) {
   EXPECT_EQ(plan.cache, "none");
   // IO500's argv order (phase_ior_hard.c, phase_ior_hard_write.c, phase_mdtest_hard*.c).
   EXPECT_EQ(Io500ExeLine(*c, s, "ior-hard-write"),
-            "ior --dataPacketType=timestamp -C -Q 1 -g -G=1 -k -e -o /d/ior-hard/file -O "
+            "./ior --dataPacketType=timestamp -C -Q 1 -g -G=1 -k -e -o /d/ior-hard/file -O "
             "stoneWallingStatusFile=/r/ior-hard.stonewall -t 47008 -b 47008 -s 9 -w -D 10 -a "
             "POSIX -O saveRankPerformanceDetailsCSV=/r/ior-hard-write.csv -O "
             "stoneWallingWearOut=1");
   EXPECT_EQ(Io500ExeLine(*c, s, "mdtest-hard-write"),
-            "mdtest --dataPacketType=timestamp -n 1000000 -t -w 3901 -e 3901 -P -G=1 -N 1 -F -d "
+            "./mdtest --dataPacketType=timestamp -n 1000000 -t -w 3901 -e 3901 -P -G=1 -N 1 -F -d "
             "/d/mdtest-hard -x /r/mdtest-hard.stonewall -C -Y -W 10 "
             "--saveRankPerformanceDetails=/r/mdtest-hard-write.csv -a POSIX");
   EXPECT_EQ(Io500ExeLine(*c, s, "ior-easy-read"),
-            "ior --dataPacketType=timestamp -g -G 1 -k -e -o /d/ior-easy/ior_file_easy -C -Q 1 -O "
+            "./ior --dataPacketType=timestamp -g -G 1 -k -e -o /d/ior-easy/ior_file_easy -C -Q 1 -O "
             "stoneWallingStatusFile=/r/ior-easy.stonewall -t 2m -b 9920000m -F -r -R -a POSIX -O "
             "saveRankPerformanceDetailsCSV=/r/ior-easy-read.csv");
   EXPECT_EQ(Io500ExeLine(*c, s, "find"),
-            "pfind /d -newer /r/timestampfile -size 3901c -name \"*01*\"");
+            "./pfind /d -newer /r/timestampfile -size 3901c -name *01* -C -q 10000");
 }
 
 TEST(Io500Plan, DropCachesBarrierOnEveryAgent) {

@@ -1,6 +1,7 @@
 // Mutual TLS: certificate generation checked with OpenSSL, then real gRPC
 // over a loopback socket with the credentials from common/tls.h.
 #include "common/tls.h"
+#include "common/tls_ca.h"
 
 #include <openssl/pem.h>
 #include <openssl/x509.h>
