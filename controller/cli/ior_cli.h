@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "controller/plan/plan.h"
+#include "controller/plan/plan_toml.h"  // PlanToToml, which every front end uses
 
 namespace lockstep {
 
@@ -62,9 +63,6 @@ using FileReader = std::function<absl::StatusOr<std::string>(const std::string&)
 absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& args,
                                                const FileReader& read_file);
 
-// Renders a plan as the TOML `lockstep run` takes (what the results
-// directory keeps as plan.toml).
-std::string PlanToToml(const Plan& plan);
 
 }  // namespace lockstep
 

@@ -11,10 +11,10 @@
 #include "absl/time/time.h"
 #include "common/layout.h"
 #include "common/names.h"
-#include "controller/ior/command_summary.h"
+#include "controller/record/command_summary.h"
 #include "common/sizes.h"
-#include "controller/ior/ior_math.h"
-#include "controller/ior/phase_reduce.h"
+#include "controller/record/ior_math.h"
+#include "controller/record/phase_reduce.h"
 #include "controller/plan/sweep.h"
 
 namespace lockstep {

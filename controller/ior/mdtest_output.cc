@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/names.h"
-#include "controller/ior/ior_math.h"
+#include "controller/record/ior_math.h"
 
 namespace lockstep {
 namespace {

@@ -21,8 +21,9 @@
 #include "common/errors.h"
 #include "common/names.h"
 #include "common/wire_version.h"
-#include "controller/ior/ior_math.h"
-#include "controller/ior/phase_reduce.h"
+#include "controller/record/ior_math.h"
+#include "controller/record/phase_reduce.h"
+#include "controller/plan/phase_kind.h"
 #include "controller/plan/sweep.h"
 #include "controller/run/agent_client.h"
 #include "controller/run/agent_endpoints.h"
@@ -467,9 +468,7 @@ RunError Coordinator::RunRepetition(v1::TestRecord* test, uint32_t rep,
                                     AcceptedPhases* accepted) {
   std::vector<v1::PhaseSpec> written;  // files this repetition wrote
   for (const PhasePlan& phase : plan_.phases) {
-    // A seeks phase may lay its file out (agent/workloads/seeks.h).
-    if (phase.kind == v1::WRITE || phase.kind == v1::SMALL_FILES || phase.kind == v1::SEEKS ||
-        (phase.kind == v1::READ && phase.remove_files)) {
+    if (KindOf(phase.kind).LeavesFiles(phase)) {
       written.push_back(BaseSpec(phase, test->test_id(), rep));
     }
     RunError failure = RunPhase(phase, test->test_id(), rep, test, &(*accepted)[phase.name]);

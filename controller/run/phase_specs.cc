@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
-#include "controller/ior/phase_reduce.h"
+#include "controller/plan/phase_kind.h"
 #include "controller/plan/sweep.h"
 
 namespace lockstep {

@@ -4,7 +4,8 @@
 
 #include "absl/strings/str_split.h"
 #include "controller/cli/mdtest_cli.h"
-#include "controller/ior/phase_reduce.h"
+#include "controller/plan/phase_kind.h"
+#include "controller/record/phase_reduce.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
 

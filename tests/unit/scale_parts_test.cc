@@ -23,7 +23,8 @@
 
 #include "common/files.h"
 #include "common/json.h"
-#include "controller/ior/phase_reduce.h"
+#include "controller/plan/phase_kind.h"
+#include "controller/record/phase_reduce.h"
 #include "controller/ior/telemetry_summary.h"
 #include "controller/results/journal_report.h"
 #include "absl/strings/str_cat.h"

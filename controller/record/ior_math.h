@@ -1,7 +1,7 @@
 // IOR's arithmetic: reduction of task timers into one iteration's figures,
 // and statistics over repetitions (ior-semantics.md).
-#ifndef LOCKSTEP_CONTROLLER_IOR_IOR_MATH_H_
-#define LOCKSTEP_CONTROLLER_IOR_IOR_MATH_H_
+#ifndef LOCKSTEP_CONTROLLER_RECORD_IOR_MATH_H_
+#define LOCKSTEP_CONTROLLER_RECORD_IOR_MATH_H_
 
 #include <vector>
 
@@ -60,4 +60,4 @@ bool IsSuperseded(const v1::PhaseRecord& phase);
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_CONTROLLER_IOR_IOR_MATH_H_
+#endif  // LOCKSTEP_CONTROLLER_RECORD_IOR_MATH_H_

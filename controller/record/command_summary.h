@@ -5,8 +5,8 @@
 //   # n01: real 0m13.559s user 0m0.267s sys 0m3.727s exit 0
 //   # n02: real 0m0.004s user 0m0.000s sys 0m0.001s exit 2; stderr: tar: linux.tar: Cannot open
 //   # command tar: 2 hosts, real min 0.004 s median 6.78 s max 13.6 s, 1 failed
-#ifndef LOCKSTEP_CONTROLLER_IOR_COMMAND_SUMMARY_H_
-#define LOCKSTEP_CONTROLLER_IOR_COMMAND_SUMMARY_H_
+#ifndef LOCKSTEP_CONTROLLER_RECORD_COMMAND_SUMMARY_H_
+#define LOCKSTEP_CONTROLLER_RECORD_COMMAND_SUMMARY_H_
 
 #include <cstdint>
 #include <map>
@@ -37,4 +37,4 @@ std::vector<std::string> CommandReportLines(const v1::PhaseRecord& pr,
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_CONTROLLER_IOR_COMMAND_SUMMARY_H_
+#endif  // LOCKSTEP_CONTROLLER_RECORD_COMMAND_SUMMARY_H_

@@ -1,4 +1,4 @@
-#include "controller/ior/ior_math.h"
+#include "controller/record/ior_math.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,20 @@
-#include "controller/plan/command_keys.h"
+// kind = "command": a program started at the start instant on every client
+// agent (one task each). Its keys argv, env, timeout_seconds and tail_size
+// are checked against common/command_rules.h, the rules the agent checks again.
+//
+//   [[phase]]
+//   name = "untar"
+//   kind = "command"
+//   dir = "build"                        # the working directory (created if missing)
+//   argv = ["tar", "xf", "../linux.tar"] # no shell; argv[0] a bare name or an absolute path
+//   env = ["MAKEFLAGS=-j4"]              # added to PATH, HOME and LANG=C
+//   timeout_seconds = 600                # default: 1 hour
+//   tail_size = "4k"                     # of stdout and of stderr; default 4 KiB
+//
+// A bare argv[0] ("tar") is resolved on each agent against its
+// allow_commands by base name (controller/run/command_checks.h); a name
+// with a '/' must be an absolute path.
+#include "controller/plan/kinds/registry.h"
 
 #include <string>
 #include <vector>
@@ -9,8 +25,9 @@
 #include "common/names.h"
 #include "common/status_macros.h"
 #include "controller/plan/limits.h"
+#include "controller/record/command_summary.h"
 
-namespace lockstep {
+namespace lockstep::kinds {
 namespace {
 
 // A list of strings; *out unchanged when the key is absent.
@@ -67,18 +84,8 @@ absl::Status ReadEnv(const TableReader& r, PhasePlan* p) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
+// The keys of a command phase, its kind and tasks_per_agent already read.
 absl::Status ReadCommandKeys(const TableReader& r, PhasePlan* p) {
-  const bool command = p->kind == v1::COMMAND;
-  for (const char* key : kCommandKeys) {
-    if (!command && r.Get(key) != nullptr) {
-      return r.Error(*r.Get(key), key,
-                     absl::StrFormat("applies to command phases, not to kind = \"%s\"",
-                                     PhaseKindName(p->kind)));
-    }
-  }
-  if (!command) return absl::OkStatus();
   RETURN_IF_ERROR(ReadArgv(r, p));
   RETURN_IF_ERROR(ReadEnv(r, p));
   RETURN_IF_ERROR(r.Uint32("timeout_seconds", 1, kMaxCommandTimeoutMs / 1000,
@@ -103,4 +110,47 @@ absl::Status ReadCommandKeys(const TableReader& r, PhasePlan* p) {
   return absl::OkStatus();
 }
 
-}  // namespace lockstep
+class CommandKind : public PhaseKindDef {
+ public:
+  v1::PhaseKind wire() const override { return v1::COMMAND; }
+
+  std::vector<std::string> OwnKeys() const override {
+    return {"argv", "env", "timeout_seconds", "tail_size"};
+  }
+
+  // For a command phase argv is required, and tasks_per_agent must be 1
+  // (one program per agent).
+  absl::Status ReadKeys(const TableReader& r, const Plan&, PhasePlan* p) const override {
+    RETURN_IF_ERROR(RefuseOwnKeys(r, *p));
+    if (p->kind != wire()) return absl::OkStatus();
+    return ReadCommandKeys(r, p);
+  }
+
+  // argv[0] as the plan wrote it; each agent's copy names its program
+  // (controller/run/command_checks.h ResolveCommandProgram).
+  void FillSpec(const PhasePlan& p, v1::PhaseSpec* s) const override {
+    for (const std::string& a : p.command_argv) s->add_command_argv(a);
+    for (const std::string& e : p.command_env) s->add_command_env(e);
+    s->set_command_timeout_ms(p.command_timeout_seconds * 1000);
+    s->set_command_tail_bytes(static_cast<uint32_t>(p.command_tail_bytes));
+  }
+
+  bool LeavesFiles(const PhasePlan&) const override { return false; }
+
+  void Reduce(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec&,
+              uint32_t rep, v1::PhaseRecord* pr) const override {
+    ReduceCommand(tasks, rep, pr);
+  }
+
+  void Estimate(const Plan&, const PhasePlan& p, uint32_t, uint32_t,
+                PhaseEstimate* e) const override {
+    e->note = absl::StrFormat("runs %s; duration not estimated",
+                              p.command_argv.empty() ? "?" : p.command_argv.front());
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<PhaseKindDef> MakeCommandKind() { return std::make_unique<CommandKind>(); }
+
+}  // namespace lockstep::kinds

@@ -1,4 +1,4 @@
-#include "controller/ior/command_summary.h"
+#include "controller/record/command_summary.h"
 
 #include <algorithm>
 #include <set>
