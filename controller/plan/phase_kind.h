@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -118,6 +119,19 @@ class PhaseKindDef {
   // (controller/record/phase_reduce.h has the reductions).
   virtual void Reduce(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
                       uint32_t rep, v1::PhaseRecord* pr) const = 0;
+
+  // ---- report -------------------------------------------------------------
+  // Whether IOR's report prints the phase's row as IOR's iteration line
+  // (mdtest, find and command phases have their own lines).
+  virtual bool IorReportRow() const { return true; }
+  // The '#' lines (without "# ") IOR's report prints after that row: find's
+  // and seeks' figures, each host's command status. `host_by_address`: the
+  // run's agents' host names.
+  virtual std::vector<std::string> ReportNotes(
+      const v1::PhaseRecord& /*pr*/,
+      const std::map<std::string, std::string>& /*host_by_address*/) const {
+    return {};
+  }
 
   // ---- smoke and dry run --------------------------------------------------
   // Lowers this kind's values to the smoke limits (after the shared caps).

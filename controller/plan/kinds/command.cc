@@ -142,6 +142,14 @@ class CommandKind : public PhaseKindDef {
     ReduceCommand(tasks, rep, pr);
   }
 
+  bool IorReportRow() const override { return false; }
+
+  std::vector<std::string> ReportNotes(
+      const v1::PhaseRecord& p,
+      const std::map<std::string, std::string>& host_by_address) const override {
+    return CommandReportLines(p, host_by_address);
+  }
+
   void Estimate(const Plan&, const PhasePlan& p, uint32_t, uint32_t,
                 PhaseEstimate* e) const override {
     e->note = absl::StrFormat("runs %s; duration not estimated",

@@ -76,6 +76,15 @@ class FindKind : public PhaseKindDef {
     ReduceFind(tasks, rep, pr);
   }
 
+  bool IorReportRow() const override { return false; }
+
+  // IO500's figures: total-files, found, and the rate it scores in kIOPS.
+  std::vector<std::string> ReportNotes(
+      const v1::PhaseRecord& p, const std::map<std::string, std::string>&) const override {
+    return {absl::StrFormat("find: %u files scanned, %u found, %.3f s, %.6f kIOPS", p.md_items(),
+                            FindMatched(p), p.row().total_s(), p.md_rate() / 1e3)};
+  }
+
   void Estimate(const Plan&, const PhasePlan&, uint32_t, uint32_t,
                 PhaseEstimate* e) const override {
     e->note = "walks the tree; counts what it finds";

@@ -137,6 +137,9 @@ class MdtestKind : public PhaseKindDef {
     ReduceMdtest(tasks, spec, rep, pr);
   }
 
+  // mdtest's lines are the mdtest report's (controller/ior/mdtest_output.h).
+  bool IorReportRow() const override { return false; }
+
   void CapForSmoke(const SmokeOptions& o, SmokeCapper* c, PhasePlan* p) const override {
     c->Count("md_items", o.max_items, &p->md_items);
     c->Bytes("md_write_bytes", o.max_bytes, &p->md_write_bytes);

@@ -2,6 +2,7 @@
 // `seeks` per task, seek_rewrite_pct of them written back; transfer_size is
 // 8 KiB (bonnie++'s chunk) unless the phase sets it.
 #include "absl/strings/str_format.h"
+#include "common/sizes.h"
 #include "common/status_macros.h"
 #include "controller/plan/kinds/registry.h"
 #include "controller/plan/limits.h"
@@ -59,6 +60,17 @@ class SeeksKind : public PhaseKindDef {
   void Reduce(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
               uint32_t rep, v1::PhaseRecord* pr) const override {
     ReduceSeeks(tasks, spec, rep, pr);
+  }
+
+  // bonnie++'s figures: seeks/s and the slowest seek (its Latency line).
+  std::vector<std::string> ReportNotes(
+      const v1::PhaseRecord& p, const std::map<std::string, std::string>&) const override {
+    return {absl::StrFormat(
+        "seeks: %u seeks (%u rewritten) of %s in %s, %.1f seeks/s; latency mean %.0f us, "
+        "p99 %.0f us, max %.0f us",
+        p.latency().ops(), SeeksRewritten(p), HumanBytes(p.spec().transfer_bytes()),
+        HumanBytes(p.spec().block_bytes() * p.spec().segments() * p.spec().total_tasks()),
+        p.row().iops(), p.latency().mean_us(), p.latency().p99_us(), p.latency().max_us())};
   }
 
   void CapForSmoke(const SmokeOptions& o, SmokeCapper* c, PhasePlan* p) const override {
