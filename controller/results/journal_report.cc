@@ -18,7 +18,7 @@
 #include "controller/record/ior_math.h"
 #include "controller/ior/ior_report.h"
 #include "controller/record/phase_reduce.h"
-#include "controller/ior/telemetry_file.h"
+#include "controller/record/telemetry_file.h"
 #include "controller/plan/plan.h"
 #include "controller/plan/sweep.h"
 #include "common/json.h"

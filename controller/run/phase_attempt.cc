@@ -11,7 +11,7 @@
 #include "controller/record/ior_math.h"
 #include "controller/plan/phase_kind.h"
 #include "controller/record/phase_reduce.h"
-#include "controller/ior/telemetry_summary.h"
+#include "controller/record/telemetry_summary.h"
 #include "controller/run/bounded_parallel.h"
 #include "controller/run/command_checks.h"
 #include "controller/run/phase_results.h"

@@ -137,7 +137,7 @@ class MdtestKind : public PhaseKindDef {
     ReduceMdtest(tasks, spec, rep, pr);
   }
 
-  // mdtest's lines are the mdtest report's (controller/ior/mdtest_output.h).
+  // mdtest's lines are the mdtest report's (controller/mdtest/mdtest_output.h).
   bool IorReportRow() const override { return false; }
 
   void CapForSmoke(const SmokeOptions& o, SmokeCapper* c, PhasePlan* p) const override {

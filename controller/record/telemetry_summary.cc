@@ -1,4 +1,4 @@
-#include "controller/ior/telemetry_summary.h"
+#include "controller/record/telemetry_summary.h"
 
 #include <algorithm>
 #include <cmath>

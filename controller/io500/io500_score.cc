@@ -1,4 +1,4 @@
-#include "controller/ior/io500_score.h"
+#include "controller/io500/io500_score.h"
 
 #include <cmath>
 

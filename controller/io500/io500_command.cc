@@ -1,4 +1,4 @@
-#include "controller/cli/io500_command.h"
+#include "controller/io500/io500_command.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -19,12 +19,12 @@
 #include "controller/cli/cli_common.h"
 #include "controller/cli/command_specs.h"
 #include "controller/cli/exit_codes.h"
-#include "controller/cli/ior_cli.h"
+#include "controller/ior/ior_cli.h"
 #include "controller/cli/reach_agents.h"
-#include "controller/ior/io500_config.h"
-#include "controller/ior/io500_output.h"
-#include "controller/ior/io500_plan.h"
-#include "controller/ior/io500_results.h"
+#include "controller/io500/io500_config.h"
+#include "controller/io500/io500_output.h"
+#include "controller/io500/io500_plan.h"
+#include "controller/io500/io500_results.h"
 #include "controller/plan/write_places.h"
 #include "controller/results/history.h"
 #include "controller/run/coordinator.h"

@@ -1,4 +1,4 @@
-#include "controller/cli/mdtest_cli.h"
+#include "controller/mdtest/mdtest_cli.h"
 
 #include "absl/strings/str_format.h"
 #include "common/mdtest_layout.h"

@@ -1,15 +1,15 @@
 // `lockstep mdtest <mdtest options>`: see ior_cli.h. Each mdtest sub-phase
 // becomes one plan phase of kind "mdtest", so the controller's start barrier
 // separates them as mdtest's MPI barriers do.
-#ifndef LOCKSTEP_CONTROLLER_CLI_MDTEST_CLI_H_
-#define LOCKSTEP_CONTROLLER_CLI_MDTEST_CLI_H_
+#ifndef LOCKSTEP_CONTROLLER_MDTEST_MDTEST_CLI_H_
+#define LOCKSTEP_CONTROLLER_MDTEST_MDTEST_CLI_H_
 
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "controller/cli/ior_cli.h"
-#include "controller/ior/mdtest_output.h"
+#include "controller/ior/ior_cli.h"
+#include "controller/mdtest/mdtest_output.h"
 
 namespace lockstep {
 
@@ -26,4 +26,4 @@ absl::StatusOr<CliCommand> ParseMdtestCommandLine(const std::vector<std::string>
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_CONTROLLER_CLI_MDTEST_CLI_H_
+#endif  // LOCKSTEP_CONTROLLER_MDTEST_MDTEST_CLI_H_

@@ -26,8 +26,8 @@
 // Max/Min/Mean over iterations; Std Dev is the sample standard deviation
 // (÷ n−1; 0 for one iteration). The time table holds each step's duration in
 // seconds (mdtest labels it "ms/op").
-#ifndef LOCKSTEP_CONTROLLER_IOR_MDTEST_OUTPUT_H_
-#define LOCKSTEP_CONTROLLER_IOR_MDTEST_OUTPUT_H_
+#ifndef LOCKSTEP_CONTROLLER_MDTEST_MDTEST_OUTPUT_H_
+#define LOCKSTEP_CONTROLLER_MDTEST_MDTEST_OUTPUT_H_
 
 #include <cstdint>
 #include <optional>
@@ -103,4 +103,4 @@ std::string FormatMdtestSummary(const MdtestCommandInfo& info, const v1::RunReco
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_CONTROLLER_IOR_MDTEST_OUTPUT_H_
+#endif  // LOCKSTEP_CONTROLLER_MDTEST_MDTEST_OUTPUT_H_

@@ -3,8 +3,8 @@
 // functions of argv (no I/O but the injected hostfile reader), so that they
 // can be unit-tested and fuzzed. Unknown options are refused by name; a
 // malformed or inconsistent value is an InvalidArgument naming the option.
-#ifndef LOCKSTEP_CONTROLLER_CLI_IOR_CLI_H_
-#define LOCKSTEP_CONTROLLER_CLI_IOR_CLI_H_
+#ifndef LOCKSTEP_CONTROLLER_IOR_IOR_CLI_H_
+#define LOCKSTEP_CONTROLLER_IOR_IOR_CLI_H_
 
 #include <cstdint>
 #include <functional>
@@ -66,4 +66,4 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_CONTROLLER_CLI_IOR_CLI_H_
+#endif  // LOCKSTEP_CONTROLLER_IOR_IOR_CLI_H_

@@ -1,4 +1,4 @@
-#include "controller/ior/io500_results.h"
+#include "controller/io500/io500_results.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -10,7 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "controller/ior/ior_report.h"
-#include "controller/ior/mdtest_output.h"
+#include "controller/mdtest/mdtest_output.h"
 
 namespace lockstep {
 namespace {

@@ -1,4 +1,4 @@
-#include "controller/ior/mdtest_output.h"
+#include "controller/mdtest/mdtest_output.h"
 
 #include <time.h>
 

@@ -14,8 +14,8 @@
 //    sees = the sum of actual / the parent's time (go to the last child's end).
 //  - Min/Max/Avg over the children's throughputs; Min xfer = the least actual.
 //  - kB = 1024 bytes.
-#ifndef LOCKSTEP_CONTROLLER_IOR_IOZONE_OUTPUT_H_
-#define LOCKSTEP_CONTROLLER_IOR_IOZONE_OUTPUT_H_
+#ifndef LOCKSTEP_CONTROLLER_IOZONE_IOZONE_OUTPUT_H_
+#define LOCKSTEP_CONTROLLER_IOZONE_IOZONE_OUTPUT_H_
 
 #include <cstdint>
 #include <string>
@@ -86,4 +86,4 @@ std::string FormatIozoneReport(const IozoneCommandInfo& info, const v1::RunRecor
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_CONTROLLER_IOR_IOZONE_OUTPUT_H_
+#endif  // LOCKSTEP_CONTROLLER_IOZONE_IOZONE_OUTPUT_H_

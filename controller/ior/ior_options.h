@@ -15,8 +15,8 @@
 //   to max(atoi(value), 0), without it counted up (-vv is 2).
 // - Numbers are string_to_bytes(): sscanf " %lld %c", so "0.1" is 0, "1.5m"
 //   is 1, "4m" is 4 MiB, "abc" is -1 and "" is 0.
-#ifndef LOCKSTEP_CONTROLLER_CLI_IOR_OPTIONS_H_
-#define LOCKSTEP_CONTROLLER_CLI_IOR_OPTIONS_H_
+#ifndef LOCKSTEP_CONTROLLER_IOR_IOR_OPTIONS_H_
+#define LOCKSTEP_CONTROLLER_IOR_IOR_OPTIONS_H_
 
 #include <cstdint>
 #include <string>
@@ -92,4 +92,4 @@ absl::StatusOr<std::vector<IorKeyValue>> SplitIorDirectives(absl::string_view te
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_CONTROLLER_CLI_IOR_OPTIONS_H_
+#endif  // LOCKSTEP_CONTROLLER_IOR_IOR_OPTIONS_H_

@@ -16,8 +16,8 @@
 //  - a write phase shorter than the minimum write time (300 s);
 // and the run alone when the stonewall is not 300 s ([debug] stonewall-time
 // or --stonewall-s).
-#ifndef LOCKSTEP_CONTROLLER_IOR_IO500_SCORE_H_
-#define LOCKSTEP_CONTROLLER_IOR_IO500_SCORE_H_
+#ifndef LOCKSTEP_CONTROLLER_IO500_IO500_SCORE_H_
+#define LOCKSTEP_CONTROLLER_IO500_IO500_SCORE_H_
 
 #include <cstdint>
 #include <string>
@@ -77,4 +77,4 @@ Io500Score ComputeIo500Score(const std::vector<Io500PhaseFigures>& phases,
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_CONTROLLER_IOR_IO500_SCORE_H_
+#endif  // LOCKSTEP_CONTROLLER_IO500_IO500_SCORE_H_

@@ -2,8 +2,8 @@
 // (TelemetryBrief) and per role (RoleTelemetry). The agents' full
 // TelemetrySummary goes to the run's telemetry.pb.gz (ior/telemetry_file.h),
 // so that run.json grows by a bounded amount per agent and phase.
-#ifndef LOCKSTEP_CONTROLLER_IOR_TELEMETRY_SUMMARY_H_
-#define LOCKSTEP_CONTROLLER_IOR_TELEMETRY_SUMMARY_H_
+#ifndef LOCKSTEP_CONTROLLER_RECORD_TELEMETRY_SUMMARY_H_
+#define LOCKSTEP_CONTROLLER_RECORD_TELEMETRY_SUMMARY_H_
 
 #include <map>
 #include <string>
@@ -43,4 +43,4 @@ std::vector<v1::RoleTelemetry> SummarizeRoles(
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_CONTROLLER_IOR_TELEMETRY_SUMMARY_H_
+#endif  // LOCKSTEP_CONTROLLER_RECORD_TELEMETRY_SUMMARY_H_

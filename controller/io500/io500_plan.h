@@ -24,8 +24,8 @@
 //   ior-rnd4K-easy-read random 4 KiB reads of the ior-easy files, -D S, unscored
 // A phase whose section says run = FALSE is left out, and so are the phases
 // that need what it writes (a read without its write).
-#ifndef LOCKSTEP_CONTROLLER_IOR_IO500_PLAN_H_
-#define LOCKSTEP_CONTROLLER_IOR_IO500_PLAN_H_
+#ifndef LOCKSTEP_CONTROLLER_IO500_IO500_PLAN_H_
+#define LOCKSTEP_CONTROLLER_IO500_IO500_PLAN_H_
 
 #include <cstdint>
 #include <string>
@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "controller/ior/io500_config.h"
+#include "controller/io500/io500_config.h"
 #include "controller/plan/plan.h"
 
 namespace lockstep {
@@ -69,4 +69,4 @@ std::string Io500ExeLine(const Io500Config& config, const Io500Setup& setup,
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_CONTROLLER_IOR_IO500_PLAN_H_
+#endif  // LOCKSTEP_CONTROLLER_IO500_IO500_PLAN_H_

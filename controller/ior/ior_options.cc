@@ -1,4 +1,4 @@
-#include "controller/cli/ior_options.h"
+#include "controller/ior/ior_options.h"
 
 #include <algorithm>
 #include <cctype>

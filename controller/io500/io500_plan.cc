@@ -1,4 +1,4 @@
-#include "controller/ior/io500_plan.h"
+#include "controller/io500/io500_plan.h"
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"

@@ -1,4 +1,4 @@
-#include "controller/ior/iozone_output.h"
+#include "controller/iozone/iozone_output.h"
 
 #include <algorithm>
 #include <climits>

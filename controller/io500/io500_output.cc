@@ -1,4 +1,4 @@
-#include "controller/ior/io500_output.h"
+#include "controller/io500/io500_output.h"
 
 #include <ctime>
 

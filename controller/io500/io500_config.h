@@ -28,8 +28,8 @@
 // uniqueDir = TRUE (IOR -u is not implemented), collective = TRUE (MPI-IO),
 // stonewall-time = 0, a size that does not parse, a blockSize that is not a
 // multiple of transferSize, n or segmentCount of 0, a missing datadir.
-#ifndef LOCKSTEP_CONTROLLER_IOR_IO500_CONFIG_H_
-#define LOCKSTEP_CONTROLLER_IOR_IO500_CONFIG_H_
+#ifndef LOCKSTEP_CONTROLLER_IO500_IO500_CONFIG_H_
+#define LOCKSTEP_CONTROLLER_IO500_IO500_CONFIG_H_
 
 #include <cstdint>
 #include <map>
@@ -107,4 +107,4 @@ uint32_t Io500ConfigHash(const Io500Config& config);
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_CONTROLLER_IOR_IO500_CONFIG_H_
+#endif  // LOCKSTEP_CONTROLLER_IO500_IO500_CONFIG_H_

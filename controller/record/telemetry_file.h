@@ -13,8 +13,8 @@
 // telemetry.jsonl.gz (kTelemetryJsonFile): earlier versions' JSON lines,
 // still read. Run directories older still have neither: their run.json holds
 // the full telemetry inline, and nothing changes.
-#ifndef LOCKSTEP_CONTROLLER_IOR_TELEMETRY_FILE_H_
-#define LOCKSTEP_CONTROLLER_IOR_TELEMETRY_FILE_H_
+#ifndef LOCKSTEP_CONTROLLER_RECORD_TELEMETRY_FILE_H_
+#define LOCKSTEP_CONTROLLER_RECORD_TELEMETRY_FILE_H_
 
 #include <string>
 #include <vector>
@@ -64,4 +64,4 @@ std::string RestoreTelemetryFromDir(const std::string& dir, v1::RunRecord* run);
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_CONTROLLER_IOR_TELEMETRY_FILE_H_
+#endif  // LOCKSTEP_CONTROLLER_RECORD_TELEMETRY_FILE_H_

@@ -1,4 +1,4 @@
-#include "controller/cli/iozone_cli.h"
+#include "controller/iozone/iozone_cli.h"
 
 #include <algorithm>
 #include <map>

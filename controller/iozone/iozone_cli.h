@@ -13,15 +13,15 @@
 // default; workdir is the phase directory), -+k (-s is the aggregate of all
 // children: total_size), and the ControllerCli options --local, --agents,
 // --hostfile, --out, --insecure, --tls_dir.
-#ifndef LOCKSTEP_CONTROLLER_CLI_IOZONE_CLI_H_
-#define LOCKSTEP_CONTROLLER_CLI_IOZONE_CLI_H_
+#ifndef LOCKSTEP_CONTROLLER_IOZONE_IOZONE_CLI_H_
+#define LOCKSTEP_CONTROLLER_IOZONE_IOZONE_CLI_H_
 
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "controller/cli/ior_cli.h"
-#include "controller/ior/iozone_output.h"
+#include "controller/ior/ior_cli.h"
+#include "controller/iozone/iozone_output.h"
 
 namespace lockstep {
 
@@ -38,4 +38,4 @@ absl::StatusOr<CliCommand> ParseIozoneCommandLine(const std::vector<std::string>
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_CONTROLLER_CLI_IOZONE_CLI_H_
+#endif  // LOCKSTEP_CONTROLLER_IOZONE_IOZONE_CLI_H_

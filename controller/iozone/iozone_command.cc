@@ -9,8 +9,8 @@
 #include "controller/cli/cli_commands.h"
 #include "controller/cli/cli_common.h"
 #include "controller/cli/exit_codes.h"
-#include "controller/cli/iozone_cli.h"
-#include "controller/ior/iozone_output.h"
+#include "controller/iozone/iozone_cli.h"
+#include "controller/iozone/iozone_output.h"
 #include "controller/run/coordinator.h"
 
 namespace lockstep {

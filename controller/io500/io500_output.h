@@ -22,8 +22,8 @@
 // the timestamp phase only t_start, t_delta, t_end), then [SCORE] (MD, BW,
 // SCORE, hash: IO500's score hash, Io500ScoreHash). Lockstep's own lines
 // (what ran it, the wear-out tail) are '; ' comments.
-#ifndef LOCKSTEP_CONTROLLER_IOR_IO500_OUTPUT_H_
-#define LOCKSTEP_CONTROLLER_IOR_IO500_OUTPUT_H_
+#ifndef LOCKSTEP_CONTROLLER_IO500_IO500_OUTPUT_H_
+#define LOCKSTEP_CONTROLLER_IO500_IO500_OUTPUT_H_
 
 #include <cstdint>
 #include <string>
@@ -31,7 +31,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "controller/ior/io500_score.h"
+#include "controller/io500/io500_score.h"
 
 namespace lockstep {
 
@@ -93,4 +93,4 @@ absl::Status WriteIo500Output(const Io500RunOutput& run, const std::string& dir)
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_CONTROLLER_IOR_IO500_OUTPUT_H_
+#endif  // LOCKSTEP_CONTROLLER_IO500_IO500_OUTPUT_H_

@@ -1,4 +1,4 @@
-#include "controller/ior/telemetry_file.h"
+#include "controller/record/telemetry_file.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "controller/cli/ior_cli.h"
+#include "controller/ior/ior_cli.h"
 
 #include <algorithm>
 #include <climits>
@@ -16,7 +16,7 @@
 #include "common/status_macros.h"
 #include "controller/cli/cli_common.h"
 #include "controller/cli/command_specs.h"
-#include "controller/cli/ior_options.h"
+#include "controller/ior/ior_options.h"
 #include "controller/plan/limits.h"
 
 namespace lockstep {

@@ -11,15 +11,15 @@
 // the last task's end / 1000. A phase with no record did not run (the run
 // stopped before it: `stopped_reason`); a record that is not ok carries its
 // error.
-#ifndef LOCKSTEP_CONTROLLER_IOR_IO500_RESULTS_H_
-#define LOCKSTEP_CONTROLLER_IOR_IO500_RESULTS_H_
+#ifndef LOCKSTEP_CONTROLLER_IO500_IO500_RESULTS_H_
+#define LOCKSTEP_CONTROLLER_IO500_IO500_RESULTS_H_
 
 #include <string>
 #include <vector>
 
-#include "controller/ior/io500_config.h"
-#include "controller/ior/io500_output.h"
-#include "controller/ior/io500_plan.h"
+#include "controller/io500/io500_config.h"
+#include "controller/io500/io500_output.h"
+#include "controller/io500/io500_plan.h"
 #include "lockstep/v1/results.pb.h"
 
 namespace lockstep {
@@ -34,4 +34,4 @@ std::vector<Io500PhaseOutput> Io500PhasesFromRecord(const v1::RunRecord& record,
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_CONTROLLER_IOR_IO500_RESULTS_H_
+#endif  // LOCKSTEP_CONTROLLER_IO500_IO500_RESULTS_H_

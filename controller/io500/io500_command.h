@@ -1,13 +1,13 @@
 // `lockstep io500 CONFIG.ini [flags]`: IO500's phases and score without MPI.
-// Reads the ini (controller/ior/io500_config.h), checks the data directory
+// Reads the ini (controller/io500/io500_config.h), checks the data directory
 // (empty or missing; created with its sub-directories when this host sees
-// it), runs the plan of controller/ior/io500_plan.h through the run layer
+// it), runs the plan of controller/io500/io500_plan.h through the run layer
 // (run.json, journal and history in --out), then writes IO500's files to
-// <resultdir>/<YYYY.MM.DD-HH.MM.SS>/ (controller/ior/io500_output.h) with
+// <resultdir>/<YYYY.MM.DD-HH.MM.SS>/ (controller/io500/io500_output.h) with
 // whatever was measured, also when a phase failed. The flags are
 // Io500CommandSpec() of command_specs.h.
-#ifndef LOCKSTEP_CONTROLLER_CLI_IO500_COMMAND_H_
-#define LOCKSTEP_CONTROLLER_CLI_IO500_COMMAND_H_
+#ifndef LOCKSTEP_CONTROLLER_IO500_IO500_COMMAND_H_
+#define LOCKSTEP_CONTROLLER_IO500_IO500_COMMAND_H_
 
 #include <atomic>
 #include <string>
@@ -32,4 +32,4 @@ absl::Status PrepareIo500DataDir(const std::string& datadir, bool must_see, std:
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_CONTROLLER_CLI_IO500_COMMAND_H_
+#endif  // LOCKSTEP_CONTROLLER_IO500_IO500_COMMAND_H_

@@ -1,4 +1,4 @@
-#include "controller/ior/io500_config.h"
+#include "controller/io500/io500_config.h"
 
 #include <map>
 #include <span>
