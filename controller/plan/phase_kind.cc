@@ -48,6 +48,20 @@ void PhaseKindDef::WriteKeepAndDelay(const PhasePlan& p, TomlLines* out) {
   out->Uint("delay_seconds", p.delay_seconds);
 }
 
+void PhaseKindDef::WriteIorShape(const PhasePlan& p, TomlLines* out) {
+  out->Uint("transfer_size", p.transfer_bytes);
+  if (p.total_bytes > 0) {
+    out->Uint("total_size", p.total_bytes);
+  } else {
+    out->Uint("block_size", p.block_bytes);
+  }
+  out->Uint("segments", p.segments);
+  out->Bool("fsync", p.fsync);
+  out->Bool("fsync_per_transfer", p.fsync_per_transfer);
+  out->Bool("direct", p.direct);
+  out->Bool("verify", p.verify);
+}
+
 const std::vector<const PhaseKindDef*>& AllKinds() { return kinds::Registry(); }
 
 const PhaseKindDef& KindOf(v1::PhaseKind kind) {

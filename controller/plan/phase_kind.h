@@ -150,6 +150,9 @@ class PhaseKindDef {
   // RefuseOwnKeys for one key, after it was read (so a wrong type is named first).
   absl::Status OnlyHere(const TableReader& r, const PhasePlan& p, const char* key) const;
   static void WriteKeepAndDelay(const PhasePlan& p, TomlLines* out);
+  // transfer_size, total_size or block_size, segments, fsync,
+  // fsync_per_transfer, direct, verify: the IOR shape a kind's file has.
+  static void WriteIorShape(const PhasePlan& p, TomlLines* out);
 };
 
 // The kind of a wire value. REQUIRES: a kind of the registry (every wire

@@ -38,13 +38,7 @@ class SeeksKind : public PhaseKindDef {
 
   void WriteToml(const PhasePlan& p, TomlLines* out) const override {
     WriteKeepAndDelay(p, out);
-    out->Uint("transfer_size", p.transfer_bytes);
-    out->Uint("block_size", p.block_bytes);
-    out->Uint("segments", p.segments);
-    out->Bool("fsync", p.fsync);
-    out->Bool("fsync_per_transfer", p.fsync_per_transfer);
-    out->Bool("direct", p.direct);
-    out->Bool("verify", p.verify);
+    WriteIorShape(p, out);  // a seeks phase has no total_size: block_size
     out->Uint("seeks", p.seeks);
     out->UintAlways("seek_rewrite_pct", p.seek_rewrite_pct);
   }

@@ -16,17 +16,7 @@ class TransferKind : public PhaseKindDef {
 
   void WriteToml(const PhasePlan& p, TomlLines* out) const override {
     out->Bool("file_per_process", p.file_per_process);
-    out->Uint("transfer_size", p.transfer_bytes);
-    if (p.total_bytes > 0) {
-      out->Uint("total_size", p.total_bytes);
-    } else {
-      out->Uint("block_size", p.block_bytes);
-    }
-    out->Uint("segments", p.segments);
-    out->Bool("fsync", p.fsync);
-    out->Bool("fsync_per_transfer", p.fsync_per_transfer);
-    out->Bool("direct", p.direct);
-    out->Bool("verify", p.verify);
+    WriteIorShape(p, out);
     out->Bool("reorder_tasks", p.reorder_tasks);
     if ((p.reorder_tasks || p.reorder_random) && p.reorder_node_offset != 1) {
       out->Uint("reorder_node_offset", p.reorder_node_offset);
