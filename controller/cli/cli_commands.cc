@@ -14,11 +14,11 @@
 #include "common/tls.h"
 #include "controller/run/coordinator.h"
 #include "controller/cli/exit_codes.h"
-#include "controller/cli/ior_cli.h"
+#include "controller/ior/ior_cli.h"
 #include "controller/ior/ior_formats.h"
-#include "controller/cli/mdtest_cli.h"
+#include "controller/mdtest/mdtest_cli.h"
 #include "controller/cli/cli_common.h"
-#include "controller/ior/mdtest_output.h"
+#include "controller/mdtest/mdtest_output.h"
 #include "controller/plan/write_places.h"
 
 namespace lockstep {

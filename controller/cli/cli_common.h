@@ -8,7 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "common/flags.h"
-#include "controller/cli/ior_cli.h"
+#include "controller/ior/ior_cli.h"
 #include "controller/run/coordinator.h"
 
 namespace lockstep {

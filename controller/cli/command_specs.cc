@@ -29,6 +29,19 @@ constexpr absl::string_view kRunRefs =
     "directory <out>/<run-id>/ holding run.json, or a run.json file. `lockstep report` also "
     "takes a run directory with only journal.jsonl (a run whose controller died).";
 
+// Flags several commands take with the same meaning and help.
+constexpr FlagSpec kHostfileFlag = {
+    .name = "hostfile", .kind = FlagKind::kList, .value_name = "FILE",
+    .help = "read agents from FILE: one HOST:PORT [ROLE] a line (ROLE client, oss or mds; "
+            "default: the agent's own), # starts a comment.",
+    .separator = '\0'};
+constexpr FlagSpec kInsecureFlag = {
+    .name = "insecure", .kind = FlagKind::kBool,
+    .help = "plaintext gRPC to the agents; allowed only for loopback addresses"};
+constexpr FlagSpec kHistoryFlag = {
+    .name = "history", .kind = FlagKind::kBool, .default_value = "true",
+    .help = "record the run in the history database"};
+
 // ---- run -----------------------------------------------------------------------
 
 constexpr std::array<FlagSpec, 4> kRunTlsFlags = {{
@@ -48,10 +61,7 @@ constexpr std::array<FlagSpec, 6> kAgentSourceFlags = {{
     {.name = "agents", .kind = FlagKind::kList, .value_name = "HOST:PORT",
      .help = "the agents, instead of the plan's [[agent]] tables; each agent's role is its own "
              "(lockstep-agent --role)."},
-    {.name = "hostfile", .kind = FlagKind::kList, .value_name = "FILE",
-     .help = "read agents from FILE: one HOST:PORT [ROLE] a line (ROLE client, oss or mds; "
-             "default: the agent's own), # starts a comment.",
-     .separator = '\0'},
+    kHostfileFlag,
     {.name = "agents-from", .value_name = "DIR",
      .help = "the agents that announced themselves in DIR (lockstep-agent --announce DIR), "
              "with their roles; DIR must not be writable by other users"},
@@ -85,12 +95,10 @@ constexpr auto kRunFlags = Concat(Concat(
                  "roots too"},
         {.name = "out", .value_name = "DIR", .default_value = "./lockstep-results",
          .help = "results directory; each run gets DIR/<run-id>/"},
-        {.name = "insecure", .kind = FlagKind::kBool,
-         .help = "plaintext gRPC to the agents; allowed only for loopback addresses"},
+        kInsecureFlag,
         {.name = "force", .kind = FlagKind::kBool,
          .help = "run even where an agent has less free space than its share of a write phase"},
-        {.name = "history", .kind = FlagKind::kBool, .default_value = "true",
-         .help = "record the run in the history database"},
+        kHistoryFlag,
         {.name = "db", .value_name = "FILE",
          .help = "history database (default: OUT/history.db, OUT as given by --out)"},
         {.name = "site", .value_name = "NAME",
@@ -137,8 +145,7 @@ constexpr CommandSpec kRun = {
 
 constexpr auto kAgentsFlags = Concat(Concat(kAgentSourceFlags, kRunTlsFlags),
     std::array<FlagSpec, 2>{{
-        {.name = "insecure", .kind = FlagKind::kBool,
-         .help = "plaintext gRPC to the agents; allowed only for loopback addresses"},
+        kInsecureFlag,
         {.name = "timeout_ms", .kind = FlagKind::kUint, .value_name = "MS",
          .default_value = "5000", .help = "how long to wait for each agent to answer", .min = 1,
          .max = 3600000},
@@ -188,10 +195,7 @@ constexpr std::array<FlagSpec, 8> kControllerFlags = {{
      .separator = '\0'},
     {.name = "agents", .kind = FlagKind::kList, .value_name = "HOST:PORT",
      .help = "run on these agents instead of local ones."},
-    {.name = "hostfile", .kind = FlagKind::kList, .value_name = "FILE",
-     .help = "read agents from FILE: one HOST:PORT [ROLE] a line (ROLE client, oss or mds; "
-             "default: the agent's own), # starts a comment.",
-     .separator = '\0'},
+    kHostfileFlag,
     {.name = "local", .kind = FlagKind::kUint, .value_name = "N",
      .help = "run on N local agents (1 to 256; default: 2, or 1 when the task count is odd)",
      .min = 1, .max = kMaxLocalAgents},
@@ -334,10 +338,8 @@ constexpr auto kIo500Flags = Concat(Concat(
         {.name = "out", .value_name = "DIR", .default_value = "./lockstep-results",
          .help = "Lockstep's results directory (run.json, history); IO500's files go to the "
                  "ini's resultdir"},
-        {.name = "insecure", .kind = FlagKind::kBool,
-         .help = "plaintext gRPC to the agents; allowed only for loopback addresses"},
-        {.name = "history", .kind = FlagKind::kBool, .default_value = "true",
-         .help = "record the run in the history database"},
+        kInsecureFlag,
+        kHistoryFlag,
         {.name = "db", .value_name = "FILE",
          .help = "history database (default: OUT/history.db, OUT as given by --out)"},
         {.name = "site", .value_name = "NAME",

@@ -17,7 +17,7 @@
 #include "common/tls.h"
 #include "controller/cli/agents_command.h"
 #include "controller/cli/certs_command.h"
-#include "controller/cli/io500_command.h"
+#include "controller/io500/io500_command.h"
 #include "controller/cli/reach_agents.h"
 #include "controller/cli/cli_commands.h"
 #include "controller/cli/command_specs.h"

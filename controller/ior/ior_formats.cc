@@ -7,7 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/layout.h"
-#include "controller/ior/ior_math.h"
+#include "controller/record/ior_math.h"
 #include "controller/ior/ior_report.h"
 
 namespace lockstep {

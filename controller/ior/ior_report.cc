@@ -11,10 +11,11 @@
 #include "absl/time/time.h"
 #include "common/layout.h"
 #include "common/names.h"
-#include "controller/ior/command_summary.h"
+#include "controller/plan/phase_kind.h"
+#include "controller/record/command_summary.h"
 #include "common/sizes.h"
-#include "controller/ior/ior_math.h"
-#include "controller/ior/phase_reduce.h"
+#include "controller/record/ior_math.h"
+#include "controller/record/phase_reduce.h"
 #include "controller/plan/sweep.h"
 
 namespace lockstep {
@@ -302,24 +303,9 @@ std::string IorReport::PhaseDone(const v1::PhaseRecord& p) const {
         static_cast<double>(w.total_bytes()) / tasks / kGiB, w.duration_s());
   }
   out += SizeWarnings(p);
-  if (p.kind() == v1::FIND) {
-    // IO500's figures: total-files, found, and the rate it scores in kIOPS.
-    out += absl::StrFormat("# find: %u files scanned, %u found, %.3f s, %.6f kIOPS\n",
-                           p.md_items(), FindMatched(p), p.row().total_s(), p.md_rate() / 1e3);
-  } else if (p.kind() == v1::COMMAND) {
-    for (const std::string& line : CommandReportLines(p, host_by_address_)) out += "# " + line + "\n";
-  } else if (p.kind() != v1::MDTEST) {
-    out += IterationRow(p.row());
-  }
-  if (p.kind() == v1::SEEKS) {
-    // bonnie++'s figures: seeks/s and the slowest seek (its Latency line).
-    out += absl::StrFormat(
-        "# seeks: %u seeks (%u rewritten) of %s in %s, %.1f seeks/s; latency mean %.0f us, "
-        "p99 %.0f us, max %.0f us\n",
-        p.latency().ops(), SeeksRewritten(p), HumanBytes(p.spec().transfer_bytes()),
-        HumanBytes(p.spec().block_bytes() * p.spec().segments() * p.spec().total_tasks()),
-        p.row().iops(), p.latency().mean_us(), p.latency().p99_us(), p.latency().max_us());
-  }
+  const PhaseKindDef& kind = KindOf(p.kind());
+  if (kind.IorReportRow()) out += IterationRow(p.row());
+  for (const std::string& line : kind.ReportNotes(p, host_by_address_)) out += "# " + line + "\n";
   for (const v1::IterationRow& extra : p.extra_rows()) out += "# " + IterationRow(extra);
   if (p.skew_exceeded()) {
     out += absl::StrFormat(

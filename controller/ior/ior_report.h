@@ -16,7 +16,7 @@
 #include <map>
 #include <string>
 
-#include "controller/ior/ior_math.h"
+#include "controller/record/ior_math.h"
 #include "lockstep/v1/results.pb.h"
 
 namespace lockstep {
@@ -39,7 +39,7 @@ class IorReport {
   // One accepted phase: IOR's stonewall and file-size lines, the result row
   // (none for mdtest steps, which mdtest's own summary shows; for a command
   // phase each host's times, as `time` prints them, and their summary:
-  // controller/ior/command_summary.h) and '#' lines.
+  // controller/record/command_summary.h) and '#' lines.
   std::string PhaseDone(const v1::PhaseRecord& phase) const;
   // A Lockstep note (a warning, a repeat, an agent lost) as a '#' line.
   static std::string Note(const std::string& text);

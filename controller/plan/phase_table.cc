@@ -10,32 +10,37 @@
 #include "common/names.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
-#include "controller/plan/command_keys.h"
 #include "controller/plan/limits.h"
+#include "controller/plan/phase_kind.h"
 #include "controller/plan/sweep.h"
 #include "controller/plan/table_reader.h"
 
 namespace lockstep {
 namespace {
 
-const std::vector<std::string> kPhaseKeys = {
-    "name", "kind", "dir", "file_name", "file_per_process", "tasks_per_agent", "transfer_size",
-    "block_size", "segments", "repetitions", "fsync", "fsync_per_transfer", "direct", "keep",
-    "verify", "reorder_tasks", "reorder_node_offset", "remove_files", "cache", "stripe_count",
-    "stripe_size", "stripe_index", "stripe_pool", "object_size", "checksums", "random_offsets",
-    "stonewall_seconds", "stonewall_wear_out", "verify_after_write", "delay_seconds",
-    "intra_barriers", "small_files", "small_file_min_size", "small_file_max_size",
-    "small_files_per_dir", "md_op", "md_branching", "md_depth", "md_items", "md_unique_dir",
-    "md_write_size", "md_read_size", "md_leaf_only", "md_neighbor_shift", "reorder_random",
-    "reorder_random_seed", "multi_file", "md_stonewall_seconds", "stonewall_count_from",
-    "find_newer_than", "find_size", "find_name", "argv", "env", "timeout_seconds", "tail_size",
-    "seeks", "seek_rewrite_pct", "total_size"};
+// The keys every kind reads (some apply to IOR's transfer kinds only), then
+// each kind's own (PhaseKindDef::OwnKeys).
+const std::vector<std::string>& PhaseKeys() {
+  static const auto* keys = [] {
+    auto* k = new std::vector<std::string>{
+        "name", "kind", "dir", "file_name", "file_per_process", "tasks_per_agent",
+        "transfer_size", "block_size", "segments", "repetitions", "fsync", "fsync_per_transfer",
+        "direct", "keep", "verify", "reorder_tasks", "reorder_node_offset", "remove_files",
+        "cache", "stripe_count", "stripe_size", "stripe_index", "stripe_pool", "object_size",
+        "checksums", "random_offsets", "stonewall_seconds", "stonewall_wear_out",
+        "verify_after_write", "delay_seconds", "intra_barriers", "reorder_random",
+        "reorder_random_seed", "multi_file", "stonewall_count_from", "total_size"};
+    for (const PhaseKindDef* kind : AllKinds()) {
+      for (const std::string& key : kind->OwnKeys()) k->push_back(key);
+    }
+    return k;
+  }();
+  return *keys;
+}
 
 constexpr const char* kTransferKinds = "write, read and rewrite";
 
-bool IsTransfer(v1::PhaseKind kind) {
-  return kind == v1::WRITE || kind == v1::READ || kind == v1::REWRITE;
-}
+bool IsTransfer(v1::PhaseKind kind) { return KindOf(kind).IorTransfer(); }
 
 bool IsMdtestCreate(v1::MdtestOp op) { return op == v1::MD_FILE_CREATE || op == v1::MD_DIR_CREATE; }
 
@@ -77,14 +82,14 @@ absl::Status ReadKindAndFiles(const TableReader& r, PhasePlan* p) {
   std::string kind;
   RETURN_IF_ERROR(r.String("kind", &kind));
   if (kind.empty()) return r.Missing("kind", "add kind = \"write\" or \"read\"");
-  auto k = ParsePhaseKind(kind);
-  if (!k) {
+  const PhaseKindDef* k = KindNamed(kind);
+  if (k == nullptr) {
     return r.Error(*r.Get("kind"), "kind",
-                   absl::StrFormat("\"%s\" is not a phase kind; use write, read, rewrite, "
-                                   "small_files, mdtest, find, command or seeks",
-                                   kind));
+                   absl::StrFormat("\"%s\" is not a phase kind; use %s", kind,
+                                   KindNamesForMessage()));
   }
-  p->kind = *k;
+  p->kind = k->wire();
+  k->SetDefaults(p);
   RETURN_IF_ERROR(r.String("dir", &p->dir));
   if (p->dir.empty()) {
     return r.Missing("dir", "add dir = \"/path/on/the/agents\" (relative: below the agent's first root)");
@@ -133,7 +138,6 @@ absl::Status ReadTotalSize(const TableReader& r, PhasePlan* p) {
 
 // transfer_size, block_size, segments, and IOR's rules between them.
 absl::Status ReadTransferShape(const TableReader& r, PhasePlan* p) {
-  if (p->kind == v1::SEEKS) p->transfer_bytes = kDefaultSeekTransferBytes;  // bonnie++'s chunk
   RETURN_IF_ERROR(r.Size("transfer_size", &p->transfer_bytes));
   RETURN_IF_ERROR(r.Size("block_size", &p->block_bytes));
   RETURN_IF_ERROR(r.Uint("segments", 1, kMaxSegments, &p->segments));
@@ -291,183 +295,6 @@ absl::Status ReadIorFinerKeys(const TableReader& r, PhasePlan* p) {
   return absl::OkStatus();
 }
 
-// kind = "small_files": how many files per task, their sizes, per directory.
-absl::Status ReadSmallFilesKeys(const TableReader& r, PhasePlan* p) {
-  RETURN_IF_ERROR(r.Uint("small_files", 1, kMaxSmallFiles, &p->small_files));
-  RETURN_IF_ERROR(r.Size("small_file_min_size", &p->small_file_min_bytes));
-  RETURN_IF_ERROR(r.Size("small_file_max_size", &p->small_file_max_bytes));
-  RETURN_IF_ERROR(
-      r.Uint32("small_files_per_dir", 1, kMaxSmallFilesPerDir, &p->small_files_per_dir));
-  const bool small = p->kind == v1::SMALL_FILES;
-  for (const char* key :
-       {"small_files", "small_file_min_size", "small_file_max_size", "small_files_per_dir"}) {
-    RETURN_IF_ERROR(OnlyFor(r, *p, key, small, "small_files"));
-  }
-  if (!small) return absl::OkStatus();
-  if (p->small_files == 0) {
-    return r.Missing("small_files", "add small_files = 1000 (files per task)");
-  }
-  if (p->small_file_min_bytes > p->small_file_max_bytes) {
-    return r.Error(*r.Get("small_file_min_size"), "small_file_min_size",
-                   absl::StrFormat("%s is larger than small_file_max_size %s",
-                                   HumanBytes(p->small_file_min_bytes),
-                                   HumanBytes(p->small_file_max_bytes)));
-  }
-  if (p->small_file_max_bytes > kMaxSmallFileBytes) {
-    return r.Error(*r.Get("small_file_max_size"), "small_file_max_size",
-                   absl::StrFormat("small files are at most %s each",
-                                   HumanBytes(kMaxSmallFileBytes)));
-  }
-  return absl::OkStatus();
-}
-
-// kind = "seeks": seeks per task (required), the share rewritten, one
-// shared file (bonnie++'s 8 KiB chunk is ReadTransferShape's default).
-absl::Status ReadSeeksKeys(const TableReader& r, PhasePlan* p) {
-  RETURN_IF_ERROR(r.Uint("seeks", 1, kMaxSeeksPerTask, &p->seeks));
-  RETURN_IF_ERROR(r.Uint32("seek_rewrite_pct", 0, 100, &p->seek_rewrite_pct));
-  const bool seeks = p->kind == v1::SEEKS;
-  for (const char* key : {"seeks", "seek_rewrite_pct"}) {
-    RETURN_IF_ERROR(OnlyFor(r, *p, key, seeks, "seeks"));
-  }
-  if (!seeks) return absl::OkStatus();
-  if (p->seeks == 0) {
-    return r.Missing("seeks", "add seeks = 2667 (per task; bonnie++ does 8000 over 3 seekers, "
-                              "tasks_per_agent = 3)");
-  }
-  if (p->file_per_process) {
-    return r.Error(*r.Get("file_per_process"), "file_per_process",
-                   "a seeks phase works on one shared file (bonnie++'s); drop file_per_process");
-  }
-  return absl::OkStatus();
-}
-
-// The md_* keys (kind = "mdtest" only); md_op as text into *op.
-absl::Status ReadMdtestKeys(const TableReader& r, PhasePlan* p, std::string* op) {
-  RETURN_IF_ERROR(r.String("md_op", op));
-  RETURN_IF_ERROR(r.Uint32("md_branching", 1, kMaxMdBranching, &p->md_branching));
-  RETURN_IF_ERROR(r.Uint32("md_depth", 0, kMaxMdDepth, &p->md_depth));
-  RETURN_IF_ERROR(r.Uint("md_items", 0, kMaxMdItems, &p->md_items));
-  RETURN_IF_ERROR(r.Bool("md_unique_dir", &p->md_unique_dir));
-  if (r.Get("md_write_size")) RETURN_IF_ERROR(r.Size("md_write_size", &p->md_write_bytes));
-  if (r.Get("md_read_size")) RETURN_IF_ERROR(r.Size("md_read_size", &p->md_read_bytes));
-  RETURN_IF_ERROR(r.Bool("md_leaf_only", &p->md_leaf_only));
-  RETURN_IF_ERROR(r.Uint32("md_neighbor_shift", 0, kMaxMdNeighborShift, &p->md_neighbor_shift));
-  RETURN_IF_ERROR(
-      r.Uint32("md_stonewall_seconds", 0, kMaxStonewallSeconds, &p->md_stonewall_seconds));
-  for (const char* key : {"md_op", "md_branching", "md_depth", "md_items", "md_unique_dir",
-                          "md_write_size", "md_read_size", "md_leaf_only", "md_neighbor_shift",
-                          "md_stonewall_seconds"}) {
-    RETURN_IF_ERROR(OnlyFor(r, *p, key, p->kind == v1::MDTEST, "mdtest"));
-  }
-  return absl::OkStatus();
-}
-
-// An mdtest phase: its operation, its items, file sizes and tree size.
-absl::Status CheckMdtestPhase(const TableReader& r, const std::string& op, PhasePlan* p) {
-  if (op.empty()) {
-    return r.Missing("md_op", "add md_op = \"file_create\" (tree_create, dir_create, dir_stat, "
-                              "dir_rename, dir_remove, file_create, file_stat, file_read, "
-                              "file_remove, tree_remove)");
-  }
-  auto parsed = ParseMdtestOp(op);
-  if (!parsed) {
-    return r.Error(*r.Get("md_op"), "md_op",
-                   absl::StrFormat("\"%s\" is not an mdtest operation; use tree_create, "
-                                   "dir_create, dir_stat, dir_rename, dir_remove, file_create, "
-                                   "file_stat, file_read, file_remove or tree_remove",
-                                   op));
-  }
-  p->md_op = *parsed;
-  const bool tree_op = p->md_op == v1::MD_TREE_CREATE || p->md_op == v1::MD_TREE_REMOVE;
-  // md_items = 0 is mdtest without -n: the sub-phases run on no items.
-  if (!tree_op && r.Get("md_items") == nullptr) {
-    return r.Missing("md_items", "add md_items = 1000 (items per task, mdtest -n)");
-  }
-  if (p->md_write_bytes > kMaxMdtestFileBytes || p->md_read_bytes > kMaxMdtestFileBytes) {
-    const char* key = p->md_write_bytes > kMaxMdtestFileBytes ? "md_write_size" : "md_read_size";
-    return r.Error(*r.Get(key), key,
-                   absl::StrFormat("at most %s per file", HumanBytes(kMaxMdtestFileBytes)));
-  }
-  if (r.Get("md_stonewall_seconds") && !IsMdtestCreate(p->md_op)) {
-    return r.Error(*r.Get("md_stonewall_seconds"), "md_stonewall_seconds",
-                   absl::StrFormat("applies to md_op = \"file_create\" or \"dir_create\" (mdtest "
-                                   "-W stops creating), not to md_op = \"%s\"; later phases take "
-                                   "the count with stonewall_count_from",
-                                   op));
-  }
-  double dirs = 0, level = 1;
-  for (uint32_t d = 0; d <= p->md_depth; ++d, level *= p->md_branching) dirs += level;
-  if (dirs > static_cast<double>(kMaxMdtestTreeDirs)) {
-    return r.Error(EitherNode(r, "md_depth", "md_branching"), "md_depth",
-                   absl::StrFormat("a tree of branching %u and depth %u has %.0f directories; "
-                                   "the limit is 10 million",
-                                   p->md_branching, p->md_depth, dirs));
-  }
-  return absl::OkStatus();
-}
-
-// The earlier phase of `plan` that `key` names by `value`; an Error naming
-// the key, the value and the earlier phases otherwise (`what`: what it must be).
-absl::StatusOr<const PhasePlan*> EarlierPhase(const TableReader& r, const Plan& plan,
-                                              const char* key, const std::string& value,
-                                              const char* what) {
-  std::vector<std::string> names;
-  for (const PhasePlan& q : plan.phases) {
-    if (q.name == value) return &q;
-    names.push_back("'" + q.name + "'");
-  }
-  return r.Error(*r.Get(key), key,
-                 absl::StrFormat("\"%s\" is not an earlier phase of this plan; name %s (earlier "
-                                 "phases: %s)",
-                                 value, what, names.empty() ? "none" : absl::StrJoin(names, ", ")));
-}
-
-// find_size: bytes as find -size Nc ("3901", "3901c", 3901, "4k"); 0 allowed.
-absl::Status ReadFindSize(const TableReader& r, PhasePlan* p) {
-  const toml::node* n = r.Get("find_size");
-  if (n == nullptr) return absl::OkStatus();
-  p->find_match_size = true;
-  if (n->is_integer()) return r.UintNode(*n, "find_size", 0, UINT64_MAX >> 1, &p->find_size_bytes);
-  if (!n->is_string()) {
-    return r.Error(*n, "find_size", absl::StrFormat("expected a size such as \"3901\" (bytes, "
-                                                    "find -size 3901c), got %s",
-                                                    TableReader::TypeName(*n)));
-  }
-  std::string text = n->as_string()->get();
-  if (!text.empty() && text.back() == 'c') text.pop_back();  // find's unit for bytes
-  if (text == "0") {
-    p->find_size_bytes = 0;
-    return absl::OkStatus();
-  }
-  auto parsed = ParseSize(text);
-  if (!parsed.ok()) return r.Error(*n, "find_size", std::string(parsed.status().message()));
-  p->find_size_bytes = *parsed;
-  return absl::OkStatus();
-}
-
-// kind = "find": find_newer_than (an earlier phase), find_size, find_name.
-absl::Status ReadFindKeys(const TableReader& r, const Plan& plan, PhasePlan* p) {
-  RETURN_IF_ERROR(r.String("find_newer_than", &p->find_newer_than));
-  RETURN_IF_ERROR(ReadFindSize(r, p));
-  RETURN_IF_ERROR(r.String("find_name", &p->find_name_glob));
-  for (const char* key : {"find_newer_than", "find_size", "find_name"}) {
-    RETURN_IF_ERROR(OnlyFor(r, *p, key, p->kind == v1::FIND, "find"));
-  }
-  if (r.Get("find_newer_than")) {
-    RETURN_IF_ERROR(EarlierPhase(r, plan, "find_newer_than", p->find_newer_than,
-                                 "the phase whose start the files must be newer than")
-                        .status());
-  }
-  if (p->find_name_glob.find('/') != std::string::npos) {
-    return r.Error(*r.Get("find_name"), "find_name",
-                   absl::StrFormat("\"%s\" has a '/': the pattern is matched against base names "
-                                   "(find -name), so it never matches; drop the directories",
-                                   p->find_name_glob));
-  }
-  return absl::OkStatus();
-}
-
 bool IsDirItemOp(v1::MdtestOp op) {
   return op == v1::MD_DIR_CREATE || op == v1::MD_DIR_STAT || op == v1::MD_DIR_REMOVE ||
          op == v1::MD_DIR_RENAME;
@@ -604,14 +431,9 @@ absl::Status ParsePoint(const TableReader& r, const Plan& plan, PhaseAgreement* 
   RETURN_IF_ERROR(ReadLayoutKeys(r, p));
   RETURN_IF_ERROR(CheckDirect(r, *p));
   RETURN_IF_ERROR(ReadIorFinerKeys(r, p));
-  RETURN_IF_ERROR(ReadSmallFilesKeys(r, p));
-  RETURN_IF_ERROR(ReadSeeksKeys(r, p));
-  std::string md_op;
-  RETURN_IF_ERROR(ReadMdtestKeys(r, p, &md_op));
-  if (p->kind == v1::MDTEST) RETURN_IF_ERROR(CheckMdtestPhase(r, md_op, p));
+  // Each kind reads its own keys, and refuses them on phases of other kinds.
+  for (const PhaseKindDef* kind : AllKinds()) RETURN_IF_ERROR(kind->ReadKeys(r, plan, p));
   RETURN_IF_ERROR(ReadStonewallCountFrom(r, plan, p));
-  RETURN_IF_ERROR(ReadFindKeys(r, plan, p));
-  RETURN_IF_ERROR(ReadCommandKeys(r, p));
   return CheckKindConflicts(r, *p);
 }
 
@@ -622,16 +444,16 @@ absl::Status ParsePhase(const toml::table& table, const std::string& source, int
   PhasePlan first;
   // Messages name the phase by its name once it is known.
   std::string label = absl::StrFormat("[[phase]] #%d", index + 1);
-  RETURN_IF_ERROR(TableReader(table, source, label, kPhaseKeys).String("name", &first.name));
+  RETURN_IF_ERROR(TableReader(table, source, label, PhaseKeys()).String("name", &first.name));
   if (!first.name.empty()) label = absl::StrFormat("[[phase]] '%s'", first.name);
-  TableReader r(table, source, label, kPhaseKeys);
+  TableReader r(table, source, label, PhaseKeys());
   RETURN_IF_ERROR(r.CheckUnknown());
   ASSIGN_OR_RETURN(std::vector<SweepAxis> axes, SweepAxesOf(r, table, first.name, agreement));
   size_t len = 1;
   for (const SweepAxis& a : axes) len = std::max(len, a.values->size());
   std::vector<PhasePlan> points;
   for (size_t i = 0; i < len; ++i) {
-    TableReader point(table, source, label, kPhaseKeys);
+    TableReader point(table, source, label, PhaseKeys());
     std::vector<std::string> where;
     for (const SweepAxis& a : axes) {
       const toml::node* v = a.values->get(std::min(i, a.values->size() - 1));

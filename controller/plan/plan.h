@@ -102,7 +102,7 @@ struct PhasePlan {
   uint64_t seeks = 0;
   uint32_t seek_rewrite_pct = 10;
 
-  // kind = "command" (controller/plan/command_keys.h): the program and its
+  // kind = "command" (controller/plan/kinds/command.cc): the program and its
   // arguments (argv[0] an absolute path or a bare name the agents'
   // allow_commands resolve), "KEY=VALUE" entries added to the clean
   // environment, the timeout (0: the agent's default, kDefaultCommandTimeoutMs)

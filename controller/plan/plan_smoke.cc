@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "common/names.h"
 #include "common/sizes.h"
+#include "controller/plan/phase_kind.h"
 #include "controller/plan/sweep.h"
 
 namespace lockstep {
@@ -17,18 +18,20 @@ namespace {
 
 // ---- smoke ------------------------------------------------------------------
 
-class Capper {
+class Capper : public SmokeCapper {
  public:
   Capper(Plan* plan, const PhasePlan* phase) : plan_(plan), phase_(phase) {}
 
   // value = min(value, cap), noting "phase P: KEY FROM -> TO".
-  void Bytes(const char* key, uint64_t cap, uint64_t* value) {
+  void Bytes(const char* key, uint64_t cap, uint64_t* value) override {
     if (*value <= cap) return;
     Note(key, HumanBytes(*value), HumanBytes(cap));
     *value = cap;
   }
+  void Count(const char* key, uint64_t cap, uint64_t* value) override { CountOf(key, cap, value); }
+  void Count(const char* key, uint32_t cap, uint32_t* value) override { CountOf(key, cap, value); }
   template <typename T>
-  void Count(const char* key, T cap, T* value) {
+  void CountOf(const char* key, T cap, T* value) {
     if (*value <= cap) return;
     Note(key, absl::StrCat(*value), absl::StrCat(cap));
     *value = cap;
@@ -64,7 +67,7 @@ void SmokePhase(const SmokeOptions& o, Plan* plan, PhasePlan* p) {
     c.Bytes("block_size", cap, &p->block_bytes);
   }
   if (p->block_bytes > 0) {
-    c.Count<uint64_t>("segments", std::max<uint64_t>(1, o.max_bytes / p->block_bytes), &p->segments);
+    c.Count("segments", std::max<uint64_t>(1, o.max_bytes / p->block_bytes), &p->segments);
   }
   if (p->total_bytes > 0) {
     // total_size: at most the cap per task of one agent (fewer with more agents).
@@ -72,16 +75,9 @@ void SmokePhase(const SmokeOptions& o, Plan* plan, PhasePlan* p) {
     for (uint32_t tpa : p->tasks_per_agent) most_tasks = std::max(most_tasks, tpa);
     c.Bytes("total_size", o.max_bytes * most_tasks, &p->total_bytes);
   }
-  c.Count<uint64_t>("small_files", o.max_items, &p->small_files);
-  c.Bytes("small_file_max_size", std::min<uint64_t>(o.max_bytes, 1 << 20), &p->small_file_max_bytes);
-  p->small_file_min_bytes = std::min(p->small_file_min_bytes, p->small_file_max_bytes);
-  c.Count<uint64_t>("md_items", o.max_items, &p->md_items);
-  c.Count<uint64_t>("seeks", o.max_items, &p->seeks);
-  c.Bytes("md_write_bytes", o.max_bytes, &p->md_write_bytes);
-  c.Bytes("md_read_bytes", o.max_bytes, &p->md_read_bytes);
+  KindOf(p->kind).CapForSmoke(o, &c, p);
   c.Count("stonewall_seconds", o.max_stonewall_seconds, &p->stonewall_seconds);
-  c.Count("md_stonewall_seconds", o.max_stonewall_seconds, &p->md_stonewall_seconds);
-  c.Count<uint32_t>("delay_seconds", 0, &p->delay_seconds);
+  c.Count("delay_seconds", uint32_t{0}, &p->delay_seconds);
   if (o.lustre) return;
   if (p->set_stripe) {
     c.Dropped("striping (stripe_count/stripe_size/stripe_index/stripe_pool/object_size)",
@@ -97,75 +93,16 @@ void SmokePhase(const SmokeOptions& o, Plan* plan, PhasePlan* p) {
 
 // ---- dry run ----------------------------------------------------------------
 
-// What one phase of one test would move and make.
-struct PhaseEstimate {
-  uint32_t tasks = 0;            // over all client agents
-  uint64_t bytes_per_task = 0;
-  uint64_t ops_per_task = 0;     // metadata operations
-  uint64_t files = 0;            // over all agents
-  double seconds = 0;
-  std::string note;
-};
-
-// The mean of a log-uniform size in [lo, hi] (small_files).
-double LogUniformMean(uint64_t lo, uint64_t hi) {
-  if (hi <= lo || lo == 0) return static_cast<double>(hi);
-  return static_cast<double>(hi - lo) / std::log(static_cast<double>(hi) / static_cast<double>(lo));
-}
-
 PhaseEstimate EstimatePhase(const Plan& plan, const PhasePlan& p, uint32_t test,
                             uint32_t clients, const DryRunOptions& o) {
   PhaseEstimate e;
   const uint32_t tpa = plan.TasksPerAgent(p, test);
   e.tasks = tpa * clients;
-  switch (p.kind) {
-    case v1::WRITE:
-    case v1::READ:
-    case v1::REWRITE:
-      if (auto split = SplitAggregate(plan, p, test, clients); split.ok()) {
-        e.bytes_per_task = split->block_bytes * p.segments;  // total_size: this test's split
-      } else {
-        e.note = std::string(split.status().message());
-      }
-      e.files = p.file_per_process ? e.tasks : 1;
-      if (p.kind == v1::REWRITE) e.note = "read and written back";
-      break;
-    case v1::SMALL_FILES:
-      e.bytes_per_task = static_cast<uint64_t>(
-          static_cast<double>(p.small_files) * LogUniformMean(p.small_file_min_bytes,
-                                                              p.small_file_max_bytes));
-      e.ops_per_task = p.small_files;
-      e.files = p.small_files * e.tasks;
-      e.note = "written, then read back";
-      break;
-    case v1::MDTEST:
-      e.ops_per_task = p.md_items;
-      e.bytes_per_task = p.md_items * std::max(p.md_write_bytes, p.md_read_bytes);
-      e.files = p.md_op == v1::MD_FILE_CREATE ? p.md_items * e.tasks : 0;
-      e.note = MdtestOpName(p.md_op);
-      break;
-    case v1::FIND:
-      e.note = "walks the tree; counts what it finds";
-      break;
-    case v1::SEEKS:
-      // Random reads of transfer_bytes, seek_rewrite_pct of them written back.
-      e.ops_per_task = p.seeks;
-      e.bytes_per_task = p.seeks * p.transfer_bytes * (100 + p.seek_rewrite_pct) / 100;
-      e.files = 1;
-      e.note = absl::StrFormat("%u%% written back; timed at the metadata rate", p.seek_rewrite_pct);
-      break;
-    case v1::COMMAND:
-      e.note = absl::StrFormat("runs %s; duration not estimated",
-                               p.command_argv.empty() ? "?" : p.command_argv.front());
-      break;
-    default:
-      e.note = "duration not estimated";
-      break;
-  }
+  KindOf(p.kind).Estimate(plan, p, test, clients, &e);
   const double bytes = static_cast<double>(e.bytes_per_task) * e.tasks;
   const double ops = static_cast<double>(e.ops_per_task) * e.tasks;
-  e.seconds = p.kind == v1::SEEKS ? ops / o.rate_ops_s
-                                  : bytes / (o.rate_mib_s * 1048576.0) + ops / o.rate_ops_s;
+  e.seconds = e.ops_rate_only ? ops / o.rate_ops_s
+                              : bytes / (o.rate_mib_s * 1048576.0) + ops / o.rate_ops_s;
   const uint32_t wall = std::max(p.stonewall_seconds, p.md_stonewall_seconds);
   if (wall > 0 && e.seconds > wall) {
     e.seconds = wall;
@@ -185,7 +122,7 @@ std::string Duration(double s) {
 void MakeSmokePlan(const SmokeOptions& options, Plan* plan) {
   plan->smoke = true;
   Capper run(plan, nullptr);
-  run.Count<uint32_t>("repetitions", 1, &plan->repetitions);
+  run.Count("repetitions", uint32_t{1}, &plan->repetitions);
   if (options.max_client_agents > 0) {
     for (uint32_t& n : plan->client_agents) {
       run.Count("client_agents", options.max_client_agents, &n);

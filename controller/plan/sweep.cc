@@ -5,16 +5,19 @@
 #include <map>
 
 #include "absl/strings/str_join.h"
+#include "controller/plan/phase_kind.h"
 
 namespace lockstep {
 namespace {
 
 using Copier = std::function<void(const PhasePlan&, PhasePlan*)>;
 
-// Key -> what it sets in a PhasePlan. tasks_per_agent is resolved by
+// Key -> what it sets in a PhasePlan: the shared keys, then each kind's
+// (PhaseKindDef::SweptKeys). tasks_per_agent is resolved by
 // Plan::TasksPerAgent; the stripe keys also carry set_stripe.
 const std::vector<std::pair<std::string, Copier>>& Copiers() {
-  static const auto* table = new std::vector<std::pair<std::string, Copier>>{
+  static const auto* table = [] {
+    auto* rows = new std::vector<std::pair<std::string, Copier>>{
       {"tasks_per_agent", [](const PhasePlan&, PhasePlan*) {}},
       {"file_per_process", [](const PhasePlan& f, PhasePlan* t) { t->file_per_process = f.file_per_process; }},
       {"transfer_size", [](const PhasePlan& f, PhasePlan* t) { t->transfer_bytes = f.transfer_bytes; }},
@@ -47,17 +50,12 @@ const std::vector<std::pair<std::string, Copier>>& Copiers() {
          t->set_stripe = f.set_stripe;
        }},
       {"checksums", [](const PhasePlan& f, PhasePlan* t) { t->checksums = f.checksums; }},
-      {"small_files", [](const PhasePlan& f, PhasePlan* t) { t->small_files = f.small_files; }},
-      {"small_file_min_size",
-       [](const PhasePlan& f, PhasePlan* t) { t->small_file_min_bytes = f.small_file_min_bytes; }},
-      {"small_file_max_size",
-       [](const PhasePlan& f, PhasePlan* t) { t->small_file_max_bytes = f.small_file_max_bytes; }},
-      {"small_files_per_dir",
-       [](const PhasePlan& f, PhasePlan* t) { t->small_files_per_dir = f.small_files_per_dir; }},
-      {"md_items", [](const PhasePlan& f, PhasePlan* t) { t->md_items = f.md_items; }},
-      {"md_write_size", [](const PhasePlan& f, PhasePlan* t) { t->md_write_bytes = f.md_write_bytes; }},
-      {"md_read_size", [](const PhasePlan& f, PhasePlan* t) { t->md_read_bytes = f.md_read_bytes; }},
-  };
+    };
+    for (const PhaseKindDef* kind : AllKinds()) {
+      for (SweptKey& k : kind->SweptKeys()) rows->emplace_back(k.key, std::move(k.copy));
+    }
+    return rows;
+  }();
   return *table;
 }
 

@@ -266,21 +266,17 @@ absl::Status BuildWhere(const RunFilter& f, std::string* where, std::vector<Valu
       values->push_back(f.plan);
     }
   }
-  if (!f.site.empty()) {
-    conds.push_back("r.site = ?");
-    values->push_back(f.site);
-  }
-  if (!f.tag.empty()) {
-    conds.push_back("r.run_id IN (SELECT run_id FROM run_tags WHERE tag = ?)");
-    values->push_back(f.tag);
-  }
-  if (!f.status.empty()) {
-    conds.push_back("r.status = ?");
-    values->push_back(f.status);
-  }
-  if (!f.exclude_run_id.empty()) {
-    conds.push_back("r.run_id != ?");
-    values->push_back(f.exclude_run_id);
+  // The filters that compare one column with their value, when given.
+  const std::pair<const char*, const std::string*> by_value[] = {
+      {"r.site = ?", &f.site},
+      {"r.run_id IN (SELECT run_id FROM run_tags WHERE tag = ?)", &f.tag},
+      {"r.status = ?", &f.status},
+      {"r.run_id != ?", &f.exclude_run_id},
+  };
+  for (const auto& [cond, value] : by_value) {
+    if (value->empty()) continue;
+    conds.push_back(cond);
+    values->push_back(*value);
   }
   if (!f.since.empty()) {
     auto t = ParseDateOrTime(f.since);

@@ -6,7 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 #include "controller/results/journal_report.h"
-#include "controller/ior/telemetry_file.h"
+#include "controller/record/telemetry_file.h"
 
 namespace lockstep {
 

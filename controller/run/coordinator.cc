@@ -21,8 +21,10 @@
 #include "common/errors.h"
 #include "common/names.h"
 #include "common/wire_version.h"
-#include "controller/ior/ior_math.h"
-#include "controller/ior/phase_reduce.h"
+#include "controller/record/ior_math.h"
+#include "controller/record/phase_id.h"
+#include "controller/record/phase_reduce.h"
+#include "controller/plan/phase_kind.h"
 #include "controller/plan/sweep.h"
 #include "controller/run/agent_client.h"
 #include "controller/run/agent_endpoints.h"
@@ -92,7 +94,9 @@ class Coordinator {
                          uint32_t rep);
   RunError AfterFailedPhase(const RunError& failure, const std::vector<v1::PhaseSpec>& written,
                             uint32_t rep);
-  RunError RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t rep, v1::TestRecord* test,
+  // `base`: the phase's spec in this test and repetition, built once for
+  // all its attempts (and for the removal of its files).
+  RunError RunPhase(const PhasePlan& phase, v1::PhaseSpec base, v1::TestRecord* test,
                     std::vector<const v1::PhaseRecord*>* accepted);
   // The skew of an attempt that came back without error; empty if in bounds.
   std::string SkewProblem(const v1::PhaseRecord& pr) const;
@@ -134,7 +138,7 @@ class Coordinator {
   // Agreed stonewall counts of accepted phases, by phase id, for the phases
   // that name them in stonewall_count_from.
   // The count, and the transfer size it counts in (0: mdtest items).
-  std::map<std::string, std::pair<uint64_t, uint64_t>> stonewall_counts_;
+  std::map<PhaseId, std::pair<uint64_t, uint64_t>> stonewall_counts_;
   // Agents whose last Cleanup failed: not detached, so that their lease
   // expiry removes what they hold.
   std::set<const AgentClient*> unclean_;
@@ -467,12 +471,9 @@ RunError Coordinator::RunRepetition(v1::TestRecord* test, uint32_t rep,
                                     AcceptedPhases* accepted) {
   std::vector<v1::PhaseSpec> written;  // files this repetition wrote
   for (const PhasePlan& phase : plan_.phases) {
-    // A seeks phase may lay its file out (agent/workloads/seeks.h).
-    if (phase.kind == v1::WRITE || phase.kind == v1::SMALL_FILES || phase.kind == v1::SEEKS ||
-        (phase.kind == v1::READ && phase.remove_files)) {
-      written.push_back(BaseSpec(phase, test->test_id(), rep));
-    }
-    RunError failure = RunPhase(phase, test->test_id(), rep, test, &(*accepted)[phase.name]);
+    v1::PhaseSpec base = BaseSpec(phase, test->test_id(), rep);
+    if (KindOf(phase.kind).LeavesFiles(phase)) written.push_back(base);
+    RunError failure = RunPhase(phase, std::move(base), test, &(*accepted)[phase.name]);
     // Going on without a lost agent abandons the rest of this repetition.
     if (failure) return AfterFailedPhase(failure, written, rep);
   }
@@ -551,14 +552,12 @@ void Coordinator::WaitForLostLeases() {
   }
 }
 
-RunError Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_t rep,
-                               v1::TestRecord* test,
+RunError Coordinator::RunPhase(const PhasePlan& phase, v1::PhaseSpec base, v1::TestRecord* test,
                                std::vector<const v1::PhaseRecord*>* accepted) {
-  v1::PhaseSpec base = BaseSpec(phase, test_id, rep);
+  const uint32_t rep = base.repetition();
   if (!phase.stonewall_count_from.empty()) {
     // IO500's hand-off: work on exactly what the stonewalled phase agreed on.
-    auto it = stonewall_counts_.find(
-        absl::StrFormat("t%u/r%u/%s", test_id, rep, phase.stonewall_count_from));
+    auto it = stonewall_counts_.find(PhaseId{base.test_id(), rep, phase.stonewall_count_from});
     if (it != stonewall_counts_.end()) {
       // IOR pairs of another transfer size (ior-rnd4K-easy-read after
       // ior-easy-write): the same bytes in this phase's transfers.
@@ -610,7 +609,7 @@ RunError Coordinator::RunPhase(const PhasePlan& phase, uint32_t test_id, uint32_
     }
     accepted->push_back(pr);
     if (uint64_t count = AgreedStonewallCount(*pr); count > 0) {
-      stonewall_counts_[base.phase_id()] = {
+      stonewall_counts_[PhaseId{base.test_id(), rep, phase.name}] = {
           count, base.kind() == v1::MDTEST ? 0 : base.transfer_bytes()};
     }
     return {};

@@ -21,7 +21,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "common/tls.h"
-#include "controller/ior/ior_math.h"
+#include "controller/record/ior_math.h"
 #include "controller/plan/plan.h"
 #include "controller/run/run_failure.h"
 #include "lockstep/v1/results.pb.h"

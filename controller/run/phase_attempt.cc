@@ -8,9 +8,10 @@
 #include "common/layout.h"
 #include "common/names.h"
 #include "common/wire_version.h"
-#include "controller/ior/ior_math.h"
-#include "controller/ior/phase_reduce.h"
-#include "controller/ior/telemetry_summary.h"
+#include "controller/record/ior_math.h"
+#include "controller/plan/phase_kind.h"
+#include "controller/record/phase_reduce.h"
+#include "controller/record/telemetry_summary.h"
 #include "controller/run/bounded_parallel.h"
 #include "controller/run/command_checks.h"
 #include "controller/run/phase_results.h"
@@ -486,8 +487,7 @@ void PhaseAttempt::ObserveMargins(const RunError& failure) {
     run_.lead.Observe(absl::Nanoseconds(record_->lead_ns()), absl::Nanoseconds(min_margin_ns),
                       clients_.size());
     // Transfer kinds only: other kinds' open timers span the whole task.
-    const v1::PhaseKind kind = base_.kind();
-    if (kind == v1::WRITE || kind == v1::READ || kind == v1::REWRITE) {
+    if (KindOf(base_.kind()).IorTransfer()) {
       int64_t longest_open_ns = 0;
       for (const v1::AgentPhaseRecord& a : record_->agents()) {
         for (const v1::TaskResult& t : a.tasks()) {

@@ -8,7 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "common/names.h"
-#include "controller/ior/telemetry_summary.h"
+#include "controller/record/telemetry_summary.h"
 
 namespace lockstep {
 

@@ -3,7 +3,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
-#include "controller/ior/phase_reduce.h"
+#include "controller/plan/phase_kind.h"
+#include "controller/record/phase_id.h"
 #include "controller/plan/sweep.h"
 
 namespace lockstep {
@@ -13,7 +14,7 @@ v1::PhaseSpec BaseSpecOf(const Plan& plan, const PhasePlan& planned, uint32_t te
   // This test's values of the swept keys.
   const PhasePlan phase = ResolvePhase(plan, planned, test_id);
   v1::PhaseSpec s;
-  s.set_phase_id(absl::StrFormat("t%u/r%u/%s", test_id, rep, phase.name));
+  s.set_phase_id(PhaseId{test_id, rep, phase.name}.str());
   s.set_phase_name(phase.name);
   s.set_kind(phase.kind);
   s.set_test_id(test_id);
@@ -73,9 +74,9 @@ std::vector<v1::PhaseSpec> ClientSpecsOf(const v1::PhaseSpec& base, size_t clien
 void SetFindNewer(const PhasePlan& phase, const v1::TestRecord& test, uint32_t rep,
                   v1::PhaseSpec* base) {
   if (phase.kind != v1::FIND || phase.find_newer_than.empty()) return;
-  const std::string id = absl::StrFormat("t%u/r%u/%s", test.test_id(), rep, phase.find_newer_than);
+  const PhaseId newer{test.test_id(), rep, phase.find_newer_than};
   for (const v1::PhaseRecord& pr : test.phases()) {
-    if (pr.phase_id() == id) base->set_find_newer_unix_ns(pr.start_at_unix_ns());
+    if (PhaseId::Parse(pr.phase_id()) == newer) base->set_find_newer_unix_ns(pr.start_at_unix_ns());
   }
 }
 

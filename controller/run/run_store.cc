@@ -16,7 +16,7 @@
 #include "common/files.h"
 #include "common/json.h"
 #include "common/status_macros.h"
-#include "controller/ior/telemetry_file.h"
+#include "controller/record/telemetry_file.h"
 #include "absl/strings/str_cat.h"
 
 namespace lockstep {

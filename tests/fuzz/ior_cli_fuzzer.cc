@@ -1,5 +1,5 @@
 // libFuzzer target for the IOR and mdtest option translators
-// (controller/cli/ior_cli.h, controller/cli/mdtest_cli.h). The input is split into
+// (controller/ior/ior_cli.h, controller/mdtest/mdtest_cli.h). The input is split into
 // argv words (on spaces/newlines, as a shell would without quoting); every
 // input must produce a translation or an error status, never a crash. No
 // file is read (--hostfile gets NotFound). Seeds: tests/fuzz/corpus/ior_cli/.
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "controller/cli/ior_cli.h"
-#include "controller/cli/mdtest_cli.h"
+#include "controller/ior/ior_cli.h"
+#include "controller/mdtest/mdtest_cli.h"
 
 namespace {
 

@@ -11,7 +11,7 @@
 # Environment: FUZZ_SECONDS (60), FUZZ_BUILD_DIR (/tmp/lockstep-build-fuzz),
 # JOBS (1), CXX (clang++, else clang++-14). Exit status: 0 when no target
 # crashed, 1 otherwise. The IOR/mdtest translator target (ior_cli) runs only
-# once controller/cli/ior_cli.h exists.
+# once controller/ior/ior_cli.h exists.
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -27,10 +27,10 @@ fi
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then
   targets=(plan)
-  if [[ -f "$SRC/controller/cli/ior_cli.h" ]]; then
+  if [[ -f "$SRC/controller/ior/ior_cli.h" ]]; then
     targets+=(ior_cli)
   else
-    echo "run.sh: controller/cli/ior_cli.h is not there yet: skipping the ior_cli target"
+    echo "run.sh: controller/ior/ior_cli.h is not there yet: skipping the ior_cli target"
   fi
 fi
 

@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/files.h"
-#include "controller/ior/telemetry_file.h"
+#include "controller/record/telemetry_file.h"
 #include "controller/run/local_agents.h"
 
 namespace lockstep::testing {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "controller/results/run_json.h"
-#include "controller/ior/telemetry_file.h"
+#include "controller/record/telemetry_file.h"
 #include "gtest/gtest.h"
 #include "integration/plan_builder.h"
 #include "integration/process_util.h"

@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_split.h"
 #include "agent/agent_flags.h"
-#include "controller/cli/ior_cli.h"
-#include "controller/cli/mdtest_cli.h"
+#include "controller/ior/ior_cli.h"
+#include "controller/mdtest/mdtest_cli.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "man_page_check.h"

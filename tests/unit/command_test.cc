@@ -11,7 +11,7 @@
 #include "agent/workloads/command_process.h"
 #include "agent/workloads/workload.h"
 #include "common/command_rules.h"
-#include "controller/ior/command_summary.h"
+#include "controller/record/command_summary.h"
 #include "controller/plan/plan.h"
 #include "controller/run/command_checks.h"
 #include "gmock/gmock.h"

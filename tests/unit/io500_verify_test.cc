@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "controller/ior/io500_config.h"
-#include "controller/ior/io500_output.h"
+#include "controller/io500/io500_config.h"
+#include "controller/io500/io500_output.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -1,9 +1,9 @@
 // Translation of unchanged IOR and mdtest command lines into plans.
-#include "controller/cli/ior_cli.h"
+#include "controller/ior/ior_cli.h"
 
 #include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
-#include "controller/cli/mdtest_cli.h"
+#include "controller/mdtest/mdtest_cli.h"
 #include "controller/plan/limits.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -1,4 +1,4 @@
-#include "controller/ior/ior_math.h"
+#include "controller/record/ior_math.h"
 
 #include "controller/ior/ior_report.h"
 #include "gmock/gmock.h"

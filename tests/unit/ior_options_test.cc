@@ -1,11 +1,11 @@
 // IOR's own option reader as lockstep ior reproduces it (hpc/ior
 // src/option.c, src/parse_options.c), and every option of IOR 4.1's list
 // either honoured or refused by name.
-#include "controller/cli/ior_options.h"
+#include "controller/ior/ior_options.h"
 
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "controller/cli/ior_cli.h"
+#include "controller/ior/ior_cli.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"

@@ -1,8 +1,8 @@
 // `lockstep iozone`: IOzone's throughput-mode command line into a plan, and
 // IOzone's arithmetic and text from a run's records.
 #include "absl/strings/str_split.h"
-#include "controller/cli/iozone_cli.h"
-#include "controller/ior/iozone_output.h"
+#include "controller/iozone/iozone_cli.h"
+#include "controller/iozone/iozone_output.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"

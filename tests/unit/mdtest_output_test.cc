@@ -1,10 +1,11 @@
 // mdtest's text: header lines, SUMMARY tables and their statistics, against
 // the layout of real mdtest 4.1 output.
-#include "controller/ior/mdtest_output.h"
+#include "controller/mdtest/mdtest_output.h"
 
 #include "absl/strings/str_split.h"
-#include "controller/cli/mdtest_cli.h"
-#include "controller/ior/phase_reduce.h"
+#include "controller/mdtest/mdtest_cli.h"
+#include "controller/plan/phase_kind.h"
+#include "controller/record/phase_reduce.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
 

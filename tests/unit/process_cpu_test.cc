@@ -18,7 +18,7 @@
 #include "agent/telemetry.h"
 #include "common/clock.h"
 #include "controller/ior/ior_report.h"
-#include "controller/ior/telemetry_summary.h"
+#include "controller/record/telemetry_summary.h"
 #include "controller/run/phase_results.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

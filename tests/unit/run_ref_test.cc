@@ -13,7 +13,7 @@
 #include "controller/cli/exit_codes.h"
 #include "controller/cli/results_commands.h"
 #include "common/json.h"
-#include "controller/ior/telemetry_file.h"
+#include "controller/record/telemetry_file.h"
 #include "controller/run/run_store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

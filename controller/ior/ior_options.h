@@ -1,0 +1,95 @@
+// IOR 4.1's own command-line reader, reproduced so that `lockstep ior` reads
+// a line word for word as IOR does (hpc/ior src/option.c: option_parse_token,
+// string_to_bytes; src/parse_options.c: createGlobalOptions, ParseLine,
+// DecodeDirective). Pure functions, no I/O.
+//
+// What IOR's reader does, and these functions with it:
+// - A word is "-" then letters, each looked up alone ("-wr", "-z-k" = -z -k:
+//   a letter that is no option is skipped when another letter of the word is
+//   one; a word with no option letter at all is IOR's "invalid argument").
+// - The first letter of a word may take its value glued ("-b4m"); any later
+//   value letter takes the next word. IOR goes on reading the letters after
+//   a glued value as options: "-t1k" is -t 1k and -k. Flags read there are
+//   set to atoi(value), as IOR sets them.
+// - "-b=4m", "--posix.odirect=1": the value after '='; a flag with '=' is set
+//   to max(atoi(value), 0), without it counted up (-vv is 2).
+// - Numbers are string_to_bytes(): sscanf " %lld %c", so "0.1" is 0, "1.5m"
+//   is 1, "4m" is 4 MiB, "abc" is -1 and "" is 0.
+#ifndef LOCKSTEP_CONTROLLER_IOR_IOR_OPTIONS_H_
+#define LOCKSTEP_CONTROLLER_IOR_IOR_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+
+namespace lockstep {
+
+enum class IorArgKind { kFlag, kValue };
+
+// One entry of IOR's option table (createGlobalOptions and the POSIX
+// backend's options), as IOR declares it.
+struct IorOptionSpec {
+  char letter;            // '\0': a long option only
+  const char* long_name;  // nullptr: a short option only
+  IorArgKind arg;
+  // IOR's value type: 'd' int and 'l' int64 (both string_to_bytes), 's' a
+  // string, 'p' -O's directives; flags are 'd' counters.
+  char type;
+};
+
+// IOR 4.1's options: every short letter of createGlobalOptions, its long
+// options, and the POSIX backend's (--posix.*), Lustre's included.
+absl::Span<const IorOptionSpec> IorOptionTable();
+
+// IOR's string_to_bytes() and atoi().
+int64_t IorStringToBytes(absl::string_view text);
+int IorAtoi(absl::string_view text);
+
+// One option as IOR's reader found it.
+struct IorToken {
+  const IorOptionSpec* spec = nullptr;
+  std::string name;             // "-b", "--posix.odirect"
+  std::string word;             // the word it came from ("-b4m")
+  std::string value;            // a value option's value
+  int flag_value = -1;          // a flag: -1 counts up (IOR's ++), else set to this
+  bool after_glued_value = false;  // read from the letters after a glued value
+  bool read_with_atoi = false;  // from -O: IOR reads its numbers with atoi()
+};
+
+// Reads args[*i] as option_parse_token() does, advancing *i past a value
+// taken from the next word. `notes` gets what IOR does without saying so
+// (skipped letters, letters of a glued value read as options). Errors
+// (InvalidArgument) are IOR's refusals, with IOR's words and the fix.
+absl::StatusOr<std::vector<IorToken>> ReadIorWord(const std::vector<std::string>& args,
+                                                  size_t* i, std::vector<std::string>* notes);
+
+// One KEY=VALUE of IOR's -O (DecodeDirective): the option it stands for, or
+// a key of its own.
+struct IorDirective {
+  const char* key;   // compared case-insensitively, as strcasecmp
+  char letter;       // the short option it sets, '\0' if none
+  const char* long_name;  // or the long option it sets
+  // How IOR reads the value: 'a' atoi, 'b' string_to_bytes, 's' a string,
+  // 'x' a key Lockstep refuses (why in `refused`).
+  char how;
+  const char* refused = nullptr;
+};
+absl::Span<const IorDirective> IorDirectiveTable();
+const IorDirective* FindIorDirective(absl::string_view key);
+
+// -O's text split as ParseLine() and DecodeDirective() split it: items at
+// ',', the rest after '#' dropped, each " KEY = VALUE" (no blanks inside).
+// Errors are IOR's ("Invalid option substring string", "Syntax error in
+// configuration options").
+struct IorKeyValue {
+  std::string key, value;
+};
+absl::StatusOr<std::vector<IorKeyValue>> SplitIorDirectives(absl::string_view text);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_IOR_IOR_OPTIONS_H_

@@ -1,0 +1,114 @@
+// `lockstep iozone ...`: IOzone's command line → one plan → run → IOzone's
+// throughput-mode text from run.json.
+#include <cstdio>
+#include <filesystem>
+
+#include "absl/strings/str_format.h"
+#include "common/files.h"
+#include "common/tls.h"
+#include "controller/cli/cli_commands.h"
+#include "controller/cli/cli_common.h"
+#include "controller/cli/exit_codes.h"
+#include "controller/iozone/iozone_cli.h"
+#include "controller/iozone/iozone_output.h"
+#include "controller/run/coordinator.h"
+
+namespace lockstep {
+namespace {
+
+// Local agents: the phase directory (IOzone's -F directory, or the working
+// directory) must exist; it becomes the agents' root.
+absl::Status PlaceIozoneLocally(CliCommand* cmd, std::string* root) {
+  std::error_code ec;
+  const std::string dir = cmd->plan.phases.front().dir;
+  const std::filesystem::path abs = std::filesystem::absolute(dir, ec).lexically_normal();
+  if (ec || !std::filesystem::is_directory(abs, ec)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "iozone: directory %s does not exist; create it first (IOzone does not create it either)",
+        abs.string()));
+  }
+  *root = std::filesystem::canonical(abs, ec).string();
+  for (PhasePlan& p : cmd->plan.phases) p.dir = *root;
+  cmd->plan.text = PlanToToml(cmd->plan);
+  return absl::OkStatus();
+}
+
+// Where the agents are and how to reach them; an error message, or "".
+std::string SetUpAgents(CliCommand* cmd, RunOptions* options) {
+  if (cmd->controller.agents.empty()) {
+    options->local_agents = cmd->controller.local_agents;
+    absl::Status placed = PlaceIozoneLocally(cmd, &options->local_root);
+    return placed.ok() ? "" : std::string(placed.message());
+  }
+  options->insecure = cmd->controller.insecure;
+  const std::string& dir = cmd->controller.tls_dir;
+  if (options->insecure || dir.empty()) return "";
+  auto creds = MakeChannelCredentials(
+      TlsFiles{dir + "/ca.pem", dir + "/controller.pem", dir + "/controller.key"});
+  if (!creds.ok()) return std::string(creds.status().message());
+  options->credentials = *creds;
+  return "";
+}
+
+// How Min xfer was measured, as a '#' line.
+std::string MinXferNote(const IozoneCommandInfo& info) {
+  if (!info.stonewall) return "# lockstep iozone: -x: no stonewalling; every child's whole file counts\n";
+  if (info.agents <= 1) {
+    return "# lockstep iozone: stonewalling as IOzone: each child counts what it moved until the "
+           "first child ended (exact: one agent)\n";
+  }
+  return absl::StrFormat(
+      "# lockstep iozone: stonewalling per agent: each child counts what it moved until the first "
+      "child of its own agent ended (%u agents; exact within an agent, not across agents)\n",
+      info.agents);
+}
+
+}  // namespace
+
+int IozoneCommand(const std::vector<std::string>& args, const std::string& command_line,
+                  const std::atomic<bool>* interrupted) {
+  FileReader reader = [](const std::string& path) { return ReadFileToString(path); };
+  IozoneCommandInfo info;
+  auto cmd = ParseIozoneCommandLine(args, reader, &info);
+  if (!cmd.ok()) {
+    // "lockstep iozone: option -j is not supported by lockstep iozone; ..."
+    std::fprintf(stderr, "lockstep %s\n", std::string(cmd.status().message()).c_str());
+    return kExitUsage;
+  }
+  RunOptions options;
+  options.out_dir = cmd->controller.out_dir;
+  options.command_line = command_line;
+  options.iozone_command_line = info.command_line;
+  options.interrupted = interrupted;
+  if (std::string e = SetUpAgents(&*cmd, &options); !e.empty()) {
+    std::fprintf(stderr, "lockstep iozone: %s\n", e.c_str());
+    return kExitUsage;
+  }
+  // IOzone's layout replaces IOR's: the coordinator's own lines come as '#'
+  // lines, IOzone's text after the run, from run.json.
+  options.ior_text = false;
+  std::string printed;
+  auto print = [&printed](const std::string& s) {
+    printed += s;
+    std::fwrite(s.data(), 1, s.size(), stdout);
+    std::fflush(stdout);
+  };
+  options.print = print;
+  for (const std::string& n : cmd->notes) print(absl::StrFormat("# lockstep iozone: %s\n", n));
+  RunOutcome outcome = RunPlan(cmd->plan, options);
+  const v1::RunRecord record = FullRunRecord(outcome);
+  if (record.tests_size() > 0) print(FormatIozoneReport(info, record) + MinXferNote(info));
+  if (!outcome.run_dir.empty()) {
+    absl::Status s = WriteFileAtomically(outcome.run_dir + "/summary.txt", printed);
+    if (!s.ok()) {
+      std::fprintf(stderr, "lockstep iozone: %s\n", std::string(s.message()).c_str());
+      if (outcome.failure == RunFailure::kNone) outcome.failure = RunFailure::kOther;
+    }
+  }
+  if (outcome.failure != RunFailure::kNone) {
+    std::fprintf(stderr, "lockstep iozone: %s\n", outcome.error.c_str());
+  }
+  return ExitCodeFor(outcome.failure);
+}
+
+}  // namespace lockstep

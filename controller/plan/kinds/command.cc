@@ -1,0 +1,164 @@
+// kind = "command": a program started at the start instant on every client
+// agent (one task each). Its keys argv, env, timeout_seconds and tail_size
+// are checked against common/command_rules.h, the rules the agent checks again.
+//
+//   [[phase]]
+//   name = "untar"
+//   kind = "command"
+//   dir = "build"                        # the working directory (created if missing)
+//   argv = ["tar", "xf", "../linux.tar"] # no shell; argv[0] a bare name or an absolute path
+//   env = ["MAKEFLAGS=-j4"]              # added to PATH, HOME and LANG=C
+//   timeout_seconds = 600                # default: 1 hour
+//   tail_size = "4k"                     # of stdout and of stderr; default 4 KiB
+//
+// A bare argv[0] ("tar") is resolved on each agent against its
+// allow_commands by base name (controller/run/command_checks.h); a name
+// with a '/' must be an absolute path.
+#include "controller/plan/kinds/registry.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "common/command_rules.h"
+#include "common/limits.h"
+#include "common/names.h"
+#include "common/status_macros.h"
+#include "controller/plan/limits.h"
+#include "controller/record/command_summary.h"
+
+namespace lockstep::kinds {
+namespace {
+
+// A list of strings; *out unchanged when the key is absent.
+absl::Status ReadStrings(const TableReader& r, const char* key, std::vector<std::string>* out) {
+  const toml::node* n = r.Get(key);
+  if (n == nullptr) return absl::OkStatus();
+  if (!n->is_array()) {
+    return r.Error(*n, key,
+                   absl::StrFormat("expected a list of strings such as [\"tar\", \"xf\", "
+                                   "\"linux.tar\"], got %s",
+                                   TableReader::TypeName(*n)));
+  }
+  out->clear();
+  for (const toml::node& e : *n->as_array()) {
+    if (!e.is_string()) {
+      return r.Error(e, key,
+                     absl::StrFormat("expected a list of strings, got %s in it (quote it)",
+                                     TableReader::TypeName(e)));
+    }
+    out->push_back(e.as_string()->get());
+  }
+  return absl::OkStatus();
+}
+
+// argv: present, within the limits, argv[0] a bare name or an absolute path.
+absl::Status ReadArgv(const TableReader& r, PhasePlan* p) {
+  RETURN_IF_ERROR(ReadStrings(r, "argv", &p->command_argv));
+  if (r.Get("argv") == nullptr) {
+    return r.Missing("argv", "add argv = [\"tar\", \"xf\", \"linux.tar\"] (the program and its "
+                             "arguments; no shell)");
+  }
+  if (absl::Status s = CheckCommandArgv(p->command_argv); !s.ok()) {
+    return r.Error(*r.Get("argv"), "argv", std::string(s.message()));
+  }
+  const std::string& program = p->command_argv[0];
+  if (program[0] != '/' && program.find('/') != std::string::npos) {
+    return r.Error(*r.Get("argv"), "argv",
+                   absl::StrFormat("argv[0] \"%s\" is a relative path; give a bare name (\"%s\", "
+                                   "found in the agents' allow_commands) or an absolute path",
+                                   program, CommandBaseName(program)));
+  }
+  if (program == "." || program == "..") {
+    return r.Error(*r.Get("argv"), "argv", absl::StrFormat("argv[0] \"%s\" is no program", program));
+  }
+  return absl::OkStatus();
+}
+
+// env: "KEY=VALUE" entries, none the loader reads.
+absl::Status ReadEnv(const TableReader& r, PhasePlan* p) {
+  RETURN_IF_ERROR(ReadStrings(r, "env", &p->command_env));
+  if (absl::Status s = CheckCommandEnv(p->command_env); !s.ok()) {
+    return r.Error(*r.Get("env"), "env", std::string(s.message()));
+  }
+  return absl::OkStatus();
+}
+
+// The keys of a command phase, its kind and tasks_per_agent already read.
+absl::Status ReadCommandKeys(const TableReader& r, PhasePlan* p) {
+  RETURN_IF_ERROR(ReadArgv(r, p));
+  RETURN_IF_ERROR(ReadEnv(r, p));
+  RETURN_IF_ERROR(r.Uint32("timeout_seconds", 1, kMaxCommandTimeoutMs / 1000,
+                           &p->command_timeout_seconds));
+  if (r.Get("tail_size")) {
+    RETURN_IF_ERROR(r.Size("tail_size", &p->command_tail_bytes));
+    if (p->command_tail_bytes > kMaxCommandTailBytes) {
+      return r.Error(*r.Get("tail_size"), "tail_size",
+                     absl::StrFormat("%u bytes is over the limit of %u (each agent sends this "
+                                     "much of stdout and of stderr back)",
+                                     p->command_tail_bytes, kMaxCommandTailBytes));
+    }
+  }
+  for (uint32_t tasks : p->tasks_per_agent) {
+    if (tasks == 1) continue;
+    return r.Error(*r.Get("tasks_per_agent"), "tasks_per_agent",
+                   absl::StrFormat("a command phase runs its program once on every client agent "
+                                   "(one task each), not %u times; remove tasks_per_agent or set "
+                                   "it to 1 (a sweep: list 1 for this phase)",
+                                   tasks));
+  }
+  return absl::OkStatus();
+}
+
+class CommandKind : public PhaseKindDef {
+ public:
+  v1::PhaseKind wire() const override { return v1::COMMAND; }
+
+  std::vector<std::string> OwnKeys() const override {
+    return {"argv", "env", "timeout_seconds", "tail_size"};
+  }
+
+  // For a command phase argv is required, and tasks_per_agent must be 1
+  // (one program per agent).
+  absl::Status ReadKeys(const TableReader& r, const Plan&, PhasePlan* p) const override {
+    RETURN_IF_ERROR(RefuseOwnKeys(r, *p));
+    if (p->kind != wire()) return absl::OkStatus();
+    return ReadCommandKeys(r, p);
+  }
+
+  // argv[0] as the plan wrote it; each agent's copy names its program
+  // (controller/run/command_checks.h ResolveCommandProgram).
+  void FillSpec(const PhasePlan& p, v1::PhaseSpec* s) const override {
+    for (const std::string& a : p.command_argv) s->add_command_argv(a);
+    for (const std::string& e : p.command_env) s->add_command_env(e);
+    s->set_command_timeout_ms(p.command_timeout_seconds * 1000);
+    s->set_command_tail_bytes(static_cast<uint32_t>(p.command_tail_bytes));
+  }
+
+  bool LeavesFiles(const PhasePlan&) const override { return false; }
+
+  void Reduce(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec&,
+              uint32_t rep, v1::PhaseRecord* pr) const override {
+    ReduceCommand(tasks, rep, pr);
+  }
+
+  bool IorReportRow() const override { return false; }
+
+  std::vector<std::string> ReportNotes(
+      const v1::PhaseRecord& p,
+      const std::map<std::string, std::string>& host_by_address) const override {
+    return CommandReportLines(p, host_by_address);
+  }
+
+  void Estimate(const Plan&, const PhasePlan& p, uint32_t, uint32_t,
+                PhaseEstimate* e) const override {
+    e->note = absl::StrFormat("runs %s; duration not estimated",
+                              p.command_argv.empty() ? "?" : p.command_argv.front());
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<PhaseKindDef> MakeCommandKind() { return std::make_unique<CommandKind>(); }
+
+}  // namespace lockstep::kinds

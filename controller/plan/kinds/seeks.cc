@@ -1,0 +1,89 @@
+// kind = "seeks": bonnie++'s random seeks over the phase's shared file:
+// `seeks` per task, seek_rewrite_pct of them written back; transfer_size is
+// 8 KiB (bonnie++'s chunk) unless the phase sets it.
+#include "absl/strings/str_format.h"
+#include "common/sizes.h"
+#include "common/status_macros.h"
+#include "controller/plan/kinds/registry.h"
+#include "controller/plan/limits.h"
+#include "controller/plan/plan_smoke.h"
+#include "controller/record/phase_reduce.h"
+
+namespace lockstep::kinds {
+namespace {
+
+class SeeksKind : public PhaseKindDef {
+ public:
+  v1::PhaseKind wire() const override { return v1::SEEKS; }
+
+  void SetDefaults(PhasePlan* p) const override { p->transfer_bytes = kDefaultSeekTransferBytes; }
+
+  std::vector<std::string> OwnKeys() const override { return {"seeks", "seek_rewrite_pct"}; }
+
+  absl::Status ReadKeys(const TableReader& r, const Plan&, PhasePlan* p) const override {
+    RETURN_IF_ERROR(r.Uint("seeks", 1, kMaxSeeksPerTask, &p->seeks));
+    RETURN_IF_ERROR(r.Uint32("seek_rewrite_pct", 0, 100, &p->seek_rewrite_pct));
+    RETURN_IF_ERROR(RefuseOwnKeys(r, *p));
+    if (p->kind != wire()) return absl::OkStatus();
+    if (p->seeks == 0) {
+      return r.Missing("seeks", "add seeks = 2667 (per task; bonnie++ does 8000 over 3 seekers, "
+                                "tasks_per_agent = 3)");
+    }
+    if (p->file_per_process) {
+      return r.Error(*r.Get("file_per_process"), "file_per_process",
+                     "a seeks phase works on one shared file (bonnie++'s); drop file_per_process");
+    }
+    return absl::OkStatus();
+  }
+
+  void WriteToml(const PhasePlan& p, TomlLines* out) const override {
+    WriteKeepAndDelay(p, out);
+    WriteIorShape(p, out);  // a seeks phase has no total_size: block_size
+    out->Uint("seeks", p.seeks);
+    out->UintAlways("seek_rewrite_pct", p.seek_rewrite_pct);
+  }
+
+  void FillSpec(const PhasePlan& p, v1::PhaseSpec* s) const override {
+    s->set_seeks_per_task(p.seeks);
+    s->set_seek_rewrite_pct(p.seek_rewrite_pct);
+  }
+
+  // It may lay its file out (agent/workloads/seeks.h).
+  bool LeavesFiles(const PhasePlan&) const override { return true; }
+
+  void Reduce(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
+              uint32_t rep, v1::PhaseRecord* pr) const override {
+    ReduceSeeks(tasks, spec, rep, pr);
+  }
+
+  // bonnie++'s figures: seeks/s and the slowest seek (its Latency line).
+  std::vector<std::string> ReportNotes(
+      const v1::PhaseRecord& p, const std::map<std::string, std::string>&) const override {
+    return {absl::StrFormat(
+        "seeks: %u seeks (%u rewritten) of %s in %s, %.1f seeks/s; latency mean %.0f us, "
+        "p99 %.0f us, max %.0f us",
+        p.latency().ops(), SeeksRewritten(p), HumanBytes(p.spec().transfer_bytes()),
+        HumanBytes(p.spec().block_bytes() * p.spec().segments() * p.spec().total_tasks()),
+        p.row().iops(), p.latency().mean_us(), p.latency().p99_us(), p.latency().max_us())};
+  }
+
+  void CapForSmoke(const SmokeOptions& o, SmokeCapper* c, PhasePlan* p) const override {
+    c->Count("seeks", o.max_items, &p->seeks);
+  }
+
+  // Random reads of transfer_bytes, seek_rewrite_pct of them written back.
+  void Estimate(const Plan&, const PhasePlan& p, uint32_t, uint32_t,
+                PhaseEstimate* e) const override {
+    e->ops_per_task = p.seeks;
+    e->bytes_per_task = p.seeks * p.transfer_bytes * (100 + p.seek_rewrite_pct) / 100;
+    e->files = 1;
+    e->ops_rate_only = true;
+    e->note = absl::StrFormat("%u%% written back; timed at the metadata rate", p.seek_rewrite_pct);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<PhaseKindDef> MakeSeeksKind() { return std::make_unique<SeeksKind>(); }
+
+}  // namespace lockstep::kinds

@@ -1,0 +1,115 @@
+// kind = "small_files": per task, `small_files` files of sizes log-uniform in
+// [small_file_min_size, small_file_max_size], small_files_per_dir per dir;
+// created and written (the timed row), then read back (row "readback").
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_format.h"
+#include "common/limits.h"
+#include "common/sizes.h"
+#include "controller/plan/kinds/registry.h"
+#include "controller/plan/limits.h"
+#include "controller/plan/plan_smoke.h"
+#include "controller/plan/table_reader.h"
+#include "controller/record/phase_reduce.h"
+#include "common/status_macros.h"
+
+namespace lockstep::kinds {
+namespace {
+
+// The mean of a log-uniform size in [lo, hi].
+double LogUniformMean(uint64_t lo, uint64_t hi) {
+  if (hi <= lo || lo == 0) return static_cast<double>(hi);
+  return static_cast<double>(hi - lo) / std::log(static_cast<double>(hi) / static_cast<double>(lo));
+}
+
+class SmallFilesKind : public PhaseKindDef {
+ public:
+  v1::PhaseKind wire() const override { return v1::SMALL_FILES; }
+
+  std::vector<std::string> OwnKeys() const override {
+    return {"small_files", "small_file_min_size", "small_file_max_size", "small_files_per_dir"};
+  }
+
+  std::vector<SweptKey> SweptKeys() const override {
+    return {
+        {"small_files", [](const PhasePlan& f, PhasePlan* t) { t->small_files = f.small_files; }},
+        {"small_file_min_size",
+         [](const PhasePlan& f, PhasePlan* t) { t->small_file_min_bytes = f.small_file_min_bytes; }},
+        {"small_file_max_size",
+         [](const PhasePlan& f, PhasePlan* t) { t->small_file_max_bytes = f.small_file_max_bytes; }},
+        {"small_files_per_dir",
+         [](const PhasePlan& f, PhasePlan* t) { t->small_files_per_dir = f.small_files_per_dir; }},
+    };
+  }
+
+  absl::Status ReadKeys(const TableReader& r, const Plan&, PhasePlan* p) const override {
+    RETURN_IF_ERROR(r.Uint("small_files", 1, kMaxSmallFiles, &p->small_files));
+    RETURN_IF_ERROR(r.Size("small_file_min_size", &p->small_file_min_bytes));
+    RETURN_IF_ERROR(r.Size("small_file_max_size", &p->small_file_max_bytes));
+    RETURN_IF_ERROR(
+        r.Uint32("small_files_per_dir", 1, kMaxSmallFilesPerDir, &p->small_files_per_dir));
+    RETURN_IF_ERROR(RefuseOwnKeys(r, *p));
+    if (p->kind != wire()) return absl::OkStatus();
+    if (p->small_files == 0) {
+      return r.Missing("small_files", "add small_files = 1000 (files per task)");
+    }
+    if (p->small_file_min_bytes > p->small_file_max_bytes) {
+      return r.Error(*r.Get("small_file_min_size"), "small_file_min_size",
+                     absl::StrFormat("%s is larger than small_file_max_size %s",
+                                     HumanBytes(p->small_file_min_bytes),
+                                     HumanBytes(p->small_file_max_bytes)));
+    }
+    if (p->small_file_max_bytes > kMaxSmallFileBytes) {
+      return r.Error(*r.Get("small_file_max_size"), "small_file_max_size",
+                     absl::StrFormat("small files are at most %s each",
+                                     HumanBytes(kMaxSmallFileBytes)));
+    }
+    return absl::OkStatus();
+  }
+
+  void WriteToml(const PhasePlan& p, TomlLines* out) const override {
+    WriteKeepAndDelay(p, out);
+    out->Uint("small_files", p.small_files);
+    out->Uint("small_file_min_size", p.small_file_min_bytes);
+    out->Uint("small_file_max_size", p.small_file_max_bytes);
+    out->Uint("small_files_per_dir", p.small_files_per_dir);
+  }
+
+  void FillSpec(const PhasePlan& p, v1::PhaseSpec* s) const override {
+    s->set_small_files(p.small_files);
+    s->set_small_file_min_bytes(p.small_file_min_bytes);
+    s->set_small_file_max_bytes(p.small_file_max_bytes);
+    s->set_small_files_per_dir(p.small_files_per_dir);
+  }
+
+  bool LeavesFiles(const PhasePlan&) const override { return true; }
+
+  void Reduce(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
+              uint32_t rep, v1::PhaseRecord* pr) const override {
+    ReduceSmallFiles(tasks, spec, rep, pr);
+  }
+
+  void CapForSmoke(const SmokeOptions& o, SmokeCapper* c, PhasePlan* p) const override {
+    c->Count("small_files", o.max_items, &p->small_files);
+    c->Bytes("small_file_max_size", std::min<uint64_t>(o.max_bytes, 1 << 20),
+             &p->small_file_max_bytes);
+    p->small_file_min_bytes = std::min(p->small_file_min_bytes, p->small_file_max_bytes);
+  }
+
+  void Estimate(const Plan&, const PhasePlan& p, uint32_t, uint32_t,
+                PhaseEstimate* e) const override {
+    e->bytes_per_task = static_cast<uint64_t>(
+        static_cast<double>(p.small_files) *
+        LogUniformMean(p.small_file_min_bytes, p.small_file_max_bytes));
+    e->ops_per_task = p.small_files;
+    e->files = p.small_files * e->tasks;
+    e->note = "written, then read back";
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<PhaseKindDef> MakeSmallFilesKind() { return std::make_unique<SmallFilesKind>(); }
+
+}  // namespace lockstep::kinds

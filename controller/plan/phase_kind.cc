@@ -1,0 +1,124 @@
+#include "controller/plan/phase_kind.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/names.h"
+#include "controller/plan/kinds/registry.h"
+
+namespace lockstep {
+
+void TomlLines::Bool(const char* key, bool v) {
+  if (v) absl::StrAppendFormat(out_, "%s = true\n", key);
+}
+
+void TomlLines::Uint(const char* key, uint64_t v) {
+  if (v) UintAlways(key, v);
+}
+
+void TomlLines::UintAlways(const char* key, uint64_t v) {
+  absl::StrAppendFormat(out_, "%s = %u\n", key, v);
+}
+
+void TomlLines::Int(const char* key, int64_t v) { absl::StrAppendFormat(out_, "%s = %d\n", key, v); }
+
+void TomlLines::String(const char* key, const std::string& v) {
+  absl::StrAppendFormat(out_, "%s = \"%s\"\n", key, v);
+}
+
+const char* PhaseKindDef::name() const { return PhaseKindName(wire()); }
+
+absl::Status PhaseKindDef::OnlyHere(const TableReader& r, const PhasePlan& p,
+                                    const char* key) const {
+  if (r.Get(key) == nullptr || p.kind == wire()) return absl::OkStatus();
+  return r.Error(*r.Get(key), key,
+                 absl::StrFormat("applies to %s phases, not to kind = \"%s\"", name(),
+                                 PhaseKindName(p.kind)));
+}
+
+absl::Status PhaseKindDef::RefuseOwnKeys(const TableReader& r, const PhasePlan& p) const {
+  for (const std::string& key : OwnKeys()) {
+    if (absl::Status s = OnlyHere(r, p, key.c_str()); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+void PhaseKindDef::WriteKeepAndDelay(const PhasePlan& p, TomlLines* out) {
+  out->Bool("keep", p.keep);
+  out->Uint("delay_seconds", p.delay_seconds);
+}
+
+void PhaseKindDef::WriteIorShape(const PhasePlan& p, TomlLines* out) {
+  out->Uint("transfer_size", p.transfer_bytes);
+  if (p.total_bytes > 0) {
+    out->Uint("total_size", p.total_bytes);
+  } else {
+    out->Uint("block_size", p.block_bytes);
+  }
+  out->Uint("segments", p.segments);
+  out->Bool("fsync", p.fsync);
+  out->Bool("fsync_per_transfer", p.fsync_per_transfer);
+  out->Bool("direct", p.direct);
+  out->Bool("verify", p.verify);
+}
+
+const std::vector<const PhaseKindDef*>& AllKinds() { return kinds::Registry(); }
+
+const PhaseKindDef& KindOf(v1::PhaseKind kind) {
+  for (const PhaseKindDef* k : AllKinds()) {
+    if (k->wire() == kind) return *k;
+  }
+  // Every wire kind has one (phase_kind_test); a record from a newer
+  // controller is reduced as the first kind rather than crashing.
+  return *AllKinds().front();
+}
+
+const PhaseKindDef* KindNamed(std::string_view name) {
+  for (const PhaseKindDef* k : AllKinds()) {
+    if (name == k->name()) return k;
+  }
+  return nullptr;
+}
+
+std::string KindNamesForMessage() {
+  std::vector<std::string> names;
+  for (const PhaseKindDef* k : AllKinds()) names.push_back(k->name());
+  const std::string last = names.back();
+  names.pop_back();
+  return absl::StrCat(absl::StrJoin(names, ", "), " or ", last);
+}
+
+void SetWorkloadFields(const PhasePlan& phase, uint64_t seed, v1::PhaseSpec* s) {
+  s->set_random_offsets(phase.random_offsets);
+  s->set_random_seed(seed);
+  s->set_stonewall_seconds(phase.stonewall_seconds);
+  s->set_stonewall_wear_out(phase.stonewall_wear_out);
+  s->set_verify_after_write(phase.verify_after_write);
+  s->set_delay_seconds(phase.delay_seconds);
+  s->set_intra_barriers(phase.intra_barriers);
+  s->set_multi_file(phase.multi_file);
+  s->set_reorder_random(phase.reorder_random);
+  s->set_reorder_random_seed(phase.reorder_random_seed);
+  KindOf(phase.kind).FillSpec(phase, s);
+}
+
+void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
+                 uint32_t rep, v1::PhaseRecord* pr) {
+  KindOf(spec.kind()).Reduce(tasks, spec, rep, pr);
+}
+
+absl::StatusOr<const PhasePlan*> EarlierPhase(const TableReader& r, const Plan& plan,
+                                              const char* key, const std::string& value,
+                                              const char* what) {
+  std::vector<std::string> names;
+  for (const PhasePlan& q : plan.phases) {
+    if (q.name == value) return &q;
+    names.push_back("'" + q.name + "'");
+  }
+  return r.Error(*r.Get(key), key,
+                 absl::StrFormat("\"%s\" is not an earlier phase of this plan; name %s (earlier "
+                                 "phases: %s)",
+                                 value, what, names.empty() ? "none" : absl::StrJoin(names, ", ")));
+}
+
+}  // namespace lockstep

@@ -1,0 +1,183 @@
+// The controller's side of one phase kind, as agent/workloads/workload.h is
+// the agent's: one PhaseKindDef per v1::PhaseKind, made by the table in
+// controller/plan/kinds/registry.cc. A kind owns
+//   - its plan keys: the [[phase]] keys only it takes, read and checked
+//     (ReadKeys), swept (SweptKeys), written back as TOML (WriteToml);
+//   - its part of the PhaseSpec (FillSpec), and whether its phases leave
+//     files the repetition removes (LeavesFiles);
+//   - the reduction of its tasks' results into the phase record (Reduce);
+//   - its --smoke caps (CapForSmoke) and its --dry-run estimate (Estimate).
+// What every kind shares (name, kind, dir, tasks, IOR's transfer shape and
+// options, layout, stonewall_count_from) stays in phase_table.cc and
+// phase_specs.cc. Adding a kind: one file controller/plan/kinds/KIND.cc and
+// one line in the table of registry.cc (see ARCHITECTURE.md, "Phase kinds").
+#ifndef LOCKSTEP_CONTROLLER_PLAN_PHASE_KIND_H_
+#define LOCKSTEP_CONTROLLER_PLAN_PHASE_KIND_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "controller/plan/plan.h"
+#include "controller/plan/table_reader.h"
+#include "lockstep/v1/agent.pb.h"
+#include "lockstep/v1/results.pb.h"
+
+namespace lockstep {
+
+struct SmokeOptions;  // controller/plan/plan_smoke.h
+
+// A key a list may be given for (a sweep, controller/plan/sweep.h) and how
+// its value moves from the phase as read for one test into another.
+struct SweptKey {
+  std::string key;
+  std::function<void(const PhasePlan& from, PhasePlan* to)> copy;
+};
+
+// Lowers values for --smoke, noting each change ("phase w: md_items 1000 -> 200").
+class SmokeCapper {
+ public:
+  virtual ~SmokeCapper() = default;
+  virtual void Bytes(const char* key, uint64_t cap, uint64_t* value) = 0;
+  virtual void Count(const char* key, uint64_t cap, uint64_t* value) = 0;
+  virtual void Count(const char* key, uint32_t cap, uint32_t* value) = 0;
+};
+
+// What one phase of one test would move and make (the dry run's line).
+struct PhaseEstimate {
+  uint32_t tasks = 0;            // over all client agents (set by the caller)
+  uint64_t bytes_per_task = 0;
+  uint64_t ops_per_task = 0;     // metadata operations
+  uint64_t files = 0;            // over all agents
+  bool ops_rate_only = false;    // timed at the metadata rate alone (seeks)
+  double seconds = 0;            // set by the caller from the rates
+  std::string note;
+};
+
+// Appends "key = value" lines of a [[phase]] table (PlanToToml).
+class TomlLines {
+ public:
+  explicit TomlLines(std::string* out) : out_(out) {}
+  void Bool(const char* key, bool v);           // only when true
+  void Uint(const char* key, uint64_t v);       // only when non-zero
+  void UintAlways(const char* key, uint64_t v);  // 0 too
+  void Int(const char* key, int64_t v);
+  void String(const char* key, const std::string& v);
+
+ private:
+  std::string* out_;
+};
+
+class PhaseKindDef {
+ public:
+  virtual ~PhaseKindDef() = default;
+
+  virtual v1::PhaseKind wire() const = 0;
+  // The plan's kind = "..." and the name reports print (PhaseKindName).
+  const char* name() const;
+
+  // ---- plan keys ----------------------------------------------------------
+  // Sets the kind's defaults of shared keys, before any key is read (seeks:
+  // transfer_size 8 KiB, bonnie++'s chunk).
+  virtual void SetDefaults(PhasePlan* /*p*/) const {}
+  // The [[phase]] keys only this kind takes, in the order they are read.
+  virtual std::vector<std::string> OwnKeys() const { return {}; }
+  // Those of OwnKeys that may sweep, in the README's order.
+  virtual std::vector<SweptKey> SweptKeys() const { return {}; }
+  // Reads OwnKeys from `r` into *p. Called for every phase of a plan, after
+  // the shared keys: when p->kind is another kind, an own key given is an
+  // error (RefuseOwnKeys); otherwise the keys are read and checked against
+  // each other and `plan` (the phases before this one). InvalidArgument
+  // names the position, the phase, the key and the fix.
+  virtual absl::Status ReadKeys(const TableReader& r, const Plan& /*plan*/, PhasePlan* p) const {
+    return RefuseOwnKeys(r, *p);
+  }
+  // Whether IOR's transfer keys (file_per_process ... intra_barriers) apply.
+  virtual bool IorTransfer() const { return false; }
+  // Writes this kind's keys of `p` for PlanToToml, with the shared keep and
+  // delay_seconds where the kind puts them (WriteKeepAndDelay); ParsePlan
+  // of the text gives `p` back.
+  virtual void WriteToml(const PhasePlan& p, TomlLines* out) const { WriteKeepAndDelay(p, out); }
+
+  // ---- a run --------------------------------------------------------------
+  // Sets this kind's fields of `spec` from `p` (the test's values).
+  virtual void FillSpec(const PhasePlan& /*p*/, v1::PhaseSpec* /*spec*/) const {}
+  // Whether the repetition removes files of this phase when it ends (or
+  // fails), unless the phase keeps them (keep = true). The agent's
+  // Workload::CreatesFiles() is a wider net (what a session removes when
+  // its controller is gone): a kind whose phases remove their own files
+  // (mdtest's remove and tree_remove, as mdtest does) says false here and
+  // true there; tests/unit/phase_kind_test.cc holds the two together.
+  virtual bool LeavesFiles(const PhasePlan& p) const = 0;
+  // Fills pr->row (and extra_rows, md_items, md_rate, stonewall, command)
+  // from all tasks of one phase, timestamps in one time base
+  // (controller/record/phase_reduce.h has the reductions).
+  virtual void Reduce(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
+                      uint32_t rep, v1::PhaseRecord* pr) const = 0;
+
+  // ---- report -------------------------------------------------------------
+  // Whether IOR's report prints the phase's row as IOR's iteration line
+  // (mdtest, find and command phases have their own lines).
+  virtual bool IorReportRow() const { return true; }
+  // The '#' lines (without "# ") IOR's report prints after that row: find's
+  // and seeks' figures, each host's command status. `host_by_address`: the
+  // run's agents' host names.
+  virtual std::vector<std::string> ReportNotes(
+      const v1::PhaseRecord& /*pr*/,
+      const std::map<std::string, std::string>& /*host_by_address*/) const {
+    return {};
+  }
+
+  // ---- smoke and dry run --------------------------------------------------
+  // Lowers this kind's values to the smoke limits (after the shared caps).
+  virtual void CapForSmoke(const SmokeOptions& /*o*/, SmokeCapper* /*c*/, PhasePlan* /*p*/) const {}
+  // Sets e's bytes and ops per task, files and note for `p` in test `test`
+  // on `clients` agents (e->tasks is set: over all of them).
+  virtual void Estimate(const Plan& /*plan*/, const PhasePlan& /*p*/, uint32_t /*test*/,
+                        uint32_t /*clients*/, PhaseEstimate* e) const {
+    e->note = "duration not estimated";
+  }
+
+ protected:
+  // An error for the first of OwnKeys given in `r` when p.kind is not this
+  // kind: "applies to NAME phases, not to kind = \"...\"".
+  absl::Status RefuseOwnKeys(const TableReader& r, const PhasePlan& p) const;
+  // RefuseOwnKeys for one key, after it was read (so a wrong type is named first).
+  absl::Status OnlyHere(const TableReader& r, const PhasePlan& p, const char* key) const;
+  static void WriteKeepAndDelay(const PhasePlan& p, TomlLines* out);
+  // transfer_size, total_size or block_size, segments, fsync,
+  // fsync_per_transfer, direct, verify: the IOR shape a kind's file has.
+  static void WriteIorShape(const PhasePlan& p, TomlLines* out);
+};
+
+// The kind of a wire value. REQUIRES: a kind of the registry (every wire
+// value but PHASE_KIND_UNSPECIFIED; tests/unit/phase_kind_test.cc).
+const PhaseKindDef& KindOf(v1::PhaseKind kind);
+// The kind the plan names ("small_files"), or null.
+const PhaseKindDef* KindNamed(std::string_view name);
+// Every kind, in wire order.
+const std::vector<const PhaseKindDef*>& AllKinds();
+// "write, read, rewrite, ... or seeks": the names, for messages.
+std::string KindNamesForMessage();
+
+// The spec fields of IOR's finer options (random offsets, stonewall, -W,
+// -d, -g, -m, -Z) and the kind's own (FillSpec).
+void SetWorkloadFields(const PhasePlan& phase, uint64_t seed, v1::PhaseSpec* spec);
+// KindOf(spec.kind()).Reduce(...).
+void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
+                 uint32_t rep, v1::PhaseRecord* pr);
+
+// The earlier phase of `plan` that `key` names by `value`; an Error naming
+// the key, the value and the earlier phases otherwise (`what`: what it must be).
+absl::StatusOr<const PhasePlan*> EarlierPhase(const TableReader& r, const Plan& plan,
+                                              const char* key, const std::string& value,
+                                              const char* what);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_PLAN_PHASE_KIND_H_

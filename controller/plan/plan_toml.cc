@@ -1,0 +1,27 @@
+#include "controller/plan/plan_toml.h"
+
+#include "absl/strings/str_format.h"
+#include "common/names.h"
+#include "controller/plan/phase_kind.h"
+
+namespace lockstep {
+
+std::string PlanToToml(const Plan& plan) {
+  std::string s = absl::StrFormat("# translated by lockstep\n[run]\nname = \"%s\"\nrepetitions = %u\nseed = %u\n",
+                                  plan.name, plan.repetitions, plan.seed);
+  for (const AgentPlan& a : plan.agents) {
+    s += absl::StrFormat("\n[[agent]]\naddress = \"%s\"\nrole = \"%s\"\n", a.address,
+                         RoleName(a.role));
+  }
+  for (const PhasePlan& p : plan.phases) {
+    s += absl::StrFormat("\n[[phase]]\nname = \"%s\"\nkind = \"%s\"\ndir = \"%s\"\nfile_name = \"%s\"\n",
+                         p.name, PhaseKindName(p.kind), p.dir, p.file_name);
+    s += absl::StrFormat("tasks_per_agent = %u\n", p.tasks_per_agent.empty() ? 1 : p.tasks_per_agent[0]);
+    TomlLines lines(&s);
+    KindOf(p.kind).WriteToml(p, &lines);
+    if (!p.stonewall_count_from.empty()) lines.String("stonewall_count_from", p.stonewall_count_from);
+  }
+  return s;
+}
+
+}  // namespace lockstep

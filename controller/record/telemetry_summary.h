@@ -1,0 +1,46 @@
+// Host telemetry summarised for run.json: a few numbers per agent
+// (TelemetryBrief) and per role (RoleTelemetry). The agents' full
+// TelemetrySummary goes to the run's telemetry.pb.gz (ior/telemetry_file.h),
+// so that run.json grows by a bounded amount per agent and phase.
+#ifndef LOCKSTEP_CONTROLLER_RECORD_TELEMETRY_SUMMARY_H_
+#define LOCKSTEP_CONTROLLER_RECORD_TELEMETRY_SUMMARY_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "google/protobuf/repeated_ptr_field.h"
+
+#include "lockstep/v1/results.pb.h"
+#include "lockstep/v1/telemetry.pb.h"
+
+namespace lockstep {
+
+// The agent's host over the window: means of the CPU shares, disk and
+// network rates summed over devices, maxima of dirty bytes and load, the
+// kBriefTopProcesses busiest process groups.
+v1::TelemetryBrief BriefOf(const v1::TelemetrySummary& t);
+
+// How many of TelemetrySummary.top_processes a brief keeps: the busiest
+// groups of at least 1% of a core, name, size and CPU rounded to 0.1 (~110
+// bytes each in run.json, which prints every field, per agent and phase:
+// issue 12's budget). Seed
+// 003's "lmdd 100% (1 CPU), ptlrpcd 5%, pdflush 15%" is three.
+inline constexpr int kBriefTopProcesses = 3;
+// How many a "top cpu" line shows (from the full summary, which has 10).
+inline constexpr int kTopCpuLineProcesses = 5;
+
+// "lockstep-agent 100% (1 CPU), kworker 5%, flush 15%" (seed report 003's
+// client loads): the first `limit` groups of at least 1%, a group of 95% or
+// more with the cores it kept busy. Empty when none reached 1%.
+std::string TopCpuText(const google::protobuf::RepeatedPtrField<v1::ProcessCpu>& top, int limit);
+
+// Per role, over the agents of `phase` that carry a brief: hosts counted
+// once (`host_by_address`: agent address → hostname; an address missing
+// there is its own host). Roles in enum order.
+std::vector<v1::RoleTelemetry> SummarizeRoles(
+    const v1::PhaseRecord& phase, const std::map<std::string, std::string>& host_by_address);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_RECORD_TELEMETRY_SUMMARY_H_
