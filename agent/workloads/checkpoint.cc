@@ -49,6 +49,10 @@ class CheckpointWorkload : public Workload {
   // shard of this agent's ranks exists and holds shard_bytes.
   absl::Status Prepare(const std::string& dir, std::span<v1::TaskResult* const>) override {
     dir_ = dir;
+    if (Writes() && ::mkdir(dir.c_str(), 0775) != 0 && errno != EEXIST) {  // CreatesMissingDir
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "phase %s: cannot create %s: %s", spec_.phase_id(), dir, std::strerror(errno)));
+    }
     for (uint32_t c = 0; c < spec_.checkpoints(); ++c) {
       if (Writes()) {
         const std::string step = StepDir(dir, c);
@@ -127,6 +131,7 @@ class CheckpointWorkload : public Workload {
   }
 
   bool CreatesFiles() const override { return Writes(); }
+  bool CreatesMissingDir() const override { return Writes(); }
   uint64_t AgentWriteBytes() const override {
     return Writes() ? spec_.shard_bytes() * spec_.checkpoints() * spec_.tasks() : 0;
   }

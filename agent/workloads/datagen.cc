@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "agent/workloads/dataset.h"
+#include "common/dataset.h"
 #include "agent/workloads/file_io.h"
 #include "common/clock.h"
 #include "common/limits.h"
@@ -35,10 +35,13 @@ class DatagenWorkload : public Workload {
   // <dir>/train, and one chunk of the pattern per task.
   absl::Status Prepare(const std::string& dir, std::span<v1::TaskResult* const>) override {
     dir_ = dir;
-    const std::string train = DatasetTrainDir(dir);
-    if (::mkdir(train.c_str(), 0775) != 0 && errno != EEXIST) {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "phase %s: cannot create %s: %s", spec_.phase_id(), train, std::strerror(errno)));
+    // The phase directory too: rank 0's agent made it (CreatesMissingDir),
+    // the others may get here first.
+    for (const std::string& d : {dir, DatasetTrainDir(dir)}) {
+      if (::mkdir(d.c_str(), 0775) != 0 && errno != EEXIST) {
+        return absl::FailedPreconditionError(absl::StrFormat(
+            "phase %s: cannot create %s: %s", spec_.phase_id(), d, std::strerror(errno)));
+      }
     }
     chunk_bytes_ = spec_.transfer_bytes() == 0 ? kDefaultAiChunkBytes : spec_.transfer_bytes();
     buffers_.clear();
@@ -96,6 +99,7 @@ class DatagenWorkload : public Workload {
   }
 
   bool CreatesFiles() const override { return true; }
+  bool CreatesMissingDir() const override { return true; }
 
   uint64_t AgentWriteBytes() const override {
     uint64_t sum = 0;

@@ -15,7 +15,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
-#include "agent/workloads/dataset.h"
+#include "common/dataset.h"
 #include "agent/workloads/file_io.h"
 #include "common/clock.h"
 #include "common/histogram.h"
@@ -212,6 +212,12 @@ class TrainWorkload::Accelerator {
       q_.window = s_.prefetch_batches();
     }
     epoch_bytes_.store(0, std::memory_order_relaxed);
+    for (uint32_t k = 0; k < s_.read_threads(); ++k) {  // each epoch's loader starts afresh
+      ReaderState& reader = ReaderOf(k);
+      if (reader.fd >= 0) ::close(reader.fd);
+      reader.fd = -1;
+      reader.file = UINT64_MAX;
+    }
     out->set_epoch(epoch);
     out->set_start_unix_ns(RealtimeNs());
     const int64_t t0 = MonotonicNs();

@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "common/layout.h"
 #include "common/names.h"
+#include "controller/ior/ai_reduce.h"
 #include "controller/ior/command_summary.h"
 #include "common/sizes.h"
 #include "controller/ior/ior_math.h"
@@ -321,6 +322,7 @@ std::string IorReport::PhaseDone(const v1::PhaseRecord& p) const {
         p.row().iops(), p.latency().mean_us(), p.latency().p99_us(), p.latency().max_us());
   }
   for (const v1::IterationRow& extra : p.extra_rows()) out += "# " + IterationRow(extra);
+  for (const std::string& line : AiReportLines(p)) out += "# " + line + "\n";
   if (p.skew_exceeded()) {
     out += absl::StrFormat(
         "# start skew %.1f us (± %.1f us of clock uncertainty) of %s exceeds max_start_skew_us "

@@ -7,6 +7,7 @@
 
 #include "common/mdtest_layout.h"
 #include "common/names.h"
+#include "controller/ior/ai_reduce.h"
 #include "controller/ior/command_summary.h"
 #include "controller/ior/ior_math.h"
 
@@ -60,6 +61,7 @@ void SetWorkloadFields(const PhasePlan& phase, uint64_t seed, v1::PhaseSpec* s) 
     s->set_command_timeout_ms(phase.command_timeout_seconds * 1000);
     s->set_command_tail_bytes(static_cast<uint32_t>(phase.command_tail_bytes));
   }
+  SetAiSpecFields(phase, s);
 }
 
 namespace {
@@ -188,6 +190,9 @@ void ReducePhase(const std::vector<const v1::TaskResult*>& tasks, const v1::Phas
   if (spec.kind() == v1::FIND) return ReduceFind(tasks, rep, pr);
   if (spec.kind() == v1::COMMAND) return ReduceCommand(tasks, rep, pr);
   if (spec.kind() == v1::SEEKS) return ReduceSeeks(tasks, spec, rep, pr);
+  if (spec.kind() == v1::TRAIN || spec.kind() == v1::DATAGEN || spec.kind() == v1::CHECKPOINT) {
+    return ReduceAiPhase(tasks, spec, rep, pr);
+  }
   if (spec.kind() == v1::MDTEST) {
     ReduceStonewall(tasks, spec.md_stonewall_seconds(), spec.md_write_bytes(), pr);
     v1::IterationRow row;

@@ -1,15 +1,18 @@
 #include "controller/plan/phase_table.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/limits.h"
 #include "common/names.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
+#include "controller/plan/ai_keys.h"
 #include "controller/plan/command_keys.h"
 #include "controller/plan/limits.h"
 #include "controller/plan/sweep.h"
@@ -18,7 +21,8 @@
 namespace lockstep {
 namespace {
 
-const std::vector<std::string> kPhaseKeys = {
+const std::vector<std::string> kPhaseKeys = [] {
+  std::vector<std::string> keys = {
     "name", "kind", "dir", "file_name", "file_per_process", "tasks_per_agent", "transfer_size",
     "block_size", "segments", "repetitions", "fsync", "fsync_per_transfer", "direct", "keep",
     "verify", "reorder_tasks", "reorder_node_offset", "remove_files", "cache", "stripe_count",
@@ -30,6 +34,9 @@ const std::vector<std::string> kPhaseKeys = {
     "reorder_random_seed", "multi_file", "md_stonewall_seconds", "stonewall_count_from",
     "find_newer_than", "find_size", "find_name", "argv", "env", "timeout_seconds", "tail_size",
     "seeks", "seek_rewrite_pct", "total_size"};
+  keys.insert(keys.end(), std::begin(kAiKeys), std::end(kAiKeys));
+  return keys;
+}();
 
 constexpr const char* kTransferKinds = "write, read and rewrite";
 
@@ -81,7 +88,8 @@ absl::Status ReadKindAndFiles(const TableReader& r, PhasePlan* p) {
   if (!k) {
     return r.Error(*r.Get("kind"), "kind",
                    absl::StrFormat("\"%s\" is not a phase kind; use write, read, rewrite, "
-                                   "small_files, mdtest, find, command or seeks",
+                                   "small_files, mdtest, find, command, seeks, datagen, train or "
+                                   "checkpoint",
                                    kind));
   }
   p->kind = *k;
@@ -134,6 +142,25 @@ absl::Status ReadTotalSize(const TableReader& r, PhasePlan* p) {
 // transfer_size, block_size, segments, and IOR's rules between them.
 absl::Status ReadTransferShape(const TableReader& r, PhasePlan* p) {
   if (p->kind == v1::SEEKS) p->transfer_bytes = kDefaultSeekTransferBytes;  // bonnie++'s chunk
+  if (IsAiKind(p->kind)) {  // the I/O chunk of datagen, train and checkpoint; no IOR block
+    p->transfer_bytes = kDefaultAiChunkBytes;
+    RETURN_IF_ERROR(r.Size("transfer_size", &p->transfer_bytes));
+    for (const char* key : {"block_size", "segments", "total_size"}) {
+      if (r.Get(key)) {
+        return r.Error(*r.Get(key), key,
+                       absl::StrFormat("applies to IOR-style phases, not to kind = \"%s\" (its "
+                                       "sizes are its own keys: see docs/ai-workloads.md)",
+                                       PhaseKindName(p->kind)));
+      }
+    }
+    if (p->transfer_bytes > kMaxAiChunkBytes) {
+      return r.Error(*r.Get("transfer_size"), "transfer_size",
+                     absl::StrFormat("at most %s for kind = \"%s\"", HumanBytes(kMaxAiChunkBytes),
+                                     PhaseKindName(p->kind)));
+    }
+    p->block_bytes = p->transfer_bytes;
+    return absl::OkStatus();
+  }
   RETURN_IF_ERROR(r.Size("transfer_size", &p->transfer_bytes));
   RETURN_IF_ERROR(r.Size("block_size", &p->block_bytes));
   RETURN_IF_ERROR(r.Uint("segments", 1, kMaxSegments, &p->segments));
@@ -612,6 +639,7 @@ absl::Status ParsePoint(const TableReader& r, const Plan& plan, PhaseAgreement* 
   RETURN_IF_ERROR(ReadStonewallCountFrom(r, plan, p));
   RETURN_IF_ERROR(ReadFindKeys(r, plan, p));
   RETURN_IF_ERROR(ReadCommandKeys(r, p));
+  RETURN_IF_ERROR(ReadAiKeys(r, p));
   return CheckKindConflicts(r, *p);
 }
 

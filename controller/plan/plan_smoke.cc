@@ -54,6 +54,38 @@ class Capper {
   const PhasePlan* phase_;
 };
 
+// The AI phases: a small dataset (each accelerator still gets a batch), one
+// epoch, short compute, small shards.
+void SmokeAi(const SmokeOptions& o, Capper& c, PhasePlan* p) {
+  AiPhasePlan& a = p->ai;
+  c.Count<uint64_t>("num_files", 64, &a.num_files);
+  c.Count<uint64_t>("samples_per_file", 4, &a.samples_per_file);
+  c.Bytes("record_size", std::min<uint64_t>(o.max_bytes, 1 << 20), &a.record_bytes);
+  c.Bytes("record_size_stdev", a.record_bytes / 4, &a.record_stdev_bytes);
+  if (a.dataset_memory_multiple > 0) {
+    c.Dropped(absl::StrFormat("dataset_memory_multiple = %g", a.dataset_memory_multiple),
+              "a smoke dataset is small on purpose");
+    a.dataset_memory_multiple = 0;
+  }
+  c.Count<uint32_t>("epochs", 1, &a.epochs);
+  c.Count<double>("computation_time_seconds", 0.01, &a.computation_time_seconds);
+  c.Count<double>("computation_time_stdev_seconds", 0.002, &a.computation_stdev_seconds);
+  if (p->kind == v1::TRAIN && a.num_files > 0) {
+    uint32_t most_tasks = 1;
+    for (uint32_t tpa : p->tasks_per_agent) most_tasks = std::max(most_tasks, tpa);
+    const uint64_t per = a.num_files * a.samples_per_file /
+                         (uint64_t{most_tasks} * std::max<uint32_t>(o.max_client_agents, 1));
+    c.Count<uint32_t>("batch_size", static_cast<uint32_t>(std::max<uint64_t>(per, 1)),
+                      &a.batch_size);
+  }
+  c.Count<uint32_t>("checkpoints", 2, &a.checkpoints);
+  if (p->kind == v1::CHECKPOINT && a.shard_bytes == 0) {
+    c.Note("model", a.model, "shard_size " + HumanBytes(o.max_bytes));
+    a.shard_bytes = o.max_bytes;
+  }
+  c.Bytes("shard_size", o.max_bytes, &a.shard_bytes);
+}
+
 void SmokePhase(const SmokeOptions& o, Plan* plan, PhasePlan* p) {
   Capper c(plan, p);
   for (uint32_t& tpa : p->tasks_per_agent) c.Count("tasks_per_agent", o.max_tasks_per_agent, &tpa);
@@ -82,6 +114,7 @@ void SmokePhase(const SmokeOptions& o, Plan* plan, PhasePlan* p) {
   c.Count("stonewall_seconds", o.max_stonewall_seconds, &p->stonewall_seconds);
   c.Count("md_stonewall_seconds", o.max_stonewall_seconds, &p->md_stonewall_seconds);
   c.Count<uint32_t>("delay_seconds", 0, &p->delay_seconds);
+  SmokeAi(o, c, p);
   if (o.lustre) return;
   if (p->set_stripe) {
     c.Dropped("striping (stripe_count/stripe_size/stripe_index/stripe_pool/object_size)",
@@ -153,6 +186,27 @@ PhaseEstimate EstimatePhase(const Plan& plan, const PhasePlan& p, uint32_t test,
       e.bytes_per_task = p.seeks * p.transfer_bytes * (100 + p.seek_rewrite_pct) / 100;
       e.files = 1;
       e.note = absl::StrFormat("%u%% written back; timed at the metadata rate", p.seek_rewrite_pct);
+      break;
+    case v1::DATAGEN:
+    case v1::TRAIN: {
+      const AiPhasePlan& a = p.ai;
+      const double dataset = static_cast<double>(a.num_files) * a.samples_per_file * a.record_bytes;
+      const double passes = p.kind == v1::TRAIN ? a.epochs : 1;
+      e.bytes_per_task = static_cast<uint64_t>(dataset * passes / std::max<uint32_t>(e.tasks, 1));
+      e.files = p.kind == v1::DATAGEN ? a.num_files : 0;
+      e.note = p.kind == v1::TRAIN ? absl::StrFormat("%u epochs; compute %g s per batch of %u",
+                                                     a.epochs, a.computation_time_seconds,
+                                                     a.batch_size)
+                                   : "the dataset, split over the tasks";
+      break;
+    }
+    case v1::CHECKPOINT:
+      e.bytes_per_task = (p.ai.shard_bytes > 0 ? p.ai.shard_bytes
+                                                : p.ai.total_checkpoint_bytes /
+                                                      std::max<uint32_t>(e.tasks, 1)) *
+                         p.ai.checkpoints;
+      e.files = p.ai.checkpoint_op == v1::CHECKPOINT_WRITE ? uint64_t{e.tasks} * p.ai.checkpoints : 0;
+      e.note = p.ai.model.empty() ? "checkpoint shards" : "model " + p.ai.model;
       break;
     case v1::COMMAND:
       e.note = absl::StrFormat("runs %s; duration not estimated",

@@ -1,4 +1,5 @@
-// The dataset of the AI workloads: what DATAGEN writes and TRAIN reads, laid
+// The dataset of the AI workloads: what DATAGEN writes and TRAIN reads (and
+// the controller sizes before it is written), laid
 // out and named as DLIO (argonne-lcf/dlio_benchmark) lays out and names its
 // training data, and the order in which each simulated accelerator reads it.
 //
@@ -24,8 +25,8 @@
 // g % samples_per_file of file order[g / samples_per_file]. Every rank draws
 // the same file order, so the ranks of all agents together read every sample
 // once per epoch. The permutations are std::mt19937_64's, not numpy's.
-#ifndef LOCKSTEP_AGENT_WORKLOADS_DATASET_H_
-#define LOCKSTEP_AGENT_WORKLOADS_DATASET_H_
+#ifndef LOCKSTEP_COMMON_DATASET_H_
+#define LOCKSTEP_COMMON_DATASET_H_
 
 #include <cstdint>
 #include <string>
@@ -64,7 +65,7 @@ uint64_t DatasetRecordBytes(const v1::PhaseSpec& spec, uint64_t index);
 uint64_t DatasetBytes(const v1::PhaseSpec& spec);
 
 // The dataset keys of a DATAGEN or TRAIN spec: a format, files, samples, a
-// record size; a SpecError naming the value otherwise.
+// record size; InvalidArgument "phase ID: ..." naming the value otherwise.
 absl::Status CheckDatasetSpec(const v1::PhaseSpec& spec);
 
 // ---- NPZ containers -----------------------------------------------------
@@ -91,4 +92,4 @@ uint64_t StepsPerEpoch(const v1::PhaseSpec& spec);
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_AGENT_WORKLOADS_DATASET_H_
+#endif  // LOCKSTEP_COMMON_DATASET_H_

@@ -1,4 +1,4 @@
-#include "agent/workloads/dataset.h"
+#include "common/dataset.h"
 
 #include <zlib.h>
 
@@ -8,12 +8,15 @@
 #include <random>
 
 #include "absl/strings/str_format.h"
-#include "agent/workloads/workload.h"
 #include "common/limits.h"
 #include "common/mix.h"
 
 namespace lockstep {
 namespace {
+
+absl::Status SpecError(const v1::PhaseSpec& spec, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrFormat("phase %s: %s", spec.phase_id(), why));
+}
 
 // Python's zipfile.ZIP64_LIMIT: sizes and offsets above it need zip64 fields.
 constexpr uint64_t kZip64Limit = (uint64_t{1} << 31) - 1;
