@@ -85,11 +85,6 @@ RunError ChooseAndCheckDatasets(const Plan& plan, const std::vector<AgentClient*
   return CheckDatasetSpace(plan, *choices, clients, force);
 }
 
-bool AiPhaseWritesFiles(const PhasePlan& p) {
-  return p.kind == v1::DATAGEN ||
-         (p.kind == v1::CHECKPOINT && p.ai.checkpoint_op == v1::CHECKPOINT_WRITE);
-}
-
 RunError CheckDatasetSpace(const Plan& plan, const DatasetChoices& choices,
                            const std::vector<AgentClient*>& clients, bool force) {
   if (force || clients.empty()) return {};

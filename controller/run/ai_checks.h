@@ -49,10 +49,6 @@ RunError CheckDatasetSpace(const Plan& plan, const DatasetChoices& choices,
 RunError ChooseAndCheckDatasets(const Plan& plan, const std::vector<AgentClient*>& clients,
                                 bool force, DatasetChoices* choices);
 
-// A datagen, or a checkpoint write: its files stay for the later phases of
-// the repetition (train, checkpoint read) and go at its end, as a write's.
-bool AiPhaseWritesFiles(const PhasePlan& phase);
-
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_CONTROLLER_RUN_AI_CHECKS_H_

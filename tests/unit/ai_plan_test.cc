@@ -1,10 +1,12 @@
-// The AI phases' plan keys (controller/plan/ai_keys.h): defaults, the spec
-// they make, and the bad input of issue 30 refused with file:line, key,
-// value and fix; the reduction's AU, pass/fail and checkpoint figures.
-#include "controller/ior/ai_reduce.h"
-#include "controller/ior/phase_reduce.h"
-#include "controller/plan/ai_keys.h"
+// The AI phases' plan keys (controller/plan/kinds/datagen.cc, train.cc,
+// checkpoint.cc): defaults, the spec they make, and the bad input of issue
+// 30 refused with file:line, key, value and fix; the reduction's AU,
+// pass/fail and checkpoint figures (controller/record/ai_reduce.h).
+#include "controller/plan/kinds/ai_shared.h"
+#include "controller/plan/phase_kind.h"
 #include "controller/plan/plan.h"
+#include "controller/plan/plan_toml.h"
+#include "controller/record/ai_reduce.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
@@ -69,7 +71,7 @@ TEST(AiPlan, CheckpointModelsSplitOverTheRanksAndWritesFsyncByDefault) {
   EXPECT_LT(s.shard_bytes() * 8, 105'000'000'000u + 8 * 4096);
   EXPECT_TRUE(s.checkpoint_fsync());
   EXPECT_EQ(s.checkpoints(), 2u);
-  EXPECT_EQ(ModelCheckpointBytes("llama3-405b"), 5'290'000'000'000u);
+  EXPECT_EQ(kinds::ModelCheckpointBytes("llama3-405b"), 5'290'000'000'000u);
 }
 
 TEST(AiPlan, RefusesTheIssuesBadInputNamingPositionKeyValueAndFix) {
@@ -98,6 +100,48 @@ TEST(AiPlan, RefusesTheIssuesBadInputNamingPositionKeyValueAndFix) {
   EXPECT_THAT(Error("kind = \"checkpoint\"\ncheckpoint_op = \"write\"\n"), HasSubstr("shard_size"));
   EXPECT_THAT(Error("kind = \"train\"\n" + kDataset + "batch_size = 1\ncompute = \"gpu\"\n"),
               HasSubstr("compute"));
+}
+
+TEST(AiPlan, PlanToTomlRoundTripsTheAiKeys) {
+  auto plan = ParsePlan(
+      kHead + "kind = \"datagen\"\n" + kDataset + "dataset_memory_multiple = 2.5\n" +
+          "[[phase]]\nname = \"t\"\nkind = \"train\"\ndir = \"/tmp\"\n" + kDataset +
+          "batch_size = 7\ncomputation_time_seconds = 0.323\nsample_shuffle = \"seed\"\n"
+          "compute = \"spin\"\ntransfer_size = \"4m\"\n"
+          "[[phase]]\nname = \"c\"\nkind = \"checkpoint\"\ndir = \"/tmp\"\n"
+          "checkpoint_op = \"write\"\nmodel = \"llama3-8b\"\nfsync = false\ncheckpoints = 3\n",
+      "ai.toml");
+  ASSERT_OK(plan);
+  auto again = ParsePlan(PlanToToml(*plan), "again.toml");
+  ASSERT_TRUE(again.ok()) << again.status() << "\n" << PlanToToml(*plan);
+  ASSERT_EQ(again->phases.size(), 3u);
+  const AiPhasePlan& g = again->phases[0].ai;
+  EXPECT_EQ(g.format, v1::DATASET_FORMAT_NPZ);
+  EXPECT_EQ(g.num_files, 168u);
+  EXPECT_EQ(g.record_bytes, 146600u * 1024);
+  EXPECT_DOUBLE_EQ(g.dataset_memory_multiple, 2.5);
+  const PhasePlan& t = again->phases[1];
+  EXPECT_EQ(t.transfer_bytes, 4u << 20);
+  EXPECT_EQ(t.ai.batch_size, 7u);
+  EXPECT_DOUBLE_EQ(t.ai.computation_time_seconds, 0.323);
+  EXPECT_DOUBLE_EQ(t.ai.au_threshold, 0.90);
+  EXPECT_EQ(t.ai.sample_shuffle, v1::SHUFFLE_SEED);
+  EXPECT_TRUE(t.ai.compute_spin);
+  const PhasePlan& c = again->phases[2];
+  EXPECT_FALSE(c.fsync);  // given, not the write's default
+  EXPECT_EQ(c.ai.model, "llama3-8b");
+  EXPECT_EQ(c.ai.checkpoints, 3u);
+}
+
+TEST(AiPlan, DatasetKeysBelongToDatagenAndTrainOnly) {
+  EXPECT_THAT(Error("kind = \"write\"\nnum_files = 4\n"),
+              HasSubstr("'num_files': applies to datagen and train phases, not to kind = \"write\""));
+  EXPECT_THAT(Error("kind = \"train\"\n" + kDataset + "batch_size = 1\n"
+                    "dataset_memory_multiple = 2\n"),
+              HasSubstr("applies to datagen phases, not to kind = \"train\""));
+  EXPECT_THAT(Error("kind = \"checkpoint\"\ncheckpoint_op = \"write\"\nshard_size = \"1m\"\n"
+                    "transfer_size = \"128m\"\n"),
+              HasSubstr("the most for kind = \"checkpoint\""));
 }
 
 v1::TaskResult TrainTask(int64_t compute_ns, int64_t wall_ns, uint64_t samples) {
@@ -146,7 +190,7 @@ TEST(AiReduce, AuPerAcceleratorAndHostAndPassFail) {
   pr.clear_ai();
   ReducePhase(tasks, spec, 0, &pr);
   EXPECT_FALSE(pr.ai().au_passed());
-  const std::vector<std::string> lines = AiReportLines(pr);
+  const std::vector<std::string> lines = KindOf(v1::TRAIN).ReportNotes(pr, {});
   ASSERT_GE(lines.size(), 2u);
   EXPECT_THAT(lines[0], HasSubstr("threshold 95%: FAIL"));
   EXPECT_THAT(lines[1], HasSubstr("a:1 90.00%"));

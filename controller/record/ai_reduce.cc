@@ -1,16 +1,13 @@
-#include "controller/ior/ai_reduce.h"
+#include "controller/record/ai_reduce.h"
 
 #include <algorithm>
 #include <limits>
 #include <map>
-#include <random>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/histogram.h"
 #include "common/sizes.h"
-#include "controller/ior/ior_math.h"
-#include "controller/plan/ai_keys.h"
 
 namespace lockstep {
 namespace {
@@ -57,8 +54,8 @@ v1::IterationRow RowOf(const std::vector<const v1::TaskResult*>& tasks, const st
   return row;
 }
 
-void ReduceTrain(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
-                 v1::AiSummary* ai) {
+void TrainSummary(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
+                  v1::AiSummary* ai) {
   LatencyHistogram wait;
   int64_t compute = 0, wall = 0;
   double lo = 1, hi = 0;
@@ -98,7 +95,7 @@ void ReduceTrain(const std::vector<const v1::TaskResult*>& tasks, const v1::Phas
   *ai->mutable_batch_wait_summary() = Summary(wait);
 }
 
-void ReduceCheckpoint(const std::vector<const v1::TaskResult*>& tasks, v1::AiSummary* ai) {
+void CheckpointSummary(const std::vector<const v1::TaskResult*>& tasks, v1::AiSummary* ai) {
   std::map<uint32_t, double> min_rank, max_duration, bytes;
   for (const v1::TaskResult* t : tasks) {
     for (const v1::CheckpointShard& c : t->checkpoints()) {
@@ -143,50 +140,9 @@ void HostFigures(v1::PhaseRecord* pr) {
   }
 }
 
-}  // namespace
-
-void SetAiSpecFields(const PhasePlan& phase, v1::PhaseSpec* s) {
-  if (!IsAiKind(phase.kind)) return;
-  const AiPhasePlan& a = phase.ai;
-  if (phase.kind == v1::CHECKPOINT) {
-    s->set_checkpoint_op(a.checkpoint_op);
-    s->set_model(a.model);
-    s->set_checkpoints(a.checkpoints);
-    s->set_checkpoint_fsync(phase.fsync);
-    uint64_t shard = a.shard_bytes;
-    if (shard == 0 && s->total_tasks() > 0) {  // the model's checkpoint over every rank, 4 KiB aligned
-      shard = (a.total_checkpoint_bytes / s->total_tasks() + 4095) / 4096 * 4096;
-    }
-    s->set_shard_bytes(shard);
-    return;
-  }
-  s->set_dataset_format(a.format);
-  s->set_num_files(a.num_files);
-  s->set_samples_per_file(a.samples_per_file);
-  s->set_record_bytes(a.record_bytes);
-  s->set_record_stdev_bytes(a.record_stdev_bytes);
-  s->set_file_prefix(a.file_prefix);
-  s->set_dataset_memory_multiple(a.dataset_memory_multiple);
-  if (phase.kind != v1::TRAIN) return;
-  s->set_epochs(a.epochs);
-  s->set_batch_size(a.batch_size);
-  s->set_read_threads(a.read_threads);
-  s->set_prefetch_batches(a.prefetch_batches);
-  s->set_computation_time_ns(static_cast<int64_t>(a.computation_time_seconds * 1e9));
-  s->set_computation_stdev_ns(static_cast<int64_t>(a.computation_stdev_seconds * 1e9));
-  s->set_compute_spin(a.compute_spin);
-  s->set_file_shuffle(a.file_shuffle);
-  s->set_sample_shuffle(a.sample_shuffle);
-  s->set_shuffle_seed(a.shuffle_seed);
-  if (a.file_shuffle == v1::SHUFFLE_RANDOM || a.sample_shuffle == v1::SHUFFLE_RANDOM) {
-    s->set_shuffle_seed(std::random_device{}() >> 1);
-  }
-  s->set_au_threshold(a.au_threshold);
-  s->set_total_training_steps(a.total_training_steps);
-}
-
-void ReduceAiPhase(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
-                   uint32_t rep, v1::PhaseRecord* pr) {
+// What every AI phase's record has: the tasks' bytes and files over the window.
+v1::AiSummary* CommonSummary(const std::vector<const v1::TaskResult*>& tasks,
+                             v1::PhaseRecord* pr) {
   v1::AiSummary* ai = pr->mutable_ai();
   uint64_t bytes = 0, files = 0;
   for (const v1::TaskResult* t : tasks) {
@@ -202,62 +158,77 @@ void ReduceAiPhase(const std::vector<const v1::TaskResult*>& tasks, const v1::Ph
     ai->set_mib_per_s(static_cast<double>(bytes) / kMiB / secs);
     ai->set_files_per_s(static_cast<double>(files) / secs);
   }
-  if (spec.kind() == v1::DATAGEN) {
-    *pr->mutable_row() = RowOf(tasks, "datagen", bytes, files, rep);
-  } else if (spec.kind() == v1::TRAIN) {
-    ReduceTrain(tasks, spec, ai);
-    if (secs > 0) ai->set_samples_per_s(static_cast<double>(ai->samples()) / secs);
-    *pr->mutable_row() = RowOf(tasks, "train", bytes, ai->samples(), rep);
-    HostFigures(pr);
-  } else {
-    ReduceCheckpoint(tasks, ai);
-    const bool write = spec.checkpoint_op() == v1::CHECKPOINT_WRITE;
-    *pr->mutable_row() =
-        RowOf(tasks, write ? "checkpoint-write" : "checkpoint-read", bytes, files, rep);
-  }
+  return ai;
 }
 
-std::vector<std::string> AiReportLines(const v1::PhaseRecord& pr) {
+}  // namespace
+
+void ReduceDatagen(const std::vector<const v1::TaskResult*>& tasks, uint32_t rep,
+                   v1::PhaseRecord* pr) {
+  const v1::AiSummary* ai = CommonSummary(tasks, pr);
+  *pr->mutable_row() = RowOf(tasks, "datagen", ai->bytes(), ai->files(), rep);
+}
+
+void ReduceTrain(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
+                 uint32_t rep, v1::PhaseRecord* pr) {
+  v1::AiSummary* ai = CommonSummary(tasks, pr);
+  TrainSummary(tasks, spec, ai);
+  if (ai->seconds() > 0) ai->set_samples_per_s(static_cast<double>(ai->samples()) / ai->seconds());
+  *pr->mutable_row() = RowOf(tasks, "train", ai->bytes(), ai->samples(), rep);
+  HostFigures(pr);
+}
+
+void ReduceCheckpoint(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
+                      uint32_t rep, v1::PhaseRecord* pr) {
+  v1::AiSummary* ai = CommonSummary(tasks, pr);
+  CheckpointSummary(tasks, ai);
+  const bool write = spec.checkpoint_op() == v1::CHECKPOINT_WRITE;
+  *pr->mutable_row() =
+      RowOf(tasks, write ? "checkpoint-write" : "checkpoint-read", ai->bytes(), ai->files(), rep);
+}
+
+std::vector<std::string> DatagenReportLines(const v1::PhaseRecord& pr) {
   const v1::AiSummary& ai = pr.ai();
-  std::vector<std::string> out;
-  if (pr.kind() == v1::DATAGEN) {
-    out.push_back(absl::StrFormat("datagen: %u files, %s in %.3f s by %u writers: %.1f files/s, "
-                                  "%.2f MiB/s",
-                                  ai.files(), HumanBytes(ai.bytes()), ai.seconds(),
-                                  ai.accelerators(), ai.files_per_s(), ai.mib_per_s()));
-  } else if (pr.kind() == v1::TRAIN) {
-    std::vector<std::string> epochs;
-    for (double au : ai.epoch_au()) epochs.push_back(absl::StrFormat("%.2f%%", au * 100));
-    out.push_back(absl::StrFormat(
-        "train: %u accelerators, %u samples, %.1f samples/s, %.2f MiB/s; AU %.2f%% (min %.2f%%, "
-        "max %.2f%%; per epoch %s)%s",
-        ai.accelerators(), ai.samples(), ai.samples_per_s(), ai.mib_per_s(), ai.au_mean() * 100,
-        ai.au_min() * 100, ai.au_max() * 100, absl::StrJoin(epochs, " "),
-        ai.au_threshold() > 0
-            ? absl::StrFormat(", threshold %.0f%%: %s", ai.au_threshold() * 100,
-                              ai.au_passed() ? "PASS" : "FAIL")
-            : ", AU not judged (no compute time)"));
-    std::vector<std::string> hosts;
-    for (const v1::AgentPhaseRecord& a : pr.agents()) {
-      if (a.tasks_size() > 0 || a.au() > 0) {
-        hosts.push_back(absl::StrFormat("%s %.2f%% (%.1f samples/s)", a.address(), a.au() * 100,
-                                        a.samples_per_s()));
-      }
+  return {absl::StrFormat("datagen: %u files, %s in %.3f s by %u writers: %.1f files/s, %.2f MiB/s",
+                          ai.files(), HumanBytes(ai.bytes()), ai.seconds(), ai.accelerators(),
+                          ai.files_per_s(), ai.mib_per_s())};
+}
+
+std::vector<std::string> TrainReportLines(const v1::PhaseRecord& pr) {
+  const v1::AiSummary& ai = pr.ai();
+  std::vector<std::string> epochs;
+  for (double au : ai.epoch_au()) epochs.push_back(absl::StrFormat("%.2f%%", au * 100));
+  std::vector<std::string> out = {absl::StrFormat(
+      "train: %u accelerators, %u samples, %.1f samples/s, %.2f MiB/s; AU %.2f%% (min %.2f%%, "
+      "max %.2f%%; per epoch %s)%s",
+      ai.accelerators(), ai.samples(), ai.samples_per_s(), ai.mib_per_s(), ai.au_mean() * 100,
+      ai.au_min() * 100, ai.au_max() * 100, absl::StrJoin(epochs, " "),
+      ai.au_threshold() > 0 ? absl::StrFormat(", threshold %.0f%%: %s", ai.au_threshold() * 100,
+                                              ai.au_passed() ? "PASS" : "FAIL")
+                            : ", AU not judged (no compute time)")};
+  std::vector<std::string> hosts;
+  for (const v1::AgentPhaseRecord& a : pr.agents()) {
+    if (a.tasks_size() > 0 || a.au() > 0) {
+      hosts.push_back(absl::StrFormat("%s %.2f%% (%.1f samples/s)", a.address(), a.au() * 100,
+                                      a.samples_per_s()));
     }
-    if (!hosts.empty()) out.push_back("train AU per host: " + absl::StrJoin(hosts, ", "));
-    const v1::LatencySummary& w = ai.batch_wait_summary();
-    out.push_back(absl::StrFormat("train batch wait: %u batches, mean %.0f us, p50 %.0f us, "
-                                  "p99 %.0f us, max %.0f us",
-                                  w.ops(), w.mean_us(), w.p50_us(), w.p99_us(), w.max_us()));
-  } else if (pr.kind() == v1::CHECKPOINT) {
-    out.push_back(absl::StrFormat(
-        "checkpoint %s: %u checkpoints of %s by %u ranks: %.2f MiB/s min across ranks, "
-        "%.3f s max duration, %.2f MiB/s aggregate (means over the checkpoints)",
-        pr.spec().checkpoint_op() == v1::CHECKPOINT_WRITE ? "write" : "read", ai.checkpoints(),
-        HumanBytes(pr.spec().shard_bytes() * pr.spec().total_tasks()), ai.accelerators(),
-        ai.min_rank_mib_per_s(), ai.max_duration_s(), ai.aggregate_mib_per_s()));
   }
+  if (!hosts.empty()) out.push_back("train AU per host: " + absl::StrJoin(hosts, ", "));
+  const v1::LatencySummary& w = ai.batch_wait_summary();
+  out.push_back(absl::StrFormat("train batch wait: %u batches, mean %.0f us, p50 %.0f us, "
+                                "p99 %.0f us, max %.0f us",
+                                w.ops(), w.mean_us(), w.p50_us(), w.p99_us(), w.max_us()));
   return out;
+}
+
+std::vector<std::string> CheckpointReportLines(const v1::PhaseRecord& pr) {
+  const v1::AiSummary& ai = pr.ai();
+  return {absl::StrFormat(
+      "checkpoint %s: %u checkpoints of %s by %u ranks: %.2f MiB/s min across ranks, "
+      "%.3f s max duration, %.2f MiB/s aggregate (means over the checkpoints)",
+      pr.spec().checkpoint_op() == v1::CHECKPOINT_WRITE ? "write" : "read", ai.checkpoints(),
+      HumanBytes(pr.spec().shard_bytes() * pr.spec().total_tasks()), ai.accelerators(),
+      ai.min_rank_mib_per_s(), ai.max_duration_s(), ai.aggregate_mib_per_s())};
 }
 
 }  // namespace lockstep
