@@ -44,6 +44,19 @@ inline constexpr uint32_t kMaxCommandTailBytes = 64 * 1024;
 inline constexpr uint32_t kMaxCommandArgs = 4096;
 inline constexpr uint64_t kMaxCommandArgBytes = 128 * 1024;
 
+// AI workloads (agent/workloads/dataset.h, train.h, checkpoint.h).
+// Files of one dataset (each agent stats them all in a train's Prepare).
+inline constexpr uint64_t kMaxDatasetFiles = 10'000'000;
+// Readers per simulated accelerator, and batches they may be ahead of it.
+inline constexpr uint32_t kMaxReadThreads = 64;
+inline constexpr uint32_t kMaxPrefetchBatches = 1024;
+// The I/O chunk of datagen, train and checkpoint (PhaseSpec.transfer_bytes;
+// 0 = kDefaultAiChunkBytes): one buffer of it per reader or task.
+inline constexpr uint64_t kDefaultAiChunkBytes = uint64_t{1} << 20;
+inline constexpr uint64_t kMaxAiChunkBytes = uint64_t{64} << 20;
+// Emulated compute per batch: at most an hour.
+inline constexpr int64_t kMaxComputationTimeNs = int64_t{3600} * 1'000'000'000;
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_COMMON_LIMITS_H_

@@ -28,6 +28,9 @@ const char* PhaseKindName(v1::PhaseKind kind) {
     case v1::FIND: return "find";
     case v1::COMMAND: return "command";
     case v1::SEEKS: return "seeks";
+    case v1::TRAIN: return "train";
+    case v1::DATAGEN: return "datagen";
+    case v1::CHECKPOINT: return "checkpoint";
     default: return "unspecified";
   }
 }
@@ -41,6 +44,9 @@ std::optional<v1::PhaseKind> ParsePhaseKind(std::string_view name) {
   if (name == "find") return v1::FIND;
   if (name == "command") return v1::COMMAND;
   if (name == "seeks") return v1::SEEKS;
+  if (name == "train") return v1::TRAIN;
+  if (name == "datagen") return v1::DATAGEN;
+  if (name == "checkpoint") return v1::CHECKPOINT;
   return std::nullopt;
 }
 

@@ -28,8 +28,9 @@ inline constexpr uint32_t kWireMajor = 1;
 // 4: Prepare, CacheBarrier, Telemetry and Cleanup renew the lease as a
 // Heartbeat does, so a controller skips heartbeats to an agent that just
 // answered one of them; StartRequest.host_agents (issue 12); 5: Start renews
-// the lease too, when it reaches the agent.
-inline constexpr uint32_t kWireMinor = 5;
+// the lease too, when it reaches the agent; 6: TRAIN, DATAGEN and CHECKPOINT
+// kinds, their PhaseSpec and TaskResult fields (issue 30).
+inline constexpr uint32_t kWireMinor = 6;
 // The first minor whose agents renew their lease on those calls.
 inline constexpr uint32_t kRenewingCallsWireMinor = 4;
 // The first minor whose agents renew it on Start.

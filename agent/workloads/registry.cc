@@ -6,12 +6,15 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "agent/workloads/checkpoint.h"
 #include "agent/workloads/command.h"
+#include "agent/workloads/datagen.h"
 #include "agent/workloads/find.h"
 #include "agent/workloads/mdtest.h"
 #include "agent/workloads/rewrite.h"
 #include "agent/workloads/seeks.h"
 #include "agent/workloads/small_files.h"
+#include "agent/workloads/train.h"
 #include "agent/workloads/transfer.h"
 #include "agent/workloads/workload.h"
 #include "common/clock.h"
@@ -37,6 +40,9 @@ constexpr Registration kWorkloads[] = {
     {v1::FIND, &MakeFindWorkload},
     {v1::COMMAND, &MakeCommandWorkload},
     {v1::SEEKS, &MakeSeeksWorkload},
+    {v1::TRAIN, &MakeTrainWorkload},
+    {v1::DATAGEN, &MakeDatagenWorkload},
+    {v1::CHECKPOINT, &MakeCheckpointWorkload},
 };
 
 }  // namespace

@@ -12,6 +12,10 @@ void TomlLines::Bool(const char* key, bool v) {
   if (v) absl::StrAppendFormat(out_, "%s = true\n", key);
 }
 
+void TomlLines::BoolAlways(const char* key, bool v) {
+  absl::StrAppendFormat(out_, "%s = %s\n", key, v ? "true" : "false");
+}
+
 void TomlLines::Uint(const char* key, uint64_t v) {
   if (v) UintAlways(key, v);
 }
@@ -21,6 +25,13 @@ void TomlLines::UintAlways(const char* key, uint64_t v) {
 }
 
 void TomlLines::Int(const char* key, int64_t v) { absl::StrAppendFormat(out_, "%s = %d\n", key, v); }
+
+void TomlLines::Double(const char* key, double v) {
+  if (v == 0) return;
+  std::string text = absl::StrFormat("%.17g", v);
+  if (text.find_first_of(".eEn") == std::string::npos) text += ".0";  // TOML: 1.0, not 1
+  absl::StrAppendFormat(out_, "%s = %s\n", key, text);
+}
 
 void TomlLines::String(const char* key, const std::string& v) {
   absl::StrAppendFormat(out_, "%s = \"%s\"\n", key, v);

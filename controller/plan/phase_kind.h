@@ -46,6 +46,11 @@ class SmokeCapper {
   virtual void Bytes(const char* key, uint64_t cap, uint64_t* value) = 0;
   virtual void Count(const char* key, uint64_t cap, uint64_t* value) = 0;
   virtual void Count(const char* key, uint32_t cap, uint32_t* value) = 0;
+  virtual void Count(const char* key, double cap, double* value) = 0;
+  // A change the caps cannot say: "phase P: KEY FROM -> TO".
+  virtual void Note(const char* key, const std::string& from, const std::string& to) = 0;
+  // A setting left out: "phase P: WHAT left out (WHY)".
+  virtual void Dropped(const std::string& what, const std::string& why) = 0;
 };
 
 // What one phase of one test would move and make (the dry run's line).
@@ -64,9 +69,11 @@ class TomlLines {
  public:
   explicit TomlLines(std::string* out) : out_(out) {}
   void Bool(const char* key, bool v);           // only when true
+  void BoolAlways(const char* key, bool v);     // false too
   void Uint(const char* key, uint64_t v);       // only when non-zero
   void UintAlways(const char* key, uint64_t v);  // 0 too
   void Int(const char* key, int64_t v);
+  void Double(const char* key, double v);       // only when non-zero; exact
   void String(const char* key, const std::string& v);
 
  private:
@@ -99,13 +106,21 @@ class PhaseKindDef {
   }
   // Whether IOR's transfer keys (file_per_process ... intra_barriers) apply.
   virtual bool IorTransfer() const { return false; }
+  // Whether block_size, segments and total_size shape this kind's I/O, with
+  // IOR's rules between them and transfer_size. false: transfer_size alone
+  // is read (the kind's I/O chunk, block = transfer) and the others are
+  // refused (the AI kinds, whose sizes are their own keys).
+  virtual bool IorBlocks() const { return true; }
   // Writes this kind's keys of `p` for PlanToToml, with the shared keep and
   // delay_seconds where the kind puts them (WriteKeepAndDelay); ParsePlan
   // of the text gives `p` back.
   virtual void WriteToml(const PhasePlan& p, TomlLines* out) const { WriteKeepAndDelay(p, out); }
 
   // ---- a run --------------------------------------------------------------
-  // Sets this kind's fields of `spec` from `p` (the test's values).
+  // Sets this kind's fields of `spec` from `p` (the test's values; the
+  // shared fields, total_tasks among them, are set). A kind whose tasks
+  // meet across agents sets sync_across_agents (BaseSpecOf clears it for
+  // one agent).
   virtual void FillSpec(const PhasePlan& /*p*/, v1::PhaseSpec* /*spec*/) const {}
   // Whether the repetition removes files of this phase when it ends (or
   // fails), unless the phase keeps them (keep = true). The agent's

@@ -136,8 +136,25 @@ absl::Status ReadTotalSize(const TableReader& r, PhasePlan* p) {
   return absl::OkStatus();
 }
 
+// transfer_size alone, for a kind without IOR's blocks (PhaseKindDef::
+// IorBlocks: the AI kinds' I/O chunk); block_size, segments and total_size
+// do not apply to it.
+absl::Status ReadChunkOnly(const TableReader& r, PhasePlan* p) {
+  RETURN_IF_ERROR(r.Size("transfer_size", &p->transfer_bytes));
+  for (const char* key : {"block_size", "segments", "total_size"}) {
+    if (r.Get(key) == nullptr) continue;
+    return r.Error(*r.Get(key), key,
+                   absl::StrFormat("applies to IOR-style phases, not to kind = \"%s\" (its "
+                                   "sizes are its own keys: see docs/ai-workloads.md); drop it",
+                                   PhaseKindName(p->kind)));
+  }
+  p->block_bytes = p->transfer_bytes;
+  return absl::OkStatus();
+}
+
 // transfer_size, block_size, segments, and IOR's rules between them.
 absl::Status ReadTransferShape(const TableReader& r, PhasePlan* p) {
+  if (!KindOf(p->kind).IorBlocks()) return ReadChunkOnly(r, p);
   RETURN_IF_ERROR(r.Size("transfer_size", &p->transfer_bytes));
   RETURN_IF_ERROR(r.Size("block_size", &p->block_bytes));
   RETURN_IF_ERROR(r.Uint("segments", 1, kMaxSegments, &p->segments));

@@ -25,6 +25,39 @@ struct PhaseSweep {
   std::vector<std::string> values;  // one per test
 };
 
+// The keys of the AI workloads (controller/plan/ai_keys.h; issue 30), as
+// DLIO names them in its YAML where it has them.
+struct AiPhasePlan {
+  // The dataset (datagen and train).
+  v1::DatasetFormat format = v1::DATASET_FORMAT_UNSPECIFIED;
+  uint64_t num_files = 0;                 // dataset.num_files_train
+  uint64_t samples_per_file = 1;          // dataset.num_samples_per_file
+  uint64_t record_bytes = 0;              // dataset.record_length
+  uint64_t record_stdev_bytes = 0;        // dataset.record_length_stdev
+  std::string file_prefix = "img";
+  double dataset_memory_multiple = 0;     // datagen: at least this × the clients' memory
+  std::string dataset_pos;                // "plan.toml:12:1" of num_files, for run-time messages
+  // train.
+  uint32_t epochs = 1;
+  uint32_t batch_size = 0;
+  uint32_t read_threads = 1;
+  uint32_t prefetch_batches = 2;
+  double computation_time_seconds = 0;    // per batch
+  double computation_stdev_seconds = 0;
+  bool compute_spin = false;
+  v1::ShuffleMode file_shuffle = v1::SHUFFLE_OFF;
+  v1::ShuffleMode sample_shuffle = v1::SHUFFLE_OFF;
+  uint64_t shuffle_seed = 123;
+  double au_threshold = 0;                // 0: AU not judged (no compute time)
+  uint64_t total_training_steps = 0;
+  // checkpoint.
+  v1::CheckpointOp checkpoint_op = v1::CHECKPOINT_OP_UNSPECIFIED;
+  std::string model;                      // "llama3-8b", ...: total_checkpoint_bytes
+  uint64_t total_checkpoint_bytes = 0;    // split over all ranks (model)
+  uint64_t shard_bytes = 0;               // per rank (shard_size; overrides model)
+  uint32_t checkpoints = 1;
+};
+
 struct PhasePlan {
   std::string name;
   v1::PhaseKind kind = v1::WRITE;
@@ -111,6 +144,9 @@ struct PhasePlan {
   std::vector<std::string> command_env;
   uint32_t command_timeout_seconds = 0;
   uint64_t command_tail_bytes = 4096;
+
+  // kind = "datagen", "train", "checkpoint" (controller/plan/ai_keys.h).
+  AiPhasePlan ai;
 
   // A sweep (controller/plan/sweep.h): the keys given as lists, and the
   // phase as read for each test (points[i]: every list at value i). The

@@ -30,16 +30,17 @@ class Capper : public SmokeCapper {
   }
   void Count(const char* key, uint64_t cap, uint64_t* value) override { CountOf(key, cap, value); }
   void Count(const char* key, uint32_t cap, uint32_t* value) override { CountOf(key, cap, value); }
+  void Count(const char* key, double cap, double* value) override { CountOf(key, cap, value); }
   template <typename T>
   void CountOf(const char* key, T cap, T* value) {
     if (*value <= cap) return;
     Note(key, absl::StrCat(*value), absl::StrCat(cap));
     *value = cap;
   }
-  void Note(const char* key, const std::string& from, const std::string& to) {
+  void Note(const char* key, const std::string& from, const std::string& to) override {
     Add(absl::StrFormat("%s: %s %s -> %s", Where(), key, from, to));
   }
-  void Dropped(const std::string& what, const std::string& why) {
+  void Dropped(const std::string& what, const std::string& why) override {
     Add(absl::StrFormat("%s: %s left out (%s)", Where(), what, why));
   }
 

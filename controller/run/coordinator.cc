@@ -27,6 +27,7 @@
 #include "controller/plan/phase_kind.h"
 #include "controller/plan/sweep.h"
 #include "controller/run/agent_client.h"
+#include "controller/run/ai_checks.h"
 #include "controller/run/agent_endpoints.h"
 #include "controller/run/agent_roster.h"
 #include "controller/run/barrier_lead.h"
@@ -119,11 +120,13 @@ class Coordinator {
   void Detach();
   void Finish(RunOutcome* outcome, const RunError& failure);
   v1::PhaseSpec BaseSpec(const PhasePlan& phase, uint32_t test_id, uint32_t rep) const {
-    return BaseSpecOf(plan_, phase, test_id, rep, roster_.clients().size(), options_.force);
+    return WithDatasetChoices(
+        datasets_, BaseSpecOf(plan_, phase, test_id, rep, roster_.clients().size(), options_.force));
   }
   bool Interrupted() const { return options_.interrupted && options_.interrupted->load(); }
 
   const Plan& plan_;
+  DatasetChoices datasets_;  // dataset_memory_multiple's num_files (ai_checks.h)
   const RunOptions& options_;
   AgentEndpoints endpoints_;  // first: local agents outlive every call to them
   std::unique_ptr<RunStore> store_;
@@ -224,6 +227,8 @@ RunError Coordinator::SetUpAgents() {
   if (RunError e = CheckCommandPhases(plan_, roster_.clients())) return e;
   // Layouts and checksums a root's file system cannot have, before any phase.
   if (RunError e = CheckFsSettings(plan_, roster_.clients())) return e;
+  if (RunError e = ChooseAndCheckDatasets(plan_, roster_.clients(), options_.force, &datasets_)) return e;
+  for (const std::string& note : datasets_.notes) printer_.Note(note);
   // Leases run from Attach: with many agents the clock round may outlast one.
   heartbeater_ = std::make_unique<Heartbeater>(
       roster_.all(), absl::Milliseconds(plan_.lease_ms), plan_.io_stall_timeout_ms);

@@ -55,10 +55,12 @@ v1::PhaseSpec BaseSpecOf(const Plan& plan, const PhasePlan& planned, uint32_t te
   s.set_checksums(phase.checksums);
   s.set_ignore_free_space(ignore_free_space);
   SetWorkloadFields(phase, plan.seed, &s);
-  // IOR -g and the stonewall agreements span every agent's tasks.
+  // IOR -g and the stonewall agreements span every agent's tasks, as does
+  // what a kind's FillSpec asked for (a checkpoint's ranks start each
+  // checkpoint together); with one agent there is nothing to sync.
   s.set_sync_across_agents(client_count > 1 &&
-                           (phase.intra_barriers || phase.stonewall_wear_out ||
-                            phase.md_stonewall_seconds > 0));
+                           (s.sync_across_agents() || phase.intra_barriers ||
+                            phase.stonewall_wear_out || phase.md_stonewall_seconds > 0));
   return s;
 }
 

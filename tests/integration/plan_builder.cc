@@ -2,6 +2,7 @@
 
 #include <fstream>
 
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
 namespace lockstep::testing {
@@ -12,6 +13,10 @@ TomlValue::TomlValue(const std::string& s) : text_("\"") {
     text_ += c;
   }
   text_ += '"';
+}
+
+TomlValue::TomlValue(double d) : text_(absl::StrFormat("%.17g", d)) {
+  if (text_.find_first_of(".eEn") == std::string::npos) text_ += ".0";  // TOML: 1.0, not 1
 }
 
 TomlValue::TomlValue(std::initializer_list<int64_t> list)

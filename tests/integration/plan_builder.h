@@ -35,6 +35,7 @@ class TomlValue {
   template <std::integral T>
     requires(!std::same_as<T, bool>)
   TomlValue(T v) : text_(std::to_string(v)) {}  // NOLINT
+  TomlValue(double d);                             // NOLINT: 0.005 (a TOML float)
   TomlValue(std::initializer_list<int64_t> list);  // NOLINT: [1, 2]
   // A list of strings: ["64k", "1m"] (each quoted and escaped).
   static TomlValue Strings(std::initializer_list<const char*> list);

@@ -47,7 +47,8 @@ TEST(PhaseKindTest, NamesAreTheWireNames) {
   }
   EXPECT_EQ(KindNamed("bogus"), nullptr);
   EXPECT_EQ(KindNamesForMessage(),
-            "write, read, rewrite, small_files, mdtest, find, command or seeks");
+            "write, read, rewrite, small_files, mdtest, find, command, seeks, train, datagen or "
+            "checkpoint");
 }
 
 TEST(PhaseKindTest, OwnKeysBelongToOneKindAndSweptKeysAreOwn) {

@@ -12,6 +12,9 @@ const std::vector<const PhaseKindDef*>& Registry() {
         MakeFindKind(),
         MakeCommandKind(),
         MakeSeeksKind(),
+        MakeTrainKind(),
+        MakeDatagenKind(),
+        MakeCheckpointKind(),
     };
     auto* kinds = new std::vector<const PhaseKindDef*>;
     for (std::unique_ptr<PhaseKindDef>& k : made) kinds->push_back(k.release());

@@ -20,6 +20,9 @@ std::unique_ptr<PhaseKindDef> MakeMdtestKind();                     // mdtest.cc
 std::unique_ptr<PhaseKindDef> MakeFindKind();                       // find.cc
 std::unique_ptr<PhaseKindDef> MakeCommandKind();                    // command.cc
 std::unique_ptr<PhaseKindDef> MakeSeeksKind();                      // seeks.cc
+std::unique_ptr<PhaseKindDef> MakeTrainKind();                      // train.cc
+std::unique_ptr<PhaseKindDef> MakeDatagenKind();                    // datagen.cc
+std::unique_ptr<PhaseKindDef> MakeCheckpointKind();                 // checkpoint.cc
 
 }  // namespace lockstep::kinds
 
