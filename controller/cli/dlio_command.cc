@@ -111,7 +111,9 @@ std::optional<int> PlaceLocally(const ParsedFlags& f, DlioRun* run) {
       continue;
     }
     fs::path common;
-    for (auto a = root.begin(), b = fs::path(dir).begin(); a != root.end() && *a == *b; ++a, ++b) {
+    const fs::path other(dir);
+    for (auto a = root.begin(), b = other.begin();
+         a != root.end() && b != other.end() && *a == *b; ++a, ++b) {
       common /= *a;
     }
     root = common;

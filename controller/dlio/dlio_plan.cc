@@ -50,6 +50,7 @@ DlioConfig Shrunk(const DlioConfig& in, const DlioPlanOptions& o, std::vector<st
   cap("train.computation_time", &c.computation_time_seconds, kSmokeComputeSeconds);
   cap("train.computation_time_stdev", &c.computation_time_stdev_seconds, 0.0);
   cap("reader.read_threads", &c.read_threads, kSmokeReadThreads);
+  cap("checkpoint.checkpoint_after_epoch", &c.checkpoint_after_epoch, c.epochs);
   // Every accelerator gets at least one batch (DLIO's max_steps >= 1).
   const uint64_t ranks = uint64_t{std::max(o.hosts, 2u)} * o.accelerators_per_host;
   const uint64_t per_rank = std::max<uint64_t>(1, c.num_files_train * c.num_samples_per_file /
