@@ -19,7 +19,7 @@ namespace lockstep {
 
 // The keys honoured, "section.key" by section, for --help.
 inline constexpr const char kDlioHonouredKeys[] =
-    "Keys honoured (section.key):\n"
+    "Keys honoured (section.key):\n\n"
     "  model.name, model.model_size (a CNN's checkpoint bytes per rank)\n"
     "  workflow.generate_data, workflow.train, workflow.checkpoint\n"
     "  dataset.data_folder, dataset.format (npz; records: Lockstep's flat samples),\n"
@@ -32,7 +32,7 @@ inline constexpr const char kDlioHonouredKeys[] =
     "  checkpoint.checkpoint_folder, checkpoint.checkpoint_after_epoch,\n"
     "    checkpoint.epochs_between_checkpoints, checkpoint.num_checkpoints_write,\n"
     "    checkpoint.num_checkpoints_read, checkpoint.fsync\n"
-    "  metric.au\n"
+    "  metric.au\n\n"
     "Accepted and changing nothing (printed as '#' lines): framework, model.type and the\n"
     "  transformer's shape (model.num_layers, parallelism, transformer, ...),\n"
     "  dataset.record_length_bytes_resize, reader.data_loader, reader.computation_threads,\n"

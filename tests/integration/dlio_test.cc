@@ -50,15 +50,15 @@ TEST(DlioCli, Unet3dSmokeOnTwoLocalAgents) {
   EXPECT_LE(std::stod(m[1]), 100.0);
   EXPECT_THAT(r.out, HasSubstr("[METRIC] train_au_meet_expectation: "));
   EXPECT_THAT(r.out, HasSubstr("[METRIC] Checkpoint save duration (seconds): "));
-  // run.json: 8 files of 2 samples read once in the epoch (batches of 4 by 2
-  // accelerators: 2 batches each).
+  // run.json: 8 files of 1 sample read once in the epoch (batches of 4 by 2
+  // accelerators: one batch each).
   const v1::RunRecord rec = ReadRunJson(RunDirFromOutput(r.out));
   ASSERT_EQ(rec.tests_size(), 1);
   ASSERT_EQ(rec.tests(0).phases_size(), 3);
   const v1::PhaseRecord& train = rec.tests(0).phases(1);
   EXPECT_EQ(train.kind(), v1::TRAIN);
   EXPECT_EQ(train.ai().accelerators(), 2u);
-  EXPECT_EQ(train.ai().samples(), 16u);
+  EXPECT_EQ(train.ai().samples(), 8u);
   EXPECT_GT(train.ai().au_mean(), 0.0);
 }
 
