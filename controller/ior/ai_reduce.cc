@@ -62,7 +62,6 @@ void ReduceTrain(const std::vector<const v1::TaskResult*>& tasks, const v1::Phas
   LatencyHistogram wait;
   int64_t compute = 0, wall = 0;
   double lo = 1, hi = 0;
-  std::vector<double> epoch_sum;
   std::vector<int64_t> epoch_compute, epoch_wall;
   for (const v1::TaskResult* t : tasks) {
     const v1::TrainResult& tr = t->train();

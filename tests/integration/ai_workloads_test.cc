@@ -45,13 +45,15 @@ TEST(AiWorkloads, DatagenTrainCheckpointWriteAndReadOnTwoAgents) {
                     .Set("sample_shuffle", "seed")
                     .Set("computation_time_seconds", 0.005));
   plan.AddPhase(PlanPhase("ckpt-w", "checkpoint")
-                    .Set("dir", cluster / "shared")
+                    .Set("dir", shared)
+                    .Set("tasks_per_agent", 2)
                     .Set("checkpoint_op", "write")
                     .Set("shard_size", "256k")
                     .Set("checkpoints", 2)
                     .Set("keep", true));
   plan.AddPhase(PlanPhase("ckpt-r", "checkpoint")
                     .Set("dir", shared)
+                    .Set("tasks_per_agent", 2)
                     .Set("checkpoint_op", "read")
                     .Set("shard_size", "256k")
                     .Set("checkpoints", 2));

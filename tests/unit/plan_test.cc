@@ -244,7 +244,8 @@ TEST(Plan, IorFinerOptionsErrorsArePositioned) {
               HasSubstr("IOR takes -C or -Z, not both"));
   EXPECT_THAT(Error(WithKind("mdtest", "md_op = \"dir_stat\"\nmd_items = 1\nmulti_file = true\n")),
               HasSubstr("key 'multi_file': applies to write, read and rewrite"));
-  EXPECT_THAT(Error(WithKind("bonnie", "")), HasSubstr("use write, read, rewrite, small_files, mdtest, find, command or seeks"));
+  EXPECT_THAT(Error(WithKind("bonnie", "")), HasSubstr("use write, read, rewrite, small_files, mdtest, find, command, "
+                                                         "seeks, datagen, train or checkpoint"));
 }
 
 }  // namespace
