@@ -17,6 +17,9 @@ int MdtestCommand(const std::vector<std::string>& args, const std::string& comma
 // `lockstep iozone ...` (iozone_command.cc).
 int IozoneCommand(const std::vector<std::string>& args, const std::string& command_line,
                   const std::atomic<bool>* interrupted);
+// `lockstep dlio CONFIG.yaml ...` (dlio_command.cc).
+int DlioCommand(const std::vector<std::string>& args, const std::string& command_line,
+                const std::atomic<bool>* interrupted);
 
 }  // namespace lockstep
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "controller/cli/exit_codes.h"
+#include "controller/dlio/dlio_config.h"
 #include "controller/plan/limits.h"
 
 namespace lockstep {
@@ -376,6 +377,66 @@ constexpr CommandSpec kIo500 = {
              "3 minutes on 2 local agents.",
 };
 
+// ---- dlio ----------------------------------------------------------------------
+
+constexpr auto kDlioFlags = Concat(Concat(
+    std::array<FlagSpec, 10>{{
+        {.name = "root", .kind = FlagKind::kList, .value_name = "DIR",
+         .help = "with local agents: allow a system directory as the data or checkpoint folder",
+         .separator = '\0'},
+        {.name = "local", .kind = FlagKind::kUint, .value_name = "N", .default_value = "0",
+         .help = "run on N local agents (1 to 256); 0: 2 local agents unless --agents, "
+                 "--hostfile or --agents-from name agents",
+         .min = 0, .max = kMaxLocalAgents},
+        {.name = "data-dir", .value_name = "DIR",
+         .help = "the dataset's directory instead of dataset.data_folder"},
+        {.name = "accelerators", .kind = FlagKind::kUint, .value_name = "N",
+         .default_value = "1",
+         .help = "simulated accelerators (train) and ranks (checkpoint) per host: DLIO's MPI "
+                 "processes per node",
+         .min = 1, .max = kMaxAgentTasks},
+        {.name = "smoke", .kind = FlagKind::kBool,
+         .help = "shrink to a few seconds on a small machine: at most 8 files of 2 samples of "
+                 "2 MiB, 1 epoch, 10 ms compute, 2 read threads, batches that fit, 2 "
+                 "checkpoints of 4 MiB per rank; each change is printed"},
+        {.name = "find-max-accelerators", .kind = FlagKind::kBool,
+         .help = "run the train phase with more accelerators per host (doubling from "
+                 "--accelerators, then bisecting) and report the most whose AU stays at or "
+                 "above metric.au"},
+        {.name = "accelerator-counts", .kind = FlagKind::kList, .value_name = "N",
+         .help = "with --find-max-accelerators: the counts to try, in order, instead of "
+                 "doubling and bisecting"},
+        {.name = "max-accelerators", .kind = FlagKind::kUint, .value_name = "N",
+         .default_value = "64",
+         .help = "with --find-max-accelerators: never try more per host than N",
+         .min = 1, .max = kMaxAgentTasks},
+        {.name = "out", .value_name = "DIR", .default_value = "./lockstep-results",
+         .help = "results directory (one run directory per run)"},
+        {.name = "insecure", .kind = FlagKind::kBool,
+         .help = "plaintext gRPC to the agents; allowed only for loopback addresses"},
+    }},
+    kRunTlsFlags), kAgentSourceFlags);
+
+constexpr CommandSpec kDlio = {
+    .program = "lockstep",
+    .name = "dlio",
+    .synopsis = "CONFIG.yaml [++workload.SECTION.KEY=VALUE ...] [--local N | --agents H:P,... | "
+                "--hostfile F] [--accelerators N] [--data-dir DIR] [--smoke] "
+                "[--find-max-accelerators] [flags]",
+    .summary = "run DLIO's (MLPerf Storage's) workload YAML: datagen, train, checkpoint",
+    .description =
+        "Reads a DLIO workload configuration (dlio_benchmark's configs/workload/*.yaml, MLPerf "
+        "Storage's configs/dlio/workload/*.yaml) and runs it as one Lockstep plan: a datagen "
+        "phase when workflow.generate_data, a train phase when workflow.train (each task one "
+        "simulated accelerator), checkpoint write and read phases when workflow.checkpoint. "
+        "Prints DLIO's per-epoch AU and [METRIC] lines after Lockstep's own. DLIO's Hydra "
+        "overrides (++workload.dataset.data_folder=DIR) are applied after the file. Unknown "
+        "sections and keys, and formats Lockstep does not write, are refused with FILE:LINE. "
+        "Shipped configs: deploy/plans/dlio/*.yaml.",
+    .flags = kDlioFlags,
+    .notes = kDlioHonouredKeys,
+};
+
 // ---- results -------------------------------------------------------------------
 
 constexpr FlagSpec kDbFlag = {
@@ -581,7 +642,7 @@ constexpr CommandSpec kHelp = {
     .flags = kHelpFlags,
 };
 
-constexpr const CommandSpec* kCommands[] = {&kRun,     &kIor,     &kMdtest, &kIozone, &kIo500,
+constexpr const CommandSpec* kCommands[] = {&kRun,     &kIor,     &kMdtest, &kIozone, &kIo500, &kDlio,
                                             &kAgents,  &kCheck,   &kHistory, &kImport,
                                             &kExport,  &kCompare, &kGate,    &kReport,
                                             &kCerts,   &kHelp};
@@ -626,6 +687,7 @@ const CommandSpec& IorCommandSpec() { return kIor; }
 const CommandSpec& MdtestCommandSpec() { return kMdtest; }
 const CommandSpec& IozoneCommandSpec() { return kIozone; }
 const CommandSpec& Io500CommandSpec() { return kIo500; }
+const CommandSpec& DlioCommandSpec() { return kDlio; }
 const CommandSpec& HistoryCommandSpec() { return kHistory; }
 const CommandSpec& ImportCommandSpec() { return kImport; }
 const CommandSpec& ExportCommandSpec() { return kExport; }

@@ -20,6 +20,7 @@ const CommandSpec& IorCommandSpec();     // Lockstep's long options only;
 const CommandSpec& MdtestCommandSpec();  // IOR's/mdtest's own are in the notes
 const CommandSpec& IozoneCommandSpec();  // IOzone's own are in the notes
 const CommandSpec& Io500CommandSpec();
+const CommandSpec& DlioCommandSpec();
 const CommandSpec& HistoryCommandSpec();
 const CommandSpec& ImportCommandSpec();
 const CommandSpec& ExportCommandSpec();

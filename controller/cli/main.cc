@@ -217,6 +217,10 @@ int Main(int argc, char** argv) {
     return cmd == "ior" ? IorCommand(rest, command_line, &g_interrupted)
                         : MdtestCommand(rest, command_line, &g_interrupted);
   }
+  if (cmd == "dlio") {
+    HandleSignals();
+    return DlioCommand(rest, command_line, &g_interrupted);
+  }
   if (cmd == "io500") {
     HandleSignals();
     return Io500Command(rest, command_line, &g_interrupted);

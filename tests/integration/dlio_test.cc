@@ -1,0 +1,103 @@
+// End to end: `lockstep dlio` on the shipped unet3d config at smoke size on
+// two local agents (datagen, train, checkpoint write), and the
+// --find-max-accelerators sweep.
+#include <filesystem>
+#include <regex>
+
+#include "absl/strings/str_format.h"
+#include "common/files.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "integration/process_util.h"
+#include "integration/test_cluster.h"
+#include "test_util.h"
+
+namespace lockstep::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+std::string Unet3d() { return std::string(LOCKSTEP_SOURCE_DIR) + "/deploy/plans/dlio/unet3d.yaml"; }
+
+// `lockstep dlio ARGS` run in `dir` (DLIO's folders are relative to it).
+CommandResult DlioIn(const std::string& dir, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"/usr/bin/env", "-C", dir, BinDir() + "/lockstep", "dlio"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunCommand(argv);
+}
+
+TEST(DlioCli, Unet3dSmokeOnTwoLocalAgents) {
+  TestCluster tmp;  // no agents: local ones
+  const std::string work = tmp / "work";
+  fs::create_directories(work);
+  CommandResult r = DlioIn(work, {Unet3d(), "--smoke", "--local", "2", "--out", tmp.results_dir()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("# lockstep dlio: --smoke: dataset.num_files_train 168 -> 8\n"));
+  EXPECT_THAT(r.out, HasSubstr("reader.data_loader = pytorch: accepted, changes nothing"));
+  // The dataset, as DLIO names it, under the config's data folder.
+  EXPECT_TRUE(fs::exists(work + "/data/unet3d/train/img_0_of_8.npz")) << r.out;
+  EXPECT_TRUE(fs::exists(work + "/data/unet3d/train/img_7_of_8.npz")) << r.out;
+  EXPECT_TRUE(fs::is_directory(work + "/checkpoints/unet3d")) << r.out;
+  // DLIO's lines after Lockstep's.
+  EXPECT_THAT(r.out, HasSubstr("[METRIC] Number of Simulated Accelerators: 2\n"));
+  const std::regex au("\\[OUTPUT\\] Epoch 1 \\[Training\\] Accelerator Utilization \\[AU\\] "
+                      "\\(%\\): ([0-9.]+)\n");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, au)) << r.out;
+  EXPECT_GT(std::stod(m[1]), 0.0);
+  EXPECT_LE(std::stod(m[1]), 100.0);
+  EXPECT_THAT(r.out, HasSubstr("[METRIC] train_au_meet_expectation: "));
+  EXPECT_THAT(r.out, HasSubstr("[METRIC] Checkpoint save duration (seconds): "));
+  // run.json: 8 files of 1 sample read once in the epoch (batches of 4 by 2
+  // accelerators: one batch each).
+  const v1::RunRecord rec = ReadRunJson(RunDirFromOutput(r.out));
+  ASSERT_EQ(rec.tests_size(), 1);
+  ASSERT_EQ(rec.tests(0).phases_size(), 3);
+  const v1::PhaseRecord& train = rec.tests(0).phases(1);
+  EXPECT_EQ(train.kind(), v1::TRAIN);
+  EXPECT_EQ(train.ai().accelerators(), 2u);
+  EXPECT_EQ(train.ai().samples(), 8u);
+  EXPECT_GT(train.ai().au_mean(), 0.0);
+}
+
+TEST(DlioCli, FindMaxAcceleratorsDoublesUpToTheCap) {
+  TestCluster tmp;
+  const std::string work = tmp / "work";
+  fs::create_directories(work);
+  // A threshold every step meets on this machine: the sweep doubles 1, 2, 4
+  // and stops at --max-accelerators.
+  CommandResult r =
+      DlioIn(work, {Unet3d(), "++workload.metric.au=0.01", "--smoke", "--local", "1",
+                    "--find-max-accelerators", "--max-accelerators", "4", "--out",
+                    tmp.results_dir()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (int n : {1, 2, 4}) {
+    EXPECT_THAT(r.out, HasSubstr(absl::StrFormat(
+                           "# lockstep dlio: find-max: %d accelerators per host: AU ", n)))
+        << r.out;
+  }
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("find-max: 8 accelerators")));
+  EXPECT_THAT(r.out, HasSubstr("# lockstep dlio: find-max: the most accelerators per host with "
+                               "AU at or above 1.00%: 4 (none tried failed)\n"));
+  // The dataset is written once, by the first step.
+  size_t datagens = 0;
+  for (size_t at = r.out.find("\ndatagen "); at != std::string::npos;
+       at = r.out.find("\ndatagen ", at + 1)) {
+    ++datagens;
+  }
+  EXPECT_EQ(datagens, 2u) << r.out;  // its row, and its summary row: one run
+}
+
+TEST(DlioCli, UnknownKeyIsRefusedBeforeAnyAgentStarts) {
+  TestCluster tmp;
+  const std::string cfg = tmp / "w.yaml";
+  ASSERT_OK(WriteFileAtomically(cfg, "workflow:\n  train: True\n  evaluation: True\n"));
+  CommandResult r = DlioIn(tmp / "", {cfg, "--local", "1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("w.yaml:3:15: unknown key workflow.evaluation (value True)"));
+}
+
+}  // namespace
+}  // namespace lockstep::testing
