@@ -382,7 +382,7 @@ constexpr CommandSpec kIo500 = {
 constexpr auto kDlioFlags = Concat(Concat(
     std::array<FlagSpec, 10>{{
         {.name = "root", .kind = FlagKind::kList, .value_name = "DIR",
-         .help = "with local agents: allow a system directory as the data or checkpoint folder",
+         .help = "with local agents: allow a system directory as the data or checkpoint folder.",
          .separator = '\0'},
         {.name = "local", .kind = FlagKind::kUint, .value_name = "N", .default_value = "0",
          .help = "run on N local agents (1 to 256); 0: 2 local agents unless --agents, "

@@ -86,7 +86,8 @@ TEST(IorOutput, PPDoubleMatchesIor) {
   EXPECT_EQ(PPDouble(-1), "   -       ");
 }
 
-// The rows of tests/conformance/golden/ior-stonewall, character for character.
+// The rows of tests/conformance/golden/ior-stonewall as first captured (-b 2g), character
+// for character.
 TEST(IorReport, StonewallRowsMatchIorExactly) {
   v1::PhaseRecord p;
   p.set_kind(v1::WRITE);
