@@ -75,14 +75,10 @@ class CheckpointWorkload : public Workload {
       }
     }
     chunk_bytes_ = spec_.transfer_bytes() == 0 ? kDefaultAiChunkBytes : spec_.transfer_bytes();
-    buffers_.clear();
-    for (uint32_t i = 0; i < spec_.tasks(); ++i) {
-      auto buf = AllocateAligned(chunk_bytes_);
-      if (!buf.ok()) return buf.status();
-      FillPattern(buf->get(), chunk_bytes_ / 8 * 8, 0,
-                  PatternTag(spec_.pattern_seed(), spec_.first_rank() + i));
-      buffers_.push_back(std::move(*buf));
-    }
+    auto buffers = PatternBuffersPerTask(spec_.tasks(), spec_.first_rank(), spec_.pattern_seed(),
+                                         chunk_bytes_);
+    if (!buffers.ok()) return buffers.status();
+    buffers_ = *std::move(buffers);
     return absl::OkStatus();
   }
 

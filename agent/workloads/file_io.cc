@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/limits.h"
+#include "common/pattern.h"
 
 namespace lockstep {
 
@@ -18,6 +19,20 @@ absl::StatusOr<AlignedBuffer> AllocateAligned(size_t bytes) {
         absl::StrFormat("cannot allocate a %u-byte I/O buffer; use a smaller transfer_size", bytes));
   }
   return AlignedBuffer(static_cast<char*>(p));
+}
+
+absl::StatusOr<std::vector<AlignedBuffer>> PatternBuffersPerTask(uint32_t tasks,
+                                                                 uint32_t first_rank,
+                                                                 uint64_t pattern_seed,
+                                                                 size_t bytes) {
+  std::vector<AlignedBuffer> buffers;
+  for (uint32_t i = 0; i < tasks; ++i) {
+    auto buf = AllocateAligned(bytes);
+    if (!buf.ok()) return buf.status();
+    FillPattern(buf->get(), bytes / 8 * 8, 0, PatternTag(pattern_seed, first_rank + i));
+    buffers.push_back(std::move(*buf));
+  }
+  return buffers;
 }
 
 int PwriteFull(int fd, const char* buf, size_t len, uint64_t offset, size_t* done) {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -21,6 +22,14 @@ using AlignedBuffer = std::unique_ptr<char, AlignedFree>;
 // A buffer of at least `bytes`, aligned for O_DIRECT (kDirectIoAlignBytes).
 // ResourceExhausted when the memory is not there.
 absl::StatusOr<AlignedBuffer> AllocateAligned(size_t bytes);
+
+// `tasks` buffers of `bytes` (AllocateAligned), buffer i filled with the
+// data pattern that global rank first_rank + i writes under `pattern_seed`
+// (common/pattern.h) from offset 0.
+absl::StatusOr<std::vector<AlignedBuffer>> PatternBuffersPerTask(uint32_t tasks,
+                                                                 uint32_t first_rank,
+                                                                 uint64_t pattern_seed,
+                                                                 size_t bytes);
 
 // pwrite(2) until all of `len` is written. Returns 0 or an errno; *done
 // receives the bytes written.

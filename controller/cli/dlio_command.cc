@@ -47,30 +47,10 @@ struct DlioRun {
 std::optional<int> ReachDlioAgents(const ParsedFlags& f, const std::atomic<bool>* interrupted,
                                    DlioRun* run) {
   RunOptions& o = run->options;
-  o.insecure = f.GetBool("insecure");
-  if (!o.insecure) {
-    o.tls_files = TlsFilesFromFlags(f);
-    if (!o.tls_files.ca_pem.empty() || !o.tls_files.cert_pem.empty() ||
-        !o.tls_files.key_pem.empty()) {
-      auto creds = ControllerCredentials(o.tls_files);
-      if (!creds.ok()) return Fail(kExitUsage, std::string(creds.status().message()));
-      o.credentials = *creds;
-    }
-  }
-  auto agents = AgentsFromFlags(f, absl::Seconds(5), interrupted);
-  if (!agents.ok()) {
-    if (absl::IsCancelled(agents.status())) return kExitInterrupted;
-    return Fail(absl::IsInvalidArgument(agents.status()) ? kExitUsage : kExitConnect,
-                std::string(agents.status().message()));
-  }
-  o.agents = *std::move(agents);
-  const uint64_t local = f.GetUint("local");
-  if (!o.agents.empty() && local > 0) {
-    return Fail(kExitUsage, "--local cannot be combined with --agents, --hostfile or "
-                            "--agents-from");
+  if (auto e = FrontEndAgentsFromFlags(f, interrupted, &o)) {
+    return e->message.empty() ? e->exit_code : Fail(e->exit_code, e->message);
   }
   run->local = o.agents.empty();
-  if (run->local) o.local_agents = local > 0 ? static_cast<int>(local) : 2;
   uint32_t clients = 0;
   for (const AgentPlan& a : o.agents) clients += a.role == v1::OSS || a.role == v1::MDS ? 0 : 1;
   run->plan_options.hosts = run->local ? static_cast<uint32_t>(o.local_agents) : clients;

@@ -14,6 +14,7 @@
 #include "common/net.h"
 #include "common/status_macros.h"
 #include "common/tls_inspect.h"
+#include "controller/cli/exit_codes.h"
 #include "controller/run/agent_discovery.h"
 
 namespace lockstep {
@@ -151,6 +152,38 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ControllerCredentials(
     std::fprintf(stderr, "lockstep: warning: %s\n", w.c_str());
   }
   return creds;
+}
+
+std::optional<FrontEndAgentsError> FrontEndAgentsFromFlags(const ParsedFlags& f,
+                                                           const std::atomic<bool>* interrupted,
+                                                           RunOptions* o) {
+  o->insecure = f.GetBool("insecure");
+  if (!o->insecure) {
+    o->tls_files = TlsFilesFromFlags(f);
+    if (!o->tls_files.ca_pem.empty() || !o->tls_files.cert_pem.empty() ||
+        !o->tls_files.key_pem.empty()) {
+      auto creds = ControllerCredentials(o->tls_files);
+      if (!creds.ok()) {
+        return FrontEndAgentsError{kExitUsage, std::string(creds.status().message())};
+      }
+      o->credentials = *creds;
+    }
+  }
+  auto agents = AgentsFromFlags(f, absl::Seconds(5), interrupted);
+  if (!agents.ok()) {
+    if (absl::IsCancelled(agents.status())) return FrontEndAgentsError{kExitInterrupted, ""};
+    return FrontEndAgentsError{absl::IsInvalidArgument(agents.status()) ? kExitUsage
+                                                                         : kExitConnect,
+                               std::string(agents.status().message())};
+  }
+  o->agents = *std::move(agents);
+  const uint64_t local = f.GetUint("local");
+  if (!o->agents.empty() && local > 0) {
+    return FrontEndAgentsError{
+        kExitUsage, "--local cannot be combined with --agents, --hostfile or --agents-from"};
+  }
+  if (o->agents.empty()) o->local_agents = local > 0 ? static_cast<int>(local) : 2;
+  return std::nullopt;
 }
 
 }  // namespace lockstep

@@ -6,6 +6,7 @@
 #define LOCKSTEP_CONTROLLER_CLI_REACH_AGENTS_H_
 
 #include <atomic>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "common/flags.h"
 #include "common/tls.h"
 #include "controller/plan/plan.h"
+#include "controller/run/coordinator.h"
 
 namespace lockstep {
 
@@ -51,6 +53,20 @@ TlsFiles TlsFilesFromFlags(const ParsedFlags& f);
 // LoadTlsFiles'.
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ControllerCredentials(
     const TlsFiles& files);
+
+// A front end's agents and credentials (`lockstep io500`, `lockstep dlio`),
+// from --insecure, the TLS flags, --agents/--hostfile/--agents-from and
+// --local, into o->insecure, tls_files, credentials and agents; with no
+// agents named, o->local_agents = --local N (2 when not given). On error the
+// exit code and the message for the command to print (the message is empty
+// when interrupted: kExitInterrupted).
+struct FrontEndAgentsError {
+  int exit_code;
+  std::string message;
+};
+std::optional<FrontEndAgentsError> FrontEndAgentsFromFlags(const ParsedFlags& f,
+                                                           const std::atomic<bool>* interrupted,
+                                                           RunOptions* o);
 
 }  // namespace lockstep
 
