@@ -8,32 +8,17 @@
 #include "absl/strings/str_join.h"
 #include "common/histogram.h"
 #include "common/sizes.h"
+#include "controller/record/ior_math.h"
+#include "controller/record/phase_reduce.h"
 
 namespace lockstep {
 namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
+// The phase's I/O window: max(rdwr stop) − min(rdwr start), seconds.
 double WindowSeconds(const std::vector<const v1::TaskResult*>& tasks) {
-  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
-  for (const v1::TaskResult* t : tasks) {
-    lo = std::min(lo, t->rdwr_start_unix_ns());
-    hi = std::max(hi, t->rdwr_stop_unix_ns());
-  }
-  return tasks.empty() || hi < lo ? 0.0 : static_cast<double>(hi - lo) / 1e9;
-}
-
-v1::LatencySummary Summary(const LatencyHistogram& h) {
-  v1::LatencySummary s;
-  s.set_ops(h.count());
-  if (h.count() == 0) return s;
-  s.set_p50_us(static_cast<double>(h.Quantile(0.50)) / 1e3);
-  s.set_p90_us(static_cast<double>(h.Quantile(0.90)) / 1e3);
-  s.set_p99_us(static_cast<double>(h.Quantile(0.99)) / 1e3);
-  s.set_p999_us(static_cast<double>(h.Quantile(0.999)) / 1e3);
-  s.set_max_us(static_cast<double>(h.max()) / 1e3);
-  s.set_mean_us(h.mean() / 1e3);
-  return s;
+  return Window(tasks, &v1::TaskResult::rdwr_start_unix_ns, &v1::TaskResult::rdwr_stop_unix_ns);
 }
 
 // The IOR-like row every AI phase has: bytes over the window.
@@ -91,7 +76,7 @@ void TrainSummary(const std::vector<const v1::TaskResult*>& tasks, const v1::Pha
   }
   ai->set_au_passed(passed && !tasks.empty());
   wait.ToProto(ai->mutable_batch_wait());
-  *ai->mutable_batch_wait_summary() = Summary(wait);
+  *ai->mutable_batch_wait_summary() = SummarizeHistogram(wait);
 }
 
 void CheckpointSummary(const std::vector<const v1::TaskResult*>& tasks, v1::AiSummary* ai) {

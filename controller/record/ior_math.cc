@@ -180,6 +180,10 @@ v1::SummaryRow SummarizePhase(const std::vector<const v1::PhaseRecord*>& reps,
 v1::LatencySummary SummarizeLatency(const std::vector<const v1::TaskResult*>& tasks) {
   LatencyHistogram h;
   for (const v1::TaskResult* t : tasks) h.MergeProto(t->latency());
+  return SummarizeHistogram(h);
+}
+
+v1::LatencySummary SummarizeHistogram(const LatencyHistogram& h) {
   v1::LatencySummary s;
   s.set_ops(h.count());
   if (h.count() == 0) return s;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "lockstep/v1/agent.pb.h"
+#include "common/histogram.h"
 #include "lockstep/v1/results.pb.h"
 
 namespace lockstep {
@@ -52,6 +53,8 @@ v1::SummaryRow SummarizePhase(const std::vector<const v1::PhaseRecord*>& reps,
 
 // Latency percentiles of the merged histograms of all tasks.
 v1::LatencySummary SummarizeLatency(const std::vector<const v1::TaskResult*>& tasks);
+// The same figures of one merged histogram.
+v1::LatencySummary SummarizeHistogram(const LatencyHistogram& h);
 
 // A phase attempt that a later attempt replaced (on_skew = "repeat"): kept in
 // run.json, left out of every row and summary. By its error kind; run.json
