@@ -29,6 +29,11 @@ namespace {
 
 constexpr uint32_t kSeriesIntervalMs = 100;
 constexpr int64_t kSeriesIntervalDurationNs = int64_t{kSeriesIntervalMs} * 1'000'000;
+// A parked task leaves the latch this long before the instant (before its spin,
+// if it spins) and sleeps the rest with a 1 ns timer slack: wide enough for a
+// latch's wake-up to be late by the scheduler's usual jitter, narrow enough that
+// no task thread runs during the lead.
+constexpr int64_t kUnparkBeforeNs = 2'000'000;
 
 // What every kind shares; the workload checks its own fields.
 absl::Status ValidateCommon(const v1::PhaseSpec& s) {
@@ -254,6 +259,7 @@ uint64_t PhaseRunner::Impl::Rendezvous(uint64_t value) {
 
 bool PhaseRunner::Impl::WaitForStart(uint32_t index) {
   int64_t at_unix_ns = 0;
+  int64_t spin_ns = 0;
   {
     absl::MutexLock lock(&mu);
     mu.Await(absl::Condition(
@@ -262,6 +268,18 @@ bool PhaseRunner::Impl::WaitForStart(uint32_t index) {
         },
         this));
     at_unix_ns = start_at_unix_ns;
+    spin_ns = spin ? spin_duration_ns : 0;
+    // Parked on the latch until just before the instant: one wake-up per task,
+    // where a poll of the abort flag would wake every task thread (by then at
+    // SCHED_FIFO) many times a second for the whole lead, taking the cores
+    // from the threads that still deliver Starts to the other agents of the
+    // host. An abort wakes the latch at once (RequestAbort sets it under mu).
+    mu.AwaitWithDeadline(absl::Condition(
+                             +[](Impl* self) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                               return self->abort.load();
+                             },
+                             this),
+                         absl::FromUnixNanos(at_unix_ns - spin_ns - kUnparkBeforeNs));
   }
   if (abort.load()) return false;
   if (spin) return spin->Wait(index, at_unix_ns, &abort);
@@ -503,6 +521,10 @@ absl::Status PhaseRunner::Start(int64_t start_at_unix_ns, int64_t spin_duration_
     impl_->ChooseStart(start_at_unix_ns, spin_duration_ns, host_agents, first_transfer_after_ns);
     impl_->start_given = true;
   }
+  // Before the monitor starts: the acknowledgement is the stream's first event.
+  v1::PhaseEvent started;
+  started.mutable_started()->set_received_unix_ns(RealtimeNs());
+  impl_->sink(started);
   Impl* raw = impl_.get();
   impl_->monitor = std::thread([raw] { raw->MonitorMain(); });
   return absl::OkStatus();

@@ -51,7 +51,8 @@ class PhaseRunner {
   // the host's tasks fit the cores the agent can use (agent/spin_start.h);
   // spinning tasks then issue their first transfer no earlier than
   // `first_transfer_after_ns` after the instant (StartRequest's field of that
-  // name). REQUIRES: called once.
+  // name). Before it returns, `sink` gets PhaseEvent.started, the stream's
+  // first event (the controller's delivery check). REQUIRES: called once.
   // FailedPrecondition when called twice; Aborted, with the kind Abort was
   // given, after an Abort.
   absl::Status Start(int64_t start_at_unix_ns, int64_t spin_duration_ns,

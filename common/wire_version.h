@@ -29,12 +29,17 @@ inline constexpr uint32_t kWireMajor = 1;
 // Heartbeat does, so a controller skips heartbeats to an agent that just
 // answered one of them; StartRequest.host_agents (issue 12); 5: Start renews
 // the lease too, when it reaches the agent; 6: TRAIN, DATAGEN and CHECKPOINT
-// kinds, their PhaseSpec and TaskResult fields (issue 30).
-inline constexpr uint32_t kWireMinor = 6;
+// kinds, their PhaseSpec and TaskResult fields (issue 30); 7: the agent
+// acknowledges a Start as soon as its tasks wait for the instant
+// (PhaseEvent.started), so the controller can say before the instant which
+// clients will be late (issue 31).
+inline constexpr uint32_t kWireMinor = 7;
 // The first minor whose agents renew their lease on those calls.
 inline constexpr uint32_t kRenewingCallsWireMinor = 4;
 // The first minor whose agents renew it on Start.
 inline constexpr uint32_t kStartRenewsWireMinor = 5;
+// The first minor whose agents send PhaseEvent.started.
+inline constexpr uint32_t kStartAckWireMinor = 7;
 
 struct WireVersion {
   uint32_t major = 0;  // 0: a peer from before Attach carried versions (lockstep.v1: 1)

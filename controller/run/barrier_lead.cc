@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace lockstep {
@@ -74,6 +75,40 @@ void BarrierLead::ObserveOpens(absl::Duration longest_open) {
   if (longest_open <= absl::ZeroDuration()) return;
   opens_.push_back(longest_open);
   while (opens_.size() > kWindow) opens_.pop_front();
+}
+
+std::string LateStartWarning(const std::string& phase_id, const StartDelivery& d) {
+  if (d.late.empty()) return "";
+  constexpr size_t kNamed = 5;
+  std::string names;
+  for (size_t i = 0; i < std::min(d.late.size(), kNamed); ++i) {
+    absl::StrAppend(&names, i == 0 ? "" : ", ", d.late[i]);
+  }
+  if (d.late.size() > kNamed) {
+    absl::StrAppend(&names, absl::StrFormat(", ... (%u more)", d.late.size() - kNamed));
+  }
+  std::string when;
+  if (d.acknowledged == 0) {
+    when = "none has acknowledged yet, so the delivery rate is not known";
+  } else {
+    // At the rate the acknowledged clients had theirs, the rest need this long.
+    const double per_client_s =
+        absl::ToDoubleSeconds(d.since_first_sent) / static_cast<double>(d.acknowledged);
+    const absl::Duration rest =
+        absl::Seconds(per_client_s * static_cast<double>(d.late.size()));
+    const absl::Duration whole = absl::Seconds(per_client_s * static_cast<double>(d.clients));
+    when = absl::StrFormat(
+        "at the rate the others had theirs (%u in %s) the last will have it about %s after the "
+        "instant; a lead of about %s would be needed",
+        d.acknowledged, Ms(d.since_first_sent), Ms(rest - d.before_instant),
+        Ms(whole * BarrierLead::kSafety));
+  }
+  return absl::StrFormat(
+      "warning: phase %s: %u of %u clients had not acknowledged their Start %s before the "
+      "instant (%s; lead %s: %s); %s. The phase goes on: those clients start late and the "
+      "start skew says by how much; the next phase's lead grows to the delivery observed",
+      phase_id, d.late.size(), d.clients, Ms(d.before_instant), names, Ms(d.lead), d.lead_basis,
+      when);
 }
 
 }  // namespace lockstep

@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <deque>
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 
@@ -101,6 +102,26 @@ class BarrierLead {
   std::deque<absl::Duration> opens_;  // longest open per phase, newest last
   size_t observed_ = 0;
 };
+
+// What the delivery check (PhaseAttempt) saw `before_instant` ahead of a
+// phase's instant: which clients had acknowledged their Start (StartAck,
+// wire minor 7). A client without an ack by then will most likely start
+// late; the check says so while the instant is still ahead.
+struct StartDelivery {
+  size_t clients = 0;               // the clients checked
+  size_t acknowledged = 0;          // of them, with an ack
+  std::vector<std::string> late;    // the addresses of the others
+  absl::Duration since_first_sent;  // the first Start sent → the check
+  absl::Duration before_instant;    // the check → the instant
+  absl::Duration lead;              // the phase's (LeadPlan.lead)
+  std::string lead_basis;           // LeadPlan.basis
+};
+
+// The warning for a check at which some clients had no ack: how many and
+// which (the first few addresses), when the last will have its Start at the
+// rate the others had theirs, and the lead that rate needs. Empty when every
+// client had acknowledged.
+std::string LateStartWarning(const std::string& phase_id, const StartDelivery& d);
 
 }  // namespace lockstep
 

@@ -232,6 +232,8 @@ void PhaseAttempt::Start() {
   if (!plan.note.empty()) run_.printer.Note(absl::StrFormat("phase %s: %s", phase_id_, plan.note));
   const absl::Duration lead = plan.lead;
   const int64_t start_at_unix_ns = RealtimeNs() + absl::ToInt64Nanoseconds(lead);
+  start_at_mono_ns_ = MonotonicNs() + absl::ToInt64Nanoseconds(lead);
+  lead_basis_ = plan.basis;
   record_->set_lead_ns(absl::ToInt64Nanoseconds(lead));
   record_->set_lead_basis(plan.basis);
   record_->set_lead_capped(plan.capped);
@@ -278,6 +280,14 @@ void PhaseAttempt::Start() {
   // of this thread, which one after another was most of the delivery.
   streams_.resize(clients_.size());
   record_->set_start_first_sent_unix_ns(RealtimeNs());
+  start_first_sent_mono_ns_ = MonotonicNs();
+  // Late enough for most Starts to have arrived, early enough to be said
+  // before the instant (a check after it would only repeat the margins).
+  const int64_t check_before_ns =
+      std::clamp<int64_t>(absl::ToInt64Nanoseconds(lead) / 10, 5'000'000, 1'000'000'000);
+  if (start_at_mono_ns_ - check_before_ns > start_first_sent_mono_ns_) {
+    delivery_check_mono_ns_ = start_at_mono_ns_ - check_before_ns;
+  }
   BoundedParallelFor(clients_.size(), kStartThreads, [&](size_t i) {
     // An agent that renewed its lease on the Start needs no heartbeat for a
     // period after it: at 1,024 agents most of a phase's heartbeats fell
@@ -303,7 +313,17 @@ RunError PhaseAttempt::AwaitResults() {
   // awaited briefly; then the calls of agents that did not answer end.
   int64_t give_up_mono_ns = INT64_MAX;
   for (const auto& stream : streams_) {
-    while (!stream->WaitDone(kWatchPeriod)) {
+    for (;;) {
+      absl::Duration wait = kWatchPeriod;
+      if (delivery_check_mono_ns_ != 0) {
+        const int64_t due_ns = delivery_check_mono_ns_ - MonotonicNs();
+        if (due_ns <= 0) {
+          CheckDelivery();
+        } else {
+          wait = std::min(wait, absl::Nanoseconds(due_ns));
+        }
+      }
+      if (stream->WaitDone(wait)) break;
       // A live line every 100 ms; plain lines come every 10 s: look every 1 s.
       if (show_progress && MonotonicNs() >= next_look_mono_ns) {
         next_look_mono_ns = MonotonicNs() + (run_.options.progress ? 0 : 1'000'000'000);
@@ -325,6 +345,32 @@ RunError PhaseAttempt::AwaitResults() {
   record_->set_results_unix_ns(RealtimeNs());
   progress.Clear();
   return failure;
+}
+
+void PhaseAttempt::CheckDelivery() {
+  const int64_t now_mono_ns = MonotonicNs();
+  delivery_check_mono_ns_ = 0;
+  StartDelivery d;
+  d.since_first_sent = absl::Nanoseconds(now_mono_ns - start_first_sent_mono_ns_);
+  d.before_instant = absl::Nanoseconds(start_at_mono_ns_ - now_mono_ns);
+  d.lead = absl::Nanoseconds(record_->lead_ns());
+  d.lead_basis = lead_basis_;
+  for (size_t i = 0; i < clients_.size(); ++i) {
+    if (clients_[i]->facts.wire_minor() < kStartAckWireMinor) continue;
+    ++d.clients;
+    if (streams_[i]->acked_mono_ns() != 0) {
+      ++d.acknowledged;
+    } else {
+      d.late.push_back(clients_[i]->address());
+    }
+  }
+  if (d.clients == 0) return;  // no client acknowledges: nothing to check
+  record_->set_start_check_before_ns(absl::ToInt64Nanoseconds(d.before_instant));
+  record_->set_starts_unacknowledged(static_cast<uint32_t>(d.late.size()));
+  const std::string warning = LateStartWarning(phase_id_, d);
+  if (warning.empty()) return;
+  record_->set_start_late_warning(warning);
+  run_.printer.Note(warning);
 }
 
 RunError PhaseAttempt::Watch() {

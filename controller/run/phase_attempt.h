@@ -65,6 +65,10 @@ class PhaseAttempt {
   std::vector<absl::StatusOr<v1::TelemetryReply>> ServerWindow(bool end);
   void Start();
   RunError AwaitResults();
+  // Once, start_check_before ahead of the instant: which clients have not
+  // acknowledged their Start; says so (and records it) while the instant is
+  // still ahead (barrier_lead.h StartDelivery).
+  void CheckDelivery();
   // One look at leases, stalls and the interrupt flag while streams run.
   RunError Watch();
   RunError LoseDuringPhase(AgentClient* agent, const std::string& reason, bool restarted);
@@ -97,6 +101,11 @@ class PhaseAttempt {
   std::unique_ptr<RendezvousHub> rendezvous_;
   std::string rendezvous_broken_;                      // reported once
   std::vector<std::unique_ptr<PhaseStream>> streams_;  // by client
+  // The delivery check: when (monotonic) it is due, 0 once made or not needed.
+  int64_t delivery_check_mono_ns_ = 0;
+  int64_t start_first_sent_mono_ns_ = 0;
+  int64_t start_at_mono_ns_ = 0;  // the instant, in the monotonic clock
+  std::string lead_basis_;
   // Every client's, in our clock: in record_'s agents, which outlive them.
   std::vector<const v1::TaskResult*> tasks_;
 };

@@ -28,6 +28,11 @@ void PhaseStream::OnReadDone(bool ok) {
     told_ = true;
     answered_(agent_, sent_mono_ns_);
   }
+  if (event_.has_started()) {
+    acked_mono_ns_.store(MonotonicNs(), std::memory_order_release);
+    StartRead(&event_);
+    return;
+  }
   if (event_.has_rendezvous()) {
     if (hub_ != nullptr) hub_->Arrived(index_, event_.rendezvous());
     StartRead(&event_);

@@ -12,6 +12,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 
@@ -54,6 +55,10 @@ class PhaseStream : public grpc::ClientReadReactor<v1::PhaseEvent> {
   // The agent's latest progress event; empty before the first.
   v1::Progress LatestProgress();
 
+  // When (controller's monotonic clock) the agent's StartAck arrived; 0
+  // before it (and always for agents before wire minor 7). Any thread.
+  int64_t acked_mono_ns() const { return acked_mono_ns_.load(std::memory_order_acquire); }
+
   // REQUIRES: WaitDone returned true.
   // The agent's PhaseResult (which may itself say the phase failed); else
   // the call's status, prefixed with the agent's address and keeping its
@@ -72,6 +77,7 @@ class PhaseStream : public grpc::ClientReadReactor<v1::PhaseEvent> {
   const v1::StartRequest request_;
   const std::function<void(const AgentClient*, int64_t)> answered_;
   int64_t sent_mono_ns_ = 0;  // set before the call starts
+  std::atomic<int64_t> acked_mono_ns_{0};
   v1::PhaseEvent event_;  // the read in flight; only gRPC's threads touch it
   bool told_ = false;     // answered_ called; only gRPC's threads touch it (reads are serial)
 

@@ -49,5 +49,45 @@ TEST(StartLeadTest, ASlowedDispatchMovesTheInstantInsteadOfMissingIt) {
   }
 }
 
+// An agent whose Start takes longer than the first phase's lead (planned
+// from a fast Prepare round) cannot be on time: the controller says so
+// before the instant, from the acknowledgements it has (wire minor 7), names
+// the agent, records it, and the run goes on; the next lead covers the
+// delivery it saw, and that phase's check finds every Start acknowledged.
+TEST(StartLeadTest, AStartThatCannotArriveInTimeIsSaidBeforeTheInstant) {
+  constexpr int kStartDelayMs = 1500;
+  TestCluster cluster;
+  ASSERT_OK(cluster.Start(
+      {.agents = {{},
+                  {.flags = {"--test_delay_calls", "start", "--test_delay_call_ms",
+                             std::to_string(kStartDelayMs), "--allow_drop_caches=false"}}}}));
+  const std::string plan = cluster.WritePlan(
+      cluster.Plan()
+          .Set("name", "late-start")
+          .Set("repetitions", 2)
+          .Set("cache", "none")
+          .AddPhase(FilePerProcess("w", "write", "64k", "256k").Set("file_name", "testfile")));
+  RunResult r = cluster.Run(plan, {"--history=false"});
+  ASSERT_EQ(r.exit_code, 0) << r.Output();
+  v1::RunRecord rec = r.Record();
+  ASSERT_EQ(rec.tests_size(), 1);
+  ASSERT_EQ(rec.tests(0).phases_size(), 2);
+  const v1::PhaseRecord& first = rec.tests(0).phases(0);
+  ASSERT_LT(first.lead_ns(), int64_t{kStartDelayMs} * 1'000'000) << first.lead_basis();
+  EXPECT_GT(first.start_check_before_ns(), 0);
+  EXPECT_GE(first.starts_unacknowledged(), 1u);
+  EXPECT_THAT(first.start_late_warning(), HasSubstr("had not acknowledged their Start"));
+  EXPECT_THAT(first.start_late_warning(), HasSubstr(cluster.address(1)));
+  EXPECT_THAT(r.Output(), HasSubstr(first.start_late_warning()));
+  EXPECT_LT(first.start_margin_ns(), 0) << "the slowed agent was late";
+
+  const v1::PhaseRecord& second = rec.tests(0).phases(1);
+  EXPECT_GT(second.lead_ns(), int64_t{kStartDelayMs} * 1'000'000) << second.lead_basis();
+  EXPECT_GT(second.start_check_before_ns(), 0);
+  EXPECT_EQ(second.starts_unacknowledged(), 0u) << second.start_late_warning();
+  EXPECT_EQ(second.start_late_warning(), "");
+  EXPECT_GT(second.start_margin_ns(), 0);
+}
+
 }  // namespace
 }  // namespace lockstep::testing
