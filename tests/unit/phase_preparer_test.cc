@@ -8,6 +8,7 @@
 
 #include "agent/lustre.h"
 #include "common/errors.h"
+#include "google/protobuf/text_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
@@ -18,19 +19,14 @@ namespace {
 using ::testing::HasSubstr;
 using testing::TempDir;
 
+// Two tasks, one file each, of 2 segments x 1 MiB in 64 KiB transfers.
 v1::PhaseSpec WriteSpec() {
   v1::PhaseSpec s;
-  s.set_phase_id("t0/r0/write");
-  s.set_kind(v1::WRITE);
-  s.set_dir(".");
-  s.set_file_name("testfile");
-  s.set_file_per_process(true);
-  s.set_tasks(2);
-  s.set_total_tasks(2);
-  s.set_transfer_bytes(64 * 1024);
-  s.set_block_bytes(1024 * 1024);
-  s.set_segments(2);
-  s.set_pattern_seed(9);
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(phase_id: "t0/r0/write" kind: WRITE dir: "." file_name: "testfile"
+           file_per_process: true tasks: 2 total_tasks: 2 transfer_bytes: 65536
+           block_bytes: 1048576 segments: 2 pattern_seed: 9)pb",
+      &s));
   return s;
 }
 
