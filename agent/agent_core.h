@@ -1,6 +1,10 @@
-// Everything an agent does, independent of gRPC: sessions and leases, phase
-// preparation and start, cache barriers, cleanup. The gRPC service
-// (agent_service.h) only translates calls into these methods.
+// Everything an agent does, independent of gRPC: the one façade the gRPC
+// service (agent_service.h) translates calls into. It checks the session
+// (session_table.h) and holds the one prepared or running phase; the jobs
+// are done by their own units: phase preparation (phase_preparer.h), cache
+// barriers (cache_control.h), phase telemetry windows (phase_telemetry.h),
+// and the lease watchdog here, which ends a silent controller's session and
+// removes what it left.
 #ifndef LOCKSTEP_AGENT_AGENT_CORE_H_
 #define LOCKSTEP_AGENT_AGENT_CORE_H_
 

@@ -19,146 +19,17 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "agent/workloads/command_process.h"
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/log.h"
 #include "common/status_macros.h"
-
-extern char** environ;
 
 namespace lockstep {
 namespace {
 
 absl::string_view AV(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
-std::string FirstLine(const std::string& text) {
-  absl::string_view t = absl::StripAsciiWhitespace(text);
-  size_t nl = t.find('\n');
-  return std::string(nl == absl::string_view::npos ? t : t.substr(0, nl));
-}
-
 }  // namespace
-
-std::string FormatCommand(const std::vector<std::string>& argv) {
-  std::vector<std::string> parts;
-  for (const std::string& a : argv) {
-    bool plain = !a.empty();
-    for (char c : a) {
-      if (!(absl::ascii_isalnum(static_cast<unsigned char>(c)) ||
-            std::strchr("-_./=,:*@%+", c) != nullptr)) {
-        plain = false;
-      }
-    }
-    if (plain) {
-      parts.push_back(a);
-    } else {
-      std::string q = "'";
-      for (char c : a) q += (c == '\'') ? std::string("'\\''") : std::string(1, c);
-      parts.push_back(q + "'");
-    }
-  }
-  return absl::StrJoin(parts, " ");
-}
-
-namespace {
-
-// argv[0] as posix_spawnp would find it: a path with a '/' as it is, else
-// the first PATH directory that has it.
-absl::StatusOr<std::string> FindProgram(const std::string& name, const std::string& cmd) {
-  std::vector<std::string> candidates;
-  const char* path = std::getenv("PATH");
-  if (name.find('/') != std::string::npos) {
-    candidates.push_back(name);
-  } else {
-    for (absl::string_view dir : absl::StrSplit(path ? path : "", ':', absl::SkipEmpty())) {
-      candidates.push_back(absl::StrCat(dir, "/", name));
-    }
-  }
-  bool exists = false;
-  for (const std::string& c : candidates) {
-    struct stat st;
-    if (::stat(c.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    exists = true;
-    if (::access(c.c_str(), X_OK) == 0) return c;
-  }
-  if (exists) {
-    return absl::PermissionDeniedError(absl::StrFormat(
-        "%s: \"%s\" is not executable (%s); fix its permissions", cmd, name,
-        std::strerror(EACCES)));
-  }
-  return absl::NotFoundError(absl::StrFormat(
-      "%s: \"%s\" is not on PATH (%s); install it or put its directory on PATH", cmd, name,
-      path ? path : "PATH unset"));
-}
-
-// The agent's own account and environment: a tool runs as the agent does.
-CommandAccount OwnAccount() {
-  CommandAccount a;
-  a.uid = ::geteuid();
-  a.gid = ::getegid();
-  if (const passwd* pw = ::getpwuid(a.uid)) {
-    a.name = pw->pw_name;
-    a.home = pw->pw_dir;
-  }
-  return a;
-}
-
-std::vector<std::string> OwnEnvironment() {
-  std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
-  return env;
-}
-
-}  // namespace
-
-absl::StatusOr<CommandOutput> RunCommand(const std::vector<std::string>& argv, int timeout_ms) {
-  if (argv.empty() || argv[0].empty()) {
-    return absl::InvalidArgumentError("RunCommand: empty argument vector");
-  }
-  if (timeout_ms <= 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: timeout_ms %d must be positive", FormatCommand(argv), timeout_ms));
-  }
-  const std::string cmd = FormatCommand(argv);
-  ASSIGN_OR_RETURN(std::string program, FindProgram(argv[0], cmd));
-  // The agent's one process runner (agent/workloads/command_process.h): own
-  // process group, nothing inherited but the pipes, SIGKILL to the group at
-  // the timeout, and no waiting on a tool stuck in the kernel (a hung
-  // Lustre) past a second after that.
-  CommandLaunch launch{.program = program,
-                       .argv = argv,
-                       .env = OwnEnvironment(),
-                       .dir = "/",
-                       .account = OwnAccount(),
-                       .timeout = absl::Milliseconds(timeout_ms),
-                       .kill_grace = absl::ZeroDuration(),
-                       .reap_timeout = absl::Seconds(1),
-                       .tail_bytes = static_cast<uint32_t>(kMaxCommandOutputBytes)};
-  ASSIGN_OR_RETURN(v1::CommandResult r, RunCommandProcess(launch, nullptr));
-  CommandOutput out;
-  out.stdout_text = r.stdout_tail();
-  out.stderr_text = r.stderr_tail();
-  out.run_duration_ns = r.real_ns();
-  if (r.timed_out()) {
-    return absl::DeadlineExceededError(absl::StrFormat(
-        "%s: still running after %d ms; killed%s%s", cmd, timeout_ms,
-        out.stderr_text.empty() ? "" : "; stderr: ", FirstLine(out.stderr_text)));
-  }
-  if (r.signal() != 0) {
-    out.exit_code = 128 + r.signal();
-    return absl::InternalError(absl::StrFormat("%s: killed by signal %d%s%s", cmd, r.signal(),
-                                               out.stderr_text.empty() ? "" : "; stderr: ",
-                                               FirstLine(out.stderr_text)));
-  }
-  out.exit_code = r.exit_code();
-  if (out.exit_code != 0) {
-    return absl::InternalError(absl::StrFormat(
-        "%s: exit code %d; stderr: %s", cmd, out.exit_code,
-        out.stderr_text.empty() ? std::string("(empty)") : FirstLine(out.stderr_text)));
-  }
-  return out;
-}
 
 // ---- File system type -------------------------------------------------------
 

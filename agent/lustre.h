@@ -1,9 +1,9 @@
 // Lustre's tools for the agent (agent/fs/lustre_fs.h puts Lustre behind the
 // FileSystem interface with them): striping of phase directories, lctl
 // parameters (with restore), the Lustre version, and the statfs check that a
-// path is on Lustre. External tools run only through RunCommand: an argument
-// vector handed to execve, never a shell, so plan strings are never
-// interpreted.
+// path is on Lustre. External tools run only through RunCommand
+// (agent/process_runner.h): an argument vector handed to execve, never a
+// shell, so plan strings are never interpreted.
 #ifndef LOCKSTEP_AGENT_LUSTRE_H_
 #define LOCKSTEP_AGENT_LUSTRE_H_
 
@@ -16,36 +16,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "agent/process_runner.h"
 
 namespace lockstep {
-
-// ---- Running a tool ---------------------------------------------------------
-
-struct CommandOutput {
-  int exit_code = 0;
-  std::string stdout_text;  // at most kMaxCommandOutputBytes each; the rest is dropped
-  std::string stderr_text;
-  int64_t run_duration_ns = 0;  // start to exit, monotonic
-};
-
-inline constexpr size_t kMaxCommandOutputBytes = 8 << 20;
-
-// Runs argv[0] (looked up on PATH) with argv, stdin from /dev/null, in its own
-// process group, and collects stdout/stderr, through the agent's one process
-// runner (RunCommandProcess, agent/workloads/command_process.h), as the agent's
-// own account and environment. Errors:
-//   NotFound          argv[0] is not on PATH
-//   PermissionDenied  argv[0] is not executable
-//   DeadlineExceeded  still running after timeout_ms: the process group was
-//                     SIGKILLed (a child stuck in D state is reaped later)
-//   Internal          non-zero exit or killed by a signal; the message names
-//                     the command, the exit code and stderr's first line
-//   InvalidArgument   empty argv or timeout_ms <= 0
-absl::StatusOr<CommandOutput> RunCommand(const std::vector<std::string>& argv, int timeout_ms);
-
-// "lfs setstripe -c 4 '/mnt/my dir'": argv for messages (quoted for reading,
-// never for a shell).
-std::string FormatCommand(const std::vector<std::string>& argv);
 
 // ---- File system type -----------------------------------------------------
 

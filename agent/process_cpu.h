@@ -43,8 +43,8 @@ std::vector<ProcessTicks> ScanProcesses(const std::string& proc_root);
 
 // ScanProcesses(proc_root), shared by every sampler of this process: a scan
 // younger than `max_age` is handed out again, and callers that arrive while
-// one is being taken wait for it. One agent per process scans as before; a
-// process hosting many agents (tests/tools/agent_swarm: 1,024 of them on one
+// one is being taken wait for it. With one agent per process every sample
+// scans; a process hosting many agents (tests/tools/agent_swarm: 1,024 of them on one
 // host) scans /proc a few times a second instead of once per agent per
 // sample, which would take more CPU than the host has (a scan's cost:
 // tests/bench/README.md, section 12). Thread-safe.

@@ -88,12 +88,11 @@ void StartGate::GuardMain(int64_t start_at_unix_ns, bool allow_realtime) {
   }
   if (!polls_) {
     // Other agents share the host (or this one's tasks fit the cores): each
-    // has a guard of its own. Polling every
-    // kGuardPeriod, 32 such guards at priority 2 took both cores of a 2-core
-    // host from the tasks they guard until kMaxRealtime (a 50 ms release
-    // skew). So the guard left real-time priority above and only bounds it:
-    // each task lowers itself once its first operation returned, and
-    // whatever is still raised at the bound is lowered then.
+    // has a guard of its own, and guards polling at real-time priority would
+    // take the cores from the tasks they guard. So this guard does not poll;
+    // it only bounds the real-time priority set above: each task lowers
+    // itself once its first operation returned, and whatever is still
+    // raised at kMaxRealtime is lowered then.
     absl::MutexLock lock(&mu_);
     mu_.AwaitWithDeadline(
         absl::Condition(

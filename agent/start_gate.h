@@ -63,9 +63,8 @@ class StartGate {
   // and its agents do not (one polling guard per core at most). Otherwise
   // the tasks are released at real-time priority, each lowered once its
   // first operation returned (or at kMaxRealtime), without a guard awake
-  // every kGuardPeriod: more agents' guards than cores, polling at priority
-  // 2, took the cores from the tasks until kMaxRealtime (32 agents x 1 task
-  // and 8 x 4 on 2 cores).
+  // every kGuardPeriod: more polling real-time guards than cores would hold
+  // the cores the tasks need until kMaxRealtime.
   StartGate(uint32_t tasks, uint32_t cores, uint32_t host_agents = 1);
   // Stops the guard and joins it.
   ~StartGate();

@@ -593,8 +593,9 @@ class TelemetrySampler::Impl {
   }
 
   // Whole disks only (partitions would count the same bytes twice): those
-  // in <sys_root>/block, or every one without it. Asked once per name (two
-  // stat(2)s per disk per sample were a tenth of a sample's CPU).
+  // in <sys_root>/block, or every one without it. Asked once per name: what
+  // a device is does not change while the agent runs, and a sample must
+  // stay cheap.
   bool IsWholeDisk(const std::string& device) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sample_mu_) {
     auto [it, added] = whole_disk_.try_emplace(device, true);
     if (added) {

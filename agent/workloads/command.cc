@@ -89,8 +89,8 @@ class CommandWorkload : public Workload {
         spec_.phase_id(), ThisHost(), program, absl::StrJoin(allowed, ", "), program, program));
   }
 
-  CommandLaunch Launch(uint32_t rank) const {
-    CommandLaunch l;
+  ProcessLaunch Launch(uint32_t rank) const {
+    ProcessLaunch l;
     l.program = argv_[0];
     l.argv = ExpandCommandArgv(argv_, rank);
     l.env = CommandEnvironment(*account_, env_);
@@ -112,10 +112,10 @@ class CommandWorkload : public Workload {
 };
 
 void CommandWorkload::RunTask(const TaskContext& task) {
-  const CommandLaunch launch = Launch(task.rank);
+  const ProcessLaunch launch = Launch(task.rank);
   task.FirstOpIssuing();
   const int64_t start_unix_ns = RealtimeNs();
-  absl::StatusOr<v1::CommandResult> run = RunCommandProcess(launch, task.abort);
+  absl::StatusOr<v1::CommandResult> run = RunProcess(launch, task.abort);
   const int64_t stop_unix_ns = RealtimeNs();
   task.FirstOpReturned();
   v1::TaskResult* r = task.result;

@@ -177,7 +177,8 @@ void RecordRunInHistory(const ParsedFlags& f, const std::string& out_dir,
   auto store = HistoryStore::Open(db);
   // run.json as written: outcome.record no longer holds the phases'
   // per-agent records (RunStore offloads them to keep memory bounded).
-  // Passed as a view: a copy of it (tens of MB at 1,024 agents) is not needed.
+  // Passed as a view: a large run's run.json is tens of MB, and no copy is
+  // needed.
   auto json = ReadFileToString(outcome.run_dir + "/run.json");
   absl::Status s = store.ok()
                        ? (*store)->Record(outcome.record, f.GetString("site"), f.GetList("tag"),

@@ -83,8 +83,9 @@ absl::Status AppendTelemetryFile(const std::string& path,
     }
   }
   // One gzip member per call, appended: readers (zlib's gzread, zcat) read
-  // the members one after the other. Level 1: at 1,024 agents zlib's
-  // default level 6 was 3% of the controller's CPU (perf).
+  // the members one after the other. Level 1: the file is written on the
+  // run path after every phase, where the controller's CPU matters more than
+  // the file's size (tests/bench/README.md, section 16).
   struct stat st;
   const off_t before = ::stat(path.c_str(), &st) == 0 ? st.st_size : 0;
   gzFile gz = ::gzopen(path.c_str(), "ab1");

@@ -7,9 +7,9 @@
 // telemetry.pb.gz (kTelemetryFile): gzip, one member appended as each phase
 // finishes, holding that phase's lines as length-delimited protobuf: each a
 // varint32 byte count, then the message (protobuf's
-// util/delimited_message_util.h; Java's writeDelimitedTo). Binary, because
-// printing these lines as JSON was 12.7% of the controller's CPU samples at
-// 1,024 agents (perf; 2.4% so written).
+// util/delimited_message_util.h; Java's writeDelimitedTo). Binary: printing
+// the same lines as JSON costs the controller several times the CPU, after
+// every phase of the run (tests/bench/README.md, section 16).
 // telemetry.jsonl.gz (kTelemetryJsonFile): earlier versions' JSON lines,
 // still read. Run directories older still have neither: their run.json holds
 // the full telemetry inline, and nothing changes.

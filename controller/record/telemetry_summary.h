@@ -22,10 +22,9 @@ namespace lockstep {
 v1::TelemetryBrief BriefOf(const v1::TelemetrySummary& t);
 
 // How many of TelemetrySummary.top_processes a brief keeps: the busiest
-// groups of at least 1% of a core, name, size and CPU rounded to 0.1 (~110
-// bytes each in run.json, which prints every field, per agent and phase:
-// issue 12's budget). Seed
-// 003's "lmdd 100% (1 CPU), ptlrpcd 5%, pdflush 15%" is three.
+// groups of at least 1% of a core, name, size and CPU rounded to 0.1 (each
+// is in run.json per agent and phase, so a brief stays a few hundred bytes).
+// Seed 003's "lmdd 100% (1 CPU), ptlrpcd 5%, pdflush 15%" is three.
 inline constexpr int kBriefTopProcesses = 3;
 // How many a "top cpu" line shows (from the full summary, which has 10).
 inline constexpr int kTopCpuLineProcesses = 5;

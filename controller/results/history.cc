@@ -191,8 +191,8 @@ class Stmt {
     for (size_t i = 0; i < values.size(); ++i) Bind(static_cast<int>(i + 1), values[i]);
   }
   // Not copied: `text` must outlive the statement's next Run or Reset. (A
-  // run.json of 1,024 agents x 40 phases is 51 MB: its copies on the way to
-  // the insert added 257 MB to the controller's peak RSS.)
+  // large run's run.json is tens of MB, and every copy on the way to the
+  // insert adds to the controller's peak RSS.)
   void BindUncopied(int i, std::string_view text) {
     sqlite3_bind_text64(stmt_, i, text.data(), text.size(), SQLITE_STATIC, SQLITE_UTF8);
   }

@@ -69,11 +69,10 @@ AgentClient::AgentClient(std::string address, v1::Role role,
   // peer that died without closing its socket (power loss, a cut link) is
   // noticed in seconds, not after the kernel's TCP timeouts. The agent
   // allows such pings (agent/main.cc).
-  // The answer may take longer than 5 s from a healthy but busy peer (10,000
-  // agents on 2 cores): whether an agent is alive is the lease's call
+  // The answer may take longer than 5 s from a healthy but busy peer (many
+  // agents on few cores): whether an agent is alive is the lease's call
   // (Heartbeater), so keepalive waits 20 s, or the lease when longer, before
-  // dropping a connection (a 60 s lease at 10,000 swarm agents lost one to
-  // "keepalive watchdog timeout" at 20 s).
+  // dropping a connection: never an agent the lease still holds alive.
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
               static_cast<int>(absl::ToInt64Milliseconds(

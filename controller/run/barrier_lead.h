@@ -16,9 +16,10 @@
 // without a Prepare round, 0.2 ms per agent. A missed instant (negative
 // margin) shows as a delivery longer than the lead, so the next lead grows
 // past it. The run's first delivery leaves the window once a second one is
-// observed: the first Start reaches agents on cold paths (131 ms against
-// 30-47 ms later at 128 processes on 2 cores), and it kept the next kWindow
-// leads padded.
+// observed: the first Start reaches agents on cold paths (connections,
+// threads and caches not yet warm) and is several times slower than the
+// later ones, whose leads it must not pad (tests/bench/README.md, section
+// 15).
 //
 // The lead is never cut below that estimate to fit a round number: up to
 // kMaxLead it is used as planned, and LeadPlan says so (`long`) when it is
@@ -53,13 +54,16 @@ struct LeadPlan {
 class BarrierLead {
  public:
   static constexpr absl::Duration kFloor = absl::Milliseconds(2);
-  // Not less: with 1.25 the 1,024 swarm agents missed the instant in two of
-  // 35 adapted phases (by 567 and 739 ms). Where agents share cores, the tasks
-  // of the agents that already had their Start begin at the instant and
-  // slow the delivery to the rest, so a small miss grows.
+  // The margin over the slowest delivery observed. Where agents share
+  // cores, the tasks of the agents that already had their Start begin at
+  // the instant and slow the delivery to the rest, so a small miss grows:
+  // the margin covers that growth (a smaller one missed instants at scale:
+  // tests/bench/README.md, section 16).
   static constexpr double kSafety = 1.5;
-  // The first phase's Starts took 2.1-2.35 x its Prepare round at 10,000
-  // swarm agents (the Start's handler does more than Prepare's reply there).
+  // Before any delivery was observed, the Prepare round stands in for it;
+  // a Start's handler does more than Prepare's reply, so the delivery is a
+  // multiple of that round, which this bounds (section 16 of the bench
+  // README).
   static constexpr double kFirstSafety = 3.0;
   static constexpr absl::Duration kMinLead = absl::Milliseconds(2);
   // Above this the plan says, before the phase, how long the lead is.

@@ -149,8 +149,9 @@ class Coordinator {
 
 RunOutcome Coordinator::Run() {
   // Abseil's deadlock detector (on in Debian's build of it) keeps a graph of
-  // every Mutex: with a PhaseStream per agent it cost ~10% of the controller's
-  // CPU at 1,024 agents. The run layer's lock order is fixed by its headers.
+  // every Mutex, and the run layer has mutexes per agent (a PhaseStream
+  // each): its cost grows with the agents. Off: the run layer's lock order
+  // is fixed by its headers.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   RunOutcome outcome;
   auto store = RunStore::Create(options_.out_dir, plan_.name, plan_.text);

@@ -82,8 +82,8 @@ class Heartbeater {
   CallWatch WatchCalls(const std::atomic<bool>* interrupted);
   // Agent `agent` answered a call that renewed its lease, started at
   // `sent_mono_ns`: it is not silent, and its next heartbeat is due a period
-  // after that call at the earliest. (At 1,024 agents heartbeats were a
-  // third of the controller's calls, most of them right after such a call.)
+  // after that call at the earliest: a heartbeat right after such a call
+  // would tell neither side anything new.
   // Agents of a wire minor before kRenewingCallsWireMinor are not credited
   // with the next heartbeat's postponement (their lease was not renewed).
   void Renewed(const AgentClient* agent, int64_t sent_mono_ns);
@@ -92,9 +92,9 @@ class Heartbeater {
   // that, if an answered call or heartbeat sent at most a period before it
   // shows the lease good for two more periods. Should the call never reach
   // the agent, that heartbeat still has a period before the lease lapses.
-  // (At 1,024 swarm agents, with the answer alone counted, every agent's
-  // heartbeat fell due a period after its Prepare was sent, while the Start
-  // was still in flight: in the I/O, or in a long lead.) Any thread.
+  // (With the answer alone counted, every agent's heartbeat would fall due a
+  // period after its Prepare was sent, while its Start is still in flight:
+  // in the I/O, or in a long lead.) Any thread.
   void Sending(const AgentClient* agent, int64_t sent_mono_ns);
 
  private:

@@ -160,9 +160,8 @@ absl::StatusOr<std::unique_ptr<LocalAgents>> LocalAgents::Start(const LocalAgent
     std::string log = absl::StrFormat("%s/agent-%d.log", agents->log_dir_, i);
     // All on this host: the first agent's telemetry lists its busiest
     // processes. Each further scan of every /proc/PID/stat would be the same
-    // list again, N scans per sample round in the Prepare round (`run
-    // --local 32`: a barrier round of 59-72 ms with every agent scanning,
-    // 39-47 ms with the first only).
+    // list again, N scans per sample in the Prepare round, each lengthening
+    // the barrier round (tests/bench/README.md, section 16).
     std::vector<std::string> agent_argv = argv;
     if (i > 0) agent_argv.push_back("--telemetry_processes=false");
     int pid = 0;

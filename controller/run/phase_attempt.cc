@@ -250,8 +250,8 @@ void PhaseAttempt::Start() {
   }
   // Progress events feed only the progress line. Without a live line (plain
   // lines every 10 s) every 5 s is enough; and the controller takes at most
-  // kMaxProgressEventsPerSecond in all (1,024 agents at 1 s sent more
-  // messages than the phase's own calls).
+  // kMaxProgressEventsPerSecond in all, so that progress never costs more
+  // messages than the phase's own calls.
   uint32_t progress_interval_ms = run_.plan.progress_interval_ms;
   if (!run_.options.progress) {
     progress_interval_ms = std::max<uint32_t>(progress_interval_ms, 5000);
@@ -276,8 +276,9 @@ void PhaseAttempt::Start() {
     request.set_first_transfer_after_ns(fits ? first_transfer_after_ns : 0);
     request.set_host_agents(host_agents);
   }
-  // Sent from several threads at once: starting a call costs gRPC 0.2-0.4 ms
-  // of this thread, which one after another was most of the delivery.
+  // Sent from several threads at once: starting a call costs the calling
+  // thread a fraction of a millisecond in gRPC, which, agent after agent on
+  // one thread, would be most of the delivery.
   streams_.resize(clients_.size());
   record_->set_start_first_sent_unix_ns(RealtimeNs());
   start_first_sent_mono_ns_ = MonotonicNs();
@@ -290,9 +291,9 @@ void PhaseAttempt::Start() {
   }
   BoundedParallelFor(clients_.size(), kStartThreads, [&](size_t i) {
     // An agent that renewed its lease on the Start needs no heartbeat for a
-    // period after it: at 1,024 agents most of a phase's heartbeats fell
-    // between its Start and its Cleanup, and (counted only once answered)
-    // a period after the Prepare, while the Start was in flight.
+    // period after it, counted from the sending (not the answer), so that no
+    // heartbeat falls due a period after the Prepare while the Start is in
+    // flight.
     const bool renews = clients_[i]->facts.wire_minor() >= kStartRenewsWireMinor;
     if (renews && watch_.sending) watch_.sending(clients_[i], MonotonicNs());
     streams_[i] = std::make_unique<PhaseStream>(clients_[i], std::move(requests[i]),

@@ -39,8 +39,8 @@ absl::Status WriteAll(int fd, std::string_view data, const std::string& path) {
 }
 
 // Set fields only: the agents' records are most of every phase's JSON, and
-// printing their defaults was half of protobuf's JSON time at 1,024 agents
-// (DefaultValueObjectWriter, perf). A reader gets the defaults back.
+// printing their defaults is most of protobuf's JSON time for them
+// (common/json.h). A reader gets the defaults back.
 std::string AgentsJson(const google::protobuf::RepeatedPtrField<v1::AgentPhaseRecord>& agents) {
   std::string out;
   for (const v1::AgentPhaseRecord& a : agents) {
@@ -141,8 +141,8 @@ absl::Status RunStore::AppendJournal(const v1::PhaseRecord& phase) {
 absl::Status RunStore::JournalAndOffload(v1::PhaseRecord* phase) {
   absl::Status s = JournalAndOffloadAgents(phase);
   // The phase's megabytes (records, JSON text) are free now; glibc keeps
-  // freed heap for reuse, and over many phases in gRPC's threads' arenas
-  // that alone grew RSS by MBs per phase at 1,024 agents.
+  // freed heap for reuse in the arenas of gRPC's threads, so without a trim
+  // the controller's RSS would grow with every phase of a large run.
   ::malloc_trim(0);
   return s;
 }
@@ -232,11 +232,12 @@ absl::Status RunStore::MoveTelemetryOut(v1::PhaseRecord* phase) {
 }
 
 absl::Status RunStore::WriteRunJson(const v1::RunRecord& run) {
-  // Without indentation: at 1,024 agents the indentation alone was a third
-  // of the file (every field of every agent's record on its own line).
+  // Without indentation: it would put every field of every agent's record
+  // on its own line and be a large share of the file.
   const std::string path = dir_ + "/run.json";
   if (spooled_.empty()) return WriteFileAtomically(path, ToJson(run, false) + "\n");
-  // Streamed: the whole text of a long run at 1,024 agents is hundreds of MB.
+  // Streamed: the whole text of a long run of many agents is never held in
+  // memory at once.
   const std::string tmp = absl::StrFormat("%s.tmp.%d", path, ::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {

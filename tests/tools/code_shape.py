@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Checks the shape limits of ARCHITECTURE.md on Lockstep's own sources.
 
-  code_shape.py [--report] SRC_DIR
+  code_shape.py [--report [--by-folder]] SRC_DIR
 
 No source file in controller/, agent/ or common/ may be over 800 lines, no
 function over 120 lines, and no function of the run path (controller/run/)
 over 80. Function extents come from Universal Ctags (`end:` field), so a
 lambda counts toward the function that holds it. --report prints the largest
-file and function of each folder and exits 0.
+file and function of each top folder and exits 0; with --by-folder, of each
+directory (agent/, agent/fs/, agent/workloads/, ...).
 """
 import os
 import subprocess
@@ -49,6 +50,8 @@ def functions(root, files):
 
 def main(argv):
     report = "--report" in argv
+    by_folder = "--by-folder" in argv
+    group = (lambda path: os.path.dirname(path)) if by_folder else (lambda path: path.split(os.sep)[0])
     root = [a for a in argv[1:] if not a.startswith("--")][0]
     files = list(sources(root))
     problems = []
@@ -57,13 +60,13 @@ def main(argv):
     for path in files:
         with open(os.path.join(root, path), encoding="utf-8") as f:
             n = sum(1 for _ in f)
-        top = path.split(os.sep)[0]
+        top = group(path)
         if n > largest_file.get(top, (0, ""))[0]:
             largest_file[top] = (n, path)
         if n > FILE_LIMIT:
             problems.append(f"{path}: {n} lines; the limit is {FILE_LIMIT}: split it by role")
     for path, name, line, n in functions(root, files):
-        top = path.split(os.sep)[0]
+        top = group(path)
         if n > largest_function.get(top, (0, ""))[0]:
             largest_function[top] = (n, f"{path}:{line} {name}")
         run_path = path.startswith(os.path.join("controller", "run") + os.sep)
@@ -72,7 +75,7 @@ def main(argv):
             problems.append(f"{path}:{line}: {name} is {n} lines; the limit here is {limit}: "
                             "give its steps names of their own")
     if report:
-        for top in FOLDERS:
+        for top in (sorted(largest_file) if by_folder else FOLDERS):
             print(f"{top}: largest file {largest_file.get(top)}, "
                   f"largest function {largest_function.get(top)}")
         print(f"{len(problems)} over the limits")

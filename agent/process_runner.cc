@@ -1,0 +1,594 @@
+#include "agent/process_runner.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <pwd.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/clock.h"
+#include "common/status_macros.h"
+
+extern char** environ;
+
+namespace lockstep {
+namespace {
+
+// Descriptors handed to the child are moved at or above this, so that
+// placing them on 0..3 never overwrites one still to be placed.
+constexpr int kChildFdFloor = 10;
+// How often the wait loop looks at the abort flag.
+constexpr int kAbortPollMs = 20;
+// After the program ended: how long its pipes are still read (a process
+// that left its group keeps them open).
+constexpr absl::Duration kDrainAfterExit = absl::Milliseconds(500);
+
+// ---- the child ----------------------------------------------------------------
+
+// What the child reports on the close-on-exec pipe when a step fails.
+enum ChildStep : int { kStepPgid = 1, kStepFds, kStepUser, kStepDir, kStepProgram, kStepExec };
+
+const char* StepText(int step) {
+  switch (step) {
+    case kStepPgid: return "cannot make its process group";
+    case kStepFds: return "cannot set up its stdin, stdout and stderr";
+    case kStepUser: return "cannot switch to the account";
+    case kStepDir: return "cannot enter the phase directory";
+    case kStepProgram: return "cannot execute the program";
+    case kStepExec: return "execve failed";
+    default: return "failed";
+  }
+}
+
+struct ChildSetup {
+  const char* dir = nullptr;
+  const char* program = nullptr;
+  char* const* argv = nullptr;
+  char* const* envp = nullptr;
+  const CommandAccount* account = nullptr;
+  int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;  // >= kChildFdFloor; -1: probe
+  int report_fd = -1;                                  // >= kChildFdFloor
+  bool probe = false;  // check dir and program as the account, then exit 0
+};
+
+[[noreturn]] void ChildFail(int report_fd, int step) {
+  const int msg[2] = {step, errno};
+  ssize_t ignored = ::write(report_fd, msg, sizeof(msg));
+  (void)ignored;
+  ::_exit(127);
+}
+
+// Async-signal-safe calls only: the parent has many threads.
+[[noreturn]] void ChildMain(const ChildSetup& c) {
+  int report = c.report_fd;
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  struct sigaction dfl = {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);  // EINVAL for some: fine
+  struct sched_param normal = {};
+  ::sched_setscheduler(0, SCHED_OTHER, &normal);
+  ::prctl(PR_SET_TIMERSLACK, 0UL, 0, 0, 0);
+  if (!c.probe) {
+    if (::setpgid(0, 0) != 0) ChildFail(report, kStepPgid);
+    if (::dup2(c.stdin_fd, 0) < 0 || ::dup2(c.stdout_fd, 1) < 0 || ::dup2(c.stderr_fd, 2) < 0 ||
+        ::dup2(c.report_fd, 3) < 0 || ::fcntl(3, F_SETFD, FD_CLOEXEC) != 0) {
+      ChildFail(report, kStepFds);
+    }
+    report = 3;
+    // Nothing of the agent's leaks: its sockets, files, pipes.
+    if (::syscall(SYS_close_range, 4U, ~0U, 0U) != 0) {
+      struct rlimit rl = {};
+      const int max_fd = ::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (1u << 20)
+                             ? static_cast<int>(rl.rlim_cur)
+                             : (1 << 20);
+      for (int fd = 4; fd < max_fd; ++fd) ::close(fd);
+    }
+  }
+  const CommandAccount& a = *c.account;
+  if (a.switch_user) {
+    if (::setgroups(a.groups.size(), a.groups.data()) != 0 || ::setgid(a.gid) != 0 ||
+        ::setuid(a.uid) != 0 || ::geteuid() != a.uid || ::getegid() != a.gid) {
+      ChildFail(report, kStepUser);
+    }
+  }
+  if (::chdir(c.dir) != 0) ChildFail(report, kStepDir);
+  if (c.probe) {
+    if (::access(c.program, X_OK) != 0) ChildFail(report, kStepProgram);
+    ::_exit(0);
+  }
+  // Cleared by setuid, so set after it: the program dies with its task thread.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  ::execve(c.program, c.argv, c.envp);
+  ChildFail(report, errno == EACCES || errno == ENOENT ? kStepProgram : kStepExec);
+}
+
+// A descriptor at or above kChildFdFloor, close-on-exec; `fd` is closed.
+int Lift(int fd) {
+  if (fd < 0) return -1;
+  const int lifted = ::fcntl(fd, F_DUPFD_CLOEXEC, kChildFdFloor);
+  ::close(fd);
+  return lifted;
+}
+
+void CloseFd(int* fd) {
+  if (*fd >= 0) ::close(*fd);
+  *fd = -1;
+}
+
+// The child's report: "" when execve (or the probe) succeeded.
+std::string ReadChildReport(int fd, const ChildSetup& c) {
+  int msg[2] = {0, 0};
+  size_t got = 0;
+  while (got < sizeof(msg)) {
+    const ssize_t n = ::read(fd, reinterpret_cast<char*>(msg) + got, sizeof(msg) - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  if (got < sizeof(msg)) return "";
+  const CommandAccount& a = *c.account;
+  std::string what = StepText(msg[0]);
+  if (msg[0] == kStepDir) what += absl::StrFormat(" %s", c.dir);
+  if (msg[0] == kStepProgram || msg[0] == kStepExec) what += absl::StrFormat(" %s", c.program);
+  return absl::StrFormat("%s as %s (uid %u): %s", what, a.name, a.uid, std::strerror(msg[1]));
+}
+
+struct Pipe {
+  int read_fd = -1, write_fd = -1;
+  bool Open() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return false;
+    read_fd = fds[0];
+    write_fd = Lift(fds[1]);
+    return write_fd >= 0;
+  }
+  ~Pipe() {
+    CloseFd(&read_fd);
+    CloseFd(&write_fd);
+  }
+};
+
+std::vector<char*> CStrings(const std::vector<std::string>& v) {
+  std::vector<char*> out;
+  for (const std::string& s : v) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+// fork(): the child runs `c`; the parent gets the pid and reads the report
+// (closing its copy of the write end first). Errors name the step.
+absl::StatusOr<pid_t> Spawn(ChildSetup c, Pipe* report) {
+  c.report_fd = report->write_fd;
+  const pid_t pid = ::fork();
+  if (pid < 0) return absl::InternalError(absl::StrFormat("fork: %s", std::strerror(errno)));
+  if (pid == 0) ChildMain(c);
+  if (!c.probe) ::setpgid(pid, pid);  // also in the child: whichever runs first
+  CloseFd(&report->write_fd);
+  const std::string failed = ReadChildReport(report->read_fd, c);
+  if (failed.empty()) return pid;
+  ::waitpid(pid, nullptr, 0);
+  return absl::PermissionDeniedError(failed);
+}
+
+// ---- the wait loop ------------------------------------------------------------
+
+// The last `keep` bytes of a stream and how many it carried.
+class Tail {
+ public:
+  explicit Tail(size_t keep) : keep_(keep) {}
+  void Add(const char* data, size_t n) {
+    total_ += n;
+    if (keep_ == 0) return;
+    buf_.append(data, n);
+    if (buf_.size() > 2 * keep_ + 65536) buf_.erase(0, buf_.size() - keep_);
+  }
+  std::string Text() const { return Utf8Tail(buf_, keep_); }
+  uint64_t total() const { return total_; }
+
+ private:
+  const size_t keep_;
+  std::string buf_;
+  uint64_t total_ = 0;
+};
+
+// Reads what `*fd` has now; closes it (-1) at end of file.
+void Drain(int* fd, Tail* tail) {
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(*fd, buf, sizeof(buf));
+    if (n > 0) {
+      tail->Add(buf, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return;
+    CloseFd(fd);
+    return;
+  }
+}
+
+int64_t TimevalNs(const struct timeval& tv) {
+  return static_cast<int64_t>(tv.tv_sec) * 1'000'000'000 + static_cast<int64_t>(tv.tv_usec) * 1000;
+}
+
+// One running program: its pipes, its pidfd, the signals sent.
+class Watcher {
+ public:
+  Watcher(const ProcessLaunch& launch, pid_t pid, int64_t start_mono_ns, int out_fd, int err_fd)
+      : launch_(launch),
+        pid_(pid),
+        start_mono_ns_(start_mono_ns),
+        deadline_mono_ns_(start_mono_ns + absl::ToInt64Nanoseconds(launch.timeout)),
+        out_fd_(out_fd),
+        err_fd_(err_fd),
+        out_(launch.tail_bytes),
+        err_(launch.tail_bytes) {
+    pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+    for (int fd : {out_fd_, err_fd_}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  }
+  ~Watcher() {
+    CloseFd(&pidfd_);
+    CloseFd(&out_fd_);
+    CloseFd(&err_fd_);
+  }
+
+  v1::CommandResult Run(const std::atomic<bool>* abort) {
+    while (!exited_ || ((out_fd_ >= 0 || err_fd_ >= 0) && MonotonicNs() < drain_until_mono_ns_)) {
+      if (!exited_) Signal(abort != nullptr && abort->load());
+      if (!exited_ && GiveUp()) break;
+      Poll();
+      if (out_fd_ >= 0) Drain(&out_fd_, &out_);
+      if (err_fd_ >= 0) Drain(&err_fd_, &err_);
+      if (!exited_) Reap();
+    }
+    return Result();
+  }
+
+ private:
+  // SIGTERM to the group at the deadline or on abort, SIGKILL a grace later.
+  void Signal(bool aborted) {
+    const int64_t now = MonotonicNs();
+    if (term_sent_mono_ns_ == 0 && (aborted || now >= deadline_mono_ns_)) {
+      timed_out_ = !aborted;
+      ::kill(-pid_, SIGTERM);
+      term_sent_mono_ns_ = now;
+    } else if (term_sent_mono_ns_ != 0 && !killed_ &&
+               now >= term_sent_mono_ns_ + absl::ToInt64Nanoseconds(launch_.kill_grace)) {
+      ::kill(-pid_, SIGKILL);
+      killed_ = true;
+      killed_mono_ns_ = now;
+    }
+  }
+
+  // Killed and still not gone reap_timeout later: stuck in the kernel. A
+  // background thread reaps it whenever it dies; the result says SIGKILL.
+  bool GiveUp() {
+    if (!killed_ || launch_.reap_timeout == absl::InfiniteDuration() ||
+        MonotonicNs() < killed_mono_ns_ + absl::ToInt64Nanoseconds(launch_.reap_timeout)) {
+      return false;
+    }
+    const pid_t pid = pid_;
+    std::thread([pid] {
+      int st;
+      while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+      }
+    }).detach();
+    end_mono_ns_ = MonotonicNs();
+    status_ = SIGKILL;  // WIFSIGNALED, WTERMSIG == SIGKILL
+    return true;
+  }
+
+  void Poll() {
+    struct pollfd fds[3];
+    nfds_t n = 0;
+    if (!exited_ && pidfd_ >= 0) fds[n++] = {pidfd_, POLLIN, 0};
+    if (out_fd_ >= 0) fds[n++] = {out_fd_, POLLIN, 0};
+    if (err_fd_ >= 0) fds[n++] = {err_fd_, POLLIN, 0};
+    int64_t wait_ns = int64_t{kAbortPollMs} * 1'000'000;
+    // Without a pidfd the exit is seen at the next look: look often.
+    if (!exited_ && pidfd_ < 0) wait_ns = 1'000'000;
+    if (!exited_ && term_sent_mono_ns_ == 0) {
+      wait_ns = std::min(wait_ns, deadline_mono_ns_ - MonotonicNs());
+    }
+    if (exited_) wait_ns = std::min(wait_ns, drain_until_mono_ns_ - MonotonicNs());
+    const int wait_ms = static_cast<int>(std::max<int64_t>(wait_ns, 0) / 1'000'000);
+    ::poll(fds, n, wait_ms);
+  }
+
+  // When the program has ended: the rest of its group is killed while the
+  // program is a zombie (its pid, the group's id, cannot be reused yet),
+  // then it is reaped with its rusage.
+  void Reap() {
+    siginfo_t info = {};
+    if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT | WNOHANG) != 0 ||
+        info.si_pid != pid_) {
+      return;
+    }
+    end_mono_ns_ = MonotonicNs();
+    ::kill(-pid_, SIGKILL);
+    while (::wait4(pid_, &status_, 0, &usage_) < 0 && errno == EINTR) {
+    }
+    exited_ = true;
+    drain_until_mono_ns_ = end_mono_ns_ + absl::ToInt64Nanoseconds(kDrainAfterExit);
+  }
+
+  v1::CommandResult Result() const {
+    v1::CommandResult r;
+    r.set_exit_code(WIFEXITED(status_) ? WEXITSTATUS(status_) : -1);
+    r.set_signal(WIFSIGNALED(status_) ? WTERMSIG(status_) : 0);
+    r.set_timed_out(timed_out_);
+    r.set_real_ns(end_mono_ns_ - start_mono_ns_);
+    r.set_user_ns(TimevalNs(usage_.ru_utime));
+    r.set_sys_ns(TimevalNs(usage_.ru_stime));
+    r.set_max_rss_kib(usage_.ru_maxrss);
+    r.set_stdout_tail(out_.Text());
+    r.set_stderr_tail(err_.Text());
+    r.set_stdout_bytes(out_.total());
+    r.set_stderr_bytes(err_.total());
+    return r;
+  }
+
+  const ProcessLaunch& launch_;
+  const pid_t pid_;
+  const int64_t start_mono_ns_;
+  const int64_t deadline_mono_ns_;
+  int pidfd_ = -1;
+  int out_fd_, err_fd_;
+  Tail out_, err_;
+  bool exited_ = false;
+  bool timed_out_ = false;
+  bool killed_ = false;
+  int64_t killed_mono_ns_ = 0;
+  int64_t term_sent_mono_ns_ = 0;
+  int64_t end_mono_ns_ = 0;
+  int64_t drain_until_mono_ns_ = 0;
+  int status_ = 0;
+  struct rusage usage_ = {};
+};
+
+// Length of the valid UTF-8 sequence at s[i], or 0.
+size_t Utf8SequenceAt(const std::string& s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  if (c < 0x80) return 1;
+  size_t len = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    if (c == 0xE0) lo = 0xA0;  // overlong
+    if (c == 0xED) hi = 0x9F;  // surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + len > s.size() || b(i + 1) < lo || b(i + 1) > hi) return 0;
+  for (size_t k = 2; k < len; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+  }
+  return len;
+}
+
+}  // namespace
+
+absl::Status ProbeAsAccount(const std::string& dir, const std::string& program,
+                            const CommandAccount& account) {
+  Pipe report;
+  if (!report.Open()) return absl::InternalError(absl::StrFormat("pipe: %s", std::strerror(errno)));
+  ChildSetup c{.dir = dir.c_str(), .program = program.c_str(), .account = &account, .probe = true};
+  absl::StatusOr<pid_t> pid = Spawn(c, &report);
+  if (!pid.ok()) return pid.status();
+  int status = 0;
+  while (::waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::CommandResult> RunProcess(const ProcessLaunch& launch,
+                                                    const std::atomic<bool>* abort) {
+  const std::vector<char*> argv = CStrings(launch.argv);
+  const std::vector<char*> envp = CStrings(launch.env);
+  Pipe out, err, report;
+  const int devnull = Lift(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (devnull < 0 || !out.Open() || !err.Open() || !report.Open()) {
+    const int e = errno;
+    if (devnull >= 0) ::close(devnull);
+    return absl::InternalError(absl::StrFormat("cannot make the program's pipes: %s", std::strerror(e)));
+  }
+  ChildSetup c{.dir = launch.dir.c_str(),
+               .program = launch.program.c_str(),
+               .argv = argv.data(),
+               .envp = envp.data(),
+               .account = &launch.account,
+               .stdin_fd = devnull,
+               .stdout_fd = out.write_fd,
+               .stderr_fd = err.write_fd};
+  const int64_t start_mono_ns = MonotonicNs();
+  absl::StatusOr<pid_t> pid = Spawn(c, &report);
+  ::close(devnull);
+  CloseFd(&out.write_fd);
+  CloseFd(&err.write_fd);
+  if (!pid.ok()) return pid.status();
+  Watcher watcher(launch, *pid, start_mono_ns, std::exchange(out.read_fd, -1),
+                  std::exchange(err.read_fd, -1));
+  return watcher.Run(abort);
+}
+
+std::string Utf8Tail(const std::string& bytes, size_t max_bytes) {
+  size_t from = bytes.size() > max_bytes ? bytes.size() - max_bytes : 0;
+  // A character cut by the window is dropped, not replaced.
+  for (int k = 0; k < 3 && from < bytes.size() && from > 0 &&
+                  (static_cast<unsigned char>(bytes[from]) & 0xC0) == 0x80;
+       ++k) {
+    ++from;
+  }
+  std::string out;
+  out.reserve(bytes.size() - from);
+  for (size_t i = from; i < bytes.size();) {
+    const size_t len = Utf8SequenceAt(bytes, i);
+    if (len == 0) {
+      out += '?';
+      ++i;
+    } else {
+      out.append(bytes, i, len);
+      i += len;
+    }
+  }
+  return out;
+}
+
+// ---- Running a tool ---------------------------------------------------------
+
+std::string FirstLine(const std::string& text) {
+  absl::string_view t = absl::StripAsciiWhitespace(text);
+  size_t nl = t.find('\n');
+  return std::string(nl == absl::string_view::npos ? t : t.substr(0, nl));
+}
+
+std::string FormatCommand(const std::vector<std::string>& argv) {
+  std::vector<std::string> parts;
+  for (const std::string& a : argv) {
+    bool plain = !a.empty();
+    for (char c : a) {
+      if (!(absl::ascii_isalnum(static_cast<unsigned char>(c)) ||
+            std::strchr("-_./=,:*@%+", c) != nullptr)) {
+        plain = false;
+      }
+    }
+    if (plain) {
+      parts.push_back(a);
+    } else {
+      std::string q = "'";
+      for (char c : a) q += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+      parts.push_back(q + "'");
+    }
+  }
+  return absl::StrJoin(parts, " ");
+}
+
+namespace {
+
+// argv[0] as posix_spawnp would find it: a path with a '/' as it is, else
+// the first PATH directory that has it.
+absl::StatusOr<std::string> FindProgram(const std::string& name, const std::string& cmd) {
+  std::vector<std::string> candidates;
+  const char* path = std::getenv("PATH");
+  if (name.find('/') != std::string::npos) {
+    candidates.push_back(name);
+  } else {
+    for (absl::string_view dir : absl::StrSplit(path ? path : "", ':', absl::SkipEmpty())) {
+      candidates.push_back(absl::StrCat(dir, "/", name));
+    }
+  }
+  bool exists = false;
+  for (const std::string& c : candidates) {
+    struct stat st;
+    if (::stat(c.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    exists = true;
+    if (::access(c.c_str(), X_OK) == 0) return c;
+  }
+  if (exists) {
+    return absl::PermissionDeniedError(absl::StrFormat(
+        "%s: \"%s\" is not executable (%s); fix its permissions", cmd, name,
+        std::strerror(EACCES)));
+  }
+  return absl::NotFoundError(absl::StrFormat(
+      "%s: \"%s\" is not on PATH (%s); install it or put its directory on PATH", cmd, name,
+      path ? path : "PATH unset"));
+}
+
+// The agent's own account and environment: a tool runs as the agent does.
+CommandAccount OwnAccount() {
+  CommandAccount a;
+  a.uid = ::geteuid();
+  a.gid = ::getegid();
+  if (const passwd* pw = ::getpwuid(a.uid)) {
+    a.name = pw->pw_name;
+    a.home = pw->pw_dir;
+  }
+  return a;
+}
+
+std::vector<std::string> OwnEnvironment() {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
+  return env;
+}
+
+}  // namespace
+
+absl::StatusOr<CommandOutput> RunCommand(const std::vector<std::string>& argv, int timeout_ms) {
+  if (argv.empty() || argv[0].empty()) {
+    return absl::InvalidArgumentError("RunCommand: empty argument vector");
+  }
+  if (timeout_ms <= 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: timeout_ms %d must be positive", FormatCommand(argv), timeout_ms));
+  }
+  const std::string cmd = FormatCommand(argv);
+  ASSIGN_OR_RETURN(std::string program, FindProgram(argv[0], cmd));
+  // The agent's one process runner (agent/workloads/command_process.h): own
+  // process group, nothing inherited but the pipes, SIGKILL to the group at
+  // the timeout, and no waiting on a tool stuck in the kernel (a hung
+  // Lustre) past a second after that.
+  ProcessLaunch launch{.program = program,
+                       .argv = argv,
+                       .env = OwnEnvironment(),
+                       .dir = "/",
+                       .account = OwnAccount(),
+                       .timeout = absl::Milliseconds(timeout_ms),
+                       .kill_grace = absl::ZeroDuration(),
+                       .reap_timeout = absl::Seconds(1),
+                       .tail_bytes = static_cast<uint32_t>(kMaxCommandOutputBytes)};
+  ASSIGN_OR_RETURN(v1::CommandResult r, RunProcess(launch, nullptr));
+  CommandOutput out;
+  out.stdout_text = r.stdout_tail();
+  out.stderr_text = r.stderr_tail();
+  out.run_duration_ns = r.real_ns();
+  if (r.timed_out()) {
+    return absl::DeadlineExceededError(absl::StrFormat(
+        "%s: still running after %d ms; killed%s%s", cmd, timeout_ms,
+        out.stderr_text.empty() ? "" : "; stderr: ", FirstLine(out.stderr_text)));
+  }
+  if (r.signal() != 0) {
+    out.exit_code = 128 + r.signal();
+    return absl::InternalError(absl::StrFormat("%s: killed by signal %d%s%s", cmd, r.signal(),
+                                               out.stderr_text.empty() ? "" : "; stderr: ",
+                                               FirstLine(out.stderr_text)));
+  }
+  out.exit_code = r.exit_code();
+  if (out.exit_code != 0) {
+    return absl::InternalError(absl::StrFormat(
+        "%s: exit code %d; stderr: %s", cmd, out.exit_code,
+        out.stderr_text.empty() ? std::string("(empty)") : FirstLine(out.stderr_text)));
+  }
+  return out;
+}
+
+}  // namespace lockstep

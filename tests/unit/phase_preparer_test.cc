@@ -1,0 +1,159 @@
+// PhasePreparer on real directories: the agent's limits, the roots, the
+// free space and the workload's own checks refuse a phase before anything
+// is made; a good phase comes back parked and described.
+#include "agent/phase_preparer.h"
+
+#include <filesystem>
+#include <memory>
+
+#include "agent/lustre.h"
+#include "common/errors.h"
+#include "google/protobuf/text_format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test_util.h"
+
+namespace lockstep {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::TempDir;
+
+// Two tasks, one file each, of 2 segments x 1 MiB in 64 KiB transfers.
+v1::PhaseSpec WriteSpec() {
+  v1::PhaseSpec s;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(phase_id: "t0/r0/write" kind: WRITE dir: "." file_name: "testfile"
+           file_per_process: true tasks: 2 total_tasks: 2 transfer_bytes: 65536
+           block_bytes: 1048576 segments: 2 pattern_seed: 9)pb",
+      &s));
+  return s;
+}
+
+// A preparer for `root` with the given limits, and what it points to.
+class Preparer {
+ public:
+  Preparer(const std::string& root, uint32_t max_tasks, uint64_t max_bytes)
+      : roots_(*AllowedRoots::Create({root})),
+        mounts_(roots_.roots()),
+        lustre_(LustreToolsOptions{}),
+        preparer_(&roots_, &mounts_, &fs_,
+                  PhasePreparerOptions{.max_tasks = max_tasks,
+                                       .max_bytes_per_phase = max_bytes,
+                                       .host = "test-host"}) {
+    fs_.lustre = &lustre_;
+  }
+  absl::StatusOr<PreparedPhase> Prepare(const v1::PhaseSpec& spec, std::string* created = nullptr) {
+    std::string ignored;
+    return preparer_.Prepare(spec, created != nullptr ? created : &ignored);
+  }
+
+ private:
+  AllowedRoots roots_;
+  RootMounts mounts_;
+  LustreTools lustre_;
+  FileSystemContext fs_;
+  PhasePreparer preparer_;
+};
+
+TEST(PhasePreparer, AGoodPhaseIsParkedAndDescribed) {
+  TempDir tmp;
+  Preparer p(tmp.path(), 16, 0);
+  auto phase = p.Prepare(WriteSpec());
+  ASSERT_OK(phase);
+  ASSERT_NE(phase->runner, nullptr);
+  EXPECT_FALSE(phase->runner->Started());
+  EXPECT_EQ(phase->dir, tmp.path());
+  EXPECT_EQ(phase->reply.resolved_dir(), tmp.path());
+  EXPECT_EQ(phase->reply.threads_parked(), 2u);
+  EXPECT_EQ(phase->reply.files_size(), 2);
+  EXPECT_GT(phase->reply.dir_fs().blocks(), 0u);
+  EXPECT_EQ(phase->reply.fs_name(), "posix");
+  EXPECT_TRUE(phase->creates_files);
+  EXPECT_FALSE(phase->removes_trees);
+  EXPECT_EQ(phase->checksums, nullptr);  // the spec leaves them unchanged
+  phase->runner->Abort("test over");
+}
+
+TEST(PhasePreparer, RefusesMoreTasksThanTheAgentsLimit) {
+  TempDir tmp;
+  Preparer p(tmp.path(), 1, 0);
+  auto phase = p.Prepare(WriteSpec());
+  EXPECT_EQ(phase.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(phase.status().message(),
+              HasSubstr("phase t0/r0/write asks for 2 tasks on this agent; its limit is 1"));
+}
+
+TEST(PhasePreparer, RefusesMoreBytesThanThePerPhaseLimit) {
+  TempDir tmp;
+  Preparer p(tmp.path(), 16, 1024 * 1024);  // the phase writes 2 x 2 MiB
+  auto phase = p.Prepare(WriteSpec());
+  EXPECT_EQ(phase.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(phase.status().message(), HasSubstr("limits.max_bytes_per_phase"));
+  EXPECT_TRUE(std::filesystem::is_empty(tmp.path()));  // nothing made
+}
+
+TEST(PhasePreparer, RefusesADirectoryOutsideTheRootsOrMissing) {
+  TempDir tmp;
+  std::filesystem::create_directories(tmp / "root");
+  Preparer p(tmp / "root", 16, 0);
+  v1::PhaseSpec outside = WriteSpec();
+  outside.set_dir(tmp.path());
+  EXPECT_EQ(KindOf(p.Prepare(outside).status()), v1::PATH_REFUSED);
+  v1::PhaseSpec missing = WriteSpec();
+  missing.set_dir("nope");
+  EXPECT_EQ(p.Prepare(missing).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(PhasePreparer, RefusesASpecItsWorkloadRefuses) {
+  TempDir tmp;
+  Preparer p(tmp.path(), 16, 0);
+  v1::PhaseSpec bad = WriteSpec();
+  bad.set_transfer_bytes(0);
+  auto phase = p.Prepare(bad);
+  EXPECT_EQ(phase.status().code(), absl::StatusCode::kInvalidArgument) << phase.status();
+  EXPECT_THAT(phase.status().message(), HasSubstr("t0/r0/write"));
+  EXPECT_TRUE(std::filesystem::is_empty(tmp.path()));
+}
+
+TEST(PhasePreparer, RefusesAPhaseThatDoesNotFitTheFreeSpace) {
+  TempDir tmp;
+  Preparer p(tmp.path(), 16, 0);
+  v1::PhaseSpec huge = WriteSpec();
+  huge.set_block_bytes(uint64_t{1} << 50);  // 4 PiB per task
+  huge.set_transfer_bytes(uint64_t{1} << 20);
+  huge.set_segments(1);
+  auto phase = p.Prepare(huge);
+  EXPECT_EQ(KindOf(phase.status()), v1::NO_SPACE) << phase.status();
+  EXPECT_THAT(phase.status().message(), HasSubstr("run with --force"));
+}
+
+TEST(PhasePreparer, RankZeroCreatesAMissingMdtestDirectoryAndSaysSo) {
+  TempDir tmp;
+  Preparer p(tmp.path(), 16, 0);
+  v1::PhaseSpec md = WriteSpec();
+  md.set_kind(v1::MDTEST);
+  md.set_file_per_process(false);
+  md.set_md_op(v1::MD_TREE_CREATE);
+  md.set_md_items(3);
+  md.set_dir("md");
+  std::string created;
+  auto phase = p.Prepare(md, &created);
+  ASSERT_OK(phase);
+  EXPECT_EQ(created, tmp / "md");
+  EXPECT_TRUE(std::filesystem::is_directory(tmp / "md"));
+  phase->runner->Abort("test over");
+  // Another agent's ranks (not rank 0) never create it.
+  phase->runner.reset();
+  std::filesystem::remove_all(tmp / "md");
+  md.set_first_rank(2);
+  md.set_total_tasks(4);
+  created.clear();
+  auto other = p.Prepare(md, &created);
+  if (other.ok()) other->runner->Abort("test over");
+  EXPECT_EQ(created, "");
+  EXPECT_FALSE(std::filesystem::exists(tmp / "md"));
+}
+
+}  // namespace
+}  // namespace lockstep
