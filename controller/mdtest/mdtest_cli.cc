@@ -266,7 +266,24 @@ absl::Status ReadMdtestArgs(const std::vector<std::string>& args, const FileRead
     if (!tokens.ok() && a.rfind("--", 0) == 0) return UnknownFlagError(a, MdtestCommandSpec());
     if (!tokens.ok()) return tokens.status();
     for (size_t j = first; j <= i; ++j) mdtest_words->push_back(args[j]);
-    for (const IorToken& t : *tokens) RETURN_IF_ERROR(ApplyMdtestToken(t, o, cmd));
+    for (const IorToken& t : *tokens) {
+      absl::Status applied = ApplyMdtestToken(t, o, cmd);
+      if (!applied.ok() && t.after_glued_value) {
+        // option.c reads the letters after a glued value as options too.
+        return CliBad(a, absl::StrFormat("mdtest reads the letters after the value as options "
+                                         "too, so it reads %s here; %s; separate the value "
+                                         "(%s %s)",
+                                         t.name, applied.message(), tokens->front().name,
+                                         tokens->front().value));
+      }
+      RETURN_IF_ERROR(applied);
+      if (t.after_glued_value) {
+        cmd->notes.push_back(absl::StrFormat("%s: mdtest also reads the '%c' after the value as "
+                                             "%s, and so does lockstep; write the value as a "
+                                             "separate word to avoid it",
+                                             a, t.spec->letter, t.name));
+      }
+    }
   }
   return absl::OkStatus();
 }

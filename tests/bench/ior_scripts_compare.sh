@@ -10,7 +10,8 @@
 # each line). What test-lib.sh adds that is not the line's own is left out:
 # mdtest's -V=4 (verbose lines for its pattern files) and IOR_EXTRA.
 # basic-tests.sh stops after its second line (`exit 1`); every line is run
-# here all the same. Not run by ctest: it needs a real IOR.
+# here all the same. After a line that differs, Lockstep's directory is set
+# to IOR's files before the next line. Not run by ctest: it needs a real IOR.
 #
 #   tests/bench/ior_scripts_compare.sh IOR_SRC IOR_BIN_DIR LOCKSTEP_BIN WORKDIR
 #
@@ -56,6 +57,16 @@ for script in basic-tests.sh complex-tests.sh; do
     if [[ $b != 0 ]]; then
       refused=$((refused + 1))
       echo "    lockstep says: $(grep -m1 "^lockstep \(ior\|mdtest\):" "$work/lockstep.$n.out")"
+    fi
+    # After a difference the next line starts from IOR's files (names and
+    # sizes; the data is Lockstep's pattern), so that one difference is
+    # counted once, not again in every later line of the script.
+    if [[ $verdict == DIFF ]]; then
+      (cd "$R" && find . -type f -printf '%P %s\n') > "$work/resync"
+      rm -rf "$S" && mkdir -p "$S"
+      while read -r f size; do
+        mkdir -p "$S/$(dirname "$f")" && head -c "$size" /dev/zero > "$S/$f"
+      done < "$work/resync"
     fi
   done < <(grep -E '^(IOR|MDTEST) [0-9]' "$src/testing/$script")
 done

@@ -156,7 +156,11 @@ TEST(MdtestOptionTable, EveryOptionOfMdtestsUsageIsHonouredOrRefusedByName) {
 TEST(MdtestOptionTable, NumbersAsStringToBytesReadsThem) {
   EXPECT_EQ(Md("-n 1k -F -C")->plan.phases[1].md_items, 1024u);
   EXPECT_EQ(Md("-n 1K -F -C")->plan.phases[1].md_items, 1024u);
-  EXPECT_EQ(Md("-n1k -F -C")->plan.phases[1].md_items, 1024u);   // glued
+  EXPECT_EQ(Md("-n4 -F -C")->plan.phases[1].md_items, 4u);       // glued
+  // Glued, the 'k' of "1k" is also read as -k (mknod), as option.c reads it.
+  EXPECT_THAT(MdError("-n1k -F -C"), HasSubstr("-n1k: mdtest reads the letters after the value "
+                                               "as options too, so it reads -k here; -k: "
+                                               "refused: mknod"));
   EXPECT_EQ(Md("-n=2k -F -C")->plan.phases[1].md_items, 2048u);  // after '='
   EXPECT_EQ(Md("-I 1k -b 2 -z 1 -F -C")->plan.phases[1].md_items, 3072u);  // 3 directories
   auto w = Md("-n 2 -w 1m -e 1M -F");
