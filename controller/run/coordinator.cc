@@ -60,10 +60,14 @@ void SetWireVersion(v1::AttachRequest* request) {
 
 // The agent's answer checked as the agent checks ours: agents older than that
 // check attach any controller.
+// The agent is named by its address and the host it says it runs on.
 absl::Status CheckAgentWireVersion(const v1::HostFacts& facts, const std::string& address) {
+  const std::string where = facts.hostname().empty()
+                                ? address
+                                : absl::StrFormat("%s (host %s)", address, facts.hostname());
   return CheckWireVersions(OwnWireVersion(),
                            {facts.wire_version(), facts.wire_minor(), facts.agent_version()},
-                           address);
+                           where);
 }
 
 // The protocol: attach → clock offsets → for each test, repetition and phase

@@ -81,7 +81,7 @@ TEST(ExitCodes, AnAgentOfAnotherWireMajorExits8) {
   EXPECT_EQ(r.exit_code, kExitVersion) << r.Output();
   EXPECT_THAT(r.err, HasSubstr("version mismatch"));
   EXPECT_THAT(r.err, HasSubstr(absl::StrFormat("agent lockstep 0.0.0-other (wire protocol %u.3) "
-                                               "on %s",
+                                               "on %s (host other-major-host)",
                                                kWireMajor + 1, other.address())));
   EXPECT_THAT(r.err, HasSubstr(absl::StrFormat("controller lockstep %s (wire protocol %u.%u)",
                                                LOCKSTEP_VERSION, kWireMajor, kWireMinor)));

@@ -250,6 +250,17 @@ TEST(MdtestCli, RefusesWhatItCannotHonour) {
   EXPECT_THAT(MdError("-n 5 --tasks 3 --agents a:1,b:2"), HasSubstr("--tasks 3: 3 tasks cannot"));
 }
 
+// IOR accepts the options of its other backends whatever -a says; on POSIX
+// they do nothing. So does lockstep ior, saying so.
+TEST(IorCli, OtherBackendsOptionsAreAcceptedAsNoOps) {
+  auto c = Ior("-w -b 64k -t 16k --mpiio.showHints --dummy.delay-xfer=5 --mmap.madv_pattern");
+  ASSERT_OK(c);
+  ASSERT_EQ(c->notes.size(), 3u);
+  EXPECT_THAT(c->notes[0], HasSubstr("--mpiio.showHints: an option of another IOR backend than "
+                                     "POSIX; IOR accepts it and it has no effect"));
+  EXPECT_THAT(IorError("-w --mpiio.showHint"), HasSubstr("unknown flag"));
+}
+
 TEST(IorCli, MultiFileAndRandomTaskReordering) {
   auto c = Ior("-w -r -F -m -Z -X -3 -k -N 4 --local 2 -o d/f");
   ASSERT_OK(c);
