@@ -62,12 +62,10 @@ void SetWireVersion(v1::AttachRequest* request) {
 // check attach any controller.
 // The agent is named by its address and the host it says it runs on.
 absl::Status CheckAgentWireVersion(const v1::HostFacts& facts, const std::string& address) {
-  const std::string where = facts.hostname().empty()
-                                ? address
-                                : absl::StrFormat("%s (host %s)", address, facts.hostname());
+  const std::string host = facts.hostname().empty() ? "" : " (host " + facts.hostname() + ")";
   return CheckWireVersions(OwnWireVersion(),
                            {facts.wire_version(), facts.wire_minor(), facts.agent_version()},
-                           where);
+                           address + host);
 }
 
 // The protocol: attach → clock offsets → for each test, repetition and phase
