@@ -1,6 +1,7 @@
 // Translation of unchanged IOR and mdtest command lines into plans.
 #include "controller/ior/ior_cli.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
 #include "controller/mdtest/mdtest_cli.h"
@@ -255,9 +256,12 @@ TEST(MdtestCli, RefusesWhatItCannotHonour) {
 TEST(IorCli, OtherBackendsOptionsAreAcceptedAsNoOps) {
   auto c = Ior("-w -b 64k -t 16k --mpiio.showHints --dummy.delay-xfer=5 --mmap.madv_pattern");
   ASSERT_OK(c);
-  ASSERT_EQ(c->notes.size(), 3u);
-  EXPECT_THAT(c->notes[0], HasSubstr("--mpiio.showHints: an option of another IOR backend than "
-                                     "POSIX; IOR accepts it and it has no effect"));
+  int backend_notes = 0;
+  for (const std::string& n : c->notes) {
+    backend_notes += absl::StrContains(n, "an option of another IOR backend than POSIX; IOR "
+                                          "accepts it and it has no effect");
+  }
+  EXPECT_EQ(backend_notes, 3);
   EXPECT_THAT(IorError("-w --mpiio.showHint"), HasSubstr("unknown flag"));
 }
 
