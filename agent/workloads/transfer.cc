@@ -194,8 +194,11 @@ class TransferWorkload::TaskRun {
   // verify (-R), the pattern.
   bool CheckRead(const char* buf, uint64_t offset, size_t moved) {
     if (moved < xfer_) {
-      Fail(absl::StrFormat("file is short (got %u of %u bytes; written by a different layout?):",
-                           moved, xfer_),
+      Fail(absl::StrFormat("file is short: end of file after %u of %u bytes of a transfer "
+                           "(IOR: \"returned EOF prematurely\"; the file is smaller than the "
+                           "layout's %u bytes: written with a different block_size, segments or "
+                           "tasks?):",
+                           moved, xfer_, RequiredFileSize(s_, t_.data_rank)),
            0, offset + moved);
       return false;
     }
@@ -316,22 +319,18 @@ absl::Status TransferWorkload::Prepare(const std::string& dir,
   return absl::OkStatus();
 }
 
+// A missing file is refused before the start (IOR's open fails before any
+// transfer). A file smaller than the layout is read as IOR reads it: every
+// transfer within it moves, the first that meets its end fails the task
+// ("file is short", as IOR's "read(...) returned EOF prematurely" aborts).
 absl::Status TransferWorkload::CheckFileToRead(const Task& t) const {
   struct stat st;
-  const uint64_t need = RequiredFileSize(spec_, t.data_rank);
   if (::stat(t.path.c_str(), &st) != 0) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "%s phase %s: file %s of task %u does not exist (%s); run a write phase with the "
         "same dir, file_per_process, block_size, segments and tasks first, with keep = true "
         "if it is in another run",
         PhaseKindName(spec_.kind()), spec_.phase_id(), t.path, t.rank, std::strerror(errno)));
-  }
-  if (static_cast<uint64_t>(st.st_size) < need) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%s phase %s: file %s of task %u is %d bytes, the layout needs %u; it was written "
-        "with a different block_size, segments or tasks",
-        PhaseKindName(spec_.kind()), spec_.phase_id(), t.path, t.rank,
-        static_cast<int64_t>(st.st_size), need));
   }
   return absl::OkStatus();
 }

@@ -283,8 +283,15 @@ constexpr CommandSpec kMdtest = {
         "  -L        items in leaf dirs only     -N N      neighbour shift for stat/read\n"
         "  -P        rate and time tables        -t        accepted (no-op without MPI)\n"
         "  -U        directory rename alone      -W N      creates stop after N s\n"
-        "  -X        verify what -E read         -Y        sync after each phase\n\n"
-        "Refused with the reason: -B -c -k -R -S -s -x -y -p -l -f -G -g -v -V.",
+        "  -X        verify what -E read         -Y        sync after each phase\n"
+        "  -f -l -s  one run with all tasks only --dummy.* --mpiio.* --mmap.*  no effect\n\n"
+        "Words and numbers are read as mdtest reads them (IOR's option.c): -F-C is -F -C,\n"
+        "-n 1k is 1024 items, -w 1m 1 MiB (K M G T P, either case); mdtest's own refusals\n"
+        "are given in its words. Refused with the long options --print-all-procs,\n"
+        "--verify-write, --dataPacketType, --run-cmd-before-phase, --run-cmd-after-phase,\n"
+        "--warningAsErrors, --saveRankPerformanceDetails, --savePerOpDataCSV,\n"
+        "--showRankStatistics, --posix.odirect, --posix.rangelocks.\n"
+        "Refused with the reason: -B -c -k -R -S -x -y -p -G -v -V.",
 };
 
 // ---- iozone --------------------------------------------------------------------

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <iterator>
 #include <optional>
+#include <regex>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -48,6 +50,17 @@ constexpr IorOptionSpec kIorOptions[] = {
     {0, "posix.lustre.startost", K::kValue, 'd'},
     {0, "posix.lustre.ignorelocks", K::kFlag, 'd'},
     {0, "posix.lustre.pool", K::kValue, 's'},
+};
+
+// The other backends' options (aiori-DUMMY.c, aiori-MPIIO.c, aiori-MMAP.c).
+constexpr IorOptionSpec kOtherBackendOptions[] = {
+    {0, "dummy.delay-create", K::kValue, 'l'},  {0, "dummy.delay-close", K::kValue, 'l'},
+    {0, "dummy.delay-sync", K::kValue, 'l'},    {0, "dummy.delay-xfer", K::kValue, 'l'},
+    {0, "dummy.delay-only-rank0", K::kFlag, 'd'},
+    {0, "mpiio.showHints", K::kFlag, 'd'},      {0, "mpiio.preallocate", K::kFlag, 'd'},
+    {0, "mpiio.useStridedDatatype", K::kFlag, 'd'},
+    {0, "mpiio.useFileView", K::kFlag, 'd'},    {0, "mpiio.hintsFileName", K::kValue, 's'},
+    {0, "mmap.madv_dont_need", K::kFlag, 'd'},  {0, "mmap.madv_pattern", K::kFlag, 'd'},
 };
 
 constexpr const char* kGpu = "IOR's GPU buffers: lockstep's agents use host memory";
@@ -125,14 +138,20 @@ constexpr IorDirective kIorDirectives[] = {
 
 bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
 
-const IorOptionSpec* FindOption(absl::string_view txt, size_t idx) {
-  for (const IorOptionSpec& o : kIorOptions) {
+const IorOptionSpec* FindIn(absl::Span<const IorOptionSpec> table, absl::string_view txt,
+                            size_t idx) {
+  for (const IorOptionSpec& o : table) {
     if (o.letter != 0 && o.letter == txt[idx]) return &o;
     if (txt.size() > 2 && txt[0] == '-' && o.long_name != nullptr && txt.substr(1) == o.long_name) {
       return &o;
     }
   }
   return nullptr;
+}
+
+const IorOptionSpec* FindOption(const OptionReaderTool& tool, absl::string_view txt, size_t idx) {
+  const IorOptionSpec* o = FindIn(tool.options, txt, idx);
+  return o != nullptr ? o : FindIn(kOtherBackendOptions, txt, idx);
 }
 
 std::string NameOf(const IorOptionSpec& o) {
@@ -146,6 +165,35 @@ absl::Status Invalid(const std::string& word, const std::string& why) {
 }  // namespace
 
 absl::Span<const IorOptionSpec> IorOptionTable() { return kIorOptions; }
+absl::Span<const IorOptionSpec> IorOtherBackendOptions() { return kOtherBackendOptions; }
+bool IsIorOtherBackendOption(const IorOptionSpec& spec) {
+  return &spec >= std::begin(kOtherBackendOptions) && &spec < std::end(kOtherBackendOptions);
+}
+
+const OptionReaderTool& IorReaderTool() {
+  static const OptionReaderTool kTool{kIorOptions, "IOR", "IOR 4.1", "lockstep ior --help"};
+  return kTool;
+}
+
+absl::StatusOr<int64_t> OptionNumber(const IorToken& t, const OptionReaderTool& tool,
+                                     std::vector<std::string>* notes) {
+  const std::string shown = t.name + " " + t.value;
+  if (t.read_with_atoi) return IorAtoi(t.value);
+  const int64_t v = IorStringToBytes(t.value);
+  if (t.spec->type == 'd' && (v > INT_MAX || v < INT_MIN)) {
+    return Invalid(shown, absl::StrFormat("%s warns \"parsing the number to integer, this "
+                                          "produced an overflow!\" and runs with a truncated "
+                                          "value; give a number below 2^31",
+                                          tool.refuser));
+  }
+  static const std::regex kPlain("[+-]?[0-9]+[kKmMgGtTpP]?");
+  if (!std::regex_match(t.value, kPlain)) {
+    notes->push_back(absl::StrFormat("%s: read as %d, as %s's parser reads it (string_to_bytes: "
+                                     "the whole number, then one unit letter)",
+                                     shown, v, tool.refuser));
+  }
+  return v;
+}
 absl::Span<const IorDirective> IorDirectiveTable() { return kIorDirectives; }
 
 int64_t IorStringToBytes(absl::string_view text) {
@@ -198,6 +246,12 @@ int IorAtoi(absl::string_view text) {
 
 absl::StatusOr<std::vector<IorToken>> ReadIorWord(const std::vector<std::string>& args,
                                                   size_t* i, std::vector<std::string>* notes) {
+  return ReadOptionWord(args, i, IorReaderTool(), notes);
+}
+
+absl::StatusOr<std::vector<IorToken>> ReadOptionWord(const std::vector<std::string>& args,
+                                                     size_t* i, const OptionReaderTool& tool,
+                                                     std::vector<std::string>* notes) {
   const std::string& word = args[*i];
   const size_t eq = word.find('=');
   const bool replaced_equal = eq != std::string::npos;
@@ -205,8 +259,9 @@ absl::StatusOr<std::vector<IorToken>> ReadIorWord(const std::vector<std::string>
   if (replaced_equal && eq + 1 < word.size()) arg = word.substr(eq + 1);
   const std::string head = replaced_equal ? word.substr(0, eq) : word;
   if (head.empty() || head[0] != '-') {
-    return Invalid(word, "IOR refuses it (\"Error invalid argument\"): IOR's options start with "
-                         "'-' and this is no option's value");
+    return Invalid(word, absl::StrFormat("%s refuses it (\"Error invalid argument\"): %s's "
+                                         "options start with '-' and this is no option's value",
+                                         tool.refuser, tool.refuser));
   }
   const absl::string_view txt = absl::string_view(head).substr(1);
   std::vector<IorToken> out;
@@ -214,7 +269,7 @@ absl::StatusOr<std::vector<IorToken>> ReadIorWord(const std::vector<std::string>
   bool took_next = false, after_value = false;
   for (size_t idx = 0; idx < txt.size(); ++idx) {
     if (txt[0] == '-' && idx > 0) break;  // a long option is one word
-    const IorOptionSpec* o = FindOption(txt, idx);
+    const IorOptionSpec* o = FindOption(tool, txt, idx);
     if (o == nullptr) {
       if (!after_value && txt[idx] != '-') skipped += txt[idx];
       continue;
@@ -236,9 +291,9 @@ absl::StatusOr<std::vector<IorToken>> ReadIorWord(const std::vector<std::string>
         }
       }
       if (!arg) {
-        return Invalid(t.name, absl::StrFormat("IOR refuses it (\"Error, argument missing for "
+        return Invalid(t.name, absl::StrFormat("%s refuses it (\"Error, argument missing for "
                                                "option %s\"): give its value",
-                                               o->letter != 0 ? std::string(1, o->letter)
+                                               tool.refuser, o->letter != 0 ? std::string(1, o->letter)
                                                               : std::string(o->long_name)));
       }
       t.value = *arg;
@@ -249,16 +304,18 @@ absl::StatusOr<std::vector<IorToken>> ReadIorWord(const std::vector<std::string>
   if (took_next) ++*i;
   if (out.empty()) {
     if (txt == "h" || txt == "-help") {
-      return Invalid(word, "IOR prints its help and exits; Lockstep's list of the IOR options "
-                           "it runs is `lockstep ior --help`");
+      return Invalid(word, absl::StrFormat("%s prints its help and exits; Lockstep's list of "
+                                           "the %s options it runs is `%s`",
+                                           tool.refuser, tool.refuser, tool.help_command));
     }
-    return Invalid(word, "not an option of IOR 4.1; IOR refuses it (\"Error invalid argument\", "
-                         "\"Invalid options\")");
+    return Invalid(word, absl::StrFormat("not an option of %s; %s refuses it (\"Error invalid "
+                                         "argument\", \"Invalid options\")",
+                                         tool.release, tool.refuser));
   }
   if (!skipped.empty()) {
-    notes->push_back(absl::StrFormat("%s: IOR 4.1 skips '%s' (no option of its own) and reads "
+    notes->push_back(absl::StrFormat("%s: %s skips '%s' (no option of its own) and reads "
                                      "the rest of the word, and so does lockstep",
-                                     word, skipped));
+                                     word, tool.release, skipped));
   }
   return out;
 }

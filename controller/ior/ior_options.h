@@ -49,6 +49,12 @@ absl::Span<const IorOptionSpec> IorOptionTable();
 int64_t IorStringToBytes(absl::string_view text);
 int IorAtoi(absl::string_view text);
 
+// The options of IOR 4.1's other backends (DUMMY, MPIIO, MMAP), which IOR
+// and mdtest accept whatever the API (-a) and which then have no effect;
+// both readers look them up after their own table.
+absl::Span<const IorOptionSpec> IorOtherBackendOptions();
+bool IsIorOtherBackendOption(const IorOptionSpec& spec);
+
 // One option as IOR's reader found it.
 struct IorToken {
   const IorOptionSpec* spec = nullptr;
@@ -60,12 +66,33 @@ struct IorToken {
   bool read_with_atoi = false;  // from -O: IOR reads its numbers with atoi()
 };
 
+// A program that reads its command line with IOR's option.c (IOR, mdtest):
+// its option table and how messages name it.
+struct OptionReaderTool {
+  absl::Span<const IorOptionSpec> options;  // its own and the POSIX backend's
+  const char* refuser;       // "IOR", "mdtest": who refuses in messages
+  const char* release;       // "IOR 4.1", "mdtest 4.1"
+  const char* help_command;  // "lockstep ior --help"
+};
+const OptionReaderTool& IorReaderTool();
+
 // Reads args[*i] as option_parse_token() does, advancing *i past a value
-// taken from the next word. `notes` gets what IOR does without saying so
-// (skipped letters, letters of a glued value read as options). Errors
-// (InvalidArgument) are IOR's refusals, with IOR's words and the fix.
+// taken from the next word. `notes` gets what the tool does without saying
+// so (skipped letters, letters of a glued value read as options). Errors
+// (InvalidArgument) are the tool's refusals, with its words and the fix.
+absl::StatusOr<std::vector<IorToken>> ReadOptionWord(const std::vector<std::string>& args,
+                                                     size_t* i, const OptionReaderTool& tool,
+                                                     std::vector<std::string>* notes);
+// ReadOptionWord with IOR's table.
 absl::StatusOr<std::vector<IorToken>> ReadIorWord(const std::vector<std::string>& args,
                                                   size_t* i, std::vector<std::string>* notes);
+
+// A number as option.c stores it: string_to_bytes() into an int ('d'), with
+// IOR's overflow warning refused (a value outside int is run truncated), or
+// into an int64 ('l'). A value that is not plain digits with at most one
+// unit letter adds a note saying how `tool` reads it ("0.1" is 0).
+absl::StatusOr<int64_t> OptionNumber(const IorToken& t, const OptionReaderTool& tool,
+                                     std::vector<std::string>* notes);
 
 // One KEY=VALUE of IOR's -O (DecodeDirective): the option it stands for, or
 // a key of its own.

@@ -60,10 +60,12 @@ void SetWireVersion(v1::AttachRequest* request) {
 
 // The agent's answer checked as the agent checks ours: agents older than that
 // check attach any controller.
+// The agent is named by its address and the host it says it runs on.
 absl::Status CheckAgentWireVersion(const v1::HostFacts& facts, const std::string& address) {
+  const std::string host = facts.hostname().empty() ? "" : " (host " + facts.hostname() + ")";
   return CheckWireVersions(OwnWireVersion(),
                            {facts.wire_version(), facts.wire_minor(), facts.agent_version()},
-                           address);
+                           address + host);
 }
 
 // The protocol: attach → clock offsets → for each test, repetition and phase

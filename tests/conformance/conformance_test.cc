@@ -124,6 +124,43 @@ void ExpectConformant(const std::string& golden, const CommandResult& r, const s
                              << r.out;
 }
 
+// A case whose IOR run fails (fails.txt: "exit=N", IOR's exit status, and
+// "stop=TEXT", the start of IOR's first line about the failure): Lockstep
+// must fail too, print what IOR printed before that line and, after it,
+// "says=TEXT" (Lockstep's words for the failure).
+struct Failing {
+  bool fails = false;
+  int ior_exit = 0;
+  std::string stop;
+  std::string says;
+};
+
+Failing ReadFailing(const std::string& gdir) {
+  Failing f;
+  const std::string text = Read(gdir + "/fails.txt");
+  if (text.empty()) return f;
+  f.fails = true;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    if (absl::ConsumePrefix(&line, "exit=")) f.ior_exit = std::stoi(std::string(line));
+    if (absl::ConsumePrefix(&line, "stop=")) f.stop = std::string(line);
+    if (absl::ConsumePrefix(&line, "says=")) f.says = std::string(line);
+  }
+  return f;
+}
+
+// `text` up to the line that starts with `stop` (IOR's output), or to the
+// line after "Results:"'s column head (Lockstep's, which words its failure
+// its own way).
+std::string Before(const std::string& text, const std::string& stop) {
+  std::string out;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (!stop.empty() && absl::StartsWith(line, stop)) break;
+    absl::StrAppend(&out, line, "\n");
+    if (stop.empty() && absl::StartsWith(line, "------    ---------")) break;
+  }
+  return out;
+}
+
 class Conformance : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Conformance, MatchesIorLineForLine) {
@@ -155,8 +192,19 @@ TEST_P(Conformance, MatchesIorLineForLine) {
     EXPECT_TRUE(diffs.empty()) << "setup run, files:" << Report(diffs);
   }
   CommandResult r = RunCase(c, dir, results.path(), c.ranks);
-  EXPECT_EQ(r.exit_code, 0) << r.out;
-  ExpectConformant(Read(gdir + "/stdout.txt"), r, format + " output");
+  const Failing failing = ReadFailing(gdir);
+  if (failing.fails) {
+    EXPECT_NE(failing.ior_exit, 0) << gdir << "/fails.txt";
+    EXPECT_NE(r.exit_code, 0) << "IOR exits " << failing.ior_exit << "\n" << r.out;
+    EXPECT_TRUE(absl::StrContains(r.out, failing.says)) << failing.says << "\n" << r.out;
+    CommandResult head = r;
+    head.out = Before(r.out, "");
+    ExpectConformant(Before(Read(gdir + "/stdout.txt"), failing.stop), head,
+                     format + " output before IOR's failure");
+  } else {
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    ExpectConformant(Read(gdir + "/stdout.txt"), r, format + " output");
+  }
   std::vector<std::string> diffs = CompareFiles(Read(gdir + "/files.txt"), ListFilesWithSizes(dir),
                                                 /*sizes_vary=*/name == "ior-stonewall");
   EXPECT_TRUE(diffs.empty()) << "files left behind:" << Report(diffs);

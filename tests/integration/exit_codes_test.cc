@@ -1,13 +1,16 @@
 // The exit-code table of docs/exit-codes.md, a run per code that a run can cause here
-// (3, 4, 8 and 130 have their fault tests: run_test, slow_agent_test,
-// versions_test, fault_test and hang_test), and the phase's error kind in
-// run.json beside the code.
+// (3, 4 and 130 have their fault tests: run_test, slow_agent_test,
+// fault_test and hang_test; 8 is here, against tests/tools/wire_major_agent),
+// and the phase's error kind in run.json beside the code.
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/str_format.h"
+#include "common/wire_version.h"
 #include "controller/cli/exit_codes.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "integration/process_util.h"
 #include "integration/test_cluster.h"
 #include "test_util.h"
 
@@ -59,6 +62,33 @@ TEST(ExitCodes, OkUsageIoErrorAndVerify) {
   ASSERT_EQ(io_rec.tests_size(), 1);
   ASSERT_EQ(io_rec.tests(0).phases_size(), 1);
   EXPECT_EQ(io_rec.tests(0).phases(0).error_kind(), v1::IO_FAILED);
+}
+
+// 8: an agent process that answers Attach with another wire protocol major
+// (tests/tools/wire_major_agent, the real proto over a real socket): the
+// controller refuses it before any phase, naming the agent, both versions
+// and the fix.
+TEST(ExitCodes, AnAgentOfAnotherWireMajorExits8) {
+  TestCluster tmp;
+  std::filesystem::create_directories(tmp / "data");
+  ListeningProcess other({ToolsDir() + "/wire_major_agent", "--wire_major",
+                          std::to_string(kWireMajor + 1), "--wire_minor", "3"},
+                         tmp / "wire_major_agent.log");
+  ASSERT_TRUE(other.ok()) << other.error();
+  RunResult r = tmp.Lockstep({"ior", "-w", "-b", "64k", "-t", "64k", "-o", tmp / "data/f",
+                              "--agents", other.address(), "--insecure", "--out",
+                              tmp.results_dir()});
+  EXPECT_EQ(r.exit_code, kExitVersion) << r.Output();
+  EXPECT_THAT(r.err, HasSubstr("version mismatch"));
+  EXPECT_THAT(r.err, HasSubstr(absl::StrFormat("agent lockstep 0.0.0-other (wire protocol %u.3) "
+                                               "on %s (host other-major-host)",
+                                               kWireMajor + 1, other.address())));
+  EXPECT_THAT(r.err, HasSubstr(absl::StrFormat("controller lockstep %s (wire protocol %u.%u)",
+                                               LOCKSTEP_VERSION, kWireMajor, kWireMinor)));
+  EXPECT_THAT(r.err, HasSubstr(absl::StrFormat("upgrade the controller to a lockstep release "
+                                               "that speaks wire protocol %u",
+                                               kWireMajor + 1)));
+  EXPECT_FALSE(std::filesystem::exists(tmp / "data/f"));  // refused before any phase
 }
 
 TEST(ExitCodes, SkewBeyondTheBoundFails) {

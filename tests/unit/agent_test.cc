@@ -155,7 +155,9 @@ TEST(PhaseRunner, VerificationReportsFileAndOffsetOfACorruptByte) {
   EXPECT_EQ(rr.tasks(1).error_offset(), 1500000u);
 }
 
-TEST(PhaseRunner, ReadRefusesMissingOrShortFiles) {
+// A missing file is refused before the start; a short one is read as IOR
+// reads it, until the transfer that meets its end fails the task.
+TEST(PhaseRunner, ReadRefusesMissingFilesAndFailsAtTheEndOfShortOnes) {
   TempDir tmp;
   auto missing = PhaseRunner::Prepare(Spec(v1::READ, true), tmp.path());
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kFailedPrecondition);
@@ -165,8 +167,17 @@ TEST(PhaseRunner, ReadRefusesMissingOrShortFiles) {
   ASSERT_TRUE(RunNow(w->get()).ok());
   ::truncate((tmp / "testfile.00000001").c_str(), 1000);
   auto shortf = PhaseRunner::Prepare(Spec(v1::READ, true), tmp.path());
-  EXPECT_EQ(shortf.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(shortf.status().message(), HasSubstr("is 1000 bytes, the layout needs 2097152"));
+  ASSERT_OK(shortf);
+  v1::PhaseResult rr = RunNow(shortf->get());
+  EXPECT_FALSE(rr.ok());
+  EXPECT_THAT(rr.error(), HasSubstr("testfile.00000001"));
+  EXPECT_THAT(rr.error(), HasSubstr("file is short: end of file after 1000 of"));
+  EXPECT_THAT(rr.error(), HasSubstr("smaller than the layout's 2097152 bytes"));
+  EXPECT_EQ(rr.tasks(1).error_kind(), v1::IO_FAILED);
+  EXPECT_EQ(rr.tasks(1).error_offset(), 1000u);
+  // Task 0's file is whole; it is stopped by task 1's failure, as IOR's
+  // MPI_Abort stops every rank.
+  EXPECT_THAT(rr.tasks(0).error(), HasSubstr("task 0 stopped: task 1: file is short"));
 }
 
 TEST(PhaseRunner, AbortBeforeStartReleasesThreads) {

@@ -133,7 +133,9 @@ TEST(IorOptions, CommandLinesRunAsIorRunsThem) {
   EXPECT_THAT(IorError("-b 1m -t 2m"), HasSubstr("\"block size must be a multiple of transfer size\""));
   EXPECT_THAT(IorError("-t 12"), HasSubstr("\"transfer size must be a multiple of access size\""));
   EXPECT_THAT(IorError("-t -8"), HasSubstr("\"transfer size must be non-negative integer\""));
-  EXPECT_THAT(IorError("-z -z -b 2m -t 1m"), HasSubstr("-z: given 2 times"));
+  EXPECT_THAT(IorError("-z -z -b 2m -t 1m"), HasSubstr("-z: given 2 times: refused. IOR 4.1"));
+  EXPECT_THAT(IorError("-z -z -b 2m -t 1m"), HasSubstr("dies (SIGFPE, exit 136"));
+  EXPECT_THAT(IorError("-z -z -b 2m -t 1m"), HasSubstr("IOR 3.x documents one mode only"));
   EXPECT_THAT(IorError("-vv"), HasSubstr("-v: given 2 times"));
   EXPECT_THAT(IorError("-i 3000000000"), HasSubstr("overflow"));
   EXPECT_THAT(IorError("-O a,b=1"), HasSubstr("Invalid option substring"));
