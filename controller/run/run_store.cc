@@ -299,8 +299,4 @@ absl::Status RunStore::WriteRunStart(const v1::RunRecord& run) {
   return WriteFileAtomically(dir_ + "/run-start.json", ToJson(run, true) + "\n");
 }
 
-absl::Status RunStore::WriteSummary(const std::string& text) {
-  return WriteFileAtomically(dir_ + "/summary.txt", text);
-}
-
 }  // namespace lockstep

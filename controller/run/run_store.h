@@ -1,7 +1,7 @@
 // The results directory of one run: <out>/<run-id>/ with plan.toml (copy),
 // journal.jsonl (one finished phase per line, fsynced), run.json (one line,
-// no indentation: `jq .` shows it indented) and summary.txt (both written
-// atomically), and telemetry.pb.gz (the agents' full host telemetry, one
+// no indentation: `jq .` shows it indented, written atomically; the
+// coordinator writes summary.txt beside it with WriteSummaryTxt), and telemetry.pb.gz (the agents' full host telemetry, one
 // v1::TelemetryLine per agent and phase, length-delimited protobuf, gzip;
 // run.json keeps a brief per agent and per role). A run never overwrites
 // another.
@@ -67,7 +67,6 @@ class RunStore {
   // command lines, agents; no tests), so that `lockstep report` can rebuild
   // a run that never wrote run.json with its header and agent lines.
   absl::Status WriteRunStart(const v1::RunRecord& run);
-  absl::Status WriteSummary(const std::string& text);
 
  private:
   RunStore() = default;
