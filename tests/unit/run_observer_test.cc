@@ -125,7 +125,9 @@ v1::RunRecord StoredRun() {
   superseded.set_error("superseded: start skew");
   superseded.set_error_kind(v1::SUPERSEDED);
   *t->mutable_phases()->Add() = superseded;
-  t->mutable_phases()->SwapElements(0, t->phases_size() - 1);  // first, as a run has it
+  for (int i = t->phases_size() - 1; i > 0; --i) {  // first, as a run has it
+    t->mutable_phases()->SwapElements(i, i - 1);
+  }
   v1::PhaseRecord* w = t->mutable_phases(1);
   w->set_skew_exceeded(true);
   w->add_telemetry_lines("   clients: busy 1.2 of 16 cores");
@@ -173,7 +175,7 @@ TEST(LockstepLinesObserver, PrintsTheHashLinesOfIorsReport) {
   // What the fixture is for: every kind of '#' line is there.
   for (const char* line : {"# agents: 2 (2 client)", "# O_DIRECT            : yes",
                            "exceeds max_start_skew_us (marked)", "#   clients: busy",
-                           "# remove    0.250000   iter 0", "# t1/r1/read failed",
+                           "# remove    0.250000    iter 0", "# t1/r1/read failed",
                            "#   phase        iter  start skew(us)", "# Status : partial",
                            "# Results : /out/run-a/"}) {
     EXPECT_THAT(text.text(), HasSubstr(line));
