@@ -772,7 +772,10 @@ void Coordinator::Finish(RunOutcome* outcome, const RunError& failure) {
   if (s.ok()) s = events_.status();
   if (!s.ok()) {
     events_.Note(absl::StrFormat("error: %s", s.message()));
-    if (outcome->failure == RunFailure::kNone) outcome->failure = RunFailure::kOther;
+    if (outcome->failure == RunFailure::kNone) {
+      outcome->failure = RunFailure::kOther;
+      outcome->error = std::string(s.message());
+    }
   }
   outcome->run_dir = store_->dir();
   outcome->record = record_;
