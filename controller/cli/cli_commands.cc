@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 
@@ -16,6 +18,8 @@
 #include "controller/cli/exit_codes.h"
 #include "controller/ior/ior_cli.h"
 #include "controller/ior/ior_formats.h"
+#include "controller/ior/ior_report.h"
+#include "controller/ior/lockstep_lines.h"
 #include "controller/mdtest/mdtest_cli.h"
 #include "controller/cli/cli_common.h"
 #include "controller/mdtest/mdtest_output.h"
@@ -105,55 +109,48 @@ int RunTranslated(Tool tool, const std::vector<std::string>& args,
       return kExitUsage;
     }
   }
-  options.ior_command_line = cmd->tool_command_line;
-  options.ior_verbose = cmd->verbose;
-  options.ior_reference_number = cmd->reference_number;
-  if (tool == Tool::kIor) {
-    options.ior_reorder_given = true;
-    options.ior_reorder.node_offset = cmd->reorder_constant ? cmd->task_offset : 0;
-    options.ior_reorder.random = cmd->reorder_random;
-    options.ior_reorder.random_seed = cmd->reorder_random_seed;
-    options.ior_reorder.task_offset = cmd->task_offset;
+  v1::RunRecord& fields = options.record_fields;
+  fields.set_ior_command_line(cmd->tool_command_line);
+  fields.set_ior_verbose(cmd->verbose);
+  fields.set_ior_reference_number(cmd->reference_number);
+  if (tool == Tool::kIor) {  // IOR's -C, -Z, -X, -Q for every test (TestReorderOf)
+    fields.set_ior_reorder_constant(cmd->reorder_constant && cmd->task_offset > 0);
+    fields.set_ior_reorder_random(cmd->reorder_random);
+    fields.set_ior_reorder_random_seed(cmd->reorder_random_seed);
+    fields.set_ior_task_offset(std::max<uint32_t>(cmd->task_offset, 1));
   }
-  // mdtest's layout replaces IOR's: the coordinator's own lines come as '#'
-  // lines, mdtest's text after the run (it needs the agents' statfs).
-  options.ior_text = tool == Tool::kIor;
   // With -O summaryFormat=JSON|CSV, IOR prints only that: the text report
   // still goes to the run directory's summary.txt.
   const bool text = cmd->summary_format == SummaryFormat::kText || !cmd->summary_file.empty();
-  std::string printed;
-  auto print = [&printed](const std::string& s) {
-    printed += s;
+  auto to_stdout = [](const std::string& s) {
     std::fwrite(s.data(), 1, s.size(), stdout);
     std::fflush(stdout);
   };
-  if (text) {
-    options.print = print;
-    for (const std::string& n : cmd->notes) print(absl::StrFormat("# lockstep %s: %s\n", name, n));
-  }
-  const int64_t started = absl::ToUnixSeconds(absl::Now());
-  RunOutcome outcome = RunPlan(cmd->plan, options);
-  // mdtest's summary reads the agents' task records, which the run moved out
-  // of memory into run.json: read back, they take several times run.json's
-  // size. IOR's summaries need only the phases' rows, still in outcome.record.
+  ReportText report(text ? std::function<void(const std::string&)>(to_stdout) : nullptr);
   const bool mdtest = tool == Tool::kMdtest;
-  const v1::RunRecord full = mdtest ? FullRunRecord(outcome) : v1::RunRecord();
-  const v1::RunRecord& record = mdtest ? full : outcome.record;
-  if (mdtest && record.tests_size() > 0) {
-    std::string text =
-        FormatMdtestHeader(md, MdtestTimestamp(started), MdtestFsStats(record)) +
-        FormatMdtestSummary(md, record,
-                            MdtestTimestamp(absl::ToUnixSeconds(absl::Now())));
-    print(text);
-    if (!outcome.run_dir.empty()) {
-      // summary.txt: the text printed.
-      absl::Status s = WriteFileAtomically(outcome.run_dir + "/summary.txt", printed);
-      if (!s.ok()) {
-        std::fprintf(stderr, "lockstep %s: %s\n", name, std::string(s.message()).c_str());
-        if (outcome.failure == RunFailure::kNone) outcome.failure = RunFailure::kOther;
-      }
+  if (text) {
+    // IOR's notes come before its report; mdtest's are part of its text.
+    for (const std::string& n : cmd->notes) {
+      const std::string line = absl::StrFormat("# lockstep %s: %s\n", name, n);
+      mdtest ? report.Print(line) : to_stdout(line);
     }
   }
+  // mdtest's layout replaces IOR's: Lockstep's own lines come as '#' lines
+  // as the run goes, mdtest's text at its end (it needs the agents' statfs).
+  IorReportObserver ior(cmd->verbose, &report);
+  LockstepLinesObserver own(&report);
+  MdtestReportObserver mdtest_text(md, absl::ToUnixSeconds(absl::Now()), &report);
+  RunEvents observers;
+  if (mdtest) {
+    observers.Add(&own);
+    observers.Add(&mdtest_text);
+  } else {
+    observers.Add(&ior);
+  }
+  options.observer = &observers;
+  options.report = &report;
+  RunOutcome outcome = RunPlan(cmd->plan, options);
+  const v1::RunRecord& record = outcome.record;
   if (cmd->summary_format != SummaryFormat::kText) {
     std::string text = cmd->summary_format == SummaryFormat::kJson
                            ? FormatIorJson(record, outcome.run_dir)

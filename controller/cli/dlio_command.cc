@@ -17,6 +17,7 @@
 #include "controller/cli/reach_agents.h"
 #include "controller/dlio/dlio_config.h"
 #include "controller/dlio/dlio_plan.h"
+#include "controller/ior/ior_report.h"
 #include "common/limits.h"
 #include "controller/plan/write_places.h"
 #include "controller/run/coordinator.h"
@@ -164,7 +165,13 @@ StepResult RunOnce(DlioRun* run, const std::string& command_line) {
   }
   plan->text = dp.toml;
   run->options.command_line = command_line;
+  ReportText report(Print);  // IOR's report (not at -v), then DLIO's lines
+  IorReportObserver ior(/*verbose=*/false, &report);
+  run->options.observer = &ior;
+  run->options.report = &report;
   RunOutcome outcome = RunPlan(*plan, run->options);
+  run->options.observer = nullptr;
+  run->options.report = nullptr;
   const v1::RunRecord record = FullRunRecord(outcome);
   PrintDlioMetrics(record);
   for (const v1::TestRecord& t : record.tests()) {
@@ -301,7 +308,6 @@ int DlioCommand(const std::vector<std::string>& args, const std::string& command
   RunOptions& o = run.options;
   o.out_dir = f.GetString("out");
   o.interrupted = interrupted;
-  o.print = Print;
   if (!f.GetBool("find-max-accelerators")) return RunOnce(&run, command_line).exit_code;
   return FindMaxAccelerators(f, command_line, &run);
 }

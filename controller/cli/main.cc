@@ -18,6 +18,7 @@
 #include "controller/cli/agents_command.h"
 #include "controller/cli/certs_command.h"
 #include "controller/io500/io500_command.h"
+#include "controller/ior/ior_report.h"
 #include "controller/cli/reach_agents.h"
 #include "controller/cli/cli_commands.h"
 #include "controller/cli/command_specs.h"
@@ -135,11 +136,14 @@ int RunCommand(const std::vector<std::string>& args, const std::string& command_
   if (auto refused = RefuseLocalWritePlaces(f, *plan, options)) return *refused;
   options.command_line = command_line;
   // A plan's report is IOR's at -v: with the Max Write/Read lines.
-  options.ior_verbose = true;
-  options.print = [](const std::string& s) {
+  options.record_fields.set_ior_verbose(true);
+  ReportText report([](const std::string& s) {
     std::fwrite(s.data(), 1, s.size(), stdout);
     std::fflush(stdout);
-  };
+  });
+  IorReportObserver ior(/*verbose=*/true, &report);
+  options.observer = &ior;
+  options.report = &report;
   if (::isatty(2)) {
     options.progress = [](const std::string& s) {
       std::fprintf(stderr, "\r\033[K%s", s.c_str());

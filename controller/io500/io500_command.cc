@@ -27,6 +27,7 @@
 #include "controller/io500/io500_results.h"
 #include "controller/plan/write_places.h"
 #include "controller/results/history.h"
+#include "controller/ior/lockstep_lines.h"
 #include "controller/run/coordinator.h"
 
 namespace lockstep {
@@ -253,9 +254,13 @@ int Io500Command(const std::vector<std::string>& args, const std::string& comman
   o.out_dir = f.GetString("out");
   o.command_line = command_line;
   o.interrupted = interrupted;
-  o.ior_text = false;  // IO500's summary instead, at the end
-  o.force = true;      // IO500's blockSize is a bound: the stonewall ends the writes
-  o.print = Print;
+  o.force = true;  // IO500's blockSize is a bound: the stonewall ends the writes
+  // Lockstep's '#' lines as the run goes; IO500's summary instead of IOR's,
+  // at the end.
+  ReportText report(Print);
+  LockstepLinesObserver own(&report);
+  o.observer = &own;
+  o.report = &report;
   if (::isatty(2)) {
     o.progress = [](const std::string& s) {
       std::fprintf(stderr, "\r\033[K%s", s.c_str());

@@ -77,7 +77,6 @@ std::string OptionsBlock(const v1::TestRecord& test, const IorTestParams& p, boo
     out += KeyVal("stoneWallingWearOut", p.stonewall_wear_out ? "1" : "0");
   }
   if (verbose) out += KeyVal("verbose", "1");
-  if (p.direct) out += "# " + KeyVal("O_DIRECT", "yes");
   return out;
 }
 
@@ -89,8 +88,9 @@ std::string ResultsHeader() {
          "--------   --------   ----\n";
 }
 
-// One row of the per-iteration table (IOR's PrintReducedResult).
-std::string IterationRow(const v1::IterationRow& r) {
+}  // namespace
+
+std::string IorIterationRow(const v1::IterationRow& r) {
   std::string out = absl::StrFormat("%-10s", r.access());
   out += PPDouble(r.bw_mib());
   out += PPDouble(r.iops());
@@ -104,6 +104,8 @@ std::string IterationRow(const v1::IterationRow& r) {
   out += absl::StrFormat("%-4d\n", r.iter());
   return out;
 }
+
+namespace {
 
 std::string SummaryHeader() {
   std::string out = "\nSummary of all tests:\n";
@@ -242,28 +244,7 @@ std::string IorReport::AgentsReady(const v1::RunRecord& run) {
   ior_options_.set_ior_reorder_random(run.ior_reorder_random());
   ior_options_.set_ior_reorder_random_seed(run.ior_reorder_random_seed());
   ior_options_.set_ior_task_offset(run.ior_task_offset());
-  for (const v1::AgentRecord& a : run.agents()) host_by_address_[a.address()] = a.facts().hostname();
-  size_t clients = 0;
-  for (const v1::AgentRecord& a : run.agents()) clients += a.role() == v1::CLIENT;
-  std::string out = absl::StrFormat("# lockstep %s, run %s (%s)\n", run.lockstep_version(),
-                                    run.run_id(), run.plan_file());
-  if (!run.ior_command_line().empty()) out += "# command: " + run.command_line() + "\n";
-  if (run.smoke()) {
-    out += "# smoke run (--smoke): sizes capped, one repetition; a check that the plan runs, "
-           "not a measurement of it\n";
-    for (const std::string& c : run.smoke_changes()) out += "#   " + c + "\n";
-  }
-  out += absl::StrFormat("# agents: %u (%u client)\n", run.agents_size(), clients);
-  for (const v1::AgentRecord& a : run.agents()) {
-    const v1::HostFacts& f = a.facts();
-    out += absl::StrFormat(
-        "#   %-21s %-6s %s, %u cores, kernel %s, %s, clock offset %+.1f us (±%.1f us)\n",
-        a.address(), RoleName(a.role()), f.hostname(), f.cores(), f.kernel(),
-        f.roots_size() > 0 ? f.roots(0).fs_type() : "?",
-        static_cast<double>(a.clock().offset_ns()) / 1e3,
-        static_cast<double>(a.clock().delay_ns()) / 2e3);
-  }
-  return out;
+  return own_.AgentsReady(run);
 }
 
 std::string IorReport::TestStarted(const v1::TestRecord& test, const v1::PhaseRecord& first) {
@@ -287,6 +268,7 @@ std::string IorReport::TestStarted(const v1::TestRecord& test, const v1::PhaseRe
   out += KeyVal("Path", TaskFilePath(s.dir(), own, 0));
   out += FsLine(first.dir_fs());
   out += OptionsBlock(test, params, verbose_);
+  out += LockstepLines::TestStarted(test);
   out += ResultsHeader();
   return out;
 }
@@ -303,36 +285,14 @@ std::string IorReport::PhaseDone(const v1::PhaseRecord& p) const {
         static_cast<double>(w.total_bytes()) / tasks / kGiB, w.duration_s());
   }
   out += SizeWarnings(p);
-  const PhaseKindDef& kind = KindOf(p.kind());
-  if (kind.IorReportRow()) out += IterationRow(p.row());
-  for (const std::string& line : kind.ReportNotes(p, host_by_address_)) out += "# " + line + "\n";
-  for (const v1::IterationRow& extra : p.extra_rows()) out += "# " + IterationRow(extra);
-  if (p.skew_exceeded()) {
-    out += absl::StrFormat(
-        "# start skew %.1f us (± %.1f us of clock uncertainty) of %s exceeds max_start_skew_us "
-        "(marked)\n",
-        p.start_skew_ns() / 1e3, p.start_skew_uncertainty_ns() / 1e3, p.phase_id());
-  }
-  if (p.has_stonewall() && p.spec().stonewall_wear_out() &&
-      (p.stonewall().tail_s() > 0 || p.stonewall().stop_after_deadline_ms() > 0)) {
-    // What slow media stretch (IO500's complaint): not an IOR line.
-    out += absl::StrFormat(
-        "# wear-out tail %.3f s after the stonewall; the last task stopped issuing new work "
-        "%.3f ms after its deadline\n",
-        p.stonewall().tail_s(), p.stonewall().stop_after_deadline_ms());
-  }
-  for (const std::string& line : p.telemetry_lines()) out += "#" + line + "\n";
-  return out;
+  if (KindOf(p.kind()).IorReportRow()) out += IorIterationRow(p.row());
+  return out + own_.PhaseDone(p);
 }
 
-std::string IorReport::Note(const std::string& text) {
-  std::string out;
-  for (const auto& line : absl::StrSplit(text, '\n')) absl::StrAppend(&out, "# ", line, "\n");
-  return out;
-}
+std::string IorReport::Note(const std::string& text) { return LockstepLines::Note(text); }
 
 std::string IorReport::FilesRemoved(double seconds, uint32_t iter) {
-  return absl::StrFormat("# remove    %s iter %d\n", PPDouble(seconds), iter);
+  return LockstepLines::FilesRemoved(seconds, iter);
 }
 
 std::string IorReport::TestDone(const v1::TestRecord& test) const {
@@ -357,21 +317,7 @@ std::string IorReport::TestDone(const v1::TestRecord& test) const {
       break;
     }
   }
-  std::string table;
-  for (const v1::PhaseRecord& p : test.phases()) {
-    if (IsSuperseded(p)) continue;
-    table += absl::StrFormat("#   %-12s %4u  %14.1f%s %16.1f  %11.1f  %7.1f  %9.1f  %7.1f\n",
-                             p.phase(), p.repetition(), p.start_skew_ns() / 1e3,
-                             p.skew_exceeded() ? "!" : " ", p.release_skew_ns() / 1e3,
-                             p.latency().p50_us(), p.latency().p99_us(), p.latency().p999_us(),
-                             p.latency().max_us());
-  }
-  if (!table.empty()) {
-    out += "#   phase        iter  start skew(us)  release skew(us)  lat p50(us)  p99(us)  "
-           "p99.9(us)  max(us)\n" +
-           table;
-  }
-  return out;
+  return out + LockstepLines::TestDone(test);
 }
 
 std::string IorReport::Footer(const v1::RunRecord& run, const std::string& run_dir) const {
@@ -388,35 +334,52 @@ std::string IorReport::Footer(const v1::RunRecord& run, const std::string& run_d
     for (const v1::SummaryRow* r : rows) out += SummaryRowText(*r, run.ior_reference_number());
   }
   out += KeyVal("Finished", IorTime(run.finished_at()));
-  if (run.status() != "complete" && !run.status().empty()) {
-    out += Note(absl::StrFormat("Status : %s: %s", run.status(), run.error()));
-  }
-  if (!run_dir.empty()) out += absl::StrFormat("# Results : %s/\n", run_dir);
-  return out;
+  return out + LockstepLines::Footer(run, run_dir);
+}
+
+absl::Status IorReportObserver::Print(const std::string& text) {
+  if (!text.empty()) out_->Print(text);
+  return absl::OkStatus();
+}
+
+absl::Status IorReportObserver::OnRunBegin(const v1::RunRecord& run) {
+  return Print(report_.Header(run));
+}
+
+absl::Status IorReportObserver::OnAgentsReady(const v1::RunRecord& run) {
+  return Print(report_.AgentsReady(run));
+}
+
+absl::Status IorReportObserver::OnTestStarted(const v1::TestRecord& test,
+                                              const v1::PhaseRecord& first) {
+  return Print(report_.TestStarted(test, first));
+}
+
+absl::Status IorReportObserver::OnPhaseDone(const v1::PhaseRecord& phase) {
+  return Print(report_.PhaseDone(phase));
+}
+
+absl::Status IorReportObserver::OnFilesRemoved(double seconds, uint32_t iter) {
+  return Print(IorReport::FilesRemoved(seconds, iter));
+}
+
+absl::Status IorReportObserver::OnTestDone(const v1::TestRecord& test) {
+  return Print(report_.TestDone(test));
+}
+
+absl::Status IorReportObserver::OnNote(const std::string& text) {
+  return Print(IorReport::Note(text));
+}
+
+absl::Status IorReportObserver::OnRunEnd(const v1::RunRecord& run, const std::string& run_dir) {
+  return Print(report_.Footer(run, run_dir));
 }
 
 std::string RenderIorReport(const v1::RunRecord& run, const std::string& run_dir) {
-  IorReport report(run.ior_verbose());
-  std::string out = report.Header(run) + report.AgentsReady(run);
-  for (const v1::TestRecord& t : run.tests()) {
-    for (const v1::PhaseRecord& p : t.phases()) {
-      if (IsSuperseded(p)) continue;
-      out += report.TestStarted(t, p);
-      // A failed command phase still shows each host's times and status.
-      if (!p.ok() && p.kind() == v1::COMMAND) out += report.PhaseDone(p);
-      out += p.ok() ? report.PhaseDone(p)
-                    : IorReport::Note(absl::StrFormat("%s failed: %s", p.phase_id(), p.error()));
-      // As the run printed it (controller/run/coordinator.cc).
-      if (const std::string late = p.ok() ? MissedStartNote(p) : ""; !late.empty()) {
-        out += IorReport::Note(late);
-      }
-      if (p.has_remove_row()) {
-        out += IorReport::FilesRemoved(p.remove_row().total_s(), p.remove_row().iter());
-      }
-    }
-    out += report.TestDone(t);
-  }
-  return out + report.Footer(run, run_dir);
+  ReportText text;
+  IorReportObserver report(run.ior_verbose(), &text);
+  ReplayRun(run, run_dir, &report).IgnoreError();  // it prints into `text`: never fails
+  return text.text();
 }
 
 }  // namespace lockstep

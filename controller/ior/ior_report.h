@@ -1,13 +1,14 @@
 // IOR's text output (IOR 4.1's ior-output.c, checked line for line against
 // real outputs by tests/conformance/), built from Lockstep's records.
 //
-// Each method returns the text to print at one point of a run, so the
-// coordinator prints as it goes and `lockstep report RUN_DIR` replays a
-// finished run's records through the same methods (RenderIorReport). Lines
-// Lockstep adds (agents, clock offsets, telemetry, start skew, latency
-// percentiles, the results directory) start with '#', so that every IOR
-// parser (`grep '^write'`, `Max Write`, `Summary of all tests`) reads the
-// rest unchanged.
+// Each method returns the text to print at one event of a run
+// (controller/record/run_observer.h); IorReportObserver prints them as the
+// run goes, and `lockstep report RUN_DIR` replays a finished run's record
+// through the same observer (RenderIorReport). Lines Lockstep adds (agents,
+// clock offsets, telemetry, start skew, latency percentiles, the results
+// directory: lockstep_lines.h) start with '#', so that every IOR parser
+// (`grep '^write'`, `Max Write`, `Summary of all tests`) reads the rest
+// unchanged.
 //
 // Not thread-safe: the coordinator's thread calls it.
 #ifndef LOCKSTEP_CONTROLLER_IOR_IOR_REPORT_H_
@@ -16,7 +17,9 @@
 #include <map>
 #include <string>
 
+#include "controller/ior/lockstep_lines.h"
 #include "controller/record/ior_math.h"
+#include "controller/record/run_observer.h"
 #include "lockstep/v1/results.pb.h"
 
 namespace lockstep {
@@ -55,9 +58,33 @@ class IorReport {
  private:
   const bool verbose_;
   int started_test_ = -1;
-  std::map<std::string, std::string> host_by_address_;  // from AgentsReady
+  LockstepLines own_;          // Lockstep's '#' lines, interleaved with IOR's
   v1::RunRecord ior_options_;  // the run's IOR reorder options, from AgentsReady
 };
+
+// IOR's report as a run's observer: every event's text to `out`, which
+// must outlive it. `verbose`: IOR's -v (`lockstep run`'s report is IOR's at
+// -v; `lockstep ior` passes the command line's).
+class IorReportObserver : public RunObserver {
+ public:
+  IorReportObserver(bool verbose, ReportText* out) : report_(verbose), out_(out) {}
+  absl::Status OnRunBegin(const v1::RunRecord& run) override;
+  absl::Status OnAgentsReady(const v1::RunRecord& run) override;
+  absl::Status OnTestStarted(const v1::TestRecord& test, const v1::PhaseRecord& first) override;
+  absl::Status OnPhaseDone(const v1::PhaseRecord& phase) override;
+  absl::Status OnFilesRemoved(double seconds, uint32_t iter) override;
+  absl::Status OnTestDone(const v1::TestRecord& test) override;
+  absl::Status OnNote(const std::string& text) override;
+  absl::Status OnRunEnd(const v1::RunRecord& run, const std::string& run_dir) override;
+
+ private:
+  absl::Status Print(const std::string& text);
+  IorReport report_;
+  ReportText* const out_;
+};
+
+// One row of IOR's per-iteration table (IOR's PrintReducedResult).
+std::string IorIterationRow(const v1::IterationRow& r);
 
 // IOR's test parameters, from the layouts of a test's phases (plan_specs):
 // IOR has one set per test where Lockstep has one per phase. Shared by the
@@ -85,7 +112,9 @@ struct IorFsFigures {
 };
 IorFsFigures IorFsFiguresOf(const v1::FsStats& fs);
 
-// The whole report of a finished (or journal-rebuilt) run, as it was printed.
+// The whole report of a finished (or journal-rebuilt) run, as it was printed:
+// its record replayed (ReplayRun) through IorReportObserver at the run's
+// ior_verbose.
 std::string RenderIorReport(const v1::RunRecord& run, const std::string& run_dir);
 
 // IOR's PPDouble: width 10, left-justified; 6 decimals below 1, 2 below

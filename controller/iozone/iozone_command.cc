@@ -1,5 +1,5 @@
 // `lockstep iozone ...`: IOzone's command line → one plan → run → IOzone's
-// throughput-mode text from run.json.
+// throughput-mode text, from the run's events (IozoneReportObserver).
 #include <cstdio>
 #include <filesystem>
 
@@ -10,6 +10,7 @@
 #include "controller/cli/cli_common.h"
 #include "controller/cli/exit_codes.h"
 #include "controller/iozone/iozone_cli.h"
+#include "controller/ior/lockstep_lines.h"
 #include "controller/iozone/iozone_output.h"
 #include "controller/run/coordinator.h"
 
@@ -50,19 +51,6 @@ std::string SetUpAgents(CliCommand* cmd, RunOptions* options) {
   return "";
 }
 
-// How Min xfer was measured, as a '#' line.
-std::string MinXferNote(const IozoneCommandInfo& info) {
-  if (!info.stonewall) return "# lockstep iozone: -x: no stonewalling; every child's whole file counts\n";
-  if (info.agents <= 1) {
-    return "# lockstep iozone: stonewalling as IOzone: each child counts what it moved until the "
-           "first child ended (exact: one agent)\n";
-  }
-  return absl::StrFormat(
-      "# lockstep iozone: stonewalling per agent: each child counts what it moved until the first "
-      "child of its own agent ended (%u agents; exact within an agent, not across agents)\n",
-      info.agents);
-}
-
 }  // namespace
 
 int IozoneCommand(const std::vector<std::string>& args, const std::string& command_line,
@@ -78,33 +66,27 @@ int IozoneCommand(const std::vector<std::string>& args, const std::string& comma
   RunOptions options;
   options.out_dir = cmd->controller.out_dir;
   options.command_line = command_line;
-  options.iozone_command_line = info.command_line;
+  options.record_fields.set_iozone_command_line(info.command_line);
   options.interrupted = interrupted;
   if (std::string e = SetUpAgents(&*cmd, &options); !e.empty()) {
     std::fprintf(stderr, "lockstep iozone: %s\n", e.c_str());
     return kExitUsage;
   }
-  // IOzone's layout replaces IOR's: the coordinator's own lines come as '#'
-  // lines, IOzone's text after the run, from run.json.
-  options.ior_text = false;
-  std::string printed;
-  auto print = [&printed](const std::string& s) {
-    printed += s;
+  // IOzone's layout replaces IOR's: Lockstep's own lines come as '#' lines
+  // as the run goes, IOzone's text at its end.
+  ReportText report([](const std::string& s) {
     std::fwrite(s.data(), 1, s.size(), stdout);
     std::fflush(stdout);
-  };
-  options.print = print;
-  for (const std::string& n : cmd->notes) print(absl::StrFormat("# lockstep iozone: %s\n", n));
+  });
+  for (const std::string& n : cmd->notes) report.Print(absl::StrFormat("# lockstep iozone: %s\n", n));
+  LockstepLinesObserver own(&report);
+  IozoneReportObserver iozone(info, &report);
+  RunEvents observers;
+  observers.Add(&own);
+  observers.Add(&iozone);
+  options.observer = &observers;
+  options.report = &report;
   RunOutcome outcome = RunPlan(cmd->plan, options);
-  const v1::RunRecord record = FullRunRecord(outcome);
-  if (record.tests_size() > 0) print(FormatIozoneReport(info, record) + MinXferNote(info));
-  if (!outcome.run_dir.empty()) {
-    absl::Status s = WriteFileAtomically(outcome.run_dir + "/summary.txt", printed);
-    if (!s.ok()) {
-      std::fprintf(stderr, "lockstep iozone: %s\n", std::string(s.message()).c_str());
-      if (outcome.failure == RunFailure::kNone) outcome.failure = RunFailure::kOther;
-    }
-  }
   if (outcome.failure != RunFailure::kNone) {
     std::fprintf(stderr, "lockstep iozone: %s\n", outcome.error.c_str());
   }

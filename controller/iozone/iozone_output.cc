@@ -145,4 +145,28 @@ std::string FormatIozoneReport(const IozoneCommandInfo& info, const v1::RunRecor
   return s;
 }
 
+std::string IozoneMinXferNote(const IozoneCommandInfo& info) {
+  if (!info.stonewall) return "# lockstep iozone: -x: no stonewalling; every child's whole file counts\n";
+  if (info.agents <= 1) {
+    return "# lockstep iozone: stonewalling as IOzone: each child counts what it moved until the "
+           "first child ended (exact: one agent)\n";
+  }
+  return absl::StrFormat(
+      "# lockstep iozone: stonewalling per agent: each child counts what it moved until the first "
+      "child of its own agent ended (%u agents; exact within an agent, not across agents)\n",
+      info.agents);
+}
+
+absl::Status IozoneReportObserver::OnPhaseDone(const v1::PhaseRecord& phase) {
+  agents_.Keep(phase);
+  return absl::OkStatus();
+}
+
+absl::Status IozoneReportObserver::OnRunEnd(const v1::RunRecord& run, const std::string&) {
+  if (run.tests_size() > 0) {
+    out_->Print(FormatIozoneReport(info_, agents_.Full(run)) + IozoneMinXferNote(info_));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace lockstep

@@ -19,8 +19,10 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "controller/record/run_observer.h"
 #include "lockstep/v1/results.pb.h"
 
 namespace lockstep {
@@ -83,6 +85,25 @@ std::vector<IozoneChild> IozoneChildrenOf(const v1::PhaseRecord& phase, bool sto
 // record.tests(0), and "iozone test complete.". A test whose phase has no
 // record is left out.
 std::string FormatIozoneReport(const IozoneCommandInfo& info, const v1::RunRecord& record);
+
+// How Min xfer was measured, as a '#' line.
+std::string IozoneMinXferNote(const IozoneCommandInfo& info);
+
+// IOzone's text as a run's observer: at the run's end (a run with a test),
+// FormatIozoneReport of the phases it saw, with their per-agent records, and
+// the Min xfer note. `out` must outlive it.
+class IozoneReportObserver : public RunObserver {
+ public:
+  IozoneReportObserver(IozoneCommandInfo info, ReportText* out)
+      : info_(std::move(info)), out_(out) {}
+  absl::Status OnPhaseDone(const v1::PhaseRecord& phase) override;
+  absl::Status OnRunEnd(const v1::RunRecord& run, const std::string& run_dir) override;
+
+ private:
+  const IozoneCommandInfo info_;
+  ReportText* const out_;
+  PhaseAgents agents_;
+};
 
 }  // namespace lockstep
 

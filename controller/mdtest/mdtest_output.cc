@@ -7,6 +7,8 @@
 #include <cstdint>
 
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/names.h"
 #include "controller/record/ior_math.h"
 
@@ -181,6 +183,19 @@ std::string FormatMdtestSummary(const MdtestCommandInfo& info, const v1::RunReco
   }
   s += absl::StrFormat("-- finished at %s --\n\n", finished);
   return s;
+}
+
+absl::Status MdtestReportObserver::OnPhaseDone(const v1::PhaseRecord& phase) {
+  agents_.Keep(phase);
+  return absl::OkStatus();
+}
+
+absl::Status MdtestReportObserver::OnRunEnd(const v1::RunRecord& run, const std::string&) {
+  if (run.tests_size() == 0) return absl::OkStatus();
+  const v1::RunRecord full = agents_.Full(run);
+  out_->Print(FormatMdtestHeader(info_, MdtestTimestamp(started_unix_s_), MdtestFsStats(full)) +
+              FormatMdtestSummary(info_, full, MdtestTimestamp(absl::ToUnixSeconds(absl::Now()))));
+  return absl::OkStatus();
 }
 
 }  // namespace lockstep

@@ -32,9 +32,11 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lockstep/v1/agent.pb.h"
+#include "controller/record/run_observer.h"
 #include "lockstep/v1/results.pb.h"
 
 namespace lockstep {
@@ -100,6 +102,24 @@ std::string FormatMdtestStonewallLines(const MdtestCommandInfo& info, const v1::
 // (the stonewall lines first).
 std::string FormatMdtestSummary(const MdtestCommandInfo& info, const v1::RunRecord& record,
                                 const std::string& finished);
+
+// mdtest's text as a run's observer: at the run's end (a run with a test),
+// its header and summary from the phases it saw, with their per-agent
+// records. `started_unix_s`: mdtest's start (the command's). `out` must
+// outlive it.
+class MdtestReportObserver : public RunObserver {
+ public:
+  MdtestReportObserver(MdtestCommandInfo info, int64_t started_unix_s, ReportText* out)
+      : info_(std::move(info)), started_unix_s_(started_unix_s), out_(out) {}
+  absl::Status OnPhaseDone(const v1::PhaseRecord& phase) override;
+  absl::Status OnRunEnd(const v1::RunRecord& run, const std::string& run_dir) override;
+
+ private:
+  const MdtestCommandInfo info_;
+  const int64_t started_unix_s_;
+  ReportText* const out_;
+  PhaseAgents agents_;
+};
 
 }  // namespace lockstep
 

@@ -17,6 +17,7 @@
 #include "common/status_macros.h"
 #include "controller/record/ior_math.h"
 #include "controller/ior/ior_report.h"
+#include "controller/record/run_observer.h"
 #include "controller/record/phase_reduce.h"
 #include "controller/record/telemetry_file.h"
 #include "controller/plan/plan.h"
@@ -190,7 +191,7 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
 absl::Status WriteRebuiltRun(const std::string& run_dir, const RebuiltRun& run) {
   if (!run.from_journal) return absl::OkStatus();
   RETURN_IF_ERROR(WriteFileAtomically(run_dir + "/run.json", ToJson(run.record, true) + "\n"));
-  return WriteFileAtomically(run_dir + "/summary.txt", run.text);
+  return WriteSummaryTxt(run_dir, run.text);
 }
 
 }  // namespace lockstep

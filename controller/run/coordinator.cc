@@ -41,7 +41,6 @@
 #include "controller/run/phase_attempt.h"
 #include "controller/run/phase_specs.h"
 #include "controller/run/run_error.h"
-#include "controller/run/run_printer.h"
 #include "controller/run/run_store.h"
 
 namespace lockstep {
@@ -71,14 +70,14 @@ absl::Status CheckAgentWireVersion(const v1::HostFacts& facts, const std::string
 // The protocol: attach → clock offsets → for each test, repetition and phase
 // a PhaseAttempt (repeated on start skew with on_skew = "repeat") → remove
 // the repetition's files → detach → run.json, summary.txt. The parts it
-// drives (AgentRoster, Heartbeater, PhaseAttempt, RunPrinter, RunStore) have
+// drives (AgentRoster, Heartbeater, PhaseAttempt, RunStore) have
 // their own headers. Runs on the calling thread.
 class Coordinator {
  public:
   Coordinator(const Plan& plan, const RunOptions& options)
       : plan_(plan),
         options_(options),
-        printer_(options.print, options.ior_text, options.ior_verbose) {}
+        events_(options.observer) {}
 
   RunOutcome Run();
 
@@ -135,7 +134,7 @@ class Coordinator {
   AgentRoster roster_;
   std::unique_ptr<Heartbeater> heartbeater_;  // while agents are attached
   BarrierLead lead_;
-  RunPrinter printer_;
+  RunEmitter events_;  // what the run prints, to RunOptions.observer
   std::string controller_name_;  // "host pid N", sent with Attach
   v1::RunRecord record_;
   // Set once an agent was lost and the run went on without it.
@@ -164,13 +163,13 @@ RunOutcome Coordinator::Run() {
   }
   store_ = std::move(*store);
   StartRecord();
-  printer_.Header(record_);
+  events_.RunBegin(record_);
   RunError failure = SetUpAgents();
   // client_agents: every test's count checked before the first test runs.
   for (uint32_t t = 0; t < plan_.tests() && !failure; ++t) failure = UseClientsOf(t);
   if (!failure) failure = CheckAggregates();
   if (!failure) {
-    printer_.AgentsReady(record_);
+    events_.AgentsReady(record_);
     // Not fatal: only a rebuild from the journal misses it.
     if (absl::Status s = store_->WriteRunStart(record_); !s.ok()) {
       LogWarning("%s/run-start.json not written: %s", store_->dir(), s.message());
@@ -196,16 +195,7 @@ void Coordinator::StartRecord() {
   record_.set_controller_host(LocalHostName());
   record_.set_lockstep_version(LOCKSTEP_VERSION);
   record_.set_command_line(options_.command_line);
-  record_.set_ior_command_line(options_.ior_command_line);
-  record_.set_ior_verbose(options_.ior_verbose);
-  record_.set_ior_reference_number(options_.ior_reference_number);
-  if (options_.ior_reorder_given) {
-    record_.set_ior_reorder_constant(options_.ior_reorder.node_offset > 0);
-    record_.set_ior_reorder_random(options_.ior_reorder.random);
-    record_.set_ior_reorder_random_seed(options_.ior_reorder.random_seed);
-    record_.set_ior_task_offset(std::max<uint32_t>(options_.ior_reorder.task_offset, 1));
-  }
-  record_.set_iozone_command_line(options_.iozone_command_line);
+  record_.MergeFrom(options_.record_fields);
   record_.set_smoke(plan_.smoke);
   for (const std::string& c : plan_.smoke_changes) record_.add_smoke_changes(c);
 }
@@ -213,7 +203,7 @@ void Coordinator::StartRecord() {
 RunError Coordinator::SetUpAgents() {
   if (RunError e = ResolveAgentEndpoints(plan_, options_, &endpoints_)) return e;
   if (!endpoints_.local_allow_commands.empty()) {
-    printer_.Note(absl::StrFormat("local agents allow the plan's programs: %s",
+    events_.Note(absl::StrFormat("local agents allow the plan's programs: %s",
                                   absl::StrJoin(endpoints_.local_allow_commands, ", ")));
   }
   if (absl::Status fds = EnsureFileLimit(endpoints_.agents.size()); !fds.ok()) {
@@ -231,7 +221,7 @@ RunError Coordinator::SetUpAgents() {
   // Layouts and checksums a root's file system cannot have, before any phase.
   if (RunError e = CheckFsSettings(plan_, roster_.clients())) return e;
   if (RunError e = ChooseAndCheckDatasets(plan_, roster_.clients(), options_.force, &datasets_)) return e;
-  for (const std::string& note : datasets_.notes) printer_.Note(note);
+  for (const std::string& note : datasets_.notes) events_.Note(note);
   // Leases run from Attach: with many agents the clock round may outlast one.
   heartbeater_ = std::make_unique<Heartbeater>(
       roster_.all(), absl::Milliseconds(plan_.lease_ms), plan_.io_stall_timeout_ms);
@@ -342,7 +332,7 @@ RunError Coordinator::CheckAttached() {
     if (not_after != agent->facts.extra().end() &&
         absl::ParseTime(absl::RFC3339_full, not_after->second, &t, &err) &&
         t - absl::Now() < kCertExpiryWarning) {
-      printer_.Note(absl::StrFormat(
+      events_.Note(absl::StrFormat(
           "warning: agent %s: its certificate expires on %s: issue a new one (lockstep certs "
           "issue --dir DIR --agent %s --force) and restart the agent",
           agent->address(), not_after->second, agent->facts.hostname()));
@@ -398,7 +388,7 @@ RunError Coordinator::MeasureClocks() {
   }
   if (bad.empty()) return {};
   if (plan_.on_clock == "fail") return Fail(RunFailure::kConnect, absl::StrJoin(bad, "\n"));
-  for (const std::string& b : bad) printer_.Note("warning: " + b);
+  for (const std::string& b : bad) events_.Note("warning: " + b);
   return {};
 }
 
@@ -426,7 +416,7 @@ RunError Coordinator::RunTest(uint32_t test_id) {
     *test->add_summary() = SummarizePhase(accepted[phase.name], BaseSpec(phase, test_id, 0),
                                           phase.name, test_id, reorder);
   }
-  printer_.TestDone(*test);
+  events_.TestDone(*test);
   return {};
 }
 
@@ -444,7 +434,7 @@ RunError Coordinator::CheckAggregates() {
       if (!split.ok()) return Fail(RunFailure::kBadPlan, std::string(split.status().message()));
       const std::string note =
           AggregateNote(phase, t, plan_.TasksPerAgent(phase, t) * clients, *split);
-      if (!note.empty()) printer_.Note(note);
+      if (!note.empty()) events_.Note(note);
     }
   }
   return {};
@@ -457,7 +447,7 @@ RunError Coordinator::UseClientsOf(uint32_t test_id) {
   if (want > have && partial_) {
     // Agents were lost and the run goes on without them (on_agent_loss =
     // "continue"): the test runs on those left, its results partial.
-    printer_.Note(absl::StrFormat(
+    events_.Note(absl::StrFormat(
         "test %u: client_agents asks for %u client agents, %zu are left after the loss: "
         "running on %zu (partial)",
         test_id, want, have, have));
@@ -539,7 +529,7 @@ RunError Coordinator::AfterFailedPhase(const RunError& failure,
     return Fail(RunFailure::kAgentLost, lost.message + "; no client agent is left to continue with");
   }
   partial_ = lost;
-  printer_.Note(absl::StrFormat(
+  events_.Note(absl::StrFormat(
       "%s: continuing without %s (on_agent_loss = \"continue\"); results from here on are "
       "partial",
       lost.message, others.empty() ? "it" : "them"));
@@ -577,7 +567,7 @@ RunError Coordinator::RunPhase(const PhasePlan& phase, v1::PhaseSpec base, v1::T
   }
   SetFindNewer(phase, *test, rep, &base);  // find -newer: an earlier phase's start
   const int max_attempts = plan_.on_skew == "repeat" ? 3 : 1;
-  const RunParts parts{plan_, options_, roster_, *heartbeater_, printer_, lead_};
+  const RunParts parts{plan_, options_, roster_, *heartbeater_, events_, lead_};
   for (int attempt = 1;; ++attempt) {
     v1::PhaseRecord* pr = test->add_phases();
     pr->set_attempts(static_cast<uint32_t>(attempt));
@@ -596,22 +586,22 @@ RunError Coordinator::RunPhase(const PhasePlan& phase, v1::PhaseSpec base, v1::T
     }
     // The agents' full telemetry goes to telemetry.pb.gz, not run.json.
     absl::Status moved = store_->MoveTelemetryOut(pr);
-    if (!moved.ok()) printer_.Note(absl::StrFormat("warning: %s", moved.message()));
+    if (!moved.ok()) events_.Note(absl::StrFormat("warning: %s", moved.message()));
     // Printed while the per-agent records are still here (find's matches,
     // mdtest's lines read them).
     // A failed command phase too: each host's status and stderr.
-    if ((!failure || pr->kind() == v1::COMMAND) && !repeat) printer_.PhaseDone(*pr);
+    if ((!failure || pr->kind() == v1::COMMAND) && !repeat) events_.PhaseDone(*pr);
     if (!failure && !repeat) {  // a repeated phase has the skew bound's note
       const std::string late = MissedStartNote(*pr);
-      if (!late.empty()) printer_.Note(late);
+      if (!late.empty()) events_.Note(late);
     }
     // Journaled, then its per-agent records leave memory for the run
     // directory's spool (run.json gets them back): memory stays bounded.
     absl::Status journaled = store_->JournalAndOffload(pr);
-    if (!journaled.ok()) printer_.Note(absl::StrFormat("warning: %s", journaled.message()));
+    if (!journaled.ok()) events_.Note(absl::StrFormat("warning: %s", journaled.message()));
     if (failure) return failure;
     if (repeat) {
-      printer_.Note(absl::StrFormat("%s; repeating (attempt %d of %d)", skew, attempt + 1,
+      events_.Note(absl::StrFormat("%s; repeating (attempt %d of %d)", skew, attempt + 1,
                                     max_attempts));
       continue;
     }
@@ -694,7 +684,7 @@ RunError Coordinator::RemoveFiles(const std::vector<v1::PhaseSpec>& bases, uint3
   }
   if (timed && stop_unix_ns >= start_unix_ns && start_unix_ns != INT64_MAX) {
     const double seconds = static_cast<double>(stop_unix_ns - start_unix_ns) / 1e9;
-    printer_.FilesRemoved(seconds, rep);
+    events_.FilesRemoved(seconds, rep);
     if (last_phase) {
       v1::IterationRow* r = last_phase->mutable_remove_row();
       r->set_access("remove");
@@ -779,12 +769,16 @@ void Coordinator::Finish(RunOutcome* outcome, const RunError& failure) {
     record_.set_status("complete");
   }
   record_.set_finished_at(FormatRfc3339(RealtimeNs()));
-  printer_.Footer(record_, store_->dir());
+  events_.RunEnd(record_, store_->dir());
   absl::Status s = store_->WriteRunJson(record_);
-  if (s.ok()) s = store_->WriteSummary(printer_.text());
+  if (s.ok()) s = WriteSummaryTxt(store_->dir(), options_.report ? options_.report->text() : "");
+  if (s.ok()) s = events_.status();
   if (!s.ok()) {
-    printer_.Note(absl::StrFormat("error: %s", s.message()));
-    if (outcome->failure == RunFailure::kNone) outcome->failure = RunFailure::kOther;
+    events_.Note(absl::StrFormat("error: %s", s.message()));
+    if (outcome->failure == RunFailure::kNone) {
+      outcome->failure = RunFailure::kOther;
+      outcome->error = std::string(s.message());
+    }
   }
   outcome->run_dir = store_->dir();
   outcome->record = record_;

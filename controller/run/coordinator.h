@@ -6,10 +6,10 @@
 // The protocol is coordinator.cc; its parts have their own headers:
 // AgentRoster (the agents and what is known of each), Heartbeater (leases),
 // PhaseAttempt (one phase's steps), PhaseStream (one agent's Start call),
-// ProgressLine, RunPrinter (IOR's layout and Lockstep's '#' lines),
-// AgentEndpoints (which agents, which credentials), RunStore (the results
-// directory). Failures come back as a RunFailure; the command line picks
-// the exit code.
+// ProgressLine, AgentEndpoints (which agents, which credentials), RunStore
+// (the results directory). What the run prints is its events, to
+// RunOptions.observer: the coordinator knows no tool's layout. Failures come
+// back as a RunFailure; the command line picks the exit code.
 #ifndef LOCKSTEP_CONTROLLER_RUN_COORDINATOR_H_
 #define LOCKSTEP_CONTROLLER_RUN_COORDINATOR_H_
 
@@ -21,7 +21,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "common/tls.h"
-#include "controller/record/ior_math.h"
+#include "controller/record/run_observer.h"
 #include "controller/plan/plan.h"
 #include "controller/run/run_failure.h"
 #include "lockstep/v1/results.pb.h"
@@ -46,25 +46,16 @@ struct RunOptions {
   // these is refused). Role ROLE_UNSPECIFIED: the agent's own, from Attach.
   std::vector<AgentPlan> agents;
   std::string command_line;
-  // `lockstep ior`: IOR's own command line for IOR's "Command line" line
-  // (empty: command_line), and IOR's -v.
-  std::string ior_command_line;
-  bool ior_verbose = false;
-  int32_t ior_reference_number = 0;  // IOR -A
-  // IOR -C (node_offset > 0), -Z, -X, -Q, for the Options block and summary
-  // columns of every test, a write-only one too (RunRecord.ior_reorder_*).
-  TestReorder ior_reorder;
-  bool ior_reorder_given = false;  // from `lockstep ior`; else the specs say it
-  // `lockstep iozone`: IOzone's own command line (RunRecord.iozone_command_line).
-  std::string iozone_command_line;
-  // Where the report goes (stdout in the CLI).
-  std::function<void(const std::string&)> print;
-  // false: leave the IOR layout (header, options, per-iteration and summary
-  // tables, start-skew table) out of `print` and summary.txt; Lockstep's own
-  // lines (telemetry, skew marks, warnings, status, results directory) still
-  // come, each starting with '#'. For commands that print another layout
-  // (lockstep mdtest) from the RunRecord.
-  bool ior_text = true;
+  // The front end's own fields of the run's record (its tool's command line
+  // and options: ior_*, iozone_command_line), merged into the RunRecord when
+  // the run starts, so that run.json and every report have them.
+  v1::RunRecord record_fields;
+  // Receives every event of the run (controller/record/run_observer.h): the
+  // front end's reports; may be null. An observer's error fails the run
+  // (RunFailure::kOther) at its end.
+  RunObserver* observer = nullptr;
+  // What the observers printed; summary.txt is its text (empty when null).
+  const ReportText* report = nullptr;
   // Live progress, one line updated in place (stderr on a terminal); may be
   // empty.
   std::function<void(const std::string&)> progress;

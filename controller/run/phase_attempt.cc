@@ -127,7 +127,7 @@ RunError PhaseAttempt::Prepare() {
                                  : absl::StrFormat("phase %s: %s", phase_id_, status.message())));
   }
   if (!prepared_.empty()) *record_->mutable_dir_fs() = prepared_[0]->dir_fs();
-  run_.printer.TestStarted(test_, *record_);
+  run_.events.TestStarted(test_, *record_);
   return {};
 }
 
@@ -199,7 +199,7 @@ RunError PhaseAttempt::CacheStep(const std::vector<AgentClient*>& who, bool sync
     }
     if (!reply.warning().empty()) {
       acc.set_warning(reply.warning());
-      run_.printer.Note(absl::StrFormat("warning: %s %s: %s", RoleName(who[i]->role()),
+      run_.events.Note(absl::StrFormat("warning: %s %s: %s", RoleName(who[i]->role()),
                                         who[i]->address(), reply.warning()));
     }
   }
@@ -229,7 +229,7 @@ void PhaseAttempt::Start() {
       absl::Nanoseconds(record_->prepared_unix_ns() - record_->prepare_sent_unix_ns());
   const LeadPlan plan = run_.lead.Plan(max_delay, prepare_round, clients_.size());
   // Said before the instant is chosen (and so before the phase starts).
-  if (!plan.note.empty()) run_.printer.Note(absl::StrFormat("phase %s: %s", phase_id_, plan.note));
+  if (!plan.note.empty()) run_.events.Note(absl::StrFormat("phase %s: %s", phase_id_, plan.note));
   const absl::Duration lead = plan.lead;
   const int64_t start_at_unix_ns = RealtimeNs() + absl::ToInt64Nanoseconds(lead);
   start_at_mono_ns_ = MonotonicNs() + absl::ToInt64Nanoseconds(lead);
@@ -375,7 +375,7 @@ void PhaseAttempt::CheckDelivery() {
 }
 
 RunError PhaseAttempt::Watch() {
-  for (const std::string& notice : run_.heartbeater.TakeNotices()) run_.printer.Note(notice);
+  for (const std::string& notice : run_.heartbeater.TakeNotices()) run_.events.Note(notice);
   if (auto lost = run_.heartbeater.Lost()) {
     return LoseDuringPhase(run_.roster.at(lost->index), lost->reason,
                            lost->kind == v1::SESSION_GONE);

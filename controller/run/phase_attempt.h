@@ -31,7 +31,7 @@
 #include "controller/run/heartbeater.h"
 #include "controller/run/phase_stream.h"
 #include "controller/run/run_error.h"
-#include "controller/run/run_printer.h"
+#include "controller/record/run_observer.h"
 #include "lockstep/v1/results.pb.h"
 
 namespace lockstep {
@@ -42,7 +42,7 @@ struct RunParts {
   const RunOptions& options;
   AgentRoster& roster;
   Heartbeater& heartbeater;
-  RunPrinter& printer;
+  RunEmitter& events;  // what the run prints (RunOptions.observer)
   BarrierLead& lead;  // across the run's phases
 };
 

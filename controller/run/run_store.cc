@@ -162,19 +162,6 @@ absl::Status RunStore::JournalAndOffloadAgents(v1::PhaseRecord* phase) {
     agents.Swap(phase->mutable_agents());  // kept in memory: run.json stays complete
     return journaled.ok() ? s : journaled;
   }
-  // What in-process readers of the record still need: mdtest's "FS" line
-  // comes from rank 0's task.
-  if (phase->kind() == v1::MDTEST) {
-    for (const v1::AgentPhaseRecord& a : agents) {
-      for (const v1::TaskResult& t : a.tasks()) {
-        if (t.rank() != 0) continue;
-        v1::AgentPhaseRecord* kept = phase->add_agents();
-        kept->set_address(a.address());
-        kept->set_role(a.role());
-        *kept->add_tasks() = t;
-      }
-    }
-  }
   return journaled;
 }
 
@@ -298,10 +285,6 @@ absl::Status RunStore::WritePhaseJson(const v1::PhaseRecord& phase, int fd,
 
 absl::Status RunStore::WriteRunStart(const v1::RunRecord& run) {
   return WriteFileAtomically(dir_ + "/run-start.json", ToJson(run, true) + "\n");
-}
-
-absl::Status RunStore::WriteSummary(const std::string& text) {
-  return WriteFileAtomically(dir_ + "/summary.txt", text);
 }
 
 }  // namespace lockstep

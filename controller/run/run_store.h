@@ -1,7 +1,7 @@
 // The results directory of one run: <out>/<run-id>/ with plan.toml (copy),
 // journal.jsonl (one finished phase per line, fsynced), run.json (one line,
-// no indentation: `jq .` shows it indented) and summary.txt (both written
-// atomically), and telemetry.pb.gz (the agents' full host telemetry, one
+// no indentation: `jq .` shows it indented, written atomically; the
+// coordinator writes summary.txt beside it with WriteSummaryTxt), and telemetry.pb.gz (the agents' full host telemetry, one
 // v1::TelemetryLine per agent and phase, length-delimited protobuf, gzip;
 // run.json keeps a brief per agent and per role). A run never overwrites
 // another.
@@ -12,8 +12,8 @@
 // directory (.agents.spool, removed by the destructor), and WriteRunJson
 // streams run.json to disk, splicing every phase's agents back from the
 // spool one phase at a time. The in-memory record the coordinator keeps is
-// then light: phase-level fields only (plus, for mdtest phases, rank 0's
-// task, for mdtest's "FS" line).
+// then light: phase-level fields only (reports that need a phase's agents
+// keep them from its OnPhaseDone event: record/run_observer.h PhaseAgents).
 #ifndef LOCKSTEP_CONTROLLER_RUN_RUN_STORE_H_
 #define LOCKSTEP_CONTROLLER_RUN_RUN_STORE_H_
 
@@ -56,10 +56,10 @@ class RunStore {
   absl::Status MoveTelemetryOut(v1::PhaseRecord* phase);
   absl::Status AppendJournal(const v1::PhaseRecord& phase);
   // Appends `phase` to the journal (as AppendJournal), then offloads its
-  // agents to the spool: `phase` keeps no AgentPhaseRecord (mdtest phases:
-  // one, with rank 0's task only) and WriteRunJson restores them. Phase-level
-  // fields set later (a remove row) still reach run.json. If the spool
-  // cannot be written, `phase` keeps its agents (and the error says so).
+  // agents to the spool: `phase` keeps no AgentPhaseRecord and WriteRunJson
+  // restores them. Phase-level fields set later (a remove row) still reach
+  // run.json. If the spool cannot be written, `phase` keeps its agents (and
+  // the error says so).
   absl::Status JournalAndOffload(v1::PhaseRecord* phase);
   // run.json, streamed (a phase at a time) and renamed into place.
   absl::Status WriteRunJson(const v1::RunRecord& run);
@@ -67,7 +67,6 @@ class RunStore {
   // command lines, agents; no tests), so that `lockstep report` can rebuild
   // a run that never wrote run.json with its header and agent lines.
   absl::Status WriteRunStart(const v1::RunRecord& run);
-  absl::Status WriteSummary(const std::string& text);
 
  private:
   RunStore() = default;

@@ -24,6 +24,7 @@
 #include "common/tls.h"
 #include "common/tls_ca.h"
 #include "controller/cli/exit_codes.h"
+#include "controller/ior/ior_report.h"
 #include "controller/plan/plan.h"
 #include "controller/run/coordinator.h"
 #include "gmock/gmock.h"
@@ -350,7 +351,7 @@ TEST_F(FaultTest, AgentRestartedBetweenPhasesIsLostWithAClearMessage) {
   options.insecure = true;
   bool restarted = false;
   Clock::time_point t0;
-  options.print = [&](const std::string& text) {
+  ReportText report([&](const std::string& text) {
     if (restarted || text.rfind("write ", 0) != 0) return;
     restarted = true;
     ASSERT_OK(cluster_.Restart(1, TestCluster::Port::kSame));
@@ -362,7 +363,9 @@ TEST_F(FaultTest, AgentRestartedBetweenPhasesIsLostWithAClearMessage) {
       EXPECT_THAT(ReadFileToString(cluster_.log_path(1)).value_or(""), HasSubstr("Heartbeat from"));
     });
     t0 = Clock::now();
-  };
+  });
+  IorReportObserver ior(/*verbose=*/false, &report);
+  options.observer = &ior;
   RunOutcome outcome = RunPlan(*plan, options);
   ASSERT_TRUE(restarted);
   Report("agent restart between phases: run end after restart", MsSince(t0), outcome.error);

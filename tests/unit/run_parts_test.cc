@@ -1,6 +1,6 @@
 // The coordinator's parts that need no agent: the roster's bookkeeping, the
-// error rules, the progress line, the printer's ior_text filter and the
-// phase arithmetic.
+// error rules, the progress line and the phase arithmetic (the reports:
+// run_observer_test.cc).
 #include <string>
 #include <vector>
 
@@ -10,7 +10,6 @@
 #include "controller/run/phase_specs.h"
 #include "controller/run/progress_line.h"
 #include "controller/run/run_error.h"
-#include "controller/run/run_printer.h"
 #include "gtest/gtest.h"
 
 namespace lockstep {
@@ -111,20 +110,6 @@ TEST(ProgressLine, LiveLineOrPlainLinesEvery10Seconds) {
   to_a_file.Update({});  // the first plain line comes 10 s in
   to_a_file.Clear();
   EXPECT_TRUE(plain.empty());
-}
-
-TEST(RunPrinter, IorTextOffKeepsOnlyLockstepLines) {
-  std::string out;
-  RunPrinter printer([&](const std::string& s) { out += s; }, /*ior_text=*/false,
-                     /*ior_verbose=*/false);
-  printer.Header(v1::RunRecord());  // IOR's lines: left out
-  printer.FilesRemoved(1.5, 0);      // a '#' line: kept
-  printer.Note("warning: x");
-  EXPECT_EQ(out, printer.text());
-  EXPECT_NE(out.find("warning: x"), std::string::npos);
-  for (size_t at = 0; at < out.size(); at = out.find('\n', at) + 1) {
-    EXPECT_EQ(out[at], '#') << out;
-  }
 }
 
 TEST(PhaseResults, InstantsMoveToOurClockAndZeroStaysZero) {

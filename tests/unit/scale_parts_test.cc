@@ -493,13 +493,7 @@ TEST(RunStore, OffloadsEachPhasesAgentsAndRunJsonHasThemAll) {
     for (int k = 0; k < 3; ++k) {
       v1::PhaseRecord* p = run.mutable_tests(t)->mutable_phases(k);
       ASSERT_TRUE((*store)->JournalAndOffload(p).ok());
-      if (p->kind() == v1::MDTEST) {  // rank 0's task stays, for mdtest's FS line
-        ASSERT_EQ(p->agents_size(), 1);
-        ASSERT_EQ(p->agents(0).tasks_size(), 1);
-        EXPECT_EQ(p->agents(0).tasks(0).dir_fs().files(), 77u);
-      } else {
-        EXPECT_EQ(p->agents_size(), 0);
-      }
+      EXPECT_EQ(p->agents_size(), 0);  // mdtest's too: its report kept them (PhaseAgents)
     }
   }
   // Set after the journal: still in run.json.
