@@ -86,6 +86,8 @@ absl::Status ReplayRun(const v1::RunRecord& run, const std::string& run_dir,
     for (const v1::PhaseRecord& p : t.phases()) {
       if (IsSuperseded(p)) continue;
       events.TestStarted(t, p);
+      // Said during the phase, before its instant (controller/run/phase_attempt.cc).
+      if (!p.start_late_warning().empty()) events.Note(p.start_late_warning());
       // As the run emitted them (controller/run/coordinator.cc): a failed
       // command phase still shows each host's times and status.
       if (p.ok() || p.kind() == v1::COMMAND) events.PhaseDone(p);

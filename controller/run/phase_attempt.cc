@@ -371,7 +371,7 @@ void PhaseAttempt::CheckDelivery() {
   const std::string warning = LateStartWarning(phase_id_, d);
   if (warning.empty()) return;
   record_->set_start_late_warning(warning);
-  run_.printer.Note(warning);
+  run_.events.Note(warning);
 }
 
 RunError PhaseAttempt::Watch() {
