@@ -23,8 +23,10 @@ namespace lockstep {
 //               over the epochs (au_mean), au_passed when au_mean is at least
 //               au_threshold: DLIO's train_au_mean_percentage and
 //               train_au_meet_expectation (docs/ai-workloads.md says where
-//               ours differs). Per host (agent): Σ compute / Σ wall of its
-//               accelerators. Batch waits merged exactly.
+//               ours differs). An accelerator's AU over the phase (au_min,
+//               au_max) is the mean of its epochs'; a host's
+//               (AgentPhaseRecord.au) the mean of its accelerators'. Batch
+//               waits merged exactly.
 //   checkpoint: row "checkpoint-write"/"checkpoint-read": aggregate; per
 //               checkpoint the slowest rank's throughput (min), the longest
 //               rank's duration (max) and checkpoint bytes / that duration,

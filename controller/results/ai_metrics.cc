@@ -55,18 +55,17 @@ double HostMinAu(const v1::PhaseRecord& pr) {
   return lo == std::numeric_limits<double>::infinity() ? pr.ai().au_min() : lo;
 }
 
-// The (metric, value) pairs of one repetition of a result of `operation`.
-std::vector<std::pair<std::string, double>> ValuesOf(const std::string& operation,
-                                                     const v1::PhaseRecord& pr) {
+// The (metric, value) pairs of one repetition of a train or checkpoint phase.
+std::vector<std::pair<std::string, double>> ValuesOf(const v1::PhaseRecord& pr) {
   const v1::AiSummary& ai = pr.ai();
-  if (operation == "train") {
+  if (pr.kind() == v1::TRAIN) {
     return {{"au", ai.au_mean()},
             {"au_min", ai.au_min()},
             {"au_host_min", HostMinAu(pr)},
             {"samples_per_s", ai.samples_per_s()}};
   }
-  if (operation == "checkpoint-write" || operation == "checkpoint-read") {
-    const std::string op = operation == "checkpoint-write" ? "write" : "read";
+  if (pr.kind() == v1::CHECKPOINT) {
+    const std::string op = pr.spec().checkpoint_op() == v1::CHECKPOINT_READ ? "read" : "write";
     return {{absl::StrCat("checkpoint_", op, "_min_mib_per_s"), ai.min_rank_mib_per_s()},
             {absl::StrCat("checkpoint_", op, "_aggregate_mib_per_s"), ai.aggregate_mib_per_s()},
             {absl::StrCat("checkpoint_", op, "_max_duration_s"), ai.max_duration_s()}};
@@ -83,7 +82,7 @@ std::vector<AiMetric> AiMetricsOf(const v1::RunRecord& run) {
       std::vector<AiMetric> metrics;
       for (const v1::PhaseRecord& pr : test.phases()) {
         if (pr.phase() != row.phase() || !Accepted(pr)) continue;
-        const auto values = ValuesOf(row.operation(), pr);
+        const auto values = ValuesOf(pr);
         if (metrics.empty()) {
           for (const auto& [name, v] : values) {
             AiMetric& m = metrics.emplace_back();
@@ -94,7 +93,7 @@ std::vector<AiMetric> AiMetricsOf(const v1::RunRecord& run) {
         for (size_t i = 0; i < values.size() && i < metrics.size(); ++i) {
           metrics[i].values.push_back(values[i].second);
         }
-        if (row.operation() == "train" && pr.ai().au_threshold() > 0) {
+        if (pr.kind() == v1::TRAIN && !metrics.empty() && pr.ai().au_threshold() > 0) {
           AiMetric& au = metrics[0];
           au.threshold = pr.ai().au_threshold();
           au.passed = au.passed == 0 ? 0 : (pr.ai().au_passed() ? 1 : 0);

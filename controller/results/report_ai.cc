@@ -92,25 +92,26 @@ void HostLines(const v1::PhaseRecord& pr, bool name_rep, std::vector<PlotSeries>
     }
   }
   for (const v1::AgentPhaseRecord& a : pr.agents()) {
-    std::map<uint32_t, std::pair<int64_t, int64_t>> epoch_cw;  // epoch -> (compute, wall)
+    std::map<uint32_t, std::pair<double, int>> epoch_au;  // epoch -> (Σ AU, accelerators)
     std::map<uint32_t, int64_t> epoch_stop;
     for (const v1::TaskResult& t : a.tasks()) {
       for (int e = 0; e < t.train().epochs_size(); ++e) {
         const v1::TrainEpoch& ep = t.train().epochs(e);
-        epoch_cw[e].first += ep.compute_ns();
-        epoch_cw[e].second += ep.wall_ns();
+        if (ep.wall_ns() > 0) {
+          epoch_au[e].first += std::min(1.0, static_cast<double>(ep.compute_ns()) /
+                                                 static_cast<double>(ep.wall_ns()));
+        }
+        ++epoch_au[e].second;
         epoch_stop[e] = std::max(epoch_stop[e], ep.stop_unix_ns());
       }
     }
-    if (epoch_cw.empty()) continue;
+    if (epoch_au.empty()) continue;
     PlotSeries s;
     s.name = name_rep ? absl::StrFormat("rep %u %s", pr.repetition(), a.address()) : a.address();
     s.style = static_cast<int>(pr.repetition());
-    for (const auto& [e, cw] : epoch_cw) {
-      const double au = cw.second > 0 ? 100.0 * static_cast<double>(cw.first) /
-                                            static_cast<double>(cw.second)
-                                      : 0;
-      s.points.push_back({static_cast<double>(epoch_stop[e] - start_ns) / 1e9, au});
+    for (const auto& [e, sum] : epoch_au) {
+      s.points.push_back({static_cast<double>(epoch_stop[e] - start_ns) / 1e9,
+                          100.0 * sum.first / sum.second});
     }
     out->push_back(std::move(s));
   }

@@ -10,8 +10,8 @@
 //                     median over the repetitions with whiskers from min to
 //                     max.
 //   AuOverTimeFigures per run, test and train phase of two or more epochs:
-//                     each host's AU (Σ compute / Σ wall of its
-//                     accelerators in the epoch) at the end of each epoch,
+//                     each host's AU (the mean of its accelerators' AU in
+//                     the epoch) at the end of each epoch,
 //                     seconds since the phase started; one line per host
 //                     (and repetition, when there are several).
 #ifndef LOCKSTEP_CONTROLLER_RESULTS_REPORT_AI_H_

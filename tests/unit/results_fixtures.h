@@ -188,6 +188,8 @@ inline void SetAiFigures(v1::RunRecord* run, const std::string& operation,
         }
       } else {
         ph.set_kind(v1::CHECKPOINT);
+        ph.mutable_spec()->set_checkpoint_op(operation == "checkpoint-read" ? v1::CHECKPOINT_READ
+                                                                            : v1::CHECKPOINT_WRITE);
         ai->set_checkpoints(2);
         ai->set_min_rank_mib_per_s(100 * b);
         ai->set_aggregate_mib_per_s(400 * b);
