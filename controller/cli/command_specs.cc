@@ -547,8 +547,9 @@ constexpr std::array<FlagSpec, 5> kGateFlags = {{
      .help = "the run to compare with; last-good: the newest complete run of the same plan "
              "in the db"},
     {.name = "max-drop", .kind = FlagKind::kList, .value_name = "PCT|METRIC=PCT",
-     .help = "the largest bandwidth drop that passes, as 5% or 5; METRIC=PCT (an operation or "
-             "phase name, e.g. write=10%) overrides it for one metric (default 5%)."},
+     .help = "the largest bandwidth drop that passes, as 5% or 5; METRIC=PCT (an operation, a "
+             "phase name or an AI figure, e.g. write=10%, au=2%, "
+             "checkpoint_write_min_mib_per_s=10%) overrides it for one metric (default 5%)."},
     {.name = "junit", .value_name = "FILE", .help = "also write the verdicts as JUnit XML"},
     {.name = "noise-window", .value_name = "N",
      .help = "also excuse a drop within the run-to-run spread of the N complete runs of the "
@@ -564,7 +565,11 @@ constexpr CommandSpec kGate = {
     .summary = "pass or fail a run against a baseline, for CI",
     .description =
         "Fails a result whose bandwidth dropped by more than --max-drop, significantly by "
-        "Welch's t-test over RUN's and the baseline's repetitions. The verdict depends on RUN, "
+        "Welch's t-test over RUN's and the baseline's repetitions; so too each AI figure of a "
+        "train or checkpoint result (au, au_min, au_host_min, samples_per_s, "
+        "checkpoint_{write,read}_{min_mib_per_s,aggregate_mib_per_s,max_duration_s}: a "
+        "duration fails when it rises), and a train result whose AU fell below its threshold "
+        "where the baseline's did not. The verdict depends on RUN, "
         "the baseline and, with --noise-window, runs recorded before the baseline only.\n\n"
         "RUN and --baseline are run ids recorded in the history db, run directories holding "
         "run.json, or run.json files.",

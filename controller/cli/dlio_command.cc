@@ -196,7 +196,7 @@ StepResult SweepStep(DlioRun* run, const std::string& command_line, uint32_t n, 
   run->plan_options.train_only = !first;
   Print(absl::StrFormat("# lockstep dlio: find-max: %u accelerators per host\n", n));
   StepResult r = RunOnce(run, command_line);
-  if (r.exit_code == kExitOk && r.trained) {
+  if ((r.exit_code == kExitOk || r.exit_code == kExitAuBelowThreshold) && r.trained) {
     Print(absl::StrFormat("# lockstep dlio: find-max: %u accelerators per host: AU %.2f%% "
                           "(threshold %.2f%%): %s\n",
                           n, 100 * r.au, 100 * run->config.au_threshold,
@@ -228,7 +228,8 @@ int FindMaxAccelerators(const ParsedFlags& f, const std::string& command_line, D
   auto step = [&](uint32_t n) -> std::optional<int> {
     StepResult r = SweepStep(run, command_line, n, first);
     first = false;
-    if (r.exit_code != kExitOk) return r.exit_code;
+    // A count whose AU fails its threshold is a result of the sweep, not an error.
+    if (r.exit_code != kExitOk && r.exit_code != kExitAuBelowThreshold) return r.exit_code;
     if (r.passed) {
       best = std::max(best, n);
     } else if (failed == 0 || n < failed) {

@@ -16,6 +16,7 @@ enum ExitCode : int {
   kExitVerify = 6,        // data verification found a difference
   kExitSkew = 7,          // a phase's start skew exceeded the plan's bound (on_skew = "fail")
   kExitVersion = 8,       // an agent and the controller speak wire protocols that cannot work together
+  kExitAuBelowThreshold = 9,  // a workload's validity criterion failed (a train phase's AU below its threshold)
   kExitInterrupted = 130, // SIGINT / SIGTERM
 };
 
@@ -40,6 +41,7 @@ constexpr int ExitCodeFor(RunFailure failure) {
     case RunFailure::kSkew: return kExitSkew;
     case RunFailure::kInterrupted: return kExitInterrupted;
     case RunFailure::kVersion: return kExitVersion;
+    case RunFailure::kAuBelowThreshold: return kExitAuBelowThreshold;
     case RunFailure::kOther: break;
   }
   return kExitFailure;

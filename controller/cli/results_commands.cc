@@ -322,6 +322,10 @@ int GateCommand(const std::vector<std::string>& args) {
     }
     options.noise_window = std::move(*loaded);
   }
+  if (auto s = CheckMaxDropMetrics(options.max_drop, baseline, *run); !s.ok()) {
+    Fail("gate", s);
+    return kGateBadInput;
+  }
   GateReport report = EvaluateGate(baseline, *run, options);
   std::printf("%s", report.Text().c_str());
   if (f->Has("junit")) {

@@ -39,42 +39,53 @@ v1::IterationRow RowOf(const std::vector<const v1::TaskResult*>& tasks, const st
   return row;
 }
 
+// One epoch's AU of one accelerator: its compute / its wall (at most 1).
+double EpochAu(const v1::TrainEpoch& ep) {
+  return ep.wall_ns() > 0 ? std::min(1.0, static_cast<double>(ep.compute_ns()) /
+                                              static_cast<double>(ep.wall_ns()))
+                          : 0;
+}
+
+// An accelerator's AU over the phase: the mean of its epochs' (its own AU
+// when it reported no epochs).
+double AcceleratorAu(const v1::TrainResult& tr) {
+  if (tr.epochs_size() == 0) return tr.au();
+  double sum = 0;
+  for (const v1::TrainEpoch& ep : tr.epochs()) sum += EpochAu(ep);
+  return sum / tr.epochs_size();
+}
+
+// AU as DLIO's statscounter.py: per epoch the mean of the accelerators' AU
+// (its allreduce over ranks / comm size), for the phase the mean over the
+// epochs (train_au_mean_percentage), passed when that mean is at or above
+// the threshold (train_au_meet_expectation).
 void TrainSummary(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
                   v1::AiSummary* ai) {
   LatencyHistogram wait;
-  int64_t compute = 0, wall = 0;
   double lo = 1, hi = 0;
-  std::vector<int64_t> epoch_compute, epoch_wall;
+  std::vector<double> epoch_sum;
   for (const v1::TaskResult* t : tasks) {
     const v1::TrainResult& tr = t->train();
     wait.MergeProto(tr.batch_wait());
-    compute += tr.compute_ns();
-    wall += tr.wall_ns();
-    lo = std::min(lo, tr.au());
-    hi = std::max(hi, tr.au());
+    lo = std::min(lo, AcceleratorAu(tr));
+    hi = std::max(hi, AcceleratorAu(tr));
     ai->set_samples(ai->samples() + tr.samples());
     for (int e = 0; e < tr.epochs_size(); ++e) {
-      if (static_cast<size_t>(e) >= epoch_compute.size()) {
-        epoch_compute.push_back(0);
-        epoch_wall.push_back(0);
-      }
-      epoch_compute[e] += tr.epochs(e).compute_ns();
-      epoch_wall[e] += tr.epochs(e).wall_ns();
+      if (static_cast<size_t>(e) >= epoch_sum.size()) epoch_sum.push_back(0);
+      epoch_sum[e] += EpochAu(tr.epochs(e));
     }
   }
-  ai->set_au_mean(wall > 0 ? static_cast<double>(compute) / static_cast<double>(wall) : 0);
+  double sum = 0;
+  for (double s : epoch_sum) {
+    const double au = tasks.empty() ? 0 : s / static_cast<double>(tasks.size());
+    ai->add_epoch_au(au);
+    sum += au;
+  }
+  ai->set_au_mean(epoch_sum.empty() ? 0 : sum / static_cast<double>(epoch_sum.size()));
   ai->set_au_min(tasks.empty() ? 0 : lo);
   ai->set_au_max(hi);
   ai->set_au_threshold(spec.au_threshold());
-  bool passed = ai->au_mean() >= spec.au_threshold();
-  for (size_t e = 0; e < epoch_compute.size(); ++e) {
-    const double au = epoch_wall[e] > 0 ? static_cast<double>(epoch_compute[e]) /
-                                              static_cast<double>(epoch_wall[e])
-                                        : 0;
-    ai->add_epoch_au(au);
-    passed = passed && au >= spec.au_threshold();
-  }
-  ai->set_au_passed(passed && !tasks.empty());
+  ai->set_au_passed(!tasks.empty() && ai->au_mean() >= spec.au_threshold());
   wait.ToProto(ai->mutable_batch_wait());
   *ai->mutable_batch_wait_summary() = SummarizeHistogram(wait);
 }
@@ -105,20 +116,20 @@ void CheckpointSummary(const std::vector<const v1::TaskResult*>& tasks, v1::AiSu
   ai->set_aggregate_mib_per_s(sum_agg / n);
 }
 
-// AgentPhaseRecord.au and samples_per_s of each client from its own tasks.
+// AgentPhaseRecord.au (the mean of its accelerators' AcceleratorAu) and
+// samples_per_s of each client from its own tasks.
 void HostFigures(v1::PhaseRecord* pr) {
   for (v1::AgentPhaseRecord& a : *pr->mutable_agents()) {
     if (a.tasks_size() == 0) continue;
-    int64_t compute = 0, wall = 0;
+    double au = 0;
     uint64_t samples = 0;
     std::vector<const v1::TaskResult*> own;
     for (const v1::TaskResult& t : a.tasks()) {
-      compute += t.train().compute_ns();
-      wall += t.train().wall_ns();
+      au += AcceleratorAu(t.train());
       samples += t.train().samples();
       own.push_back(&t);
     }
-    a.set_au(wall > 0 ? static_cast<double>(compute) / static_cast<double>(wall) : 0);
+    a.set_au(au / a.tasks_size());
     const double secs = WindowSeconds(own);
     a.set_samples_per_s(secs > 0 ? static_cast<double>(samples) / secs : 0);
   }

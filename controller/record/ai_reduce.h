@@ -18,11 +18,15 @@ namespace lockstep {
 // files/s over the window of all tasks) from the tasks of one phase:
 //   datagen:    row "datagen": bytes / (max stop − min start); iops = files/s.
 //   train:      row "train": bytes read / window; iops = samples/s. AU per
-//               accelerator = its compute / its wall; per host (agent) and
-//               for the phase = Σ compute / Σ wall; au_passed when the mean
-//               AU of the accelerators, and every epoch's, is at least
-//               au_threshold (DLIO: train_au_meet_expectation); batch waits
-//               merged exactly.
+//               accelerator and epoch = its compute / its wall; per epoch the
+//               mean over the accelerators (epoch_au), for the phase the mean
+//               over the epochs (au_mean), au_passed when au_mean is at least
+//               au_threshold: DLIO's train_au_mean_percentage and
+//               train_au_meet_expectation (docs/ai-workloads.md says where
+//               ours differs). An accelerator's AU over the phase (au_min,
+//               au_max) is the mean of its epochs'; a host's
+//               (AgentPhaseRecord.au) the mean of its accelerators'. Batch
+//               waits merged exactly.
 //   checkpoint: row "checkpoint-write"/"checkpoint-read": aggregate; per
 //               checkpoint the slowest rank's throughput (min), the longest
 //               rank's duration (max) and checkpoint bytes / that duration,

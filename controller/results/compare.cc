@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "common/sizes.h"
 #include "controller/plan/sweep.h"
+#include "controller/results/ai_metrics.h"
 
 namespace lockstep {
 
@@ -328,6 +329,7 @@ Comparison CompareGroups(const std::vector<v1::RunRecord>& a,
   for (const auto& [key, pb] : rb) {
     if (!ra.count(key)) c.only_b.push_back(key);
   }
+  c.metrics = CompareAiMetrics(a, b);
   if (!a.empty() && !b.empty()) c.differences = DiffRuns(a.front(), b.front());
   return c;
 }
@@ -400,6 +402,7 @@ std::string FormatComparison(const Comparison& c) {
   }
   absl::StrAppend(&out, "MiB/s over the repetitions of each side; change: of the medians.\n");
   absl::StrAppend(&out, "Significance: ", kSignificanceMethod, ".\n");
+  absl::StrAppend(&out, FormatAiMetrics(c.metrics));
   if (!c.only_a.empty()) AppendKeys("\nOnly in A:\n", c.only_a, &out);
   if (!c.only_b.empty()) AppendKeys("\nOnly in B:\n", c.only_b, &out);
   absl::StrAppend(&out, "\n");

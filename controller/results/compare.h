@@ -112,10 +112,26 @@ struct RunDifference {
   std::string a, b;
 };
 
+// One figure of an AI phase (controller/results/ai_metrics.h) on both sides.
+struct MetricComparison {
+  ResultKey key;
+  std::string metric;            // AiMetricDef::name
+  bool lower_is_better = false;
+  std::vector<double> values_a, values_b;  // every repetition of every run of the side
+  double mean_a = 0, mean_b = 0;
+  double median_a = 0, median_b = 0;
+  double median_change_pct = 0;  // (b - a) / a * 100 of the medians; 0 when a == 0
+  WelchResult welch;             // on the values
+  double threshold_a = 0, threshold_b = 0;  // au: the phases' au_threshold
+  int passed_a = -1, passed_b = -1;         // au: 1 pass, 0 fail, -1 not judged
+};
+
 struct Comparison {
   std::string run_a, run_b;  // run ids, a group's joined with ", "
   uint32_t runs_in_a = 1, runs_in_b = 1;
   std::vector<ResultComparison> matched;
+  // The AI figures of the matched train and checkpoint results.
+  std::vector<MetricComparison> metrics;
   std::vector<ResultKey> only_a, only_b;
   std::vector<RunDifference> differences;
 };
@@ -135,8 +151,8 @@ std::vector<RunDifference> DiffRuns(const v1::RunRecord& a, const v1::RunRecord&
 
 // The text the `compare` command prints for two sides: a table of matched
 // results (median and min..max of each side, change of the medians,
-// significance), the method, results on one side only, and the
-// differences. Says what differs when nothing matches.
+// significance), the method, the AI figures (FormatAiMetrics), results on
+// one side only, and the differences. Says what differs when nothing matches.
 std::string FormatComparison(const Comparison& c);
 
 // For three or more runs: one row per result key, one column per run

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <set>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -12,10 +13,14 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "common/status_macros.h"
+#include "controller/results/ai_metrics.h"
 
 namespace lockstep {
 
-double MaxDrop::For(const ResultKey& key) const {
+double MaxDrop::For(const ResultKey& key, const std::string& metric) const {
+  if (!metric.empty()) {
+    if (auto it = by_metric.find(metric); it != by_metric.end()) return it->second;
+  }
   if (auto it = by_metric.find(key.phase); it != by_metric.end()) return it->second;
   if (auto it = by_metric.find(key.operation); it != by_metric.end()) return it->second;
   return default_pct;
@@ -37,8 +42,9 @@ absl::Status ParseMaxDrop(std::string_view text_in, MaxDrop* into) {
       pct >= 100) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--max-drop \"%s\": expected a percentage in [0, 100) as \"5%%\" or \"5\", or a "
-        "per-metric override as \"write=10%%\" (metric = operation or phase name)",
-        std::string(text)));
+        "per-metric override as \"write=10%%\" (metric = operation, phase name or AI figure: "
+        "%s)",
+        std::string(text), AiMetricNames()));
   }
   if (metric.empty()) {
     into->default_pct = pct;
@@ -46,6 +52,32 @@ absl::Status ParseMaxDrop(std::string_view text_in, MaxDrop* into) {
     into->by_metric[metric] = pct;
   }
   return absl::OkStatus();
+}
+
+absl::Status CheckMaxDropMetrics(const MaxDrop& max_drop, const v1::RunRecord& baseline,
+                                 const v1::RunRecord& run) {
+  std::set<std::string> operations, phases;
+  for (const v1::RunRecord* r : {&baseline, &run}) {
+    for (const auto& test : r->tests()) {
+      for (const auto& row : test.summary()) {
+        operations.insert(row.operation());
+        phases.insert(row.phase());
+      }
+    }
+  }
+  for (const auto& [metric, pct] : max_drop.by_metric) {
+    if (operations.count(metric) || phases.count(metric) || FindAiMetric(metric)) continue;
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--max-drop %s=%g%%: \"%s\" is no metric of runs %s and %s; give an operation (%s), a "
+        "phase name (%s) or an AI figure (%s)",
+        metric, pct, metric, baseline.run_id(), run.run_id(), absl::StrJoin(operations, ", "),
+        absl::StrJoin(phases, ", "), AiMetricNames()));
+  }
+  return absl::OkStatus();
+}
+
+std::string GateCase::Name() const {
+  return metric.empty() ? key.ToString() : absl::StrCat(key.ToString(), " ", metric);
 }
 
 absl::StatusOr<int> ParseNoiseWindow(std::string_view text_in) {
@@ -122,6 +154,82 @@ std::string NoiseSourceText(const std::string& baseline_id, const GateOptions& o
 
 }  // namespace
 
+namespace {
+
+// The verdict of one compared case whose drop, threshold, test and spread
+// are set: `run_text` and `baseline_text` are the values with their unit,
+// `p_worse` the one-sided p of "the run is worse".
+void Decide(const GateOptions& options, const std::string& run_text,
+            const std::string& baseline_text, double p_worse, GateCase* g) {
+  std::string numbers = absl::StrFormat("%s vs baseline %s (%+.1f%%; max drop %.1f%%)", run_text,
+                                        baseline_text, -g->drop_pct, g->max_drop_pct);
+  std::string stats =
+      g->welch.available
+          ? absl::StrFormat("one-sided Welch t-test %s, t=%.2f, df=%.1f, %u vs %u reps",
+                            PText(p_worse), g->welch.t, g->welch.df,
+                            static_cast<unsigned>(g->reps_baseline),
+                            static_cast<unsigned>(g->reps_run))
+          : absl::StrFormat("no significance test: %u vs %u reps, threshold only",
+                            static_cast<unsigned>(g->reps_baseline),
+                            static_cast<unsigned>(g->reps_run));
+  if (g->spread_pct >= 0) {
+    absl::StrAppend(&stats, absl::StrFormat("; run-to-run spread %.1f%% over %u window runs",
+                                            g->spread_pct, static_cast<unsigned>(g->spread_runs)));
+  } else if (options.noise_window && g->metric.empty()) {
+    absl::StrAppend(&stats, absl::StrFormat("; no run-to-run spread (%u window runs have it)",
+                                            static_cast<unsigned>(g->spread_runs)));
+  }
+  const bool decisive = g->welch.available && p_worse < options.decisive_alpha;
+  const bool within_spread = g->spread_pct >= 0 && g->drop_pct <= g->spread_pct;
+  if (g->drop_pct <= g->max_drop_pct) {
+    g->message = absl::StrCat("ok: ", numbers, g->drop_pct > 0 ? " within max drop" : "", "; ",
+                              stats);
+  } else if (g->welch.available && !(p_worse < options.alpha)) {
+    g->message = absl::StrCat("ok: ", numbers, ", but not significant (alpha ",
+                              absl::StrFormat("%.2f", options.alpha), "): ", stats);
+  } else if (within_spread && !decisive) {
+    g->message = absl::StrCat("ok: ", numbers, ", within the run-to-run spread; ", stats);
+  } else {
+    g->outcome = GateCase::Outcome::kFail;
+    g->message = absl::StrCat("REGRESSION: ", numbers, "; ", stats);
+    if (within_spread) {
+      absl::StrAppend(&g->message,
+                      absl::StrFormat(" (within the spread, but p < %.2f fails regardless)",
+                                      options.decisive_alpha));
+    }
+  }
+}
+
+// The case of one AI figure: a drop as for bandwidth (a rise for a
+// duration), and for AU also the run failing its threshold where the
+// baseline passed.
+GateCase MetricCase(const MetricComparison& m, const GateOptions& options) {
+  GateCase g;
+  g.key = m.key;
+  g.metric = m.metric;
+  g.baseline_mean = m.mean_a;
+  g.run_mean = m.mean_b;
+  const double worse = m.lower_is_better ? m.mean_b - m.mean_a : m.mean_a - m.mean_b;
+  g.drop_pct = m.mean_a == 0 ? 0 : worse / m.mean_a * 100.0;
+  g.max_drop_pct = options.max_drop.For(m.key, m.metric);
+  g.reps_baseline = m.values_a.size();
+  g.reps_run = m.values_b.size();
+  g.welch = m.welch;
+  Decide(options, FormatAiValue(m.metric, m.mean_b), FormatAiValue(m.metric, m.mean_a),
+         m.lower_is_better ? m.welch.p_b_higher : m.welch.p_b_lower, &g);
+  if (m.passed_b == 0 && m.passed_a == 1) {
+    g.outcome = GateCase::Outcome::kFail;
+    const size_t verdict_end = g.message.find(": ");  // "ok: " or "REGRESSION: "
+    g.message = absl::StrFormat(
+        "REGRESSION: AU %s is below the phase's threshold %.0f%% (baseline %s passed); %s",
+        FormatAiValue(m.metric, m.mean_b), m.threshold_b * 100, FormatAiValue(m.metric, m.mean_a),
+        g.message.substr(verdict_end == std::string::npos ? 0 : verdict_end + 2));
+  }
+  return g;
+}
+
+}  // namespace
+
 GateReport EvaluateGate(const v1::RunRecord& baseline, const v1::RunRecord& run,
                         const GateOptions& options) {
   GateReport report;
@@ -151,47 +259,11 @@ GateReport EvaluateGate(const v1::RunRecord& baseline, const v1::RunRecord& run,
         if (g.spread_runs >= 2 && mean > 0) g.spread_pct = (*hi - *lo) / mean * 100.0;
       }
     }
-    std::string numbers = absl::StrFormat(
-        "%s MiB/s vs baseline %s MiB/s (%+.1f%%; max drop %.1f%%)", Num(g.run_mean),
-        Num(g.baseline_mean), -g.drop_pct, g.max_drop_pct);
-    std::string stats =
-        g.welch.available
-            ? absl::StrFormat("one-sided Welch t-test %s, t=%.2f, df=%.1f, %u vs %u reps",
-                              PText(g.welch.p_b_lower), g.welch.t, g.welch.df,
-                              static_cast<unsigned>(g.reps_baseline),
-                              static_cast<unsigned>(g.reps_run))
-            : absl::StrFormat("no significance test: %u vs %u reps, threshold only",
-                              static_cast<unsigned>(g.reps_baseline),
-                              static_cast<unsigned>(g.reps_run));
-    if (g.spread_pct >= 0) {
-      absl::StrAppend(&stats, absl::StrFormat("; run-to-run spread %.1f%% over %u window runs",
-                                              g.spread_pct,
-                                              static_cast<unsigned>(g.spread_runs)));
-    } else if (options.noise_window) {
-      absl::StrAppend(&stats, absl::StrFormat("; no run-to-run spread (%u window runs have it)",
-                                              static_cast<unsigned>(g.spread_runs)));
-    }
-    const bool decisive = g.welch.available && g.welch.p_b_lower < options.decisive_alpha;
-    const bool within_spread = g.spread_pct >= 0 && g.drop_pct <= g.spread_pct;
-    if (g.drop_pct <= g.max_drop_pct) {
-      g.message = absl::StrCat("ok: ", numbers, g.drop_pct > 0 ? " within max drop" : "", "; ",
-                               stats);
-    } else if (g.welch.available && !(g.welch.p_b_lower < options.alpha)) {
-      g.message = absl::StrCat("ok: ", numbers, ", but not significant (alpha ",
-                               absl::StrFormat("%.2f", options.alpha), "): ", stats);
-    } else if (within_spread && !decisive) {
-      g.message = absl::StrCat("ok: ", numbers, ", within the run-to-run spread; ", stats);
-    } else {
-      g.outcome = GateCase::Outcome::kFail;
-      g.message = absl::StrCat("REGRESSION: ", numbers, "; ", stats);
-      if (within_spread) {
-        absl::StrAppend(&g.message,
-                        absl::StrFormat(" (within the spread, but p < %.2f fails regardless)",
-                                        options.decisive_alpha));
-      }
-    }
+    Decide(options, absl::StrCat(Num(g.run_mean), " MiB/s"),
+           absl::StrCat(Num(g.baseline_mean), " MiB/s"), g.welch.p_b_lower, &g);
     report.cases.push_back(std::move(g));
   }
+  for (const MetricComparison& m : c.metrics) report.cases.push_back(MetricCase(m, options));
   for (const auto& key : c.only_a) {
     GateCase g;
     g.key = key;
@@ -244,7 +316,7 @@ GateVerdict GateReport::verdict() const {
 std::string GateReport::Text() const {
   std::string out = absl::StrFormat("gate: run %s against baseline %s\n", run_id, baseline_id);
   if (!noise_source.empty()) absl::StrAppend(&out, noise_source, "\n");
-  for (const auto& g : cases) absl::StrAppend(&out, "  ", g.key.ToString(), ": ", g.message, "\n");
+  for (const auto& g : cases) absl::StrAppend(&out, "  ", g.Name(), ": ", g.message, "\n");
   int f = failures();
   switch (verdict()) {
     case GateVerdict::kPass:
@@ -285,6 +357,11 @@ std::string XmlEscape(std::string_view s) {
   return out;
 }
 
+// A case's value with its unit.
+std::string ValueText(const GateCase& g, double v) {
+  return g.metric.empty() ? absl::StrFormat("%.2f MiB/s", v) : FormatAiValue(g.metric, v);
+}
+
 }  // namespace
 
 std::string GateJunitXml(const GateReport& report) {
@@ -317,19 +394,19 @@ std::string GateJunitXml(const GateReport& report) {
   std::string classname = XmlEscape(absl::StrCat("lockstep.", report.plan.empty() ? "run" : report.plan));
   for (const auto& g : report.cases) {
     absl::StrAppend(&out, absl::StrFormat("    <testcase classname=\"%s\" name=\"%s\" time=\"0\">",
-                                          classname, XmlEscape(g.key.ToString())));
+                                          classname, XmlEscape(g.Name())));
     switch (g.outcome) {
       case GateCase::Outcome::kFail:
         absl::StrAppend(&out, absl::StrFormat(
                                   "\n      <failure type=\"%s\" message=\"%s\">%s</failure>\n    ",
                                   g.missing_in_run ? "missing" : "regression", XmlEscape(g.message),
                                   XmlEscape(absl::StrFormat(
-                                      "baseline %s: %.2f MiB/s (%u reps); run %s: %.2f MiB/s "
+                                      "baseline %s: %s (%u reps); run %s: %s "
                                       "(%u reps); drop %.2f%%, max drop %.2f%%",
-                                      report.baseline_id, g.baseline_mean,
+                                      report.baseline_id, ValueText(g, g.baseline_mean),
                                       static_cast<unsigned>(g.reps_baseline), report.run_id,
-                                      g.run_mean, static_cast<unsigned>(g.reps_run), g.drop_pct,
-                                      g.max_drop_pct))));
+                                      ValueText(g, g.run_mean), static_cast<unsigned>(g.reps_run),
+                                      g.drop_pct, g.max_drop_pct))));
         break;
       case GateCase::Outcome::kNoBaseline:
         absl::StrAppend(&out, absl::StrFormat("\n      <skipped message=\"%s\"/>\n    ",

@@ -16,6 +16,9 @@
 // or before B, never RUN (HistoryStore::CompleteRunsBefore): so the verdict
 // depends on RUN, B and runs older than B only, and recording later runs
 // never changes it.
+// The AI figures of train and checkpoint results (controller/results/
+// ai_metrics.h: au, samples_per_s, checkpoint_write_min_mib_per_s, ...) are
+// cases of their own under the same rules 1 and 2, without a noise window.
 // A result of the baseline that the run lacks fails too (the run lost it);
 // a result only in the run is reported as skipped (no baseline for it).
 #ifndef LOCKSTEP_CONTROLLER_RESULTS_GATE_H_
@@ -45,15 +48,23 @@ enum class GateVerdict {
 
 struct MaxDrop {
   double default_pct = 5.0;
-  std::map<std::string, double> by_metric;  // operation or phase name -> percent
-  // The threshold of a result: its phase name's override, else its
-  // operation's, else the default.
-  double For(const ResultKey& key) const;
+  // operation, phase name or AI figure (AiMetricDef::name) -> percent
+  std::map<std::string, double> by_metric;
+  // The threshold of a result (`metric` empty) or of one of its AI figures:
+  // the figure's override, else its phase name's, else its operation's, else
+  // the default.
+  double For(const ResultKey& key, const std::string& metric = "") const;
 };
 
 // Adds one --max-drop value to `into`: "5%", "5", "write=10%", "write=10".
 // InvalidArgument names the text and the accepted forms.
 absl::Status ParseMaxDrop(std::string_view text, MaxDrop* into);
+
+// Every override of `max_drop` names an operation or a phase of `baseline`
+// or `run`, or an AI figure; InvalidArgument names the one that does not and
+// lists the valid ones.
+absl::Status CheckMaxDropMetrics(const MaxDrop& max_drop, const v1::RunRecord& baseline,
+                                 const v1::RunRecord& run);
 
 // The value of --noise-window: a whole number of runs >= 1. InvalidArgument
 // names the flag, the text and what is accepted.
@@ -91,6 +102,13 @@ struct GateOptions {
 struct GateCase {
   enum class Outcome { kPass, kFail, kNoBaseline };
   ResultKey key;
+  // Empty: the result's bandwidth (MiB/s). Else an AI figure of it
+  // (AiMetricDef::name): a drop of a duration is its rise; the AU case also
+  // fails when the run's AU is below its threshold and the baseline's was
+  // not. Values are in the figure's unit (AU as a fraction).
+  std::string metric;
+  // key.ToString(), then " " and the metric when there is one.
+  std::string Name() const;
   Outcome outcome = Outcome::kPass;
   bool missing_in_run = false;
   double baseline_mean = 0, run_mean = 0;

@@ -4,11 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <set>
 #include <utility>
-#include <variant>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -21,7 +22,9 @@
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/status_macros.h"
+#include "controller/results/ai_metrics.h"
 #include "controller/results/compare.h"
+#include "controller/results/sqlite_db.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace lockstep {
@@ -38,11 +41,11 @@ absl::StatusOr<int64_t> ParseDateOrTime(std::string_view text) {
       "\"%s\" is not a date: use YYYY-MM-DD or RFC 3339 (2026-01-31T12:00:00Z)", s));
 }
 
-// ---- SQLite plumbing -----------------------------------------------------------
+// ---- the schema ----------------------------------------------------------------
 
 namespace {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 
 constexpr char kSchema[] = R"sql(
 CREATE TABLE IF NOT EXISTS runs (
@@ -118,130 +121,80 @@ CREATE INDEX IF NOT EXISTS results_by_run ON results(run_id);
 CREATE INDEX IF NOT EXISTS results_by_key ON results(result_key, run_id);
 )sql";
 
-// What to do about an SQLite error, in words.
-std::string Advice(int rc) {
-  switch (rc & 0xff) {
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-      return "another process holds the database locked; retry when it finishes, or pass --db "
-             "to use another file";
-    case SQLITE_READONLY:
-    case SQLITE_PERM:
-    case SQLITE_CANTOPEN:
-      return "check that the file and its directory exist and are writable by this user, or "
-             "pass --db to use another file";
-    case SQLITE_CORRUPT:
-    case SQLITE_NOTADB:
-      return "the file is not a lockstep history db or is damaged; move it aside (the run.json "
-             "files can be imported again) or pass --db";
-    case SQLITE_FULL:
-      return "the disk is full";
-    default:
-      return "";
-  }
-}
-
-absl::Status DbError(sqlite3* db, int rc, const std::string& path, std::string_view what) {
-  std::string msg = absl::StrFormat("history db %s: %s: %s", path, std::string(what),
-                                    db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
-  std::string advice = Advice(rc);
-  if (!advice.empty()) absl::StrAppend(&msg, " (", advice, ")");
-  switch (rc & 0xff) {
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-      return absl::UnavailableError(msg);
-    case SQLITE_READONLY:
-    case SQLITE_PERM:
-    case SQLITE_CANTOPEN:
-      return absl::PermissionDeniedError(msg);
-    case SQLITE_CORRUPT:
-    case SQLITE_NOTADB:
-      return absl::DataLossError(msg);
-    case SQLITE_FULL:
-      return absl::ResourceExhaustedError(msg);
-    default:
-      return absl::InternalError(msg);
-  }
-}
-
-using Value = std::variant<std::string, int64_t, double>;
-
-class Stmt {
- public:
-  Stmt(sqlite3* db, const std::string& path) : db_(db), path_(path) {}
-  ~Stmt() { sqlite3_finalize(stmt_); }
-  Stmt(const Stmt&) = delete;
-  Stmt& operator=(const Stmt&) = delete;
-
-  absl::Status Prepare(std::string_view sql) {
-    int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
-    if (rc != SQLITE_OK) return DbError(db_, rc, path_, "cannot prepare a query");
-    return absl::OkStatus();
-  }
-  void Bind(int i, const Value& v) {
-    if (auto* s = std::get_if<std::string>(&v)) {
-      sqlite3_bind_text(stmt_, i, s->data(), static_cast<int>(s->size()), SQLITE_TRANSIENT);
-    } else if (auto* n = std::get_if<int64_t>(&v)) {
-      sqlite3_bind_int64(stmt_, i, *n);
-    } else {
-      sqlite3_bind_double(stmt_, i, std::get<double>(v));
-    }
-  }
-  void BindAll(const std::vector<Value>& values) {
-    for (size_t i = 0; i < values.size(); ++i) Bind(static_cast<int>(i + 1), values[i]);
-  }
-  // Not copied: `text` must outlive the statement's next Run or Reset. (A
-  // large run's run.json is tens of MB, and every copy on the way to the
-  // insert adds to the controller's peak RSS.)
-  void BindUncopied(int i, std::string_view text) {
-    sqlite3_bind_text64(stmt_, i, text.data(), text.size(), SQLITE_STATIC, SQLITE_UTF8);
-  }
-  // True for a row, false when done.
-  absl::StatusOr<bool> Step(std::string_view what) {
-    int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    return DbError(db_, rc, path_, what);
-  }
-  absl::Status Run(std::string_view what) {
-    auto r = Step(what);
-    if (!r.ok()) return r.status();
-    sqlite3_reset(stmt_);
-    return absl::OkStatus();
-  }
-  void Reset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  std::string Text(int col) const {
-    const unsigned char* p = sqlite3_column_text(stmt_, col);
-    return p ? std::string(reinterpret_cast<const char*>(p),
-                           static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
-             : std::string();
-  }
-  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
-  double Real(int col) const { return sqlite3_column_double(stmt_, col); }
-
- private:
-  sqlite3* db_;
-  const std::string& path_;
-  sqlite3_stmt* stmt_ = nullptr;
-};
-
-absl::Status Exec(sqlite3* db, const std::string& path, const char* sql, std::string_view what) {
-  char* err = nullptr;
-  int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
-  sqlite3_free(err);
-  if (rc != SQLITE_OK) return DbError(db, rc, path, what);
-  return absl::OkStatus();
-}
+// Version 2: the AI figures of train and checkpoint results
+// (controller/results/ai_metrics.h), one row per result and metric.
+constexpr char kSchemaV2[] = R"sql(
+CREATE TABLE IF NOT EXISTS ai_metrics (
+  run_id           TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+  test_id          INTEGER NOT NULL,
+  result_key       TEXT NOT NULL,          -- as results.result_key
+  metric           TEXT NOT NULL,          -- AiMetricDef::name
+  repetitions      INTEGER NOT NULL,
+  mean             REAL NOT NULL,
+  min              REAL NOT NULL,
+  max              REAL NOT NULL,
+  threshold        REAL NOT NULL,          -- au: the phase's au_threshold, else 0
+  passed           INTEGER NOT NULL,       -- au: 1 pass, 0 fail; -1 not judged
+  per_rep_json     TEXT NOT NULL           -- JSON array, one value per repetition
+);
+CREATE INDEX IF NOT EXISTS ai_metrics_by_run ON ai_metrics(run_id);
+CREATE INDEX IF NOT EXISTS ai_metrics_by_key ON ai_metrics(result_key, metric, run_id);
+)sql";
 
 std::string RoleName(v1::Role r) { return v1::Role_Name(r); }
 
-std::string FormatReps(const v1::SummaryRow& row) {
+std::string FormatValues(const std::vector<double>& values) {
   std::vector<std::string> parts;
-  for (double v : row.bw_mib_per_rep()) parts.push_back(absl::StrFormat("%.10g", v));
+  for (double v : values) parts.push_back(absl::StrFormat("%.10g", v));
   return absl::StrCat("[", absl::StrJoin(parts, ","), "]");
+}
+
+std::string FormatReps(const v1::SummaryRow& row) {
+  return FormatValues({row.bw_mib_per_rep().begin(), row.bw_mib_per_rep().end()});
+}
+
+// The ai_metrics rows of `run` (inside the caller's transaction).
+absl::Status InsertAiMetrics(sqlite3* db, const std::string& path, const v1::RunRecord& run) {
+  const std::vector<AiMetric> metrics = AiMetricsOf(run);
+  if (metrics.empty()) return absl::OkStatus();
+  std::map<std::string, uint32_t> test_of;  // result key -> test id
+  for (const auto& test : run.tests()) {
+    for (const auto& row : test.summary()) {
+      test_of.emplace(KeyOf(row, test).ToString(), row.test_id() ? row.test_id() : test.test_id());
+    }
+  }
+  Stmt ins(db, path);
+  RETURN_IF_ERROR(ins.Prepare(
+      "INSERT INTO ai_metrics (run_id, test_id, result_key, metric, repetitions, mean, min, max, "
+      "threshold, passed, per_rep_json) VALUES (?,?,?,?,?,?,?,?,?,?,?)"));
+  for (const AiMetric& m : metrics) {
+    if (m.values.empty()) continue;
+    const std::string key = m.key.ToString();
+    const auto [lo, hi] = std::minmax_element(m.values.begin(), m.values.end());
+    ins.BindAll({run.run_id(), int64_t{test_of[key]}, key, m.metric,
+                 static_cast<int64_t>(m.values.size()), Mean(m.values), *lo, *hi, m.threshold,
+                 int64_t{m.passed}, FormatValues(m.values)});
+    RETURN_IF_ERROR(ins.Run("cannot insert an AI figure"));
+  }
+  return absl::OkStatus();
+}
+
+// Version 1 -> 2: the ai_metrics table, filled from the stored run.json of
+// the runs that have AI phases (inside the caller's transaction).
+absl::Status MigrateToV2(sqlite3* db, const std::string& path) {
+  RETURN_IF_ERROR(Exec(db, path, kSchemaV2, "cannot add the ai_metrics table (schema 1 -> 2)"));
+  Stmt q(db, path);
+  RETURN_IF_ERROR(q.Prepare("SELECT run_id, run_json FROM runs WHERE run_json LIKE '%\"ai\"%'"));
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, q.Step("cannot read the runs to migrate (schema 1 -> 2)"));
+    if (!row) break;
+    const std::string run_id = q.Text(0);
+    auto run = ParseRunJson(q.Text(1), absl::StrFormat("%s (run %s)", path, run_id));
+    if (!run.ok()) continue;  // Load reports it; the migration keeps the run as it is
+    RETURN_IF_ERROR(Annotate(InsertAiMetrics(db, path, *run),
+                             absl::StrCat("migrating run ", run_id, " (schema 1 -> 2)")));
+  }
+  return absl::OkStatus();
 }
 
 std::string FactsJson(const v1::HostFacts& f) {
@@ -252,7 +205,7 @@ std::string FactsJson(const v1::HostFacts& f) {
 
 // WHERE clause (starting with " WHERE" or empty) and its values for a filter
 // on the runs table aliased as r.
-absl::Status BuildWhere(const RunFilter& f, std::string* where, std::vector<Value>* values) {
+absl::Status BuildWhere(const RunFilter& f, std::string* where, std::vector<DbValue>* values) {
   std::vector<std::string> conds;
   if (!f.plan.empty()) {
     bool hex = f.plan.size() >= 6 && f.plan.size() <= 64 &&
@@ -299,29 +252,6 @@ absl::Status BuildWhere(const RunFilter& f, std::string* where, std::vector<Valu
   return absl::OkStatus();
 }
 
-class Transaction {
- public:
-  Transaction(sqlite3* db, const std::string& path) : db_(db), path_(path) {}
-  ~Transaction() {
-    if (open_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-  }
-  absl::Status Begin() {
-    RETURN_IF_ERROR(Exec(db_, path_, "BEGIN IMMEDIATE", "cannot start a write"));
-    open_ = true;
-    return absl::OkStatus();
-  }
-  absl::Status Commit() {
-    RETURN_IF_ERROR(Exec(db_, path_, "COMMIT", "cannot commit"));
-    open_ = false;
-    return absl::OkStatus();
-  }
-
- private:
-  sqlite3* db_;
-  const std::string& path_;
-  bool open_ = false;
-};
-
 }  // namespace
 
 // ---- HistoryStore ----------------------------------------------------------------
@@ -350,16 +280,7 @@ absl::StatusOr<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::stri
       }
     }
   }
-  sqlite3* db = nullptr;
-  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX |
-              (options.create_if_missing ? SQLITE_OPEN_CREATE : 0);
-  int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
-  if (rc != SQLITE_OK) {
-    absl::Status s = DbError(db, rc, path, "cannot open");
-    sqlite3_close(db);
-    return s;
-  }
-  sqlite3_busy_timeout(db, options.busy_timeout_ms);
+  ASSIGN_OR_RETURN(sqlite3* db, OpenDb(path, options.create_if_missing, options.busy_timeout_ms));
   std::unique_ptr<HistoryStore> store(new HistoryStore(db, path));
   RETURN_IF_ERROR(store->Init());
   return store;
@@ -367,14 +288,19 @@ absl::StatusOr<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::stri
 
 HistoryStore::~HistoryStore() { sqlite3_close(db_); }
 
+namespace {
+
+absl::StatusOr<int64_t> SchemaVersion(sqlite3* db, const std::string& path) {
+  Stmt version(db, path);
+  RETURN_IF_ERROR(version.Prepare("PRAGMA user_version"));
+  ASSIGN_OR_RETURN(bool row, version.Step("cannot read the schema version"));
+  return row ? version.Int(0) : 0;
+}  // finalized: no read transaction stays open
+
+}  // namespace
+
 absl::Status HistoryStore::Init() {
-  int64_t v = 0;
-  {
-    Stmt version(db_, path_);
-    RETURN_IF_ERROR(version.Prepare("PRAGMA user_version"));
-    ASSIGN_OR_RETURN(bool row, version.Step("cannot read the schema version"));
-    v = row ? version.Int(0) : 0;
-  }  // finalized: no read transaction stays open
+  ASSIGN_OR_RETURN(int64_t v, SchemaVersion(db_, path_));
   if (v > kSchemaVersion) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "history db %s has schema version %d but this lockstep knows %d; upgrade lockstep or "
@@ -383,16 +309,23 @@ absl::Status HistoryStore::Init() {
   }
   RETURN_IF_ERROR(Exec(db_, path_, "PRAGMA foreign_keys = ON", "cannot enable foreign keys"));
   if (v == 0) {
-    {
-      // Some file systems (NFS without locks) refuse WAL and answer with
-      // another mode; the db still works, with readers blocking the writer.
-      Stmt wal(db_, path_);
-      RETURN_IF_ERROR(wal.Prepare("PRAGMA journal_mode = WAL"));
-      RETURN_IF_ERROR(wal.Step("cannot switch to WAL mode").status());
-    }
+    // Some file systems (NFS without locks) refuse WAL and answer with
+    // another mode; the db still works, with readers blocking the writer.
+    Stmt wal(db_, path_);
+    RETURN_IF_ERROR(wal.Prepare("PRAGMA journal_mode = WAL"));
+    RETURN_IF_ERROR(wal.Step("cannot switch to WAL mode").status());
+  }
+  if (v < kSchemaVersion) {
     Transaction tx(db_, path_);
     RETURN_IF_ERROR(tx.Begin());
-    RETURN_IF_ERROR(Exec(db_, path_, kSchema, "cannot create the tables"));
+    // Another process may have upgraded the db before our write began.
+    ASSIGN_OR_RETURN(v, SchemaVersion(db_, path_));
+    if (v == 0) {
+      RETURN_IF_ERROR(Exec(db_, path_, kSchema, "cannot create the tables"));
+      RETURN_IF_ERROR(Exec(db_, path_, kSchemaV2, "cannot create the tables"));
+    } else if (v == 1) {
+      RETURN_IF_ERROR(MigrateToV2(db_, path_));
+    }
     RETURN_IF_ERROR(Exec(db_, path_, absl::StrCat("PRAGMA user_version = ", kSchemaVersion).c_str(),
                          "cannot set the schema version"));
     RETURN_IF_ERROR(tx.Commit());
@@ -494,12 +427,13 @@ absl::Status HistoryStore::Record(const v1::RunRecord& run, const std::string& s
       }
     }
   }
+  RETURN_IF_ERROR(InsertAiMetrics(db_, path_, run));
   return Annotate(tx.Commit(), absl::StrCat("recording run ", run.run_id()));
 }
 
 absl::StatusOr<std::vector<RunSummary>> HistoryStore::List(const RunFilter& filter) const {
   std::string where;
-  std::vector<Value> values;
+  std::vector<DbValue> values;
   RETURN_IF_ERROR(BuildWhere(filter, &where, &values));
   std::string sql = absl::StrCat(
       "SELECT r.run_id, r.name, r.plan_sha256, r.site, r.tags, r.started_at, r.status, "
@@ -651,7 +585,7 @@ absl::StatusOr<std::string> HistoryStore::LastGood(const v1::RunRecord& run) con
 absl::StatusOr<std::vector<ResultPoint>> HistoryStore::ResultTrend(const std::string& result_key,
                                                                    const RunFilter& filter) const {
   std::string where;
-  std::vector<Value> values;
+  std::vector<DbValue> values;
   RETURN_IF_ERROR(BuildWhere(filter, &where, &values));
   std::string sql = absl::StrCat(
       "SELECT r.run_id, r.started_at, x.bw_mean_mib, x.repetitions FROM results x "
@@ -673,6 +607,39 @@ absl::StatusOr<std::vector<ResultPoint>> HistoryStore::ResultTrend(const std::st
     ASSIGN_OR_RETURN(bool row, q.Step("cannot read a result trend"));
     if (!row) break;
     out.push_back({q.Text(0), q.Text(1), q.Real(2), static_cast<uint32_t>(q.Int(3))});
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<AiMetricPoint>> HistoryStore::AiMetricTrend(
+    const std::string& result_key, const std::string& metric, const RunFilter& filter) const {
+  if (FindAiMetric(metric) == nullptr) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "\"%s\" is not an AI figure; the figures are %s", metric, AiMetricNames()));
+  }
+  std::string where;
+  std::vector<DbValue> values;
+  RETURN_IF_ERROR(BuildWhere(filter, &where, &values));
+  std::string sql = absl::StrCat(
+      "SELECT r.run_id, r.started_at, x.mean, x.repetitions, x.passed FROM ai_metrics x "
+      "JOIN runs r ON r.run_id = x.run_id",
+      where.empty() ? " WHERE " : where + " AND ", "x.result_key = ? AND x.metric = ? ",
+      "ORDER BY r.started_ns DESC, r.run_id DESC");
+  values.push_back(result_key);
+  values.push_back(metric);
+  if (filter.limit > 0) {
+    absl::StrAppend(&sql, " LIMIT ?");
+    values.emplace_back(std::in_place_type<int64_t>, filter.limit);
+  }
+  Stmt q(db_, path_);
+  RETURN_IF_ERROR(q.Prepare(sql));
+  q.BindAll(values);
+  std::vector<AiMetricPoint> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, q.Step("cannot read an AI figure's trend"));
+    if (!row) break;
+    out.push_back({q.Text(0), q.Text(1), q.Real(2), static_cast<uint32_t>(q.Int(3)),
+                   static_cast<int>(q.Int(4))});
   }
   return out;
 }

@@ -10,6 +10,15 @@
 //   results   one row per SummaryRow: test id, phase, operation, tasks,
 //             transfer/block/segments/fpp, the ResultKey text, bandwidth
 //             statistics, per-repetition bandwidths as a JSON array
+//   ai_metrics one row per AI figure of a train or checkpoint result
+//             (controller/results/ai_metrics.h): result key, metric, mean,
+//             min, max, AU threshold and pass, per-repetition values
+//
+// Schema versions (PRAGMA user_version): 1 without ai_metrics; 2 with it.
+// Opening a version-1 db adds the table and fills it from the stored
+// run.json of its runs, in one transaction; the other tables stay as they
+// were, so every run recorded before still lists, loads and compares. The
+// SQLite calls themselves are controller/results/sqlite_db.h.
 //
 // WAL mode and a busy timeout let a reader and one writer share the file; a
 // database still locked after the timeout, or one that cannot be written,
@@ -77,6 +86,15 @@ struct ResultPoint {
   uint32_t repetitions = 0;
 };
 
+// One AI figure of one result of one run, for trends across runs.
+struct AiMetricPoint {
+  std::string run_id;
+  std::string started_at;
+  double mean = 0;             // over the repetitions; AU as a fraction
+  uint32_t repetitions = 0;
+  int passed = -1;             // au: 1 pass, 0 fail, -1 not judged
+};
+
 class HistoryStore {
  public:
   static absl::StatusOr<std::unique_ptr<HistoryStore>> Open(const std::string& path,
@@ -129,6 +147,12 @@ class HistoryStore {
   // filter selects, newest first.
   absl::StatusOr<std::vector<ResultPoint>> ResultTrend(const std::string& result_key,
                                                        const RunFilter& filter) const;
+  // One AI figure (AiMetricDef::name) of one result across the runs the
+  // filter selects, newest first. InvalidArgument names an unknown metric
+  // and lists the known ones.
+  absl::StatusOr<std::vector<AiMetricPoint>> AiMetricTrend(const std::string& result_key,
+                                                           const std::string& metric,
+                                                           const RunFilter& filter) const;
 
  private:
   HistoryStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}

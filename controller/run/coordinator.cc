@@ -181,7 +181,7 @@ RunOutcome Coordinator::Run() {
   }
   heartbeater_.reset();
   Detach();  // even after a failure
-  Finish(&outcome, failure);
+  Finish(&outcome, failure ? failure : AuBelowThreshold(record_));
   return outcome;
 }
 
@@ -752,7 +752,7 @@ void Coordinator::Finish(RunOutcome* outcome, const RunError& failure) {
   if (failure) {
     const bool summarized = record_.tests_size() > 0 && record_.tests(0).summary_size() > 0;
     record_.set_status(failure.kind == RunFailure::kInterrupted ? "interrupted"
-                       : summarized                             ? "partial"
+                       : summarized && failure.kind != RunFailure::kAuBelowThreshold ? "partial"
                                                                 : "failed");
     record_.set_error(failure.message);
     outcome->failure = failure.kind;

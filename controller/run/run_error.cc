@@ -1,5 +1,11 @@
 #include "controller/run/run_error.h"
 
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/errors.h"
 
 namespace lockstep {
@@ -51,6 +57,27 @@ v1::ErrorKind ErrorKindOfPhaseResult(const v1::PhaseResult& result) {
     if (first == v1::ERROR_KIND_UNSPECIFIED) first = task.error_kind();
   }
   return first == v1::ERROR_KIND_UNSPECIFIED ? v1::IO_FAILED : first;
+}
+
+RunError AuBelowThreshold(const v1::RunRecord& record) {
+  std::vector<std::string> below;
+  for (const v1::TestRecord& test : record.tests()) {
+    for (const v1::PhaseRecord& pr : test.phases()) {
+      if (pr.kind() != v1::TRAIN || !pr.ok() || pr.error_kind() == v1::SUPERSEDED) continue;
+      const v1::AiSummary& ai = pr.ai();
+      if (ai.au_threshold() <= 0 || ai.au_passed()) continue;
+      below.push_back(absl::StrFormat(
+          "phase %s (test %u, repetition %u): AU %.2f%% is below its au_threshold %.2f%%",
+          pr.phase(), test.test_id(), pr.repetition(), ai.au_mean() * 100,
+          ai.au_threshold() * 100));
+    }
+  }
+  if (below.empty()) return {};
+  return Fail(RunFailure::kAuBelowThreshold,
+              absl::StrCat(absl::StrJoin(below, "; "),
+                           ": the accelerators waited for data (see each phase's batch wait); "
+                           "give fewer accelerators, more read_threads or a faster file system, "
+                           "or lower au_threshold"));
 }
 
 }  // namespace lockstep

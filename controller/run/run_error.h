@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "controller/run/run_failure.h"
 #include "lockstep/v1/agent.pb.h"
+#include "lockstep/v1/results.pb.h"
 
 namespace lockstep {
 
@@ -47,6 +48,12 @@ RunFailure FailureOfPhaseResult(const v1::PhaseResult& result);
 // The phase record's error_kind for that result: VERIFY_FAILED as above,
 // else the first failed task's kind (IO_FAILED when none says).
 v1::ErrorKind ErrorKindOfPhaseResult(const v1::PhaseResult& result);
+
+// A run whose phases all ran can still be invalid: kAuBelowThreshold when
+// an accepted train phase with an au_threshold did not pass it
+// (AiSummary.au_passed), the message naming each such phase, repetition,
+// AU and threshold. Empty otherwise.
+RunError AuBelowThreshold(const v1::RunRecord& record);
 
 }  // namespace lockstep
 

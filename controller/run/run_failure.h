@@ -17,6 +17,7 @@ enum class RunFailure {
   kSkew,         // a phase's start skew exceeded the plan's bound (on_skew = "fail")
   kInterrupted,  // SIGINT / SIGTERM
   kVersion,      // an agent's wire protocol cannot work with ours (common/wire_version.h)
+  kAuBelowThreshold,  // a train phase's AU was below its au_threshold (a validity criterion)
 };
 
 }  // namespace lockstep

@@ -103,6 +103,44 @@ TEST(ExitCodes, SkewBeyondTheBoundFails) {
   EXPECT_EQ(r.exit_code, kExitSkew) << r.Output();
 }
 
+// A train phase whose AU is below its threshold: every phase runs and is
+// recorded, the run fails with 9 and run.json says which phase, AU and
+// threshold. Deterministic: AU = compute / wall, and the wall of an epoch
+// also holds the wait for its first batch, which is never zero, so AU < 1
+// and an au_threshold of 1.0 cannot pass.
+TEST(ExitCodes, TrainAuBelowItsThresholdFails) {
+  TestCluster tmp;
+  auto dataset = [](PlanPhase p) {
+    return p.Set("dir", "ai")
+        .Set("format", "npz")
+        .Set("num_files", 4)
+        .Set("samples_per_file", 1)
+        .Set("record_size", "64k");
+  };
+  std::string plan = tmp.WritePlan(
+      PlanBuilder()
+          .AddPhase(dataset(PlanPhase("gen", "datagen")).Set("keep", true))
+          .AddPhase(dataset(PlanPhase("train", "train"))
+                        .Set("batch_size", 1)
+                        .Set("computation_time_seconds", 0.001)
+                        .Set("au_threshold", 1.0)));
+  RunResult r = tmp.Lockstep({"run", "--local", "1", "--out", tmp.results_dir(), plan});
+  EXPECT_EQ(r.exit_code, kExitAuBelowThreshold) << r.Output();
+  EXPECT_THAT(r.err, HasSubstr("below its au_threshold 100.00%")) << r.Output();
+  v1::RunRecord rec = r.Record();
+  EXPECT_EQ(rec.status(), "failed");
+  EXPECT_THAT(rec.error(), HasSubstr("phase train (test 0, repetition 0): AU "));
+  EXPECT_THAT(rec.error(), HasSubstr("% is below its au_threshold 100.00%"));
+  ASSERT_EQ(rec.tests_size(), 1);
+  ASSERT_EQ(rec.tests(0).phases_size(), 2);
+  const v1::PhaseRecord& train = rec.tests(0).phases(1);
+  EXPECT_TRUE(train.ok()) << train.error();  // the phase itself ran and is recorded
+  EXPECT_FALSE(train.ai().au_passed());
+  EXPECT_GT(train.ai().au_mean(), 0.0);
+  EXPECT_LT(train.ai().au_mean(), 1.0);
+  EXPECT_EQ(rec.tests(0).summary_size(), 2);
+}
+
 // Local agents write only where the runner meant: a system directory is
 // refused with the plan line and the fix, before anything is created.
 TEST(ExitCodes, LocalAgentsRefuseSystemDirectories) {

@@ -192,7 +192,7 @@ TEST(Docs, ExitCodesTableHasEveryCode) {
   }
   const std::set<int> codes = {kExitOk,       kExitFailure, kExitUsage, kExitConnect,
                                kExitAgentLost, kExitIoError, kExitVerify, kExitSkew,
-                               kExitVersion,  kExitInterrupted};
+                               kExitVersion,  kExitAuBelowThreshold, kExitInterrupted};
   EXPECT_EQ(documented, codes);
 }
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "common/files.h"
 #include "controller/results/compare.h"
+#include "controller/results/run_json.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "unit/results_fixtures.h"
@@ -351,6 +352,203 @@ TEST(HistoryScale, ThousandRunsListAndCompare) {
       "+ compare %.2f ms\n",
       kRuns, kRuns * 4, ms(t1 - t0), ms(t1 - t0) / kRuns, list->size(), ms(t2 - t1), ms(t3 - t2),
       ms(t4 - t3), ms(t5 - t4), ms(t6 - t5));
+}
+
+// ---- schema version 2: the AI figures ---------------------------------------------
+
+// The schema of version 1 as it shipped (before ai_metrics), to make a db
+// the way an older lockstep made it.
+constexpr char kSchemaV1[] = R"sql(
+CREATE TABLE IF NOT EXISTS runs (
+  run_id           TEXT PRIMARY KEY,
+  name             TEXT NOT NULL,
+  plan_sha256      TEXT NOT NULL,
+  plan_file        TEXT NOT NULL,
+  site             TEXT NOT NULL,
+  tags             TEXT NOT NULL,          -- comma-joined, for display; run_tags is the index
+  started_at       TEXT NOT NULL,
+  started_ns       INTEGER NOT NULL,       -- 0 when started_at does not parse
+  finished_at      TEXT NOT NULL,
+  status           TEXT NOT NULL,
+  format_version   INTEGER NOT NULL,
+  lockstep_version TEXT NOT NULL,
+  controller_host  TEXT NOT NULL,
+  n_results        INTEGER NOT NULL,
+  n_agents         INTEGER NOT NULL,
+  recorded_at      TEXT NOT NULL,
+  run_json         TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_by_time   ON runs(started_ns);
+CREATE INDEX IF NOT EXISTS runs_by_plan   ON runs(plan_sha256, started_ns);
+CREATE INDEX IF NOT EXISTS runs_by_name   ON runs(name, started_ns);
+CREATE INDEX IF NOT EXISTS runs_by_site   ON runs(site, started_ns);
+CREATE TABLE IF NOT EXISTS run_tags (
+  run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+  tag    TEXT NOT NULL,
+  PRIMARY KEY (run_id, tag)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS run_tags_by_tag ON run_tags(tag, run_id);
+CREATE TABLE IF NOT EXISTS agents (
+  run_id         TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+  address        TEXT NOT NULL,
+  role           TEXT NOT NULL,
+  status         TEXT NOT NULL,
+  hostname       TEXT NOT NULL,
+  kernel         TEXT NOT NULL,
+  os             TEXT NOT NULL,
+  agent_version  TEXT NOT NULL,
+  lustre_version TEXT NOT NULL,
+  cores          INTEGER NOT NULL,
+  memory_bytes   INTEGER NOT NULL,
+  fs_types       TEXT NOT NULL,            -- comma-joined distinct fs types of the roots
+  facts_json     TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS agents_by_run ON agents(run_id);
+CREATE TABLE IF NOT EXISTS results (
+  id               INTEGER PRIMARY KEY,
+  run_id           TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+  test_id          INTEGER NOT NULL,
+  phase            TEXT NOT NULL,
+  operation        TEXT NOT NULL,
+  api              TEXT NOT NULL,
+  num_tasks        INTEGER NOT NULL,
+  tasks_per_node   INTEGER NOT NULL,
+  transfer_bytes   INTEGER NOT NULL,
+  block_bytes      INTEGER NOT NULL,
+  segments         INTEGER NOT NULL,
+  file_per_process INTEGER NOT NULL,
+  reorder          INTEGER NOT NULL,
+  result_key       TEXT NOT NULL,          -- ResultKey::ToString(): what compare matches on
+  repetitions      INTEGER NOT NULL,
+  bw_mean_mib      REAL NOT NULL,
+  bw_std_mib       REAL NOT NULL,
+  bw_min_mib       REAL NOT NULL,
+  bw_max_mib       REAL NOT NULL,
+  ops_mean         REAL NOT NULL,
+  mean_time_s      REAL NOT NULL,
+  bw_per_rep_json  TEXT NOT NULL           -- JSON array of MiB/s, one per repetition
+);
+CREATE INDEX IF NOT EXISTS results_by_run ON results(run_id);
+CREATE INDEX IF NOT EXISTS results_by_key ON results(result_key, run_id);
+)sql";
+
+// A version-1 db at `path` holding `runs` (their runs rows only: what
+// lockstep import of that version wrote first), made with raw SQL.
+void MakeV1Db(const std::string& path, const std::vector<v1::RunRecord>& runs) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, kSchemaV1, nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 1", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_stmt* ins = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "INSERT INTO runs VALUES (?, ?, ?, '', 'lab', '', ?, 1, '', ?, 1, "
+                               "'0.1.0', 'ctl', 1, 2, '2026-01-01T00:00:00Z', ?)",
+                               -1, &ins, nullptr),
+            SQLITE_OK);
+  for (const v1::RunRecord& r : runs) {
+    const std::string json = RunToJson(r);
+    sqlite3_bind_text(ins, 1, r.run_id().c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(ins, 2, r.name().c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(ins, 3, r.plan_sha256().c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(ins, 4, r.started_at().c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(ins, 5, r.status().c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(ins, 6, json.c_str(), -1, SQLITE_TRANSIENT);
+    ASSERT_EQ(sqlite3_step(ins), SQLITE_DONE);
+    sqlite3_reset(ins);
+  }
+  sqlite3_finalize(ins);
+  sqlite3_close(db);
+}
+
+int64_t UserVersion(const std::string& path) {
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  sqlite3_stmt* q = nullptr;
+  sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, nullptr);
+  int64_t v = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int64(q, 0) : -1;
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+  return v;
+}
+
+v1::RunRecord TrainRun(const std::string& id, const std::string& started, double au) {
+  SynthRun s;
+  s.run_id = id;
+  s.started_at = started;
+  s.results = {{"train", 4, Reps(500, 0.01, 3)}};
+  v1::RunRecord run = MakeRun(s);
+  testing::SetAiFigures(&run, "train", {au, au, au}, 0.9);
+  return run;
+}
+
+// The result key of TrainRun's train result.
+const std::string kTrainKey = [] {
+  const v1::RunRecord r = TrainRun("k", "2026-01-01T00:00:00Z", 1);
+  return KeyOf(r.tests(0).summary(0), r.tests(0)).ToString();
+}();
+
+TEST(HistoryStore, RecordsTheAiFiguresOfTrainAndCheckpointResults) {
+  auto store = HistoryStore::Open(TempDir("hist") + "/history.db");
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)->Record(TrainRun("t1", "2026-02-01T08:00:00Z", 0.95), "lab", {}).ok());
+  ASSERT_TRUE((*store)->Record(TrainRun("t2", "2026-02-02T08:00:00Z", 0.80), "lab", {}).ok());
+  ASSERT_TRUE((*store)->Record(TrainRun("t2", "2026-02-02T08:00:00Z", 0.80), "lab", {}).ok());
+  auto au = (*store)->AiMetricTrend(kTrainKey, "au", {});
+  ASSERT_TRUE(au.ok()) << au.status();
+  ASSERT_EQ(au->size(), 2u);  // recording again replaced, never duplicated
+  EXPECT_EQ((*au)[0].run_id, "t2");
+  EXPECT_NEAR((*au)[0].mean, 0.80, 1e-12);
+  EXPECT_EQ((*au)[0].passed, 0);
+  EXPECT_EQ((*au)[0].repetitions, 3u);
+  EXPECT_EQ((*au)[1].passed, 1);
+  auto sps = (*store)->AiMetricTrend(kTrainKey, "samples_per_s", {.site = "lab"});
+  ASSERT_TRUE(sps.ok()) << sps.status();
+  ASSERT_EQ(sps->size(), 2u);
+  EXPECT_NEAR((*sps)[1].mean, 950, 1e-9);
+  EXPECT_EQ((*sps)[1].passed, -1);
+  auto bad = (*store)->AiMetricTrend(kTrainKey, "au_mean", {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Has(std::string(bad.status().message()), "\"au_mean\" is not an AI figure; the "
+                                                       "figures are au, au_min"))
+      << bad.status();
+}
+
+TEST(HistoryStore, OpensADbOfSchemaOneAndFillsTheAiFiguresFromItsRuns) {
+  const std::string path = TempDir("hist") + "/v1.db";
+  SynthRun plain;
+  plain.run_id = "old-plain";
+  plain.results = {{"write", 4, Reps(1000, 0.01, 3)}};
+  const v1::RunRecord old_plain = MakeRun(plain);
+  const v1::RunRecord old_train = TrainRun("old-train", "2026-01-20T08:00:00Z", 0.93);
+  MakeV1Db(path, {old_plain, old_train});
+  ASSERT_EQ(UserVersion(path), 1);
+
+  for (int open = 0; open < 2; ++open) {  // the second open finds version 2: nothing to redo
+    auto store = HistoryStore::Open(path, {.create_if_missing = false});
+    ASSERT_TRUE(store.ok()) << store.status();
+    EXPECT_EQ(UserVersion(path), 2);
+    auto all = (*store)->List({});
+    ASSERT_TRUE(all.ok()) << all.status();
+    ASSERT_EQ(all->size(), 2u);
+    auto loaded = (*store)->Load("old-plain");
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*loaded, old_plain));
+    auto au = (*store)->AiMetricTrend(kTrainKey, "au", {});
+    ASSERT_TRUE(au.ok()) << au.status();
+    ASSERT_EQ(au->size(), 1u);
+    EXPECT_EQ((*au)[0].run_id, "old-train");
+    EXPECT_NEAR((*au)[0].mean, 0.93, 1e-12);
+    EXPECT_EQ((*au)[0].passed, 1);
+  }
+  // And it takes new runs with their figures.
+  auto store = HistoryStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)->Record(TrainRun("new-train", "2026-02-20T08:00:00Z", 0.5), "lab", {}).ok());
+  auto au = (*store)->AiMetricTrend(kTrainKey, "au", {});
+  ASSERT_TRUE(au.ok());
+  ASSERT_EQ(au->size(), 2u);
+  EXPECT_EQ((*au)[0].run_id, "new-train");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -30,6 +31,43 @@ size_t Count(const std::string& s, const std::string& what) {
   size_t n = 0;
   for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
   return n;
+}
+
+// The train results of a sweep over accelerators (`counts`, one test each;
+// 2 repetitions of 2 epochs on 2 hosts, one accelerator per host in the
+// tasks): samples/s 100 x count, AU falling 3 points per doubling.
+v1::RunRecord TrainSweepRun(const std::string& id, const std::vector<uint32_t>& counts) {
+  SynthRun s;
+  s.run_id = id;
+  s.name = "unet3d";
+  for (uint32_t n : counts) s.results.push_back({"train", n, Reps(50.0 * n, 0.02, 2, n)});
+  v1::RunRecord run = MakeRun(s);
+  testing::SetAiFigures(&run, "train", {0.95, 0.95}, 0.9);
+  for (auto& test : *run.mutable_tests()) {
+    const uint32_t n = test.total_tasks();
+    const double au = 0.99 - 0.03 * std::log2(static_cast<double>(n));
+    for (auto& ph : *test.mutable_phases()) {
+      v1::AiSummary* ai = ph.mutable_ai();
+      ai->set_accelerators(n);
+      ai->set_samples_per_s(100.0 * n * (ph.repetition() == 0 ? 1.0 : 1.04));
+      ai->set_au_mean(au);
+      ai->clear_epoch_au();
+      ai->add_epoch_au(au);
+      ai->add_epoch_au(au);
+      for (int a = 0; a < ph.agents_size(); ++a) {
+        v1::TrainResult* tr = ph.mutable_agents(a)->mutable_tasks(0)->mutable_train();
+        for (int e = 0; e < 2; ++e) {
+          v1::TrainEpoch* ep = tr->add_epochs();
+          ep->set_epoch(static_cast<uint32_t>(e));
+          ep->set_start_unix_ns(int64_t{1'000'000'000} * (10 + e));
+          ep->set_stop_unix_ns(int64_t{1'000'000'000} * (11 + e));
+          ep->set_wall_ns(1'000'000'000);
+          ep->set_compute_ns(static_cast<int64_t>(1e9 * (au - 0.1 * a - 0.05 * e)));
+        }
+      }
+    }
+  }
+  return run;
 }
 
 v1::RunRecord ScalingRun(const std::string& id, double factor) {
@@ -460,6 +498,55 @@ TEST(ReportHtml, FitsTheWindowAndShowsTheFigureFirst) {
     EXPECT_GE(l.first_plot_top, 0) << p.what;
     EXPECT_LT(l.first_plot_top, 450) << p.what << ": the figure starts below the first half screen";
   }
+}
+
+TEST(ReportHtml, TrainingSamplesAndAuAgainstAcceleratorsAndAuPerHostOverTime) {
+  const std::string html = RenderHtml({TrainSweepRun("sweep", {2, 4, 8})});
+  EXPECT_EQ(Count(html, "data-plot=\"ai-samples\""), 1u);
+  EXPECT_EQ(Count(html, "data-plot=\"ai-au\""), 1u);
+  EXPECT_TRUE(Has(html, "data-series=\"unet3d: train\"")) << html.substr(0, 2000);
+  EXPECT_TRUE(Has(html, "data-series=\"unet3d: train AU\""));
+  EXPECT_TRUE(Has(html, "data-series=\"unet3d: train threshold\""));
+  // Both before the tables: the answer first.
+  EXPECT_LT(html.find("data-plot=\"ai-samples\""), html.find("<h2>Details</h2>"));
+  // A line per host and repetition for each of the 3 tests (2 epochs each).
+  EXPECT_EQ(Count(html, "data-plot=\"ai-au-time\""), 3u);
+  EXPECT_TRUE(Has(html, "data-series=\"rep 0 10.0.0.1:7070\""));
+  EXPECT_TRUE(Has(html, "data-series=\"rep 1 10.0.0.2:7070\""));
+  EXPECT_TRUE(Has(html, "AU per host over time (3 train phases)"));
+
+  // One accelerator count: no scaling figure; one epoch: no line, said so.
+  v1::RunRecord one = TrainSweepRun("one", {4});
+  for (auto& ph : *one.mutable_tests(0)->mutable_phases()) ph.mutable_ai()->mutable_epoch_au()->RemoveLast();
+  const std::string single = RenderHtml({one});
+  EXPECT_FALSE(Has(single, "data-plot=\"ai-samples\""));
+  EXPECT_FALSE(Has(single, "data-plot=\"ai-au-time\""));
+  EXPECT_TRUE(Has(single, "1 train phases ran one epoch")) << single;
+  // find-max: one run per count, of one plan: one line across the runs.
+  const std::string steps =
+      RenderHtml({TrainSweepRun("s1", {1}), TrainSweepRun("s2", {2}), TrainSweepRun("s4", {4})});
+  EXPECT_EQ(Count(steps, "data-plot=\"ai-samples\""), 1u);
+  // No train phase: nothing of it.
+  EXPECT_FALSE(Has(RenderHtml({ScalingRun("run-a", 1.0)}), "AU per host"));
+}
+
+TEST(ReportHtml, TrainingFiguresInHeadlessChromium) {
+  if (!HaveChromium()) GTEST_SKIP() << kNoChromium;
+  std::string dir = TempDir("chromium-ai");
+  const std::string html = RenderHtml({TrainSweepRun("sweep-a", {2, 4, 8}),
+                                       TrainSweepRun("sweep-b", {2, 4, 8})});
+  std::string page = dir + "/r.html";
+  ASSERT_TRUE(WriteFileAtomically(page, html).ok());
+  testing::CommandResult r = DumpDom(dir, page);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "data-plot=\"ai-samples\"")) << r.out.substr(0, 500);
+  EXPECT_TRUE(Has(r.out, "data-plot=\"ai-au-time\""));
+  EXPECT_FALSE(Has(r.err, "CONSOLE(")) << r.err;
+  const Layout l = Measure(dir, html);
+  EXPECT_GT(l.scroll_width, 0);
+  EXPECT_LE(l.scroll_width, 1300);
+  EXPECT_GE(l.first_plot_top, 0);
+  EXPECT_LT(l.first_plot_top, 450) << "the first figure starts below the first half screen";
 }
 
 }  // namespace

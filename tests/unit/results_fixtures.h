@@ -161,6 +161,44 @@ inline v1::RunRecord MakeRun(const SynthRun& s) {
   return run;
 }
 
+// The AI figures of every repetition of the results named `operation`
+// ("train", "checkpoint-write", "checkpoint-read") of a MakeRun run: rep i
+// has base[i] as its AU (train; au_min 0.02 lower, hosts 0.01 either side,
+// samples/s 1000 x base, passed when base >= threshold > 0) or as the
+// checkpoint scale (min-rank MiB/s 100 x base, aggregate 400 x base,
+// duration 1 / base).
+inline void SetAiFigures(v1::RunRecord* run, const std::string& operation,
+                         const std::vector<double>& base, double threshold = 0) {
+  for (auto& test : *run->mutable_tests()) {
+    for (auto& ph : *test.mutable_phases()) {
+      if (ph.phase() != operation || ph.repetition() >= base.size()) continue;
+      const double b = base[ph.repetition()];
+      v1::AiSummary* ai = ph.mutable_ai();
+      ai->set_accelerators(2);
+      if (operation == "train") {
+        ph.set_kind(v1::TRAIN);
+        ai->set_au_mean(b);
+        ai->set_au_min(b - 0.02);
+        ai->set_au_max(b + 0.01);
+        ai->set_samples_per_s(1000 * b);
+        ai->set_au_threshold(threshold);
+        ai->set_au_passed(threshold > 0 && b >= threshold);
+        for (int a = 0; a < ph.agents_size(); ++a) {
+          ph.mutable_agents(a)->set_au(b + (a == 0 ? -0.01 : 0.01));
+        }
+      } else {
+        ph.set_kind(v1::CHECKPOINT);
+        ph.mutable_spec()->set_checkpoint_op(operation == "checkpoint-read" ? v1::CHECKPOINT_READ
+                                                                            : v1::CHECKPOINT_WRITE);
+        ai->set_checkpoints(2);
+        ai->set_min_rank_mib_per_s(100 * b);
+        ai->set_aggregate_mib_per_s(400 * b);
+        ai->set_max_duration_s(1 / b);
+      }
+    }
+  }
+}
+
 // A fresh directory under /tmp, removed by the caller with `rm -rf` semantics
 // not needed: tests write few small files.
 inline std::string TempDir(const std::string& tag) {

@@ -1,0 +1,223 @@
+#include "controller/results/ai_metrics.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace lockstep {
+
+const std::vector<AiMetricDef>& AiMetricDefs() {
+  static const std::vector<AiMetricDef> defs = {
+      {"au", "%", false},
+      {"au_min", "%", false},
+      {"au_host_min", "%", false},
+      {"samples_per_s", "samples/s", false},
+      {"checkpoint_write_min_mib_per_s", "MiB/s", false},
+      {"checkpoint_write_aggregate_mib_per_s", "MiB/s", false},
+      {"checkpoint_write_max_duration_s", "s", true},
+      {"checkpoint_read_min_mib_per_s", "MiB/s", false},
+      {"checkpoint_read_aggregate_mib_per_s", "MiB/s", false},
+      {"checkpoint_read_max_duration_s", "s", true},
+  };
+  return defs;
+}
+
+const AiMetricDef* FindAiMetric(std::string_view name) {
+  for (const AiMetricDef& d : AiMetricDefs()) {
+    if (name == d.name) return &d;
+  }
+  return nullptr;
+}
+
+std::string AiMetricNames() {
+  std::vector<std::string> names;
+  for (const AiMetricDef& d : AiMetricDefs()) names.push_back(d.name);
+  return absl::StrJoin(names, ", ");
+}
+
+namespace {
+
+bool Accepted(const v1::PhaseRecord& pr) {
+  return pr.ok() && pr.error_kind() != v1::SUPERSEDED && pr.has_ai();
+}
+
+double HostMinAu(const v1::PhaseRecord& pr) {
+  double lo = std::numeric_limits<double>::infinity();
+  for (const v1::AgentPhaseRecord& a : pr.agents()) {
+    if (a.tasks_size() > 0 || a.au() > 0) lo = std::min(lo, a.au());
+  }
+  return lo == std::numeric_limits<double>::infinity() ? pr.ai().au_min() : lo;
+}
+
+// The (metric, value) pairs of one repetition of a train or checkpoint phase.
+std::vector<std::pair<std::string, double>> ValuesOf(const v1::PhaseRecord& pr) {
+  const v1::AiSummary& ai = pr.ai();
+  if (pr.kind() == v1::TRAIN) {
+    return {{"au", ai.au_mean()},
+            {"au_min", ai.au_min()},
+            {"au_host_min", HostMinAu(pr)},
+            {"samples_per_s", ai.samples_per_s()}};
+  }
+  if (pr.kind() == v1::CHECKPOINT) {
+    const std::string op = pr.spec().checkpoint_op() == v1::CHECKPOINT_READ ? "read" : "write";
+    return {{absl::StrCat("checkpoint_", op, "_min_mib_per_s"), ai.min_rank_mib_per_s()},
+            {absl::StrCat("checkpoint_", op, "_aggregate_mib_per_s"), ai.aggregate_mib_per_s()},
+            {absl::StrCat("checkpoint_", op, "_max_duration_s"), ai.max_duration_s()}};
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<AiMetric> AiMetricsOf(const v1::RunRecord& run) {
+  std::vector<AiMetric> out;
+  for (const v1::TestRecord& test : run.tests()) {
+    for (const v1::SummaryRow& row : test.summary()) {
+      std::vector<AiMetric> metrics;
+      for (const v1::PhaseRecord& pr : test.phases()) {
+        if (pr.phase() != row.phase() || !Accepted(pr)) continue;
+        const auto values = ValuesOf(pr);
+        if (metrics.empty()) {
+          for (const auto& [name, v] : values) {
+            AiMetric& m = metrics.emplace_back();
+            m.key = KeyOf(row, test);
+            m.metric = name;
+          }
+        }
+        for (size_t i = 0; i < values.size() && i < metrics.size(); ++i) {
+          metrics[i].values.push_back(values[i].second);
+        }
+        if (pr.kind() == v1::TRAIN && !metrics.empty() && pr.ai().au_threshold() > 0) {
+          AiMetric& au = metrics[0];
+          au.threshold = pr.ai().au_threshold();
+          au.passed = au.passed == 0 ? 0 : (pr.ai().au_passed() ? 1 : 0);
+        }
+      }
+      for (AiMetric& m : metrics) out.push_back(std::move(m));
+    }
+  }
+  return out;
+}
+
+namespace {
+
+struct PooledMetric {
+  AiMetric metric;
+  bool judged = false;
+};
+
+// (key text, metric) -> every value of the group; passed: 0 when any run's
+// failed, 1 when every judged run passed.
+std::map<std::pair<ResultKey, std::string>, PooledMetric> Pool(
+    const std::vector<v1::RunRecord>& group) {
+  std::map<std::pair<ResultKey, std::string>, PooledMetric> out;
+  for (const v1::RunRecord& run : group) {
+    std::set<std::pair<ResultKey, std::string>> seen;
+    for (AiMetric& m : AiMetricsOf(run)) {
+      auto id = std::make_pair(m.key, m.metric);
+      if (!seen.insert(id).second) continue;  // a run's first instance, as CompareGroups
+      PooledMetric& p = out[id];
+      if (p.metric.metric.empty()) {
+        p.metric.key = m.key;
+        p.metric.metric = m.metric;
+      }
+      p.metric.values.insert(p.metric.values.end(), m.values.begin(), m.values.end());
+      if (m.passed >= 0) {
+        p.metric.threshold = m.threshold;
+        p.metric.passed = p.judged ? std::min(p.metric.passed, m.passed) : m.passed;
+        p.judged = true;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<MetricComparison> CompareAiMetrics(const std::vector<v1::RunRecord>& a,
+                                               const std::vector<v1::RunRecord>& b) {
+  auto pa = Pool(a), pb = Pool(b);
+  std::vector<MetricComparison> out;
+  for (const auto& [id, ma] : pa) {
+    auto it = pb.find(id);
+    if (it == pb.end() || ma.metric.values.empty() || it->second.metric.values.empty()) continue;
+    const AiMetric& mb = it->second.metric;
+    MetricComparison c;
+    c.key = id.first;
+    c.metric = id.second;
+    const AiMetricDef* def = FindAiMetric(c.metric);
+    c.lower_is_better = def != nullptr && def->lower_is_better;
+    c.values_a = ma.metric.values;
+    c.values_b = mb.values;
+    c.mean_a = Mean(c.values_a);
+    c.mean_b = Mean(c.values_b);
+    c.median_a = Median(c.values_a);
+    c.median_b = Median(c.values_b);
+    c.median_change_pct = c.median_a == 0 ? 0 : (c.median_b - c.median_a) / c.median_a * 100.0;
+    c.welch = WelchTTest(c.values_a, c.values_b);
+    c.threshold_a = ma.metric.threshold;
+    c.threshold_b = mb.threshold;
+    c.passed_a = ma.metric.passed;
+    c.passed_b = mb.passed;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::string FormatAiValue(const std::string& metric, double value) {
+  if (metric.rfind("au", 0) == 0) return absl::StrFormat("%.2f%%", value * 100);
+  return absl::StrFormat("%.2f", value);
+}
+
+namespace {
+
+std::string Verdict(int passed, double threshold) {
+  if (passed < 0) return "";
+  return absl::StrFormat("%s (>= %.0f%%)", passed ? "PASS" : "FAIL", threshold * 100);
+}
+
+}  // namespace
+
+std::string FormatAiMetrics(const std::vector<MetricComparison>& metrics) {
+  if (metrics.empty()) return "";
+  size_t w = 6, mw = 6;
+  for (const MetricComparison& m : metrics) {
+    w = std::max(w, m.key.ToString().size());
+    mw = std::max(mw, m.metric.size());
+  }
+  auto pad = [](const std::string& s, size_t n) {
+    return s.size() >= n ? s : s + std::string(n - s.size(), ' ');
+  };
+  std::string out = absl::StrCat("\nAI figures (median over the repetitions of each side):\n",
+                                 pad("result", w), "  ", pad("metric", mw),
+                                 absl::StrFormat("  %12s  %12s  %9s  %-14s  %s\n", "A median",
+                                                 "B median", "change", "significance",
+                                                 "AU threshold A -> B"));
+  for (const MetricComparison& m : metrics) {
+    ResultComparison rc;  // for its significance text
+    rc.reps_a = m.values_a;
+    rc.reps_b = m.values_b;
+    rc.welch = m.welch;
+    std::string verdict;
+    if (m.passed_a >= 0 || m.passed_b >= 0) {
+      verdict = absl::StrCat(Verdict(m.passed_a, m.threshold_a), " -> ",
+                             Verdict(m.passed_b, m.threshold_b));
+    }
+    absl::StrAppend(&out, pad(m.key.ToString(), w), "  ", pad(m.metric, mw),
+                    absl::StrFormat("  %12s  %12s  %+8.1f%%  %-14s  %s", FormatAiValue(m.metric, m.median_a),
+                                    FormatAiValue(m.metric, m.median_b), m.median_change_pct,
+                                    rc.SignificanceText(), verdict));
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    absl::StrAppend(&out, "\n");
+  }
+  absl::StrAppend(&out, "AU in percent of wall time; *_duration_s: lower is better.\n");
+  return out;
+}
+
+}  // namespace lockstep
