@@ -252,6 +252,30 @@ absl::Status BuildWhere(const RunFilter& f, std::string* where, std::vector<DbVa
   return absl::OkStatus();
 }
 
+// Prepares `select_from` (columns and "FROM table x") joined with the runs
+// `filter` keeps, for the rows `match` selects (its values in order), newest
+// first, at most filter.limit rows.
+absl::Status PrepareTrend(const std::string& select_from, const std::string& match,
+                          const std::vector<DbValue>& match_values, const RunFilter& filter,
+                          Stmt* q) {
+  std::string where;
+  std::vector<DbValue> values;
+  RETURN_IF_ERROR(BuildWhere(filter, &where, &values));
+  std::string sql = absl::StrCat(select_from, " JOIN runs r ON r.run_id = x.run_id",
+                                 where.empty() ? " WHERE " : where + " AND ", match,
+                                 " ORDER BY r.started_ns DESC, r.run_id DESC");
+  values.insert(values.end(), match_values.begin(), match_values.end());
+  if (filter.limit > 0) {
+    absl::StrAppend(&sql, " LIMIT ?");
+    // Built in place: GCC 12 -O2 falsely warns (-Wmaybe-uninitialized) on
+    // moving a temporary variant here.
+    values.emplace_back(std::in_place_type<int64_t>, filter.limit);
+  }
+  RETURN_IF_ERROR(q->Prepare(sql));
+  q->BindAll(values);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 // ---- HistoryStore ----------------------------------------------------------------
@@ -584,24 +608,10 @@ absl::StatusOr<std::string> HistoryStore::LastGood(const v1::RunRecord& run) con
 
 absl::StatusOr<std::vector<ResultPoint>> HistoryStore::ResultTrend(const std::string& result_key,
                                                                    const RunFilter& filter) const {
-  std::string where;
-  std::vector<DbValue> values;
-  RETURN_IF_ERROR(BuildWhere(filter, &where, &values));
-  std::string sql = absl::StrCat(
-      "SELECT r.run_id, r.started_at, x.bw_mean_mib, x.repetitions FROM results x "
-      "JOIN runs r ON r.run_id = x.run_id",
-      where.empty() ? " WHERE " : where + " AND ", "x.result_key = ? ",
-      "ORDER BY r.started_ns DESC, r.run_id DESC");
-  values.push_back(result_key);
-  if (filter.limit > 0) {
-    absl::StrAppend(&sql, " LIMIT ?");
-    // Built in place: GCC 12 -O2 falsely warns (-Wmaybe-uninitialized) on
-    // moving a temporary variant here.
-    values.emplace_back(std::in_place_type<int64_t>, filter.limit);
-  }
   Stmt q(db_, path_);
-  RETURN_IF_ERROR(q.Prepare(sql));
-  q.BindAll(values);
+  RETURN_IF_ERROR(PrepareTrend(
+      "SELECT r.run_id, r.started_at, x.bw_mean_mib, x.repetitions FROM results x",
+      "x.result_key = ?", {result_key}, filter, &q));
   std::vector<ResultPoint> out;
   for (;;) {
     ASSIGN_OR_RETURN(bool row, q.Step("cannot read a result trend"));
@@ -617,23 +627,10 @@ absl::StatusOr<std::vector<AiMetricPoint>> HistoryStore::AiMetricTrend(
     return absl::InvalidArgumentError(absl::StrFormat(
         "\"%s\" is not an AI figure; the figures are %s", metric, AiMetricNames()));
   }
-  std::string where;
-  std::vector<DbValue> values;
-  RETURN_IF_ERROR(BuildWhere(filter, &where, &values));
-  std::string sql = absl::StrCat(
-      "SELECT r.run_id, r.started_at, x.mean, x.repetitions, x.passed FROM ai_metrics x "
-      "JOIN runs r ON r.run_id = x.run_id",
-      where.empty() ? " WHERE " : where + " AND ", "x.result_key = ? AND x.metric = ? ",
-      "ORDER BY r.started_ns DESC, r.run_id DESC");
-  values.push_back(result_key);
-  values.push_back(metric);
-  if (filter.limit > 0) {
-    absl::StrAppend(&sql, " LIMIT ?");
-    values.emplace_back(std::in_place_type<int64_t>, filter.limit);
-  }
   Stmt q(db_, path_);
-  RETURN_IF_ERROR(q.Prepare(sql));
-  q.BindAll(values);
+  RETURN_IF_ERROR(PrepareTrend(
+      "SELECT r.run_id, r.started_at, x.mean, x.repetitions, x.passed FROM ai_metrics x",
+      "x.result_key = ? AND x.metric = ?", {result_key, metric}, filter, &q));
   std::vector<AiMetricPoint> out;
   for (;;) {
     ASSIGN_OR_RETURN(bool row, q.Step("cannot read an AI figure's trend"));
