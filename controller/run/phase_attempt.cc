@@ -282,13 +282,7 @@ void PhaseAttempt::Start() {
   streams_.resize(clients_.size());
   record_->set_start_first_sent_unix_ns(RealtimeNs());
   start_first_sent_mono_ns_ = MonotonicNs();
-  // Late enough for most Starts to have arrived, early enough to be said
-  // before the instant (a check after it would only repeat the margins).
-  const int64_t check_before_ns =
-      std::clamp<int64_t>(absl::ToInt64Nanoseconds(lead) / 10, 5'000'000, 1'000'000'000);
-  if (start_at_mono_ns_ - check_before_ns > start_first_sent_mono_ns_) {
-    delivery_check_mono_ns_ = start_at_mono_ns_ - check_before_ns;
-  }
+  ScheduleDeliveryCheck(lead);
   BoundedParallelFor(clients_.size(), kStartThreads, [&](size_t i) {
     // An agent that renewed its lease on the Start needs no heartbeat for a
     // period after it, counted from the sending (not the answer), so that no
@@ -346,6 +340,16 @@ RunError PhaseAttempt::AwaitResults() {
   record_->set_results_unix_ns(RealtimeNs());
   progress.Clear();
   return failure;
+}
+
+void PhaseAttempt::ScheduleDeliveryCheck(absl::Duration lead) {
+  // Late enough for most Starts to have arrived, early enough to be said
+  // before the instant (a check after it would only repeat the margins).
+  const int64_t check_before_ns =
+      std::clamp<int64_t>(absl::ToInt64Nanoseconds(lead) / 10, 5'000'000, 1'000'000'000);
+  if (start_at_mono_ns_ - check_before_ns > start_first_sent_mono_ns_) {
+    delivery_check_mono_ns_ = start_at_mono_ns_ - check_before_ns;
+  }
 }
 
 void PhaseAttempt::CheckDelivery() {

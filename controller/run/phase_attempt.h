@@ -69,6 +69,8 @@ class PhaseAttempt {
   // acknowledged their Start; says so (and records it) while the instant is
   // still ahead (barrier_lead.h StartDelivery).
   void CheckDelivery();
+  // Sets when CheckDelivery is due (none when the lead is too short for it).
+  void ScheduleDeliveryCheck(absl::Duration lead);
   // One look at leases, stalls and the interrupt flag while streams run.
   RunError Watch();
   RunError LoseDuringPhase(AgentClient* agent, const std::string& reason, bool restarted);
