@@ -115,8 +115,10 @@ class RunEmitter {
 // A stored run (run.json, or rebuilt from its journal) as the events its run
 // emitted: phases as they were accepted (superseded attempts left out; a
 // failed phase as the note "ID failed: ERROR", a failed command phase's
-// OnPhaseDone too), the missed-start notes, the timed removals. Notes the run
-// printed that its record does not keep (warnings) are not replayed.
+// OnPhaseDone too), the late-start warning said before an instant
+// (PhaseRecord.start_late_warning), the missed-start notes, the timed
+// removals. Notes the run printed that its record does not keep (other
+// warnings) are not replayed.
 // Returns the first observer error.
 absl::Status ReplayRun(const v1::RunRecord& run, const std::string& run_dir,
                        RunObserver* observer);
