@@ -17,21 +17,27 @@ using ::testing::HasSubstr;
 
 constexpr int kDelayMs = 60;
 
-AgentSpec SlowDispatch() {
-  return {.flags = {"--test_delay_calls", "prepare,start", "--test_delay_call_ms",
-                    std::to_string(kDelayMs), "--allow_drop_caches=false"}};
+// An agent that holds each of `calls` (tests' --test_delay_calls) for `ms`.
+AgentSpec SlowAgent(const std::string& calls, int ms) {
+  return {.flags = {"--test_delay_calls", calls, "--test_delay_call_ms", std::to_string(ms),
+                    "--allow_drop_caches=false"}};
+}
+
+// `repetitions` write phases of plan `name` on `cluster` (already started).
+RunResult RunWrites(TestCluster& cluster, const std::string& name, int repetitions) {
+  const std::string plan = cluster.WritePlan(
+      cluster.Plan()
+          .Set("name", name)
+          .Set("repetitions", repetitions)
+          .Set("cache", "none")
+          .AddPhase(FilePerProcess("w", "write", "64k", "256k").Set("file_name", "testfile")));
+  return cluster.Run(plan, {"--history=false"});
 }
 
 TEST(StartLeadTest, ASlowedDispatchMovesTheInstantInsteadOfMissingIt) {
   TestCluster cluster;
-  ASSERT_OK(cluster.Start({.agents = {{}, SlowDispatch()}}));
-  const std::string plan = cluster.WritePlan(
-      cluster.Plan()
-          .Set("name", "slow-dispatch")
-          .Set("repetitions", 4)
-          .Set("cache", "none")
-          .AddPhase(FilePerProcess("w", "write", "64k", "256k").Set("file_name", "testfile")));
-  RunResult r = cluster.Run(plan, {"--history=false"});
+  ASSERT_OK(cluster.Start({.agents = {{}, SlowAgent("prepare,start", kDelayMs)}}));
+  RunResult r = RunWrites(cluster, "slow-dispatch", 4);
   ASSERT_EQ(r.exit_code, 0) << r.Output();
   EXPECT_THAT(r.Output(), ::testing::Not(HasSubstr("after the instant"))) << r.Output();
   v1::RunRecord rec = r.Record();
@@ -57,17 +63,8 @@ TEST(StartLeadTest, ASlowedDispatchMovesTheInstantInsteadOfMissingIt) {
 TEST(StartLeadTest, AStartThatCannotArriveInTimeIsSaidBeforeTheInstant) {
   constexpr int kStartDelayMs = 1500;
   TestCluster cluster;
-  ASSERT_OK(cluster.Start(
-      {.agents = {{},
-                  {.flags = {"--test_delay_calls", "start", "--test_delay_call_ms",
-                             std::to_string(kStartDelayMs), "--allow_drop_caches=false"}}}}));
-  const std::string plan = cluster.WritePlan(
-      cluster.Plan()
-          .Set("name", "late-start")
-          .Set("repetitions", 2)
-          .Set("cache", "none")
-          .AddPhase(FilePerProcess("w", "write", "64k", "256k").Set("file_name", "testfile")));
-  RunResult r = cluster.Run(plan, {"--history=false"});
+  ASSERT_OK(cluster.Start({.agents = {{}, SlowAgent("start", kStartDelayMs)}}));
+  RunResult r = RunWrites(cluster, "late-start", 2);
   ASSERT_EQ(r.exit_code, 0) << r.Output();
   v1::RunRecord rec = r.Record();
   ASSERT_EQ(rec.tests_size(), 1);
