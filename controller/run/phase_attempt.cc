@@ -233,7 +233,6 @@ void PhaseAttempt::Start() {
   const absl::Duration lead = plan.lead;
   const int64_t start_at_unix_ns = RealtimeNs() + absl::ToInt64Nanoseconds(lead);
   start_at_mono_ns_ = MonotonicNs() + absl::ToInt64Nanoseconds(lead);
-  lead_basis_ = plan.basis;
   record_->set_lead_ns(absl::ToInt64Nanoseconds(lead));
   record_->set_lead_basis(plan.basis);
   record_->set_lead_capped(plan.capped);
@@ -359,7 +358,7 @@ void PhaseAttempt::CheckDelivery() {
   d.since_first_sent = absl::Nanoseconds(now_mono_ns - start_first_sent_mono_ns_);
   d.before_instant = absl::Nanoseconds(start_at_mono_ns_ - now_mono_ns);
   d.lead = absl::Nanoseconds(record_->lead_ns());
-  d.lead_basis = lead_basis_;
+  d.lead_basis = record_->lead_basis();
   for (size_t i = 0; i < clients_.size(); ++i) {
     if (clients_[i]->facts.wire_minor() < kStartAckWireMinor) continue;
     ++d.clients;

@@ -107,7 +107,6 @@ class PhaseAttempt {
   int64_t delivery_check_mono_ns_ = 0;
   int64_t start_first_sent_mono_ns_ = 0;
   int64_t start_at_mono_ns_ = 0;  // the instant, in the monotonic clock
-  std::string lead_basis_;
   // Every client's, in our clock: in record_'s agents, which outlive them.
   std::vector<const v1::TaskResult*> tasks_;
 };
