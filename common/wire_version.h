@@ -32,8 +32,10 @@ inline constexpr uint32_t kWireMajor = 1;
 // kinds, their PhaseSpec and TaskResult fields (issue 30); 7: the agent
 // acknowledges a Start as soon as its tasks wait for the instant
 // (PhaseEvent.started), so the controller can say before the instant which
-// clients will be late (issue 31).
-inline constexpr uint32_t kWireMinor = 7;
+// clients will be late (issue 31); 8: TaskResult.file_size_bytes, the size of
+// each task's file after a transfer phase, for IOR's file-size warnings
+// (issue 28).
+inline constexpr uint32_t kWireMinor = 8;
 // The first minor whose agents renew their lease on those calls.
 inline constexpr uint32_t kRenewingCallsWireMinor = 4;
 // The first minor whose agents renew it on Start.

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -291,8 +292,9 @@ std::string TransferWorkload::TaskPath(const std::string& dir, uint32_t rank) co
 }
 
 absl::Status TransferWorkload::Prepare(const std::string& dir,
-                                       std::span<v1::TaskResult* const> /*results*/) {
+                                       std::span<v1::TaskResult* const> results) {
   tasks_.clear();
+  results_.assign(results.begin(), results.end());
   for (uint32_t i = 0; i < spec_.tasks(); ++i) {
     auto t = std::make_unique<Task>();
     t->rank = spec_.first_rank() + i;
@@ -373,6 +375,18 @@ void TransferWorkload::PrimeTask(uint32_t index) {
 
 void TransferWorkload::RunTask(const TaskContext& task) {
   TaskRun(*this, *tasks_[task.index], task).Run();
+}
+
+void TransferWorkload::Finish() {
+  std::map<std::string, std::optional<uint64_t>> sizes;  // one stat per distinct file
+  for (size_t i = 0; i < tasks_.size() && i < results_.size(); ++i) {
+    auto [it, fresh] = sizes.try_emplace(tasks_[i]->path);
+    if (fresh) {
+      struct stat st;
+      if (::stat(it->first.c_str(), &st) == 0) it->second = static_cast<uint64_t>(st.st_size);
+    }
+    if (it->second) results_[i]->set_file_size_bytes(*it->second);
+  }
 }
 
 absl::StatusOr<uint32_t> TransferWorkload::RemoveFiles(const std::string& dir) const {

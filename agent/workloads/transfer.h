@@ -31,6 +31,9 @@ class TransferWorkload : public Workload {
   void RunTask(const TaskContext& task) override;
   // Write: the first transfer's pattern, stamped into the task's buffer.
   void PrimeTask(uint32_t index) override;
+  // Stats each task's file (each distinct file once) into its
+  // TaskResult.file_size_bytes, after every task of this agent closed it.
+  void Finish() override;
   absl::StatusOr<uint32_t> RemoveFiles(const std::string& dir) const override;
   bool CreatesFiles() const override;
   // Write: tasks × block × segments.
@@ -60,6 +63,7 @@ class TransferWorkload : public Workload {
   const v1::PhaseSpec spec_;
   const WorkloadOptions options_;
   std::vector<std::unique_ptr<Task>> tasks_;  // by task index, from Prepare
+  std::vector<v1::TaskResult*> results_;      // by task index, from Prepare (the runner's)
   // The monotonic instant the first task of this agent ended (its close);
   // 0 until then. Each task compares its transfers' completions with it:
   // TaskResult.bytes_at_first_done (IOzone's Min xfer), exact among the

@@ -140,16 +140,20 @@ std::string SummaryRowText(const v1::SummaryRow& r, int32_t reference_number) {
   return out;
 }
 
-// IOR's CheckFileSize warnings when the bytes moved are not the expected
-// aggregate (a stonewall, a short file).
+// IOR's CheckFileSize warnings: the bytes moved are not the expected
+// aggregate (a stonewall), or the files' size after the phase is not the
+// bytes moved (a read of a file larger than the layout). A record without
+// the agents' stat (older agents) counts the bytes moved as the size.
 std::string SizeWarnings(const v1::PhaseRecord& p) {
   const v1::IterationRow& r = p.row();
-  if (!IsTransferKind(p.kind()) || r.expected_bytes() == 0 || r.bytes() == r.expected_bytes()) {
+  const uint64_t stat_bytes = r.has_stat_bytes() ? r.stat_bytes() : r.bytes();
+  if (!IsTransferKind(p.kind()) || r.expected_bytes() == 0 ||
+      (r.bytes() == r.expected_bytes() && stat_bytes == r.bytes())) {
     return "";
   }
   std::string out;
   out += absl::StrFormat("WARNING: Expected aggregate file size       = %d\n", r.expected_bytes());
-  out += absl::StrFormat("WARNING: Stat() of aggregate file size      = %d\n", r.bytes());
+  out += absl::StrFormat("WARNING: Stat() of aggregate file size      = %d\n", stat_bytes);
   out += absl::StrFormat("WARNING: Using actual aggregate bytes moved = %d\n", r.bytes());
   if (p.spec().stonewall_seconds() > 0) {
     out += "WARNING: Maybe caused by deadlineForStonewalling\n";

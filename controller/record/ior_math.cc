@@ -31,7 +31,12 @@ v1::IterationRow ReduceIteration(const std::vector<const v1::TaskResult*>& tasks
   int64_t rdwr_start = std::numeric_limits<int64_t>::max(), rdwr_stop = 0;
   int64_t close_start = std::numeric_limits<int64_t>::max(), close_stop = 0;
   uint64_t bytes = 0, ops = 0, op_ns = 0;
+  uint64_t stat_sum = 0, stat_max = 0;
+  bool stat_all = true;
   for (const v1::TaskResult* t : tasks) {
+    stat_all = stat_all && t->has_file_size_bytes();
+    stat_sum += t->file_size_bytes();
+    stat_max = std::max(stat_max, t->file_size_bytes());
     open_start = std::min(open_start, t->open_start_unix_ns());
     open_stop = std::max(open_stop, t->open_stop_unix_ns());
     rdwr_start = std::min(rdwr_start, t->rdwr_start_unix_ns());
@@ -47,6 +52,11 @@ v1::IterationRow ReduceIteration(const std::vector<const v1::TaskResult*>& tasks
   row.set_close_s(Seconds(close_stop - close_start));
   row.set_total_s(Seconds(close_stop - open_start));
   row.set_bytes(bytes);
+  // IOR's CheckFileSize: with file_per_process the sum of the tasks' files;
+  // a shared file is the same for every task, and the largest size an agent
+  // saw is the one after the last task's close (agents stat when their own
+  // tasks are done, not when all are).
+  if (stat_all) row.set_stat_bytes(spec.file_per_process() ? stat_sum : stat_max);
   if (row.total_s() > 0) row.set_bw_mib(static_cast<double>(bytes) / kMiB / row.total_s());
   if (row.wrrd_s() > 0 && spec.transfer_bytes() > 0) {
     row.set_iops(static_cast<double>(bytes) / static_cast<double>(spec.transfer_bytes()) /

@@ -51,6 +51,22 @@ TEST(IorMath, ReductionTakesMinStartsAndMaxStops) {
   EXPECT_EQ(StartSkewNs({&a, &b}), s / 4 - s / 10);
 }
 
+// IOR's CheckFileSize: the files' sizes after the phase, summed over a
+// task's own files, the largest for a shared one; unknown when an agent did
+// not say (an older agent).
+TEST(IorMath, StatBytesSumPerProcessFilesAndTakeTheLargestOfASharedOne) {
+  v1::TaskResult a = Task(0, 1, 1, 2, 2, 3, 1 << 20);
+  v1::TaskResult b = Task(0, 1, 1, 2, 2, 3, 1 << 20);
+  v1::PhaseSpec spec = Spec();
+  EXPECT_FALSE(ReduceIteration({&a, &b}, spec, 0).has_stat_bytes());
+  a.set_file_size_bytes(2 << 20);
+  EXPECT_FALSE(ReduceIteration({&a, &b}, spec, 0).has_stat_bytes()) << "b's size is unknown";
+  b.set_file_size_bytes(3 << 20);
+  EXPECT_EQ(ReduceIteration({&a, &b}, spec, 0).stat_bytes(), 5u << 20);
+  spec.set_file_per_process(false);
+  EXPECT_EQ(ReduceIteration({&a, &b}, spec, 0).stat_bytes(), 3u << 20);
+}
+
 TEST(IorMath, PopulationStdDevLikeIor) {
   // IOR divides by the number of repetitions, not n − 1.
   RepStats st = PopulationStats({419.58, 412.07});
@@ -144,6 +160,28 @@ TEST(IorReport, StonewallRowsMatchIorExactly) {
                   "1424.99       0.00    1.89475       1.00       1177.75     0      2   2    1   "
                   "1     0        1         0    0      1 2147483648  1048576    2700.0 POSIX      "
                   "0\n"));
+}
+
+// A read of files larger than its layout (IOR 4.1, golden ior-read-large-file):
+// IOR warns with the stat'd size although every byte of the layout moved;
+// without the agents' stat nothing differs and nothing is said.
+TEST(IorReport, FilesLargerThanTheLayoutWarnAsIor) {
+  v1::PhaseRecord p;
+  p.set_kind(v1::READ);
+  p.mutable_spec()->set_kind(v1::READ);
+  v1::IterationRow* r = p.mutable_row();
+  r->set_access("read");
+  r->set_bytes(2097152);
+  r->set_expected_bytes(2097152);
+  EXPECT_THAT(IorReport().PhaseDone(p), ::testing::Not(::testing::HasSubstr("WARNING")));
+  r->set_stat_bytes(2097152);
+  EXPECT_THAT(IorReport().PhaseDone(p), ::testing::Not(::testing::HasSubstr("WARNING")));
+  r->set_stat_bytes(4194304);
+  EXPECT_THAT(IorReport().PhaseDone(p),
+              ::testing::StartsWith("WARNING: Expected aggregate file size       = 2097152\n"
+                                    "WARNING: Stat() of aggregate file size      = 4194304\n"
+                                    "WARNING: Using actual aggregate bytes moved = 2097152\n"
+                                    "read      "));
 }
 
 // IOR prints -C's and -Z's parameters for the whole test: write rows too.

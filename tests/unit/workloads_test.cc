@@ -109,6 +109,36 @@ TEST(RandomOffsets, WrittenShuffledReadsBackSequentiallyAndVerified) {
   EXPECT_TRUE(rr.ok()) << rr.error();
 }
 
+// After a transfer phase each task reports its file's size (stat, once all
+// of the agent's tasks closed it): what IOR's CheckFileSize compares with the
+// layout. A read of a layout smaller than the files reads the layout alone
+// and reports the files' real size.
+TEST(FileSize, EachTaskReportsItsFilesSizeAfterThePhase) {
+  TempDir tmp;
+  v1::PhaseSpec w = Spec(v1::WRITE);
+  v1::PhaseResult wr = RunSpec(w, tmp.path());
+  ASSERT_TRUE(wr.ok()) << wr.error();
+  ASSERT_EQ(wr.tasks_size(), 2);
+  for (const v1::TaskResult& t : wr.tasks()) {
+    ASSERT_TRUE(t.has_file_size_bytes()) << t.file();
+    EXPECT_EQ(t.file_size_bytes(), 2u << 20) << t.file();
+  }
+  v1::PhaseSpec r = Spec(v1::READ);
+  r.set_segments(1);
+  v1::PhaseResult rr = RunSpec(r, tmp.path());
+  ASSERT_TRUE(rr.ok()) << rr.error();
+  for (const v1::TaskResult& t : rr.tasks()) {
+    EXPECT_EQ(t.bytes(), 1u << 20) << t.file();
+    EXPECT_EQ(t.file_size_bytes(), 2u << 20) << t.file();
+  }
+  // A shared file: both tasks see the one file, whole.
+  TempDir shared;
+  w.set_file_per_process(false);
+  wr = RunSpec(w, shared.path());
+  ASSERT_TRUE(wr.ok()) << wr.error();
+  for (const v1::TaskResult& t : wr.tasks()) EXPECT_EQ(t.file_size_bytes(), 4u << 20);
+}
+
 TEST(VerifyAfterWrite, CatchesAByteCorruptedAfterTheWrite) {
   TempDir tmp;
   v1::PhaseSpec w = Spec(v1::WRITE);
