@@ -191,7 +191,11 @@ TEST(LockstepLinesObserver, PrintsTheHashLinesOfIorsReport) {
 // record OnRunEnd gets; superseded attempts (no event) are left as they are.
 TEST(PhaseAgents, KeepsTheAgentsOfDoneAndFailedPhases) {
   v1::RunRecord run = StoredRun();
+  // As a run numbers them: the superseded attempt, then the one accepted.
+  run.mutable_tests(0)->mutable_phases(0)->set_attempts(1);
+  run.mutable_tests(0)->mutable_phases(1)->set_attempts(2);
   for (v1::PhaseRecord& p : *run.mutable_tests(0)->mutable_phases()) {
+    p.clear_agents();
     v1::AgentPhaseRecord* a = p.add_agents();
     a->set_address("10.0.0.1:7070");
     a->mutable_telemetry()->set_samples(3);

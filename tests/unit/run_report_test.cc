@@ -17,7 +17,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-v1::RunRecord Run() {
+v1::RunRecord SmallRun() {
   testing::SynthRun synth;
   synth.results = {{"write", 1, {100}}, {"read", 1, {200}}};
   return testing::MakeRun(synth);
@@ -32,7 +32,7 @@ std::string OwnLines(const v1::RunRecord& run) {
 }
 
 TEST(RunReport, WithoutAFrontEndIsIorsReportAtItsVerbosity) {
-  v1::RunRecord run = Run();
+  v1::RunRecord run = SmallRun();
   for (bool verbose : {false, true}) {
     run.set_ior_verbose(verbose);
     EXPECT_EQ(RenderRunReport(run, "/out/run-a"), RenderIorReport(run, "/out/run-a"));
@@ -40,7 +40,7 @@ TEST(RunReport, WithoutAFrontEndIsIorsReportAtItsVerbosity) {
 }
 
 TEST(RunReport, Io500sIsLockstepsLinesAfterItsNotes) {
-  v1::RunRecord run = Run();
+  v1::RunRecord run = SmallRun();
   run.mutable_front_end_report()->set_tool("io500");
   EXPECT_EQ(RenderRunReport(run, "/out/run-a"), OwnLines(run));
   run.mutable_front_end_report()->add_note_lines("# lockstep io500: a note\n");
@@ -48,7 +48,7 @@ TEST(RunReport, Io500sIsLockstepsLinesAfterItsNotes) {
 }
 
 TEST(RunReport, MdtestsIsItsLayoutNotIors) {
-  v1::RunRecord run = Run();
+  v1::RunRecord run = SmallRun();
   v1::FrontEndReport& front = *run.mutable_front_end_report();
   front.set_tool("mdtest");
   front.add_note_lines("# lockstep mdtest: 1 agent (local) x 2 tasks = 2 tasks\n");
@@ -75,7 +75,7 @@ TEST(RunReport, MdtestsIsItsLayoutNotIors) {
 }
 
 TEST(RunReport, IozonesIsItsLayoutNotIors) {
-  v1::RunRecord run = Run();
+  v1::RunRecord run = SmallRun();
   run.set_iozone_command_line("iozone -i 0 -t 2");
   IozoneCommandInfo info;
   info.children = 2;
