@@ -24,6 +24,7 @@
 #include "controller/cli/cli_common.h"
 #include "controller/mdtest/mdtest_output.h"
 #include "controller/plan/write_places.h"
+#include "controller/results/run_report.h"
 
 namespace lockstep {
 namespace {
@@ -128,26 +129,26 @@ int RunTranslated(Tool tool, const std::vector<std::string>& args,
   };
   ReportText report(text ? std::function<void(const std::string&)>(to_stdout) : nullptr);
   const bool mdtest = tool == Tool::kMdtest;
-  if (text) {
-    // IOR's notes come before its report; mdtest's are part of its text.
+  if (mdtest) {
+    // mdtest's layout replaces IOR's: Lockstep's own lines come as '#' lines
+    // as the run goes, mdtest's text at its end (it needs the agents'
+    // statfs); its notes are part of its text.
+    v1::FrontEndReport& front = *fields.mutable_front_end_report();
+    front.set_tool("mdtest");
+    *front.mutable_mdtest() = MdtestReportInfoOf(md);
+    if (text) {
+      for (const std::string& n : cmd->notes) {
+        front.add_note_lines(absl::StrFormat("# lockstep %s: %s\n", name, n));
+      }
+    }
+  } else if (text) {
+    // IOR's notes come before its report.
     for (const std::string& n : cmd->notes) {
-      const std::string line = absl::StrFormat("# lockstep %s: %s\n", name, n);
-      mdtest ? report.Print(line) : to_stdout(line);
+      to_stdout(absl::StrFormat("# lockstep %s: %s\n", name, n));
     }
   }
-  // mdtest's layout replaces IOR's: Lockstep's own lines come as '#' lines
-  // as the run goes, mdtest's text at its end (it needs the agents' statfs).
-  IorReportObserver ior(cmd->verbose, &report);
-  LockstepLinesObserver own(&report);
-  MdtestReportObserver mdtest_text(md, absl::ToUnixSeconds(absl::Now()), &report);
-  RunEvents observers;
-  if (mdtest) {
-    observers.Add(&own);
-    observers.Add(&mdtest_text);
-  } else {
-    observers.Add(&ior);
-  }
-  options.observer = &observers;
+  RunReport observers(fields, &report);
+  options.observer = observers.observer();
   options.report = &report;
   RunOutcome outcome = RunPlan(cmd->plan, options);
   const v1::RunRecord& record = outcome.record;

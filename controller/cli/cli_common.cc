@@ -14,7 +14,6 @@
 #include "common/status_macros.h"
 #include "controller/plan/limits.h"
 #include "controller/results/history.h"
-#include "controller/results/run_json.h"
 
 namespace lockstep {
 
@@ -161,12 +160,6 @@ void SplitOutputPath(const std::string& path, std::string* dir, std::string* fil
          : slash == 0               ? std::string(1, '/')
                                     : path.substr(0, slash);
   *file = slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-v1::RunRecord FullRunRecord(const RunOutcome& outcome) {
-  if (outcome.run_dir.empty()) return outcome.record;
-  auto full = ReadRunJson(outcome.run_dir + "/run.json");
-  return full.ok() ? *std::move(full) : outcome.record;
 }
 
 void RecordRunInHistory(const ParsedFlags& f, const std::string& out_dir,

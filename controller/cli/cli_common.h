@@ -81,12 +81,6 @@ absl::Status PlaceTasks(uint32_t total_tasks, const std::string& total_opt, CliC
 // "-o /a/b/f" -> dir "/a/b", file "f"; no slash: dir ".".
 void SplitOutputPath(const std::string& path, std::string* dir, std::string* file);
 
-// The run as its run.json has it. RunOutcome.record no longer holds the
-// phases' per-agent records (RunStore offloads them to keep memory bounded);
-// formatters that read tasks use this. The in-memory record when run.json
-// cannot be read (a run stopped before writing it).
-v1::RunRecord FullRunRecord(const RunOutcome& outcome);
-
 // With --history: records the finished run (its run.json text, which has the
 // per-agent records) in --db, default OUT_DIR/history.db. A failure is a
 // warning on stderr naming the run directory and `lockstep import` as the fix.

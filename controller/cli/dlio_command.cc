@@ -17,7 +17,7 @@
 #include "controller/cli/reach_agents.h"
 #include "controller/dlio/dlio_config.h"
 #include "controller/dlio/dlio_plan.h"
-#include "controller/ior/ior_report.h"
+#include "controller/results/run_report.h"
 #include "common/limits.h"
 #include "controller/plan/write_places.h"
 #include "controller/run/coordinator.h"
@@ -165,14 +165,15 @@ StepResult RunOnce(DlioRun* run, const std::string& command_line) {
   }
   plan->text = dp.toml;
   run->options.command_line = command_line;
-  ReportText report(Print);  // IOR's report (not at -v), then DLIO's lines
-  IorReportObserver ior(/*verbose=*/false, &report);
-  run->options.observer = &ior;
+  ReportText report(Print);  // IOR's report (not at -v: ior_verbose unset), then DLIO's lines
+  RunReport observers(run->options.record_fields, &report);
+  run->options.observer = observers.observer();
   run->options.report = &report;
   RunOutcome outcome = RunPlan(*plan, run->options);
   run->options.observer = nullptr;
   run->options.report = nullptr;
-  const v1::RunRecord record = FullRunRecord(outcome);
+  // DLIO's lines read the phases' own figures (AiSummary), not the agents'.
+  const v1::RunRecord& record = outcome.record;
   PrintDlioMetrics(record);
   for (const v1::TestRecord& t : record.tests()) {
     for (const v1::PhaseRecord& p : t.phases()) {

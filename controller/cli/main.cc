@@ -18,7 +18,7 @@
 #include "controller/cli/agents_command.h"
 #include "controller/cli/certs_command.h"
 #include "controller/io500/io500_command.h"
-#include "controller/ior/ior_report.h"
+#include "controller/results/run_report.h"
 #include "controller/cli/reach_agents.h"
 #include "controller/cli/cli_commands.h"
 #include "controller/cli/command_specs.h"
@@ -141,8 +141,8 @@ int RunCommand(const std::vector<std::string>& args, const std::string& command_
     std::fwrite(s.data(), 1, s.size(), stdout);
     std::fflush(stdout);
   });
-  IorReportObserver ior(/*verbose=*/true, &report);
-  options.observer = &ior;
+  RunReport observers(options.record_fields, &report);
+  options.observer = observers.observer();
   options.report = &report;
   if (::isatty(2)) {
     options.progress = [](const std::string& s) {

@@ -122,6 +122,9 @@ int ReportRunDirCommand(const std::string& run_dir) {
     return kExitUsage;
   }
   std::fwrite(rebuilt->text.data(), 1, rebuilt->text.size(), stdout);
+  if (!rebuilt->warning.empty()) {
+    std::fprintf(stderr, "lockstep report: warning: %s\n", rebuilt->warning.c_str());
+  }
   if (rebuilt->torn_lines > 0) {
     std::fprintf(stderr, "lockstep report: %d journal line(s) did not parse (cut by a crash) and "
                  "were left out\n", rebuilt->torn_lines);

@@ -27,7 +27,7 @@
 #include "controller/io500/io500_results.h"
 #include "controller/plan/write_places.h"
 #include "controller/results/history.h"
-#include "controller/ior/lockstep_lines.h"
+#include "controller/results/run_report.h"
 #include "controller/run/coordinator.h"
 
 namespace lockstep {
@@ -157,8 +157,9 @@ void PurgeDataDir(const std::string& datadir) {
   ::rmdir(datadir.c_str());
 }
 
-absl::Status WriteOutputs(const Io500Run& run, const RunOutcome& outcome) {
-  const v1::RunRecord record = FullRunRecord(outcome);
+// `record`: the run's, with the per-agent records of its phases.
+absl::Status WriteOutputs(const Io500Run& run, const RunOutcome& outcome,
+                          const v1::RunRecord& record) {
   Io500RunOutput out;
   const Io500Setup& s = run.setup;
   out.procs = record.tests_size() > 0 ? record.tests(0).total_tasks() : 0;
@@ -258,8 +259,15 @@ int Io500Command(const std::vector<std::string>& args, const std::string& comman
   // Lockstep's '#' lines as the run goes; IO500's summary instead of IOR's,
   // at the end.
   ReportText report(Print);
-  LockstepLinesObserver own(&report);
-  o.observer = &own;
+  o.record_fields.mutable_front_end_report()->set_tool("io500");
+  RunReport observers(o.record_fields, &report);
+  // IO500's files read every phase's per-agent records, a failed one's too,
+  // and print the IOR phases' telemetry lines.
+  PhaseAgents agents(/*keep_telemetry=*/true);
+  RunEvents events;
+  events.Add(observers.observer());
+  events.Add(&agents);
+  o.observer = &events;
   o.report = &report;
   if (::isatty(2)) {
     o.progress = [](const std::string& s) {
@@ -274,7 +282,7 @@ int Io500Command(const std::vector<std::string>& args, const std::string& comman
   RunOutcome outcome = RunPlan(run.plan, o);
   RecordRunInHistory(f, o.out_dir, outcome, "lockstep io500");
   PurgeDataDir(run.setup.datadir);
-  absl::Status written = WriteOutputs(run, outcome);
+  absl::Status written = WriteOutputs(run, outcome, agents.Full(outcome.record));
   if (outcome.failure != RunFailure::kNone) {
     std::fprintf(stderr, "lockstep io500: %s\n", outcome.error.c_str());
   }

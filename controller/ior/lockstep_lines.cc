@@ -1,5 +1,7 @@
 #include "controller/ior/lockstep_lines.h"
 
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -7,6 +9,7 @@
 #include "controller/ior/ior_report.h"
 #include "controller/plan/phase_kind.h"
 #include "controller/record/ior_math.h"
+#include "controller/record/telemetry_summary.h"
 
 namespace lockstep {
 
@@ -60,7 +63,13 @@ std::string LockstepLines::PhaseDone(const v1::PhaseRecord& p) const {
         "%.3f ms after its deadline\n",
         p.stonewall().tail_s(), p.stonewall().stop_after_deadline_ms());
   }
-  for (const std::string& line : p.telemetry_lines()) out += "#" + line + "\n";
+  // A record of earlier versions kept the lines as text; a record now has
+  // the telemetry they are rendered from.
+  const std::vector<std::string> telemetry =
+      p.telemetry_lines_size() > 0
+          ? std::vector<std::string>(p.telemetry_lines().begin(), p.telemetry_lines().end())
+          : TelemetryLines(p, host_by_address_);
+  for (const std::string& line : telemetry) out += "#" + line + "\n";
   return out;
 }
 

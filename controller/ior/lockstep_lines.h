@@ -24,13 +24,16 @@ namespace lockstep {
 class LockstepLines {
  public:
   // The run, its directory and every agent with its clock offset.
-  // Remembers each agent's host name, for the command phases' lines.
+  // Remembers each agent's host name, for the command phases' and the
+  // telemetry lines.
   std::string AgentsReady(const v1::RunRecord& run);
   // "# O_DIRECT : yes" when a phase of the test uses O_DIRECT; the caller
   // says when the test's header is printed (once per test).
   static std::string TestStarted(const v1::TestRecord& test);
   // A phase's notes (ReportNotes of its kind), extra rows, skew mark,
-  // wear-out tail and telemetry lines.
+  // wear-out tail and telemetry lines (TelemetryLines of the agents' full
+  // telemetry, with the host names from AgentsReady; a record of earlier
+  // versions: its telemetry_lines).
   std::string PhaseDone(const v1::PhaseRecord& phase) const;
   // A Lockstep note (a warning, a repeat, an agent lost), '#' per line.
   static std::string Note(const std::string& text);

@@ -10,8 +10,8 @@
 #include "controller/cli/cli_common.h"
 #include "controller/cli/exit_codes.h"
 #include "controller/iozone/iozone_cli.h"
-#include "controller/ior/lockstep_lines.h"
 #include "controller/iozone/iozone_output.h"
+#include "controller/results/run_report.h"
 #include "controller/run/coordinator.h"
 
 namespace lockstep {
@@ -74,17 +74,18 @@ int IozoneCommand(const std::vector<std::string>& args, const std::string& comma
   }
   // IOzone's layout replaces IOR's: Lockstep's own lines come as '#' lines
   // as the run goes, IOzone's text at its end.
+  v1::FrontEndReport& front = *options.record_fields.mutable_front_end_report();
+  front.set_tool("iozone");
+  *front.mutable_iozone() = IozoneReportInfoOf(info);
+  for (const std::string& n : cmd->notes) {
+    front.add_note_lines(absl::StrFormat("# lockstep iozone: %s\n", n));
+  }
   ReportText report([](const std::string& s) {
     std::fwrite(s.data(), 1, s.size(), stdout);
     std::fflush(stdout);
   });
-  for (const std::string& n : cmd->notes) report.Print(absl::StrFormat("# lockstep iozone: %s\n", n));
-  LockstepLinesObserver own(&report);
-  IozoneReportObserver iozone(info, &report);
-  RunEvents observers;
-  observers.Add(&own);
-  observers.Add(&iozone);
-  options.observer = &observers;
+  RunReport observers(options.record_fields, &report);
+  options.observer = observers.observer();
   options.report = &report;
   RunOutcome outcome = RunPlan(cmd->plan, options);
   if (outcome.failure != RunFailure::kNone) {

@@ -169,4 +169,41 @@ absl::Status IozoneReportObserver::OnRunEnd(const v1::RunRecord& run, const std:
   return absl::OkStatus();
 }
 
+v1::IozoneReportInfo IozoneReportInfoOf(const IozoneCommandInfo& info) {
+  v1::IozoneReportInfo r;
+  for (const std::string& line : info.splash) r.add_splash(line);
+  r.set_children(info.children);
+  r.set_file_kb(info.file_kb);
+  r.set_record_kb(info.record_kb);
+  r.set_threads(info.threads);
+  r.set_stonewall(info.stonewall);
+  r.set_include_close(info.include_close);
+  r.set_agents(info.agents);
+  for (const auto& [test, phase] : info.tests) {
+    v1::IozoneReportInfo::Test* t = r.add_tests();
+    t->set_test(static_cast<uint32_t>(test));
+    t->set_phase(phase);
+  }
+  return r;
+}
+
+IozoneCommandInfo IozoneCommandInfoOf(const v1::IozoneReportInfo& r,
+                                      const std::string& command_line) {
+  IozoneCommandInfo info;
+  info.command_line = command_line;
+  info.splash.assign(r.splash().begin(), r.splash().end());
+  info.children = r.children();
+  info.file_kb = r.file_kb();
+  info.record_kb = r.record_kb();
+  info.threads = r.threads();
+  info.stonewall = r.stonewall();
+  info.include_close = r.include_close();
+  info.agents = r.agents();
+  for (const v1::IozoneReportInfo::Test& t : r.tests()) {
+    if (t.test() > static_cast<uint32_t>(IozoneTest::kRandomWrite)) continue;  // a later version's
+    info.tests.emplace_back(static_cast<IozoneTest>(t.test()), t.phase());
+  }
+  return info;
+}
+
 }  // namespace lockstep

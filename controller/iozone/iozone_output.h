@@ -105,6 +105,12 @@ class IozoneReportObserver : public RunObserver {
   PhaseAgents agents_;
 };
 
+// `info` as the run record keeps it (RunRecord.front_end_report; the command
+// line is RunRecord.iozone_command_line), and back.
+v1::IozoneReportInfo IozoneReportInfoOf(const IozoneCommandInfo& info);
+IozoneCommandInfo IozoneCommandInfoOf(const v1::IozoneReportInfo& info,
+                                      const std::string& command_line);
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_CONTROLLER_IOZONE_IOZONE_OUTPUT_H_

@@ -190,12 +190,60 @@ absl::Status MdtestReportObserver::OnPhaseDone(const v1::PhaseRecord& phase) {
   return absl::OkStatus();
 }
 
+namespace {
+// The second of an RFC 3339 time of the record; now when it does not parse.
+int64_t RecordSecond(const std::string& rfc3339) {
+  absl::Time t;
+  std::string unparsed;
+  if (!absl::ParseTime(absl::RFC3339_full, rfc3339, &t, &unparsed)) t = absl::Now();
+  return absl::ToUnixSeconds(t);
+}
+}  // namespace
+
 absl::Status MdtestReportObserver::OnRunEnd(const v1::RunRecord& run, const std::string&) {
   if (run.tests_size() == 0) return absl::OkStatus();
   const v1::RunRecord full = agents_.Full(run);
-  out_->Print(FormatMdtestHeader(info_, MdtestTimestamp(started_unix_s_), MdtestFsStats(full)) +
-              FormatMdtestSummary(info_, full, MdtestTimestamp(absl::ToUnixSeconds(absl::Now()))));
+  out_->Print(
+      FormatMdtestHeader(info_, MdtestTimestamp(RecordSecond(run.started_at())),
+                         MdtestFsStats(full)) +
+      FormatMdtestSummary(info_, full, MdtestTimestamp(RecordSecond(run.finished_at()))));
   return absl::OkStatus();
+}
+
+v1::MdtestReportInfo MdtestReportInfoOf(const MdtestCommandInfo& info) {
+  v1::MdtestReportInfo r;
+  for (const std::string& a : info.args) r.add_args(a);
+  r.set_path(info.path);
+  r.set_tasks(info.tasks);
+  r.set_nodes(info.nodes);
+  r.set_tasks_per_node(info.tasks_per_node);
+  r.set_read_warning(info.read_warning);
+  r.set_shift(info.shift);
+  r.set_files(info.files);
+  r.set_dirs(info.dirs);
+  r.set_items(info.items);
+  r.set_iterations(info.iterations);
+  r.set_print_rate(info.print_rate);
+  r.set_print_time(info.print_time);
+  return r;
+}
+
+MdtestCommandInfo MdtestCommandInfoOf(const v1::MdtestReportInfo& r) {
+  MdtestCommandInfo info;
+  info.args.assign(r.args().begin(), r.args().end());
+  info.path = r.path();
+  info.tasks = r.tasks();
+  info.nodes = r.nodes();
+  info.tasks_per_node = r.tasks_per_node();
+  info.read_warning = r.read_warning();
+  info.shift = r.shift();
+  info.files = r.files();
+  info.dirs = r.dirs();
+  info.items = r.items();
+  info.iterations = r.iterations();
+  info.print_rate = r.print_rate();
+  info.print_time = r.print_time();
+  return info;
 }
 
 }  // namespace lockstep

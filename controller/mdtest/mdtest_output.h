@@ -105,21 +105,24 @@ std::string FormatMdtestSummary(const MdtestCommandInfo& info, const v1::RunReco
 
 // mdtest's text as a run's observer: at the run's end (a run with a test),
 // its header and summary from the phases it saw, with their per-agent
-// records. `started_unix_s`: mdtest's start (the command's). `out` must
-// outlive it.
+// records; started and finished at the record's started_at and finished_at.
+// `out` must outlive it.
 class MdtestReportObserver : public RunObserver {
  public:
-  MdtestReportObserver(MdtestCommandInfo info, int64_t started_unix_s, ReportText* out)
-      : info_(std::move(info)), started_unix_s_(started_unix_s), out_(out) {}
+  MdtestReportObserver(MdtestCommandInfo info, ReportText* out)
+      : info_(std::move(info)), out_(out) {}
   absl::Status OnPhaseDone(const v1::PhaseRecord& phase) override;
   absl::Status OnRunEnd(const v1::RunRecord& run, const std::string& run_dir) override;
 
  private:
   const MdtestCommandInfo info_;
-  const int64_t started_unix_s_;
   ReportText* const out_;
   PhaseAgents agents_;
 };
+
+// `info` as the run record keeps it (RunRecord.front_end_report), and back.
+v1::MdtestReportInfo MdtestReportInfoOf(const MdtestCommandInfo& info);
+MdtestCommandInfo MdtestCommandInfoOf(const v1::MdtestReportInfo& info);
 
 }  // namespace lockstep
 

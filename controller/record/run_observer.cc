@@ -36,6 +36,9 @@ absl::Status RunEvents::OnTestStarted(const v1::TestRecord& test, const v1::Phas
 absl::Status RunEvents::OnPhaseDone(const v1::PhaseRecord& phase) {
   return Each([&](RunObserver* o) { return o->OnPhaseDone(phase); });
 }
+absl::Status RunEvents::OnPhaseFailed(const v1::PhaseRecord& phase) {
+  return Each([&](RunObserver* o) { return o->OnPhaseFailed(phase); });
+}
 absl::Status RunEvents::OnFilesRemoved(double seconds, uint32_t iter) {
   return Each([&](RunObserver* o) { return o->OnFilesRemoved(seconds, iter); });
 }
@@ -64,6 +67,9 @@ void RunEmitter::TestStarted(const v1::TestRecord& test, const v1::PhaseRecord& 
 void RunEmitter::PhaseDone(const v1::PhaseRecord& phase) {
   if (observer_) Keep(observer_->OnPhaseDone(phase));
 }
+void RunEmitter::PhaseFailed(const v1::PhaseRecord& phase) {
+  if (observer_) Keep(observer_->OnPhaseFailed(phase));
+}
 void RunEmitter::FilesRemoved(double seconds, uint32_t iter) {
   if (observer_) Keep(observer_->OnFilesRemoved(seconds, iter));
 }
@@ -91,6 +97,7 @@ absl::Status ReplayRun(const v1::RunRecord& run, const std::string& run_dir,
       // As the run emitted them (controller/run/coordinator.cc): a failed
       // command phase still shows each host's times and status.
       if (p.ok() || p.kind() == v1::COMMAND) events.PhaseDone(p);
+      if (!p.ok()) events.PhaseFailed(p);
       if (!p.ok()) events.Note(absl::StrFormat("%s failed: %s", p.phase_id(), p.error()));
       if (const std::string late = p.ok() ? MissedStartNote(p) : ""; !late.empty()) {
         events.Note(late);
@@ -111,8 +118,22 @@ std::string PhaseKey(const v1::PhaseRecord& phase) {
 }
 }  // namespace
 
+absl::Status PhaseAgents::OnPhaseDone(const v1::PhaseRecord& phase) {
+  Keep(phase);
+  return absl::OkStatus();
+}
+
+absl::Status PhaseAgents::OnPhaseFailed(const v1::PhaseRecord& phase) {
+  Keep(phase);
+  return absl::OkStatus();
+}
+
 void PhaseAgents::Keep(const v1::PhaseRecord& phase) {
-  agents_[PhaseKey(phase)] = phase.agents();
+  google::protobuf::RepeatedPtrField<v1::AgentPhaseRecord>& kept = agents_[PhaseKey(phase)];
+  kept = phase.agents();
+  if (!keep_telemetry_) {
+    for (v1::AgentPhaseRecord& a : kept) a.clear_telemetry();
+  }
 }
 
 v1::RunRecord PhaseAgents::Full(const v1::RunRecord& run) const {

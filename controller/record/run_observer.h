@@ -25,9 +25,9 @@
 namespace lockstep {
 
 // The events of one run, in the order a run emits them:
-//   OnRunBegin, [OnAgentsReady, then per test: (OnTestStarted, OnPhaseDone,
-//   OnFilesRemoved)*, OnTestDone], OnRunEnd; OnNote anywhere after
-//   OnRunBegin. OnTestStarted comes before every phase attempt of a test (a
+//   OnRunBegin, [OnAgentsReady, then per test: (OnTestStarted, OnPhaseDone
+//   and/or OnPhaseFailed, OnFilesRemoved)*, OnTestDone], OnRunEnd; OnNote
+//   anywhere after OnRunBegin. OnTestStarted comes before every phase attempt of a test (a
 //   report prints its test header once). An error is the observer's own
 //   failure (it could not render or keep what it was given); the run goes
 //   on and reports the first such error at its end.
@@ -45,8 +45,17 @@ class RunObserver {
     return absl::OkStatus();
   }
   // One accepted phase (or a failed command phase), still with its
-  // per-agent records (tasks; not telemetry, which is in telemetry.pb.gz).
+  // per-agent records: tasks and the agents' full telemetry (which run.json
+  // leaves to telemetry.pb.gz; a replay has it when that file was read
+  // back).
   virtual absl::Status OnPhaseDone(const v1::PhaseRecord& /*phase*/) { return absl::OkStatus(); }
+  // A phase given up: its attempt failed and the run stops, or goes on
+  // without it. With its per-agent records as OnPhaseDone's; after
+  // OnPhaseDone when a command phase. (A superseded attempt, repeated
+  // because of its skew, has neither event.)
+  virtual absl::Status OnPhaseFailed(const v1::PhaseRecord& /*phase*/) {
+    return absl::OkStatus();
+  }
   // A repetition's files removed, timed, after its repetition `iter`.
   virtual absl::Status OnFilesRemoved(double /*seconds*/, uint32_t /*iter*/) {
     return absl::OkStatus();
@@ -77,6 +86,7 @@ class RunEvents : public RunObserver {
   absl::Status OnAgentsReady(const v1::RunRecord& run) override;
   absl::Status OnTestStarted(const v1::TestRecord& test, const v1::PhaseRecord& first) override;
   absl::Status OnPhaseDone(const v1::PhaseRecord& phase) override;
+  absl::Status OnPhaseFailed(const v1::PhaseRecord& phase) override;
   absl::Status OnFilesRemoved(double seconds, uint32_t iter) override;
   absl::Status OnTestDone(const v1::TestRecord& test) override;
   absl::Status OnNote(const std::string& text) override;
@@ -99,6 +109,7 @@ class RunEmitter {
   void AgentsReady(const v1::RunRecord& run);
   void TestStarted(const v1::TestRecord& test, const v1::PhaseRecord& first);
   void PhaseDone(const v1::PhaseRecord& phase);
+  void PhaseFailed(const v1::PhaseRecord& phase);
   void FilesRemoved(double seconds, uint32_t iter);
   void TestDone(const v1::TestRecord& test);
   void Note(const std::string& text);
@@ -114,8 +125,8 @@ class RunEmitter {
 
 // A stored run (run.json, or rebuilt from its journal) as the events its run
 // emitted: phases as they were accepted (superseded attempts left out; a
-// failed phase as the note "ID failed: ERROR", a failed command phase's
-// OnPhaseDone too), the late-start warning said before an instant
+// failed phase as OnPhaseFailed and the note "ID failed: ERROR", a failed
+// command phase's OnPhaseDone first), the late-start warning said before an instant
 // (PhaseRecord.start_late_warning), the missed-start notes, the timed
 // removals. Notes the run printed that its record does not keep (other
 // warnings) are not replayed.
@@ -123,18 +134,24 @@ class RunEmitter {
 absl::Status ReplayRun(const v1::RunRecord& run, const std::string& run_dir,
                        RunObserver* observer);
 
-// The per-agent records of the phases an observer saw (OnPhaseDone), for
-// reports that read them at the run's end (mdtest's, IOzone's): OnRunEnd's
-// record no longer has them (RunStore keeps memory bounded by moving them to
-// the run directory), and a report does not read them back from run.json.
-class PhaseAgents {
+// The per-agent records of the phases it saw (OnPhaseDone, OnPhaseFailed),
+// for reports and result files that read them at the run's end (mdtest's,
+// IOzone's, IO500's): OnRunEnd's record no longer has them (RunStore keeps
+// memory bounded by moving them to the run directory), and nothing reads
+// them back from run.json. The agents' full telemetry is kept only with
+// `keep_telemetry` (IO500's phase files print its lines).
+class PhaseAgents : public RunObserver {
  public:
+  explicit PhaseAgents(bool keep_telemetry = false) : keep_telemetry_(keep_telemetry) {}
+  absl::Status OnPhaseDone(const v1::PhaseRecord& phase) override;
+  absl::Status OnPhaseFailed(const v1::PhaseRecord& phase) override;
   void Keep(const v1::PhaseRecord& phase);
   // `run` with the kept records in place of its phases' own (matched by
   // phase id and attempt); phases not kept are left as they are.
   v1::RunRecord Full(const v1::RunRecord& run) const;
 
  private:
+  const bool keep_telemetry_;
   std::map<std::string, google::protobuf::RepeatedPtrField<v1::AgentPhaseRecord>> agents_;
 };
 

@@ -4,8 +4,10 @@
 #include <cmath>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/names.h"
 
 namespace lockstep {
 namespace {
@@ -153,6 +155,105 @@ std::vector<v1::RoleTelemetry> SummarizeRoles(
     out.push_back(std::move(r));
   }
   return out;
+}
+
+namespace {
+
+// The agent's host name for lines that name a host; its address when unknown.
+std::string HostOrAddress(const std::string& address,
+                          const std::map<std::string, std::string>& host_by_address) {
+  auto host = host_by_address.find(address);
+  return host == host_by_address.end() || host->second.empty() ? address : host->second;
+}
+
+// One line per host with the busiest processes of its window:
+//   "  n01 top cpu: lockstep-agent 100% (1 CPU), kworker 5%"
+void AddTopCpuLines(const v1::PhaseRecord& phase,
+                    const std::map<std::string, std::string>& host_by_address,
+                    std::vector<std::string>* lines) {
+  std::set<std::string> hosts_seen;
+  for (const v1::AgentPhaseRecord& a : phase.agents()) {
+    if (!a.has_telemetry() || a.telemetry().interval_s() < 0.2) continue;  // 10 ms ticks
+    const std::string name = HostOrAddress(a.address(), host_by_address);
+    if (!hosts_seen.insert(name).second) continue;
+    const std::string top = TopCpuText(a.telemetry().top_processes(), kTopCpuLineProcesses);
+    if (!top.empty()) lines->push_back(absl::StrFormat("  %s top cpu: %s", name, top));
+  }
+}
+
+// One line per file-system daemon a server agent serves:
+//   "  osd0 osd.0: cpu 78%, rss 412 MiB; 64 writes, 128.0 MB in (w 12.3 ms); 0 reads"
+//   "  mds0 mds.a: cpu 3%, rss 88 MiB; 2000 requests (reply 1.21 ms)"
+// and what went wrong with it ("osd.1 (pid 4242) is not running ...").
+void AddDaemonLines(const v1::PhaseRecord& phase,
+                    const std::map<std::string, std::string>& host_by_address,
+                    std::vector<std::string>* lines) {
+  for (const v1::AgentPhaseRecord& a : phase.agents()) {
+    const std::string name = HostOrAddress(a.address(), host_by_address);
+    for (const v1::DaemonStats& d : a.telemetry().daemons()) {
+      std::string line = absl::StrFormat("  %s %s: cpu %.0f%%, rss %.0f MiB", name, d.name(),
+                                         d.cpu_pct(), d.rss_bytes() / 1048576.0);
+      // Counters from both ends of the window, or none: a daemon that died
+      // or stopped answering shows its warning instead of zeros.
+      const bool counted = d.running() && d.warning().empty();
+      if (counted && absl::StartsWith(d.name(), "osd.")) {
+        absl::StrAppendFormat(&line, "; %u writes, %.1f MB in", d.write_ops(), d.in_bytes() / 1e6);
+        if (d.write_ops() > 0) absl::StrAppendFormat(&line, " (w %.2f ms)", d.write_latency_ms());
+        absl::StrAppendFormat(&line, "; %u reads, %.1f MB out", d.read_ops(), d.out_bytes() / 1e6);
+        if (d.read_ops() > 0) absl::StrAppendFormat(&line, " (r %.2f ms)", d.read_latency_ms());
+      } else if (counted && absl::StartsWith(d.name(), "mds.")) {
+        absl::StrAppendFormat(&line, "; %u requests", d.ops());
+        if (d.ops() > 0) absl::StrAppendFormat(&line, " (reply %.2f ms)", d.op_latency_ms());
+      }
+      if (!d.warning().empty()) absl::StrAppendFormat(&line, "; WARNING: %s", d.warning());
+      lines->push_back(std::move(line));
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> TelemetryLines(
+    const v1::PhaseRecord& phase, const std::map<std::string, std::string>& host_by_address) {
+  struct Acc {
+    int n = 0;
+    double busy_cores = 0, cores = 0, user = 0, sys = 0, iowait = 0;
+    double disk_mb_s = 0, net_mb_s = 0;
+  };
+  std::map<v1::Role, Acc> by_role;
+  std::map<v1::Role, std::set<std::string>> hosts_seen;
+  for (const v1::AgentPhaseRecord& a : phase.agents()) {
+    // /proc/stat has 10 ms ticks: over a shorter window the shares mean little.
+    if (!a.has_telemetry() || a.telemetry().samples() == 0 || a.telemetry().interval_s() < 0.2) {
+      continue;
+    }
+    // Several agents on one host see the same host: count it once.
+    auto host = host_by_address.find(a.address());
+    const std::string hostname = host == host_by_address.end() ? "" : host->second;
+    if (!hosts_seen[a.role()].insert(hostname).second) continue;
+    const v1::TelemetrySummary& t = a.telemetry();
+    Acc& acc = by_role[a.role()];
+    ++acc.n;
+    acc.busy_cores += t.cpu().busy_cores().mean();
+    acc.cores += t.cpu().cores();
+    acc.user += t.cpu().user_pct().mean();
+    acc.sys += t.cpu().system_pct().mean();
+    acc.iowait += t.cpu().iowait_pct().mean();
+    for (const auto& d : t.disks()) acc.disk_mb_s += d.read_mb_s().mean() + d.write_mb_s().mean();
+    for (const auto& n : t.nets()) acc.net_mb_s += n.rx_mb_s().mean() + n.tx_mb_s().mean();
+  }
+  std::vector<std::string> lines;
+  for (const auto& [role, acc] : by_role) {
+    lines.push_back(absl::StrFormat(
+        "  %s (%d host%s): cpu %.0f%% user, %.0f%% sys, %.0f%% iowait; busy %.1f of %.0f cores; "
+        "disk %.1f MB/s, net %.1f MB/s",
+        role == v1::CLIENT ? "clients" : RoleName(role), acc.n, acc.n == 1 ? "" : "s",
+        acc.user / acc.n, acc.sys / acc.n, acc.iowait / acc.n, acc.busy_cores, acc.cores,
+        acc.disk_mb_s, acc.net_mb_s));
+  }
+  AddTopCpuLines(phase, host_by_address, &lines);
+  AddDaemonLines(phase, host_by_address, &lines);
+  return lines;
 }
 
 }  // namespace lockstep

@@ -40,6 +40,19 @@ std::string TopCpuText(const google::protobuf::RepeatedPtrField<v1::ProcessCpu>&
 std::vector<v1::RoleTelemetry> SummarizeRoles(
     const v1::PhaseRecord& phase, const std::map<std::string, std::string>& host_by_address);
 
+// One line per role, like the seed reports:
+//   "  clients (2 hosts): cpu 40% user, 12% sys, 3% iowait; busy 1.2 of 8 cores; ..."
+// averaging the agents' full telemetry (AgentPhaseRecord.telemetry: the
+// brief's rounded figures and three processes would not print the same
+// lines) over the phase; a host with several agents counts once.
+// `host_by_address`: each agent's host name. Then one line per host with its
+// busiest processes ("  n01 top cpu: lmdd 100% (1 CPU), ptlrpcd 5%"), as seed
+// report 003 lists the client loads, and one per file-system daemon. Empty
+// for agents without their full telemetry (a stored run's telemetry.pb.gz
+// not read back).
+std::vector<std::string> TelemetryLines(const v1::PhaseRecord& phase,
+                                        const std::map<std::string, std::string>& host_by_address);
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_CONTROLLER_RECORD_TELEMETRY_SUMMARY_H_

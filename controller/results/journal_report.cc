@@ -20,6 +20,7 @@
 #include "controller/record/run_observer.h"
 #include "controller/record/phase_reduce.h"
 #include "controller/record/telemetry_file.h"
+#include "controller/results/run_report.h"
 #include "controller/plan/plan.h"
 #include "controller/plan/sweep.h"
 #include "common/json.h"
@@ -105,7 +106,7 @@ std::string FormatPhaseStarts(const v1::RunRecord& run) {
          out;
 }
 
-std::string FormatRunSummary(const v1::RunRecord& run) { return RenderIorReport(run, ""); }
+std::string FormatRunSummary(const v1::RunRecord& run) { return RenderRunReport(run, ""); }
 
 absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
   RebuiltRun out;
@@ -118,7 +119,9 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
           "rebuild it from the journal",
           run_dir, s.ToString(), run_dir));
     }
-    out.text = RenderIorReport(out.record, run_dir) + FormatPhaseStarts(out.record);
+    // The telemetry lines print from the agents' full telemetry.
+    out.warning = RestoreTelemetryFromDir(run_dir, &out.record);
+    out.text = RenderRunReport(out.record, run_dir) + FormatPhaseStarts(out.record);
     return out;
   }
   auto journal = ReadFileToString(run_dir + "/journal.jsonl");
@@ -183,14 +186,22 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
     }
     Summarize(run, t);
   }
-  out.text = RenderIorReport(run, run_dir) + FormatPhaseStarts(run);
+  out.warning = RestoreTelemetryFromDir(run_dir, &run);
+  out.text = RenderRunReport(run, run_dir) + FormatPhaseStarts(run);
   return out;
 }
 
 
 absl::Status WriteRebuiltRun(const std::string& run_dir, const RebuiltRun& run) {
   if (!run.from_journal) return absl::OkStatus();
-  RETURN_IF_ERROR(WriteFileAtomically(run_dir + "/run.json", ToJson(run.record, true) + "\n"));
+  // As a run writes it: the agents' full telemetry stays in telemetry.pb.gz.
+  v1::RunRecord record = run.record;
+  for (v1::TestRecord& t : *record.mutable_tests()) {
+    for (v1::PhaseRecord& p : *t.mutable_phases()) {
+      for (v1::AgentPhaseRecord& a : *p.mutable_agents()) a.clear_telemetry();
+    }
+  }
+  RETURN_IF_ERROR(WriteFileAtomically(run_dir + "/run.json", ToJson(record, true) + "\n"));
   return WriteSummaryTxt(run_dir, run.text);
 }
 

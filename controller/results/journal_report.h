@@ -13,13 +13,17 @@ namespace lockstep {
 
 struct RebuiltRun {
   v1::RunRecord record;   // from run.json when present, else from the journal
-  std::string text;       // IOR-style rows, summary and Max lines
+  std::string text;       // the run's report (RenderRunReport), then FormatPhaseStarts
   int torn_lines = 0;     // journal lines that did not parse (a crash mid-write)
   bool from_journal = false;
+  // What a damaged telemetry side file left out of `record` (its phases'
+  // telemetry lines); "" when whole or absent.
+  std::string warning;
 };
 
-// Reads RUN_DIR/journal.jsonl (and run.json if present). Errors name the
-// file and line. A complete run.json wins over the journal.
+// Reads RUN_DIR/journal.jsonl (and run.json if present) and the agents' full
+// telemetry from its telemetry.pb.gz. Errors name the file and line. A
+// complete run.json wins over the journal.
 absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir);
 
 // When `run` came from the journal (run.json missing): writes run.json
@@ -33,7 +37,7 @@ absl::Status WriteRebuiltRun(const std::string& run_dir, const RebuiltRun& run);
 // RebuildRun's text ends with it.
 std::string FormatPhaseStarts(const v1::RunRecord& run);
 
-// The IOR-style text of a run: its rows, summary and Max lines.
+// The text of a run's report as it printed it (RenderRunReport).
 std::string FormatRunSummary(const v1::RunRecord& run);
 
 }  // namespace lockstep

@@ -584,13 +584,15 @@ RunError Coordinator::RunPhase(const PhasePlan& phase, v1::PhaseSpec base, v1::T
       pr->set_error("superseded: " + skew);
       pr->set_error_kind(v1::SUPERSEDED);
     }
+    // Printed while the per-agent records, with their full telemetry, are
+    // still here (find's matches, mdtest's lines, the telemetry lines read
+    // them). A failed command phase too: each host's status and stderr.
+    if ((!failure || pr->kind() == v1::COMMAND) && !repeat) events_.PhaseDone(*pr);
+    // Given up: the run stops, or goes on without it.
+    if (failure) events_.PhaseFailed(*pr);
     // The agents' full telemetry goes to telemetry.pb.gz, not run.json.
     absl::Status moved = store_->MoveTelemetryOut(pr);
     if (!moved.ok()) events_.Note(absl::StrFormat("warning: %s", moved.message()));
-    // Printed while the per-agent records are still here (find's matches,
-    // mdtest's lines read them).
-    // A failed command phase too: each host's status and stderr.
-    if ((!failure || pr->kind() == v1::COMMAND) && !repeat) events_.PhaseDone(*pr);
     if (!failure && !repeat) {  // a repeated phase has the skew bound's note
       const std::string late = MissedStartNote(*pr);
       if (!late.empty()) events_.Note(late);

@@ -509,9 +509,6 @@ void PhaseAttempt::Reduce(const RunError& failure) {
   *record_->mutable_latency() = SummarizeLatency(tasks);
   std::map<std::string, std::string> host_by_address;
   for (AgentClient* a : run_.roster.all()) host_by_address[a->address()] = a->facts.hostname();
-  for (const std::string& line : TelemetryLines(*record_, host_by_address)) {
-    record_->add_telemetry_lines(line);
-  }
   for (v1::RoleTelemetry& r : SummarizeRoles(*record_, host_by_address)) {
     *record_->add_role_telemetry() = std::move(r);
   }

@@ -62,6 +62,8 @@ TEST(DlioCli, Unet3dSmokeOnTwoLocalAgents) {
   EXPECT_EQ(train.ai().accelerators(), 2u);
   EXPECT_EQ(train.ai().samples(), 8u);
   EXPECT_GT(train.ai().au_mean(), 0.0);
+  // The report (IOR's, not at -v; DLIO's lines come after it) printed again.
+  ExpectReportReprintsRun(RunDirFromOutput(r.out));
 }
 
 TEST(DlioCli, FindMaxAcceleratorsDoublesUpToTheCap) {

@@ -123,6 +123,9 @@ TEST(Io500, TinyRunOnTwoLocalAgentsWritesIo500sFiles) {
   ASSERT_EQ(rec.tests_size(), 1);
   EXPECT_EQ(rec.tests(0).phases_size(), 17);
   for (const v1::PhaseRecord& p : rec.tests(0).phases()) EXPECT_TRUE(p.ok()) << p.phase() << p.error();
+  // The report (Lockstep's '#' lines; IO500's summary is in its files) is
+  // printed again by `lockstep report`, not IOR's.
+  ExpectReportReprintsRun(r.run_dir);
   RunResult h = tmp.Lockstep({"history", "--db", tmp.results_dir() + "/history.db"});
   EXPECT_EQ(h.exit_code, 0) << h.Output();
   EXPECT_THAT(h.out, HasSubstr(rec.run_id()));

@@ -99,6 +99,8 @@ TEST(IozoneCli, ThroughputModeOnLocalAgents) {
   // No -w: the files are gone, as IOzone unlinks them; summary.txt is the text.
   EXPECT_TRUE(ListFiles(data).empty());
   EXPECT_EQ(*ReadFileToString(run_dir + "/summary.txt"), r.out);
+  // `lockstep report` prints it again, as IOzone's layout (not IOR's).
+  ExpectReportReprintsRun(run_dir);
 }
 
 TEST(IozoneCli, TwoAgentsKeepFilesAndRefusals) {

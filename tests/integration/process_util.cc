@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "common/files.h"
 #include "controller/record/telemetry_file.h"
+#include "controller/results/journal_report.h"
 #include "controller/run/local_agents.h"
 
 namespace lockstep::testing {
@@ -75,6 +76,15 @@ v1::RunRecord ReadRunJson(const std::string& run_dir) {
   const std::string damage = RestoreTelemetryFromDir(run_dir, &rec);
   if (!damage.empty()) ADD_FAILURE() << damage;
   return rec;
+}
+
+void ExpectReportReprintsRun(const std::string& run_dir) {
+  CommandResult again = RunLockstep({"report", run_dir});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  auto summary = ReadFileToString(run_dir + "/summary.txt");
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  ASSERT_FALSE(summary->empty()) << run_dir;
+  EXPECT_EQ(again.out, *summary + FormatPhaseStarts(ReadRunJson(run_dir)));
 }
 
 std::string RunDirFromOutput(const std::string& out) {

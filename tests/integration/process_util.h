@@ -55,6 +55,11 @@ CommandResult RunLockstep(const std::vector<std::string>& args);
 // telemetry.pb.gz, as run readers do; fails the test on error.
 v1::RunRecord ReadRunJson(const std::string& run_dir);
 
+// `lockstep report RUN_DIR` prints what the run's report printed
+// (RUN_DIR/summary.txt) byte for byte, then the per-phase starts
+// (FormatPhaseStarts of its run.json); fails the test otherwise.
+void ExpectReportReprintsRun(const std::string& run_dir);
+
 // The run directory named on the "Results : DIR/" line of the output.
 std::string RunDirFromOutput(const std::string& out);
 

@@ -19,7 +19,6 @@
 #include "common/clock.h"
 #include "controller/ior/ior_report.h"
 #include "controller/record/telemetry_summary.h"
-#include "controller/run/phase_results.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
@@ -184,10 +183,31 @@ TEST(TopCpuText, AsSeedReport003) {
   ASSERT_EQ(lines.size(), 3u);  // the clients' line, n01, and the host without a name
   EXPECT_EQ(lines[1], "  n01 top cpu: lockstep-agent 151% (1.5 CPUs), flush 15%, kworker 5%");
   EXPECT_EQ(lines[2].rfind("  10.0.0.2:7000 top cpu: lockstep-agent", 0), 0u) << lines[2];
-  // The report prints the lines under the phase's row ('#' lines).
-  for (const std::string& l : lines) pr.add_telemetry_lines(l);
+  // The report renders them under the phase's row ('#' lines) from the
+  // agents' telemetry and the host names of AgentsReady's record...
   pr.set_kind(v1::WRITE);
-  EXPECT_THAT(IorReport(false).PhaseDone(pr), HasSubstr("#  n01 top cpu: lockstep-agent"));
+  v1::RunRecord run;
+  for (const char* address : {"10.0.0.1:7000", "10.0.0.1:7001"}) {
+    v1::AgentRecord* a = run.add_agents();
+    a->set_address(address);
+    a->mutable_facts()->set_hostname("n01");
+  }
+  v1::AgentRecord* unnamed = run.add_agents();  // its facts name no host
+  unnamed->set_address("10.0.0.2:7000");
+  IorReport report(false);
+  report.AgentsReady(run);
+  const std::string rendered = report.PhaseDone(pr);
+  EXPECT_THAT(rendered, HasSubstr("#  n01 top cpu: lockstep-agent"));
+  // ...byte for byte as a record of earlier versions, which kept the lines
+  // as text and not the telemetry (telemetry.pb.gz not read back), prints
+  // them.
+  v1::PhaseRecord old = pr;
+  for (v1::AgentPhaseRecord& a : *old.mutable_agents()) a.clear_telemetry();
+  EXPECT_EQ(TelemetryLines(old, {}).size(), 0u);
+  for (const std::string& l : lines) old.add_telemetry_lines(l);
+  IorReport old_report(false);
+  old_report.AgentsReady(run);
+  EXPECT_EQ(old_report.PhaseDone(old), rendered);
 }
 
 // A child that spins on one core until killed, named so that it is found.

@@ -36,6 +36,9 @@ class Recorder : public RunObserver {
   absl::Status OnPhaseDone(const v1::PhaseRecord& phase) override {
     return Log("phase " + phase.phase_id());
   }
+  absl::Status OnPhaseFailed(const v1::PhaseRecord& phase) override {
+    return Log("failed " + phase.phase_id());
+  }
   absl::Status OnFilesRemoved(double, uint32_t iter) override {
     return Log(absl::StrCat("removed ", iter));
   }
@@ -148,6 +151,7 @@ TEST(ReplayRun, EmitsTheEventsTheRunEmitted) {
                                "r: phase t1/r0/write", "r: removed 0", "r: test 1 t1/r1/write",
                                "r: phase t1/r1/write", "r: test 1 t1/r0/read",
                                "r: phase t1/r0/read", "r: test 1 t1/r1/read",
+                               "r: failed t1/r1/read",
                                "r: note t1/r1/read failed: agent 10.0.0.2:7070 lost",
                                "r: test done 1", "r: end partial /out/run-a"));
 }
@@ -181,6 +185,40 @@ TEST(LockstepLinesObserver, PrintsTheHashLinesOfIorsReport) {
     EXPECT_THAT(text.text(), HasSubstr(line));
   }
   EXPECT_THAT(ior, HasSubstr("Summary of all tests:"));  // IOR's own lines: only there
+}
+
+// The per-agent records of the phases done and failed, put back in the
+// record OnRunEnd gets; superseded attempts (no event) are left as they are.
+TEST(PhaseAgents, KeepsTheAgentsOfDoneAndFailedPhases) {
+  v1::RunRecord run = StoredRun();
+  // As a run numbers them: the superseded attempt, then the one accepted.
+  run.mutable_tests(0)->mutable_phases(0)->set_attempts(1);
+  run.mutable_tests(0)->mutable_phases(1)->set_attempts(2);
+  for (v1::PhaseRecord& p : *run.mutable_tests(0)->mutable_phases()) {
+    p.clear_agents();
+    v1::AgentPhaseRecord* a = p.add_agents();
+    a->set_address("10.0.0.1:7070");
+    a->mutable_telemetry()->set_samples(3);
+  }
+  PhaseAgents kept;
+  PhaseAgents with_telemetry(/*keep_telemetry=*/true);
+  RunEvents both;
+  both.Add(&kept);
+  both.Add(&with_telemetry);
+  ASSERT_TRUE(ReplayRun(run, "", &both).ok());
+  v1::RunRecord offloaded = run;  // as RunStore leaves the coordinator's record
+  for (v1::PhaseRecord& p : *offloaded.mutable_tests(0)->mutable_phases()) p.clear_agents();
+  const v1::RunRecord full = kept.Full(offloaded);
+  const v1::RunRecord whole = with_telemetry.Full(offloaded);
+  const auto& phases = full.tests(0).phases();
+  for (int i = 0; i < phases.size(); ++i) {
+    const bool superseded = i == 0;
+    EXPECT_EQ(phases[i].agents_size(), superseded ? 0 : 1) << phases[i].phase_id();
+    if (superseded) continue;
+    EXPECT_FALSE(phases[i].agents(0).has_telemetry()) << phases[i].phase_id();
+    EXPECT_EQ(whole.tests(0).phases(i).agents(0).telemetry().samples(), 3u);
+  }
+  EXPECT_FALSE(phases[phases.size() - 1].ok());  // the failed phase's agents too
 }
 
 TEST(ReportText, KeepsWhatItPassesOn) {
