@@ -16,6 +16,7 @@
 #include "agent/workloads/file_io.h"
 #include "common/clock.h"
 #include "common/limits.h"
+#include "common/status_macros.h"
 #include "common/pattern.h"
 
 namespace lockstep {
@@ -43,11 +44,8 @@ class DatagenWorkload : public Workload {
             "phase %s: cannot create %s: %s", spec_.phase_id(), d, std::strerror(errno)));
       }
     }
-    chunk_bytes_ = spec_.transfer_bytes() == 0 ? kDefaultAiChunkBytes : spec_.transfer_bytes();
-    auto buffers = PatternBuffersPerTask(spec_.tasks(), spec_.first_rank(), spec_.pattern_seed(),
-                                         chunk_bytes_);
-    if (!buffers.ok()) return buffers.status();
-    buffers_ = *std::move(buffers);
+    chunk_bytes_ = AiChunkBytes(spec_);
+    ASSIGN_OR_RETURN(buffers_, PatternBuffersPerTask(spec_, chunk_bytes_));
     return absl::OkStatus();
   }
 

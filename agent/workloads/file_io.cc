@@ -21,18 +21,21 @@ absl::StatusOr<AlignedBuffer> AllocateAligned(size_t bytes) {
   return AlignedBuffer(static_cast<char*>(p));
 }
 
-absl::StatusOr<std::vector<AlignedBuffer>> PatternBuffersPerTask(uint32_t tasks,
-                                                                 uint32_t first_rank,
-                                                                 uint64_t pattern_seed,
+absl::StatusOr<std::vector<AlignedBuffer>> PatternBuffersPerTask(const v1::PhaseSpec& spec,
                                                                  size_t bytes) {
   std::vector<AlignedBuffer> buffers;
-  for (uint32_t i = 0; i < tasks; ++i) {
+  for (uint32_t i = 0; i < spec.tasks(); ++i) {
     auto buf = AllocateAligned(bytes);
     if (!buf.ok()) return buf.status();
-    FillPattern(buf->get(), bytes / 8 * 8, 0, PatternTag(pattern_seed, first_rank + i));
+    FillPattern(buf->get(), bytes / 8 * 8, 0,
+                PatternTag(spec.pattern_seed(), spec.first_rank() + i));
     buffers.push_back(std::move(*buf));
   }
   return buffers;
+}
+
+uint64_t AiChunkBytes(const v1::PhaseSpec& spec) {
+  return spec.transfer_bytes() == 0 ? kDefaultAiChunkBytes : spec.transfer_bytes();
 }
 
 int PwriteFull(int fd, const char* buf, size_t len, uint64_t offset, size_t* done) {

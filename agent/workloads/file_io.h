@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "lockstep/v1/agent.pb.h"
 
 namespace lockstep {
 
@@ -23,13 +24,15 @@ using AlignedBuffer = std::unique_ptr<char, AlignedFree>;
 // ResourceExhausted when the memory is not there.
 absl::StatusOr<AlignedBuffer> AllocateAligned(size_t bytes);
 
-// `tasks` buffers of `bytes` (AllocateAligned), buffer i filled with the
-// data pattern that global rank first_rank + i writes under `pattern_seed`
-// (common/pattern.h) from offset 0.
-absl::StatusOr<std::vector<AlignedBuffer>> PatternBuffersPerTask(uint32_t tasks,
-                                                                 uint32_t first_rank,
-                                                                 uint64_t pattern_seed,
+// One buffer of `bytes` (AllocateAligned) per task of `spec`, buffer i
+// filled with the data pattern that global rank spec.first_rank() + i writes
+// under spec.pattern_seed() (common/pattern.h) from offset 0.
+absl::StatusOr<std::vector<AlignedBuffer>> PatternBuffersPerTask(const v1::PhaseSpec& spec,
                                                                  size_t bytes);
+
+// The I/O chunk of an AI phase (datagen, train, checkpoint): its
+// transfer_bytes, kDefaultAiChunkBytes when 0.
+uint64_t AiChunkBytes(const v1::PhaseSpec& spec);
 
 // pwrite(2) until all of `len` is written. Returns 0 or an errno; *done
 // receives the bytes written.

@@ -130,7 +130,7 @@ class TrainWorkload : public Workload {
             spec_.phase_id(), path, st.st_size, want));
       }
     }
-    chunk_bytes_ = spec_.transfer_bytes() == 0 ? kDefaultAiChunkBytes : spec_.transfer_bytes();
+    chunk_bytes_ = AiChunkBytes(spec_);
     readers_.clear();
     for (size_t k = 0; k < size_t{spec_.tasks()} * spec_.read_threads(); ++k) {
       auto buf = AllocateAligned(chunk_bytes_);

@@ -24,7 +24,8 @@
 #include "controller/cli/cli_common.h"
 #include "controller/mdtest/mdtest_output.h"
 #include "controller/plan/write_places.h"
-#include "controller/results/run_report.h"
+#include "controller/cli/printed_report.h"
+#include "controller/cli/reach_agents.h"
 
 namespace lockstep {
 namespace {
@@ -93,7 +94,7 @@ int RunTranslated(Tool tool, const std::vector<std::string>& args,
       const std::string& dir = cmd->controller.tls_dir;
       if (!dir.empty()) {
         TlsFiles files{dir + "/ca.pem", dir + "/controller.pem", dir + "/controller.key"};
-        auto creds = MakeChannelCredentials(files);
+        auto creds = ControllerCredentials(files);
         if (!creds.ok()) {
           std::fprintf(stderr, "lockstep %s: %s\n", name,
                        std::string(creds.status().message()).c_str());
@@ -123,11 +124,6 @@ int RunTranslated(Tool tool, const std::vector<std::string>& args,
   // With -O summaryFormat=JSON|CSV, IOR prints only that: the text report
   // still goes to the run directory's summary.txt.
   const bool text = cmd->summary_format == SummaryFormat::kText || !cmd->summary_file.empty();
-  auto to_stdout = [](const std::string& s) {
-    std::fwrite(s.data(), 1, s.size(), stdout);
-    std::fflush(stdout);
-  };
-  ReportText report(text ? std::function<void(const std::string&)>(to_stdout) : nullptr);
   const bool mdtest = tool == Tool::kMdtest;
   if (mdtest) {
     // mdtest's layout replaces IOR's: Lockstep's own lines come as '#' lines
@@ -144,12 +140,11 @@ int RunTranslated(Tool tool, const std::vector<std::string>& args,
   } else if (text) {
     // IOR's notes come before its report.
     for (const std::string& n : cmd->notes) {
-      to_stdout(absl::StrFormat("# lockstep %s: %s\n", name, n));
+      PrintToStdout(absl::StrFormat("# lockstep %s: %s\n", name, n));
     }
   }
-  RunReport observers(fields, &report);
-  options.observer = observers.observer();
-  options.report = &report;
+  PrintedReport report(fields, /*to_stdout=*/text);
+  report.Attach(&options);
   RunOutcome outcome = RunPlan(cmd->plan, options);
   const v1::RunRecord& record = outcome.record;
   if (cmd->summary_format != SummaryFormat::kText) {

@@ -39,9 +39,17 @@ constexpr FlagSpec kHostfileFlag = {
 constexpr FlagSpec kInsecureFlag = {
     .name = "insecure", .kind = FlagKind::kBool,
     .help = "plaintext gRPC to the agents; allowed only for loopback addresses"};
-constexpr FlagSpec kHistoryFlag = {
-    .name = "history", .kind = FlagKind::kBool, .default_value = "true",
-    .help = "record the run in the history database"};
+// How a run is recorded in the history database (`lockstep run`, io500).
+constexpr std::array<FlagSpec, 4> kRecordFlags = {{
+    {.name = "history", .kind = FlagKind::kBool, .default_value = "true",
+     .help = "record the run in the history database"},
+    {.name = "db", .value_name = "FILE",
+     .help = "history database (default: OUT/history.db, OUT as given by --out)"},
+    {.name = "site", .value_name = "NAME",
+     .help = "site name recorded with the run, for comparing sites"},
+    {.name = "tag", .kind = FlagKind::kList, .value_name = "TAG",
+     .help = "tags recorded with the run."},
+}};
 
 // ---- run -----------------------------------------------------------------------
 
@@ -79,8 +87,8 @@ constexpr std::array<FlagSpec, 6> kAgentSourceFlags = {{
      .max = 86400000},
 }};
 
-constexpr auto kRunFlags = Concat(Concat(
-    std::array<FlagSpec, 14>{{
+constexpr auto kRunFlags = Concat(Concat(Concat(Concat(
+    std::array<FlagSpec, 6>{{
         {.name = "root", .kind = FlagKind::kList, .value_name = "DIR",
          .help = "with local agents: the plan may also write below DIR (needed for a directory "
                  "outside the working directory, --local_root, /tmp and /dev/shm, and for a "
@@ -99,13 +107,8 @@ constexpr auto kRunFlags = Concat(Concat(
         kInsecureFlag,
         {.name = "force", .kind = FlagKind::kBool,
          .help = "run even where an agent has less free space than its share of a write phase"},
-        kHistoryFlag,
-        {.name = "db", .value_name = "FILE",
-         .help = "history database (default: OUT/history.db, OUT as given by --out)"},
-        {.name = "site", .value_name = "NAME",
-         .help = "site name recorded with the run, for comparing sites"},
-        {.name = "tag", .kind = FlagKind::kList, .value_name = "TAG",
-         .help = "tags recorded with the run."},
+    }},
+    kRecordFlags), std::array<FlagSpec, 4>{{
         {.name = "smoke", .kind = FlagKind::kBool,
          .help = "a smoke run: every block and size capped at 16 MiB, at most 8 tasks per agent "
                  "and 200 items per task, stonewalls at 2 s, one repetition; on directories not "
@@ -120,7 +123,7 @@ constexpr auto kRunFlags = Concat(Concat(
          .default_value = "10000",
          .help = "with --dry-run: the metadata rate (mdtest, small files) of the estimate",
          .min = 1, .max = 1000000000},
-    }},
+    }}),
     kRunTlsFlags), kAgentSourceFlags);
 
 constexpr CommandSpec kRun = {
@@ -326,8 +329,8 @@ constexpr CommandSpec kIozone = {
 
 // ---- io500 ---------------------------------------------------------------------
 
-constexpr auto kIo500Flags = Concat(Concat(
-    std::array<FlagSpec, 10>{{
+constexpr auto kIo500Flags = Concat(Concat(Concat(
+    std::array<FlagSpec, 6>{{
         {.name = "root", .kind = FlagKind::kList, .value_name = "DIR",
          .help = "allow a system directory (/etc, /usr, /var/lib, /root, ...) as the ini's "
                  "datadir (local agents) or resultdir; refused otherwise.",
@@ -347,15 +350,8 @@ constexpr auto kIo500Flags = Concat(Concat(
          .help = "Lockstep's results directory (run.json, history); IO500's files go to the "
                  "ini's resultdir"},
         kInsecureFlag,
-        kHistoryFlag,
-        {.name = "db", .value_name = "FILE",
-         .help = "history database (default: OUT/history.db, OUT as given by --out)"},
-        {.name = "site", .value_name = "NAME",
-         .help = "site name recorded with the run, for comparing sites"},
-        {.name = "tag", .kind = FlagKind::kList, .value_name = "TAG",
-         .help = "tags recorded with the run."},
     }},
-    kRunTlsFlags), kAgentSourceFlags);
+    kRecordFlags), kRunTlsFlags), kAgentSourceFlags);
 
 constexpr CommandSpec kIo500 = {
     .program = "lockstep",
@@ -419,8 +415,7 @@ constexpr auto kDlioFlags = Concat(Concat(
          .min = 1, .max = kMaxAgentTasks},
         {.name = "out", .value_name = "DIR", .default_value = "./lockstep-results",
          .help = "results directory (one run directory per run)"},
-        {.name = "insecure", .kind = FlagKind::kBool,
-         .help = "plaintext gRPC to the agents; allowed only for loopback addresses"},
+        kInsecureFlag,
     }},
     kRunTlsFlags), kAgentSourceFlags);
 

@@ -17,7 +17,7 @@
 #include "controller/cli/reach_agents.h"
 #include "controller/dlio/dlio_config.h"
 #include "controller/dlio/dlio_plan.h"
-#include "controller/results/run_report.h"
+#include "controller/cli/printed_report.h"
 #include "common/limits.h"
 #include "controller/plan/write_places.h"
 #include "controller/run/coordinator.h"
@@ -26,11 +26,6 @@ namespace lockstep {
 namespace {
 
 namespace fs = std::filesystem;
-
-void Print(const std::string& s) {
-  std::fwrite(s.data(), 1, s.size(), stdout);
-  std::fflush(stdout);
-}
 
 int Fail(int code, const std::string& message) {
   std::fprintf(stderr, "lockstep dlio: %s\n", message.c_str());
@@ -142,7 +137,7 @@ void PrintDlioMetrics(const v1::RunRecord& record) {
         out += absl::StrFormat("[METRIC] Checkpoint %s I/O Throughput (GB/second): %.4f\n",
                                save ? "save" : "load", ai.aggregate_mib_per_s() / 1024);
       }
-      Print(out);
+      PrintToStdout(out);
     }
   }
 }
@@ -156,7 +151,7 @@ struct StepResult {
 
 StepResult RunOnce(DlioRun* run, const std::string& command_line) {
   const DlioPlan dp = DlioToPlan(run->config, run->plan_options);
-  for (const std::string& n : dp.notes) Print("# lockstep dlio: " + n + "\n");
+  for (const std::string& n : dp.notes) PrintToStdout("# lockstep dlio: " + n + "\n");
   StepResult r;
   auto plan = ParsePlan(dp.toml, run->config.path + " (as a plan)");
   if (!plan.ok()) {
@@ -165,10 +160,8 @@ StepResult RunOnce(DlioRun* run, const std::string& command_line) {
   }
   plan->text = dp.toml;
   run->options.command_line = command_line;
-  ReportText report(Print);  // IOR's report (not at -v: ior_verbose unset), then DLIO's lines
-  RunReport observers(run->options.record_fields, &report);
-  run->options.observer = observers.observer();
-  run->options.report = &report;
+  PrintedReport report(run->options.record_fields);  // IOR's (not at -v), then DLIO's lines
+  report.Attach(&run->options);
   RunOutcome outcome = RunPlan(*plan, run->options);
   run->options.observer = nullptr;
   run->options.report = nullptr;
@@ -195,13 +188,13 @@ StepResult RunOnce(DlioRun* run, const std::string& command_line) {
 StepResult SweepStep(DlioRun* run, const std::string& command_line, uint32_t n, bool first) {
   run->plan_options.accelerators_per_host = n;
   run->plan_options.train_only = !first;
-  Print(absl::StrFormat("# lockstep dlio: find-max: %u accelerators per host\n", n));
+  PrintToStdout(absl::StrFormat("# lockstep dlio: find-max: %u accelerators per host\n", n));
   StepResult r = RunOnce(run, command_line);
   if ((r.exit_code == kExitOk || r.exit_code == kExitAuBelowThreshold) && r.trained) {
-    Print(absl::StrFormat("# lockstep dlio: find-max: %u accelerators per host: AU %.2f%% "
-                          "(threshold %.2f%%): %s\n",
-                          n, 100 * r.au, 100 * run->config.au_threshold,
-                          r.passed ? "pass" : "fail"));
+    PrintToStdout(
+        absl::StrFormat("# lockstep dlio: find-max: %u accelerators per host: AU %.2f%% "
+                        "(threshold %.2f%%): %s\n",
+                        n, 100 * r.au, 100 * run->config.au_threshold, r.passed ? "pass" : "fail"));
   }
   return r;
 }
@@ -256,15 +249,16 @@ int FindMaxAccelerators(const ParsedFlags& f, const std::string& command_line, D
     }
   }
   if (best == 0) {
-    Print(absl::StrFormat("# lockstep dlio: find-max: no count tried keeps AU at or above "
-                          "%.2f%%\n",
-                          100 * run->config.au_threshold));
+    PrintToStdout(
+        absl::StrFormat("# lockstep dlio: find-max: no count tried keeps AU at or above "
+                        "%.2f%%\n",
+                        100 * run->config.au_threshold));
     return kExitFailure;
   }
-  Print(absl::StrFormat("# lockstep dlio: find-max: the most accelerators per host with AU at "
-                        "or above %.2f%%: %u%s\n",
-                        100 * run->config.au_threshold, best,
-                        failed == 0 ? " (none tried failed)" : ""));
+  PrintToStdout(absl::StrFormat(
+      "# lockstep dlio: find-max: the most accelerators per host with AU at "
+      "or above %.2f%%: %u%s\n",
+      100 * run->config.au_threshold, best, failed == 0 ? " (none tried failed)" : ""));
   return kExitOk;
 }
 
@@ -298,7 +292,7 @@ int DlioCommand(const std::vector<std::string>& args, const std::string& command
       return Fail(kExitUsage, std::string(s.message()));
     }
   }
-  for (const std::string& n : run.config.ignored) Print("# lockstep dlio: " + n + "\n");
+  for (const std::string& n : run.config.ignored) PrintToStdout("# lockstep dlio: " + n + "\n");
   if (auto code = ReachDlioAgents(f, interrupted, &run)) return *code;
   DlioPlanOptions& po = run.plan_options;
   po.data_dir = f.GetString("data-dir");

@@ -18,7 +18,7 @@
 #include "controller/cli/agents_command.h"
 #include "controller/cli/certs_command.h"
 #include "controller/io500/io500_command.h"
-#include "controller/results/run_report.h"
+#include "controller/cli/printed_report.h"
 #include "controller/cli/reach_agents.h"
 #include "controller/cli/cli_commands.h"
 #include "controller/cli/command_specs.h"
@@ -113,17 +113,9 @@ int RunCommand(const std::vector<std::string>& args, const std::string& command_
   options.insecure = f.GetBool("insecure");
   options.force = f.GetBool("force");
   options.local_root = f.GetString("local_root");
-  if (!options.insecure) {
-    options.tls_files = TlsFilesFromFlags(f);
-    const TlsFiles& files = options.tls_files;
-    if (!files.ca_pem.empty() || !files.cert_pem.empty() || !files.key_pem.empty()) {
-      auto creds = ControllerCredentials(files);
-      if (!creds.ok()) {
-        std::fprintf(stderr, "lockstep: %s\n", std::string(creds.status().message()).c_str());
-        return kExitUsage;
-      }
-      options.credentials = *creds;
-    }
+  if (absl::Status tls = TlsFromFlags(f, &options); !tls.ok()) {
+    std::fprintf(stderr, "lockstep: %s\n", std::string(tls.message()).c_str());
+    return kExitUsage;
   }
   HandleSignals();
   auto agents = AgentsFromFlags(f, absl::Milliseconds(plan->connect_timeout_ms), &g_interrupted);
@@ -137,23 +129,9 @@ int RunCommand(const std::vector<std::string>& args, const std::string& command_
   options.command_line = command_line;
   // A plan's report is IOR's at -v: with the Max Write/Read lines.
   options.record_fields.set_ior_verbose(true);
-  ReportText report([](const std::string& s) {
-    std::fwrite(s.data(), 1, s.size(), stdout);
-    std::fflush(stdout);
-  });
-  RunReport observers(options.record_fields, &report);
-  options.observer = observers.observer();
-  options.report = &report;
-  if (::isatty(2)) {
-    options.progress = [](const std::string& s) {
-      std::fprintf(stderr, "\r\033[K%s", s.c_str());
-      std::fflush(stderr);
-    };
-  } else {
-    options.print_progress_lines = [](const std::string& s) {
-      std::fprintf(stderr, "progress: %s\n", s.c_str());
-    };
-  }
+  PrintedReport report(options.record_fields);
+  report.Attach(&options);
+  ShowProgress(&options, /*lines_otherwise=*/true);
   options.interrupted = &g_interrupted;
   RunOutcome outcome = RunPlan(*plan, options);
   if (outcome.failure != RunFailure::kNone) {

@@ -154,20 +154,23 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ControllerCredentials(
   return creds;
 }
 
+absl::Status TlsFromFlags(const ParsedFlags& f, RunOptions* o) {
+  if (o->insecure) return absl::OkStatus();
+  o->tls_files = TlsFilesFromFlags(f);
+  const TlsFiles& files = o->tls_files;
+  if (files.ca_pem.empty() && files.cert_pem.empty() && files.key_pem.empty()) {
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(o->credentials, ControllerCredentials(files));
+  return absl::OkStatus();
+}
+
 std::optional<FrontEndAgentsError> FrontEndAgentsFromFlags(const ParsedFlags& f,
                                                            const std::atomic<bool>* interrupted,
                                                            RunOptions* o) {
   o->insecure = f.GetBool("insecure");
-  if (!o->insecure) {
-    o->tls_files = TlsFilesFromFlags(f);
-    if (!o->tls_files.ca_pem.empty() || !o->tls_files.cert_pem.empty() ||
-        !o->tls_files.key_pem.empty()) {
-      auto creds = ControllerCredentials(o->tls_files);
-      if (!creds.ok()) {
-        return FrontEndAgentsError{kExitUsage, std::string(creds.status().message())};
-      }
-      o->credentials = *creds;
-    }
+  if (absl::Status tls = TlsFromFlags(f, o); !tls.ok()) {
+    return FrontEndAgentsError{kExitUsage, std::string(tls.message())};
   }
   auto agents = AgentsFromFlags(f, absl::Seconds(5), interrupted);
   if (!agents.ok()) {

@@ -54,6 +54,10 @@ TlsFiles TlsFilesFromFlags(const ParsedFlags& f);
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ControllerCredentials(
     const TlsFiles& files);
 
+// With o->insecure unset: o->tls_files from the TLS flags (TlsFilesFromFlags)
+// and, when any is given, o->credentials (ControllerCredentials).
+absl::Status TlsFromFlags(const ParsedFlags& f, RunOptions* o);
+
 // A front end's agents and credentials (`lockstep io500`, `lockstep dlio`),
 // from --insecure, the TLS flags, --agents/--hostfile/--agents-from and
 // --local, into o->insecure, tls_files, credentials and agents; with no

@@ -27,7 +27,7 @@
 #include "controller/io500/io500_results.h"
 #include "controller/plan/write_places.h"
 #include "controller/results/history.h"
-#include "controller/results/run_report.h"
+#include "controller/cli/printed_report.h"
 #include "controller/run/coordinator.h"
 
 namespace lockstep {
@@ -43,11 +43,6 @@ struct Io500Run {
   RunOptions options;
   std::vector<std::string> notes;
 };
-
-void Print(const std::string& s) {
-  std::fwrite(s.data(), 1, s.size(), stdout);
-  std::fflush(stdout);
-}
 
 int Fail(int code, const std::string& message) {
   std::fprintf(stderr, "lockstep io500: %s\n", message.c_str());
@@ -182,8 +177,8 @@ absl::Status WriteOutputs(const Io500Run& run, const RunOutcome& outcome,
     if (p.figures.name == "timestamp") TouchTimestampFile(s.resultdir, p.start_unix_ns);
   }
   RETURN_IF_ERROR(WriteIo500Output(out, s.resultdir));
-  Print("\n" + FormatIo500Summary(out));
-  Print(absl::StrFormat("# lockstep io500: IO500's files are in %s\n", s.resultdir));
+  PrintToStdout("\n" + FormatIo500Summary(out));
+  PrintToStdout(absl::StrFormat("# lockstep io500: IO500's files are in %s\n", s.resultdir));
   return absl::OkStatus();
 }
 
@@ -258,27 +253,21 @@ int Io500Command(const std::vector<std::string>& args, const std::string& comman
   o.force = true;  // IO500's blockSize is a bound: the stonewall ends the writes
   // Lockstep's '#' lines as the run goes; IO500's summary instead of IOR's,
   // at the end.
-  ReportText report(Print);
   o.record_fields.mutable_front_end_report()->set_tool("io500");
-  RunReport observers(o.record_fields, &report);
+  PrintedReport report(o.record_fields);
   // IO500's files read every phase's per-agent records, a failed one's too,
   // and print the IOR phases' telemetry lines.
   PhaseAgents agents(/*keep_telemetry=*/true);
   RunEvents events;
-  events.Add(observers.observer());
+  events.Add(report.observer());
   events.Add(&agents);
   o.observer = &events;
-  o.report = &report;
-  if (::isatty(2)) {
-    o.progress = [](const std::string& s) {
-      std::fprintf(stderr, "\r\033[K%s", s.c_str());
-      std::fflush(stderr);
-    };
-  }
-  Print(absl::StrFormat("#%s\n# lockstep io500: data in %s, IO500's files in %s\n",
+  o.report = report.text();
+  ShowProgress(&o, /*lines_otherwise=*/false);
+  PrintToStdout(absl::StrFormat("#%s\n# lockstep io500: data in %s, IO500's files in %s\n",
                         Io500ProvenanceLine().substr(1), run.setup.datadir,
                         run.setup.resultdir));
-  for (const std::string& n : run.notes) Print("# lockstep io500: " + n + "\n");
+  for (const std::string& n : run.notes) PrintToStdout("# lockstep io500: " + n + "\n");
   RunOutcome outcome = RunPlan(run.plan, o);
   RecordRunInHistory(f, o.out_dir, outcome, "lockstep io500");
   PurgeDataDir(run.setup.datadir);

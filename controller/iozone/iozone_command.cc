@@ -11,7 +11,7 @@
 #include "controller/cli/exit_codes.h"
 #include "controller/iozone/iozone_cli.h"
 #include "controller/iozone/iozone_output.h"
-#include "controller/results/run_report.h"
+#include "controller/cli/printed_report.h"
 #include "controller/run/coordinator.h"
 
 namespace lockstep {
@@ -80,13 +80,8 @@ int IozoneCommand(const std::vector<std::string>& args, const std::string& comma
   for (const std::string& n : cmd->notes) {
     front.add_note_lines(absl::StrFormat("# lockstep iozone: %s\n", n));
   }
-  ReportText report([](const std::string& s) {
-    std::fwrite(s.data(), 1, s.size(), stdout);
-    std::fflush(stdout);
-  });
-  RunReport observers(options.record_fields, &report);
-  options.observer = observers.observer();
-  options.report = &report;
+  PrintedReport report(options.record_fields);
+  report.Attach(&options);
   RunOutcome outcome = RunPlan(cmd->plan, options);
   if (outcome.failure != RunFailure::kNone) {
     std::fprintf(stderr, "lockstep iozone: %s\n", outcome.error.c_str());

@@ -455,53 +455,15 @@ absl::Status HistoryStore::Record(const v1::RunRecord& run, const std::string& s
   return Annotate(tx.Commit(), absl::StrCat("recording run ", run.run_id()));
 }
 
-absl::StatusOr<std::vector<RunSummary>> HistoryStore::List(const RunFilter& filter) const {
-  std::string where;
-  std::vector<DbValue> values;
-  RETURN_IF_ERROR(BuildWhere(filter, &where, &values));
-  std::string sql = absl::StrCat(
-      "SELECT r.run_id, r.name, r.plan_sha256, r.site, r.tags, r.started_at, r.status, "
-      "r.n_results, r.n_agents FROM runs r",
-      where, " ORDER BY r.started_ns DESC, r.run_id DESC");
-  if (filter.limit > 0) {
-    absl::StrAppend(&sql, " LIMIT ?");
-    values.push_back(int64_t{filter.limit});
-  }
-  Stmt q(db_, path_);
-  RETURN_IF_ERROR(q.Prepare(sql));
-  q.BindAll(values);
-  std::vector<RunSummary> out;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool row, q.Step("cannot list runs"));
-    if (!row) break;
-    RunSummary s;
-    s.run_id = q.Text(0);
-    s.name = q.Text(1);
-    s.plan_sha256 = q.Text(2);
-    s.site = q.Text(3);
-    std::string tags = q.Text(4);
-    if (!tags.empty()) s.tags = absl::StrSplit(tags, ',');
-    s.started_at = q.Text(5);
-    s.status = q.Text(6);
-    s.results = static_cast<int>(q.Int(7));
-    s.agents = static_cast<int>(q.Int(8));
-    out.push_back(std::move(s));
-  }
-  return out;
-}
+namespace {
 
-absl::StatusOr<RunSummary> HistoryStore::Summary(const std::string& run_id) const {
-  Stmt q(db_, path_);
-  RETURN_IF_ERROR(q.Prepare(
-      "SELECT run_id, name, plan_sha256, site, tags, started_at, status, n_results, n_agents "
-      "FROM runs WHERE run_id = ?"));
-  q.Bind(1, run_id);
-  ASSIGN_OR_RETURN(bool row, q.Step("cannot read a run"));
-  if (!row) {
-    return absl::NotFoundError(absl::StrFormat(
-        "run %s is not in the history db %s (see `lockstep history --db %s`)", run_id, path_,
-        path_));
-  }
+// The columns of a RunSummary, of `runs r`, in SummaryOfRow's order.
+constexpr absl::string_view kSummaryColumns =
+    "r.run_id, r.name, r.plan_sha256, r.site, r.tags, r.started_at, r.status, r.n_results, "
+    "r.n_agents";
+
+// A row of kSummaryColumns.
+RunSummary SummaryOfRow(const Stmt& q) {
   RunSummary s;
   s.run_id = q.Text(0);
   s.name = q.Text(1);
@@ -514,6 +476,44 @@ absl::StatusOr<RunSummary> HistoryStore::Summary(const std::string& run_id) cons
   s.results = static_cast<int>(q.Int(7));
   s.agents = static_cast<int>(q.Int(8));
   return s;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<RunSummary>> HistoryStore::List(const RunFilter& filter) const {
+  std::string where;
+  std::vector<DbValue> values;
+  RETURN_IF_ERROR(BuildWhere(filter, &where, &values));
+  std::string sql = absl::StrCat("SELECT ", kSummaryColumns, " FROM runs r", where,
+                                 " ORDER BY r.started_ns DESC, r.run_id DESC");
+  if (filter.limit > 0) {
+    absl::StrAppend(&sql, " LIMIT ?");
+    values.push_back(int64_t{filter.limit});
+  }
+  Stmt q(db_, path_);
+  RETURN_IF_ERROR(q.Prepare(sql));
+  q.BindAll(values);
+  std::vector<RunSummary> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, q.Step("cannot list runs"));
+    if (!row) break;
+    out.push_back(SummaryOfRow(q));
+  }
+  return out;
+}
+
+absl::StatusOr<RunSummary> HistoryStore::Summary(const std::string& run_id) const {
+  Stmt q(db_, path_);
+  RETURN_IF_ERROR(
+      q.Prepare(absl::StrCat("SELECT ", kSummaryColumns, " FROM runs r WHERE r.run_id = ?")));
+  q.Bind(1, run_id);
+  ASSIGN_OR_RETURN(bool row, q.Step("cannot read a run"));
+  if (!row) {
+    return absl::NotFoundError(absl::StrFormat(
+        "run %s is not in the history db %s (see `lockstep history --db %s`)", run_id, path_,
+        path_));
+  }
+  return SummaryOfRow(q);
 }
 
 namespace {

@@ -88,6 +88,24 @@ def agent_tables(addresses):
     return "".join(f'[[agent]]\naddress = "{a}"\n\n' for a in addresses)
 
 
+def write_plan(addresses, name, repetitions, tasks_per_agent, block, run_keys=""):
+    """A plan of one file-per-process write phase `w` of `block` per task on `addresses`,
+    repeated `repetitions` times; transfer 1m, or the block when it is given in k.
+    `run_keys`: more "key = value" lines of [run]."""
+    xfer = block if block.lower().endswith("k") else "1m"
+    return (f'[run]\nname = "{name}"\nrepetitions = {repetitions}\n{run_keys}\n'
+            + agent_tables(addresses)
+            + f'''[[phase]]
+name = "w"
+kind = "write"
+dir = "."
+file_per_process = true
+tasks_per_agent = {tasks_per_agent}
+transfer_size = "{xfer}"
+block_size = "{block}"
+''')
+
+
 def run_lockstep(bins, plan_text, out_dir, extra=(), timeout=900):
     """Writes the plan, runs `lockstep run --insecure`, returns (run.json dict, stdout)."""
     os.makedirs(out_dir, exist_ok=True)

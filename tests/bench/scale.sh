@@ -148,21 +148,11 @@ def start_processes():
 
 
 def plan(addresses):
-    xfer = a.block if a.block.lower().endswith("k") else "1m"
     lease = f"lease_ms = {a.lease_ms}\n" if a.lease_ms else ""
     if a.connect_timeout_ms:
         lease += f"connect_timeout_ms = {a.connect_timeout_ms}\n"
-    return (f'[run]\nname = "scale-{a.agents}"\nrepetitions = {a.phases}\n{lease}\n'
-            + benchlib.agent_tables(addresses)
-            + f'''[[phase]]
-name = "w"
-kind = "write"
-dir = "."
-file_per_process = true
-tasks_per_agent = {a.tasks_per_agent}
-transfer_size = "{xfer}"
-block_size = "{a.block}"
-''')
+    return benchlib.write_plan(addresses, f"scale-{a.agents}", a.phases, a.tasks_per_agent,
+                               a.block, run_keys=lease)
 
 
 def run_controller(plan_text):

@@ -34,6 +34,26 @@ def usable():
     return ""
 
 
+def start_bpftrace(prog, out_path):
+    """Starts `bpftrace -e prog` writing to out_path (stderr to out_path.err) and returns
+    it once it has attached: `prog` must print "ready" in its BEGIN block. Raises
+    RuntimeError with bpftrace's stderr when it exits or does not attach within 60 s."""
+    err_path = out_path + ".err"
+    proc = subprocess.Popen(["bpftrace", "-e", prog], stdout=open(out_path, "w"),
+                            stderr=open(err_path, "w"))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("bpftrace exited: " + open(err_path).read())
+        with open(out_path) as f:
+            if "ready" in f.read():
+                return proc
+        time.sleep(0.1)  # polling a file another process writes; bounded by the deadline
+    proc.kill()
+    proc.wait()
+    raise RuntimeError("bpftrace did not attach within 60 s: " + open(err_path).read())
+
+
 class Probe:
     def __init__(self, comms, transfer_bytes, out_path):
         who = " || ".join(f'curtask->group_leader->comm == "{c}"' for c in comms)
@@ -46,19 +66,7 @@ class Probe:
                 'curtask->group_leader->real_parent->real_parent->tgid); } '
                 'END { clear(@seen); }')
         self.out_path = out_path
-        self.err_path = out_path + ".err"
-        self.proc = subprocess.Popen(["bpftrace", "-e", prog], stdout=open(out_path, "w"),
-                                     stderr=open(self.err_path, "w"))
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("bpftrace exited: " + open(self.err_path).read())
-            with open(out_path) as f:
-                if "ready" in f.read():
-                    return
-            time.sleep(0.1)  # polling a file another process writes; bounded by the deadline
-        self.stop()
-        raise RuntimeError("bpftrace did not attach within 60 s: " + open(self.err_path).read())
+        self.proc = start_bpftrace(prog, out_path)
 
     def events(self, comm, begin_ns, end_ns, ancestor=0):
         """(nsecs, pid, tid) of `comm`'s first writes inside [begin_ns, end_ns], in time order;

@@ -75,20 +75,7 @@ class Probe:
                 '{ @seen[tid] = 1; printf("%d %d %llu\\n", pid, tid, nsecs); } '
                 'END { clear(@seen); }')
         self.out_path = out_path
-        self.out = open(out_path, "w+")
-        self.err_path = out_path + ".err"
-        self.proc = subprocess.Popen(["bpftrace", "-e", prog], stdout=self.out,
-                                     stderr=open(self.err_path, "w"))
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("bpftrace exited: " + open(self.err_path).read())
-            with open(out_path) as f:
-                if "ready" in f.read():
-                    return
-            time.sleep(0.1)  # polling a file another process writes; bounded by the deadline
-        self.proc.kill()
-        raise RuntimeError("bpftrace did not attach within 60 s: " + open(self.err_path).read())
+        self.proc = skewprobe.start_bpftrace(prog, out_path)
 
     def events(self):
         self.proc.send_signal(signal.SIGINT)
@@ -106,18 +93,7 @@ class Probe:
 
 
 def plan_for(addresses, tasks, phases, name):
-    xfer = a.block if a.block.lower().endswith("k") else "1m"
-    return (f'[run]\nname = "{name}"\nrepetitions = {phases}\n\n'
-            + benchlib.agent_tables(addresses)
-            + f'''[[phase]]
-name = "w"
-kind = "write"
-dir = "."
-file_per_process = true
-tasks_per_agent = {tasks}
-transfer_size = "{xfer}"
-block_size = "{a.block}"
-''')
+    return benchlib.write_plan(addresses, name, phases, tasks, a.block)
 
 
 def stats(xs):

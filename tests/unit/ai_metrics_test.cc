@@ -15,13 +15,12 @@
 namespace lockstep {
 namespace {
 
+using testing::Has;
 using testing::MakeRun;
 using testing::Reps;
 using testing::SetAiFigures;
 using testing::SynthRun;
 using testing::TempDir;
-
-bool Has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
 
 // A run with a train result (AU per repetition `au`, threshold 0.9) and a
 // checkpoint-write result (scale per repetition `ckpt`), 5 repetitions each.

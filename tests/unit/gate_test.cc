@@ -11,12 +11,11 @@
 namespace lockstep {
 namespace {
 
+using testing::Has;
 using testing::MakeRun;
 using testing::Reps;
 using testing::SynthRun;
 using testing::TempDir;
-
-bool Has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
 
 v1::RunRecord MkRun(const std::string& id, std::vector<testing::SynthResult> results,
                   const std::string& started = "2026-01-10T12:00:00Z") {

@@ -17,12 +17,11 @@
 namespace lockstep {
 namespace {
 
+using testing::Has;
 using testing::MakeRun;
 using testing::Reps;
 using testing::SynthRun;
 using testing::TempDir;
-
-bool Has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
 
 TEST(HistoryStore, RecordLoadListRoundTrip) {
   std::string dir = TempDir("hist");

@@ -20,12 +20,11 @@
 namespace lockstep {
 namespace {
 
+using testing::Has;
 using testing::MakeRun;
 using testing::Reps;
 using testing::SynthRun;
 using testing::TempDir;
-
-bool Has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
 
 size_t Count(const std::string& s, const std::string& what) {
   size_t n = 0;

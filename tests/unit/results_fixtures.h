@@ -36,6 +36,11 @@ struct SynthRun {
 };
 
 // `base` * (1 + noise * offsets[i]) for i < n: deterministic "noise".
+// Whether `what` occurs in `s` (a report, a message).
+inline bool Has(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
+
 inline std::vector<double> Reps(double base, double noise, int n, int salt = 0) {
   static const double kOffsets[] = {-1.0, 0.35, -0.55, 0.9, 0.1, -0.25, 0.6, -0.8, 0.45, -0.05};
   std::vector<double> out;

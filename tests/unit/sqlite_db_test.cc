@@ -11,9 +11,8 @@
 namespace lockstep {
 namespace {
 
+using testing::Has;
 using testing::TempDir;
-
-bool Has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
 
 struct Db {
   explicit Db(const std::string& p) : path(p) {
