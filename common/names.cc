@@ -1,5 +1,10 @@
 #include "common/names.h"
 
+#include <map>
+#include <string>
+
+#include "absl/strings/ascii.h"
+
 namespace lockstep {
 
 const char* RoleName(v1::Role role) {
@@ -18,35 +23,33 @@ std::optional<v1::Role> ParseRole(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+// A kind's name is its wire name in lower case (SMALL_FILES: "small_files"),
+// so a new PhaseKind value needs no line here.
+const std::map<int, std::string>& PhaseKindNames() {
+  static const auto* names = [] {
+    auto* m = new std::map<int, std::string>;
+    const google::protobuf::EnumDescriptor* d = v1::PhaseKind_descriptor();
+    for (int i = 0; i < d->value_count(); ++i) {
+      const google::protobuf::EnumValueDescriptor* v = d->value(i);
+      if (v->number() == v1::PHASE_KIND_UNSPECIFIED) continue;
+      (*m)[v->number()] = absl::AsciiStrToLower(v->name());
+    }
+    return m;
+  }();
+  return *names;
+}
+}  // namespace
+
 const char* PhaseKindName(v1::PhaseKind kind) {
-  switch (kind) {
-    case v1::WRITE: return "write";
-    case v1::READ: return "read";
-    case v1::REWRITE: return "rewrite";
-    case v1::SMALL_FILES: return "small_files";
-    case v1::MDTEST: return "mdtest";
-    case v1::FIND: return "find";
-    case v1::COMMAND: return "command";
-    case v1::SEEKS: return "seeks";
-    case v1::TRAIN: return "train";
-    case v1::DATAGEN: return "datagen";
-    case v1::CHECKPOINT: return "checkpoint";
-    default: return "unspecified";
-  }
+  auto it = PhaseKindNames().find(kind);
+  return it == PhaseKindNames().end() ? "unspecified" : it->second.c_str();
 }
 
 std::optional<v1::PhaseKind> ParsePhaseKind(std::string_view name) {
-  if (name == "write") return v1::WRITE;
-  if (name == "read") return v1::READ;
-  if (name == "rewrite") return v1::REWRITE;
-  if (name == "small_files") return v1::SMALL_FILES;
-  if (name == "mdtest") return v1::MDTEST;
-  if (name == "find") return v1::FIND;
-  if (name == "command") return v1::COMMAND;
-  if (name == "seeks") return v1::SEEKS;
-  if (name == "train") return v1::TRAIN;
-  if (name == "datagen") return v1::DATAGEN;
-  if (name == "checkpoint") return v1::CHECKPOINT;
+  for (const auto& [number, kind_name] : PhaseKindNames()) {
+    if (kind_name == name) return static_cast<v1::PhaseKind>(number);
+  }
   return std::nullopt;
 }
 

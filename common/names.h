@@ -11,7 +11,7 @@ namespace lockstep {
 
 const char* RoleName(v1::Role role);            // "client", "oss", "mds"
 std::optional<v1::Role> ParseRole(std::string_view name);
-// "write", "read", "rewrite", "small_files", "mdtest"
+// "write", "read", "rewrite", "small_files", "mdtest", ...: the wire name in lower case
 const char* PhaseKindName(v1::PhaseKind kind);
 std::optional<v1::PhaseKind> ParsePhaseKind(std::string_view name);
 // "tree_create", "dir_create", "dir_stat", "dir_rename", ... "file_remove",

@@ -3,6 +3,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "controller/plan/kinds/find_plan.h"
+#include "controller/plan/kinds/mdtest_plan.h"
 
 namespace lockstep {
 namespace {
@@ -79,12 +81,12 @@ PhasePlan MdtestBase(const Io500Config& c, const Io500Setup& s, bool easy) {
   PhasePlan p = Base("", v1::MDTEST, s);
   p.dir = Sub(s, easy ? "mdtest-easy" : "mdtest-hard");
   p.file_name = "mdtest";
-  p.md_items = easy ? c.mdtest_easy_items : c.mdtest_hard_items;
-  p.md_unique_dir = easy;
-  p.md_leaf_only = easy;
-  if (!easy) p.md_write_bytes = p.md_read_bytes = kHardFileBytes;
+  p.Own<MdtestPlan>().md_items = easy ? c.mdtest_easy_items : c.mdtest_hard_items;
+  p.Own<MdtestPlan>().md_unique_dir = easy;
+  p.Own<MdtestPlan>().md_leaf_only = easy;
+  if (!easy) p.Own<MdtestPlan>().md_write_bytes = p.Own<MdtestPlan>().md_read_bytes = kHardFileBytes;
   // -N 1: mdtest shifts by the tasks of a node when there are several nodes.
-  p.md_neighbor_shift = s.client_agents == 1 ? 1 : s.tasks_per_agent;
+  p.Own<MdtestPlan>().md_neighbor_shift = s.client_agents == 1 ? 1 : s.tasks_per_agent;
   p.keep = true;  // the tree removal removes what the others made
   return p;
 }
@@ -95,7 +97,7 @@ void AddMdtest(const Io500Config& c, const Io500Setup& s, absl::string_view phas
   auto add = [&](const std::string& name, v1::MdtestOp op) {
     PhasePlan p = base;
     p.name = name;
-    p.md_op = op;
+    p.Own<MdtestPlan>().md_op = op;
     plan->phases.push_back(p);
     return &plan->phases.back();
   };
@@ -103,7 +105,7 @@ void AddMdtest(const Io500Config& c, const Io500Setup& s, absl::string_view phas
   if (absl::EndsWith(phase, "-write")) {
     add(name + "-tree", v1::MD_TREE_CREATE);
     PhasePlan* create = add(name, v1::MD_FILE_CREATE);
-    create->md_stonewall_seconds = s.stonewall_seconds;  // -W
+    create->Own<MdtestPlan>().md_stonewall_seconds = s.stonewall_seconds;  // -W
     create->fsync = true;                                // -Y
     return;
   }
@@ -128,14 +130,14 @@ void AddFind(const Io500Config& c, const Io500Setup& s, Plan* plan) {
   if (Runs(c, "timestamp")) {
     for (const char* next : {"ior-hard-write", "mdtest-hard-write"}) {
       if (Runs(c, next)) {
-        p.find_newer_than = next;
+        p.Own<FindPlan>().find_newer_than = next;
         break;
       }
     }
   }
-  p.find_size_bytes = kHardFileBytes;
-  p.find_match_size = true;
-  p.find_name_glob = "*01*";
+  p.Own<FindPlan>().find_size_bytes = kHardFileBytes;
+  p.Own<FindPlan>().find_match_size = true;
+  p.Own<FindPlan>().find_name_glob = "*01*";
   p.keep = true;
   plan->phases.push_back(p);
 }

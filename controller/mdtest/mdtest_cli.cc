@@ -10,6 +10,7 @@
 #include "controller/cli/command_specs.h"
 #include "controller/ior/ior_options.h"
 #include "controller/plan/limits.h"
+#include "controller/plan/kinds/mdtest_plan.h"
 
 namespace lockstep {
 namespace {
@@ -420,23 +421,23 @@ void AddMdtestPhases(const MdtestOptions& o, uint64_t items, Plan* plan) {
   base.kind = v1::MDTEST;
   base.dir = o.dir;
   base.file_name = "mdtest";
-  base.md_branching = static_cast<uint32_t>(o.branching);
-  base.md_depth = static_cast<uint32_t>(o.depth);
-  base.md_items = items;
-  base.md_unique_dir = o.unique;
-  base.md_write_bytes = o.write_bytes;
-  base.md_read_bytes = o.read_bytes;
+  base.Own<MdtestPlan>().md_branching = static_cast<uint32_t>(o.branching);
+  base.Own<MdtestPlan>().md_depth = static_cast<uint32_t>(o.depth);
+  base.Own<MdtestPlan>().md_items = items;
+  base.Own<MdtestPlan>().md_unique_dir = o.unique;
+  base.Own<MdtestPlan>().md_write_bytes = o.write_bytes;
+  base.Own<MdtestPlan>().md_read_bytes = o.read_bytes;
   base.fsync = o.sync;  // -Y: syncfs after each phase, timed
-  base.md_leaf_only = o.leaves_only;
+  base.Own<MdtestPlan>().md_leaf_only = o.leaves_only;
   base.keep = true;  // the tree_remove sub-phase removes what the others made
   // -W: the creates stop at the wall; the later steps of the same kind work
   // on the count the create agreed on (mdtest: "all processes did the same number").
   auto add = [&](v1::MdtestOp op) {
     PhasePlan p = base;
-    p.md_op = op;
+    p.Own<MdtestPlan>().md_op = op;
     p.name = MdtestOpName(op);
     if (o.stonewall_s > 0 && (op == v1::MD_DIR_CREATE || op == v1::MD_FILE_CREATE)) {
-      p.md_stonewall_seconds = static_cast<uint32_t>(o.stonewall_s);
+      p.Own<MdtestPlan>().md_stonewall_seconds = static_cast<uint32_t>(o.stonewall_s);
     }
     if (o.stonewall_s > 0 && o.create && op != v1::MD_DIR_CREATE && op != v1::MD_FILE_CREATE &&
         op != v1::MD_TREE_CREATE && op != v1::MD_TREE_REMOVE) {
@@ -490,7 +491,7 @@ absl::StatusOr<MdtestPlacement> ApplyNeighborShift(const MdtestOptions& o, CliCo
                   "exist; use -z 0, or -N without -u");
   }
   placed.shift = static_cast<uint32_t>(applied);
-  for (PhasePlan& p : cmd->plan.phases) p.md_neighbor_shift = placed.shift;
+  for (PhasePlan& p : cmd->plan.phases) p.Own<MdtestPlan>().md_neighbor_shift = placed.shift;
   return placed;
 }
 

@@ -9,8 +9,11 @@
 //   - its --smoke caps (CapForSmoke) and its --dry-run estimate (Estimate).
 // What every kind shares (name, kind, dir, tasks, IOR's transfer shape and
 // options, layout, stonewall_count_from) stays in phase_table.cc and
-// phase_specs.cc. Adding a kind: one file controller/plan/kinds/KIND.cc and
-// one line in the table of registry.cc (see ARCHITECTURE.md, "Phase kinds").
+// phase_specs.cc; the keys only a kind takes are its struct, kept in the
+// phase as PhasePlan::Own<T>() (controller/plan/kind_params.h). Adding a
+// kind: its file controller/plan/kinds/KIND.cc (with KIND_plan.h for its
+// keys' struct when it has keys), and its maker declared and listed in
+// registry.cc (ARCHITECTURE.md, "Where to add").
 #ifndef LOCKSTEP_CONTROLLER_PLAN_PHASE_KIND_H_
 #define LOCKSTEP_CONTROLLER_PLAN_PHASE_KIND_H_
 

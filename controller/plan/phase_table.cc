@@ -14,6 +14,7 @@
 #include "controller/plan/phase_kind.h"
 #include "controller/plan/sweep.h"
 #include "controller/plan/table_reader.h"
+#include "controller/plan/kinds/mdtest_plan.h"
 
 namespace lockstep {
 namespace {
@@ -324,14 +325,14 @@ absl::Status ReadStonewallCountFrom(const TableReader& r, const Plan& plan, Phas
   RETURN_IF_ERROR(r.String(key, &p->stonewall_count_from));
   if (r.Get(key) == nullptr) return absl::OkStatus();
   const bool ior_read = p->kind == v1::READ;
-  const bool md_reader = p->kind == v1::MDTEST && IsMdtestItemReader(p->md_op);
+  const bool md_reader = p->kind == v1::MDTEST && IsMdtestItemReader(p->Own<MdtestPlan>().md_op);
   if (!ior_read && !md_reader) {
     return r.Error(*r.Get(key), key,
                    absl::StrFormat("applies to read phases and to mdtest phases that stat, read "
                                    "or remove items, not to kind = \"%s\"%s",
                                    PhaseKindName(p->kind),
                                    p->kind == v1::MDTEST
-                                       ? absl::StrFormat(" md_op = \"%s\"", MdtestOpName(p->md_op))
+                                       ? absl::StrFormat(" md_op = \"%s\"", MdtestOpName(p->Own<MdtestPlan>().md_op))
                                        : ""));
   }
   ASSIGN_OR_RETURN(const PhasePlan* src,
@@ -346,14 +347,14 @@ absl::Status ReadStonewallCountFrom(const TableReader& r, const Plan& plan, Phas
                                    "give it those keys or name another phase",
                                    src->name));
   }
-  if (md_reader && !(src->kind == v1::MDTEST && IsMdtestCreate(src->md_op) &&
-                     src->md_stonewall_seconds > 0 &&
-                     IsDirItemOp(src->md_op) == IsDirItemOp(p->md_op))) {
+  if (md_reader && !(src->kind == v1::MDTEST && IsMdtestCreate(src->Own<MdtestPlan>().md_op) &&
+                     src->Own<MdtestPlan>().md_stonewall_seconds > 0 &&
+                     IsDirItemOp(src->Own<MdtestPlan>().md_op) == IsDirItemOp(p->Own<MdtestPlan>().md_op))) {
     return r.Error(*r.Get(key), key,
                    absl::StrFormat("phase '%s' is not an mdtest %s phase with "
                                    "md_stonewall_seconds > 0, so it hands on no item count; "
                                    "give it md_stonewall_seconds or name another phase",
-                                   src->name, IsDirItemOp(p->md_op) ? "dir_create" : "file_create"));
+                                   src->name, IsDirItemOp(p->Own<MdtestPlan>().md_op) ? "dir_create" : "file_create"));
   }
   return absl::OkStatus();
 }
@@ -364,7 +365,7 @@ absl::Status CheckKindConflicts(const TableReader& r, const PhasePlan& p) {
     return r.Error(EitherNode(r, "fsync", "fsync_per_transfer"), "fsync",
                    "applies to write phases only");
   }
-  if (p.kind == v1::MDTEST && p.verify && p.md_op != v1::MD_FILE_READ) {
+  if (p.kind == v1::MDTEST && p.verify && p.Own<MdtestPlan>().md_op != v1::MD_FILE_READ) {
     return r.Error(*r.Get("verify"), "verify",
                    "applies to mdtest's file_read (mdtest -X checks what -w wrote); drop it here");
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "controller/plan/kind_params.h"
 #include "controller/plan/limits.h"  // the bounds the values below are checked against
 #include "lockstep/v1/agent.pb.h"
 
@@ -23,39 +24,6 @@ struct AgentPlan {
 struct PhaseSweep {
   std::string key;                  // the plan key ("stripe_size")
   std::vector<std::string> values;  // one per test
-};
-
-// The keys of the AI workloads (controller/plan/ai_keys.h; issue 30), as
-// DLIO names them in its YAML where it has them.
-struct AiPhasePlan {
-  // The dataset (datagen and train).
-  v1::DatasetFormat format = v1::DATASET_FORMAT_UNSPECIFIED;
-  uint64_t num_files = 0;                 // dataset.num_files_train
-  uint64_t samples_per_file = 1;          // dataset.num_samples_per_file
-  uint64_t record_bytes = 0;              // dataset.record_length
-  uint64_t record_stdev_bytes = 0;        // dataset.record_length_stdev
-  std::string file_prefix = "img";
-  double dataset_memory_multiple = 0;     // datagen: at least this × the clients' memory
-  std::string dataset_pos;                // "plan.toml:12:1" of num_files, for run-time messages
-  // train.
-  uint32_t epochs = 1;
-  uint32_t batch_size = 0;
-  uint32_t read_threads = 1;
-  uint32_t prefetch_batches = 2;
-  double computation_time_seconds = 0;    // per batch
-  double computation_stdev_seconds = 0;
-  bool compute_spin = false;
-  v1::ShuffleMode file_shuffle = v1::SHUFFLE_OFF;
-  v1::ShuffleMode sample_shuffle = v1::SHUFFLE_OFF;
-  uint64_t shuffle_seed = 123;
-  double au_threshold = 0;                // 0: AU not judged (no compute time)
-  uint64_t total_training_steps = 0;
-  // checkpoint.
-  v1::CheckpointOp checkpoint_op = v1::CHECKPOINT_OP_UNSPECIFIED;
-  std::string model;                      // "llama3-8b", ...: total_checkpoint_bytes
-  uint64_t total_checkpoint_bytes = 0;    // split over all ranks (model)
-  uint64_t shard_bytes = 0;               // per rank (shard_size; overrides model)
-  uint32_t checkpoints = 1;
 };
 
 struct PhasePlan {
@@ -102,51 +70,18 @@ struct PhasePlan {
   // instead of its own (IO500's write -> read hand-off; PhaseSpec.stonewall_count).
   std::string stonewall_count_from;
 
-  // kind = "small_files": per task, `small_files` files of sizes log-uniform
-  // in [small_file_min_size, small_file_max_size], small_files_per_dir per dir.
-  uint64_t small_files = 0;
-  uint64_t small_file_min_bytes = 4096;
-  uint64_t small_file_max_bytes = 65536;
-  uint32_t small_files_per_dir = 100;
-
-  // kind = "mdtest": one sub-phase (md_op) of mdtest for every task.
-  v1::MdtestOp md_op = v1::MD_OP_UNSPECIFIED;
-  uint32_t md_branching = 1;              // mdtest -b
-  uint32_t md_depth = 0;                  // mdtest -z
-  uint64_t md_items = 0;                  // mdtest -n (per task)
-  bool md_unique_dir = false;             // mdtest -u
-  uint64_t md_write_bytes = 0;            // mdtest -w
-  uint64_t md_read_bytes = 0;             // mdtest -e
-  bool md_leaf_only = false;              // mdtest -L
-  uint32_t md_neighbor_shift = 0;         // mdtest -N, × tasks per agent with several agents
-  uint32_t md_stonewall_seconds = 0;      // mdtest -W (with wear-out, as mdtest)
-
-  // kind = "find": files under `dir` modified after the start instant of the
-  // earlier phase `find_newer_than` ("" = any), of exactly find_size_bytes
-  // when find_match_size, whose name matches find_name_glob ("" = any).
-  std::string find_newer_than;
-  uint64_t find_size_bytes = 0;
-  bool find_match_size = false;
-  std::string find_name_glob;
-
-  // kind = "seeks": bonnie++'s random seeks over the phase's shared file:
-  // `seeks` per task, seek_rewrite_pct of them written back. transfer_size
-  // is 8 KiB (bonnie++'s chunk) unless the phase sets it.
-  uint64_t seeks = 0;
-  uint32_t seek_rewrite_pct = 10;
-
-  // kind = "command" (controller/plan/kinds/command.cc): the program and its
-  // arguments (argv[0] an absolute path or a bare name the agents'
-  // allow_commands resolve), "KEY=VALUE" entries added to the clean
-  // environment, the timeout (0: the agent's default, kDefaultCommandTimeoutMs)
-  // and how much of the end of stdout and stderr comes back.
-  std::vector<std::string> command_argv;
-  std::vector<std::string> command_env;
-  uint32_t command_timeout_seconds = 0;
-  uint64_t command_tail_bytes = 4096;
-
-  // kind = "datagen", "train", "checkpoint" (controller/plan/ai_keys.h).
-  AiPhasePlan ai;
+  // The keys a kind owns (controller/plan/kinds/KIND_plan.h): Own<T>() on a
+  // const phase reads them (T's defaults when the phase never set them), on
+  // a mutable one gives them to set.
+  template <typename T>
+  const T& Own() const {
+    return own.Get<T>();
+  }
+  template <typename T>
+  T& Own() {
+    return own.Mutable<T>();
+  }
+  KindParamsSet own;
 
   // A sweep (controller/plan/sweep.h): the keys given as lists, and the
   // phase as read for each test (points[i]: every list at value i). The

@@ -10,6 +10,7 @@
 #include "common/files.h"
 #include "common/sizes.h"
 #include "controller/plan/sweep.h"
+#include "controller/plan/kinds/ai_plan.h"
 
 namespace lockstep {
 namespace {
@@ -17,11 +18,11 @@ namespace {
 // The spec fields common/dataset.h sizes a dataset from.
 v1::PhaseSpec DatasetSpecOf(const PhasePlan& p, uint64_t num_files) {
   v1::PhaseSpec s;
-  s.set_dataset_format(p.ai.format);
+  s.set_dataset_format(p.Own<AiPhasePlan>().format);
   s.set_num_files(num_files);
-  s.set_samples_per_file(p.ai.samples_per_file);
-  s.set_record_bytes(p.ai.record_bytes);
-  s.set_file_prefix(p.ai.file_prefix);
+  s.set_samples_per_file(p.Own<AiPhasePlan>().samples_per_file);
+  s.set_record_bytes(p.Own<AiPhasePlan>().record_bytes);
+  s.set_file_prefix(p.Own<AiPhasePlan>().file_prefix);
   return s;
 }
 
@@ -57,16 +58,16 @@ DatasetChoices ChooseDatasets(const Plan& plan, const std::vector<AgentClient*>&
   uint64_t memory = 0;
   for (const auto& [host, bytes] : memory_by_host) memory += bytes;
   for (const PhasePlan& p : plan.phases) {
-    if (p.kind != v1::DATAGEN || p.ai.dataset_memory_multiple <= 0 || memory == 0) continue;
-    const uint64_t file_bytes = DatasetFileLayoutOf(DatasetSpecOf(p, p.ai.num_files), 0).file_bytes;
-    const double want = p.ai.dataset_memory_multiple * static_cast<double>(memory);
+    if (p.kind != v1::DATAGEN || p.Own<AiPhasePlan>().dataset_memory_multiple <= 0 || memory == 0) continue;
+    const uint64_t file_bytes = DatasetFileLayoutOf(DatasetSpecOf(p, p.Own<AiPhasePlan>().num_files), 0).file_bytes;
+    const double want = p.Own<AiPhasePlan>().dataset_memory_multiple * static_cast<double>(memory);
     const uint64_t files = static_cast<uint64_t>(std::ceil(want / std::max<uint64_t>(file_bytes, 1)));
-    if (files <= p.ai.num_files) continue;
-    out.num_files[DatasetKeyOf(p.dir, p.ai.file_prefix, p.ai.format)] = files;
+    if (files <= p.Own<AiPhasePlan>().num_files) continue;
+    out.num_files[DatasetKeyOf(p.dir, p.Own<AiPhasePlan>().file_prefix, p.Own<AiPhasePlan>().format)] = files;
     out.notes.push_back(absl::StrFormat(
         "phase %s: num_files %u -> %u (dataset_memory_multiple %g x %s of memory on %u client "
         "hosts: %s of files of %s)",
-        p.name, p.ai.num_files, files, p.ai.dataset_memory_multiple, HumanBytes(memory),
+        p.name, p.Own<AiPhasePlan>().num_files, files, p.Own<AiPhasePlan>().dataset_memory_multiple, HumanBytes(memory),
         memory_by_host.size(), HumanBytes(files * file_bytes), HumanBytes(file_bytes)));
   }
   return out;
@@ -93,8 +94,8 @@ RunError CheckDatasetSpace(const Plan& plan, const DatasetChoices& choices,
     if (declared.kind != v1::DATAGEN) continue;
     for (uint32_t t = 0; t < plan.tests(); ++t) {
       const PhasePlan p = ResolvePhase(plan, declared, t);
-      uint64_t files = p.ai.num_files;
-      auto chosen = choices.num_files.find(DatasetKeyOf(p.dir, p.ai.file_prefix, p.ai.format));
+      uint64_t files = p.Own<AiPhasePlan>().num_files;
+      auto chosen = choices.num_files.find(DatasetKeyOf(p.dir, p.Own<AiPhasePlan>().file_prefix, p.Own<AiPhasePlan>().format));
       if (chosen != choices.num_files.end()) files = chosen->second;
       const uint64_t dataset = DatasetBytes(DatasetSpecOf(p, files));
       // Local file systems: each host holds the share of its agents' tasks.
@@ -115,7 +116,7 @@ RunError CheckDatasetSpace(const Plan& plan, const DatasetChoices& choices,
             "%s, and %s needs %s of it in %s (%s) on agent %s (%s), where %s is free; lower "
             "num_files or record_size, free space, point dir at a larger file system, or run "
             "with --force",
-            p.ai.dataset_pos, p.name, files, p.ai.samples_per_file, HumanBytes(p.ai.record_bytes),
+            p.Own<AiPhasePlan>().dataset_pos, p.name, files, p.Own<AiPhasePlan>().samples_per_file, HumanBytes(p.Own<AiPhasePlan>().record_bytes),
             HumanBytes(dataset), c->facts.hostname(), HumanBytes(need), root->path(),
             root->fs_type(), c->address(), c->facts.hostname(), HumanBytes(root->free_bytes())));
       }

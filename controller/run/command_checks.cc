@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/command_rules.h"
+#include "controller/plan/kinds/command_plan.h"
 
 namespace lockstep {
 namespace {
@@ -79,9 +80,9 @@ RunError CheckCommandAgent(const std::string& phase, const std::string& argv0,
 RunError CheckCommandPhases(const Plan& plan, const std::vector<AgentClient*>& clients) {
   std::vector<std::string> refused;
   for (const PhasePlan& p : plan.phases) {
-    if (p.kind != v1::COMMAND || p.command_argv.empty()) continue;
+    if (p.kind != v1::COMMAND || p.Own<CommandPlan>().command_argv.empty()) continue;
     for (const AgentClient* c : clients) {
-      if (RunError e = CheckCommandAgent(p.name, p.command_argv[0], *c)) {
+      if (RunError e = CheckCommandAgent(p.name, p.Own<CommandPlan>().command_argv[0], *c)) {
         refused.push_back(std::move(e.message));
       }
     }
@@ -99,8 +100,8 @@ void SetProgramForAgent(const v1::HostFacts& facts, v1::PhaseSpec* spec) {
 RunError LocalCommandPrograms(const Plan& plan, std::vector<std::string>* programs) {
   std::set<std::string> found;
   for (const PhasePlan& p : plan.phases) {
-    if (p.kind != v1::COMMAND || p.command_argv.empty()) continue;
-    const std::string& argv0 = p.command_argv[0];
+    if (p.kind != v1::COMMAND || p.Own<CommandPlan>().command_argv.empty()) continue;
+    const std::string& argv0 = p.Own<CommandPlan>().command_argv[0];
     std::string path;
     if (argv0[0] == '/') {
       path = IsProgram(argv0) ? argv0 : "";

@@ -6,6 +6,8 @@
 #include "controller/plan/phase_kind.h"
 #include "controller/record/phase_id.h"
 #include "controller/plan/sweep.h"
+#include "controller/plan/kinds/find_plan.h"
+#include "controller/plan/kinds/mdtest_plan.h"
 
 namespace lockstep {
 
@@ -60,7 +62,7 @@ v1::PhaseSpec BaseSpecOf(const Plan& plan, const PhasePlan& planned, uint32_t te
   // checkpoint together); with one agent there is nothing to sync.
   s.set_sync_across_agents(client_count > 1 &&
                            (s.sync_across_agents() || phase.intra_barriers ||
-                            phase.stonewall_wear_out || phase.md_stonewall_seconds > 0));
+                            phase.stonewall_wear_out || phase.Own<MdtestPlan>().md_stonewall_seconds > 0));
   return s;
 }
 
@@ -75,8 +77,8 @@ std::vector<v1::PhaseSpec> ClientSpecsOf(const v1::PhaseSpec& base, size_t clien
 
 void SetFindNewer(const PhasePlan& phase, const v1::TestRecord& test, uint32_t rep,
                   v1::PhaseSpec* base) {
-  if (phase.kind != v1::FIND || phase.find_newer_than.empty()) return;
-  const PhaseId newer{test.test_id(), rep, phase.find_newer_than};
+  if (phase.kind != v1::FIND || phase.Own<FindPlan>().find_newer_than.empty()) return;
+  const PhaseId newer{test.test_id(), rep, phase.Own<FindPlan>().find_newer_than};
   for (const v1::PhaseRecord& pr : test.phases()) {
     if (PhaseId::Parse(pr.phase_id()) == newer) base->set_find_newer_unix_ns(pr.start_at_unix_ns());
   }

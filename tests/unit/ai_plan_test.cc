@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
+#include "controller/plan/kinds/ai_plan.h"
 
 namespace lockstep {
 namespace {
@@ -35,14 +36,14 @@ TEST(AiPlan, TrainKeysDefaultsAndTheSpecTheyMake) {
   ASSERT_OK(plan);
   const PhasePlan& p = plan->phases[0];
   EXPECT_EQ(p.kind, v1::TRAIN);
-  EXPECT_EQ(p.ai.format, v1::DATASET_FORMAT_NPZ);
-  EXPECT_EQ(p.ai.record_bytes, 146600u * 1024);
-  EXPECT_EQ(p.ai.epochs, 1u);
-  EXPECT_EQ(p.ai.prefetch_batches, 2u);
-  EXPECT_EQ(p.ai.file_prefix, "img");
-  EXPECT_DOUBLE_EQ(p.ai.au_threshold, 0.90);  // MLPerf's, with a compute time
+  EXPECT_EQ(p.Own<AiPhasePlan>().format, v1::DATASET_FORMAT_NPZ);
+  EXPECT_EQ(p.Own<AiPhasePlan>().record_bytes, 146600u * 1024);
+  EXPECT_EQ(p.Own<AiPhasePlan>().epochs, 1u);
+  EXPECT_EQ(p.Own<AiPhasePlan>().prefetch_batches, 2u);
+  EXPECT_EQ(p.Own<AiPhasePlan>().file_prefix, "img");
+  EXPECT_DOUBLE_EQ(p.Own<AiPhasePlan>().au_threshold, 0.90);  // MLPerf's, with a compute time
   EXPECT_EQ(p.transfer_bytes, 1u << 20);
-  EXPECT_THAT(p.ai.dataset_pos, HasSubstr("ai.toml:8:"));
+  EXPECT_THAT(p.Own<AiPhasePlan>().dataset_pos, HasSubstr("ai.toml:8:"));
   v1::PhaseSpec s;
   s.set_total_tasks(8);
   SetWorkloadFields(p, 1, &s);
@@ -62,7 +63,7 @@ TEST(AiPlan, CheckpointModelsSplitOverTheRanksAndWritesFsyncByDefault) {
   ASSERT_OK(plan);
   const PhasePlan& p = plan->phases[0];
   EXPECT_TRUE(p.fsync);
-  EXPECT_EQ(p.ai.total_checkpoint_bytes, 105'000'000'000u);
+  EXPECT_EQ(p.Own<AiPhasePlan>().total_checkpoint_bytes, 105'000'000'000u);
   v1::PhaseSpec s;
   s.set_total_tasks(8);
   SetWorkloadFields(p, 1, &s);
@@ -115,22 +116,22 @@ TEST(AiPlan, PlanToTomlRoundTripsTheAiKeys) {
   auto again = ParsePlan(PlanToToml(*plan), "again.toml");
   ASSERT_TRUE(again.ok()) << again.status() << "\n" << PlanToToml(*plan);
   ASSERT_EQ(again->phases.size(), 3u);
-  const AiPhasePlan& g = again->phases[0].ai;
+  const AiPhasePlan& g = again->phases[0].Own<AiPhasePlan>();
   EXPECT_EQ(g.format, v1::DATASET_FORMAT_NPZ);
   EXPECT_EQ(g.num_files, 168u);
   EXPECT_EQ(g.record_bytes, 146600u * 1024);
   EXPECT_DOUBLE_EQ(g.dataset_memory_multiple, 2.5);
   const PhasePlan& t = again->phases[1];
   EXPECT_EQ(t.transfer_bytes, 4u << 20);
-  EXPECT_EQ(t.ai.batch_size, 7u);
-  EXPECT_DOUBLE_EQ(t.ai.computation_time_seconds, 0.323);
-  EXPECT_DOUBLE_EQ(t.ai.au_threshold, 0.90);
-  EXPECT_EQ(t.ai.sample_shuffle, v1::SHUFFLE_SEED);
-  EXPECT_TRUE(t.ai.compute_spin);
+  EXPECT_EQ(t.Own<AiPhasePlan>().batch_size, 7u);
+  EXPECT_DOUBLE_EQ(t.Own<AiPhasePlan>().computation_time_seconds, 0.323);
+  EXPECT_DOUBLE_EQ(t.Own<AiPhasePlan>().au_threshold, 0.90);
+  EXPECT_EQ(t.Own<AiPhasePlan>().sample_shuffle, v1::SHUFFLE_SEED);
+  EXPECT_TRUE(t.Own<AiPhasePlan>().compute_spin);
   const PhasePlan& c = again->phases[2];
   EXPECT_FALSE(c.fsync);  // given, not the write's default
-  EXPECT_EQ(c.ai.model, "llama3-8b");
-  EXPECT_EQ(c.ai.checkpoints, 3u);
+  EXPECT_EQ(c.Own<AiPhasePlan>().model, "llama3-8b");
+  EXPECT_EQ(c.Own<AiPhasePlan>().checkpoints, 3u);
 }
 
 TEST(AiPlan, DatasetKeysBelongToDatagenAndTrainOnly) {

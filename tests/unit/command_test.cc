@@ -17,6 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
+#include "controller/plan/kinds/command_plan.h"
 
 namespace lockstep {
 namespace {
@@ -44,14 +45,14 @@ TEST(CommandPlan, ParsesTheKeys) {
   ASSERT_OK(plan);
   const PhasePlan& p = plan->phases[0];
   EXPECT_EQ(p.kind, v1::COMMAND);
-  EXPECT_THAT(p.command_argv, ElementsAre("tar", "xf", "a.tar"));
-  EXPECT_THAT(p.command_env, ElementsAre("MAKEFLAGS=-j4", "X=a=b"));
-  EXPECT_EQ(p.command_timeout_seconds, 600u);
-  EXPECT_EQ(p.command_tail_bytes, 8192u);
+  EXPECT_THAT(p.Own<CommandPlan>().command_argv, ElementsAre("tar", "xf", "a.tar"));
+  EXPECT_THAT(p.Own<CommandPlan>().command_env, ElementsAre("MAKEFLAGS=-j4", "X=a=b"));
+  EXPECT_EQ(p.Own<CommandPlan>().command_timeout_seconds, 600u);
+  EXPECT_EQ(p.Own<CommandPlan>().command_tail_bytes, 8192u);
   auto defaults = ParsePlan(Command("", "[\"/usr/bin/make\"]"), "plan.toml");
   ASSERT_OK(defaults);
-  EXPECT_EQ(defaults->phases[0].command_timeout_seconds, 0u);  // the agent's default
-  EXPECT_EQ(defaults->phases[0].command_tail_bytes, 4096u);
+  EXPECT_EQ(defaults->phases[0].Own<CommandPlan>().command_timeout_seconds, 0u);  // the agent's default
+  EXPECT_EQ(defaults->phases[0].Own<CommandPlan>().command_tail_bytes, 4096u);
 }
 
 TEST(CommandPlan, BadInputNamesTheKeyAndTheFix) {

@@ -11,6 +11,7 @@
 #include "controller/plan/plan.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "controller/plan/kinds/ai_plan.h"
 
 namespace lockstep {
 namespace {
@@ -74,7 +75,7 @@ TEST(DlioConfig, Unet3dTranslatesToDatagenTrainAndCheckpointWithMlperfsNumbers) 
   auto plan = ParsePlan(t, "unet3d");
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_EQ(plan->phases.size(), 3u);
-  EXPECT_EQ(plan->phases[1].ai.batch_size, 7u);
+  EXPECT_EQ(plan->phases[1].Own<AiPhasePlan>().batch_size, 7u);
 }
 
 TEST(DlioConfig, SmokeShrinksAndSaysWhat) {

@@ -15,6 +15,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
+#include "controller/plan/kinds/find_plan.h"
+#include "controller/plan/kinds/mdtest_plan.h"
 
 namespace lockstep {
 namespace {
@@ -138,7 +140,7 @@ TEST(Io500Config, RunFalseSkipsThePhaseAndWhatNeedsIt) {
   }
   // find: newer than ior-hard-write's start (IO500's timestampfile).
   ASSERT_FALSE(Io500PlanPhases(plan, "find").empty());
-  EXPECT_EQ(Io500PlanPhases(plan, "find")[0]->find_newer_than, "ior-hard-write");
+  EXPECT_EQ(Io500PlanPhases(plan, "find")[0]->Own<FindPlan>().find_newer_than, "ior-hard-write");
 }
 
 std::vector<std::string> Names(const Plan& plan) {
@@ -173,11 +175,11 @@ TEST(Io500Plan, PhasesInIo500OrderWithIo500Parameters) {
   EXPECT_TRUE(ew.stonewall_wear_out);
   EXPECT_EQ(ew.tasks_per_agent, std::vector<uint32_t>{3});
   const PhasePlan& me = plan.phases[2];
-  EXPECT_EQ(me.md_op, v1::MD_FILE_CREATE);
-  EXPECT_TRUE(me.md_unique_dir && me.md_leaf_only);
-  EXPECT_EQ(me.md_items, 11u);
-  EXPECT_EQ(me.md_stonewall_seconds, 10u);
-  EXPECT_EQ(me.md_neighbor_shift, 3u);  // -N 1 × tasks per node
+  EXPECT_EQ(me.Own<MdtestPlan>().md_op, v1::MD_FILE_CREATE);
+  EXPECT_TRUE(me.Own<MdtestPlan>().md_unique_dir && me.Own<MdtestPlan>().md_leaf_only);
+  EXPECT_EQ(me.Own<MdtestPlan>().md_items, 11u);
+  EXPECT_EQ(me.Own<MdtestPlan>().md_stonewall_seconds, 10u);
+  EXPECT_EQ(me.Own<MdtestPlan>().md_neighbor_shift, 3u);  // -N 1 × tasks per node
   const PhasePlan& hw = plan.phases[3];
   EXPECT_FALSE(hw.file_per_process);
   EXPECT_EQ(hw.dir, "/d/ior-hard");
@@ -186,20 +188,20 @@ TEST(Io500Plan, PhasesInIo500OrderWithIo500Parameters) {
   EXPECT_EQ(hw.block_bytes, 47008u);
   EXPECT_EQ(hw.segments, 9u);
   const PhasePlan& mh = plan.phases[5];
-  EXPECT_FALSE(mh.md_unique_dir);
-  EXPECT_EQ(mh.md_write_bytes, 3901u);
+  EXPECT_FALSE(mh.Own<MdtestPlan>().md_unique_dir);
+  EXPECT_EQ(mh.Own<MdtestPlan>().md_write_bytes, 3901u);
   const PhasePlan& find = plan.phases[6];
   EXPECT_EQ(find.kind, v1::FIND);
   EXPECT_EQ(find.dir, "/d");
-  EXPECT_EQ(find.find_newer_than, "ior-hard-write");
-  EXPECT_TRUE(find.find_match_size);
-  EXPECT_EQ(find.find_size_bytes, 3901u);
-  EXPECT_EQ(find.find_name_glob, "*01*");
+  EXPECT_EQ(find.Own<FindPlan>().find_newer_than, "ior-hard-write");
+  EXPECT_TRUE(find.Own<FindPlan>().find_match_size);
+  EXPECT_EQ(find.Own<FindPlan>().find_size_bytes, 3901u);
+  EXPECT_EQ(find.Own<FindPlan>().find_name_glob, "*01*");
   const PhasePlan& er = plan.phases[7];
   EXPECT_TRUE(er.verify && er.reorder_tasks);
   EXPECT_EQ(er.stonewall_count_from, "ior-easy-write");
   EXPECT_EQ(plan.phases[8].stonewall_count_from, "mdtest-easy-write");
-  EXPECT_EQ(plan.phases[13].md_op, v1::MD_FILE_READ);
+  EXPECT_EQ(plan.phases[13].Own<MdtestPlan>().md_op, v1::MD_FILE_READ);
   EXPECT_EQ(plan.phases[13].stonewall_count_from, "mdtest-hard-write");
   const PhasePlan& rnd = plan.phases.back();
   EXPECT_TRUE(rnd.random_offsets);

@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
+#include "controller/plan/kinds/mdtest_plan.h"
 
 namespace lockstep {
 namespace {
@@ -150,11 +151,11 @@ TEST(MdtestCli, TranslatesSubPhasesInMdtestsOrder) {
   for (const PhasePlan& p : c->plan.phases) {
     names.push_back(p.name);
     EXPECT_EQ(p.kind, v1::MDTEST);
-    EXPECT_EQ(p.md_items, 994u);  // mdtest: 1000 / 7 dirs = 142 per dir
-    EXPECT_TRUE(p.md_unique_dir);
-    EXPECT_EQ(p.md_branching, 2u);
-    EXPECT_EQ(p.md_depth, 2u);
-    EXPECT_EQ(p.md_write_bytes, 4096u);
+    EXPECT_EQ(p.Own<MdtestPlan>().md_items, 994u);  // mdtest: 1000 / 7 dirs = 142 per dir
+    EXPECT_TRUE(p.Own<MdtestPlan>().md_unique_dir);
+    EXPECT_EQ(p.Own<MdtestPlan>().md_branching, 2u);
+    EXPECT_EQ(p.Own<MdtestPlan>().md_depth, 2u);
+    EXPECT_EQ(p.Own<MdtestPlan>().md_write_bytes, 4096u);
     EXPECT_EQ(p.dir, "/scratch/md");
     EXPECT_EQ(p.tasks_per_agent, std::vector<uint32_t>{4});  // one local agent, as one node
   }
@@ -167,9 +168,9 @@ TEST(MdtestCli, TranslatesSubPhasesInMdtestsOrder) {
   auto files = Md("-n 10 -F -C");
   ASSERT_OK(files);
   ASSERT_EQ(files->plan.phases.size(), 2u);
-  EXPECT_EQ(files->plan.phases[1].md_op, v1::MD_FILE_CREATE);
+  EXPECT_EQ(files->plan.phases[1].Own<MdtestPlan>().md_op, v1::MD_FILE_CREATE);
   // -I: items per directory, over the whole tree of 1+3 dirs.
-  EXPECT_EQ(Md("-I 5 -b 3 -z 1")->plan.phases[0].md_items, 20u);
+  EXPECT_EQ(Md("-I 5 -b 3 -z 1")->plan.phases[0].Own<MdtestPlan>().md_items, 20u);
 }
 
 TEST(MdtestCli, OptionsOfTheGoldenCasesAndCommonScripts) {
@@ -183,9 +184,9 @@ TEST(MdtestCli, OptionsOfTheGoldenCasesAndCommonScripts) {
   std::vector<std::string> names;
   for (const PhasePlan& p : easy->plan.phases) {
     names.push_back(p.name);
-    EXPECT_TRUE(p.md_leaf_only);
-    EXPECT_EQ(p.md_neighbor_shift, 1u);  // one node: not multiplied
-    EXPECT_EQ(p.md_items, 200u);
+    EXPECT_TRUE(p.Own<MdtestPlan>().md_leaf_only);
+    EXPECT_EQ(p.Own<MdtestPlan>().md_neighbor_shift, 1u);  // one node: not multiplied
+    EXPECT_EQ(p.Own<MdtestPlan>().md_items, 200u);
   }
   EXPECT_EQ(names, (std::vector<std::string>{"tree_create", "file_create", "file_stat",
                                              "file_read", "file_remove", "tree_remove"}));
@@ -206,21 +207,21 @@ TEST(MdtestCli, OptionsOfTheGoldenCasesAndCommonScripts) {
   // mdtest-tree: 120 items over 7 directories: 17 each, 119 per task.
   auto tree = md("-n 120 -b 2 -z 2 -u -d /x/md --tasks 2");
   ASSERT_OK(tree);
-  EXPECT_EQ(tree->plan.phases[1].md_items, 119u);
+  EXPECT_EQ(tree->plan.phases[1].Own<MdtestPlan>().md_items, 119u);
   EXPECT_EQ(info.items, 119u);
   // -L over 4 leaves: 10 / 4 = 2 each.
-  EXPECT_EQ(md("-n 10 -L -b 2 -z 2")->plan.phases[0].md_items, 8u);
-  EXPECT_EQ(md("-I 3 -L -b 2 -z 2")->plan.phases[0].md_items, 12u);
+  EXPECT_EQ(md("-n 10 -L -b 2 -z 2")->plan.phases[0].Own<MdtestPlan>().md_items, 8u);
+  EXPECT_EQ(md("-I 3 -L -b 2 -z 2")->plan.phases[0].Own<MdtestPlan>().md_items, 12u);
   // No -n: every step on no items, in ./out; no rename (fewer than 2 items).
   auto none = md("");
   ASSERT_OK(none);
   EXPECT_EQ(none->plan.phases.front().dir, "./out");
-  EXPECT_EQ(none->plan.phases.front().md_items, 0u);
-  for (const PhasePlan& p : none->plan.phases) EXPECT_NE(p.md_op, v1::MD_DIR_RENAME);
+  EXPECT_EQ(none->plan.phases.front().Own<MdtestPlan>().md_items, 0u);
+  for (const PhasePlan& p : none->plan.phases) EXPECT_NE(p.Own<MdtestPlan>().md_op, v1::MD_DIR_RENAME);
   EXPECT_EQ(none->plan.phases.size(), 9u);
   auto reparsed = ParsePlan(none->plan.text, "plan.toml");
   ASSERT_OK(reparsed);
-  EXPECT_EQ(reparsed->phases[1].md_items, 0u);
+  EXPECT_EQ(reparsed->phases[1].Own<MdtestPlan>().md_items, 0u);
   // -D: directory steps; -Z: time only; -C -U: create and rename.
   ASSERT_OK(md("-n 5 -D -Z"));
   EXPECT_TRUE(info.dirs && !info.files && info.print_time && !info.print_rate);

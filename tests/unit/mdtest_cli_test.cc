@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
+#include "controller/plan/kinds/mdtest_plan.h"
 
 namespace lockstep {
 namespace {
@@ -154,29 +155,29 @@ TEST(MdtestOptionTable, EveryOptionOfMdtestsUsageIsHonouredOrRefusedByName) {
 // one unit letter k m g t p of either case, 1024-based), into mdtest's ints
 // ('d': -b -z -i -N -W) or unsigned counts ('l': -n -I -w -e).
 TEST(MdtestOptionTable, NumbersAsStringToBytesReadsThem) {
-  EXPECT_EQ(Md("-n 1k -F -C")->plan.phases[1].md_items, 1024u);
-  EXPECT_EQ(Md("-n 1K -F -C")->plan.phases[1].md_items, 1024u);
-  EXPECT_EQ(Md("-n4 -F -C")->plan.phases[1].md_items, 4u);       // glued
+  EXPECT_EQ(Md("-n 1k -F -C")->plan.phases[1].Own<MdtestPlan>().md_items, 1024u);
+  EXPECT_EQ(Md("-n 1K -F -C")->plan.phases[1].Own<MdtestPlan>().md_items, 1024u);
+  EXPECT_EQ(Md("-n4 -F -C")->plan.phases[1].Own<MdtestPlan>().md_items, 4u);       // glued
   // Glued, the 'k' of "1k" is also read as -k (mknod), as option.c reads it.
   EXPECT_THAT(MdError("-n1k -F -C"), HasSubstr("-n1k: mdtest reads the letters after the value "
                                                "as options too, so it reads -k here; -k: "
                                                "refused: mknod"));
-  EXPECT_EQ(Md("-n=2k -F -C")->plan.phases[1].md_items, 2048u);  // after '='
-  EXPECT_EQ(Md("-I 1k -b 2 -z 1 -F -C")->plan.phases[1].md_items, 3072u);  // 3 directories
+  EXPECT_EQ(Md("-n=2k -F -C")->plan.phases[1].Own<MdtestPlan>().md_items, 2048u);  // after '='
+  EXPECT_EQ(Md("-I 1k -b 2 -z 1 -F -C")->plan.phases[1].Own<MdtestPlan>().md_items, 3072u);  // 3 directories
   auto w = Md("-n 2 -w 1m -e 1M -F");
   ASSERT_OK(w);
-  EXPECT_EQ(w->plan.phases[1].md_write_bytes, 1u << 20);
-  EXPECT_EQ(w->plan.phases[1].md_read_bytes, 1u << 20);
-  EXPECT_EQ(Md("-n 2 -w 64m -F")->plan.phases[1].md_write_bytes, 64u << 20);
+  EXPECT_EQ(w->plan.phases[1].Own<MdtestPlan>().md_write_bytes, 1u << 20);
+  EXPECT_EQ(w->plan.phases[1].Own<MdtestPlan>().md_read_bytes, 1u << 20);
+  EXPECT_EQ(Md("-n 2 -w 64m -F")->plan.phases[1].Own<MdtestPlan>().md_write_bytes, 64u << 20);
   EXPECT_THAT(MdError("-n 2 -w 1g -F"), HasSubstr("-w 1g: out of range; use 0 to 67108864"));
   // "1.5k" is 1 (the '.' is the one character after the number, no unit),
   // as real mdtest: -n 1.5k -F -C creates one file. Said in a note.
   auto odd = Md("-n 1.5k -F -C");
   ASSERT_OK(odd);
-  EXPECT_EQ(odd->plan.phases[1].md_items, 1u);
+  EXPECT_EQ(odd->plan.phases[1].Own<MdtestPlan>().md_items, 1u);
   ASSERT_FALSE(odd->notes.empty());
   EXPECT_THAT(odd->notes[0], HasSubstr("-n 1.5k: read as 1, as mdtest's parser reads it"));
-  EXPECT_EQ(Md("-n 4 -z 1.9 -b 2")->plan.phases[0].md_depth, 1u);
+  EXPECT_EQ(Md("-n 4 -z 1.9 -b 2")->plan.phases[0].Own<MdtestPlan>().md_depth, 1u);
   EXPECT_THAT(MdError("-n 4 -z 1k"), HasSubstr("-z 1024: out of range; use 0 to 64"));
   EXPECT_THAT(MdError("-n 4 -b 1k -z 3"), HasSubstr("-b 1024 -z 3: a tree of"));
   EXPECT_EQ(Md("-n 4 -i 2k")->plan.repetitions, 2048u);
@@ -205,7 +206,7 @@ TEST(MdtestOptionTable, NumbersAsStringToBytesReadsThem) {
   EXPECT_THAT(MdError("-n 4 -N -1"), HasSubstr("-N -1: out of range"));
   auto wall = Md("-n 4 -W -3 -F -C");  // mdtest: a stonewall only when > 0
   ASSERT_OK(wall);
-  EXPECT_EQ(wall->plan.phases[1].md_stonewall_seconds, 0u);
+  EXPECT_EQ(wall->plan.phases[1].Own<MdtestPlan>().md_stonewall_seconds, 0u);
   // -f/-l: one run of all tasks, as mdtest's loop from -f to -l makes it.
   EXPECT_EQ(MdError("-n 4 -f 3 --tasks 2"), "OK");  // without -l mdtest ignores -f
   EXPECT_THAT(MdError("-n 4 -f 3 -l 2 --tasks 2"), HasSubstr("first > last"));
@@ -219,19 +220,19 @@ TEST(MdtestOptionTable, WordsAsOptionCGroupsThem) {
   auto grouped = Md("-n 4 -F-C");
   ASSERT_OK(grouped);
   ASSERT_EQ(grouped->plan.phases.size(), 2u);
-  EXPECT_EQ(grouped->plan.phases[1].md_op, v1::MD_FILE_CREATE);
+  EXPECT_EQ(grouped->plan.phases[1].Own<MdtestPlan>().md_op, v1::MD_FILE_CREATE);
   auto cluster = Md("-n 4 -FCu");
   ASSERT_OK(cluster);
   ASSERT_EQ(cluster->plan.phases.size(), 2u);
-  EXPECT_TRUE(cluster->plan.phases[1].md_unique_dir);
-  EXPECT_TRUE(Md("-n 4 -u -u -F -C")->plan.phases[1].md_unique_dir);
-  EXPECT_FALSE(Md("-n 4 -u=0 -F -C")->plan.phases[1].md_unique_dir);
+  EXPECT_TRUE(cluster->plan.phases[1].Own<MdtestPlan>().md_unique_dir);
+  EXPECT_TRUE(Md("-n 4 -u -u -F -C")->plan.phases[1].Own<MdtestPlan>().md_unique_dir);
+  EXPECT_FALSE(Md("-n 4 -u=0 -F -C")->plan.phases[1].Own<MdtestPlan>().md_unique_dir);
   // A value letter after the first takes the next word: "-Fn 8" is -F -n 8.
-  EXPECT_EQ(Md("-Fn 8 -C")->plan.phases[1].md_items, 8u);
+  EXPECT_EQ(Md("-Fn 8 -C")->plan.phases[1].Own<MdtestPlan>().md_items, 8u);
   // Letters after a glued value are read as options too (option.c): "-n8F".
   auto glued = Md("-n8F -C");
   ASSERT_OK(glued);
-  EXPECT_EQ(glued->plan.phases[1].md_op, v1::MD_FILE_CREATE);
+  EXPECT_EQ(glued->plan.phases[1].Own<MdtestPlan>().md_op, v1::MD_FILE_CREATE);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "controller/record/phase_reduce.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
+#include "controller/plan/kinds/mdtest_plan.h"
 
 namespace lockstep {
 namespace {
@@ -102,7 +103,7 @@ TEST(MdtestOutput, HeaderAsMdtestPrintsIt) {
   EXPECT_NE(h.find("WARNING: Backend returned error during statfs\n"), std::string::npos) << h;
   EXPECT_EQ(h.find("Read bytes is 0"), std::string::npos) << h;
   EXPECT_NE(h.find("4 tasks, 40 files/directories\n"), std::string::npos) << h;
-  EXPECT_EQ(two->plan.phases.front().md_neighbor_shift, 2u);
+  EXPECT_EQ(two->plan.phases.front().Own<MdtestPlan>().md_neighbor_shift, 2u);
 }
 
 TEST(MdtestOutput, FsLineUnits) {

@@ -14,6 +14,9 @@
 #include "controller/plan/sweep.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "controller/plan/kinds/mdtest_plan.h"
+#include "controller/plan/kinds/seeks_plan.h"
+#include "controller/plan/kinds/small_files_plan.h"
 
 namespace lockstep {
 namespace {
@@ -122,20 +125,20 @@ TEST(PhaseKindTest, PlanToTomlRoundTripsEveryKindsKeys) {
   auto again = ParsePlan(PlanToToml(*plan), "again.toml");
   ASSERT_TRUE(again.ok()) << again.status() << "\n" << PlanToToml(*plan);
   ASSERT_EQ(again->phases.size(), 3u);
-  EXPECT_EQ(again->phases[0].small_files, 7u);
-  EXPECT_EQ(again->phases[1].md_op, v1::MD_FILE_CREATE);
-  EXPECT_EQ(again->phases[1].md_items, 9u);
-  EXPECT_EQ(again->phases[1].md_write_bytes, 16u);
-  EXPECT_EQ(again->phases[2].seeks, 5u);
+  EXPECT_EQ(again->phases[0].Own<SmallFilesPlan>().small_files, 7u);
+  EXPECT_EQ(again->phases[1].Own<MdtestPlan>().md_op, v1::MD_FILE_CREATE);
+  EXPECT_EQ(again->phases[1].Own<MdtestPlan>().md_items, 9u);
+  EXPECT_EQ(again->phases[1].Own<MdtestPlan>().md_write_bytes, 16u);
+  EXPECT_EQ(again->phases[2].Own<SeeksPlan>().seeks, 5u);
   EXPECT_EQ(again->phases[2].transfer_bytes, 8192u);  // the seeks default
-  EXPECT_EQ(again->phases[2].seek_rewrite_pct, 10u);
+  EXPECT_EQ(again->phases[2].Own<SeeksPlan>().seek_rewrite_pct, 10u);
 }
 
 TEST(PhaseKindTest, SetWorkloadFieldsFillsOnlyTheKindsFields) {
   PhasePlan p;
   p.kind = v1::WRITE;
-  p.md_items = 5;  // as no plan can say, but the spec must not carry it
-  p.small_files = 3;
+  p.Own<MdtestPlan>().md_items = 5;  // as no plan can say, but the spec must not carry it
+  p.Own<SmallFilesPlan>().small_files = 3;
   v1::PhaseSpec spec;
   SetWorkloadFields(p, 1, &spec);
   EXPECT_EQ(spec.md_items(), 0u);

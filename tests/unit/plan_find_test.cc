@@ -6,6 +6,8 @@
 #include "controller/plan/plan.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "controller/plan/kinds/find_plan.h"
+#include "controller/plan/kinds/mdtest_plan.h"
 
 namespace lockstep {
 namespace {
@@ -41,13 +43,13 @@ TEST(PlanFind, ParsesTheKeys) {
   auto plan = ParsePlan(kIo500Like, "plan.toml");
   ASSERT_TRUE(plan.ok()) << plan.status();
   const PhasePlan& create = plan->phases[2];
-  EXPECT_EQ(create.md_stonewall_seconds, 300u);
+  EXPECT_EQ(create.Own<MdtestPlan>().md_stonewall_seconds, 300u);
   const PhasePlan& find = plan->phases[3];
   EXPECT_EQ(find.kind, v1::FIND);
-  EXPECT_EQ(find.find_newer_than, "mark");
-  EXPECT_TRUE(find.find_match_size);
-  EXPECT_EQ(find.find_size_bytes, 3901u);
-  EXPECT_EQ(find.find_name_glob, "*01*");
+  EXPECT_EQ(find.Own<FindPlan>().find_newer_than, "mark");
+  EXPECT_TRUE(find.Own<FindPlan>().find_match_size);
+  EXPECT_EQ(find.Own<FindPlan>().find_size_bytes, 3901u);
+  EXPECT_EQ(find.Own<FindPlan>().find_name_glob, "*01*");
   EXPECT_EQ(plan->phases[4].stonewall_count_from, "create");
   EXPECT_EQ(plan->phases[6].stonewall_count_from, "w");
 
@@ -56,11 +58,11 @@ TEST(PlanFind, ParsesTheKeys) {
                              Phase("h", "find", "find_size = \"4k\"\n") + Phase("i", "find", ""),
                          "plan.toml");
   ASSERT_TRUE(sizes.ok()) << sizes.status();
-  EXPECT_EQ(sizes->phases[0].find_size_bytes, 3901u);
-  EXPECT_TRUE(sizes->phases[1].find_match_size);
-  EXPECT_EQ(sizes->phases[1].find_size_bytes, 0u);
-  EXPECT_EQ(sizes->phases[2].find_size_bytes, 4096u);
-  EXPECT_FALSE(sizes->phases[3].find_match_size);  // no -size
+  EXPECT_EQ(sizes->phases[0].Own<FindPlan>().find_size_bytes, 3901u);
+  EXPECT_TRUE(sizes->phases[1].Own<FindPlan>().find_match_size);
+  EXPECT_EQ(sizes->phases[1].Own<FindPlan>().find_size_bytes, 0u);
+  EXPECT_EQ(sizes->phases[2].Own<FindPlan>().find_size_bytes, 4096u);
+  EXPECT_FALSE(sizes->phases[3].Own<FindPlan>().find_match_size);  // no -size
 }
 
 TEST(PlanFind, FindKeysErrorsNameTheKeyAndValue) {

@@ -7,6 +7,7 @@
 #include "controller/plan/plan.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "controller/plan/kinds/mdtest_plan.h"
 
 namespace lockstep {
 namespace {
@@ -59,7 +60,7 @@ TEST(Smoke, CapsSizesCountsAndRepetitionsAndSaysWhat) {
   EXPECT_EQ(w.block_bytes % w.transfer_bytes, 0u);
   EXPECT_EQ(w.tasks_per_agent[1], 8u);
   EXPECT_EQ(w.stonewall_seconds, 2u);
-  EXPECT_EQ(plan.phases[1].md_items, 200u);
+  EXPECT_EQ(plan.phases[1].Own<MdtestPlan>().md_items, 200u);
   // On Lustre the striping stays.
   EXPECT_TRUE(w.set_stripe);
   EXPECT_EQ(w.checksums, v1::CHECKSUMS_OFF);

@@ -3,6 +3,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "controller/plan/kinds/mdtest_plan.h"
+#include "controller/plan/kinds/small_files_plan.h"
 
 namespace lockstep {
 namespace {
@@ -191,22 +193,22 @@ TEST(Plan, IorFinerOptionsAndNewKinds) {
                          "plan.toml");
   ASSERT_TRUE(small.ok()) << small.status();
   EXPECT_EQ(small->phases[0].kind, v1::SMALL_FILES);
-  EXPECT_EQ(small->phases[0].small_file_max_bytes, 65536u);
+  EXPECT_EQ(small->phases[0].Own<SmallFilesPlan>().small_file_max_bytes, 65536u);
 
   auto md = ParsePlan(WithKind("mdtest", "md_op = \"file_create\"\nmd_items = 100\nmd_branching = 2\n"
                                          "md_depth = 3\nmd_unique_dir = true\nmd_write_size = \"4k\"\n"),
                       "plan.toml");
   ASSERT_TRUE(md.ok()) << md.status();
-  EXPECT_EQ(md->phases[0].md_op, v1::MD_FILE_CREATE);
-  EXPECT_EQ(md->phases[0].md_write_bytes, 4096u);
+  EXPECT_EQ(md->phases[0].Own<MdtestPlan>().md_op, v1::MD_FILE_CREATE);
+  EXPECT_EQ(md->phases[0].Own<MdtestPlan>().md_write_bytes, 4096u);
   auto rename = ParsePlan(WithKind("mdtest", "md_op = \"dir_rename\"\nmd_items = 0\n"
                                              "md_leaf_only = true\nmd_neighbor_shift = 3\n"),
                           "plan.toml");
   ASSERT_TRUE(rename.ok()) << rename.status();
-  EXPECT_EQ(rename->phases[0].md_op, v1::MD_DIR_RENAME);
-  EXPECT_EQ(rename->phases[0].md_items, 0u);  // mdtest without -n
-  EXPECT_TRUE(rename->phases[0].md_leaf_only);
-  EXPECT_EQ(rename->phases[0].md_neighbor_shift, 3u);
+  EXPECT_EQ(rename->phases[0].Own<MdtestPlan>().md_op, v1::MD_DIR_RENAME);
+  EXPECT_EQ(rename->phases[0].Own<MdtestPlan>().md_items, 0u);  // mdtest without -n
+  EXPECT_TRUE(rename->phases[0].Own<MdtestPlan>().md_leaf_only);
+  EXPECT_EQ(rename->phases[0].Own<MdtestPlan>().md_neighbor_shift, 3u);
   auto reorder = ParsePlan(WithKind("read", "reorder_random = true\nreorder_random_seed = -4\n"
                                             "multi_file = true\n"),
                            "plan.toml");

@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "test_util.h"
 #include "unit/run_phase.h"
+#include "controller/plan/kinds/seeks_plan.h"
 
 namespace lockstep {
 namespace {
@@ -183,8 +184,8 @@ TEST(SeeksPlan, KeysDefaultsAndErrors) {
   ASSERT_OK(plan);
   const PhasePlan& p = plan->phases[0];
   EXPECT_EQ(p.kind, v1::SEEKS);
-  EXPECT_EQ(p.seeks, 100u);
-  EXPECT_EQ(p.seek_rewrite_pct, 10u);          // bonnie++'s share
+  EXPECT_EQ(p.Own<SeeksPlan>().seeks, 100u);
+  EXPECT_EQ(p.Own<SeeksPlan>().seek_rewrite_pct, 10u);          // bonnie++'s share
   EXPECT_EQ(p.transfer_bytes, 8192u);          // bonnie++'s chunk
   v1::PhaseSpec spec;
   SetWorkloadFields(p, 1, &spec);

@@ -7,6 +7,7 @@
 #include "common/names.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
+#include "controller/plan/kinds/ai_plan.h"
 
 namespace lockstep::kinds {
 namespace {
@@ -67,7 +68,7 @@ absl::Status RefuseDatasetKeys(const TableReader& r, const PhasePlan& p) {
 }
 
 absl::Status ReadDatasetKeys(const TableReader& r, PhasePlan* p) {
-  AiPhasePlan& a = p->ai;
+  AiPhasePlan& a = p->Own<AiPhasePlan>();
   RETURN_IF_ERROR(ReadFormat(r, &a));
   if (r.Get("num_files") == nullptr) {
     return r.Missing("num_files", "add num_files = 168 (DLIO's dataset.num_files_train)");
@@ -122,7 +123,7 @@ absl::Status ReadNumber(const TableReader& r, const char* key, double min, doubl
 }
 
 void FillDatasetSpec(const PhasePlan& p, v1::PhaseSpec* s) {
-  const AiPhasePlan& a = p.ai;
+  const AiPhasePlan& a = p.Own<AiPhasePlan>();
   s->set_dataset_format(a.format);
   s->set_num_files(a.num_files);
   s->set_samples_per_file(a.samples_per_file);
@@ -132,7 +133,7 @@ void FillDatasetSpec(const PhasePlan& p, v1::PhaseSpec* s) {
 }
 
 void WriteDatasetToml(const PhasePlan& p, TomlLines* out) {
-  const AiPhasePlan& a = p.ai;
+  const AiPhasePlan& a = p.Own<AiPhasePlan>();
   out->Uint("transfer_size", p.transfer_bytes);
   out->String("format", a.format == v1::DATASET_FORMAT_RECORDS ? "records" : "npz");
   out->Uint("num_files", a.num_files);
@@ -144,7 +145,7 @@ void WriteDatasetToml(const PhasePlan& p, TomlLines* out) {
 
 // A small dataset; each accelerator still gets a batch (train's CapForSmoke).
 void CapDatasetForSmoke(const SmokeOptions& o, SmokeCapper* c, PhasePlan* p) {
-  AiPhasePlan& a = p->ai;
+  AiPhasePlan& a = p->Own<AiPhasePlan>();
   c->Count("num_files", uint64_t{64}, &a.num_files);
   c->Count("samples_per_file", uint64_t{4}, &a.samples_per_file);
   c->Bytes("record_size", std::min<uint64_t>(o.max_bytes, 1 << 20), &a.record_bytes);
@@ -152,8 +153,8 @@ void CapDatasetForSmoke(const SmokeOptions& o, SmokeCapper* c, PhasePlan* p) {
 }
 
 double DatasetBytesOf(const PhasePlan& p) {
-  return static_cast<double>(p.ai.num_files) * static_cast<double>(p.ai.samples_per_file) *
-         static_cast<double>(p.ai.record_bytes);
+  return static_cast<double>(p.Own<AiPhasePlan>().num_files) * static_cast<double>(p.Own<AiPhasePlan>().samples_per_file) *
+         static_cast<double>(p.Own<AiPhasePlan>().record_bytes);
 }
 
 uint64_t ModelCheckpointBytes(const std::string& model) {

@@ -11,6 +11,7 @@
 #include "controller/plan/kinds/ai_shared.h"
 #include "controller/plan/kinds/registry.h"
 #include "controller/record/ai_reduce.h"
+#include "controller/plan/kinds/ai_plan.h"
 
 namespace lockstep::kinds {
 namespace {
@@ -33,7 +34,7 @@ class CheckpointKind : public PhaseKindDef {
     RETURN_IF_ERROR(RefuseOwnKeys(r, *p));
     if (p->kind != wire()) return absl::OkStatus();
     RETURN_IF_ERROR(CheckAiChunk(r, *p));
-    AiPhasePlan& a = p->ai;
+    AiPhasePlan& a = p->Own<AiPhasePlan>();
     std::string op;
     RETURN_IF_ERROR(r.OneOf("checkpoint_op", {"write", "read"}, &op));
     if (op.empty()) {
@@ -61,7 +62,7 @@ class CheckpointKind : public PhaseKindDef {
   }
 
   void WriteToml(const PhasePlan& p, TomlLines* out) const override {
-    const AiPhasePlan& a = p.ai;
+    const AiPhasePlan& a = p.Own<AiPhasePlan>();
     WriteKeepAndDelay(p, out);
     out->Uint("transfer_size", p.transfer_bytes);
     out->BoolAlways("fsync", p.fsync);  // a write's default is true
@@ -74,7 +75,7 @@ class CheckpointKind : public PhaseKindDef {
   // A model's checkpoint is split over every rank (spec total_tasks), each
   // shard 4 KiB aligned; the ranks of all agents meet at each checkpoint.
   void FillSpec(const PhasePlan& p, v1::PhaseSpec* s) const override {
-    const AiPhasePlan& a = p.ai;
+    const AiPhasePlan& a = p.Own<AiPhasePlan>();
     s->set_checkpoint_op(a.checkpoint_op);
     s->set_model(a.model);
     s->set_checkpoints(a.checkpoints);
@@ -91,7 +92,7 @@ class CheckpointKind : public PhaseKindDef {
   // A write's shards stay for a later read of the repetition and go at its
   // end, as a write's.
   bool LeavesFiles(const PhasePlan& p) const override {
-    return p.ai.checkpoint_op == v1::CHECKPOINT_WRITE;
+    return p.Own<AiPhasePlan>().checkpoint_op == v1::CHECKPOINT_WRITE;
   }
 
   void Reduce(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
@@ -106,7 +107,7 @@ class CheckpointKind : public PhaseKindDef {
 
   // Two checkpoints of small shards (a model's size becomes one shard_size).
   void CapForSmoke(const SmokeOptions& o, SmokeCapper* c, PhasePlan* p) const override {
-    AiPhasePlan& a = p->ai;
+    AiPhasePlan& a = p->Own<AiPhasePlan>();
     c->Count("checkpoints", uint32_t{2}, &a.checkpoints);
     if (a.shard_bytes == 0) {
       c->Note("model", a.model, "shard_size " + HumanBytes(o.max_bytes));
@@ -117,7 +118,7 @@ class CheckpointKind : public PhaseKindDef {
 
   void Estimate(const Plan&, const PhasePlan& p, uint32_t, uint32_t,
                 PhaseEstimate* e) const override {
-    const AiPhasePlan& a = p.ai;
+    const AiPhasePlan& a = p.Own<AiPhasePlan>();
     const uint64_t shard = a.shard_bytes > 0
                                ? a.shard_bytes
                                : a.total_checkpoint_bytes / std::max<uint32_t>(e->tasks, 1);

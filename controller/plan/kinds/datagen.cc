@@ -9,6 +9,7 @@
 #include "controller/plan/kinds/ai_shared.h"
 #include "controller/plan/kinds/registry.h"
 #include "controller/record/ai_reduce.h"
+#include "controller/plan/kinds/ai_plan.h"
 
 namespace lockstep::kinds {
 namespace {
@@ -33,19 +34,19 @@ class DatagenKind : public PhaseKindDef {
     if (p->kind != wire()) return absl::OkStatus();
     RETURN_IF_ERROR(CheckAiChunk(r, *p));
     RETURN_IF_ERROR(ReadDatasetKeys(r, p));
-    return ReadNumber(r, "dataset_memory_multiple", 0, 1000, &p->ai.dataset_memory_multiple);
+    return ReadNumber(r, "dataset_memory_multiple", 0, 1000, &p->Own<AiPhasePlan>().dataset_memory_multiple);
   }
 
   void WriteToml(const PhasePlan& p, TomlLines* out) const override {
     WriteKeepAndDelay(p, out);
     out->Bool("fsync", p.fsync);
     WriteDatasetToml(p, out);
-    out->Double("dataset_memory_multiple", p.ai.dataset_memory_multiple);
+    out->Double("dataset_memory_multiple", p.Own<AiPhasePlan>().dataset_memory_multiple);
   }
 
   void FillSpec(const PhasePlan& p, v1::PhaseSpec* s) const override {
     FillDatasetSpec(p, s);
-    s->set_dataset_memory_multiple(p.ai.dataset_memory_multiple);
+    s->set_dataset_memory_multiple(p.Own<AiPhasePlan>().dataset_memory_multiple);
   }
 
   // Its files stay for the later phases of the repetition (train) and go at
@@ -64,17 +65,17 @@ class DatagenKind : public PhaseKindDef {
 
   void CapForSmoke(const SmokeOptions& o, SmokeCapper* c, PhasePlan* p) const override {
     CapDatasetForSmoke(o, c, p);
-    if (p->ai.dataset_memory_multiple > 0) {
-      c->Dropped(absl::StrFormat("dataset_memory_multiple = %g", p->ai.dataset_memory_multiple),
+    if (p->Own<AiPhasePlan>().dataset_memory_multiple > 0) {
+      c->Dropped(absl::StrFormat("dataset_memory_multiple = %g", p->Own<AiPhasePlan>().dataset_memory_multiple),
                  "a smoke dataset is small on purpose");
-      p->ai.dataset_memory_multiple = 0;
+      p->Own<AiPhasePlan>().dataset_memory_multiple = 0;
     }
   }
 
   void Estimate(const Plan&, const PhasePlan& p, uint32_t, uint32_t,
                 PhaseEstimate* e) const override {
     e->bytes_per_task = static_cast<uint64_t>(DatasetBytesOf(p) / std::max<uint32_t>(e->tasks, 1));
-    e->files = p.ai.num_files;
+    e->files = p.Own<AiPhasePlan>().num_files;
     e->note = "the dataset, split over the tasks";
   }
 };

@@ -6,6 +6,7 @@
 #include "common/status_macros.h"
 #include "controller/plan/kinds/registry.h"
 #include "controller/record/phase_reduce.h"
+#include "controller/plan/kinds/find_plan.h"
 
 namespace lockstep::kinds {
 namespace {
@@ -14,8 +15,8 @@ namespace {
 absl::Status ReadFindSize(const TableReader& r, PhasePlan* p) {
   const toml::node* n = r.Get("find_size");
   if (n == nullptr) return absl::OkStatus();
-  p->find_match_size = true;
-  if (n->is_integer()) return r.UintNode(*n, "find_size", 0, UINT64_MAX >> 1, &p->find_size_bytes);
+  p->Own<FindPlan>().find_match_size = true;
+  if (n->is_integer()) return r.UintNode(*n, "find_size", 0, UINT64_MAX >> 1, &p->Own<FindPlan>().find_size_bytes);
   if (!n->is_string()) {
     return r.Error(*n, "find_size", absl::StrFormat("expected a size such as \"3901\" (bytes, "
                                                     "find -size 3901c), got %s",
@@ -24,12 +25,12 @@ absl::Status ReadFindSize(const TableReader& r, PhasePlan* p) {
   std::string text = n->as_string()->get();
   if (!text.empty() && text.back() == 'c') text.pop_back();  // find's unit for bytes
   if (text == "0") {
-    p->find_size_bytes = 0;
+    p->Own<FindPlan>().find_size_bytes = 0;
     return absl::OkStatus();
   }
   auto parsed = ParseSize(text);
   if (!parsed.ok()) return r.Error(*n, "find_size", std::string(parsed.status().message()));
-  p->find_size_bytes = *parsed;
+  p->Own<FindPlan>().find_size_bytes = *parsed;
   return absl::OkStatus();
 }
 
@@ -42,21 +43,21 @@ class FindKind : public PhaseKindDef {
   }
 
   absl::Status ReadKeys(const TableReader& r, const Plan& plan, PhasePlan* p) const override {
-    RETURN_IF_ERROR(r.String("find_newer_than", &p->find_newer_than));
+    RETURN_IF_ERROR(r.String("find_newer_than", &p->Own<FindPlan>().find_newer_than));
     RETURN_IF_ERROR(ReadFindSize(r, p));
-    RETURN_IF_ERROR(r.String("find_name", &p->find_name_glob));
+    RETURN_IF_ERROR(r.String("find_name", &p->Own<FindPlan>().find_name_glob));
     RETURN_IF_ERROR(RefuseOwnKeys(r, *p));
     if (r.Get("find_newer_than")) {
-      RETURN_IF_ERROR(EarlierPhase(r, plan, "find_newer_than", p->find_newer_than,
+      RETURN_IF_ERROR(EarlierPhase(r, plan, "find_newer_than", p->Own<FindPlan>().find_newer_than,
                                    "the phase whose start the files must be newer than")
                           .status());
     }
-    if (p->find_name_glob.find('/') != std::string::npos) {
+    if (p->Own<FindPlan>().find_name_glob.find('/') != std::string::npos) {
       return r.Error(*r.Get("find_name"), "find_name",
                      absl::StrFormat("\"%s\" has a '/': the pattern is matched against base "
                                      "names (find -name), so it never matches; drop the "
                                      "directories",
-                                     p->find_name_glob));
+                                     p->Own<FindPlan>().find_name_glob));
     }
     return absl::OkStatus();
   }
@@ -64,9 +65,9 @@ class FindKind : public PhaseKindDef {
   // find_newer_unix_ns: the run sets it from the named phase's start
   // (controller/run/phase_specs.h SetFindNewer).
   void FillSpec(const PhasePlan& p, v1::PhaseSpec* s) const override {
-    s->set_find_size_bytes(p.find_size_bytes);
-    s->set_find_match_size(p.find_match_size);
-    s->set_find_name_glob(p.find_name_glob);
+    s->set_find_size_bytes(p.Own<FindPlan>().find_size_bytes);
+    s->set_find_match_size(p.Own<FindPlan>().find_match_size);
+    s->set_find_name_glob(p.Own<FindPlan>().find_name_glob);
   }
 
   bool LeavesFiles(const PhasePlan&) const override { return false; }

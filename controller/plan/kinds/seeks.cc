@@ -8,6 +8,7 @@
 #include "controller/plan/limits.h"
 #include "controller/plan/plan_smoke.h"
 #include "controller/record/phase_reduce.h"
+#include "controller/plan/kinds/seeks_plan.h"
 
 namespace lockstep::kinds {
 namespace {
@@ -21,11 +22,11 @@ class SeeksKind : public PhaseKindDef {
   std::vector<std::string> OwnKeys() const override { return {"seeks", "seek_rewrite_pct"}; }
 
   absl::Status ReadKeys(const TableReader& r, const Plan&, PhasePlan* p) const override {
-    RETURN_IF_ERROR(r.Uint("seeks", 1, kMaxSeeksPerTask, &p->seeks));
-    RETURN_IF_ERROR(r.Uint32("seek_rewrite_pct", 0, 100, &p->seek_rewrite_pct));
+    RETURN_IF_ERROR(r.Uint("seeks", 1, kMaxSeeksPerTask, &p->Own<SeeksPlan>().seeks));
+    RETURN_IF_ERROR(r.Uint32("seek_rewrite_pct", 0, 100, &p->Own<SeeksPlan>().seek_rewrite_pct));
     RETURN_IF_ERROR(RefuseOwnKeys(r, *p));
     if (p->kind != wire()) return absl::OkStatus();
-    if (p->seeks == 0) {
+    if (p->Own<SeeksPlan>().seeks == 0) {
       return r.Missing("seeks", "add seeks = 2667 (per task; bonnie++ does 8000 over 3 seekers, "
                                 "tasks_per_agent = 3)");
     }
@@ -39,13 +40,13 @@ class SeeksKind : public PhaseKindDef {
   void WriteToml(const PhasePlan& p, TomlLines* out) const override {
     WriteKeepAndDelay(p, out);
     WriteIorShape(p, out);  // a seeks phase has no total_size: block_size
-    out->Uint("seeks", p.seeks);
-    out->UintAlways("seek_rewrite_pct", p.seek_rewrite_pct);
+    out->Uint("seeks", p.Own<SeeksPlan>().seeks);
+    out->UintAlways("seek_rewrite_pct", p.Own<SeeksPlan>().seek_rewrite_pct);
   }
 
   void FillSpec(const PhasePlan& p, v1::PhaseSpec* s) const override {
-    s->set_seeks_per_task(p.seeks);
-    s->set_seek_rewrite_pct(p.seek_rewrite_pct);
+    s->set_seeks_per_task(p.Own<SeeksPlan>().seeks);
+    s->set_seek_rewrite_pct(p.Own<SeeksPlan>().seek_rewrite_pct);
   }
 
   // It may lay its file out (agent/workloads/seeks.h).
@@ -68,17 +69,17 @@ class SeeksKind : public PhaseKindDef {
   }
 
   void CapForSmoke(const SmokeOptions& o, SmokeCapper* c, PhasePlan* p) const override {
-    c->Count("seeks", o.max_items, &p->seeks);
+    c->Count("seeks", o.max_items, &p->Own<SeeksPlan>().seeks);
   }
 
   // Random reads of transfer_bytes, seek_rewrite_pct of them written back.
   void Estimate(const Plan&, const PhasePlan& p, uint32_t, uint32_t,
                 PhaseEstimate* e) const override {
-    e->ops_per_task = p.seeks;
-    e->bytes_per_task = p.seeks * p.transfer_bytes * (100 + p.seek_rewrite_pct) / 100;
+    e->ops_per_task = p.Own<SeeksPlan>().seeks;
+    e->bytes_per_task = p.Own<SeeksPlan>().seeks * p.transfer_bytes * (100 + p.Own<SeeksPlan>().seek_rewrite_pct) / 100;
     e->files = 1;
     e->ops_rate_only = true;
-    e->note = absl::StrFormat("%u%% written back; timed at the metadata rate", p.seek_rewrite_pct);
+    e->note = absl::StrFormat("%u%% written back; timed at the metadata rate", p.Own<SeeksPlan>().seek_rewrite_pct);
   }
 };
 

@@ -13,6 +13,7 @@
 #include "controller/plan/table_reader.h"
 #include "controller/record/phase_reduce.h"
 #include "common/status_macros.h"
+#include "controller/plan/kinds/small_files_plan.h"
 
 namespace lockstep::kinds {
 namespace {
@@ -33,34 +34,34 @@ class SmallFilesKind : public PhaseKindDef {
 
   std::vector<SweptKey> SweptKeys() const override {
     return {
-        {"small_files", [](const PhasePlan& f, PhasePlan* t) { t->small_files = f.small_files; }},
+        {"small_files", [](const PhasePlan& f, PhasePlan* t) { t->Own<SmallFilesPlan>().small_files = f.Own<SmallFilesPlan>().small_files; }},
         {"small_file_min_size",
-         [](const PhasePlan& f, PhasePlan* t) { t->small_file_min_bytes = f.small_file_min_bytes; }},
+         [](const PhasePlan& f, PhasePlan* t) { t->Own<SmallFilesPlan>().small_file_min_bytes = f.Own<SmallFilesPlan>().small_file_min_bytes; }},
         {"small_file_max_size",
-         [](const PhasePlan& f, PhasePlan* t) { t->small_file_max_bytes = f.small_file_max_bytes; }},
+         [](const PhasePlan& f, PhasePlan* t) { t->Own<SmallFilesPlan>().small_file_max_bytes = f.Own<SmallFilesPlan>().small_file_max_bytes; }},
         {"small_files_per_dir",
-         [](const PhasePlan& f, PhasePlan* t) { t->small_files_per_dir = f.small_files_per_dir; }},
+         [](const PhasePlan& f, PhasePlan* t) { t->Own<SmallFilesPlan>().small_files_per_dir = f.Own<SmallFilesPlan>().small_files_per_dir; }},
     };
   }
 
   absl::Status ReadKeys(const TableReader& r, const Plan&, PhasePlan* p) const override {
-    RETURN_IF_ERROR(r.Uint("small_files", 1, kMaxSmallFiles, &p->small_files));
-    RETURN_IF_ERROR(r.Size("small_file_min_size", &p->small_file_min_bytes));
-    RETURN_IF_ERROR(r.Size("small_file_max_size", &p->small_file_max_bytes));
+    RETURN_IF_ERROR(r.Uint("small_files", 1, kMaxSmallFiles, &p->Own<SmallFilesPlan>().small_files));
+    RETURN_IF_ERROR(r.Size("small_file_min_size", &p->Own<SmallFilesPlan>().small_file_min_bytes));
+    RETURN_IF_ERROR(r.Size("small_file_max_size", &p->Own<SmallFilesPlan>().small_file_max_bytes));
     RETURN_IF_ERROR(
-        r.Uint32("small_files_per_dir", 1, kMaxSmallFilesPerDir, &p->small_files_per_dir));
+        r.Uint32("small_files_per_dir", 1, kMaxSmallFilesPerDir, &p->Own<SmallFilesPlan>().small_files_per_dir));
     RETURN_IF_ERROR(RefuseOwnKeys(r, *p));
     if (p->kind != wire()) return absl::OkStatus();
-    if (p->small_files == 0) {
+    if (p->Own<SmallFilesPlan>().small_files == 0) {
       return r.Missing("small_files", "add small_files = 1000 (files per task)");
     }
-    if (p->small_file_min_bytes > p->small_file_max_bytes) {
+    if (p->Own<SmallFilesPlan>().small_file_min_bytes > p->Own<SmallFilesPlan>().small_file_max_bytes) {
       return r.Error(*r.Get("small_file_min_size"), "small_file_min_size",
                      absl::StrFormat("%s is larger than small_file_max_size %s",
-                                     HumanBytes(p->small_file_min_bytes),
-                                     HumanBytes(p->small_file_max_bytes)));
+                                     HumanBytes(p->Own<SmallFilesPlan>().small_file_min_bytes),
+                                     HumanBytes(p->Own<SmallFilesPlan>().small_file_max_bytes)));
     }
-    if (p->small_file_max_bytes > kMaxSmallFileBytes) {
+    if (p->Own<SmallFilesPlan>().small_file_max_bytes > kMaxSmallFileBytes) {
       return r.Error(*r.Get("small_file_max_size"), "small_file_max_size",
                      absl::StrFormat("small files are at most %s each",
                                      HumanBytes(kMaxSmallFileBytes)));
@@ -70,17 +71,17 @@ class SmallFilesKind : public PhaseKindDef {
 
   void WriteToml(const PhasePlan& p, TomlLines* out) const override {
     WriteKeepAndDelay(p, out);
-    out->Uint("small_files", p.small_files);
-    out->Uint("small_file_min_size", p.small_file_min_bytes);
-    out->Uint("small_file_max_size", p.small_file_max_bytes);
-    out->Uint("small_files_per_dir", p.small_files_per_dir);
+    out->Uint("small_files", p.Own<SmallFilesPlan>().small_files);
+    out->Uint("small_file_min_size", p.Own<SmallFilesPlan>().small_file_min_bytes);
+    out->Uint("small_file_max_size", p.Own<SmallFilesPlan>().small_file_max_bytes);
+    out->Uint("small_files_per_dir", p.Own<SmallFilesPlan>().small_files_per_dir);
   }
 
   void FillSpec(const PhasePlan& p, v1::PhaseSpec* s) const override {
-    s->set_small_files(p.small_files);
-    s->set_small_file_min_bytes(p.small_file_min_bytes);
-    s->set_small_file_max_bytes(p.small_file_max_bytes);
-    s->set_small_files_per_dir(p.small_files_per_dir);
+    s->set_small_files(p.Own<SmallFilesPlan>().small_files);
+    s->set_small_file_min_bytes(p.Own<SmallFilesPlan>().small_file_min_bytes);
+    s->set_small_file_max_bytes(p.Own<SmallFilesPlan>().small_file_max_bytes);
+    s->set_small_files_per_dir(p.Own<SmallFilesPlan>().small_files_per_dir);
   }
 
   bool LeavesFiles(const PhasePlan&) const override { return true; }
@@ -91,19 +92,19 @@ class SmallFilesKind : public PhaseKindDef {
   }
 
   void CapForSmoke(const SmokeOptions& o, SmokeCapper* c, PhasePlan* p) const override {
-    c->Count("small_files", o.max_items, &p->small_files);
+    c->Count("small_files", o.max_items, &p->Own<SmallFilesPlan>().small_files);
     c->Bytes("small_file_max_size", std::min<uint64_t>(o.max_bytes, 1 << 20),
-             &p->small_file_max_bytes);
-    p->small_file_min_bytes = std::min(p->small_file_min_bytes, p->small_file_max_bytes);
+             &p->Own<SmallFilesPlan>().small_file_max_bytes);
+    p->Own<SmallFilesPlan>().small_file_min_bytes = std::min(p->Own<SmallFilesPlan>().small_file_min_bytes, p->Own<SmallFilesPlan>().small_file_max_bytes);
   }
 
   void Estimate(const Plan&, const PhasePlan& p, uint32_t, uint32_t,
                 PhaseEstimate* e) const override {
     e->bytes_per_task = static_cast<uint64_t>(
-        static_cast<double>(p.small_files) *
-        LogUniformMean(p.small_file_min_bytes, p.small_file_max_bytes));
-    e->ops_per_task = p.small_files;
-    e->files = p.small_files * e->tasks;
+        static_cast<double>(p.Own<SmallFilesPlan>().small_files) *
+        LogUniformMean(p.Own<SmallFilesPlan>().small_file_min_bytes, p.Own<SmallFilesPlan>().small_file_max_bytes));
+    e->ops_per_task = p.Own<SmallFilesPlan>().small_files;
+    e->files = p.Own<SmallFilesPlan>().small_files * e->tasks;
     e->note = "written, then read back";
   }
 };

@@ -13,6 +13,7 @@
 #include "controller/plan/kinds/ai_shared.h"
 #include "controller/plan/kinds/registry.h"
 #include "controller/record/ai_reduce.h"
+#include "controller/plan/kinds/ai_plan.h"
 
 namespace lockstep::kinds {
 namespace {
@@ -76,7 +77,7 @@ class TrainKind : public PhaseKindDef {
     if (p->kind != wire()) return absl::OkStatus();
     RETURN_IF_ERROR(CheckAiChunk(r, *p));
     RETURN_IF_ERROR(ReadDatasetKeys(r, p));
-    AiPhasePlan& a = p->ai;
+    AiPhasePlan& a = p->Own<AiPhasePlan>();
     RETURN_IF_ERROR(r.Uint32("epochs", 1, kMaxEpochs, &a.epochs));
     if (r.Get("batch_size") == nullptr) {
       return r.Missing("batch_size",
@@ -101,7 +102,7 @@ class TrainKind : public PhaseKindDef {
   }
 
   void WriteToml(const PhasePlan& p, TomlLines* out) const override {
-    const AiPhasePlan& a = p.ai;
+    const AiPhasePlan& a = p.Own<AiPhasePlan>();
     WriteKeepAndDelay(p, out);
     WriteDatasetToml(p, out);
     out->Uint("epochs", a.epochs);
@@ -121,7 +122,7 @@ class TrainKind : public PhaseKindDef {
   // A shuffle "random" draws shuffle_seed here, once for all agents (every
   // rank must draw the same file order).
   void FillSpec(const PhasePlan& p, v1::PhaseSpec* s) const override {
-    const AiPhasePlan& a = p.ai;
+    const AiPhasePlan& a = p.Own<AiPhasePlan>();
     FillDatasetSpec(p, s);
     s->set_epochs(a.epochs);
     s->set_batch_size(a.batch_size);
@@ -155,7 +156,7 @@ class TrainKind : public PhaseKindDef {
 
   // One epoch, short compute, and a batch each accelerator still gets.
   void CapForSmoke(const SmokeOptions& o, SmokeCapper* c, PhasePlan* p) const override {
-    AiPhasePlan& a = p->ai;
+    AiPhasePlan& a = p->Own<AiPhasePlan>();
     CapDatasetForSmoke(o, c, p);
     c->Count("epochs", uint32_t{1}, &a.epochs);
     c->Count("computation_time_seconds", 0.01, &a.computation_time_seconds);
@@ -170,7 +171,7 @@ class TrainKind : public PhaseKindDef {
 
   void Estimate(const Plan&, const PhasePlan& p, uint32_t, uint32_t,
                 PhaseEstimate* e) const override {
-    const AiPhasePlan& a = p.ai;
+    const AiPhasePlan& a = p.Own<AiPhasePlan>();
     e->bytes_per_task =
         static_cast<uint64_t>(DatasetBytesOf(p) * a.epochs / std::max<uint32_t>(e->tasks, 1));
     e->note = absl::StrFormat("%u epochs; compute %g s per batch of %u", a.epochs,
