@@ -84,7 +84,8 @@ PhasePlan MdtestBase(const Io500Config& c, const Io500Setup& s, bool easy) {
   p.Own<MdtestPlan>().md_items = easy ? c.mdtest_easy_items : c.mdtest_hard_items;
   p.Own<MdtestPlan>().md_unique_dir = easy;
   p.Own<MdtestPlan>().md_leaf_only = easy;
-  if (!easy) p.Own<MdtestPlan>().md_write_bytes = p.Own<MdtestPlan>().md_read_bytes = kHardFileBytes;
+  if (!easy)
+    p.Own<MdtestPlan>().md_write_bytes = p.Own<MdtestPlan>().md_read_bytes = kHardFileBytes;
   // -N 1: mdtest shifts by the tasks of a node when there are several nodes.
   p.Own<MdtestPlan>().md_neighbor_shift = s.client_agents == 1 ? 1 : s.tasks_per_agent;
   p.keep = true;  // the tree removal removes what the others made

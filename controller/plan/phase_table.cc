@@ -332,7 +332,8 @@ absl::Status ReadStonewallCountFrom(const TableReader& r, const Plan& plan, Phas
                                    "or remove items, not to kind = \"%s\"%s",
                                    PhaseKindName(p->kind),
                                    p->kind == v1::MDTEST
-                                       ? absl::StrFormat(" md_op = \"%s\"", MdtestOpName(p->Own<MdtestPlan>().md_op))
+                                       ? absl::StrFormat(" md_op = \"%s\"",
+                                                         MdtestOpName(p->Own<MdtestPlan>().md_op))
                                        : ""));
   }
   ASSIGN_OR_RETURN(const PhasePlan* src,
@@ -347,14 +348,17 @@ absl::Status ReadStonewallCountFrom(const TableReader& r, const Plan& plan, Phas
                                    "give it those keys or name another phase",
                                    src->name));
   }
-  if (md_reader && !(src->kind == v1::MDTEST && IsMdtestCreate(src->Own<MdtestPlan>().md_op) &&
-                     src->Own<MdtestPlan>().md_stonewall_seconds > 0 &&
-                     IsDirItemOp(src->Own<MdtestPlan>().md_op) == IsDirItemOp(p->Own<MdtestPlan>().md_op))) {
-    return r.Error(*r.Get(key), key,
-                   absl::StrFormat("phase '%s' is not an mdtest %s phase with "
-                                   "md_stonewall_seconds > 0, so it hands on no item count; "
-                                   "give it md_stonewall_seconds or name another phase",
-                                   src->name, IsDirItemOp(p->Own<MdtestPlan>().md_op) ? "dir_create" : "file_create"));
+  if (md_reader &&
+      !(src->kind == v1::MDTEST && IsMdtestCreate(src->Own<MdtestPlan>().md_op) &&
+        src->Own<MdtestPlan>().md_stonewall_seconds > 0 &&
+        IsDirItemOp(src->Own<MdtestPlan>().md_op) == IsDirItemOp(p->Own<MdtestPlan>().md_op))) {
+    return r.Error(
+        *r.Get(key), key,
+        absl::StrFormat("phase '%s' is not an mdtest %s phase with "
+                        "md_stonewall_seconds > 0, so it hands on no item count; "
+                        "give it md_stonewall_seconds or name another phase",
+                        src->name,
+                        IsDirItemOp(p->Own<MdtestPlan>().md_op) ? "dir_create" : "file_create"));
   }
   return absl::OkStatus();
 }

@@ -58,17 +58,21 @@ DatasetChoices ChooseDatasets(const Plan& plan, const std::vector<AgentClient*>&
   uint64_t memory = 0;
   for (const auto& [host, bytes] : memory_by_host) memory += bytes;
   for (const PhasePlan& p : plan.phases) {
-    if (p.kind != v1::DATAGEN || p.Own<AiPhasePlan>().dataset_memory_multiple <= 0 || memory == 0) continue;
-    const uint64_t file_bytes = DatasetFileLayoutOf(DatasetSpecOf(p, p.Own<AiPhasePlan>().num_files), 0).file_bytes;
+    if (p.kind != v1::DATAGEN || p.Own<AiPhasePlan>().dataset_memory_multiple <= 0 || memory == 0)
+      continue;
+    const uint64_t file_bytes =
+        DatasetFileLayoutOf(DatasetSpecOf(p, p.Own<AiPhasePlan>().num_files), 0).file_bytes;
     const double want = p.Own<AiPhasePlan>().dataset_memory_multiple * static_cast<double>(memory);
     const uint64_t files = static_cast<uint64_t>(std::ceil(want / std::max<uint64_t>(file_bytes, 1)));
     if (files <= p.Own<AiPhasePlan>().num_files) continue;
-    out.num_files[DatasetKeyOf(p.dir, p.Own<AiPhasePlan>().file_prefix, p.Own<AiPhasePlan>().format)] = files;
+    out.num_files[DatasetKeyOf(p.dir, p.Own<AiPhasePlan>().file_prefix,
+                               p.Own<AiPhasePlan>().format)] = files;
     out.notes.push_back(absl::StrFormat(
         "phase %s: num_files %u -> %u (dataset_memory_multiple %g x %s of memory on %u client "
         "hosts: %s of files of %s)",
-        p.name, p.Own<AiPhasePlan>().num_files, files, p.Own<AiPhasePlan>().dataset_memory_multiple, HumanBytes(memory),
-        memory_by_host.size(), HumanBytes(files * file_bytes), HumanBytes(file_bytes)));
+        p.name, p.Own<AiPhasePlan>().num_files, files, p.Own<AiPhasePlan>().dataset_memory_multiple,
+        HumanBytes(memory), memory_by_host.size(), HumanBytes(files * file_bytes),
+        HumanBytes(file_bytes)));
   }
   return out;
 }
@@ -95,7 +99,8 @@ RunError CheckDatasetSpace(const Plan& plan, const DatasetChoices& choices,
     for (uint32_t t = 0; t < plan.tests(); ++t) {
       const PhasePlan p = ResolvePhase(plan, declared, t);
       uint64_t files = p.Own<AiPhasePlan>().num_files;
-      auto chosen = choices.num_files.find(DatasetKeyOf(p.dir, p.Own<AiPhasePlan>().file_prefix, p.Own<AiPhasePlan>().format));
+      auto chosen = choices.num_files.find(
+          DatasetKeyOf(p.dir, p.Own<AiPhasePlan>().file_prefix, p.Own<AiPhasePlan>().format));
       if (chosen != choices.num_files.end()) files = chosen->second;
       const uint64_t dataset = DatasetBytes(DatasetSpecOf(p, files));
       // Local file systems: each host holds the share of its agents' tasks.
@@ -116,9 +121,10 @@ RunError CheckDatasetSpace(const Plan& plan, const DatasetChoices& choices,
             "%s, and %s needs %s of it in %s (%s) on agent %s (%s), where %s is free; lower "
             "num_files or record_size, free space, point dir at a larger file system, or run "
             "with --force",
-            p.Own<AiPhasePlan>().dataset_pos, p.name, files, p.Own<AiPhasePlan>().samples_per_file, HumanBytes(p.Own<AiPhasePlan>().record_bytes),
-            HumanBytes(dataset), c->facts.hostname(), HumanBytes(need), root->path(),
-            root->fs_type(), c->address(), c->facts.hostname(), HumanBytes(root->free_bytes())));
+            p.Own<AiPhasePlan>().dataset_pos, p.name, files, p.Own<AiPhasePlan>().samples_per_file,
+            HumanBytes(p.Own<AiPhasePlan>().record_bytes), HumanBytes(dataset), c->facts.hostname(),
+            HumanBytes(need), root->path(), root->fs_type(), c->address(), c->facts.hostname(),
+            HumanBytes(root->free_bytes())));
       }
     }
   }

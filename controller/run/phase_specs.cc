@@ -60,9 +60,9 @@ v1::PhaseSpec BaseSpecOf(const Plan& plan, const PhasePlan& planned, uint32_t te
   // IOR -g and the stonewall agreements span every agent's tasks, as does
   // what a kind's FillSpec asked for (a checkpoint's ranks start each
   // checkpoint together); with one agent there is nothing to sync.
-  s.set_sync_across_agents(client_count > 1 &&
-                           (s.sync_across_agents() || phase.intra_barriers ||
-                            phase.stonewall_wear_out || phase.Own<MdtestPlan>().md_stonewall_seconds > 0));
+  s.set_sync_across_agents(client_count > 1 && (s.sync_across_agents() || phase.intra_barriers ||
+                                                phase.stonewall_wear_out ||
+                                                phase.Own<MdtestPlan>().md_stonewall_seconds > 0));
   return s;
 }
 

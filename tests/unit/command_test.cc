@@ -51,7 +51,8 @@ TEST(CommandPlan, ParsesTheKeys) {
   EXPECT_EQ(p.Own<CommandPlan>().command_tail_bytes, 8192u);
   auto defaults = ParsePlan(Command("", "[\"/usr/bin/make\"]"), "plan.toml");
   ASSERT_OK(defaults);
-  EXPECT_EQ(defaults->phases[0].Own<CommandPlan>().command_timeout_seconds, 0u);  // the agent's default
+  EXPECT_EQ(defaults->phases[0].Own<CommandPlan>().command_timeout_seconds,
+            0u);  // the agent's default
   EXPECT_EQ(defaults->phases[0].Own<CommandPlan>().command_tail_bytes, 4096u);
 }
 

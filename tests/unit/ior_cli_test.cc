@@ -217,7 +217,8 @@ TEST(MdtestCli, OptionsOfTheGoldenCasesAndCommonScripts) {
   ASSERT_OK(none);
   EXPECT_EQ(none->plan.phases.front().dir, "./out");
   EXPECT_EQ(none->plan.phases.front().Own<MdtestPlan>().md_items, 0u);
-  for (const PhasePlan& p : none->plan.phases) EXPECT_NE(p.Own<MdtestPlan>().md_op, v1::MD_DIR_RENAME);
+  for (const PhasePlan& p : none->plan.phases)
+    EXPECT_NE(p.Own<MdtestPlan>().md_op, v1::MD_DIR_RENAME);
   EXPECT_EQ(none->plan.phases.size(), 9u);
   auto reparsed = ParsePlan(none->plan.text, "plan.toml");
   ASSERT_OK(reparsed);

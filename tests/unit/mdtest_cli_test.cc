@@ -163,7 +163,8 @@ TEST(MdtestOptionTable, NumbersAsStringToBytesReadsThem) {
                                                "as options too, so it reads -k here; -k: "
                                                "refused: mknod"));
   EXPECT_EQ(Md("-n=2k -F -C")->plan.phases[1].Own<MdtestPlan>().md_items, 2048u);  // after '='
-  EXPECT_EQ(Md("-I 1k -b 2 -z 1 -F -C")->plan.phases[1].Own<MdtestPlan>().md_items, 3072u);  // 3 directories
+  EXPECT_EQ(Md("-I 1k -b 2 -z 1 -F -C")->plan.phases[1].Own<MdtestPlan>().md_items,
+            3072u);  // 3 directories
   auto w = Md("-n 2 -w 1m -e 1M -F");
   ASSERT_OK(w);
   EXPECT_EQ(w->plan.phases[1].Own<MdtestPlan>().md_write_bytes, 1u << 20);

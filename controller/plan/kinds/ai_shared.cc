@@ -153,8 +153,9 @@ void CapDatasetForSmoke(const SmokeOptions& o, SmokeCapper* c, PhasePlan* p) {
 }
 
 double DatasetBytesOf(const PhasePlan& p) {
-  return static_cast<double>(p.Own<AiPhasePlan>().num_files) * static_cast<double>(p.Own<AiPhasePlan>().samples_per_file) *
-         static_cast<double>(p.Own<AiPhasePlan>().record_bytes);
+  const AiPhasePlan& a = p.Own<AiPhasePlan>();
+  return static_cast<double>(a.num_files) * static_cast<double>(a.samples_per_file) *
+         static_cast<double>(a.record_bytes);
 }
 
 uint64_t ModelCheckpointBytes(const std::string& model) {

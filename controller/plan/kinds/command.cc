@@ -55,15 +55,16 @@ absl::Status ReadStrings(const TableReader& r, const char* key, std::vector<std:
 
 // argv: present, within the limits, argv[0] a bare name or an absolute path.
 absl::Status ReadArgv(const TableReader& r, PhasePlan* p) {
-  RETURN_IF_ERROR(ReadStrings(r, "argv", &p->Own<CommandPlan>().command_argv));
+  CommandPlan& cp = p->Own<CommandPlan>();
+  RETURN_IF_ERROR(ReadStrings(r, "argv", &cp.command_argv));
   if (r.Get("argv") == nullptr) {
     return r.Missing("argv", "add argv = [\"tar\", \"xf\", \"linux.tar\"] (the program and its "
                              "arguments; no shell)");
   }
-  if (absl::Status s = CheckCommandArgv(p->Own<CommandPlan>().command_argv); !s.ok()) {
+  if (absl::Status s = CheckCommandArgv(cp.command_argv); !s.ok()) {
     return r.Error(*r.Get("argv"), "argv", std::string(s.message()));
   }
-  const std::string& program = p->Own<CommandPlan>().command_argv[0];
+  const std::string& program = cp.command_argv[0];
   if (program[0] != '/' && program.find('/') != std::string::npos) {
     return r.Error(*r.Get("argv"), "argv",
                    absl::StrFormat("argv[0] \"%s\" is a relative path; give a bare name (\"%s\", "
@@ -78,8 +79,9 @@ absl::Status ReadArgv(const TableReader& r, PhasePlan* p) {
 
 // env: "KEY=VALUE" entries, none the loader reads.
 absl::Status ReadEnv(const TableReader& r, PhasePlan* p) {
-  RETURN_IF_ERROR(ReadStrings(r, "env", &p->Own<CommandPlan>().command_env));
-  if (absl::Status s = CheckCommandEnv(p->Own<CommandPlan>().command_env); !s.ok()) {
+  CommandPlan& cp = p->Own<CommandPlan>();
+  RETURN_IF_ERROR(ReadStrings(r, "env", &cp.command_env));
+  if (absl::Status s = CheckCommandEnv(cp.command_env); !s.ok()) {
     return r.Error(*r.Get("env"), "env", std::string(s.message()));
   }
   return absl::OkStatus();
@@ -87,17 +89,18 @@ absl::Status ReadEnv(const TableReader& r, PhasePlan* p) {
 
 // The keys of a command phase, its kind and tasks_per_agent already read.
 absl::Status ReadCommandKeys(const TableReader& r, PhasePlan* p) {
+  CommandPlan& cp = p->Own<CommandPlan>();
   RETURN_IF_ERROR(ReadArgv(r, p));
   RETURN_IF_ERROR(ReadEnv(r, p));
   RETURN_IF_ERROR(r.Uint32("timeout_seconds", 1, kMaxCommandTimeoutMs / 1000,
-                           &p->Own<CommandPlan>().command_timeout_seconds));
+                           &cp.command_timeout_seconds));
   if (r.Get("tail_size")) {
-    RETURN_IF_ERROR(r.Size("tail_size", &p->Own<CommandPlan>().command_tail_bytes));
-    if (p->Own<CommandPlan>().command_tail_bytes > kMaxCommandTailBytes) {
+    RETURN_IF_ERROR(r.Size("tail_size", &cp.command_tail_bytes));
+    if (cp.command_tail_bytes > kMaxCommandTailBytes) {
       return r.Error(*r.Get("tail_size"), "tail_size",
                      absl::StrFormat("%u bytes is over the limit of %u (each agent sends this "
                                      "much of stdout and of stderr back)",
-                                     p->Own<CommandPlan>().command_tail_bytes, kMaxCommandTailBytes));
+                                     cp.command_tail_bytes, kMaxCommandTailBytes));
     }
   }
   for (uint32_t tasks : p->tasks_per_agent) {
@@ -130,10 +133,11 @@ class CommandKind : public PhaseKindDef {
   // argv[0] as the plan wrote it; each agent's copy names its program
   // (controller/run/command_checks.h ResolveCommandProgram).
   void FillSpec(const PhasePlan& p, v1::PhaseSpec* s) const override {
-    for (const std::string& a : p.Own<CommandPlan>().command_argv) s->add_command_argv(a);
-    for (const std::string& e : p.Own<CommandPlan>().command_env) s->add_command_env(e);
-    s->set_command_timeout_ms(p.Own<CommandPlan>().command_timeout_seconds * 1000);
-    s->set_command_tail_bytes(static_cast<uint32_t>(p.Own<CommandPlan>().command_tail_bytes));
+    const CommandPlan& cp = p.Own<CommandPlan>();
+    for (const std::string& a : cp.command_argv) s->add_command_argv(a);
+    for (const std::string& e : cp.command_env) s->add_command_env(e);
+    s->set_command_timeout_ms(cp.command_timeout_seconds * 1000);
+    s->set_command_tail_bytes(static_cast<uint32_t>(cp.command_tail_bytes));
   }
 
   bool LeavesFiles(const PhasePlan&) const override { return false; }
@@ -154,7 +158,9 @@ class CommandKind : public PhaseKindDef {
   void Estimate(const Plan&, const PhasePlan& p, uint32_t, uint32_t,
                 PhaseEstimate* e) const override {
     e->note = absl::StrFormat("runs %s; duration not estimated",
-                              p.Own<CommandPlan>().command_argv.empty() ? "?" : p.Own<CommandPlan>().command_argv.front());
+                              p.Own<CommandPlan>().command_argv.empty()
+                                  ? "?"
+                                  : p.Own<CommandPlan>().command_argv.front());
   }
 };
 

@@ -34,7 +34,8 @@ class DatagenKind : public PhaseKindDef {
     if (p->kind != wire()) return absl::OkStatus();
     RETURN_IF_ERROR(CheckAiChunk(r, *p));
     RETURN_IF_ERROR(ReadDatasetKeys(r, p));
-    return ReadNumber(r, "dataset_memory_multiple", 0, 1000, &p->Own<AiPhasePlan>().dataset_memory_multiple);
+    return ReadNumber(r, "dataset_memory_multiple", 0, 1000,
+                      &p->Own<AiPhasePlan>().dataset_memory_multiple);
   }
 
   void WriteToml(const PhasePlan& p, TomlLines* out) const override {
@@ -66,7 +67,8 @@ class DatagenKind : public PhaseKindDef {
   void CapForSmoke(const SmokeOptions& o, SmokeCapper* c, PhasePlan* p) const override {
     CapDatasetForSmoke(o, c, p);
     if (p->Own<AiPhasePlan>().dataset_memory_multiple > 0) {
-      c->Dropped(absl::StrFormat("dataset_memory_multiple = %g", p->Own<AiPhasePlan>().dataset_memory_multiple),
+      c->Dropped(absl::StrFormat("dataset_memory_multiple = %g",
+                                 p->Own<AiPhasePlan>().dataset_memory_multiple),
                  "a smoke dataset is small on purpose");
       p->Own<AiPhasePlan>().dataset_memory_multiple = 0;
     }

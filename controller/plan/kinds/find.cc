@@ -12,11 +12,11 @@ namespace lockstep::kinds {
 namespace {
 
 // find_size: bytes as find -size Nc ("3901", "3901c", 3901, "4k"); 0 allowed.
-absl::Status ReadFindSize(const TableReader& r, PhasePlan* p) {
+absl::Status ReadFindSize(const TableReader& r, FindPlan* fp) {
   const toml::node* n = r.Get("find_size");
   if (n == nullptr) return absl::OkStatus();
-  p->Own<FindPlan>().find_match_size = true;
-  if (n->is_integer()) return r.UintNode(*n, "find_size", 0, UINT64_MAX >> 1, &p->Own<FindPlan>().find_size_bytes);
+  fp->find_match_size = true;
+  if (n->is_integer()) return r.UintNode(*n, "find_size", 0, UINT64_MAX >> 1, &fp->find_size_bytes);
   if (!n->is_string()) {
     return r.Error(*n, "find_size", absl::StrFormat("expected a size such as \"3901\" (bytes, "
                                                     "find -size 3901c), got %s",
@@ -25,12 +25,12 @@ absl::Status ReadFindSize(const TableReader& r, PhasePlan* p) {
   std::string text = n->as_string()->get();
   if (!text.empty() && text.back() == 'c') text.pop_back();  // find's unit for bytes
   if (text == "0") {
-    p->Own<FindPlan>().find_size_bytes = 0;
+    fp->find_size_bytes = 0;
     return absl::OkStatus();
   }
   auto parsed = ParseSize(text);
   if (!parsed.ok()) return r.Error(*n, "find_size", std::string(parsed.status().message()));
-  p->Own<FindPlan>().find_size_bytes = *parsed;
+  fp->find_size_bytes = *parsed;
   return absl::OkStatus();
 }
 
@@ -43,21 +43,23 @@ class FindKind : public PhaseKindDef {
   }
 
   absl::Status ReadKeys(const TableReader& r, const Plan& plan, PhasePlan* p) const override {
-    RETURN_IF_ERROR(r.String("find_newer_than", &p->Own<FindPlan>().find_newer_than));
-    RETURN_IF_ERROR(ReadFindSize(r, p));
-    RETURN_IF_ERROR(r.String("find_name", &p->Own<FindPlan>().find_name_glob));
+    FindPlan other_kind;  // another kind's phase: read to check, not kept
+    FindPlan& fp = p->kind == wire() ? p->Own<FindPlan>() : other_kind;
+    RETURN_IF_ERROR(r.String("find_newer_than", &fp.find_newer_than));
+    RETURN_IF_ERROR(ReadFindSize(r, &fp));
+    RETURN_IF_ERROR(r.String("find_name", &fp.find_name_glob));
     RETURN_IF_ERROR(RefuseOwnKeys(r, *p));
     if (r.Get("find_newer_than")) {
-      RETURN_IF_ERROR(EarlierPhase(r, plan, "find_newer_than", p->Own<FindPlan>().find_newer_than,
+      RETURN_IF_ERROR(EarlierPhase(r, plan, "find_newer_than", fp.find_newer_than,
                                    "the phase whose start the files must be newer than")
                           .status());
     }
-    if (p->Own<FindPlan>().find_name_glob.find('/') != std::string::npos) {
+    if (fp.find_name_glob.find('/') != std::string::npos) {
       return r.Error(*r.Get("find_name"), "find_name",
                      absl::StrFormat("\"%s\" has a '/': the pattern is matched against base "
                                      "names (find -name), so it never matches; drop the "
                                      "directories",
-                                     p->Own<FindPlan>().find_name_glob));
+                                     fp.find_name_glob));
     }
     return absl::OkStatus();
   }
@@ -65,9 +67,10 @@ class FindKind : public PhaseKindDef {
   // find_newer_unix_ns: the run sets it from the named phase's start
   // (controller/run/phase_specs.h SetFindNewer).
   void FillSpec(const PhasePlan& p, v1::PhaseSpec* s) const override {
-    s->set_find_size_bytes(p.Own<FindPlan>().find_size_bytes);
-    s->set_find_match_size(p.Own<FindPlan>().find_match_size);
-    s->set_find_name_glob(p.Own<FindPlan>().find_name_glob);
+    const FindPlan& fp = p.Own<FindPlan>();
+    s->set_find_size_bytes(fp.find_size_bytes);
+    s->set_find_match_size(fp.find_match_size);
+    s->set_find_name_glob(fp.find_name_glob);
   }
 
   bool LeavesFiles(const PhasePlan&) const override { return false; }

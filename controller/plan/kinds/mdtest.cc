@@ -20,6 +20,7 @@ bool IsMdtestCreate(v1::MdtestOp op) { return op == v1::MD_FILE_CREATE || op == 
 
 // An mdtest phase: its operation, its items, file sizes and tree size.
 absl::Status CheckMdtestPhase(const TableReader& r, const std::string& op, PhasePlan* p) {
+  MdtestPlan& md = p->Own<MdtestPlan>();
   if (op.empty()) {
     return r.Missing("md_op", "add md_op = \"file_create\" (tree_create, dir_create, dir_stat, "
                               "dir_rename, dir_remove, file_create, file_stat, file_read, "
@@ -33,18 +34,18 @@ absl::Status CheckMdtestPhase(const TableReader& r, const std::string& op, Phase
                                    "file_stat, file_read, file_remove or tree_remove",
                                    op));
   }
-  p->Own<MdtestPlan>().md_op = *parsed;
-  const bool tree_op = p->Own<MdtestPlan>().md_op == v1::MD_TREE_CREATE || p->Own<MdtestPlan>().md_op == v1::MD_TREE_REMOVE;
+  md.md_op = *parsed;
+  const bool tree_op = md.md_op == v1::MD_TREE_CREATE || md.md_op == v1::MD_TREE_REMOVE;
   // md_items = 0 is mdtest without -n: the sub-phases run on no items.
   if (!tree_op && r.Get("md_items") == nullptr) {
     return r.Missing("md_items", "add md_items = 1000 (items per task, mdtest -n)");
   }
-  if (p->Own<MdtestPlan>().md_write_bytes > kMaxMdtestFileBytes || p->Own<MdtestPlan>().md_read_bytes > kMaxMdtestFileBytes) {
-    const char* key = p->Own<MdtestPlan>().md_write_bytes > kMaxMdtestFileBytes ? "md_write_size" : "md_read_size";
+  if (md.md_write_bytes > kMaxMdtestFileBytes || md.md_read_bytes > kMaxMdtestFileBytes) {
+    const char* key = md.md_write_bytes > kMaxMdtestFileBytes ? "md_write_size" : "md_read_size";
     return r.Error(*r.Get(key), key,
                    absl::StrFormat("at most %s per file", HumanBytes(kMaxMdtestFileBytes)));
   }
-  if (r.Get("md_stonewall_seconds") && !IsMdtestCreate(p->Own<MdtestPlan>().md_op)) {
+  if (r.Get("md_stonewall_seconds") && !IsMdtestCreate(md.md_op)) {
     return r.Error(*r.Get("md_stonewall_seconds"), "md_stonewall_seconds",
                    absl::StrFormat("applies to md_op = \"file_create\" or \"dir_create\" (mdtest "
                                    "-W stops creating), not to md_op = \"%s\"; later phases take "
@@ -52,13 +53,13 @@ absl::Status CheckMdtestPhase(const TableReader& r, const std::string& op, Phase
                                    op));
   }
   double dirs = 0, level = 1;
-  for (uint32_t d = 0; d <= p->Own<MdtestPlan>().md_depth; ++d, level *= p->Own<MdtestPlan>().md_branching) dirs += level;
+  for (uint32_t d = 0; d <= md.md_depth; ++d, level *= md.md_branching) dirs += level;
   if (dirs > static_cast<double>(kMaxMdtestTreeDirs)) {
     const char* key = r.Get("md_depth") ? "md_depth" : "md_branching";
     return r.Error(*r.Get(key), "md_depth",
                    absl::StrFormat("a tree of branching %u and depth %u has %.0f directories; "
                                    "the limit is 10 million",
-                                   p->Own<MdtestPlan>().md_branching, p->Own<MdtestPlan>().md_depth, dirs));
+                                   md.md_branching, md.md_depth, dirs));
   }
   return absl::OkStatus();
 }
@@ -75,56 +76,69 @@ class MdtestKind : public PhaseKindDef {
 
   std::vector<SweptKey> SweptKeys() const override {
     return {
-        {"md_items", [](const PhasePlan& f, PhasePlan* t) { t->Own<MdtestPlan>().md_items = f.Own<MdtestPlan>().md_items; }},
-        {"md_write_size", [](const PhasePlan& f, PhasePlan* t) { t->Own<MdtestPlan>().md_write_bytes = f.Own<MdtestPlan>().md_write_bytes; }},
-        {"md_read_size", [](const PhasePlan& f, PhasePlan* t) { t->Own<MdtestPlan>().md_read_bytes = f.Own<MdtestPlan>().md_read_bytes; }},
+        {"md_items",
+         [](const PhasePlan& f, PhasePlan* t) {
+           t->Own<MdtestPlan>().md_items = f.Own<MdtestPlan>().md_items;
+         }},
+        {"md_write_size",
+         [](const PhasePlan& f, PhasePlan* t) {
+           t->Own<MdtestPlan>().md_write_bytes = f.Own<MdtestPlan>().md_write_bytes;
+         }},
+        {"md_read_size",
+         [](const PhasePlan& f, PhasePlan* t) {
+           t->Own<MdtestPlan>().md_read_bytes = f.Own<MdtestPlan>().md_read_bytes;
+         }},
     };
   }
 
   absl::Status ReadKeys(const TableReader& r, const Plan&, PhasePlan* p) const override {
+    MdtestPlan other_kind;  // another kind's phase: read to check, not kept
+    MdtestPlan& md = p->kind == wire() ? p->Own<MdtestPlan>() : other_kind;
     std::string op;
     RETURN_IF_ERROR(r.String("md_op", &op));
-    RETURN_IF_ERROR(r.Uint32("md_branching", 1, kMaxMdBranching, &p->Own<MdtestPlan>().md_branching));
-    RETURN_IF_ERROR(r.Uint32("md_depth", 0, kMaxMdDepth, &p->Own<MdtestPlan>().md_depth));
-    RETURN_IF_ERROR(r.Uint("md_items", 0, kMaxMdItems, &p->Own<MdtestPlan>().md_items));
-    RETURN_IF_ERROR(r.Bool("md_unique_dir", &p->Own<MdtestPlan>().md_unique_dir));
-    if (r.Get("md_write_size")) RETURN_IF_ERROR(r.Size("md_write_size", &p->Own<MdtestPlan>().md_write_bytes));
-    if (r.Get("md_read_size")) RETURN_IF_ERROR(r.Size("md_read_size", &p->Own<MdtestPlan>().md_read_bytes));
-    RETURN_IF_ERROR(r.Bool("md_leaf_only", &p->Own<MdtestPlan>().md_leaf_only));
+    RETURN_IF_ERROR(r.Uint32("md_branching", 1, kMaxMdBranching, &md.md_branching));
+    RETURN_IF_ERROR(r.Uint32("md_depth", 0, kMaxMdDepth, &md.md_depth));
+    RETURN_IF_ERROR(r.Uint("md_items", 0, kMaxMdItems, &md.md_items));
+    RETURN_IF_ERROR(r.Bool("md_unique_dir", &md.md_unique_dir));
+    if (r.Get("md_write_size")) RETURN_IF_ERROR(r.Size("md_write_size", &md.md_write_bytes));
+    if (r.Get("md_read_size")) RETURN_IF_ERROR(r.Size("md_read_size", &md.md_read_bytes));
+    RETURN_IF_ERROR(r.Bool("md_leaf_only", &md.md_leaf_only));
     RETURN_IF_ERROR(
-        r.Uint32("md_neighbor_shift", 0, kMaxMdNeighborShift, &p->Own<MdtestPlan>().md_neighbor_shift));
+        r.Uint32("md_neighbor_shift", 0, kMaxMdNeighborShift, &md.md_neighbor_shift));
     RETURN_IF_ERROR(
-        r.Uint32("md_stonewall_seconds", 0, kMaxStonewallSeconds, &p->Own<MdtestPlan>().md_stonewall_seconds));
+        r.Uint32("md_stonewall_seconds", 0, kMaxStonewallSeconds, &md.md_stonewall_seconds));
     RETURN_IF_ERROR(RefuseOwnKeys(r, *p));
     if (p->kind != wire()) return absl::OkStatus();
     return CheckMdtestPhase(r, op, p);
   }
 
   void WriteToml(const PhasePlan& p, TomlLines* out) const override {
+    const MdtestPlan& md = p.Own<MdtestPlan>();
     WriteKeepAndDelay(p, out);
-    out->String("md_op", MdtestOpName(p.Own<MdtestPlan>().md_op));
-    out->Uint("md_branching", p.Own<MdtestPlan>().md_branching);
-    out->Uint("md_depth", p.Own<MdtestPlan>().md_depth);
-    out->UintAlways("md_items", p.Own<MdtestPlan>().md_items);  // 0 too: mdtest without -n
-    out->Bool("md_unique_dir", p.Own<MdtestPlan>().md_unique_dir);
-    out->Uint("md_write_size", p.Own<MdtestPlan>().md_write_bytes);
-    out->Uint("md_read_size", p.Own<MdtestPlan>().md_read_bytes);
-    out->Bool("md_leaf_only", p.Own<MdtestPlan>().md_leaf_only);
-    out->Uint("md_neighbor_shift", p.Own<MdtestPlan>().md_neighbor_shift);
-    out->Uint("md_stonewall_seconds", p.Own<MdtestPlan>().md_stonewall_seconds);
+    out->String("md_op", MdtestOpName(md.md_op));
+    out->Uint("md_branching", md.md_branching);
+    out->Uint("md_depth", md.md_depth);
+    out->UintAlways("md_items", md.md_items);  // 0 too: mdtest without -n
+    out->Bool("md_unique_dir", md.md_unique_dir);
+    out->Uint("md_write_size", md.md_write_bytes);
+    out->Uint("md_read_size", md.md_read_bytes);
+    out->Bool("md_leaf_only", md.md_leaf_only);
+    out->Uint("md_neighbor_shift", md.md_neighbor_shift);
+    out->Uint("md_stonewall_seconds", md.md_stonewall_seconds);
   }
 
   void FillSpec(const PhasePlan& p, v1::PhaseSpec* s) const override {
-    s->set_md_op(p.Own<MdtestPlan>().md_op);
-    s->set_md_branching(p.Own<MdtestPlan>().md_branching);
-    s->set_md_depth(p.Own<MdtestPlan>().md_depth);
-    s->set_md_items(p.Own<MdtestPlan>().md_items);
-    s->set_md_unique_dir(p.Own<MdtestPlan>().md_unique_dir);
-    s->set_md_write_bytes(p.Own<MdtestPlan>().md_write_bytes);
-    s->set_md_read_bytes(p.Own<MdtestPlan>().md_read_bytes);
-    s->set_md_leaf_only(p.Own<MdtestPlan>().md_leaf_only);
-    s->set_md_neighbor_shift(p.Own<MdtestPlan>().md_neighbor_shift);
-    s->set_md_stonewall_seconds(p.Own<MdtestPlan>().md_stonewall_seconds);
+    const MdtestPlan& md = p.Own<MdtestPlan>();
+    s->set_md_op(md.md_op);
+    s->set_md_branching(md.md_branching);
+    s->set_md_depth(md.md_depth);
+    s->set_md_items(md.md_items);
+    s->set_md_unique_dir(md.md_unique_dir);
+    s->set_md_write_bytes(md.md_write_bytes);
+    s->set_md_read_bytes(md.md_read_bytes);
+    s->set_md_leaf_only(md.md_leaf_only);
+    s->set_md_neighbor_shift(md.md_neighbor_shift);
+    s->set_md_stonewall_seconds(md.md_stonewall_seconds);
   }
 
   // mdtest's own file_remove, dir_remove and tree_remove phases remove what
@@ -142,18 +156,20 @@ class MdtestKind : public PhaseKindDef {
   bool IorReportRow() const override { return false; }
 
   void CapForSmoke(const SmokeOptions& o, SmokeCapper* c, PhasePlan* p) const override {
-    c->Count("md_items", o.max_items, &p->Own<MdtestPlan>().md_items);
-    c->Bytes("md_write_bytes", o.max_bytes, &p->Own<MdtestPlan>().md_write_bytes);
-    c->Bytes("md_read_bytes", o.max_bytes, &p->Own<MdtestPlan>().md_read_bytes);
-    c->Count("md_stonewall_seconds", o.max_stonewall_seconds, &p->Own<MdtestPlan>().md_stonewall_seconds);
+    MdtestPlan& md = p->Own<MdtestPlan>();
+    c->Count("md_items", o.max_items, &md.md_items);
+    c->Bytes("md_write_bytes", o.max_bytes, &md.md_write_bytes);
+    c->Bytes("md_read_bytes", o.max_bytes, &md.md_read_bytes);
+    c->Count("md_stonewall_seconds", o.max_stonewall_seconds, &md.md_stonewall_seconds);
   }
 
   void Estimate(const Plan&, const PhasePlan& p, uint32_t, uint32_t,
                 PhaseEstimate* e) const override {
-    e->ops_per_task = p.Own<MdtestPlan>().md_items;
-    e->bytes_per_task = p.Own<MdtestPlan>().md_items * std::max(p.Own<MdtestPlan>().md_write_bytes, p.Own<MdtestPlan>().md_read_bytes);
-    e->files = p.Own<MdtestPlan>().md_op == v1::MD_FILE_CREATE ? p.Own<MdtestPlan>().md_items * e->tasks : 0;
-    e->note = MdtestOpName(p.Own<MdtestPlan>().md_op);
+    const MdtestPlan& md = p.Own<MdtestPlan>();
+    e->ops_per_task = md.md_items;
+    e->bytes_per_task = md.md_items * std::max(md.md_write_bytes, md.md_read_bytes);
+    e->files = md.md_op == v1::MD_FILE_CREATE ? md.md_items * e->tasks : 0;
+    e->note = MdtestOpName(md.md_op);
   }
 };
 

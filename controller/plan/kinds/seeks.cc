@@ -22,11 +22,13 @@ class SeeksKind : public PhaseKindDef {
   std::vector<std::string> OwnKeys() const override { return {"seeks", "seek_rewrite_pct"}; }
 
   absl::Status ReadKeys(const TableReader& r, const Plan&, PhasePlan* p) const override {
-    RETURN_IF_ERROR(r.Uint("seeks", 1, kMaxSeeksPerTask, &p->Own<SeeksPlan>().seeks));
-    RETURN_IF_ERROR(r.Uint32("seek_rewrite_pct", 0, 100, &p->Own<SeeksPlan>().seek_rewrite_pct));
+    SeeksPlan other_kind;  // another kind's phase: read to check, not kept
+    SeeksPlan& sk = p->kind == wire() ? p->Own<SeeksPlan>() : other_kind;
+    RETURN_IF_ERROR(r.Uint("seeks", 1, kMaxSeeksPerTask, &sk.seeks));
+    RETURN_IF_ERROR(r.Uint32("seek_rewrite_pct", 0, 100, &sk.seek_rewrite_pct));
     RETURN_IF_ERROR(RefuseOwnKeys(r, *p));
     if (p->kind != wire()) return absl::OkStatus();
-    if (p->Own<SeeksPlan>().seeks == 0) {
+    if (sk.seeks == 0) {
       return r.Missing("seeks", "add seeks = 2667 (per task; bonnie++ does 8000 over 3 seekers, "
                                 "tasks_per_agent = 3)");
     }
@@ -38,15 +40,17 @@ class SeeksKind : public PhaseKindDef {
   }
 
   void WriteToml(const PhasePlan& p, TomlLines* out) const override {
+    const SeeksPlan& sk = p.Own<SeeksPlan>();
     WriteKeepAndDelay(p, out);
     WriteIorShape(p, out);  // a seeks phase has no total_size: block_size
-    out->Uint("seeks", p.Own<SeeksPlan>().seeks);
-    out->UintAlways("seek_rewrite_pct", p.Own<SeeksPlan>().seek_rewrite_pct);
+    out->Uint("seeks", sk.seeks);
+    out->UintAlways("seek_rewrite_pct", sk.seek_rewrite_pct);
   }
 
   void FillSpec(const PhasePlan& p, v1::PhaseSpec* s) const override {
-    s->set_seeks_per_task(p.Own<SeeksPlan>().seeks);
-    s->set_seek_rewrite_pct(p.Own<SeeksPlan>().seek_rewrite_pct);
+    const SeeksPlan& sk = p.Own<SeeksPlan>();
+    s->set_seeks_per_task(sk.seeks);
+    s->set_seek_rewrite_pct(sk.seek_rewrite_pct);
   }
 
   // It may lay its file out (agent/workloads/seeks.h).
@@ -75,11 +79,12 @@ class SeeksKind : public PhaseKindDef {
   // Random reads of transfer_bytes, seek_rewrite_pct of them written back.
   void Estimate(const Plan&, const PhasePlan& p, uint32_t, uint32_t,
                 PhaseEstimate* e) const override {
-    e->ops_per_task = p.Own<SeeksPlan>().seeks;
-    e->bytes_per_task = p.Own<SeeksPlan>().seeks * p.transfer_bytes * (100 + p.Own<SeeksPlan>().seek_rewrite_pct) / 100;
+    const SeeksPlan& sk = p.Own<SeeksPlan>();
+    e->ops_per_task = sk.seeks;
+    e->bytes_per_task = sk.seeks * p.transfer_bytes * (100 + sk.seek_rewrite_pct) / 100;
     e->files = 1;
     e->ops_rate_only = true;
-    e->note = absl::StrFormat("%u%% written back; timed at the metadata rate", p.Own<SeeksPlan>().seek_rewrite_pct);
+    e->note = absl::StrFormat("%u%% written back; timed at the metadata rate", sk.seek_rewrite_pct);
   }
 };
 

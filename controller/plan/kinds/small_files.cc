@@ -34,34 +34,48 @@ class SmallFilesKind : public PhaseKindDef {
 
   std::vector<SweptKey> SweptKeys() const override {
     return {
-        {"small_files", [](const PhasePlan& f, PhasePlan* t) { t->Own<SmallFilesPlan>().small_files = f.Own<SmallFilesPlan>().small_files; }},
+        {"small_files",
+         [](const PhasePlan& f, PhasePlan* t) {
+           t->Own<SmallFilesPlan>().small_files = f.Own<SmallFilesPlan>().small_files;
+         }},
         {"small_file_min_size",
-         [](const PhasePlan& f, PhasePlan* t) { t->Own<SmallFilesPlan>().small_file_min_bytes = f.Own<SmallFilesPlan>().small_file_min_bytes; }},
+         [](const PhasePlan& f, PhasePlan* t) {
+           t->Own<SmallFilesPlan>().small_file_min_bytes =
+               f.Own<SmallFilesPlan>().small_file_min_bytes;
+         }},
         {"small_file_max_size",
-         [](const PhasePlan& f, PhasePlan* t) { t->Own<SmallFilesPlan>().small_file_max_bytes = f.Own<SmallFilesPlan>().small_file_max_bytes; }},
+         [](const PhasePlan& f, PhasePlan* t) {
+           t->Own<SmallFilesPlan>().small_file_max_bytes =
+               f.Own<SmallFilesPlan>().small_file_max_bytes;
+         }},
         {"small_files_per_dir",
-         [](const PhasePlan& f, PhasePlan* t) { t->Own<SmallFilesPlan>().small_files_per_dir = f.Own<SmallFilesPlan>().small_files_per_dir; }},
+         [](const PhasePlan& f, PhasePlan* t) {
+           t->Own<SmallFilesPlan>().small_files_per_dir =
+               f.Own<SmallFilesPlan>().small_files_per_dir;
+         }},
     };
   }
 
   absl::Status ReadKeys(const TableReader& r, const Plan&, PhasePlan* p) const override {
-    RETURN_IF_ERROR(r.Uint("small_files", 1, kMaxSmallFiles, &p->Own<SmallFilesPlan>().small_files));
-    RETURN_IF_ERROR(r.Size("small_file_min_size", &p->Own<SmallFilesPlan>().small_file_min_bytes));
-    RETURN_IF_ERROR(r.Size("small_file_max_size", &p->Own<SmallFilesPlan>().small_file_max_bytes));
+    SmallFilesPlan other_kind;  // another kind's phase: read to check, not kept
+    SmallFilesPlan& sf = p->kind == wire() ? p->Own<SmallFilesPlan>() : other_kind;
+    RETURN_IF_ERROR(r.Uint("small_files", 1, kMaxSmallFiles, &sf.small_files));
+    RETURN_IF_ERROR(r.Size("small_file_min_size", &sf.small_file_min_bytes));
+    RETURN_IF_ERROR(r.Size("small_file_max_size", &sf.small_file_max_bytes));
     RETURN_IF_ERROR(
-        r.Uint32("small_files_per_dir", 1, kMaxSmallFilesPerDir, &p->Own<SmallFilesPlan>().small_files_per_dir));
+        r.Uint32("small_files_per_dir", 1, kMaxSmallFilesPerDir, &sf.small_files_per_dir));
     RETURN_IF_ERROR(RefuseOwnKeys(r, *p));
     if (p->kind != wire()) return absl::OkStatus();
-    if (p->Own<SmallFilesPlan>().small_files == 0) {
+    if (sf.small_files == 0) {
       return r.Missing("small_files", "add small_files = 1000 (files per task)");
     }
-    if (p->Own<SmallFilesPlan>().small_file_min_bytes > p->Own<SmallFilesPlan>().small_file_max_bytes) {
+    if (sf.small_file_min_bytes > sf.small_file_max_bytes) {
       return r.Error(*r.Get("small_file_min_size"), "small_file_min_size",
                      absl::StrFormat("%s is larger than small_file_max_size %s",
-                                     HumanBytes(p->Own<SmallFilesPlan>().small_file_min_bytes),
-                                     HumanBytes(p->Own<SmallFilesPlan>().small_file_max_bytes)));
+                                     HumanBytes(sf.small_file_min_bytes),
+                                     HumanBytes(sf.small_file_max_bytes)));
     }
-    if (p->Own<SmallFilesPlan>().small_file_max_bytes > kMaxSmallFileBytes) {
+    if (sf.small_file_max_bytes > kMaxSmallFileBytes) {
       return r.Error(*r.Get("small_file_max_size"), "small_file_max_size",
                      absl::StrFormat("small files are at most %s each",
                                      HumanBytes(kMaxSmallFileBytes)));
@@ -70,18 +84,20 @@ class SmallFilesKind : public PhaseKindDef {
   }
 
   void WriteToml(const PhasePlan& p, TomlLines* out) const override {
+    const SmallFilesPlan& sf = p.Own<SmallFilesPlan>();
     WriteKeepAndDelay(p, out);
-    out->Uint("small_files", p.Own<SmallFilesPlan>().small_files);
-    out->Uint("small_file_min_size", p.Own<SmallFilesPlan>().small_file_min_bytes);
-    out->Uint("small_file_max_size", p.Own<SmallFilesPlan>().small_file_max_bytes);
-    out->Uint("small_files_per_dir", p.Own<SmallFilesPlan>().small_files_per_dir);
+    out->Uint("small_files", sf.small_files);
+    out->Uint("small_file_min_size", sf.small_file_min_bytes);
+    out->Uint("small_file_max_size", sf.small_file_max_bytes);
+    out->Uint("small_files_per_dir", sf.small_files_per_dir);
   }
 
   void FillSpec(const PhasePlan& p, v1::PhaseSpec* s) const override {
-    s->set_small_files(p.Own<SmallFilesPlan>().small_files);
-    s->set_small_file_min_bytes(p.Own<SmallFilesPlan>().small_file_min_bytes);
-    s->set_small_file_max_bytes(p.Own<SmallFilesPlan>().small_file_max_bytes);
-    s->set_small_files_per_dir(p.Own<SmallFilesPlan>().small_files_per_dir);
+    const SmallFilesPlan& sf = p.Own<SmallFilesPlan>();
+    s->set_small_files(sf.small_files);
+    s->set_small_file_min_bytes(sf.small_file_min_bytes);
+    s->set_small_file_max_bytes(sf.small_file_max_bytes);
+    s->set_small_files_per_dir(sf.small_files_per_dir);
   }
 
   bool LeavesFiles(const PhasePlan&) const override { return true; }
@@ -92,19 +108,21 @@ class SmallFilesKind : public PhaseKindDef {
   }
 
   void CapForSmoke(const SmokeOptions& o, SmokeCapper* c, PhasePlan* p) const override {
-    c->Count("small_files", o.max_items, &p->Own<SmallFilesPlan>().small_files);
+    SmallFilesPlan& sf = p->Own<SmallFilesPlan>();
+    c->Count("small_files", o.max_items, &sf.small_files);
     c->Bytes("small_file_max_size", std::min<uint64_t>(o.max_bytes, 1 << 20),
-             &p->Own<SmallFilesPlan>().small_file_max_bytes);
-    p->Own<SmallFilesPlan>().small_file_min_bytes = std::min(p->Own<SmallFilesPlan>().small_file_min_bytes, p->Own<SmallFilesPlan>().small_file_max_bytes);
+             &sf.small_file_max_bytes);
+    sf.small_file_min_bytes = std::min(sf.small_file_min_bytes, sf.small_file_max_bytes);
   }
 
   void Estimate(const Plan&, const PhasePlan& p, uint32_t, uint32_t,
                 PhaseEstimate* e) const override {
+    const SmallFilesPlan& sf = p.Own<SmallFilesPlan>();
     e->bytes_per_task = static_cast<uint64_t>(
-        static_cast<double>(p.Own<SmallFilesPlan>().small_files) *
-        LogUniformMean(p.Own<SmallFilesPlan>().small_file_min_bytes, p.Own<SmallFilesPlan>().small_file_max_bytes));
-    e->ops_per_task = p.Own<SmallFilesPlan>().small_files;
-    e->files = p.Own<SmallFilesPlan>().small_files * e->tasks;
+        static_cast<double>(sf.small_files) *
+        LogUniformMean(sf.small_file_min_bytes, sf.small_file_max_bytes));
+    e->ops_per_task = sf.small_files;
+    e->files = sf.small_files * e->tasks;
     e->note = "written, then read back";
   }
 };
