@@ -15,7 +15,7 @@ namespace {
 
 constexpr uint64_t kUint32Max = std::numeric_limits<uint32_t>::max();
 
-constexpr std::array<FlagSpec, 30> kAgentFlags = {{
+constexpr std::array<FlagSpec, 32> kAgentFlags = {{
     {.name = "config", .value_name = "FILE",
      .help = "agent configuration file (TOML, see deploy/agent.toml.example); it sets what the "
              "flags set plus limits (max_tasks, max_bytes_per_phase); flags given explicitly "
@@ -107,6 +107,13 @@ constexpr std::array<FlagSpec, 30> kAgentFlags = {{
     {.name = "test_lustre_any_fs", .kind = FlagKind::kBool,
      .help = "TESTS ONLY: let lfs setstripe/getstripe run on directories that are not on "
              "Lustre (with fake lfs/lctl programs)"},
+    {.name = "version", .kind = FlagKind::kBool,
+     .help = "print the release, the wire protocol version and the build's commit, then exit"},
+    {.name = "start_spin", .kind = FlagKind::kString, .value_name = "auto|never",
+     .default_value = "auto",
+     .help = "how tasks wait for a phase's start instant where the host's tasks fit its cores: "
+             "auto spins the last 500 us (at SCHED_FIFO where permitted), never sleeps to the "
+             "instant with a 1 ns timer slack (for hosts whose cores other work needs)"},
     {.name = "help-man", .kind = FlagKind::kBool,
      .help = "print the man page lockstep-agent.8 (roff)", .hidden = true},
 }};
@@ -203,6 +210,14 @@ absl::StatusOr<AgentConfig> AgentConfigFromFlags(const ParsedFlags& f) {
   }
   if (f.Has("allow_command")) o.allow_commands = f.GetList("allow_command");
   if (f.Has("command_user")) o.command_user = f.GetString("command_user");
+  if (f.Has("start_spin")) {
+    const std::string& spin = f.GetString("start_spin");
+    if (spin != "auto" && spin != "never") {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--start_spin \"%s\": give auto or never", spin));
+    }
+    o.runner.spin_start = spin == "auto";
+  }
   o.runner.test_delay_per_transfer =
       absl::Microseconds(static_cast<int64_t>(f.GetUint("test_delay_per_transfer_us")));
   if (f.Has("test_delay_calls")) o.test_delay_calls = f.GetList("test_delay_calls");

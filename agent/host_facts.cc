@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/build_info.h"
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/wire_version.h"
@@ -73,6 +74,7 @@ v1::HostFacts GatherHostFacts(v1::Role role, const std::vector<std::string>& roo
   f.set_agent_version(LOCKSTEP_VERSION);
   f.set_wire_version(kWireMajor);
   f.set_wire_minor(kWireMinor);
+  (*f.mutable_extra())["build_commit"] = std::string(BuildCommit());
   struct utsname u;
   if (::uname(&u) == 0) {
     f.set_kernel(u.release);

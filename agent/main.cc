@@ -21,6 +21,7 @@
 #include "agent/agent_service.h"
 #include "agent/port_holder.h"
 #include "common/announce.h"
+#include "common/build_info.h"
 #include "common/files.h"
 #include "common/flags.h"
 #include "common/log.h"
@@ -47,6 +48,10 @@ std::optional<int> ParseCommandLine(int argc, char** argv, AgentConfig* config) 
   }
   if (flags->help()) {
     std::fputs(FormatCommandHelp(spec).c_str(), stdout);
+    return 0;
+  }
+  if (flags->GetBool("version")) {
+    std::printf("%s\n", VersionLine("lockstep-agent").c_str());
     return 0;
   }
   if (flags->GetBool("help-man")) {

@@ -146,7 +146,9 @@ struct PhaseRunner::Impl final : public PhaseTasks {
   // The start when the tasks outnumber the cores (no spin); null otherwise.
   // Set by Start before start_given, read by the tasks after it.
   std::unique_ptr<StartGate> gate;
-  // The start when they fit (a spin); null otherwise. Set like gate.
+  // The start when they fit (a spin); null otherwise. Set like gate. Both
+  // null: the tasks fit the cores and --start_spin is never: each task
+  // sleeps to the instant.
   std::unique_ptr<SpinStart> spin;
   int64_t spin_at_unix_ns = 0;  // start_at_unix_ns, for the spinning tasks (set with spin)
   // What the agent saw of its host and decided at Start, for the result.
@@ -284,6 +286,7 @@ bool PhaseRunner::Impl::WaitForStart(uint32_t index) {
   if (abort.load()) return false;
   if (spin) return spin->Wait(index, at_unix_ns, &abort);
   // More tasks than cores: no spin; the gate raised the task and bounds it.
+  // Or --start_spin never: a sleep with a 1 ns timer slack.
   ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   return WaitUntilRealtime(at_unix_ns, 0, &abort);
 }
@@ -368,7 +371,10 @@ v1::PhaseEvent PhaseRunner::Impl::ResultEvent(const ThroughputSeries& series) {
       r->set_error(abort_reason);
     }
   }
-  const std::string how = gate ? gate->note() : spin ? spin->note() : "";
+  const std::string how =
+      gate   ? gate->note()
+      : spin ? spin->note()
+             : absl::StrFormat("%u tasks slept to the instant (1 ns timer slack)", tasks.size());
   r->set_start_note(start_host_note.empty() ? how : absl::StrCat(how, "; ", start_host_note));
   r->set_series_interval_ms(kSeriesIntervalMs);
   for (uint64_t v : series.values()) r->add_series_bytes(v);
@@ -444,15 +450,20 @@ void PhaseRunner::Impl::ChooseStart(int64_t at_unix_ns, int64_t spin_duration_ns
   // the online cores; the agent also knows its affinity, its cgroup's CPU
   // quota and the load, and spins only where the host's tasks fit the cores
   // it can use. Spinners beyond those would take the cores from each other.
+  // --start_spin never: where they fit, the tasks sleep to the instant.
   const StartHost host = ReadStartHost();
   const uint32_t host_tasks = std::max<uint32_t>(host_agents, 1) * tasks.size();
-  const bool fits = spin_duration_ns > 0 && host_tasks <= host.usable_cores();
+  const bool cores_fit = host_tasks <= host.usable_cores();
+  const bool fits = options.spin_start && spin_duration_ns > 0 && cores_fit;
+  const bool sleep = !options.spin_start && cores_fit;
   start_host_note = absl::StrFormat(
       "host: %u tasks on %u usable cores (%u online, %u allowed, quota %s), load %.2f: %s",
       host_tasks, host.usable_cores(), host.online_cores, host.allowed_cores,
       host.quota_cores > 0 ? absl::StrFormat("%.2f", host.quota_cores) : "none", host.load1,
-      fits ? "spin" : spin_duration_ns > 0 ? "no spin (the controller asked for one): gate"
-                                           : "gate");
+      fits    ? "spin"
+      : sleep ? "sleep to the instant (--start_spin never)"
+      : spin_duration_ns > 0 ? "no spin (the controller asked for one): gate"
+                             : "gate");
   // The task threads are parked (they wait for start_given under mu).
   std::vector<pthread_t> threads;
   for (auto& t : tasks) threads.push_back(t->thread.native_handle());
@@ -463,6 +474,7 @@ void PhaseRunner::Impl::ChooseStart(int64_t at_unix_ns, int64_t spin_duration_ns
     spin_at_unix_ns = at_unix_ns;
     return;
   }
+  if (sleep) return;  // WaitForStart sleeps each task to the instant
   gate = std::make_unique<StartGate>(tasks.size(), host.usable_cores(), host_agents);
   gate->Begin(at_unix_ns, threads, options.allow_realtime);
 }

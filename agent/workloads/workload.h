@@ -52,6 +52,10 @@ struct WorkloadOptions {
   // Test only: false keeps a start gate (agent/start_gate.h) from using
   // SCHED_FIFO, as for an agent without the privilege.
   bool allow_realtime = true;
+  // lockstep-agent --start_spin: false never spins before the instant (the
+  // tasks sleep to it with a 1 ns timer slack), as where a host's cores are
+  // shared with work the agent cannot see.
+  bool spin_start = true;
   // COMMAND phases (agent/workloads/command.h): the agent config's
   // allow_commands (absolute paths; the only programs a phase may run) and
   // command_user (the account they run as; "" = the default, see

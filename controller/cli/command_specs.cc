@@ -682,7 +682,8 @@ constexpr ProgramSpec kProgram = {
         "IOR-compatible results with start skew, latency percentiles and server telemetry, "
         "and keeps every run in a history database to compare and gate.\n\n"
         "`lockstep help COMMAND` or `lockstep COMMAND --help` shows a command's flags with "
-        "their defaults.",
+        "their defaults. `lockstep --version` prints the release, the wire protocol version "
+        "and the commit the binary was built from.",
     .commands = kCommands,
     .sections = kSections,
 };

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/build_info.h"
 #include "common/files.h"
 #include "common/flags.h"
 #include "common/log.h"
@@ -179,6 +180,10 @@ int Main(int argc, char** argv) {
   const std::string cmd = argv[1];
   const std::vector<std::string> rest(argv + 2, argv + argc);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") return HelpCommand(rest);
+  if (cmd == "--version") {
+    std::printf("%s\n", VersionLine("lockstep").c_str());
+    return kExitOk;
+  }
   const CommandSpec* spec = FindLockstepCommand(cmd);
   if (spec == nullptr) {
     std::fprintf(stderr, "lockstep: %s\n", UnknownCommand(cmd).c_str());

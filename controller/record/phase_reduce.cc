@@ -114,6 +114,21 @@ const v1::AgentPhaseRecord* SlowestStartClient(const v1::PhaseRecord& pr) {
   return slowest;
 }
 
+int64_t LatestReleaseLateNs(const v1::PhaseRecord& pr,
+                            const std::map<std::string, int64_t>& clock_uncertainty_ns) {
+  int64_t latest = 0;
+  for (const v1::AgentPhaseRecord& a : pr.agents()) {
+    if (a.role() != v1::CLIENT || a.start_margin_ns() <= 0) continue;
+    const auto u = clock_uncertainty_ns.find(a.address());
+    const int64_t uncertainty_ns = u == clock_uncertainty_ns.end() ? 0 : u->second;
+    for (const v1::TaskResult& t : a.tasks()) {
+      if (t.release_unix_ns() == 0) continue;
+      latest = std::max(latest, t.release_unix_ns() - pr.start_at_unix_ns() - uncertainty_ns);
+    }
+  }
+  return latest;
+}
+
 std::string MissedStartNote(const v1::PhaseRecord& pr) {
   const v1::AgentPhaseRecord* latest = SlowestStartClient(pr);
   if (latest == nullptr || latest->start_margin_ns() >= 0) return "";

@@ -4,6 +4,8 @@
 #ifndef LOCKSTEP_CONTROLLER_RECORD_PHASE_REDUCE_H_
 #define LOCKSTEP_CONTROLLER_RECORD_PHASE_REDUCE_H_
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include "lockstep/v1/agent.pb.h"
@@ -56,6 +58,15 @@ uint64_t SeeksRewritten(const v1::PhaseRecord& pr);
 // start_margin_ns among the clients that recorded one (non-zero; negative =
 // after the instant). Null when none did.
 const v1::AgentPhaseRecord* SlowestStartClient(const v1::PhaseRecord& pr);
+
+// How late the latest task left its wait for the instant (release_unix_ns −
+// start_at_unix_ns, the controller's clock) beyond its agent's clock
+// uncertainty (`clock_uncertainty_ns` by address; absent: 0), among the
+// clients that had their Start in time (start_margin_ns > 0): a lateness the
+// delivery does not explain. Zero or negative when every such task was on
+// time; zero when none recorded a release.
+int64_t LatestReleaseLateNs(const v1::PhaseRecord& pr,
+                            const std::map<std::string, int64_t>& clock_uncertainty_ns);
 
 // "" when every client had its Start before the phase's instant; else a
 // warning naming the phase, the client that had it latest, by how much, the

@@ -42,6 +42,11 @@ LeadPlan BarrierLead::Plan(absl::Duration max_rtt, absl::Duration prepare_round,
                                  known ? "Prepare round" : "0.2 ms per client", Ms(first),
                                  Ms(max_rtt));
   }
+  if (settle_ > absl::ZeroDuration()) {
+    plan.needed += settle_;
+    absl::StrAppend(&plan.basis, absl::StrFormat(" + settle %s (tasks left their wait %s late)",
+                                                 Ms(settle_), Ms(settle_from_)));
+  }
   plan.needed = std::max(plan.needed, kMinLead);
   plan.capped = plan.needed > kMaxLead;
   plan.lead = std::min(plan.needed, kMaxLead);
@@ -63,6 +68,12 @@ void BarrierLead::Observe(absl::Duration lead, absl::Duration min_margin, size_t
   if (++observed_ == 2) deliveries_.clear();  // the first phase's, cold
   deliveries_.push_back({std::max(lead - min_margin, absl::ZeroDuration()), clients});
   while (deliveries_.size() > kWindow) deliveries_.pop_front();
+}
+
+void BarrierLead::ObserveRelease(absl::Duration latest_release_late) {
+  if (latest_release_late <= kReleaseTolerance) return;
+  settle_ = std::min(settle_ + 2 * latest_release_late, kMaxSettle);
+  settle_from_ = latest_release_late;
 }
 
 absl::Duration BarrierLead::FirstTransferAfter() const {

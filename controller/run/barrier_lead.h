@@ -21,6 +21,19 @@
 // later ones, whose leads it must not pad (tests/bench/README.md, section
 // 15).
 //
+// Having its Start before the instant is not enough: where the agents and
+// the controller share a host's cores, the Starts' handling (the agents'
+// gRPC threads, their acknowledgements, the controller's) still takes those
+// cores for a while after the last delivery, and a task whose wait ends then
+// waits for a core — on 16 cores with a task each, 1.5–2 ms late at a 3 ms
+// lead, on time at 20 ms (tests/bench/README.md, section 20). So the lead
+// also learns from the outcome: a phase in which a task whose agent had its
+// Start in time still left its wait later than kReleaseTolerance past the
+// instant (beyond its clock's uncertainty) adds twice that lateness to a
+// settle time that every later lead of the run includes (at most
+// kMaxSettle). It only grows: a lead that once was too short stays long
+// enough.
+//
 // The lead is never cut below that estimate to fit a round number: up to
 // kMaxLead it is used as planned, and LeadPlan says so (`long`) when it is
 // above kLongLead; a lead that would need more than kMaxLead is capped there
@@ -84,6 +97,12 @@ class BarrierLead {
   // smallest margin by which a client had its Start before the instant, and
   // how many clients had a Start.
   void Observe(absl::Duration lead, absl::Duration min_margin, size_t clients = 0);
+  // After the same phase: how late the latest task released whose agent had
+  // its Start in time (release − instant − the clock's uncertainty; zero or
+  // negative: on time).
+  void ObserveRelease(absl::Duration latest_release_late);
+  static constexpr absl::Duration kReleaseTolerance = absl::Microseconds(50);
+  static constexpr absl::Duration kMaxSettle = absl::Milliseconds(100);
 
   // Where tasks spin, each issues its first transfer this long after the
   // instant (StartRequest.first_transfer_after_ns): kOpenSafety × the longest
@@ -105,6 +124,8 @@ class BarrierLead {
   std::deque<Delivery> deliveries_;  // newest last, at most kWindow
   std::deque<absl::Duration> opens_;  // longest open per phase, newest last
   size_t observed_ = 0;
+  absl::Duration settle_;  // added to every lead; see the file comment
+  absl::Duration settle_from_;  // the lateness that last grew it
 };
 
 // What the delivery check (PhaseAttempt) saw `before_instant` ahead of a

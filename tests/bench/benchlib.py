@@ -71,10 +71,13 @@ class Listener:
 
 
 def start_agent(bins, root, log_dir, extra=(), preexec=None):
+    """An insecure loopback agent; LOCKSTEP_BENCH_AGENT_FLAGS (split on spaces) adds flags
+    to every agent a bench starts, e.g. "--start_spin never" for an A/B of the start."""
     os.makedirs(root, exist_ok=True)
     n = len([f for f in os.listdir(log_dir) if f.startswith("agent-")])
+    more = os.environ.get("LOCKSTEP_BENCH_AGENT_FLAGS", "").split()
     return Listener([bins.agent, "--listen", "127.0.0.1:0", "--root", root, "--insecure",
-                     *extra], os.path.join(log_dir, f"agent-{n}.log"), preexec=preexec)
+                     *extra, *more], os.path.join(log_dir, f"agent-{n}.log"), preexec=preexec)
 
 
 def start_relay(bins, target, log_dir, delay_ms, jitter_ms):

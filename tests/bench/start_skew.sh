@@ -146,6 +146,23 @@ for key in a.cases.split(","):
              "offset_us": [int(ag.get("clock", {}).get("offset_ns", 0)) / 1e3 for ag in rec["agents"]]}
         # Barrier round: Prepare sent -> last first I/O; and its parts.
         rounds, prep, lead, late = [], [], [], []
+        # Where a late start goes: the tasks' wake-up (release - start_at, the
+        # latest task) or their open (first I/O - release, the longest); run.json
+        # has the tasks' instants in the controller's clock already.
+        release_late, opening = [], []
+        for p in ph:
+            at = int(p.get("start_at_unix_ns", 0))
+            rel, op = [], []
+            for ag in p.get("agents", []):
+                for t in ag.get("tasks", []):
+                    r_ns, f_ns = int(t.get("release_unix_ns", 0)), int(t.get("first_io_unix_ns", 0))
+                    if r_ns and f_ns:
+                        rel.append((r_ns - at) / 1e3)
+                        op.append((f_ns - r_ns) / 1e3)
+            if rel:
+                release_late.append(max(rel))
+                opening.append(max(op))
+        r.update(release_late_us=release_late, open_us=opening)
         for p in ph:
             fio_ns = benchlib.first_io_unix_ns(p)
             if not fio_ns or "prepare_sent_unix_ns" not in p:
@@ -178,12 +195,14 @@ for key in a.cases.split(","):
 print()
 print("| case | phases | start skew, run.json (median, min..max) us | start skew, bpftrace pwrite64 us "
       "| Prepare sent -> all started us | of which Prepare round | lead (start_at - prepared) "
-      "| last start - start_at | clock delay (RTT) us |")
-print("|---|---|---|---|---|---|---|---|---|")
+      "| last start - start_at | latest release - start_at | longest release -> first I/O "
+      "| clock delay (RTT) us |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 for r in results:
     print(f"| {r['case']} | {r['phases']} | {stats(r['skew_us'])} | {stats(r.get('bpf_skew_us', []))} "
           f"| {stats(r['round_us'])} | {stats(r['prepare_us'])} | {stats(r['lead_us'])} "
-          f"| {stats(r['late_us'])} | {stats(r['delay_us'])} |")
+          f"| {stats(r['late_us'])} | {stats(r['release_late_us'])} | {stats(r['open_us'])} "
+          f"| {stats(r['delay_us'])} |")
 if a.json:
     with open(a.json, "w") as f:
         json.dump(results, f, indent=1)

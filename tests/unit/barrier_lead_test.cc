@@ -1,8 +1,11 @@
 // LateStartWarning (controller/run/barrier_lead.h): what the delivery check
-// says before an instant that some clients will miss. BarrierLead's planning
-// is tested in scale_parts_test.cc.
+// says before an instant that some clients will miss; the lead's settle time
+// learned from late releases (ObserveRelease, LatestReleaseLateNs). The rest
+// of BarrierLead's planning is tested in scale_parts_test.cc.
+#include <map>
 #include <string>
 
+#include "controller/record/phase_reduce.h"
 #include "controller/run/barrier_lead.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -61,6 +64,64 @@ TEST(LateStartWarning, WithNoAcknowledgementTheRateIsSaidToBeUnknown) {
   EXPECT_THAT(w, HasSubstr("instant (127.0.0.1:1, 127.0.0.1:2; lead 50.0 ms: observed)"));
   EXPECT_THAT(w, HasSubstr("none has acknowledged yet, so the delivery rate is not known"));
   EXPECT_THAT(w, Not(HasSubstr("would be needed")));
+}
+
+// 16 agents x 1 task on 16 cores (issue 43): every Start in time, the tasks
+// released 1.6 ms late at a 3 ms lead, on time at 20 ms.
+TEST(BarrierLeadSettle, AReleaseLateDespiteAStartInTimeLengthensEveryLaterLead) {
+  BarrierLead lead;
+  lead.Observe(absl::Milliseconds(20), absl::Milliseconds(19));
+  lead.Observe(absl::Milliseconds(3), absl::Milliseconds(2));  // delivery 1 ms
+  const absl::Duration before = lead.Next(absl::ZeroDuration(), absl::ZeroDuration(), 16);
+  EXPECT_EQ(before, absl::Microseconds(3500));
+  lead.ObserveRelease(absl::Microseconds(1600));
+  const LeadPlan plan = lead.Plan(absl::ZeroDuration(), absl::ZeroDuration(), 16);
+  EXPECT_EQ(plan.lead, before + absl::Microseconds(3200));
+  EXPECT_THAT(plan.basis, HasSubstr("settle 3.2 ms (tasks left their wait 1.6 ms late)"));
+  // On time afterwards: it stays (a lead that was once too short stays long enough).
+  lead.ObserveRelease(absl::Microseconds(-3));
+  lead.ObserveRelease(absl::ZeroDuration());
+  EXPECT_EQ(lead.Next(absl::ZeroDuration(), absl::ZeroDuration(), 16), plan.lead);
+}
+
+TEST(BarrierLeadSettle, WithinTheToleranceNothingChangesAndTheSettleIsBounded) {
+  BarrierLead lead;
+  const absl::Duration before = lead.Next(absl::ZeroDuration(), absl::Milliseconds(1), 2);
+  lead.ObserveRelease(BarrierLead::kReleaseTolerance);
+  EXPECT_EQ(lead.Next(absl::ZeroDuration(), absl::Milliseconds(1), 2), before);
+  for (int i = 0; i < 100; ++i) lead.ObserveRelease(absl::Milliseconds(40));
+  EXPECT_EQ(lead.Next(absl::ZeroDuration(), absl::Milliseconds(1), 2),
+            before + BarrierLead::kMaxSettle);
+}
+
+v1::PhaseRecord TwoClients() {
+  v1::PhaseRecord pr;
+  pr.set_start_at_unix_ns(1'000'000'000);
+  for (const char* address : {"a:1", "b:1"}) {
+    v1::AgentPhaseRecord* a = pr.add_agents();
+    a->set_address(address);
+    a->set_role(v1::CLIENT);
+    a->set_start_margin_ns(500'000);  // had its Start 0.5 ms early
+    a->add_tasks()->set_release_unix_ns(1'000'000'100);
+  }
+  return pr;
+}
+
+TEST(LatestReleaseLate, TheLatestTaskBeyondItsClocksUncertainty) {
+  v1::PhaseRecord pr = TwoClients();
+  pr.mutable_agents(1)->add_tasks()->set_release_unix_ns(1'001'600'000);  // 1.6 ms late
+  EXPECT_EQ(LatestReleaseLateNs(pr, {}), 1'600'000);
+  EXPECT_EQ(LatestReleaseLateNs(pr, {{"b:1", 100'000}}), 1'500'000);
+}
+
+TEST(LatestReleaseLate, AClientThatHadItsStartLateIsTheDeliverysNotTheSettles) {
+  v1::PhaseRecord pr = TwoClients();
+  pr.mutable_agents(1)->set_start_margin_ns(-2'000'000);
+  pr.mutable_agents(1)->mutable_tasks(0)->set_release_unix_ns(1'002'000'000);
+  EXPECT_EQ(LatestReleaseLateNs(pr, {}), 100);
+  // Tasks that never started (release 0) count for nothing.
+  pr.mutable_agents(0)->mutable_tasks(0)->set_release_unix_ns(0);
+  EXPECT_EQ(LatestReleaseLateNs(pr, {}), 0);
 }
 
 }  // namespace
