@@ -63,8 +63,8 @@ const v1::AgentPhaseRecord* SlowestStartClient(const v1::PhaseRecord& pr);
 // start_at_unix_ns, the controller's clock) beyond its agent's clock
 // uncertainty (`clock_uncertainty_ns` by address; absent: 0), among the
 // clients that had their Start in time (start_margin_ns > 0): a lateness the
-// delivery does not explain. Zero or negative when every such task was on
-// time; zero when none recorded a release.
+// delivery does not explain. Zero when every such task released at or
+// before the instant, or when none recorded a release.
 int64_t LatestReleaseLateNs(const v1::PhaseRecord& pr,
                             const std::map<std::string, int64_t>& clock_uncertainty_ns);
 
