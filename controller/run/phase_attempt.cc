@@ -534,7 +534,9 @@ void PhaseAttempt::ObserveMargins(const RunError& failure) {
     run_.lead.Observe(absl::Nanoseconds(record_->lead_ns()), absl::Nanoseconds(min_margin_ns),
                       clients_.size());
     std::map<std::string, int64_t> uncertainty_ns;
-    for (AgentClient* c : clients_) uncertainty_ns[c->address()] = run_.roster.clock(c).delay_ns / 2;
+    for (AgentClient* c : clients_) {
+      uncertainty_ns[c->address()] = run_.roster.clock(c).delay_ns / 2;
+    }
     run_.lead.ObserveRelease(absl::Nanoseconds(LatestReleaseLateNs(*record_, uncertainty_ns)));
     // Transfer kinds only: other kinds' open timers span the whole task.
     if (KindOf(base_.kind()).IorTransfer()) {
