@@ -119,7 +119,9 @@ TEST(PlanBounds, CommandArgvHasItsOwnLargerBound) {
   auto plan = ParsePlan(std::string("[[phase]]\nname = \"c\"\nkind = \"command\"\ndir = \"/s\"\n"
                                     "argv = [\"/bin/true\", \"") + ok_arg + "\"]\n",
                         "p.toml");
-  if (!plan.ok()) EXPECT_THAT(plan.status().message(), ::testing::Not(HasSubstr("4 KiB")));
+  if (!plan.ok()) {
+    EXPECT_THAT(plan.status().message(), ::testing::Not(HasSubstr("4 KiB")));
+  }
 }
 
 TEST(PlanBounds, MorePhasesThanTheLimitAreRefusedBeforeTheyAreRead) {
