@@ -50,7 +50,7 @@ TEST(PlanSizeOverflow, FourThousandTasksOf8PiBBlocksAndMaxSegmentsIsRefusedByKey
   const std::string why = Refusal(std::string(kPhase) +
                                   "tasks_per_agent = 4096\ntransfer_size = \"1g\"\n"
                                   "block_size = \"8p\"\nsegments = 4294967295\n");
-  EXPECT_THAT(why, HasSubstr("p.toml:9:"));  // the segments line
+  EXPECT_THAT(why, HasSubstr("p.toml:8:"));  // the segments line
   EXPECT_THAT(why, HasSubstr("key 'segments'"));
   EXPECT_THAT(why, HasSubstr("block_size 8 PiB"));
   EXPECT_THAT(why, HasSubstr("segments 4294967295"));
@@ -197,7 +197,7 @@ TEST(PathishKeys, DotDotFileNameNamesTheValue) {
 
 TEST(PathishKeys, DatasetFilePrefixDotDotIsRefused) {
   const std::string why =
-      Refusal("[[phase]]\nname = \"g\"\nkind = \"datagen\"\ndir = \"/s\"\nnum_files = 2\n"
+      Refusal("[[phase]]\nname = \"g\"\nkind = \"datagen\"\ndir = \"/s\"\nformat = \"npz\"\nnum_files = 2\n"
               "record_size = \"4k\"\nfile_prefix = \"..\"\n");
   EXPECT_THAT(why, HasSubstr("key 'file_prefix'"));
   EXPECT_THAT(why, HasSubstr("\"..\" names a directory"));
