@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "common/sizes.h"
 
 namespace lockstep {
 namespace {
@@ -31,23 +32,51 @@ absl::Status ErrnoError(std::string_view what, const std::string& path, int err)
 
 }  // namespace
 
+namespace {
+
+// Reads `fd` to its end into *out, stopping once *out holds more than
+// `max_bytes` (the caller refuses that); an errno on failure, else 0.
+int ReadAll(int fd, uint64_t max_bytes, std::string* out) {
+  char buf[65536];
+  while (out->size() <= max_bytes) {
+    const uint64_t room = max_bytes + 1 - out->size();
+    const size_t want = room < sizeof(buf) ? static_cast<size_t>(room) : sizeof(buf);
+    ssize_t n = ::read(fd, buf, want);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (n == 0) break;
+    out->append(buf, static_cast<size_t>(n));
+  }
+  return 0;
+}
+
+}  // namespace
+
 absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoError("cannot open", path, errno);
   std::string out;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      return ErrnoError("cannot read", path, err);
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
+  const int err = ReadAll(fd, UINT64_MAX - 1, &out);
   ::close(fd);
+  if (err != 0) return ErrnoError("cannot read", path, err);
+  return out;
+}
+
+absl::StatusOr<std::string> ReadFileAtMost(const std::string& path, uint64_t max_bytes,
+                                           std::string_view what) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("cannot open", path, errno);
+  std::string out;
+  const int err = ReadAll(fd, max_bytes, &out);
+  ::close(fd);
+  if (err != 0) return ErrnoError("cannot read", path, err);
+  if (out.size() > max_bytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: more than %s, the most %s may be (no plan needs more); is it the right file?",
+        path, HumanBytes(max_bytes), std::string(what)));
+  }
   return out;
 }
 

@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,14 @@
 namespace lockstep {
 
 absl::StatusOr<std::string> ReadFileToString(const std::string& path);
+
+// The contents of `path` when it holds at most `max_bytes`; a longer file,
+// or one without end (/dev/zero, a FIFO that keeps writing), is refused
+// with InvalidArgument "PATH: more than SIZE, the most WHAT may be; ..."
+// after reading max_bytes + 1, never more. `what` names the input ("a plan
+// file"). Every file taken from a user for a plan goes through this.
+absl::StatusOr<std::string> ReadFileAtMost(const std::string& path, uint64_t max_bytes,
+                                           std::string_view what);
 
 // Writes `content` to `path` so that a reader sees the old file or the whole
 // new one, never a part: write to "<path>.tmp.<pid>", fsync, rename, fsync

@@ -22,6 +22,14 @@ inline constexpr uint64_t kTransferAlignBytes = 8;
 // O_DIRECT needs transfers (and the buffers) aligned to 4 KiB.
 inline constexpr uint64_t kDirectIoAlignBytes = 4096;
 
+// The transfer buffers of one phase on one agent (tasks × transfer size,
+// twice with verification): a plan asking for more is refused before any
+// buffer is allocated (4,096 tasks × 1 GiB once grew an agent to 20 GB
+// before it was killed). The agent also refuses more than its memory.
+inline constexpr uint64_t kMaxAgentBufferBytes = uint64_t{64} << 30;
+// Sizes (block × segments × tasks × agents, a file's size) are checked in
+// 64 bits and refused beyond kMaxFileOffsetBytes (common/checked_math.h).
+
 // The largest file of a small_files phase; each task holds a buffer of it.
 inline constexpr uint64_t kMaxSmallFileBytes = uint64_t{64} << 20;
 

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_format.h"
 #include "agent/workloads/file_io.h"
+#include "common/checked_math.h"
 #include "common/clock.h"
 #include "common/limits.h"
 #include "common/status_macros.h"
@@ -127,7 +128,8 @@ class CheckpointWorkload : public Workload {
   bool CreatesFiles() const override { return Writes(); }
   bool CreatesMissingDir() const override { return Writes(); }
   uint64_t AgentWriteBytes() const override {
-    return Writes() ? spec_.shard_bytes() * spec_.checkpoints() * spec_.tasks() : 0;
+    if (!Writes()) return 0;  // saturated: never passes the free-space check
+    return SaturatingMul(SaturatingMul(spec_.shard_bytes(), spec_.checkpoints()), spec_.tasks());
   }
 
  private:

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "common/checked_math.h"
 #include "common/dataset.h"
 #include "agent/workloads/file_io.h"
 #include "common/clock.h"
@@ -102,11 +103,11 @@ class DatagenWorkload : public Workload {
       if (rank >= spec_.num_files()) continue;
       if (spec_.record_stdev_bytes() == 0) {  // every file alike
         const uint64_t files = (spec_.num_files() - 1 - rank) / spec_.total_tasks() + 1;
-        sum += files * DatasetFileLayoutOf(spec_, rank).file_bytes;
+        sum = SaturatingAdd(sum, SaturatingMul(files, DatasetFileLayoutOf(spec_, rank).file_bytes));
         continue;
       }
       for (uint64_t i = rank; i < spec_.num_files(); i += spec_.total_tasks()) {
-        sum += DatasetFileLayoutOf(spec_, i).file_bytes;
+        sum = SaturatingAdd(sum, DatasetFileLayoutOf(spec_, i).file_bytes);
       }
     }
     return sum;

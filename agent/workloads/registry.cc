@@ -1,8 +1,13 @@
 // The kind → workload table. A new kind: its own workloads/KIND.{h,cc} with
 // a factory, and one line (plus the #include) here.
+#include <unistd.h>
+
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
@@ -17,9 +22,11 @@
 #include "agent/workloads/train.h"
 #include "agent/workloads/transfer.h"
 #include "agent/workloads/workload.h"
+#include "common/checked_math.h"
 #include "common/clock.h"
 #include "common/limits.h"
 #include "common/names.h"
+#include "common/sizes.h"
 
 namespace lockstep {
 namespace {
@@ -76,6 +83,20 @@ absl::Status SpecError(const v1::PhaseSpec& spec, const std::string& why) {
   return absl::InvalidArgumentError(absl::StrFormat("phase %s: %s", spec.phase_id(), why));
 }
 
+// file_name as one path component: not empty, not . or .., no '/' or NUL
+// (the controller refuses these at the plan check; "x/.." once reached
+// Prepare's remove).
+absl::Status CheckPlainFileName(const v1::PhaseSpec& s) {
+  const std::string& n = s.file_name();
+  if (n.empty() || n == "." || n == ".." || n.find('/') != std::string::npos ||
+      n.find('\0') != std::string::npos) {
+    return SpecError(s, absl::StrFormat("file name \"%s\" is not a plain file name (one path "
+                                        "component, not . or .., no '/' or NUL)",
+                                        absl::CEscape(n)));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckTransferLayout(const v1::PhaseSpec& s) {
   if (s.transfer_bytes() == 0) return SpecError(s, "transfer size is 0");
   if (s.transfer_bytes() % kTransferAlignBytes != 0) {
@@ -88,6 +109,40 @@ absl::Status CheckTransferLayout(const v1::PhaseSpec& s) {
                                         s.block_bytes(), s.transfer_bytes()));
   }
   if (s.segments() == 0) return SpecError(s, "segments is 0");
+  // The controller checked these (controller/plan/limits.h); an agent
+  // checks again what it would allocate and address.
+  const std::optional<uint64_t> all =
+      CheckedProduct({s.block_bytes(), s.segments(), std::max<uint64_t>(s.total_tasks(), 1)});
+  if (!all || *all > kMaxFileOffsetBytes) {
+    return SpecError(s, absl::StrFormat(
+                            "block size %u x %u segments x %u tasks is more than %s: a file "
+                            "offset cannot address it (64-bit); lower the block size, segments "
+                            "or tasks",
+                            s.block_bytes(), s.segments(), s.total_tasks(),
+                            HumanBytes(kMaxFileOffsetBytes)));
+  }
+  const bool checks = s.verify() || s.verify_after_write();
+  const uint64_t buffers =
+      SaturatingMul(SaturatingMul(s.transfer_bytes(), s.tasks()), checks ? 2 : 1);
+  if (buffers > kMaxAgentBufferBytes) {
+    return SpecError(s, absl::StrFormat(
+                            "%u tasks x transfer size %s%s need %s of buffers; an agent holds "
+                            "at most %s for one phase: lower the transfer size or the tasks",
+                            s.tasks(), HumanBytes(s.transfer_bytes()),
+                            checks ? " x 2 (verification)" : "", HumanBytes(buffers),
+                            HumanBytes(kMaxAgentBufferBytes)));
+  }
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page_bytes = ::sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page_bytes > 0 &&
+      buffers > static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_bytes)) {
+    return SpecError(s, absl::StrFormat("%u tasks x transfer size %s need %s of buffers, more "
+                                        "than this host's memory (%s): lower the transfer size "
+                                        "or the tasks",
+                                        s.tasks(), HumanBytes(s.transfer_bytes()),
+                                        HumanBytes(buffers),
+                                        HumanBytes(static_cast<uint64_t>(pages) * page_bytes)));
+  }
+  if (absl::Status name = CheckPlainFileName(s); !name.ok()) return name;
   if (s.direct() && s.transfer_bytes() % kDirectIoAlignBytes != 0) {
     return SpecError(s, absl::StrFormat(
                             "O_DIRECT needs a transfer size that is a multiple of %u, got %u",

@@ -17,6 +17,7 @@
 #include "agent/workloads/file_io.h"
 #include "common/clock.h"
 #include "common/layout.h"
+#include "common/checked_math.h"
 #include "common/limits.h"
 #include "common/names.h"
 #include "common/pattern.h"
@@ -418,7 +419,8 @@ bool TransferWorkload::CreatesFiles() const { return spec_.kind() == v1::WRITE; 
 
 uint64_t TransferWorkload::AgentWriteBytes() const {
   if (spec_.kind() != v1::WRITE) return 0;
-  return spec_.tasks() * spec_.block_bytes() * spec_.segments();
+  // Saturated: a size beyond 64 bits never passes the free-space check.
+  return SaturatingMul(SaturatingMul(spec_.tasks(), spec_.block_bytes()), spec_.segments());
 }
 
 int TransferWorkload::OpenFlags() const {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/files.h"
+#include "controller/plan/plan.h"
 #include "common/flags.h"
 #include "common/net.h"
 #include "common/status_macros.h"
@@ -99,7 +100,7 @@ absl::StatusOr<InitOptions> OptionsFromFlags(const ParsedFlags& f) {
   }
   const std::string& hostfile = f.GetString("hostfile");
   if (!hostfile.empty()) {
-    auto text = ReadFileToString(hostfile);
+    auto text = ReadPlanInput(hostfile, "a hostfile");
     if (!text.ok()) {
       return absl::InvalidArgumentError(
           absl::StrFormat("--hostfile %s: %s", hostfile, text.status().message()));

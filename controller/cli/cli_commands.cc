@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/files.h"
+#include "controller/plan/plan.h"
 #include "common/status_macros.h"
 #include "common/tls.h"
 #include "controller/run/coordinator.h"
@@ -76,7 +77,7 @@ absl::Status PlaceLocally(Tool tool, CliCommand* cmd, std::string* root) {
 int RunTranslated(Tool tool, const std::vector<std::string>& args,
                   const std::string& command_line, const std::atomic<bool>* interrupted) {
   const char* name = tool == Tool::kIor ? "ior" : "mdtest";
-  FileReader reader = [](const std::string& path) { return ReadFileToString(path); };
+  FileReader reader = [](const std::string& path) { return ReadPlanInput(path, "an input file"); };
   MdtestCommandInfo md;
   auto cmd = tool == Tool::kIor ? ParseIorCommandLine(args, reader)
                                 : ParseMdtestCommandLine(args, reader, &md);

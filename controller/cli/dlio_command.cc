@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "common/files.h"
+#include "controller/plan/plan.h"
 #include "controller/cli/cli_commands.h"
 #include "controller/cli/cli_common.h"
 #include "controller/cli/command_specs.h"
@@ -275,7 +276,7 @@ int DlioCommand(const std::vector<std::string>& args, const std::string& command
                                 FormatUsage(spec));
   }
   const std::string& path = f.positional()[0];
-  auto text = ReadFileToString(path);
+  auto text = ReadPlanInput(path, "a DLIO config");
   if (!text.ok()) return Fail(kExitUsage, std::string(text.status().message()));
   auto config = ParseDlioConfig(*text, path);
   if (!config.ok()) return Fail(kExitUsage, std::string(config.status().message()));

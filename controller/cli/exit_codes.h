@@ -17,6 +17,7 @@ enum ExitCode : int {
   kExitSkew = 7,          // a phase's start skew exceeded the plan's bound (on_skew = "fail")
   kExitVersion = 8,       // an agent and the controller speak wire protocols that cannot work together
   kExitAuBelowThreshold = 9,  // a workload's validity criterion failed (a train phase's AU below its threshold)
+  kExitOutOfMemory = 10,  // the controller could not allocate memory (std::bad_alloc), caught in main
   kExitInterrupted = 130, // SIGINT / SIGTERM
 };
 

@@ -4,6 +4,9 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <new>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -228,7 +231,38 @@ int Main(int argc, char** argv) {
   return kExitFailure;
 }
 
+constexpr char kOutOfMemory[] =
+    "lockstep: out of memory (std::bad_alloc): this host (or its ulimit -v) cannot hold what "
+    "was asked; lower the plan's sizes, phases or sweep, or raise the memory limit\n";
+
+// A std::bad_alloc on another thread than main's ends here too, with the
+// same message and code, not as an abort (exit 134).
+[[noreturn]] void OnTerminate() {
+  if (std::exception_ptr e = std::current_exception()) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::bad_alloc&) {
+      (void)!::write(2, kOutOfMemory, sizeof(kOutOfMemory) - 1);
+      ::_exit(kExitOutOfMemory);
+    } catch (...) {
+    }
+  }
+  std::abort();
+}
+
+// main's boundary: no std::bad_alloc escapes (our code does not throw;
+// allocation can).
+int GuardedMain(int argc, char** argv) {
+  std::set_terminate(OnTerminate);
+  try {
+    return Main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    (void)!::write(2, kOutOfMemory, sizeof(kOutOfMemory) - 1);
+    return kExitOutOfMemory;
+  }
+}
+
 }  // namespace
 }  // namespace lockstep
 
-int main(int argc, char** argv) { return lockstep::Main(argc, argv); }
+int main(int argc, char** argv) { return lockstep::GuardedMain(argc, argv); }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "common/files.h"
+#include "controller/plan/plan.h"
 #include "common/names.h"
 #include "common/net.h"
 #include "common/status_macros.h"
@@ -102,7 +103,7 @@ absl::StatusOr<std::vector<AgentPlan>> AgentsFromFlags(const ParsedFlags& f,
       RETURN_IF_ERROR(AddAgentAddress(a, "--agents", &addresses));
     }
     for (const std::string& path : f.GetList("hostfile")) {
-      auto text = ReadFileToString(path);
+      auto text = ReadPlanInput(path, "a hostfile");
       if (!text.ok()) {
         return absl::InvalidArgumentError(
             absl::StrFormat("--hostfile %s: %s", path, text.status().message()));

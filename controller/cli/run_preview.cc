@@ -2,6 +2,7 @@
 
 #include <sys/vfs.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "controller/cli/exit_codes.h"
 #include "controller/cli/reach_agents.h"
 #include "controller/plan/plan_smoke.h"
+#include "controller/plan/sweep.h"
 
 namespace lockstep {
 namespace {
@@ -46,7 +48,7 @@ absl::StatusOr<DryRunAgents> CountAgents(const ParsedFlags& f, const Plan& plan)
   }
   if (f.Has("hostfile")) {
     for (const std::string& path : f.GetList("hostfile")) {
-      auto text = ReadFileToString(path);
+      auto text = ReadPlanInput(path, "a hostfile");
       if (!text.ok()) return absl::InvalidArgumentError(std::string(text.status().message()));
       auto hosts = ParseHostfile(*text, path);
       if (!hosts.ok()) return hosts.status();
@@ -64,6 +66,19 @@ absl::StatusOr<DryRunAgents> CountAgents(const ParsedFlags& f, const Plan& plan)
   return a;
 }
 
+// Every test's phases: block × segments × tasks within 64-bit offsets
+// (SplitAggregate's OutOfRange).
+absl::Status CheckTestSizes(const Plan& plan, uint32_t clients) {
+  for (uint32_t t = 0; t < plan.tests(); ++t) {
+    const uint32_t c = plan.ClientAgents(t) > 0 ? std::min(plan.ClientAgents(t), clients) : clients;
+    for (const PhasePlan& phase : plan.phases) {
+      auto split = SplitAggregate(plan, ResolvePhase(plan, phase, t), t, c);
+      if (!split.ok() && absl::IsOutOfRange(split.status())) return split.status();
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int DryRun(const ParsedFlags& f, const Plan& plan) {
@@ -77,6 +92,12 @@ int DryRun(const ParsedFlags& f, const Plan& plan) {
                  "lockstep run: %s: no client agent: the plan's [[agent]] tables name only "
                  "servers; add a client (role = \"client\")\n",
                  plan.source.c_str());
+    return kExitUsage;
+  }
+  // Sizes beyond 64 bits are refused as the run refuses them (its
+  // CheckAggregates), not shown as a wrapped figure.
+  if (absl::Status s = CheckTestSizes(plan, agents->clients); !s.ok()) {
+    std::fprintf(stderr, "lockstep run: %s\n", std::string(s.message()).c_str());
     return kExitUsage;
   }
   DryRunOptions o;

@@ -14,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/files.h"
+#include "controller/plan/plan.h"
 #include "common/flags.h"
 #include "common/status_macros.h"
 #include "controller/cli/cli_common.h"
@@ -75,7 +76,7 @@ std::optional<int> ReachAgents(const ParsedFlags& f, const std::atomic<bool>* in
 // The configuration, the directories and the plan; an exit code on error.
 std::optional<int> SetUp(const ParsedFlags& f, Io500Run* run) {
   const std::string& path = f.positional()[0];
-  auto text = ReadFileToString(path);
+  auto text = ReadPlanInput(path, "an IO500 ini file");
   if (!text.ok()) return Fail(kExitUsage, std::string(text.status().message()));
   auto config = ParseIo500Config(*text, path);
   if (!config.ok()) return Fail(kExitUsage, std::string(config.status().message()));

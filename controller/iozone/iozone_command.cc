@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/files.h"
+#include "controller/plan/plan.h"
 #include "common/tls.h"
 #include "controller/cli/cli_commands.h"
 #include "controller/cli/cli_common.h"
@@ -55,7 +56,7 @@ std::string SetUpAgents(CliCommand* cmd, RunOptions* options) {
 
 int IozoneCommand(const std::vector<std::string>& args, const std::string& command_line,
                   const std::atomic<bool>* interrupted) {
-  FileReader reader = [](const std::string& path) { return ReadFileToString(path); };
+  FileReader reader = [](const std::string& path) { return ReadPlanInput(path, "an input file"); };
   IozoneCommandInfo info;
   auto cmd = ParseIozoneCommandLine(args, reader, &info);
   if (!cmd.ok()) {

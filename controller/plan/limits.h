@@ -13,6 +13,24 @@
 
 namespace lockstep {
 
+// ---- the plan file and its size ------------------------------------------
+// Every file a front end reads (the TOML plan, DLIO's YAML, IO500's ini, an
+// IOR/mdtest -f script, a hostfile, IOzone's -+m file) is read with this
+// bound (ReadFileAtMost, common/files.h): /dev/zero as a plan is refused
+// after 16 MiB, not read until memory runs out.
+inline constexpr uint64_t kMaxPlanFileBytes = uint64_t{16} << 20;
+// One string value (or key) of a plan: a name, a directory, a pool. Paths
+// are at most PATH_MAX; a command's argv/env have their own bounds
+// (kMaxCommandArgBytes, common/limits.h).
+inline constexpr uint64_t kMaxPlanStringBytes = 4096;
+// [[phase]] tables of one plan.
+inline constexpr uint64_t kMaxPlanPhases = 10000;
+// Values of one sweep list (tests of a plan).
+inline constexpr uint64_t kMaxSweepPoints = 100000;
+// Phase runs of a plan: tests × phases × repetitions (each is a round of
+// RPCs with every agent; a million is days of running).
+inline constexpr uint64_t kMaxPhaseRuns = 1000000;
+
 // ---- tasks and repetitions -------------------------------------------------
 // (kMaxAgentTasks, the most tasks_per_agent: common/limits.h)
 inline constexpr uint32_t kMaxTotalTasks = 1u << 24;     // IOR -N, mdtest --tasks

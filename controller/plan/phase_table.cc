@@ -1,12 +1,14 @@
 #include "controller/plan/phase_table.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/checked_math.h"
 #include "common/names.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
@@ -67,13 +69,12 @@ const toml::node& EitherNode(const TableReader& r, const char* first, const char
 }
 
 // name: present, and unique in the plan.
-absl::Status CheckName(const TableReader& r, const Plan& plan, const PhasePlan& p) {
+absl::Status CheckName(const TableReader& r, const PhaseAgreement& agreement,
+                       const PhasePlan& p) {
   if (p.name.empty()) return r.Missing("name", "add name = \"seq-write\" (unique per plan)");
-  for (const PhasePlan& other : plan.phases) {
-    if (other.name == p.name) {
-      return r.Error(*r.Get("name"), "name",
-                     absl::StrFormat("\"%s\" is used by two phases; names must be unique", p.name));
-    }
+  if (agreement.names.count(p.name) > 0) {
+    return r.Error(*r.Get("name"), "name",
+                   absl::StrFormat("\"%s\" is used by two phases; names must be unique", p.name));
   }
   return absl::OkStatus();
 }
@@ -91,14 +92,11 @@ absl::Status ReadKindAndFiles(const TableReader& r, PhasePlan* p) {
   }
   p->kind = k->wire();
   k->SetDefaults(p);
-  RETURN_IF_ERROR(r.String("dir", &p->dir));
+  RETURN_IF_ERROR(r.Path("dir", &p->dir));
   if (p->dir.empty()) {
     return r.Missing("dir", "add dir = \"/path/on/the/agents\" (relative: below the agent's first root)");
   }
-  RETURN_IF_ERROR(r.String("file_name", &p->file_name));
-  if (p->file_name.empty() || p->file_name.find('/') != std::string::npos) {
-    return r.Error(*r.Get("file_name"), "file_name", "must be a plain file name without '/'");
-  }
+  RETURN_IF_ERROR(r.FileName("file_name", "testfile", &p->file_name));
   return r.Bool("file_per_process", &p->file_per_process);
 }
 
@@ -153,6 +151,25 @@ absl::Status ReadChunkOnly(const TableReader& r, PhasePlan* p) {
   return absl::OkStatus();
 }
 
+// block_size x segments x tasks_per_agent in 64 bits, and within what a
+// file offset can address: what one agent's tasks move (a shared file of
+// more agents is checked again with their number: SplitAggregate).
+absl::Status CheckShapeFits(const TableReader& r, const PhasePlan& p) {
+  const uint64_t tpa = p.tasks_per_agent.empty() ? 1 : p.tasks_per_agent.front();
+  const std::optional<uint64_t> bytes = CheckedProduct({p.block_bytes, p.segments, tpa});
+  if (bytes && *bytes <= kMaxFileOffsetBytes) return absl::OkStatus();
+  const char* key = r.Get("segments") ? "segments" : "block_size";
+  return r.Error(r.Get(key) ? *r.Get(key) : *r.Get("block_size"), key,
+                 absl::StrFormat("block_size %s (%u bytes) x segments %u x tasks_per_agent %u "
+                                 "is more than %s (%s): one agent's tasks cannot address it "
+                                 "(64-bit file offsets); lower block_size, segments or "
+                                 "tasks_per_agent",
+                                 HumanBytes(p.block_bytes), p.block_bytes, p.segments, tpa,
+                                 HumanBytes(kMaxFileOffsetBytes),
+                                 bytes ? HumanBytes(*bytes) + " asked"
+                                       : std::string("the product overflows 64 bits")));
+}
+
 // transfer_size, block_size, segments, and IOR's rules between them.
 absl::Status ReadTransferShape(const TableReader& r, PhasePlan* p) {
   if (!KindOf(p->kind).IorBlocks()) return ReadChunkOnly(r, p);
@@ -176,7 +193,7 @@ absl::Status ReadTransferShape(const TableReader& r, PhasePlan* p) {
                    absl::StrFormat("block %u bytes is not a multiple of transfer %u bytes",
                                    p->block_bytes, p->transfer_bytes));
   }
-  return absl::OkStatus();
+  return CheckShapeFits(r, *p);
 }
 
 // repetitions of a phase: noted for ParsePlan, which checks that the
@@ -444,7 +461,7 @@ std::string ValueText(const toml::node& n) {
 // The phase with every key at one value (a sweep's point), checked.
 absl::Status ParsePoint(const TableReader& r, const Plan& plan, PhaseAgreement* agreement,
                         PhasePlan* p) {
-  RETURN_IF_ERROR(CheckName(r, plan, *p));
+  RETURN_IF_ERROR(CheckName(r, *agreement, *p));
   RETURN_IF_ERROR(ReadKindAndFiles(r, p));
   RETURN_IF_ERROR(ReadTasksPerAgent(r, p));
   RETURN_IF_ERROR(ReadTransferShape(r, p));
@@ -504,6 +521,7 @@ absl::Status ParsePhase(const toml::table& table, const std::string& source, int
     }
     phase.points = std::move(points);
   }
+  agreement->names.insert(phase.name);
   plan->phases.push_back(std::move(phase));
   return absl::OkStatus();
 }

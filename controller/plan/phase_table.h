@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 
 #include "absl/status/status.h"
@@ -23,6 +24,7 @@ struct PhaseAgreement {
   std::map<std::string, uint64_t> repetitions;
   size_t sweep_len = 1;     // the length of the list-valued keys (1: no sweep)
   std::string sweep_owner;  // "phase 'w' key 'stripe_size'": who set sweep_len
+  std::set<std::string> names;  // of the phases read so far (unique: checked in O(log n))
 };
 
 // Reads [[phase]] number `index` (from 0) of `source` and appends it to

@@ -1,9 +1,11 @@
 #include "controller/plan/plan.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "common/checked_math.h"
 #include "common/files.h"
 #include "common/names.h"
 #include "common/net.h"
@@ -11,6 +13,8 @@
 #include "common/status_macros.h"
 #include "controller/plan/limits.h"
 #include "controller/plan/phase_table.h"
+#include "controller/plan/plan_bounds.h"
+#include "controller/plan/sweep.h"
 #include "controller/plan/table_reader.h"
 
 #include <toml++/toml.h>
@@ -298,8 +302,20 @@ uint32_t Plan::TasksPerAgent(const PhasePlan& p, uint32_t t) const {
 
 absl::StatusOr<AggregateSplit> SplitAggregate(const Plan& plan, const PhasePlan& p,
                                               uint32_t test, size_t client_agents) {
-  if (p.total_bytes == 0) return AggregateSplit{p.block_bytes, 0};
   const uint64_t tasks = uint64_t{plan.TasksPerAgent(p, test)} * std::max<size_t>(client_agents, 1);
+  if (p.total_bytes == 0) {
+    const std::optional<uint64_t> all = CheckedProduct({p.block_bytes, p.segments, tasks});
+    if (!all || *all > kMaxFileOffsetBytes) {
+      return absl::OutOfRangeError(absl::StrFormat(
+          "%s: phase '%s' test %u: block_size %s x segments %u x %u tasks (%u client agent(s) "
+          "x tasks_per_agent %u) is more than %s, the most a phase can address (64-bit file "
+          "offsets); lower block_size, segments or the tasks",
+          plan.source, p.name, test, HumanBytes(p.block_bytes), p.segments, tasks,
+          std::max<size_t>(client_agents, 1), plan.TasksPerAgent(p, test),
+          HumanBytes(kMaxFileOffsetBytes)));
+    }
+    return AggregateSplit{p.block_bytes, 0};
+  }
   const uint64_t shares = tasks * std::max<uint64_t>(p.segments, 1);
   const uint64_t xfer = std::max<uint64_t>(p.transfer_bytes, 1);
   const uint64_t block = p.total_bytes / shares / xfer * xfer;
@@ -330,26 +346,33 @@ absl::StatusOr<Plan> ParsePlan(const std::string& text, const std::string& sourc
   plan.source = source;
   plan.text = text;
   ASSIGN_OR_RETURN(const toml::table root, ParseToml(text, source));
+  RETURN_IF_ERROR(CheckPlanBounds(root, source));
   RETURN_IF_ERROR(CheckTopLevelKeys(root, source));
   RETURN_IF_ERROR(ReadRunTable(root, source, &plan));
   RETURN_IF_ERROR(ReadAgentTables(root, source, &plan));
   PhaseAgreement agreement;
   RETURN_IF_ERROR(ReadPhaseTables(root, source, &plan, &agreement));
   RETURN_IF_ERROR(AgreeOnRepetitions(root, agreement, &plan));
+  MarkSharedSweeps(&plan);
   if (plan.name.empty()) plan.name = NameFromSource(source);
   RETURN_IF_ERROR(CheckClockBounds(plan));
   RETURN_IF_ERROR(CheckAgentsForPhases(plan));
   RETURN_IF_ERROR(CheckClientAgents(root, plan));
+  RETURN_IF_ERROR(CheckPhaseRuns(plan));
   return plan;
 }
 
 absl::StatusOr<Plan> LoadPlan(const std::string& path) {
-  auto text = ReadFileToString(path);
+  auto text = ReadPlanInput(path, "a plan file");
   if (!text.ok()) {
     return absl::InvalidArgumentError(absl::StrFormat("cannot read plan: %s",
                                                       std::string(text.status().message())));
   }
   return ParsePlan(*text, path);
+}
+
+absl::StatusOr<std::string> ReadPlanInput(const std::string& path, const char* what) {
+  return ReadFileAtMost(path, kMaxPlanFileBytes, what);
 }
 
 }  // namespace lockstep

@@ -24,15 +24,20 @@ struct AgentPlan {
 struct PhaseSweep {
   std::string key;                  // the plan key ("stripe_size")
   std::vector<std::string> values;  // one per test
+  // Every phase of the plan sweeps `key` with these values: SweepValuesOf
+  // names it once (set by MarkSharedSweeps, controller/plan/sweep.h).
+  bool shared = false;
 };
 
-struct PhasePlan {
+// A phase's values (test 0's when it sweeps): everything of a PhasePlan
+// but its lists, so that a test's phase (ResolvePhase) is copied in time
+// independent of the sweep's length.
+struct PhaseValues {
   std::string name;
   v1::PhaseKind kind = v1::WRITE;
   std::string dir;
   std::string file_name = "testfile";
   bool file_per_process = false;          // IOR's default is one shared file
-  std::vector<uint32_t> tasks_per_agent;  // more than one value: a sweep
   uint64_t transfer_bytes = 256 * 1024;   // IOR defaults: -t 256k -b 1m -s 1
   uint64_t block_bytes = 1024 * 1024;
   uint64_t segments = 1;
@@ -82,6 +87,10 @@ struct PhasePlan {
     return own.Mutable<T>();
   }
   KindParamsSet own;
+};
+
+struct PhasePlan : PhaseValues {
+  std::vector<uint32_t> tasks_per_agent;  // more than one value: a sweep
 
   // A sweep (controller/plan/sweep.h): the keys given as lists, and the
   // phase as read for each test (points[i]: every list at value i). The
@@ -151,7 +160,10 @@ struct AggregateSplit {
 
 // The split of phase `p` in test `test` run by `client_agents` client
 // agents. InvalidArgument, naming the phase, total_size, both values and
-// the fix, when the aggregate is smaller than one transfer per task.
+// the fix, when the aggregate is smaller than one transfer per task;
+// OutOfRange, naming block_size, segments and the tasks, when the test's
+// bytes (block × segments × tasks) exceed kMaxFileOffsetBytes
+// (common/checked_math.h) or 64 bits.
 absl::StatusOr<AggregateSplit> SplitAggregate(const Plan& plan, const PhasePlan& p,
                                               uint32_t test, size_t client_agents);
 
@@ -163,6 +175,11 @@ std::string AggregateNote(const PhasePlan& p, uint32_t test, size_t tasks,
 // Parses and validates `text`; `source` names it in errors ("plan.toml").
 absl::StatusOr<Plan> ParsePlan(const std::string& text, const std::string& source);
 absl::StatusOr<Plan> LoadPlan(const std::string& path);
+
+// A file a plan is made from (a plan, DLIO's YAML, IO500's ini, an IOR -f
+// script, a hostfile), read with the bound kMaxPlanFileBytes; `what` names
+// it in the refusal ("a plan file", "a DLIO config").
+absl::StatusOr<std::string> ReadPlanInput(const std::string& path, const char* what);
 
 }  // namespace lockstep
 

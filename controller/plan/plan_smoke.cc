@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/checked_math.h"
 #include "common/names.h"
 #include "common/sizes.h"
 #include "controller/plan/phase_kind.h"
@@ -99,7 +100,7 @@ PhaseEstimate EstimatePhase(const Plan& plan, const PhasePlan& p, uint32_t test,
                             uint32_t clients, const DryRunOptions& o) {
   PhaseEstimate e;
   const uint32_t tpa = plan.TasksPerAgent(p, test);
-  e.tasks = tpa * clients;
+  e.tasks = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{tpa} * clients, UINT32_MAX));
   KindOf(p.kind).Estimate(plan, p, test, clients, &e);
   const double bytes = static_cast<double>(e.bytes_per_task) * e.tasks;
   const double ops = static_cast<double>(e.ops_per_task) * e.tasks;
@@ -171,8 +172,9 @@ std::string FormatDryRun(const Plan& plan, const DryRunAgents& agents,
     for (const PhasePlan& phase : plan.phases) {
       const PhasePlan p = ResolvePhase(plan, phase, t);
       const PhaseEstimate e = EstimatePhase(plan, p, t, clients, options);
-      const uint64_t per_agent = e.bytes_per_task * plan.TasksPerAgent(p, t);
-      const uint64_t all = e.bytes_per_task * e.tasks;
+      // Saturated: the run refuses what does not fit (SplitAggregate).
+      const uint64_t per_agent = SaturatingMul(e.bytes_per_task, plan.TasksPerAgent(p, t));
+      const uint64_t all = SaturatingMul(e.bytes_per_task, e.tasks);
       absl::StrAppendFormat(
           &out, "  %-18s %-11s %5u tasks  %10s/agent  %10s in all  %8llu files  ~%s%s\n",
           p.name, PhaseKindName(p.kind), e.tasks, HumanBytes(per_agent), HumanBytes(all),

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 
 #include "absl/strings/str_join.h"
 #include "controller/plan/phase_kind.h"
@@ -82,9 +83,9 @@ void CopySweptKey(const std::string& key, const PhasePlan& from, PhasePlan* to) 
 }
 
 PhasePlan ResolvePhase(const Plan& plan, const PhasePlan& phase, uint32_t test) {
-  PhasePlan r = phase;
-  r.sweep.clear();
-  r.points.clear();
+  // The values alone: the lists (one entry per test) are not copied.
+  PhasePlan r;
+  static_cast<PhaseValues&>(r) = static_cast<const PhaseValues&>(phase);
   if (!phase.points.empty()) {
     const PhasePlan& point = phase.points[std::min<size_t>(test, phase.points.size() - 1)];
     for (const PhaseSweep& s : phase.sweep) CopySweptKey(s.key, point, &r);
@@ -93,30 +94,34 @@ PhasePlan ResolvePhase(const Plan& plan, const PhasePlan& phase, uint32_t test) 
   return r;
 }
 
-std::vector<v1::SweepValue> SweepValuesOf(const Plan& plan, uint32_t test) {
+void MarkSharedSweeps(Plan* plan) {
   // Key -> the phases that sweep it and their values.
-  std::map<std::string, std::vector<const PhaseSweep*>> by_key;
-  for (const PhasePlan& p : plan.phases) {
-    for (const PhaseSweep& s : p.sweep) by_key[s.key].push_back(&s);
+  std::map<std::string, std::vector<PhaseSweep*>> by_key;
+  for (PhasePlan& p : plan->phases) {
+    for (PhaseSweep& s : p.sweep) by_key[s.key].push_back(&s);
   }
+  for (auto& [key, all] : by_key) {
+    const bool shared = all.size() == plan->phases.size() &&
+                        std::all_of(all.begin(), all.end(), [&](const PhaseSweep* o) {
+                          return o->values == all.front()->values;
+                        });
+    for (PhaseSweep* s : all) s->shared = shared;
+  }
+}
+
+std::vector<v1::SweepValue> SweepValuesOf(const Plan& plan, uint32_t test) {
   std::vector<v1::SweepValue> out;
   if (plan.client_agents.size() > 1) {  // [run] client_agents: every phase's
     v1::SweepValue& v = out.emplace_back();
     v.set_key("client_agents");
     v.set_value(std::to_string(plan.ClientAgents(test)));
   }
-  std::map<std::string, bool> emitted;  // shared keys, once
+  std::set<std::string> emitted;  // shared keys, once
   for (const PhasePlan& p : plan.phases) {
     for (const PhaseSweep& s : p.sweep) {
-      const auto& all = by_key[s.key];
-      const bool shared = all.size() == plan.phases.size() &&
-                          std::all_of(all.begin(), all.end(), [&](const PhaseSweep* o) {
-                            return o->values == s.values;
-                          });
-      if (shared && emitted[s.key]) continue;
-      emitted[s.key] = true;
+      if (s.shared && !emitted.insert(s.key).second) continue;
       v1::SweepValue& v = out.emplace_back();
-      v.set_phase(shared ? "" : p.name);
+      v.set_phase(s.shared ? "" : p.name);
       v.set_key(s.key);
       v.set_value(s.values[std::min<size_t>(test, s.values.size() - 1)]);
     }

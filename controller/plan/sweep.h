@@ -33,6 +33,10 @@ void CopySweptKey(const std::string& key, const PhasePlan& from, PhasePlan* to);
 // PhaseSpec from it.
 PhasePlan ResolvePhase(const Plan& plan, const PhasePlan& phase, uint32_t test);
 
+// Sets PhaseSweep::shared on every phase's sweeps, in time linear in the
+// plan (ParsePlan does, once the phases are read).
+void MarkSharedSweeps(Plan* plan);
+
 // The swept keys' values in test `test`, in plan order: a key that every
 // phase of the plan sweeps with the same values once, with phase "";
 // otherwise one per phase. Empty without a sweep.

@@ -55,6 +55,46 @@ absl::Status TableReader::String(const std::string& key, std::string* out) const
   return absl::OkStatus();
 }
 
+namespace {
+
+// The value as a refusal shows it: quoted, a NUL as \0.
+std::string Quoted(const std::string& v) {
+  std::string out = "\"";
+  for (char c : v) out += c == '\0' ? std::string("\\0") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
+absl::Status TableReader::FileName(const std::string& key, const std::string& example,
+                                   std::string* out) const {
+  std::string v = *out;
+  RETURN_IF_ERROR(String(key, &v));
+  const toml::node* n = Get(key);
+  if (n == nullptr) return absl::OkStatus();
+  const char* why = nullptr;
+  if (v.empty()) why = "is empty";
+  else if (v == "." || v == "..") why = "names a directory, not a file";
+  else if (v.find('/') != std::string::npos) why = "has a '/'";
+  else if (v.find('\0') != std::string::npos) why = "has a NUL byte";
+  if (why != nullptr) {
+    return Error(*n, key, absl::StrFormat("%s %s: it must be a plain file name (one path "
+                                          "component, not . or .., no '/' or NUL), such as \"%s\"",
+                                          Quoted(v), why, example));
+  }
+  *out = std::move(v);
+  return absl::OkStatus();
+}
+
+absl::Status TableReader::Path(const std::string& key, std::string* out) const {
+  RETURN_IF_ERROR(String(key, out));
+  const toml::node* n = Get(key);
+  if (n != nullptr && out->find('\0') != std::string::npos) {
+    return Error(*n, key, absl::StrFormat("%s has a NUL byte; a path cannot hold one", Quoted(*out)));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status TableReader::Bool(const std::string& key, bool* out) const {
   const toml::node* n = Get(key);
   if (n == nullptr) return absl::OkStatus();

@@ -51,6 +51,12 @@ class TableReader {
   // `n` is the value of `key` or an element of its array.
   absl::Status UintNode(const toml::node& n, const std::string& key, uint64_t min, uint64_t max,
                         uint64_t* out) const;
+  // A name used as one path component (file_name, file_prefix): a string,
+  // not empty, not "." or "..", without '/' or NUL; the refusal names the
+  // key, its line and the value, and says what `example` would be.
+  absl::Status FileName(const std::string& key, const std::string& example, std::string* out) const;
+  // A directory path (dir): a string, not empty, without NUL.
+  absl::Status Path(const std::string& key, std::string* out) const;
   // A size: an integer (bytes) or a string with a unit ("1m", "4GiB"); > 0.
   absl::Status Size(const std::string& key, uint64_t* out) const;
   // A string that must be one of `choices` (as String, then checked).

@@ -8,6 +8,13 @@
 #   tests/fuzz/run.sh                  # every target, 60 s each
 #   FUZZ_SECONDS=600 tests/fuzz/run.sh plan
 #
+# Without libFuzzer (or for a quick count in the ordinary g++ build), the
+# targets' corpus driver mutates by itself and counts crashes and hangs:
+#   build/test/tests/fuzz/plan_fuzzer --mutate 1000 --seed 1 \
+#     --dict tests/fuzz/plan.dict --crashers /tmp/crashers tests/fuzz/corpus/plan
+# (dlio_fuzzer with dlio.dict and corpus/dlio, ior_cli_fuzzer with
+# ior_cli.dict and corpus/ior_cli); crashers found go into the corpus.
+#
 # Environment: FUZZ_SECONDS (60), FUZZ_BUILD_DIR (/tmp/lockstep-build-fuzz),
 # JOBS (1), CXX (clang++, else clang++-14). Exit status: 0 when no target
 # crashed, 1 otherwise. The IOR/mdtest translator target (ior_cli) runs only
@@ -26,7 +33,7 @@ fi
 
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then
-  targets=(plan)
+  targets=(plan dlio)
   if [[ -f "$SRC/controller/ior/ior_cli.h" ]]; then
     targets+=(ior_cli)
   else

@@ -192,7 +192,8 @@ TEST(Docs, ExitCodesTableHasEveryCode) {
   }
   const std::set<int> codes = {kExitOk,       kExitFailure, kExitUsage, kExitConnect,
                                kExitAgentLost, kExitIoError, kExitVerify, kExitSkew,
-                               kExitVersion,  kExitAuBelowThreshold, kExitInterrupted};
+                               kExitVersion,  kExitAuBelowThreshold, kExitOutOfMemory,
+                               kExitInterrupted};
   EXPECT_EQ(documented, codes);
 }
 

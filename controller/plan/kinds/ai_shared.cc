@@ -82,11 +82,7 @@ absl::Status ReadDatasetKeys(const TableReader& r, PhasePlan* p) {
   }
   RETURN_IF_ERROR(r.Size("record_size", &a.record_bytes));
   if (r.Get("record_size_stdev")) RETURN_IF_ERROR(r.Size("record_size_stdev", &a.record_stdev_bytes));
-  RETURN_IF_ERROR(r.String("file_prefix", &a.file_prefix));
-  if (a.file_prefix.empty() || a.file_prefix.find('/') != std::string::npos) {
-    return r.Error(*r.Get("file_prefix"), "file_prefix",
-                   "must be a plain, non-empty name without '/' (DLIO's default is \"img\")");
-  }
+  RETURN_IF_ERROR(r.FileName("file_prefix", "img", &a.file_prefix));  // DLIO's default
   return absl::OkStatus();
 }
 

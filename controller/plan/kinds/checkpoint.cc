@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
+#include "common/checked_math.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
 #include "controller/plan/kinds/ai_shared.h"
@@ -122,7 +123,7 @@ class CheckpointKind : public PhaseKindDef {
     const uint64_t shard = a.shard_bytes > 0
                                ? a.shard_bytes
                                : a.total_checkpoint_bytes / std::max<uint32_t>(e->tasks, 1);
-    e->bytes_per_task = shard * a.checkpoints;
+    e->bytes_per_task = SaturatingMul(shard, a.checkpoints);
     e->files = a.checkpoint_op == v1::CHECKPOINT_WRITE ? uint64_t{e->tasks} * a.checkpoints : 0;
     e->note = a.model.empty() ? "checkpoint shards" : "model " + a.model;
   }

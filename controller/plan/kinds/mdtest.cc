@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
+#include "common/checked_math.h"
 #include "common/limits.h"
 #include "common/names.h"
 #include "common/sizes.h"
@@ -167,7 +168,7 @@ class MdtestKind : public PhaseKindDef {
                 PhaseEstimate* e) const override {
     const MdtestPlan& md = p.Own<MdtestPlan>();
     e->ops_per_task = md.md_items;
-    e->bytes_per_task = md.md_items * std::max(md.md_write_bytes, md.md_read_bytes);
+    e->bytes_per_task = SaturatingMul(md.md_items, std::max(md.md_write_bytes, md.md_read_bytes));
     e->files = md.md_op == v1::MD_FILE_CREATE ? md.md_items * e->tasks : 0;
     e->note = MdtestOpName(md.md_op);
   }

@@ -2,6 +2,7 @@
 // `seeks` per task, seek_rewrite_pct of them written back; transfer_size is
 // 8 KiB (bonnie++'s chunk) unless the phase sets it.
 #include "absl/strings/str_format.h"
+#include "common/checked_math.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
 #include "controller/plan/kinds/registry.h"
@@ -81,7 +82,7 @@ class SeeksKind : public PhaseKindDef {
                 PhaseEstimate* e) const override {
     const SeeksPlan& sk = p.Own<SeeksPlan>();
     e->ops_per_task = sk.seeks;
-    e->bytes_per_task = sk.seeks * p.transfer_bytes * (100 + sk.seek_rewrite_pct) / 100;
+    e->bytes_per_task = SaturatingMul(SaturatingMul(sk.seeks, p.transfer_bytes), 100 + sk.seek_rewrite_pct) / 100;
     e->files = 1;
     e->ops_rate_only = true;
     e->note = absl::StrFormat("%u%% written back; timed at the metadata rate", sk.seek_rewrite_pct);

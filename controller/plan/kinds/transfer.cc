@@ -2,6 +2,7 @@
 // ... intra_barriers) are the shared ones of phase_table.cc; the kind adds
 // what differs between the three.
 #include "absl/strings/str_format.h"
+#include "common/checked_math.h"
 #include "controller/plan/kinds/registry.h"
 #include "controller/record/phase_reduce.h"
 
@@ -49,7 +50,7 @@ class TransferKind : public PhaseKindDef {
   void Estimate(const Plan& plan, const PhasePlan& p, uint32_t test, uint32_t clients,
                 PhaseEstimate* e) const override {
     if (auto split = SplitAggregate(plan, p, test, clients); split.ok()) {
-      e->bytes_per_task = split->block_bytes * p.segments;  // total_size: this test's split
+      e->bytes_per_task = SaturatingMul(split->block_bytes, p.segments);  // total_size: this test's split
     } else {
       e->note = std::string(split.status().message());
     }
