@@ -285,7 +285,7 @@ class SeeksWorkload::TaskRun {
       Fail(absl::StrFormat("file is short (got %u of %u bytes; laid out by a different "
                            "layout?):",
                            moved, xfer_),
-           0, offset + moved);
+           0, offset + moved, /*verify=*/s_.verify());  // with verify: its failure
       return false;
     }
     if (!s_.verify()) return true;

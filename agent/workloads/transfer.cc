@@ -193,7 +193,8 @@ class TransferWorkload::TaskRun {
   }
 
   // A read (or the read of a rewrite) returned the whole transfer and, with
-  // verify (-R), the pattern.
+  // verify (-R), the pattern. With verify, a short file is a failed
+  // verification (VERIFY_FAILED: the controller keeps the file).
   bool CheckRead(const char* buf, uint64_t offset, size_t moved) {
     if (moved < xfer_) {
       Fail(absl::StrFormat("file is short: end of file after %u of %u bytes of a transfer "
@@ -201,7 +202,7 @@ class TransferWorkload::TaskRun {
                            "layout's %u bytes: written with a different block_size, segments or "
                            "tasks?):",
                            moved, xfer_, RequiredFileSize(s_, t_.data_rank)),
-           0, offset + moved);
+           0, offset + moved, /*verify=*/s_.verify());  // -R: a short file fails it
       return false;
     }
     if (!s_.verify()) return true;

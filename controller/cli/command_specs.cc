@@ -251,8 +251,9 @@ constexpr CommandSpec kIor = {
         "Given twice, -z, -Z and -v are refused (IOR's other modes), as are --posix.rangelocks,\n"
         "--posix.lustre.*, --randomPrefill, --random-offset-seed, --warningAsErrors, --dryRun;\n"
         "letters IOR 4.1 does not have (IOR 3's B, q, H ...) are refused as IOR refuses them.\n"
-        "Refused with the reason: -c -E -u -x -T -l -f -j -K -M -y\n"
-        "(-c is MPI-IO's; the others are not implemented).",
+        "Refused with the reason: -c -E -u -x -T -l -f -j -M -y\n"
+        "(-c is MPI-IO's; the others are not implemented). -K is accepted: the files of a\n"
+        "failed verification (-R, -W) are always kept, and named.",
 };
 
 constexpr auto kMdtestFlags = Concat(
@@ -581,7 +582,9 @@ constexpr CommandSpec kReport = {
     .description =
         "Without an output flag, prints the summary of each RUN again. A run directory whose "
         "controller died before writing run.json is rebuilt from its journal.jsonl (and "
-        "run.json and summary.txt are written, status interrupted). With --html, --csv, "
+        "run.json and summary.txt are written, with the status the run gave, from the "
+        "journal's last line, or interrupted when the run did not reach its end). With "
+        "--html, --csv, "
         "--openmetrics or --influx, writes those files for all the runs together.\n\n"
         "RUN is a run id recorded in the history db, a run directory (holding run.json, or "
         "only journal.jsonl), or a run.json file.",

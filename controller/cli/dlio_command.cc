@@ -1,12 +1,15 @@
 // `lockstep dlio CONFIG.yaml`: DLIO's workload YAML -> a plan
 // (controller/dlio) -> run -> DLIO's per-epoch and [METRIC] lines from
 // run.json; --find-max-accelerators sweeps the train phase.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "common/files.h"
@@ -38,6 +41,9 @@ struct DlioRun {
   DlioPlanOptions plan_options;
   RunOptions options;
   bool local = false;
+  // Local agents: the directories PlaceLocally created (a --smoke run
+  // removes those left empty).
+  std::vector<std::string> created_dirs;
 };
 
 // The agents and credentials (as `lockstep io500`); an exit code on error.
@@ -60,14 +66,26 @@ std::string Absolute(const std::string& path) {
   return (ec ? fs::path(path) : p).lexically_normal().string();
 }
 
-// Local agents: the data and checkpoint folders made absolute (DLIO's are
-// relative to the working directory), checked, created; the agents' root is
-// their common ancestor.
+// The directories create_directories(dir) would create.
+std::vector<std::string> MissingDirs(const fs::path& dir) {
+  std::vector<std::string> missing;
+  std::error_code ec;
+  for (fs::path p = dir; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+    missing.push_back(p.string());
+    if (p == p.parent_path()) break;
+  }
+  return missing;
+}
+
+// Local agents: the data folder made absolute (DLIO's is relative to the
+// working directory) and the checkpoint folder (a relative one below it:
+// DlioCheckpointDir), checked, created; the agents' root is their common
+// ancestor.
 std::optional<int> PlaceLocally(const ParsedFlags& f, DlioRun* run) {
   DlioConfig& c = run->config;
   const std::string data = Absolute(DlioDataDir(c, run->plan_options));
-  const std::string ckpt = Absolute(c.checkpoint_folder);
   run->plan_options.data_dir = data;
+  const std::string ckpt = Absolute(DlioCheckpointDir(c, run->plan_options));
   c.checkpoint_folder = ckpt;
   LocalWritePlaces places;
   std::error_code ec;
@@ -80,6 +98,7 @@ std::optional<int> PlaceLocally(const ParsedFlags& f, DlioRun* run) {
     if (absl::Status w = CheckLocalWritePlace(dir, places, what); !w.ok()) {
       return Fail(kExitUsage, std::string(w.message()));
     }
+    for (std::string& m : MissingDirs(dir)) run->created_dirs.push_back(std::move(m));
     fs::create_directories(dir, ec);
     if (ec) return Fail(kExitUsage, absl::StrFormat("cannot create %s (%s): %s", dir, what,
                                                     ec.message()));
@@ -143,6 +162,43 @@ void PrintDlioMetrics(const v1::RunRecord& record) {
   }
 }
 
+// Where the checkpoints went, on every client agent ("host:/path"; a
+// relative folder is below the agent's first root, as every relative plan
+// dir), or that a --smoke run removed them.
+void PrintCheckpointPlaces(const DlioRun& run, const v1::RunRecord& record) {
+  if (!run.config.checkpoint || run.plan_options.train_only) return;
+  const std::string dir = DlioCheckpointDir(run.config, run.plan_options);
+  std::vector<std::string> places;
+  for (const v1::AgentRecord& a : record.agents()) {
+    if (a.role() == v1::OSS || a.role() == v1::MDS || !a.has_facts()) continue;
+    const v1::HostFacts& facts = a.facts();
+    std::string path = dir;
+    if (!absl::StartsWith(dir, "/") && facts.roots_size() > 0) {
+      path = (fs::path(facts.roots(0).path()) / dir).lexically_normal().string();
+    }
+    const std::string place = (facts.hostname().empty() ? a.address() : facts.hostname()) + ":" +
+                              path;
+    if (std::find(places.begin(), places.end(), place) == places.end()) places.push_back(place);
+  }
+  if (places.empty()) return;
+  PrintToStdout(absl::StrFormat("# lockstep dlio: checkpoints %s %s\n",
+                                run.plan_options.smoke ? "(removed: --smoke) were in" : "are in",
+                                absl::StrJoin(places, ", ")));
+}
+
+// A --smoke run removes what it wrote: the agents removed the files; the
+// directories created for them here go too when empty.
+void RemoveCreatedDirs(const DlioRun& run) {
+  std::vector<std::string> dirs = run.created_dirs;
+  std::sort(dirs.begin(), dirs.end(), [](const std::string& a, const std::string& b) {
+    return a.size() > b.size();  // children before their parents
+  });
+  for (const std::string& d : dirs) {
+    std::error_code ec;
+    fs::remove(d, ec);  // an empty directory only; one with files stays
+  }
+}
+
 struct StepResult {
   int exit_code = kExitOk;
   bool trained = false;
@@ -169,6 +225,7 @@ StepResult RunOnce(DlioRun* run, const std::string& command_line) {
   // DLIO's lines read the phases' own figures (AiSummary), not the agents'.
   const v1::RunRecord& record = outcome.record;
   PrintDlioMetrics(record);
+  PrintCheckpointPlaces(*run, record);
   for (const v1::TestRecord& t : record.tests()) {
     for (const v1::PhaseRecord& p : t.phases()) {
       if (p.kind() != v1::TRAIN) continue;
@@ -207,6 +264,7 @@ int FindMaxAccelerators(const ParsedFlags& f, const std::string& command_line, D
   }
   run->config.checkpoint = false;  // the sweep measures training only
   run->config.train = true;
+  run->plan_options.later_runs_read_dataset = true;  // its steps after the first read it
   std::vector<uint32_t> counts;
   for (const std::string& s : f.GetList("accelerator-counts")) {
     uint32_t n = 0;
@@ -293,6 +351,9 @@ int DlioCommand(const std::vector<std::string>& args, const std::string& command
       return Fail(kExitUsage, std::string(s.message()));
     }
   }
+  if (absl::Status s = CheckDlioCheckpointFolder(run.config); !s.ok()) {
+    return Fail(kExitUsage, std::string(s.message()));
+  }
   for (const std::string& n : run.config.ignored) PrintToStdout("# lockstep dlio: " + n + "\n");
   if (auto code = ReachDlioAgents(f, interrupted, &run)) return *code;
   DlioPlanOptions& po = run.plan_options;
@@ -305,8 +366,11 @@ int DlioCommand(const std::vector<std::string>& args, const std::string& command
   RunOptions& o = run.options;
   o.out_dir = f.GetString("out");
   o.interrupted = interrupted;
-  if (!f.GetBool("find-max-accelerators")) return RunOnce(&run, command_line).exit_code;
-  return FindMaxAccelerators(f, command_line, &run);
+  const int code = f.GetBool("find-max-accelerators")
+                      ? FindMaxAccelerators(f, command_line, &run)
+                      : RunOnce(&run, command_line).exit_code;
+  if (po.smoke && !po.later_runs_read_dataset) RemoveCreatedDirs(run);
+  return code;
 }
 
 }  // namespace lockstep

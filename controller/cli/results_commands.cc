@@ -113,8 +113,9 @@ absl::Status WriteOutputs(const ParsedFlags& f, const std::vector<v1::RunRecord>
   return absl::OkStatus();
 }
 
-// Prints a run's summary; when run.json is missing, writes run.json (status
-// "interrupted") and summary.txt atomically.
+// Prints a run's summary; when run.json is missing, writes run.json (with the
+// status the run gave, or "interrupted" when the journal has no end) and
+// summary.txt atomically.
 int ReportRunDirCommand(const std::string& run_dir) {
   auto rebuilt = RebuildRun(run_dir);
   if (!rebuilt.ok()) {
@@ -134,8 +135,8 @@ int ReportRunDirCommand(const std::string& run_dir) {
       std::fprintf(stderr, "lockstep report: %s\n", std::string(s.message()).c_str());
       return kExitFailure;
     }
-    std::fprintf(stderr, "lockstep report: wrote %s/run.json (status interrupted) and summary.txt\n",
-                 run_dir.c_str());
+    std::fprintf(stderr, "lockstep report: wrote %s/run.json (status %s) and summary.txt\n",
+                 run_dir.c_str(), rebuilt->record.status().c_str());
   }
   return kExitOk;
 }

@@ -1,6 +1,7 @@
 #include "controller/dlio/dlio_plan.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -106,7 +107,7 @@ void CheckpointPhase(const DlioConfig& c, const DlioPlanOptions& o, const char* 
   absl::StrAppendFormat(t,
                         "\n[[phase]]\nname = \"checkpoint-%s\"\nkind = \"checkpoint\"\n"
                         "tasks_per_agent = %u\ndir = %s\ncheckpoint_op = \"%s\"\n",
-                        op, o.accelerators_per_host, Quoted(c.checkpoint_folder), op);
+                        op, o.accelerators_per_host, Quoted(DlioCheckpointDir(c, o)), op);
   const std::string model = DlioCheckpointModel(c.model_name);
   if (o.smoke) {
     absl::StrAppendFormat(t, "shard_size = \"%u\"\n", kSmokeShardBytes);
@@ -118,8 +119,15 @@ void CheckpointPhase(const DlioConfig& c, const DlioPlanOptions& o, const char* 
   absl::StrAppendFormat(t, "checkpoints = %u\n", count);
   if (std::string_view(op) == "write") {
     absl::StrAppendFormat(t, "fsync = %s\n", c.checkpoint_fsync ? "true" : "false");
-    absl::StrAppendFormat(t, "keep = true\n");
+    if (!o.smoke) absl::StrAppendFormat(t, "keep = true\n");  // a trial removes them
   }
+}
+
+// "./a//b/" -> "a/b"; "" and "." -> "".
+std::string Normal(const std::string& path) {
+  std::string n = std::filesystem::path(path).lexically_normal().string();
+  while (n.size() > 1 && n.back() == '/') n.pop_back();
+  return n == "." ? "" : n;
 }
 
 }  // namespace
@@ -128,6 +136,26 @@ std::string DlioDataDir(const DlioConfig& c, const DlioPlanOptions& o) {
   std::string d = o.data_dir.empty() ? c.data_folder : o.data_dir;
   while (d.size() > 1 && d.back() == '/') d.pop_back();
   return d;
+}
+
+std::string DlioCheckpointDir(const DlioConfig& c, const DlioPlanOptions& o) {
+  const std::string folder = Normal(c.checkpoint_folder);
+  if (absl::StartsWith(folder, "/")) return folder;
+  const std::string data = DlioDataDir(c, o);
+  if (folder.empty()) return data;
+  return data == "/" ? "/" + folder : data + "/" + folder;
+}
+
+absl::Status CheckDlioCheckpointFolder(const DlioConfig& c) {
+  const std::string folder = Normal(c.checkpoint_folder);
+  if (folder == ".." || absl::StartsWith(folder, "../")) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: checkpoint.checkpoint_folder %s: a relative checkpoint folder is placed below the "
+        "dataset's folder (dataset.data_folder or --data-dir), and this one climbs out of it; "
+        "give an absolute path",
+        c.path, c.checkpoint_folder));
+  }
+  return absl::OkStatus();
 }
 
 DlioPlan DlioToPlan(const DlioConfig& config, const DlioPlanOptions& o) {
@@ -144,7 +172,14 @@ DlioPlan DlioToPlan(const DlioConfig& config, const DlioPlanOptions& o) {
                               "tasks_per_agent = %u\n",
                           o.accelerators_per_host);
     Dataset(c, DlioDataDir(c, o), &t);
-    t += "keep = true\n";
+    if (!o.smoke || o.later_runs_read_dataset) t += "keep = true\n";
+  }
+  if (o.smoke) {
+    plan.notes.push_back(
+        o.later_runs_read_dataset
+            ? "--smoke: the checkpoints are removed at the end; the dataset stays for the "
+              "later steps"
+            : "--smoke: what the run writes (dataset, checkpoints) is removed at its end");
   }
   if (c.train || o.train_only) TrainPhase(c, o, &t);
   if (!c.checkpoint || o.train_only) return plan;

@@ -27,8 +27,11 @@ struct DlioPlanOptions {
   // Only the train phase (find-max steps after the first: the dataset is
   // there already).
   bool train_only = false;
-  // The dataset is kept after the run (datagen keep = true) when a later
-  // run will read it; always true for a train phase's own datagen.
+  // The dataset is kept after the run (datagen keep = true), as DLIO keeps
+  // it, and the checkpoints too; a --smoke run is a trial and removes both
+  // at its end, but the dataset when a later run reads it (find-max's later
+  // steps: this is true).
+  bool later_runs_read_dataset = false;
 };
 
 struct DlioPlan {
@@ -36,8 +39,19 @@ struct DlioPlan {
   std::vector<std::string> notes;  // what the translation decided or shrank
 };
 
-// The dataset's directory (data_dir or data_folder) and the checkpoint's.
+// The dataset's directory (data_dir or data_folder).
 std::string DlioDataDir(const DlioConfig& c, const DlioPlanOptions& o);
+
+// The checkpoints' directory: checkpoint.checkpoint_folder when absolute;
+// a relative one (DLIO's default "./checkpoints/") below the dataset's
+// directory, DlioDataDir, not the working directory DLIO resolves it
+// against: agents on other hosts have no such directory, and a trial run
+// must not write beside the user's files (issue 39).
+std::string DlioCheckpointDir(const DlioConfig& c, const DlioPlanOptions& o);
+
+// A relative checkpoint.checkpoint_folder that climbs out of the dataset's
+// directory ("../ckpt") is refused, naming the key, the value and the fix.
+absl::Status CheckDlioCheckpointFolder(const DlioConfig& c);
 
 DlioPlan DlioToPlan(const DlioConfig& config, const DlioPlanOptions& options);
 

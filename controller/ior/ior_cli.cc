@@ -34,6 +34,7 @@ struct IorOptions {
   int reorder_tasks = 0;        // -C
   int random_offsets = 0;       // -z
   int keep = 0;                 // -k
+  int keep_with_error = 0;      // -K: what lockstep does anyway (a note)
   int intra_barriers = 0;       // -g
   int direct = 0;               // --posix.odirect
   int multi_file = 0;           // -m
@@ -66,6 +67,7 @@ constexpr IorFlagField kIorFlags[] = {
     {'Y', nullptr, &IorOptions::fsync_per_transfer}, {'C', nullptr, &IorOptions::reorder_tasks},
     {'z', nullptr, &IorOptions::random_offsets},   {'k', nullptr, &IorOptions::keep},
     {'g', nullptr, &IorOptions::intra_barriers},   {'m', nullptr, &IorOptions::multi_file},
+    {'K', nullptr, &IorOptions::keep_with_error},
     {'Z', nullptr, &IorOptions::random_reorder},   {'v', nullptr, &IorOptions::verbose},
     {0, "posix.odirect", &IorOptions::direct},
 };
@@ -88,7 +90,6 @@ constexpr IorRefusal kIorRefused[] = {
                             "checkable pattern"},
     {'f', nullptr, "IOR scripts are not supported; use a lockstep plan (lockstep run)"},
     {'j', nullptr, "the outlier threshold is not implemented"},
-    {'K', nullptr, "keeping files after a data error is not implemented: lockstep removes them"},
     {'M', nullptr, "the memory hog is not implemented"},
     {'y', nullptr, "dual mount points are not implemented"},
     {0, "randomPrefill", "prefilling a file for -z is not implemented"},
@@ -445,6 +446,10 @@ PhasePlan IorBasePhase(const IorOptions& o, const std::string& dir, const std::s
 absl::Status AddIorPhases(IorOptions o, CliCommand* cmd) {
   Plan* plan = &cmd->plan;
   if (o.check_read) o.read = 1;
+  if (o.keep_with_error) {
+    cmd->notes.push_back("-K: lockstep keeps the files of a failed verification (-R, -W) with or "
+                         "without it, and names them");
+  }
   std::string dir, file;
   SplitOutputPath(o.output, &dir, &file);
   if (file.empty()) return CliBad("-o " + o.output, "needs a file name");

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <google/protobuf/util/json_util.h>
@@ -19,6 +20,7 @@
 #include "controller/ior/ior_report.h"
 #include "controller/record/run_observer.h"
 #include "controller/record/phase_reduce.h"
+#include "controller/record/run_status.h"
 #include "controller/record/telemetry_file.h"
 #include "controller/results/run_report.h"
 #include "controller/plan/plan.h"
@@ -140,9 +142,12 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
   std::string base = run_dir;
   while (!base.empty() && base.back() == '/') base.pop_back();
   run.set_run_id(base.substr(base.find_last_of('/') + 1));
-  run.set_status("interrupted");
   run.set_ior_verbose(true);  // as `lockstep run` prints: with the Max Write/Read lines
-  run.set_error("the controller stopped before writing run.json; rebuilt from journal.jsonl");
+  // How the run ended, from the journal's last line; without one the
+  // controller stopped before its end.
+  v1::RunEnd end;
+  end.set_ending(v1::RunEnd::INTERRUPTED);
+  end.set_error("the controller stopped before writing run.json; rebuilt from journal.jsonl");
   auto plan = ReadFileToString(run_dir + "/plan.toml");
   if (plan.ok()) run.set_plan_sha256(Sha256Hex(*plan));
   const absl::StatusOr<Plan> parsed =
@@ -151,6 +156,10 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
   int line_no = 0;
   for (absl::string_view line : absl::StrSplit(*journal, '\n', absl::SkipEmpty())) {
     ++line_no;
+    if (std::optional<v1::RunEnd> ended = ParseJournalEndLine(line)) {
+      end = *std::move(ended);
+      continue;
+    }
     v1::PhaseRecord p;
     if (!google::protobuf::util::JsonStringToMessage(std::string(line), &p).ok()) {
       ++out.torn_lines;  // the last line of a crash mid-append
@@ -186,6 +195,10 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
     }
     Summarize(run, t);
   }
+  // The live run's rule (record/run_status.h), on what the run recorded.
+  run.set_status(RunStatusOf(end));
+  run.set_error(end.error());
+  if (!end.finished_at().empty()) run.set_finished_at(end.finished_at());
   out.warning = RestoreTelemetryFromDir(run_dir, &run);
   out.text = RenderRunReport(run, run_dir) + FormatPhaseStarts(run);
   return out;

@@ -27,7 +27,9 @@ struct RebuiltRun {
 absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir);
 
 // When `run` came from the journal (run.json missing): writes run.json
-// (status "interrupted") and summary.txt atomically; nothing otherwise.
+// (the status the run's end line gives, by the live run's rule
+// (record/run_status.h); "interrupted" when the journal has no end line: the
+// controller stopped first) and summary.txt atomically; nothing otherwise.
 absl::Status WriteRebuiltRun(const std::string& run_dir, const RebuiltRun& run);
 
 // Per phase with a recorded start (lead, start margins) or role telemetry:

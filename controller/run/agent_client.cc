@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "common/http2_flow.h"
 #include "common/net.h"
+#include "common/wire_version.h"
 
 namespace lockstep {
 namespace {
@@ -155,6 +156,20 @@ absl::Status AgentClient::ExplainNotConnected(absl::Duration timeout, bool faile
       "agent %s did not answer within %s: check that lockstep-agent runs there, listens on that "
       "port, and that TLS settings match (connect_timeout_ms in [run] sets the wait); TCP: %s",
       address_, absl::FormatDuration(timeout), tcp));
+}
+
+void SetWireVersion(v1::AttachRequest* request) {
+  const WireVersion own = OwnWireVersion();
+  request->set_wire_major(own.major);
+  request->set_wire_minor(own.minor);
+  request->set_controller_version(own.release);
+}
+
+absl::Status CheckAgentWireVersion(const v1::HostFacts& facts, const std::string& address) {
+  const std::string host = facts.hostname().empty() ? "" : " (host " + facts.hostname() + ")";
+  return CheckWireVersions(OwnWireVersion(),
+                           {facts.wire_version(), facts.wire_minor(), facts.agent_version()},
+                           address + host);
 }
 
 }  // namespace lockstep

@@ -183,6 +183,14 @@ inline constexpr absl::Duration kInterruptedCallTimeout = absl::Milliseconds(250
     stub->async()->Method(ctx, request, reply, std::move(done));                         \
   }
 
+// Attach says which wire protocol this controller speaks.
+void SetWireVersion(v1::AttachRequest* request);
+
+// The agent's answer checked as the agent checks ours (agents older than
+// that check attach any controller), the agent named by its address and the
+// host it says it runs on.
+absl::Status CheckAgentWireVersion(const v1::HostFacts& facts, const std::string& address);
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_CONTROLLER_RUN_AGENT_CLIENT_H_

@@ -20,10 +20,10 @@
 #include "common/files.h"
 #include "common/errors.h"
 #include "common/names.h"
-#include "common/wire_version.h"
 #include "controller/record/ior_math.h"
 #include "controller/record/phase_id.h"
 #include "controller/record/phase_reduce.h"
+#include "controller/record/run_status.h"
 #include "controller/plan/phase_kind.h"
 #include "controller/plan/sweep.h"
 #include "controller/run/agent_client.h"
@@ -38,6 +38,7 @@
 #include "controller/run/command_checks.h"
 #include "controller/run/fs_checks.h"
 #include "controller/run/heartbeater.h"
+#include "controller/run/kept_files.h"
 #include "controller/run/phase_attempt.h"
 #include "controller/run/phase_specs.h"
 #include "controller/run/run_error.h"
@@ -48,24 +49,6 @@ namespace {
 
 // Accepted records of a test's phases, by phase name (what IOR summarizes).
 using AcceptedPhases = std::map<std::string, std::vector<const v1::PhaseRecord*>>;
-
-// Attach says which wire protocol this controller speaks.
-void SetWireVersion(v1::AttachRequest* request) {
-  const WireVersion own = OwnWireVersion();
-  request->set_wire_major(own.major);
-  request->set_wire_minor(own.minor);
-  request->set_controller_version(own.release);
-}
-
-// The agent's answer checked as the agent checks ours: agents older than that
-// check attach any controller.
-// The agent is named by its address and the host it says it runs on.
-absl::Status CheckAgentWireVersion(const v1::HostFacts& facts, const std::string& address) {
-  const std::string host = facts.hostname().empty() ? "" : " (host " + facts.hostname() + ")";
-  return CheckWireVersions(OwnWireVersion(),
-                           {facts.wire_version(), facts.wire_minor(), facts.agent_version()},
-                           address + host);
-}
 
 // The protocol: attach → clock offsets → for each test, repetition and phase
 // a PhaseAttempt (repeated on start skew with on_skew = "repeat") → remove
@@ -96,6 +79,8 @@ class Coordinator {
                          uint32_t rep);
   RunError AfterFailedPhase(const RunError& failure, const std::vector<v1::PhaseSpec>& written,
                             uint32_t rep);
+  void KeepEvidence(const v1::PhaseRecord& failed, std::vector<v1::PhaseSpec>* written,
+                    RunError* failure);
   // `base`: the phase's spec in this test and repetition, built once for
   // all its attempts (and for the removal of its files).
   RunError RunPhase(const PhasePlan& phase, v1::PhaseSpec base, v1::TestRecord* test,
@@ -472,6 +457,9 @@ RunError Coordinator::RunRepetition(v1::TestRecord* test, uint32_t rep,
     v1::PhaseSpec base = BaseSpec(phase, test->test_id(), rep);
     if (KindOf(phase.kind).LeavesFiles(phase)) written.push_back(base);
     RunError failure = RunPhase(phase, std::move(base), test, &(*accepted)[phase.name]);
+    if (failure.kind == RunFailure::kVerify) {
+      KeepEvidence(test->phases(test->phases_size() - 1), &written, &failure);
+    }
     // Going on without a lost agent abandons the rest of this repetition.
     if (failure) return AfterFailedPhase(failure, written, rep);
   }
@@ -500,7 +488,21 @@ RunError Coordinator::EndRepetition(const std::vector<v1::PhaseSpec>& written,
   return {};
 }
 
-// Leaves nothing behind: removes what this repetition wrote, kept or not.
+// The failed phase's files are not removed but released, named in the
+// output, run.json and the failure (kept_files.h).
+void Coordinator::KeepEvidence(const v1::PhaseRecord& failed, std::vector<v1::PhaseSpec>* written,
+                               RunError* failure) {
+  const std::vector<v1::PhaseSpec> kept = TakeFilesOf(failed.spec(), written);
+  if (!kept.empty()) ReleaseFiles(kept);
+  if (failed.verify_failed_files().empty()) return;
+  for (const std::string& f : failed.verify_failed_files()) record_.add_kept_files(f);
+  const std::string note = KeptFilesNote(failed.verify_failed_files());
+  events_.Note(note);
+  failure->message += "\n" + note;
+}
+
+// Leaves nothing behind: removes what this repetition wrote, kept or not
+// (but the files of a failed verification: KeepEvidence).
 // Then either the run stops with `failure`, or (on_agent_loss = "continue")
 // it drops the lost agents and goes on: empty, and every later result is
 // partial.
@@ -751,26 +753,24 @@ void Coordinator::Finish(RunOutcome* outcome, const RunError& failure) {
     ar->set_status("lost");
     ar->set_error(roster_.lost_reason(i));
   }
-  if (failure) {
-    const bool summarized = record_.tests_size() > 0 && record_.tests(0).summary_size() > 0;
-    record_.set_status(failure.kind == RunFailure::kInterrupted ? "interrupted"
-                       : summarized && failure.kind != RunFailure::kAuBelowThreshold ? "partial"
-                                                                : "failed");
-    record_.set_error(failure.message);
-    outcome->failure = failure.kind;
-    outcome->error = failure.message;
-  } else if (partial_) {
-    // The run went on without a lost agent: every result is there, but those
-    // after the loss used fewer agents.
-    record_.set_status("partial");
-    record_.set_error(partial_.message);
-    outcome->failure = partial_.kind;
-    outcome->error =
-        partial_.message + " (the run went on without it: results after it are partial)";
-  } else {
-    record_.set_status("complete");
+  v1::RunEnd end;  // the status's rule is record/run_status.h's, shared with the rebuild
+  end.set_first_test_summarized(record_.tests_size() > 0 && record_.tests(0).summary_size() > 0);
+  end.set_went_on_after_loss(static_cast<bool>(partial_));
+  const RunError& ended = failure ? failure : partial_;
+  end.set_ending(EndingOf(failure.kind));
+  end.set_error(ended.message);
+  outcome->failure = ended.kind;
+  // The run went on without a lost agent: every result is there, but those
+  // after the loss used fewer agents.
+  outcome->error = failure || !partial_ ? ended.message
+                   : partial_.message + " (the run went on without it: results after it are partial)";
+  end.set_finished_at(FormatRfc3339(RealtimeNs()));
+  record_.set_status(RunStatusOf(end));
+  record_.set_error(end.error());
+  record_.set_finished_at(end.finished_at());
+  if (absl::Status j = store_->AppendRunEnd(end); !j.ok()) {
+    events_.Note(absl::StrFormat("warning: %s", j.message()));
   }
-  record_.set_finished_at(FormatRfc3339(RealtimeNs()));
   events_.RunEnd(record_, store_->dir());
   absl::Status s = store_->WriteRunJson(record_);
   if (s.ok()) s = WriteSummaryTxt(store_->dir(), options_.report ? options_.report->text() : "");

@@ -1,6 +1,7 @@
 #include "controller/run/phase_attempt.h"
 
 #include <algorithm>
+#include <set>
 
 #include "absl/strings/str_format.h"
 #include "common/clock.h"
@@ -419,6 +420,7 @@ RunError PhaseAttempt::LoseDuringPhase(AgentClient* agent, const std::string& re
 // 6. Collect, in our time base.
 void PhaseAttempt::Collect(RunError* failure) {
   for (size_t i = 0; i < streams_.size(); ++i) CollectClient(i, failure);
+  if (failure->kind == RunFailure::kVerify) NameVerifiedFiles();
   if (rendezvous_) {
     for (const v1::RendezvousRound& r : rendezvous_->Rounds()) *record_->add_rendezvous() = r;
   }
@@ -476,6 +478,21 @@ void PhaseAttempt::CollectClient(size_t i, RunError* failure) {
     *failure = Fail(failed_as, absl::StrFormat("phase %s on agent %s: %s", phase_id_,
                                                c->address(), result->error()));
     record_->set_error_kind(failed_kind);
+  }
+}
+
+// The files of a failed verification, on every client ("host:/path", once
+// each): the coordinator keeps them and says where they are.
+void PhaseAttempt::NameVerifiedFiles() {
+  std::set<std::string> seen;
+  for (size_t i = 0; i < clients_.size() && i < prepared_.size(); ++i) {
+    if (!prepared_[i].ok()) continue;
+    const std::string& name = clients_[i]->facts.hostname();
+    const std::string host = name.empty() ? clients_[i]->address() : name;
+    for (const std::string& file : prepared_[i]->files()) {
+      const std::string where = host + ":" + file;
+      if (seen.insert(where).second) record_->add_verify_failed_files(where);
+    }
   }
 }
 

@@ -76,6 +76,7 @@ class PhaseAttempt {
   RunError LoseDuringPhase(AgentClient* agent, const std::string& reason, bool restarted);
   void Collect(RunError* failure);
   void CollectClient(size_t i, RunError* failure);
+  void NameVerifiedFiles();
   void CollectServers(const std::vector<absl::StatusOr<v1::TelemetryReply>>& telemetry);
   void Reduce(const RunError& failure);
   void ObserveMargins(const RunError& failure);

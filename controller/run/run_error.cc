@@ -80,4 +80,13 @@ RunError AuBelowThreshold(const v1::RunRecord& record) {
                            "or lower au_threshold"));
 }
 
+v1::RunEnd::Ending EndingOf(RunFailure kind) {
+  switch (kind) {
+    case RunFailure::kNone: return v1::RunEnd::COMPLETED;
+    case RunFailure::kInterrupted: return v1::RunEnd::INTERRUPTED;
+    case RunFailure::kAuBelowThreshold: return v1::RunEnd::AU_BELOW_THRESHOLD;
+    default: return v1::RunEnd::FAILED;
+  }
+}
+
 }  // namespace lockstep

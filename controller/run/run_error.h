@@ -55,6 +55,11 @@ v1::ErrorKind ErrorKindOfPhaseResult(const v1::PhaseResult& result);
 // AU and threshold. Empty otherwise.
 RunError AuBelowThreshold(const v1::RunRecord& record);
 
+// How a run that ended with `kind` ended, for its status's rule
+// (record/run_status.h): INTERRUPTED, AU_BELOW_THRESHOLD, COMPLETED for
+// kNone, else FAILED.
+v1::RunEnd::Ending EndingOf(RunFailure kind);
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_CONTROLLER_RUN_RUN_ERROR_H_

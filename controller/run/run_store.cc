@@ -16,6 +16,7 @@
 #include "common/files.h"
 #include "common/json.h"
 #include "common/status_macros.h"
+#include "controller/record/run_status.h"
 #include "controller/record/telemetry_file.h"
 #include "absl/strings/str_cat.h"
 
@@ -120,17 +121,15 @@ RunStore::~RunStore() {
 }
 
 absl::Status RunStore::AppendJournal(const v1::PhaseRecord& phase) {
-  std::string line = ToJson(phase, false) + "\n";
-  size_t done = 0;
-  while (done < line.size()) {
-    ssize_t n = ::write(journal_fd_, line.data() + done, line.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return absl::InternalError(absl::StrFormat("cannot append to %s/journal.jsonl: %s", dir_,
-                                                 std::strerror(errno)));
-    }
-    done += static_cast<size_t>(n);
-  }
+  return AppendJournalLine(ToJson(phase, false) + "\n");
+}
+
+absl::Status RunStore::AppendRunEnd(const v1::RunEnd& end) {
+  return AppendJournalLine(JournalEndLine(end) + "\n");
+}
+
+absl::Status RunStore::AppendJournalLine(const std::string& line) {
+  RETURN_IF_ERROR(WriteAll(journal_fd_, line, dir_ + "/journal.jsonl"));
   if (::fdatasync(journal_fd_) != 0) {
     return absl::InternalError(
         absl::StrFormat("cannot fsync %s/journal.jsonl: %s", dir_, std::strerror(errno)));
@@ -153,11 +152,7 @@ absl::Status RunStore::JournalAndOffloadAgents(v1::PhaseRecord* phase) {
   const std::string agents_json = AgentsJson(agents);
   const JsonSplit light = SplitJsonAt(ToJson(*phase, false), "agents");
   const std::string line = light.prefix + agents_json + light.suffix + "\n";
-  absl::Status journaled = WriteAll(journal_fd_, line, dir_ + "/journal.jsonl");
-  if (journaled.ok() && ::fdatasync(journal_fd_) != 0) {
-    journaled = absl::InternalError(
-        absl::StrFormat("cannot fsync %s/journal.jsonl: %s", dir_, std::strerror(errno)));
-  }
+  absl::Status journaled = AppendJournalLine(line);
   if (absl::Status s = Spool(*phase, agents_json); !s.ok()) {
     agents.Swap(phase->mutable_agents());  // kept in memory: run.json stays complete
     return journaled.ok() ? s : journaled;

@@ -55,6 +55,9 @@ class RunStore {
   // (cleared in `phase` even when the write fails, which is the error).
   absl::Status MoveTelemetryOut(v1::PhaseRecord* phase);
   absl::Status AppendJournal(const v1::PhaseRecord& phase);
+  // The journal's last line: how the run ended (record/run_status.h), so
+  // that a rebuild from the journal gives the run's status.
+  absl::Status AppendRunEnd(const v1::RunEnd& end);
   // Appends `phase` to the journal (as AppendJournal), then offloads its
   // agents to the spool: `phase` keeps no AgentPhaseRecord and WriteRunJson
   // restores them. Phase-level fields set later (a remove row) still reach
@@ -78,6 +81,7 @@ class RunStore {
     int64_t offset = 0;
     int64_t length = 0;
   };
+  absl::Status AppendJournalLine(const std::string& line);  // fsynced
   absl::Status JournalAndOffloadAgents(v1::PhaseRecord* phase);
   absl::Status Spool(const v1::PhaseRecord& phase, const std::string& agents_json);
   absl::Status ReadSpan(const Span& span, std::string* out) const;

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/files.h"
+#include "common/net.h"
 #include "controller/cli/exit_codes.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -22,6 +23,14 @@ using ::testing::HasSubstr;
 std::string Unet3d() { return std::string(LOCKSTEP_SOURCE_DIR) + "/deploy/plans/dlio/unet3d.yaml"; }
 
 // `lockstep dlio ARGS` run in `dir` (DLIO's folders are relative to it).
+// Every path below `dir`, one a line (what a test found left there).
+std::string Listing(const std::string& dir) {
+  std::string out = dir + " holds:\n";
+  std::error_code ec;
+  for (const auto& e : fs::recursive_directory_iterator(dir, ec)) out += e.path().string() + "\n";
+  return out;
+}
+
 CommandResult DlioIn(const std::string& dir, const std::vector<std::string>& args) {
   std::vector<std::string> argv = {"/usr/bin/env", "-C", dir, BinDir() + "/lockstep", "dlio"};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -38,10 +47,15 @@ TEST(DlioCli, Unet3dSmokeOnTwoLocalAgents) {
   ASSERT_EQ(r.exit_code, au_met ? 0 : kExitAuBelowThreshold) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("# lockstep dlio: --smoke: dataset.num_files_train 168 -> 8\n"));
   EXPECT_THAT(r.out, HasSubstr("reader.data_loader = pytorch: accepted, changes nothing"));
-  // The dataset, as DLIO names it, under the config's data folder.
-  EXPECT_TRUE(fs::exists(work + "/data/unet3d/train/img_0_of_8.npz")) << r.out;
-  EXPECT_TRUE(fs::exists(work + "/data/unet3d/train/img_7_of_8.npz")) << r.out;
-  EXPECT_TRUE(fs::is_directory(work + "/checkpoints/unet3d")) << r.out;
+  // The dataset, as DLIO names it, under the config's data folder, and the
+  // checkpoints below it were written and read (three phases, below) and,
+  // a smoke run being a trial, removed: nothing is left in the working
+  // directory (issue 39: checkpoints/ was left there).
+  EXPECT_THAT(r.out, HasSubstr("# lockstep dlio: --smoke: what the run writes (dataset, "
+                               "checkpoints) is removed at its end\n"));
+  EXPECT_THAT(r.out, HasSubstr("# lockstep dlio: checkpoints (removed: --smoke) were in " +
+                               LocalHostName() + ":" + work + "/data/unet3d/checkpoints/unet3d\n"));
+  EXPECT_TRUE(fs::is_empty(work)) << Listing(work) << r.out;
   // DLIO's lines after Lockstep's.
   EXPECT_THAT(r.out, HasSubstr("[METRIC] Number of Simulated Accelerators: 2\n"));
   const std::regex au("\\[OUTPUT\\] Epoch 1 \\[Training\\] Accelerator Utilization \\[AU\\] "
@@ -64,6 +78,42 @@ TEST(DlioCli, Unet3dSmokeOnTwoLocalAgents) {
   EXPECT_GT(train.ai().au_mean(), 0.0);
   // The report (IOR's, not at -v; DLIO's lines come after it) printed again.
   ExpectReportReprintsRun(RunDirFromOutput(r.out));
+}
+
+// Issue 39's case: `--smoke --data-dir D` from a working directory: nothing
+// is left in either (D itself, the user's, stays).
+TEST(DlioCli, SmokeWithDataDirLeavesNothingInTheWorkingOrDataDirectory) {
+  TestCluster tmp;
+  const std::string work = tmp / "work", data = tmp / "data";
+  fs::create_directories(work);
+  fs::create_directories(data);
+  CommandResult r = DlioIn(work, {Unet3d(), "++workload.metric.au=0.01", "--smoke", "--data-dir",
+                                  data, "--local", "1", "--out", tmp.results_dir()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("[METRIC] Checkpoint save duration (seconds): "));
+  EXPECT_THAT(r.out, HasSubstr("# lockstep dlio: checkpoints (removed: --smoke) were in " +
+                               LocalHostName() + ":" + data + "/checkpoints/unet3d\n"));
+  EXPECT_TRUE(fs::is_empty(work)) << Listing(work);
+  ASSERT_TRUE(fs::is_directory(data));
+  EXPECT_TRUE(fs::is_empty(data)) << Listing(data);
+}
+
+// A full run keeps its checkpoints, as DLIO, and says where they are
+// (host:/absolute path), a relative folder below the data directory.
+TEST(DlioCli, RunPrintsWhereItsCheckpointsAreAndKeepsThem) {
+  TestCluster tmp;
+  const std::string work = tmp / "work", data = tmp / "data", cfg = tmp / "ckpt.yaml";
+  fs::create_directories(work);
+  ASSERT_OK(WriteFileAtomically(cfg, "model:\n  name: tiny\n  model_size: 1048576\n"
+                                     "workflow:\n  checkpoint: True\n"
+                                     "checkpoint:\n  checkpoint_folder: ./ckpt/\n"));
+  CommandResult r = DlioIn(work, {cfg, "--data-dir", data, "--local", "1", "--out",
+                                  tmp.results_dir()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("# lockstep dlio: checkpoints are in " + LocalHostName() + ":" +
+                               data + "/ckpt\n"));
+  EXPECT_FALSE(fs::is_empty(data + "/ckpt")) << Listing(data) << r.out;
+  EXPECT_TRUE(fs::is_empty(work)) << Listing(work);
 }
 
 TEST(DlioCli, FindMaxAcceleratorsDoublesUpToTheCap) {

@@ -11,6 +11,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -129,6 +130,16 @@ class FaultTest : public ::testing::Test {
   }
 
   bool DataEmpty(int i) { return cluster_.Files(i).empty(); }
+  // Lines of the journal of the one run under results_dir() (0 before it
+  // has one).
+  size_t JournalLines() {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(cluster_.results_dir(), ec)) {
+      auto text = ReadFileToString(e.path().string() + "/journal.jsonl");
+      if (text.ok()) return static_cast<size_t>(std::count(text->begin(), text->end(), '\n'));
+    }
+    return 0;
+  }
   std::string DataFiles(int i) { return absl::StrJoin(cluster_.Files(i), " "); }
 
   // A short write+remove run on `which` succeeds and leaves nothing.
@@ -210,6 +221,44 @@ TEST_F(FaultTest, OnAgentLossContinueGoesOnWithoutTheLostAgent) {
     EXPECT_EQ(cluster_.AgentState(i), "idle");
     EXPECT_TRUE(DataEmpty(i)) << DataFiles(i);
   }
+}
+
+// Issue 39: `lockstep report RUN_DIR` rebuilt from journal.jsonl said
+// "interrupted" where the run's run.json said "failed" (an agent killed in
+// repetition 2). The journal's last line records how the run ended; the
+// rebuild gives it the live run's status by the same rule.
+TEST_F(FaultTest, AgentKilledInRepetition2RebuiltReportSaysTheStatusRunJsonSaid) {
+  ASSERT_OK(cluster_.Start(3));
+  auto ctl = StartRun(cluster_.WritePlan(Header(cluster_.Plan())
+                                             .Set("repetitions", 3)
+                                             .AddPhase(BigWritePhase().Set("block_size", "64m"))));
+  // Repetition 2 under way: repetition 1's journal line is written, and
+  // agent 1's file is being written again (r0's was a whole 64 MiB).
+  ASSERT_EVENTUALLY_WITHIN(milliseconds(30000), [&] {
+    ASSERT_GE(JournalLines(), 1u) << ctl->Output();
+    const uint64_t bytes = cluster_.FileBytes(1);
+    ASSERT_GT(bytes, 0u);
+    ASSERT_LT(bytes, uint64_t{64} << 20);
+  });
+  cluster_.Kill(1);
+  ASSERT_EQ(ctl->Wait(milliseconds(kLeaseMs + 10000)), kExitAgentLost) << ctl->Output();
+  const RunResult run = ctl->Result();
+  const v1::RunRecord live = run.Record();
+  EXPECT_EQ(live.status(), "failed");
+  bool failed_in_r1 = false;
+  for (const v1::PhaseRecord& p : live.tests(0).phases()) {
+    failed_in_r1 |= !p.ok() && p.repetition() == 1;
+  }
+  EXPECT_TRUE(failed_in_r1) << "the kill was meant for repetition 2 (r1)\n" << ctl->Output();
+
+  std::filesystem::remove(run.run_dir + "/run.json");
+  std::filesystem::remove(run.run_dir + "/summary.txt");
+  const RunResult report = cluster_.Lockstep({"report", run.run_dir});
+  ASSERT_EQ(report.exit_code, 0) << report.Output();
+  EXPECT_THAT(report.err, HasSubstr("/run.json (status failed) and summary.txt")) << report.Output();
+  const v1::RunRecord rebuilt = ReadRunJson(run.run_dir);
+  EXPECT_EQ(rebuilt.status(), live.status());
+  EXPECT_EQ(rebuilt.error(), live.error());
 }
 
 // Two faults at once: the kill fails the phase at once; the stopped agent is

@@ -173,8 +173,17 @@ TEST(PhaseRunner, ReadRefusesMissingFilesAndFailsAtTheEndOfShortOnes) {
   EXPECT_THAT(rr.error(), HasSubstr("testfile.00000001"));
   EXPECT_THAT(rr.error(), HasSubstr("file is short: end of file after 1000 of"));
   EXPECT_THAT(rr.error(), HasSubstr("smaller than the layout's 2097152 bytes"));
-  EXPECT_EQ(rr.tasks(1).error_kind(), v1::IO_FAILED);
+  // A verified read (IOR -R): a short file is a failed verification, whose
+  // file the controller keeps; without verify it is an I/O error.
+  EXPECT_EQ(rr.tasks(1).error_kind(), v1::VERIFY_FAILED);
   EXPECT_EQ(rr.tasks(1).error_offset(), 1000u);
+  v1::PhaseSpec unverified = Spec(v1::READ, true);
+  unverified.set_verify(false);
+  auto plain = PhaseRunner::Prepare(unverified, tmp.path());
+  ASSERT_OK(plain);
+  v1::PhaseResult pr = RunNow(plain->get());
+  EXPECT_THAT(pr.error(), HasSubstr("file is short"));
+  EXPECT_EQ(pr.tasks(1).error_kind(), v1::IO_FAILED);
   // Task 0's file is whole; it is stopped by task 1's failure, as IOR's
   // MPI_Abort stops every rank.
   EXPECT_THAT(rr.tasks(0).error(), HasSubstr("task 0 stopped: task 1: file is short"));
@@ -244,8 +253,8 @@ TEST(PhaseRunner, TheFirstRealFailureIsThePhaseErrorNotTheStoppedEchoes) {
   v1::PhaseResult rr = RunNow(r->get());
   EXPECT_FALSE(rr.ok());
   EXPECT_THAT(rr.error(), HasSubstr("task 1: file is short"));
-  EXPECT_EQ(rr.tasks(1).error_kind(), v1::IO_FAILED);
-  EXPECT_FALSE(rr.tasks(1).verify_failed());
+  EXPECT_EQ(rr.tasks(1).error_kind(), v1::VERIFY_FAILED);  // a verified read: -R
+  EXPECT_TRUE(rr.tasks(1).verify_failed());
   if (!rr.tasks(0).error().empty()) {
     EXPECT_EQ(rr.tasks(0).error_kind(), v1::STOPPED);
   }

@@ -88,12 +88,65 @@ TEST(DlioConfig, SmokeShrinksAndSaysWhat) {
   EXPECT_THAT(p.notes, ::testing::Contains("--smoke: train.epochs 5 -> 1"));
 }
 
+// Issue 39: `--smoke --data-dir D` left checkpoints/…/model_states-0.pt in
+// the working directory. A relative checkpoint folder goes below the
+// dataset's directory (what the agents share), an absolute one stays.
+TEST(DlioConfig, RelativeCheckpointFolderGoesBelowTheDataDirNotTheWorkingDirectory) {
+  DlioConfig c = Load("unet3d.yaml");
+  EXPECT_EQ(DlioCheckpointDir(c, {.data_dir = "/mnt/d/"}), "/mnt/d/checkpoints/unet3d");
+  EXPECT_EQ(DlioCheckpointDir(c, {}), "data/unet3d/checkpoints/unet3d");
+  EXPECT_THAT(DlioToPlan(c, {.data_dir = "/mnt/d"}).toml,
+              HasSubstr("dir = \"/mnt/d/checkpoints/unet3d\"\ncheckpoint_op = \"write\""));
+  c.checkpoint_folder = "./checkpoints/";  // DLIO's default
+  EXPECT_EQ(DlioCheckpointDir(c, {.data_dir = "/mnt/d"}), "/mnt/d/checkpoints");
+  c.checkpoint_folder = "/scratch/ckpt/";
+  EXPECT_EQ(DlioCheckpointDir(c, {.data_dir = "/mnt/d"}), "/scratch/ckpt");
+  EXPECT_TRUE(CheckDlioCheckpointFolder(c).ok());
+}
+
+TEST(DlioConfig, CheckpointFolderClimbingOutOfTheDataDirIsRefused) {
+  DlioConfig c = Load("unet3d.yaml");
+  for (const char* climbing : {"../ckpt", "..", "a/../../ckpt"}) {
+    c.checkpoint_folder = climbing;
+    const absl::Status s = CheckDlioCheckpointFolder(c);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << climbing;
+    EXPECT_THAT(s.message(), AllOf(HasSubstr("checkpoint.checkpoint_folder " + std::string(climbing)),
+                                   HasSubstr("give an absolute path")));
+  }
+  c.checkpoint_folder = "a/../ckpt";  // stays below
+  EXPECT_TRUE(CheckDlioCheckpointFolder(c).ok());
+}
+
+// A smoke run is a trial: neither its dataset nor its checkpoints are kept
+// (the repetition's end removes them); a full run keeps both, as DLIO; the
+// sweep's first smoke step keeps the dataset its later steps read.
+TEST(DlioConfig, SmokeRunKeepsNothingItWroteAndSaysSo) {
+  const DlioConfig c = Load("unet3d.yaml");
+  const DlioPlan smoke = DlioToPlan(c, {.hosts = 2, .smoke = true});
+  EXPECT_THAT(smoke.toml, Not(HasSubstr("keep")));
+  EXPECT_THAT(smoke.notes, ::testing::Contains(
+                               "--smoke: what the run writes (dataset, checkpoints) is removed at "
+                               "its end"));
+  const DlioPlan full = DlioToPlan(c, {.hosts = 2});
+  EXPECT_THAT(full.toml, HasSubstr("kind = \"datagen\""));
+  size_t keeps = 0;
+  for (size_t at = full.toml.find("keep = true"); at != std::string::npos;
+       at = full.toml.find("keep = true", at + 1)) {
+    ++keeps;
+  }
+  EXPECT_EQ(keeps, 2u) << full.toml;  // the dataset and the checkpoints
+  const DlioPlan sweep = DlioToPlan(c, {.hosts = 2, .smoke = true, .later_runs_read_dataset = true});
+  EXPECT_THAT(sweep.toml, HasSubstr("keep = true"));
+}
+
 TEST(DlioConfig, Llama3CheckpointsUseMlperfsModelAndCounts) {
   const DlioConfig c = Load("llama3_8b.yaml");
   EXPECT_FALSE(c.train);
   const DlioPlan p = DlioToPlan(c, {.accelerators_per_host = 8});
   EXPECT_THAT(p.toml, Not(HasSubstr("kind = \"train\"")));
-  EXPECT_THAT(p.toml, HasSubstr("tasks_per_agent = 8\ndir = \"checkpoints/llama3_8b\"\n"
+  // A relative checkpoint folder: below the dataset's folder (the default
+  // "data": the config names none).
+  EXPECT_THAT(p.toml, HasSubstr("tasks_per_agent = 8\ndir = \"data/checkpoints/llama3_8b\"\n"
                                 "checkpoint_op = \"write\"\nmodel = \"llama3-8b\"\n"
                                 "checkpoints = 10\nfsync = true\nkeep = true\n"));
   EXPECT_THAT(p.toml, HasSubstr("checkpoint_op = \"read\"\nmodel = \"llama3-8b\"\n"

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/json.h"
+#include "controller/record/run_status.h"
 #include "controller/run/run_store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -67,6 +68,68 @@ TEST(JournalReport, RebuildsTheSummaryFromTheJournalOfAKilledRun) {
   ASSERT_OK(again);
   EXPECT_FALSE(again->from_journal);
   EXPECT_EQ(again->record.tests(0).summary(0).repetitions(), 2u);
+}
+
+// Issue 39: a run that failed (an agent killed in repetition 2) rebuilt
+// from its journal said "interrupted" where its run.json said "failed": the
+// rebuild took no notice of how the run ended. The run's last journal line
+// records it; the rebuild applies the live run's rule (RunStatusOf).
+TEST(JournalReport, RebuiltRunHasTheStatusTheRunGaveFromTheJournalsEndLine) {
+  struct Case {
+    v1::RunEnd::Ending ending;
+    bool summarized, went_on;
+    const char* status;
+  };
+  for (const Case& c : {Case{v1::RunEnd::FAILED, false, false, "failed"},
+                        Case{v1::RunEnd::FAILED, true, false, "partial"},
+                        Case{v1::RunEnd::INTERRUPTED, true, false, "interrupted"},
+                        Case{v1::RunEnd::AU_BELOW_THRESHOLD, true, false, "failed"},
+                        Case{v1::RunEnd::COMPLETED, true, true, "partial"},
+                        Case{v1::RunEnd::COMPLETED, true, false, "complete"}}) {
+    testing::TempDir out;
+    auto store = RunStore::Create(out.path(), "p", "[[phase]]\n");
+    ASSERT_OK(store);
+    ASSERT_OK((*store)->AppendJournal(Phase(0, 1.0)));
+    ASSERT_OK((*store)->AppendJournal(Phase(1, 2.0, "agent 127.0.0.1:9 lost during t0/r1/w")));
+    v1::RunEnd end;
+    end.set_ending(c.ending);
+    end.set_first_test_summarized(c.summarized);
+    end.set_went_on_after_loss(c.went_on);
+    end.set_error("agent 127.0.0.1:9 lost during t0/r1/w: killed");
+    end.set_finished_at("2026-12-04T18:00:00Z");
+    ASSERT_OK((*store)->AppendRunEnd(end));
+    const std::string dir = (*store)->dir();
+    store->reset();
+    auto r = RebuildRun(dir);
+    ASSERT_OK(r);
+    EXPECT_EQ(r->torn_lines, 0);  // the end line is no phase, and no torn line
+    EXPECT_EQ(r->record.status(), c.status) << c.ending;
+    EXPECT_EQ(r->record.status(), RunStatusOf(end));
+    EXPECT_EQ(r->record.error(), end.error());
+    EXPECT_EQ(r->record.finished_at(), "2026-12-04T18:00:00Z");
+    ASSERT_EQ(r->record.tests_size(), 1);
+    EXPECT_EQ(r->record.tests(0).phases_size(), 2);
+  }
+}
+
+// The rule itself, as the live run's Finish used to spell it out.
+TEST(RunStatus, OneRuleForTheLiveRunAndTheRebuild) {
+  v1::RunEnd end;
+  EXPECT_EQ(RunStatusOf(end), "complete");
+  end.set_went_on_after_loss(true);
+  EXPECT_EQ(RunStatusOf(end), "partial");
+  end.set_ending(v1::RunEnd::FAILED);
+  EXPECT_EQ(RunStatusOf(end), "failed");  // before the first test's end
+  end.set_first_test_summarized(true);
+  EXPECT_EQ(RunStatusOf(end), "partial");  // the first test's rows stand
+  end.set_ending(v1::RunEnd::AU_BELOW_THRESHOLD);
+  EXPECT_EQ(RunStatusOf(end), "failed");  // invalid, whatever ran
+  end.set_ending(v1::RunEnd::INTERRUPTED);
+  EXPECT_EQ(RunStatusOf(end), "interrupted");
+  // The journal line round-trips; other lines are not end lines.
+  EXPECT_EQ(ParseJournalEndLine(JournalEndLine(end))->ending(), v1::RunEnd::INTERRUPTED);
+  EXPECT_FALSE(ParseJournalEndLine(ToJson(Phase(0, 1.0), false)).has_value());
+  EXPECT_FALSE(ParseJournalEndLine("{\"run_end\": {\"endi").has_value());
 }
 
 // A killed run's report has the lines the live run printed before its first

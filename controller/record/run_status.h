@@ -1,0 +1,32 @@
+// A run's status ("complete", "partial", "failed", "interrupted") from how
+// it ended: the one rule, used by the live run (run/coordinator) for
+// run.json and by `lockstep report RUN_DIR` for a run rebuilt from its
+// journal (results/journal_report), which reads the run's RunEnd back from
+// the journal's last line.
+#ifndef LOCKSTEP_CONTROLLER_RECORD_RUN_STATUS_H_
+#define LOCKSTEP_CONTROLLER_RECORD_RUN_STATUS_H_
+
+#include <optional>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "lockstep/v1/results.pb.h"
+
+namespace lockstep {
+
+// interrupted: INTERRUPTED. partial: a failure after the first test ran to
+// its end (its summary rows stand; not for AU_BELOW_THRESHOLD, which
+// invalidates the run), or a run that went on without a lost agent. failed:
+// any other failure. complete: otherwise.
+std::string RunStatusOf(const v1::RunEnd& end);
+
+// The JSON line of the journal that records `end` (no newline).
+std::string JournalEndLine(const v1::RunEnd& end);
+
+// The RunEnd of a journal line JournalEndLine wrote; nullopt for any other
+// line (a PhaseRecord, a torn line).
+std::optional<v1::RunEnd> ParseJournalEndLine(absl::string_view line);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_RECORD_RUN_STATUS_H_
