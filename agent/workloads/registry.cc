@@ -88,6 +88,10 @@ absl::Status CheckTransferLayout(const v1::PhaseSpec& s) {
                                         s.block_bytes(), s.transfer_bytes()));
   }
   if (s.segments() == 0) return SpecError(s, "segments is 0");
+  if (s.random_blocks() && s.kind() != v1::READ) {
+    return SpecError(s, "random blocks (IOR -z -z) apply to read phases only (IOR 4.1's write "
+                        "with -z -z divides by zero and dies of SIGFPE)");
+  }
   if (s.direct() && s.transfer_bytes() % kDirectIoAlignBytes != 0) {
     return SpecError(s, absl::StrFormat(
                             "O_DIRECT needs a transfer size that is a multiple of %u, got %u",
