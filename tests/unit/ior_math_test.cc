@@ -231,7 +231,7 @@ TEST(IorReport, LockstepLinesStartWithHash) {
 TEST(IorReport, VerboseRemoveIsIorsTableRow) {
   EXPECT_EQ(IorReport(true).FilesRemoved(0.001251, 0),
             "remove    -          -          -           -          -          -          -     "
-            "     -          0.001251   0   \n# remove    0.001251   iter 0\n");
+            "     -          0.001251   0   \n# remove    0.001251    iter 0\n");
   EXPECT_EQ(IorReport(true).FilesRemoved(12.5, 3).substr(99, 16), "12.50      3   \n");
 }
 
