@@ -41,6 +41,18 @@ absl::Status ValidateCommon(const v1::PhaseSpec& s) {
     return SpecError(
         s, absl::StrFormat("file name \"%s\" must be a plain name without '/'", s.file_name()));
   }
+  if (s.task_file_names_size() > 0 &&
+      (!s.file_per_process() ||
+       static_cast<uint32_t>(s.task_file_names_size()) != s.total_tasks())) {
+    return SpecError(s, absl::StrFormat("%d task file names for %u tasks%s; give one per task",
+                                        s.task_file_names_size(), s.total_tasks(),
+                                        s.file_per_process() ? "" : " of a shared file"));
+  }
+  for (const std::string& name : s.task_file_names()) {
+    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
+      return SpecError(s, absl::StrFormat("task file name \"%s\" must be a plain name", name));
+    }
+  }
   if (s.tasks() == 0) return SpecError(s, "no tasks for this agent");
   if (s.total_tasks() == 0 || s.first_rank() + s.tasks() > s.total_tasks()) {
     return SpecError(s, absl::StrFormat("ranks %u..%u do not fit in %u tasks", s.first_rank(),

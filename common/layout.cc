@@ -12,8 +12,14 @@ namespace lockstep {
 std::string TaskFilePath(const std::string& dir, const v1::PhaseSpec& spec, uint32_t rank) {
   std::string path = dir;
   if (!path.empty() && path.back() != '/') path += '/';
-  path += spec.file_name();
-  if (spec.file_per_process()) path += absl::StrFormat(".%08d", DataRank(spec, rank));
+  if (spec.file_per_process() && spec.task_file_names_size() > 0) {
+    // IOzone -F: the names as given, one per task (the agent checked the count).
+    const uint32_t data_rank = DataRank(spec, rank);
+    path += spec.task_file_names(static_cast<int>(data_rank % spec.task_file_names_size()));
+  } else {
+    path += spec.file_name();
+    if (spec.file_per_process()) path += absl::StrFormat(".%08d", DataRank(spec, rank));
+  }
   if (spec.multi_file()) path += absl::StrFormat(".%u", spec.repetition());
   return path;
 }
@@ -86,6 +92,21 @@ uint64_t TransfersPerTask(const v1::PhaseSpec& spec) {
   return spec.stonewall_count() > 0 ? std::min(all, spec.stonewall_count()) : all;
 }
 
+
+uint64_t IorRand64::Next() {
+  // IOR: res.low = low * multi.low; res.high = high * multi.high + (res.low >> 32).
+  constexpr uint64_t kMultiHigh = 0x0fc94e3bf4e9ab32ull;
+  constexpr uint64_t kMultiLow = 0x866458cd56f5e605ull;
+  low_ = low_ * kMultiLow;
+  high_ = high_ * kMultiHigh + (low_ >> 32);
+  return high_;
+}
+
+uint64_t RandomBlocksState(const v1::PhaseSpec& spec, uint32_t data_rank) {
+  const int32_t seed = static_cast<int32_t>(static_cast<uint32_t>(spec.random_seed()) +
+                                            (spec.file_per_process() ? data_rank : 0));
+  return static_cast<uint64_t>(static_cast<int64_t>(seed)) * (uint64_t{data_rank} + 1);
+}
 
 Permutation::Permutation(uint64_t n, uint64_t key) : n_(n) {
   uint32_t bits = 2;

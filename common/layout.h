@@ -14,7 +14,8 @@ namespace lockstep {
 
 // Path of the file that global rank `rank` opens, under `dir`: IOR's
 // "<name>" (shared) or "<name>.%08d" of DataRank, then, with multi_file
-// (IOR -m), ".<repetition>".
+// (IOR -m), ".<repetition>". With task_file_names (IOzone -F, file per
+// process): that list's name of DataRank instead of "<name>.%08d".
 std::string TaskFilePath(const std::string& dir, const v1::PhaseSpec& spec, uint32_t rank);
 
 // The rank whose data `rank` touches: itself; with reorder_shift (IOR -C)
@@ -68,6 +69,24 @@ class Permutation {
 
 // The key of a task's shuffle (IOR -z) from the spec's seed and the data rank.
 uint64_t RandomOffsetsKey(const v1::PhaseSpec& spec, uint32_t data_rank);
+
+// IOR 4.1's rand64 (src/utilities.c): a 128-bit multiplicative generator
+// whose next value is the high half of state × its constant; seeded as
+// srand64(state) seeds it.
+class IorRand64 {
+ public:
+  explicit IorRand64(uint64_t state) : low_(state) {}
+  uint64_t Next();
+
+ private:
+  uint64_t high_ = 0;
+  uint64_t low_;
+};
+
+// IOR's seed of a task's -z -z draws (random_blocks): init_random_seed's
+// seed (random_seed, plus the data rank with a file per process) as IOR's
+// int, times data rank + 1 (srand64(seed * (pretendRank + 1))).
+uint64_t RandomBlocksState(const v1::PhaseSpec& spec, uint32_t data_rank);
 
 // Offset of the task's `k`-th transfer in its issue order: sequential
 // (segment by segment) or, with random_offsets, through `perm`.

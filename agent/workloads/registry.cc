@@ -143,6 +143,10 @@ absl::Status CheckTransferLayout(const v1::PhaseSpec& s) {
                                         HumanBytes(static_cast<uint64_t>(pages) * page_bytes)));
   }
   if (absl::Status name = CheckPlainFileName(s); !name.ok()) return name;
+  if (s.random_blocks() && s.kind() != v1::READ) {
+    return SpecError(s, "random blocks (IOR -z -z) apply to read phases only (IOR 4.1's write "
+                        "with -z -z divides by zero and dies of SIGFPE)");
+  }
   if (s.direct() && s.transfer_bytes() % kDirectIoAlignBytes != 0) {
     return SpecError(s, absl::StrFormat(
                             "O_DIRECT needs a transfer size that is a multiple of %u, got %u",

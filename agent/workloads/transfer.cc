@@ -31,6 +31,7 @@ struct TransferWorkload::Task {
   AlignedBuffer buf;
   AlignedBuffer scratch;            // for CheckPattern
   std::optional<Permutation> perm;  // IOR -z
+  uint64_t file_blocks = 0;         // IOR -z -z: whole blocks in the file (stat at Prepare)
   bool first_stamped = false;       // PrimeTask stamped transfer 0 into buf
 };
 
@@ -49,7 +50,8 @@ class TransferWorkload::TaskRun {
         total_pairs_(TransfersPerTask(s_)),
         perm_(t.perm ? &*t.perm : nullptr),
         tag_(PatternTag(s_.pattern_seed(), t.data_rank)),
-        stamp_only_(xfer_ % kPatternBlockBytes == 0) {}
+        stamp_only_(xfer_ % kPatternBlockBytes == 0),
+        blocks_(RandomBlocksState(s_, t.data_rank)) {}
 
   void Run() {
     if (!Open()) return;
@@ -157,9 +159,18 @@ class TransferWorkload::TaskRun {
     if (!at_first_done_noted_) ctx_.result->set_bytes_at_first_done(bytes_);
   }
 
+  // Offset of the task's k-th transfer: in order, shuffled (-z), or, with
+  // -z -z, within the block drawn for its segment (IOR's WriteOrRead: a
+  // rand64 draw per segment, modulo the file's whole blocks).
+  uint64_t OffsetOf(uint64_t k) {
+    if (!s_.random_blocks()) return OrderedTransferOffset(s_, t_.data_rank, perm_, per_block_, k);
+    if (k % per_block_ == 0) block_ = blocks_.Next() % t_.file_blocks;
+    return block_ * s_.block_bytes() + (k % per_block_) * xfer_;
+  }
+
   // One transfer (or read-modify-write pair), timed; false stops the loop.
   bool One(uint64_t k) {
-    const uint64_t offset = OrderedTransferOffset(s_, t_.data_rank, perm_, per_block_, k);
+    const uint64_t offset = OffsetOf(k);
     char* buf = t_.buf.get();
     if (write_ && !(k == 0 && t_.first_stamped)) {
       if (stamp_only_) {
@@ -272,6 +283,8 @@ class TransferWorkload::TaskRun {
   const Permutation* const perm_;
   const uint64_t tag_;
   const bool stamp_only_;
+  IorRand64 blocks_;    // -z -z draws
+  uint64_t block_ = 0;  // -z -z: the block of the current segment
   int fd_ = -1;
   bool first_ = true;  // no transfer issued yet
   bool at_first_done_noted_ = false;  // bytes_at_first_done set
@@ -327,7 +340,7 @@ absl::Status TransferWorkload::Prepare(const std::string& dir,
 // transfer). A file smaller than the layout is read as IOR reads it: every
 // transfer within it moves, the first that meets its end fails the task
 // ("file is short", as IOR's "read(...) returned EOF prematurely" aborts).
-absl::Status TransferWorkload::CheckFileToRead(const Task& t) const {
+absl::Status TransferWorkload::CheckFileToRead(Task& t) const {
   struct stat st;
   if (::stat(t.path.c_str(), &st) != 0) {
     return absl::FailedPreconditionError(absl::StrFormat(
@@ -335,6 +348,17 @@ absl::Status TransferWorkload::CheckFileToRead(const Task& t) const {
         "same dir, file_per_process, block_size, segments and tasks first, with keep = true "
         "if it is in another run",
         PhaseKindName(spec_.kind()), spec_.phase_id(), t.path, t.rank, std::strerror(errno)));
+  }
+  // -z -z draws its blocks from the file's actual size (IOR stats it
+  // before the read, get_file_size).
+  t.file_blocks = static_cast<uint64_t>(st.st_size) / spec_.block_bytes();
+  if (spec_.random_blocks() && t.file_blocks == 0) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s phase %s: file %s of task %u has %u bytes, less than one block (%u bytes): random "
+        "blocks (IOR -z -z) are drawn from the file's whole blocks, and there are none (IOR "
+        "divides by zero here and dies of SIGFPE); read a file written with at least one block",
+        PhaseKindName(spec_.kind()), spec_.phase_id(), t.path, t.rank,
+        static_cast<uint64_t>(st.st_size), spec_.block_bytes()));
   }
   return absl::OkStatus();
 }

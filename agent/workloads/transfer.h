@@ -57,7 +57,7 @@ class TransferWorkload : public Workload {
   struct Task;
   class TaskRun;
 
-  absl::Status CheckFileToRead(const Task& t) const;
+  absl::Status CheckFileToRead(Task& t) const;
   absl::Status AllocateBuffers(Task& t) const;
 
   const v1::PhaseSpec spec_;

@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <filesystem>
 #include <fstream>
@@ -74,6 +76,51 @@ absl::Status PlaceLocally(Tool tool, CliCommand* cmd, std::string* root) {
   return absl::OkStatus();
 }
 
+// -O summaryFile=F: IOR opens F for writing (truncating it) as it reads
+// the option, fails when it cannot, and says "Writing output to F" on
+// stdout: the one line it prints there.
+absl::Status OpenSummaryFile(const std::string& path) {
+  if (path.empty()) return absl::OkStatus();
+  std::ofstream f(path, std::ios::trunc);
+  if (!f) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "-O summaryFile=%s: cannot open it for writing (%s); give a writable path",
+        path, std::strerror(errno)));
+  }
+  PrintToStdout(absl::StrFormat("Writing output to %s\n", path));
+  return absl::OkStatus();
+}
+
+// IOR's report in its -O summaryFormat, on stdout or in -O summaryFile: JSON
+// or CSV from the record, the text report (and the notes before it) as
+// printed. False (said on stderr) when the file cannot be written.
+bool WriteSummary(const CliCommand& cmd, const v1::RunRecord& record, const std::string& run_dir,
+                  const std::string& report_text, const char* name) {
+  std::string text;
+  if (cmd.summary_format == SummaryFormat::kJson) {
+    text = FormatIorJson(record, run_dir);
+  } else if (cmd.summary_format == SummaryFormat::kCsv) {
+    text = FormatIorCsv(record);
+  } else if (!cmd.summary_file.empty()) {
+    for (const std::string& n : cmd.notes) {
+      absl::StrAppendFormat(&text, "# lockstep %s: %s\n", name, n);
+    }
+    text += report_text;
+  } else {
+    return true;  // the text report went to stdout as the run went
+  }
+  if (cmd.summary_file.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return true;
+  }
+  std::ofstream f(cmd.summary_file, std::ios::trunc);
+  f << text;
+  if (f) return true;
+  std::fprintf(stderr, "lockstep %s: cannot write -O summaryFile=%s: %s\n", name,
+               cmd.summary_file.c_str(), std::strerror(errno));
+  return false;
+}
+
 int RunTranslated(Tool tool, const std::vector<std::string>& args,
                   const std::string& command_line, const std::atomic<bool>* interrupted) {
   const char* name = tool == Tool::kIor ? "ior" : "mdtest";
@@ -83,6 +130,10 @@ int RunTranslated(Tool tool, const std::vector<std::string>& args,
                                 : ParseMdtestCommandLine(args, reader, &md);
   if (!cmd.ok()) {
     std::fprintf(stderr, "lockstep %s: %s\n", name, std::string(cmd.status().message()).c_str());
+    return kExitUsage;
+  }
+  if (absl::Status opened = OpenSummaryFile(cmd->summary_file); !opened.ok()) {
+    std::fprintf(stderr, "lockstep %s: %s\n", name, std::string(opened.message()).c_str());
     return kExitUsage;
   }
   RunOptions options;
@@ -122,9 +173,10 @@ int RunTranslated(Tool tool, const std::vector<std::string>& args,
     fields.set_ior_reorder_random_seed(cmd->reorder_random_seed);
     fields.set_ior_task_offset(std::max<uint32_t>(cmd->task_offset, 1));
   }
-  // With -O summaryFormat=JSON|CSV, IOR prints only that: the text report
-  // still goes to the run directory's summary.txt.
-  const bool text = cmd->summary_format == SummaryFormat::kText || !cmd->summary_file.empty();
+  // With -O summaryFormat=JSON|CSV, IOR prints only that; with -O
+  // summaryFile=F, its one line (OpenSummaryFile) and the report goes to F.
+  // The text report still goes to the run directory's summary.txt.
+  const bool text = cmd->summary_format == SummaryFormat::kText && cmd->summary_file.empty();
   const bool mdtest = tool == Tool::kMdtest;
   if (mdtest) {
     // mdtest's layout replaces IOR's: Lockstep's own lines come as '#' lines
@@ -148,20 +200,9 @@ int RunTranslated(Tool tool, const std::vector<std::string>& args,
   report.Attach(&options);
   RunOutcome outcome = RunPlan(cmd->plan, options);
   const v1::RunRecord& record = outcome.record;
-  if (cmd->summary_format != SummaryFormat::kText) {
-    std::string text = cmd->summary_format == SummaryFormat::kJson
-                           ? FormatIorJson(record, outcome.run_dir)
-                           : FormatIorCsv(record);
-    if (cmd->summary_file.empty()) {
-      std::fwrite(text.data(), 1, text.size(), stdout);
-    } else {
-      std::ofstream f(cmd->summary_file);
-      f << text;
-      if (!f) {
-        std::fprintf(stderr, "lockstep %s: cannot write %s\n", name, cmd->summary_file.c_str());
-        if (outcome.failure == RunFailure::kNone) outcome.failure = RunFailure::kOther;
-      }
-    }
+  if (!WriteSummary(*cmd, record, outcome.run_dir, report.text()->text(), name) &&
+      outcome.failure == RunFailure::kNone) {
+    outcome.failure = RunFailure::kOther;
   }
   std::fflush(stdout);
   if (outcome.failure != RunFailure::kNone) {

@@ -321,7 +321,7 @@ constexpr CommandSpec kIozone = {
         "  -c          close in the timing        -e        fsync in the timing\n"
         "  -w          keep the files             -I        O_DIRECT\n"
         "  -T          threads (\"thread\" lines) -x        no stonewalling\n"
-        "  -F FILE...  one name per child, after -t: their directory is used\n"
+        "  -F FILE...  one name per child, after -t: the files, as named\n"
         "  -+m FILE    IOzone's client file: \"host workdir path_to_iozone\" a line,\n"
         "              one child a line; host = agent HOST[:PORT] (port 7070)\n"
         "  -+k         -s is the aggregate of all children (total_size)\n\n"

@@ -261,6 +261,15 @@ absl::Status ReadSection(const std::string& source, const std::string& section,
   return absl::OkStatus();
 }
 
+// The words a refusal adds when train is on by DLIO's default only (the
+// config's workflow does not give train).
+std::string TrainByDefault(const YAML::Node& root) {
+  const YAML::Node workflow = root["workflow"];
+  if (workflow && workflow.IsMap() && workflow["train"]) return "";
+  return " (workflow.train is not given: DLIO trains by default; set workflow.train: False "
+         "to run without training)";
+}
+
 }  // namespace
 
 absl::StatusOr<DlioConfig> ParseDlioConfig(const std::string& text, const std::string& source) {
@@ -296,15 +305,16 @@ absl::StatusOr<DlioConfig> ParseDlioConfig(const std::string& text, const std::s
   }
   if ((c.generate_data || c.train) && c.format.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: workflow generates or trains on a dataset but dataset.format is missing; add "
-        "format: npz (or records) under dataset",
-        source));
+        "%s: workflow %s but dataset.format is missing; add format: npz (or records) under "
+        "dataset%s",
+        source, c.generate_data ? "generates a dataset" : "trains on a dataset",
+        c.generate_data ? "" : TrainByDefault(root)));
   }
   if ((c.generate_data || c.train) && (c.num_files_train == 0 || c.record_length_bytes == 0)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: dataset.num_files_train and dataset.record_length_bytes are needed for "
-        "generate_data or train; add both under dataset",
-        source));
+        "generate_data or train; add both under dataset%s",
+        source, c.generate_data ? "" : TrainByDefault(root)));
   }
   if (c.checkpoint && c.model_size_bytes == 0 && DlioCheckpointModel(c.model_name).empty()) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -44,7 +44,9 @@ struct DlioConfig {
   std::string model_name;          // model.name (or model: NAME)
   uint64_t model_size_bytes = 0;   // model.model_size (checkpoint bytes of a CNN)
   std::string framework;           // pytorch / tensorflow: informational
-  bool generate_data = false, train = false, checkpoint = false;  // workflow.*
+  // workflow.*, with DLIO's defaults (ConfigArguments: generate_data False,
+  // do_train True, do_checkpoint False) for what the config does not give.
+  bool generate_data = false, train = true, checkpoint = false;
   // dataset
   std::string data_folder = "data";
   std::string format;              // Lockstep's: "npz" or "records"

@@ -90,7 +90,8 @@ std::optional<int> SetUp(const ParsedFlags& f, Io500Run* run) {
   s.tasks_per_agent = static_cast<uint32_t>(f.GetUint("tasks-per-agent"));
   s.stonewall_seconds =
       f.Has("stonewall-s") ? static_cast<uint32_t>(f.GetUint("stonewall-s")) : c.stonewall_seconds;
-  s.seed = static_cast<uint64_t>(now_s);  // IO500's -G: from the run's timestamp
+  s.seed = static_cast<uint64_t>(now_s);  // the data pattern's seed
+  s.timestamp = stamp;                    // IO500's -G of each group (Io500PhaseSeed)
   const bool local = run->options.local_agents > 0;
   // Where it may write, before anything is created: the ini names both
   // directories (as a command line would), but a system directory only
@@ -165,6 +166,8 @@ absl::Status WriteOutputs(const Io500Run& run, const RunOutcome& outcome,
     out.start_unix_ns = absl::ToUnixNanos(began);
   }
   out.version = absl::StrCat("lockstep-", LOCKSTEP_VERSION);
+  out.verbosity = run.config.verbosity;
+  out.end_unix_ns = absl::ToUnixNanos(absl::Now());  // IO500's "; END": after the cleanup
   out.config_hash = Io500ConfigHash(run.config);
   out.result_dir = s.resultdir;
   out.stonewall_seconds = s.stonewall_seconds;

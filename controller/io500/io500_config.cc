@@ -19,7 +19,9 @@
 namespace lockstep {
 namespace {
 
-enum class IniType { kString, kBool, kUint, kInt, kSize };
+// IO500's own types (src/ini-parse.c); kSize is IO500's string, checked
+// here as a size because IOR's -t/-b take it.
+enum class IniType { kString, kBool, kUint, kInt, kSize, kFloat };
 
 struct IniKey {
   const char* name;
@@ -34,17 +36,24 @@ struct IniSection {
 
 constexpr const char* kDefaultDropCachesCmd = "sudo -n bash -c \"echo 3 > /proc/sys/vm/drop_caches\"";
 
+// IO500's option table (io500 --list, 02091cf: src/phase_*.c), section by
+// section in its order, each option with its type and default: what the
+// file may say, what config.ini lists and what config-hash hashes.
 constexpr IniKey kGlobalKeys[] = {
-    {"datadir", IniType::kString, nullptr},
-    {"timestamp-datadir", IniType::kBool, "FALSE"},
+    {"datadir", IniType::kString, "./datafiles"},
+    {"timestamp-datadir", IniType::kBool, "TRUE"},
     {"resultdir", IniType::kString, "./results"},
     {"timestamp-resultdir", IniType::kBool, "TRUE"},
     {"api", IniType::kString, "POSIX"},
     {"drop-caches", IniType::kBool, "FALSE"},
     {"drop-caches-cmd", IniType::kString, kDefaultDropCachesCmd},
+    {"io-buffers-on-gpu", IniType::kBool, "FALSE"},
     {"verbosity", IniType::kUint, "1"},
+    {"scc", IniType::kBool, "FALSE"},
+    {"dataPacketType", IniType::kString, "timestamp"},
 };
-constexpr IniKey kDebugKeys[] = {{"stonewall-time", IniType::kUint, "300"}};
+constexpr IniKey kDebugKeys[] = {{"stonewall-time", IniType::kInt, "300"},
+                                 {"pause-dir", IniType::kString, nullptr}};
 constexpr IniKey kIorEasyKeys[] = {
     {"API", IniType::kString, nullptr},         {"transferSize", IniType::kSize, "2m"},
     {"blockSize", IniType::kSize, "9920000m"},  {"filePerProc", IniType::kBool, "TRUE"},
@@ -52,43 +61,73 @@ constexpr IniKey kIorEasyKeys[] = {
     {"verbosity", IniType::kInt, nullptr},
 };
 constexpr IniKey kIorHardKeys[] = {
-    {"API", IniType::kString, nullptr},          {"segmentCount", IniType::kUint, "10000000"},
-    {"collective", IniType::kBool, "FALSE"},     {"run", IniType::kBool, "TRUE"},
+    {"API", IniType::kString, nullptr},          {"segmentCount", IniType::kInt, "10000000"},
+    {"collective", IniType::kBool, nullptr},     {"run", IniType::kBool, "TRUE"},
     {"verbosity", IniType::kInt, nullptr},
 };
-constexpr IniKey kMdtestKeys[] = {
+constexpr IniKey kMdtestEasyKeys[] = {
     {"API", IniType::kString, nullptr},
     {"n", IniType::kUint, "1000000"},
+    {"run", IniType::kBool, "TRUE"},
+};
+constexpr IniKey kMdtestHardKeys[] = {
+    {"API", IniType::kString, nullptr},
+    {"n", IniType::kUint, "1000000"},
+    {"files-per-dir", IniType::kUint, nullptr},
     {"run", IniType::kBool, "TRUE"},
 };
 constexpr IniKey kPhaseKeys[] = {
     {"API", IniType::kString, nullptr},
     {"run", IniType::kBool, "TRUE"},
 };
-constexpr IniKey kTimestampKeys[] = {{"run", IniType::kBool, "TRUE"}};
-constexpr IniKey kFindKeys[] = {
-    {"nproc", IniType::kUint, nullptr},
+constexpr IniKey kCollectivePhaseKeys[] = {
+    {"API", IniType::kString, nullptr},
+    {"collective", IniType::kBool, nullptr},
     {"run", IniType::kBool, "TRUE"},
 };
+constexpr IniKey kRunKeys[] = {{"run", IniType::kBool, "TRUE"}};
+constexpr IniKey kMdworkbenchKeys[] = {
+    {"API", IniType::kString, nullptr},          {"waitingTime", IniType::kFloat, "0.0"},
+    {"precreatePerSet", IniType::kUint, nullptr}, {"filesPerProc", IniType::kUint, nullptr},
+    {"run", IniType::kBool, "TRUE"},             {"verbosity", IniType::kInt, nullptr},
+};
+constexpr IniKey kFindKeys[] = {
+    {"external-script", IniType::kString, nullptr},
+    {"external-mpi-args", IniType::kString, ""},
+    {"external-extra-args", IniType::kString, ""},
+    {"nproc", IniType::kUint, nullptr},
+    {"run", IniType::kBool, "TRUE"},
+    {"pfind-queue-length", IniType::kInt, "10000"},
+    {"pfind-steal-next", IniType::kBool, "FALSE"},
+    {"pfind-parallelize-single-dir-access-using-hashing", IniType::kBool, "FALSE"},
+};
 
-// IO500's sections, in its order (src/main.c's phase table).
+// IO500's sections, in its order (src/phase-definitions.h): the standard
+// phases, and the extended mode's (mdworkbench-*, find-easy, find-hard),
+// which a standard run does not run but whose options the file may set.
 constexpr IniSection kSections[] = {
     {"global", kGlobalKeys},
     {"debug", kDebugKeys},
     {"ior-easy", kIorEasyKeys},
     {"ior-easy-write", kPhaseKeys},
-    {"mdtest-easy", kMdtestKeys},
+    {"mdtest-easy", kMdtestEasyKeys},
     {"mdtest-easy-write", kPhaseKeys},
-    {"timestamp", kTimestampKeys},
+    {"mdworkbench", kMdworkbenchKeys},
+    {"mdworkbench-create", kRunKeys},
+    {"timestamp", {}},
+    {"find-easy", kFindKeys},
     {"ior-hard", kIorHardKeys},
-    {"ior-hard-write", kPhaseKeys},
-    {"mdtest-hard", kMdtestKeys},
+    {"ior-hard-write", kCollectivePhaseKeys},
+    {"mdtest-hard", kMdtestHardKeys},
     {"mdtest-hard-write", kPhaseKeys},
     {"find", kFindKeys},
+    {"find-hard", kFindKeys},
+    {"mdworkbench-bench", kRunKeys},
     {"ior-easy-read", kPhaseKeys},
     {"mdtest-easy-stat", kPhaseKeys},
-    {"ior-hard-read", kPhaseKeys},
+    {"ior-hard-read", kCollectivePhaseKeys},
     {"mdtest-hard-stat", kPhaseKeys},
+    {"mdworkbench-delete", kRunKeys},
     {"mdtest-easy-delete", kPhaseKeys},
     {"mdtest-hard-read", kPhaseKeys},
     {"mdtest-hard-delete", kPhaseKeys},
@@ -163,6 +202,13 @@ absl::StatusOr<std::string> CheckType(const IniKey& key, const std::string& valu
     case IniType::kInt:
       if (!absl::SimpleAtoi(value, &i)) return absl::InvalidArgumentError("expects a whole number");
       return value;
+    case IniType::kFloat:
+      if (!absl::c_all_of(value, [](char c) {
+            return absl::ascii_isdigit(c) || c == 'e' || c == '.' || c == '+' || c == '-';
+          })) {
+        return absl::InvalidArgumentError("expects a number (IO500's float)");
+      }
+      return value;
     case IniType::kSize: {
       auto s = ParseSize(value);
       if (!s.ok()) return s.status();
@@ -226,6 +272,9 @@ class Parser {
     if (!AllNameChars(key, true)) {
       return Bad(number, absl::StrFormat("malformed key \"%s\"", key));
     }
+    // IO500 (src/ini-parse.c) passes over a key without a value before it
+    // looks the key up: such a line sets nothing, whatever its key.
+    if (value.empty()) return absl::OkStatus();
     if (section_ == nullptr) {
       return Bad(number, absl::StrFormat("key '%s' outside any section; put it under a "
                                          "[section] such as [global]",
@@ -233,8 +282,12 @@ class Parser {
     }
     const IniKey* k = FindKey(*section_, key);
     if (k == nullptr) {
-      return Bad(number, absl::StrFormat("[%s] unknown key '%s'; known: %s", section_->name,
-                                         key, KnownKeys(*section_)));
+      // IO500's own refusal, word for word, then the options it knows there.
+      return Bad(number, absl::StrFormat(
+                             "Parsing error in section %s line %d, unknown option \"%s\" with "
+                             "value \"%s\" (io500 refuses it too); the options of [%s] are: %s",
+                             section_->name, number, key, value, section_->name,
+                             KnownKeys(*section_)));
     }
     const std::string where = absl::StrCat(section_->name, ".", k->name);
     if (auto it = lines_.find(where); it != lines_.end()) {
@@ -242,7 +295,6 @@ class Parser {
                                          section_->name, k->name, it->second));
     }
     lines_[where] = number;
-    if (value.empty()) return absl::OkStatus();  // IO500: an empty value leaves the default
     auto checked = CheckType(*k, value);
     if (!checked.ok()) {
       return Bad(number, absl::StrFormat("[%s] %s = %s: %s", section_->name, k->name, value,
@@ -265,10 +317,6 @@ class Resolver {
 
   absl::Status Resolve() {
     const auto& v = c_->values;
-    if (v.at("global").count("datadir") == 0) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: [global] datadir is required (the directory the phases write in)", c_->source));
-    }
     c_->datadir = Get("global", "datadir");
     c_->timestamp_datadir = Bool("global", "timestamp-datadir");
     c_->resultdir = Get("global", "resultdir");
@@ -279,10 +327,13 @@ class Resolver {
     ASSIGN_OR_RETURN(c_->stonewall_seconds,
                      Uint32("debug", "stonewall-time", 1, kMaxStonewallSeconds));
     RETURN_IF_ERROR(CheckApis());
+    RETURN_IF_ERROR(RefuseWhatLockstepDoesNotRun());
     RETURN_IF_ERROR(ResolveIorEasy());
-    if (Bool("ior-hard", "collective")) {
-      return Bad("ior-hard", "collective", "collective I/O is MPI-IO's; lockstep's agents use "
-                                           "POSIX: set collective = FALSE");
+    for (const char* section : {"ior-hard", "ior-hard-write", "ior-hard-read"}) {
+      if (Bool(section, "collective")) {
+        return Bad(section, "collective", "collective I/O is MPI-IO's; lockstep's agents use "
+                                          "POSIX: set collective = FALSE");
+      }
     }
     ASSIGN_OR_RETURN(c_->ior_hard_segments, Uint64("ior-hard", "segmentCount", 1, kMaxSegments));
     ASSIGN_OR_RETURN(c_->mdtest_easy_items, Uint64("mdtest-easy", "n", 1, kMaxMdItems));
@@ -346,6 +397,38 @@ class Resolver {
                                            "use open/pwrite/pread)");
         }
       }
+    }
+    return absl::OkStatus();
+  }
+
+  // IO500's options that change what a standard run does and that Lockstep
+  // does not do, refused when set to anything but IO500's default (the
+  // extended mode's sections, which a standard run does not run, may say
+  // anything).
+  absl::Status RefuseWhatLockstepDoesNotRun() const {
+    struct Unsupported {
+      const char* section;
+      const char* key;
+      const char* why;
+    };
+    static constexpr Unsupported kUnsupported[] = {
+        {"global", "io-buffers-on-gpu", "I/O buffers on a GPU are not implemented; set it FALSE"},
+        {"global", "scc", "the Student Cluster Competition's rules (30 s minimum writes) are not "
+                          "implemented; set scc = FALSE"},
+        {"global", "dataPacketType", "the agents write Lockstep's own pattern (seed, rank, "
+                                     "offset), IO500's default; remove the key"},
+        {"debug", "pause-dir", "pausing between phases is not implemented; remove the key"},
+        {"mdtest-hard", "files-per-dir", "mdtest's -I (files per directory) is not implemented; "
+                                         "remove the key"},
+        {"find", "external-script", "lockstep runs its own find on the agents, never a script; "
+                                    "remove the key"},
+    };
+    for (const Unsupported& u : kUnsupported) {
+      auto it = c_->values.at(u.section).find(u.key);
+      if (it == c_->values.at(u.section).end()) continue;
+      const IniKey* k = FindKey(*FindSection(u.section), u.key);
+      if (k->default_value != nullptr && it->second == k->default_value) continue;
+      return Bad(u.section, u.key, u.why);
     }
     return absl::OkStatus();
   }
@@ -442,110 +525,6 @@ std::string ResolvedIo500Config(const Io500Config& config) {
 
 namespace {
 
-// IO500's option table for its config hash: every section of
-// src/phase-definitions.h's phases and each option with its default
-// (src/phase_*.c; nullptr: none). IO500 hashes the options by name alone.
-struct Io500HashedOption {
-  const char* section;
-  const char* name;
-  const char* default_value;
-  bool is_bool;
-};
-constexpr const char* kDropCachesCmd = "sudo -n bash -c \"echo 3 > /proc/sys/vm/drop_caches\"";
-constexpr Io500HashedOption kIo500Options[] = {
-    {"global", "datadir", "./datafiles", false},
-    {"global", "timestamp-datadir", "TRUE", true},
-    {"global", "resultdir", "./results", false},
-    {"global", "timestamp-resultdir", "TRUE", true},
-    {"global", "api", "POSIX", false},
-    {"global", "drop-caches", "FALSE", true},
-    {"global", "drop-caches-cmd", kDropCachesCmd, false},
-    {"global", "io-buffers-on-gpu", "FALSE", true},
-    {"global", "verbosity", "1", false},
-    {"global", "scc", "FALSE", true},
-    {"global", "dataPacketType", "timestamp", false},
-    {"debug", "stonewall-time", "300", false},
-    {"debug", "pause-dir", nullptr, false},
-    {"ior-easy", "API", nullptr, false},
-    {"ior-easy", "transferSize", "2m", false},
-    {"ior-easy", "blockSize", "9920000m", false},
-    {"ior-easy", "filePerProc", "TRUE", true},
-    {"ior-easy", "uniqueDir", "FALSE", true},
-    {"ior-easy", "run", "TRUE", true},
-    {"ior-easy", "verbosity", nullptr, false},
-    {"ior-easy-write", "API", nullptr, false},
-    {"ior-easy-write", "run", "TRUE", true},
-    {"mdtest-easy", "API", nullptr, false},
-    {"mdtest-easy", "n", "1000000", false},
-    {"mdtest-easy", "run", "TRUE", true},
-    {"mdtest-easy-write", "API", nullptr, false},
-    {"mdtest-easy-write", "run", "TRUE", true},
-    {"mdworkbench", "API", nullptr, false},
-    {"mdworkbench", "waitingTime", "0.0", false},
-    {"mdworkbench", "precreatePerSet", nullptr, false},
-    {"mdworkbench", "filesPerProc", nullptr, false},
-    {"mdworkbench", "run", "TRUE", true},
-    {"mdworkbench", "verbosity", nullptr, false},
-    {"mdworkbench-create", "run", "TRUE", true},
-    {"find-easy", "external-script", nullptr, false},
-    {"find-easy", "external-mpi-args", "", false},
-    {"find-easy", "external-extra-args", "", false},
-    {"find-easy", "nproc", nullptr, false},
-    {"find-easy", "run", "TRUE", true},
-    {"find-easy", "pfind-queue-length", "10000", false},
-    {"find-easy", "pfind-steal-next", "FALSE", true},
-    {"find-easy", "pfind-parallelize-single-dir-access-using-hashing", "FALSE", true},
-    {"ior-hard", "API", nullptr, false},
-    {"ior-hard", "segmentCount", "10000000", false},
-    {"ior-hard", "collective", nullptr, true},
-    {"ior-hard", "run", "TRUE", true},
-    {"ior-hard", "verbosity", nullptr, false},
-    {"ior-hard-write", "API", nullptr, false},
-    {"ior-hard-write", "collective", nullptr, true},
-    {"ior-hard-write", "run", "TRUE", true},
-    {"mdtest-hard", "API", nullptr, false},
-    {"mdtest-hard", "n", "1000000", false},
-    {"mdtest-hard", "files-per-dir", nullptr, false},
-    {"mdtest-hard", "run", "TRUE", true},
-    {"mdtest-hard-write", "API", nullptr, false},
-    {"mdtest-hard-write", "run", "TRUE", true},
-    {"find", "external-script", nullptr, false},
-    {"find", "external-mpi-args", "", false},
-    {"find", "external-extra-args", "", false},
-    {"find", "nproc", nullptr, false},
-    {"find", "run", "TRUE", true},
-    {"find", "pfind-queue-length", "10000", false},
-    {"find", "pfind-steal-next", "FALSE", true},
-    {"find", "pfind-parallelize-single-dir-access-using-hashing", "FALSE", true},
-    {"find-hard", "external-script", nullptr, false},
-    {"find-hard", "external-mpi-args", "", false},
-    {"find-hard", "external-extra-args", "", false},
-    {"find-hard", "nproc", nullptr, false},
-    {"find-hard", "run", "TRUE", true},
-    {"find-hard", "pfind-queue-length", "10000", false},
-    {"find-hard", "pfind-steal-next", "FALSE", true},
-    {"find-hard", "pfind-parallelize-single-dir-access-using-hashing", "FALSE", true},
-    {"mdworkbench-bench", "run", "TRUE", true},
-    {"ior-easy-read", "API", nullptr, false},
-    {"ior-easy-read", "run", "TRUE", true},
-    {"mdtest-easy-stat", "API", nullptr, false},
-    {"mdtest-easy-stat", "run", "TRUE", true},
-    {"ior-hard-read", "API", nullptr, false},
-    {"ior-hard-read", "collective", nullptr, true},
-    {"ior-hard-read", "run", "TRUE", true},
-    {"mdtest-hard-stat", "API", nullptr, false},
-    {"mdtest-hard-stat", "run", "TRUE", true},
-    {"mdworkbench-delete", "run", "TRUE", true},
-    {"mdtest-easy-delete", "API", nullptr, false},
-    {"mdtest-easy-delete", "run", "TRUE", true},
-    {"mdtest-hard-read", "API", nullptr, false},
-    {"mdtest-hard-read", "run", "TRUE", true},
-    {"mdtest-hard-delete", "API", nullptr, false},
-    {"mdtest-hard-delete", "run", "TRUE", true},
-    {"ior-rnd4K-easy-read", "API", nullptr, false},
-    {"ior-rnd4K-easy-read", "run", "TRUE", true},
-};
-
 // u_hash_update and u_hash_update_key_val of IO500's src/util.c.
 void HashKeyVal(uint32_t* hash, absl::string_view key, absl::string_view value) {
   uint32_t h = 0;
@@ -558,40 +537,17 @@ void HashKeyVal(uint32_t* hash, absl::string_view key, absl::string_view value) 
 }  // namespace
 
 uint32_t Io500ConfigHash(const Io500Config& config) {
-  // The values as IO500's u_parse_ini leaves them: the text's, by section
-  // and option (case-insensitive), booleans as TRUE/FALSE, an empty value
-  // leaving the default; comments after " #" or " ;" dropped.
-  std::map<std::string, std::string> set;  // "section\noption" (lower case) → value
-  std::string section;
-  for (absl::string_view raw : absl::StrSplit(config.text, '\n')) {
-    std::string line(absl::StripAsciiWhitespace(raw));
-    for (const char* c : {" #", " ;", "\t#", "\t;"}) {
-      if (size_t at = line.find(c); at != std::string::npos) line.erase(at);
-    }
-    line = std::string(absl::StripAsciiWhitespace(line));
-    if (line.empty() || line[0] == '#' || line[0] == ';') continue;
-    if (line.front() == '[' && line.back() == ']') {
-      section = absl::AsciiStrToLower(absl::StripAsciiWhitespace(line.substr(1, line.size() - 2)));
-      continue;
-    }
-    const size_t eq = line.find('=');
-    if (eq == std::string::npos) continue;
-    const std::string key(absl::StripAsciiWhitespace(line.substr(0, eq)));
-    std::string value(absl::StripAsciiWhitespace(line.substr(eq + 1)));
-    value = value.substr(0, value.find_first_of("#;"));
-    value = std::string(absl::StripTrailingAsciiWhitespace(value));
-    if (!value.empty()) set[section + "\n" + absl::AsciiStrToLower(key)] = value;
-  }
+  // u_ini_gen_hash over the values as IO500's u_parse_ini leaves them: the
+  // file's (booleans as TRUE/FALSE), else the default; an option with
+  // neither is left out. The same values config.ini lists.
   uint32_t hash = 0;
-  for (const Io500HashedOption& o : kIo500Options) {
-    auto it = set.find(absl::StrCat(o.section, "\n", absl::AsciiStrToLower(o.name)));
-    std::string value = it != set.end() ? it->second : o.default_value ? o.default_value : "";
-    if (it == set.end() && o.default_value == nullptr) continue;
-    if (o.is_bool && it != set.end()) {
-      if (absl::EqualsIgnoreCase(value, "true") || value == "1") value = "TRUE";
-      if (absl::EqualsIgnoreCase(value, "false") || value == "0") value = "FALSE";
+  for (const IniSection& s : kSections) {
+    auto values = config.values.find(s.name);
+    if (values == config.values.end()) continue;
+    for (const IniKey& k : s.keys) {
+      auto it = values->second.find(k.name);
+      if (it != values->second.end()) HashKeyVal(&hash, k.name, it->second);
     }
-    HashKeyVal(&hash, o.name, value);
   }
   return hash;
 }

@@ -7,27 +7,30 @@
 // lines; section and key names are case-insensitive; an empty value leaves
 // the key at its default. Booleans are TRUE/FALSE/1/0 (any case).
 //
-// Sections and keys, with IO500's defaults (see ResolvedIo500Config for the
-// full list):
-//   [global]      datadir (required), timestamp-datadir, resultdir,
-//                 timestamp-resultdir, api, drop-caches, drop-caches-cmd,
-//                 verbosity
-//   [debug]       stonewall-time (300)
-//   [ior-easy]    API, transferSize (2m), blockSize (9920000m), filePerProc
-//                 (TRUE), uniqueDir (FALSE), run, verbosity
-//   [ior-hard]    API, segmentCount (10000000), collective (FALSE), run,
-//                 verbosity
-//   [mdtest-easy] API, n (1000000), run      [mdtest-hard] API, n, run
-//   [find]        nproc, run
-//   one section per phase (ior-easy-write, ..., ior-rnd4K-easy-read):
-//                 API, run
+// Sections and keys: IO500's whole option table (`io500 --list`, 02091cf),
+// with its types and defaults, in its order: [global] datadir
+// (./datafiles), timestamp-datadir (TRUE), resultdir, timestamp-resultdir,
+// api, drop-caches, drop-caches-cmd, io-buffers-on-gpu, verbosity, scc,
+// dataPacketType; [debug] stonewall-time (300), pause-dir; [ior-easy] API,
+// transferSize (2m), blockSize (9920000m), filePerProc, uniqueDir, run,
+// verbosity; [ior-hard] API, segmentCount (10000000), collective, run,
+// verbosity; [mdtest-easy] API, n, run; [mdtest-hard] API, n,
+// files-per-dir, run; [find] (and the extended mode's [find-easy],
+// [find-hard]) external-script, external-mpi-args, external-extra-args,
+// nproc, run, pfind-*; [mdworkbench*]; [timestamp] (no options); one
+// section per phase: API, run (and collective for ior-hard-*).
 //
-// Refused, each naming the file, line and key: an unknown section or key,
-// a key outside any section, a line that is neither, a key given twice in
-// one section, a value of the wrong type, an API other than POSIX,
-// uniqueDir = TRUE (IOR -u is not implemented), collective = TRUE (MPI-IO),
-// stonewall-time = 0, a size that does not parse, a blockSize that is not a
-// multiple of transferSize, n or segmentCount of 0, a missing datadir.
+// Refused, each naming the file, line and key: an unknown section, an
+// unknown key with a value (IO500's own words: "Parsing error in section S
+// line N, unknown option "K" with value "V""; a key without a value is
+// passed over, as IO500 does), a key outside any section, a line that is
+// neither, a key given twice in one section, a value of the wrong type, an
+// API other than POSIX, uniqueDir = TRUE (IOR -u is not implemented),
+// collective = TRUE (MPI-IO), stonewall-time = 0, a size that does not
+// parse, a blockSize that is not a multiple of transferSize, n or
+// segmentCount of 0, and the options Lockstep does not do set to anything
+// but IO500's default (io-buffers-on-gpu, scc, dataPacketType, pause-dir,
+// files-per-dir, [find] external-script), each with the reason.
 #ifndef LOCKSTEP_CONTROLLER_IO500_IO500_CONFIG_H_
 #define LOCKSTEP_CONTROLLER_IO500_IO500_CONFIG_H_
 
@@ -54,8 +57,8 @@ struct Io500Config {
   std::string text;    // as read (config-orig.ini)
 
   // [global]
-  std::string datadir;
-  bool timestamp_datadir = false;
+  std::string datadir = "./datafiles";
+  bool timestamp_datadir = true;
   std::string resultdir = "./results";
   bool timestamp_resultdir = true;
   bool drop_caches = false;
@@ -101,8 +104,8 @@ std::string ResolvedIo500Config(const Io500Config& config);
 
 // IO500's config-hash (u_ini_gen_hash of src/ini-parse.c): the XOR of
 // u_hash_update_key_val(option, value) over every option of every IO500
-// section that has a value (the file's, else IO500's default), printed %X.
-// Options IO500 has and Lockstep does not take are at IO500's defaults.
+// section that has a value (the file's, else IO500's default), printed %X:
+// the hash io500 --verify computes from config.ini (ResolvedIo500Config).
 uint32_t Io500ConfigHash(const Io500Config& config);
 
 }  // namespace lockstep

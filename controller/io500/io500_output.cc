@@ -42,15 +42,19 @@ void Io500HashKeyVal(uint32_t* hash, absl::string_view key, absl::string_view va
 
 namespace {
 
-std::string PhaseSection(const Io500PhaseOutput& p, uint32_t stonewall_seconds) {
+// IO500's t_delta and t_end (verbosity > 0).
+std::string PhaseEnd(const Io500PhaseOutput& p, bool verbose) {
+  if (!verbose) return "";
+  std::string s = Pair("t_delta", absl::StrFormat("%.4f", p.figures.time_s));
+  if (p.end_unix_ns > 0) s += Pair("t_end", PairTime(p.end_unix_ns));
+  return s;
+}
+
+std::string PhaseSection(const Io500PhaseOutput& p, uint32_t stonewall_seconds, bool verbose) {
   const Io500PhaseFigures& f = p.figures;
   std::string s = absl::StrFormat("\n[%s]\n", f.name);
-  if (p.start_unix_ns > 0) s += Pair("t_start", PairTime(p.start_unix_ns));
-  if (Io500IsDummy(f.name)) {
-    s += Pair("t_delta", absl::StrFormat("%.4f", f.time_s));
-    if (p.end_unix_ns > 0) s += Pair("t_end", PairTime(p.end_unix_ns));
-    return s;
-  }
+  if (p.start_unix_ns > 0 && verbose) s += Pair("t_start", PairTime(p.start_unix_ns));
+  if (Io500IsDummy(f.name)) return s + PhaseEnd(p, verbose);
   if (!p.exe.empty()) s += Pair("exe", p.exe);
   if (p.is_find && f.ran) {
     s += Pair("nproc", absl::StrCat(p.find_nproc));
@@ -70,22 +74,18 @@ std::string PhaseSection(const Io500PhaseOutput& p, uint32_t stonewall_seconds) 
     s += Pair(ior ? "throughput-stonewall" : "rate-stonewall",
               absl::StrFormat(ior ? "%.2f" : "%f", p.stonewall_figure));
   }
-  if (p.wear_out_tail_s >= 0) {
-    s += absl::StrFormat("; lockstep: wear-out tail %.3f s after the stonewall\n",
-                         p.wear_out_tail_s);
-  }
   for (const std::string& r : JudgeIo500Phase(f, stonewall_seconds).reasons) {
     s += absl::StrFormat("; ERROR INVALID %s\n", r);
   }
   s += Pair("score", absl::StrFormat("%f", f.score));
-  s += Pair("t_delta", absl::StrFormat("%.4f", f.time_s));
-  if (p.end_unix_ns > 0) s += Pair("t_end", PairTime(p.end_unix_ns));
-  return s;
+  return s + PhaseEnd(p, verbose);
 }
 
 std::string PhaseSections(const Io500RunOutput& run) {
   std::string s;
-  for (const Io500PhaseOutput& p : run.phases) s += PhaseSection(p, run.stonewall_seconds);
+  for (const Io500PhaseOutput& p : run.phases) {
+    s += PhaseSection(p, run.stonewall_seconds, run.verbosity > 0);
+  }
   return s;
 }
 
@@ -129,15 +129,11 @@ std::string FormatIo500ResultTxt(const Io500RunOutput& run) {
   s += Pair("config-hash", absl::StrFormat("%X", run.config_hash));
   s += Pair("result-dir", run.result_dir);
   s += Pair("mode", "standard");
-  s += Io500ProvenanceLine() + "\n";
-  if (!run.lockstep_run_dir.empty()) {
-    s += absl::StrFormat("; lockstep run: %s (run.json, journal, history)\n",
-                         run.lockstep_run_dir);
-  }
-  for (const std::string& n : run.notes) s += absl::StrFormat("; %s\n", n);
   // main.c: "; START" (verbosity 1, IO500's default), the debug phase's
   // stonewall check (phase_dbg.c), then a blank line before the phases.
-  if (run.start_unix_ns > 0) s += absl::StrFormat("; START %s\n", PairTime(run.start_unix_ns));
+  if (run.start_unix_ns > 0 && run.verbosity > 0) {
+    s += absl::StrFormat("; START %s\n", PairTime(run.start_unix_ns));
+  }
   if (run.stonewall_seconds != kIo500StonewallSeconds) {
     s += absl::StrFormat("; ERROR INVALID stonewall-time %us != %us\n", run.stonewall_seconds,
                          static_cast<uint32_t>(kIo500MinWriteSeconds));
@@ -150,6 +146,28 @@ std::string FormatIo500ResultTxt(const Io500RunOutput& run) {
   s += Pair("BW", absl::StrFormat("%f", score.bw));
   s += Pair("SCORE", absl::StrFormat("%f%s", score.total, score.valid ? "" : " [INVALID]"));
   s += Pair("hash", absl::StrFormat("%X", Io500ScoreHash(run)));
+  if (run.end_unix_ns > 0 && run.verbosity > 0) {
+    s += absl::StrFormat("; END %s\n", PairTime(run.end_unix_ns));
+  }
+  return s;
+}
+
+std::string FormatIo500LockstepTxt(const Io500RunOutput& run) {
+  std::string s = Io500ProvenanceLine() + "\n";
+  if (!run.lockstep_run_dir.empty()) {
+    s += absl::StrFormat("; lockstep run: %s (run.json, journal, history)\n",
+                         run.lockstep_run_dir);
+  }
+  for (const std::string& n : run.notes) s += absl::StrFormat("; %s\n", n);
+  for (const Io500PhaseOutput& p : run.phases) {
+    if (p.wear_out_tail_s >= 0) {
+      s += absl::StrFormat("; %s: wear-out tail %.3f s after the stonewall\n", p.figures.name,
+                           p.wear_out_tail_s);
+    }
+    for (const std::string& l : p.lockstep_lines) {
+      s += absl::StrFormat("; %s: %s\n", p.figures.name, l);
+    }
+  }
   return s;
 }
 
@@ -176,9 +194,14 @@ absl::Status WriteIo500Output(const Io500RunOutput& run, const std::string& dir)
   RETURN_IF_ERROR(WriteFileAtomically(dir + "/config-orig.ini", run.config_orig));
   RETURN_IF_ERROR(WriteFileAtomically(dir + "/config.ini", run.config_resolved));
   for (const Io500PhaseOutput& p : run.phases) {
-    if (p.text.empty()) continue;
-    RETURN_IF_ERROR(WriteFileAtomically(dir + "/" + p.figures.name + ".txt", p.text));
+    if (!p.text.empty()) {
+      RETURN_IF_ERROR(WriteFileAtomically(dir + "/" + p.figures.name + ".txt", p.text));
+    }
+    if (!p.csv.empty()) {
+      RETURN_IF_ERROR(WriteFileAtomically(dir + "/" + p.figures.name + ".csv", p.csv));
+    }
   }
+  RETURN_IF_ERROR(WriteFileAtomically(dir + "/lockstep.txt", FormatIo500LockstepTxt(run)));
   RETURN_IF_ERROR(WriteFileAtomically(dir + "/result.txt", FormatIo500ResultTxt(run)));
   return WriteFileAtomically(dir + "/result_summary.txt", FormatIo500Summary(run));
 }

@@ -1,9 +1,10 @@
 // IO500's output files for `lockstep io500`, from the figures of its phases
 // (the command fills them from the run record): result_summary.txt,
-// result.txt, config-orig.ini, config.ini and one <phase>.txt per phase.
-// result.txt says (in '; ' lines) that the phases were run by Lockstep
-// without MPI and are not an official IO500 list submission; lockstep io500
-// prints it too. result_summary.txt is IO500's, line for line.
+// result.txt, config-orig.ini, config.ini, one <phase>.txt and <phase>.csv
+// per phase, and Lockstep's own lockstep.txt, which says that the phases
+// were run by Lockstep without MPI and are not an official IO500 list
+// submission (lockstep io500 prints it too; result.txt's version line is
+// Lockstep's). result_summary.txt and result.txt are IO500's, line for line.
 //
 // result_summary.txt (IO500's layout, src/main.c):
 //   IO500 version lockstep-<v> (standard)
@@ -14,14 +15,19 @@
 // (GiB/s when the phase name starts with 'i', kIOPS otherwise; "[      ]"
 // for unscored phases.)
 //
-// result.txt is INI-like, one "%-15s = value" per line: [run] (procs,
-// version, config-hash, result-dir, mode, "; START <time>", a blank line),
-// one section per phase (t_start,
-// exe, find's nproc/found/total-files, throughput-stonewall or
-// rate-stonewall, "; ERROR INVALID <reason>" lines, score, t_delta, t_end;
-// the timestamp phase only t_start, t_delta, t_end), then [SCORE] (MD, BW,
-// SCORE, hash: IO500's score hash, Io500ScoreHash). Lockstep's own lines
-// (what ran it, the wear-out tail) are '; ' comments.
+// result.txt is INI-like, one "%-15s = value" per line, as IO500's main.c
+// writes it and nothing else: [run] (procs, version, config-hash,
+// result-dir, mode, "; START <time>", the debug phase's "; ERROR INVALID",
+// a blank line), one section per phase (t_start, exe, find's
+// nproc/found/total-files, throughput-stonewall or rate-stonewall, "; ERROR
+// INVALID <reason>" lines, score, t_delta, t_end; the timestamp phase only
+// t_start, t_delta, t_end), [SCORE] (MD, BW, SCORE, hash: IO500's score
+// hash, Io500ScoreHash), "; END <time>". START, END and the t_* lines at
+// verbosity > 0, as IO500. config.ini is IO500's whole option table with
+// the values (ResolvedIo500Config), so that `io500-verify config.ini
+// result.txt` accepts the directory. Each IOR/mdtest phase's <phase>.csv
+// (and find.csv): io500_csv.h. Lockstep's own lines (what ran it, its
+// notes, each write's wear-out tail) are in lockstep.txt.
 #ifndef LOCKSTEP_CONTROLLER_IO500_IO500_OUTPUT_H_
 #define LOCKSTEP_CONTROLLER_IO500_IO500_OUTPUT_H_
 
@@ -54,11 +60,16 @@ struct Io500PhaseOutput {
   uint64_t found = 0;
   uint64_t total_files = 0;
   std::string text;  // <phase>.txt; empty: no such file
+  std::string csv;   // <phase>.csv, the file its exe line names (io500_csv.h); empty: none
+  // Lockstep's own lines about the phase, for lockstep.txt (never result.txt).
+  std::vector<std::string> lockstep_lines;
 };
 
 struct Io500RunOutput {
   uint32_t procs = 0;                 // tasks of all agents
+  uint32_t verbosity = 1;             // [global] verbosity: "; START", "; END", t_* at > 0
   int64_t start_unix_ns = 0;          // "; START"; 0: no such line
+  int64_t end_unix_ns = 0;            // "; END"; 0: no such line
   std::string version;                // "lockstep-<version>"
   uint32_t config_hash = 0;
   std::string result_dir;
@@ -67,7 +78,7 @@ struct Io500RunOutput {
   std::string config_orig;            // config-orig.ini
   std::string config_resolved;        // config.ini
   std::string lockstep_run_dir;       // where run.json is; may be empty
-  std::vector<std::string> notes;     // more '; ' lines for result.txt's [run]
+  std::vector<std::string> notes;     // Lockstep's notes, for lockstep.txt
 };
 
 // The line every output carries: run by Lockstep without MPI, not an
@@ -84,6 +95,9 @@ uint32_t Io500ScoreHash(const Io500RunOutput& run);
 
 std::string FormatIo500Summary(const Io500RunOutput& run);
 std::string FormatIo500ResultTxt(const Io500RunOutput& run);
+// lockstep.txt: the provenance line, the run directory, the notes and each
+// phase's Lockstep lines.
+std::string FormatIo500LockstepTxt(const Io500RunOutput& run);
 
 // IO500's result directory name: local time "YYYY.MM.DD-HH.MM.SS".
 std::string Io500DirTimestamp(int64_t unix_seconds);

@@ -11,7 +11,8 @@ namespace {
 
 constexpr uint64_t kHardTransferBytes = 47008;  // IO500's ior-hard -t and -b
 constexpr uint64_t kHardFileBytes = 3901;       // mdtest-hard -w/-e, find -size
-constexpr uint64_t kRndTransferBytes = 4096;    // ior-rnd4K-easy-read
+constexpr uint64_t kRndTransferBytes = 4096;    // ior-rnd4K-easy-read -t=4096 -b=4096
+constexpr uint64_t kRndSegments = 10000000;     // ior-rnd4K-easy-read -s=10000000
 
 // The write phase whose files `phase` works on ("" for a write, find and
 // timestamp).
@@ -60,14 +61,21 @@ PhasePlan IorPhase(const Io500Config& c, const Io500Setup& s, absl::string_view 
     p.stonewall_wear_out = true;
     return p;
   }
-  p.stonewall_count_from = std::string(WriterOf(phase));
   if (phase == "ior-rnd4K-easy-read") {
-    p.transfer_bytes = kRndTransferBytes;
-    p.random_offsets = true;  // -z
+    // IO500: -z -z -t=4096 -b=4096 -s=10000000 -D S, wear-out, -C -Q 2
+    // with a file per process; its own stonewall, no status file.
+    p.transfer_bytes = p.block_bytes = kRndTransferBytes;
+    p.segments = kRndSegments;
+    p.random_blocks = true;
     p.stonewall_seconds = s.stonewall_seconds;
     p.stonewall_wear_out = true;
+    if (p.file_per_process && s.client_agents != 1) {
+      p.reorder_tasks = true;
+      p.reorder_node_offset = 2;
+    }
     return p;
   }
+  p.stonewall_count_from = std::string(WriterOf(phase));
   p.verify = true;  // -R
   if (s.client_agents != 1) {
     p.reorder_tasks = true;  // -C -Q 1
@@ -152,8 +160,9 @@ std::string MdtestExe(const Io500Config& c, const Io500Setup& s, absl::string_vi
   const char* sub = easy ? "mdtest-easy" : "mdtest-hard";
   std::string e = absl::StrFormat("./mdtest --dataPacketType=timestamp -n %u",
                                   easy ? c.mdtest_easy_items : c.mdtest_hard_items);
-  e += easy ? absl::StrFormat(" -u -L -F -P -G %u -N 1", s.seed)
-            : absl::StrFormat(" -t -w 3901 -e 3901 -P -G=%u -N 1 -F", s.seed);
+  const int32_t seed = Io500PhaseSeed(sub, s.timestamp);
+  e += easy ? absl::StrFormat(" -u -L -F -P -G %d -N 1", seed)
+            : absl::StrFormat(" -t -w 3901 -e 3901 -P -G=%d -N 1 -F", seed);
   e += absl::StrFormat(" -d %s -x %s/%s.stonewall", Sub(s, sub), s.resultdir, sub);
   if (absl::EndsWith(phase, "-write")) {
     e += absl::StrFormat(" -C -Y -W %u", s.stonewall_seconds);
@@ -169,33 +178,32 @@ std::string MdtestExe(const Io500Config& c, const Io500Setup& s, absl::string_vi
 }
 
 // IO500's ior_{easy,hard}_add_params and the phase's own words, in their
-// order (src/phase_ior_*.c), with Lockstep's seed for -G, IO500's stonewall
+// order (src/phase_ior_*.c), with IO500's -G of the group, its stonewall
 // status file (the write's count for a later read) and its per-rank CSV.
-// ior-rnd4K-easy-read as it ran here: -z once (shuffled offsets; IO500
-// gives -z twice, which Lockstep does not implement) and -C -Q 1.
 std::string IorExe(const Io500Config& c, const Io500Setup& s, absl::string_view phase) {
   const bool easy = absl::StrContains(phase, "easy");
   const std::string csv =
       absl::StrFormat(" -O saveRankPerformanceDetailsCSV=%s/%s.csv", s.resultdir, phase);
   std::string e;
   if (easy) {
-    e = absl::StrFormat("./ior --dataPacketType=timestamp -g -G %u -k -e -o %s/ior_file_easy",
-                        s.seed, Sub(s, "ior-easy"));
+    e = absl::StrFormat("./ior --dataPacketType=timestamp -g -G %d -k -e -o %s/ior_file_easy",
+                        Io500PhaseSeed("ior-easy", s.timestamp), Sub(s, "ior-easy"));
     if (phase != "ior-rnd4K-easy-read") {
       e += absl::StrFormat(" -C -Q 1 -O stoneWallingStatusFile=%s/ior-easy.stonewall -t %s -b %s",
                            s.resultdir, c.ior_easy_transfer, c.ior_easy_block);
     }
     if (c.ior_easy_file_per_proc) e += " -F";
   } else {
-    e = absl::StrFormat("./ior --dataPacketType=timestamp -C -Q 1 -g -G=%u -k -e -o %s/file -O "
+    e = absl::StrFormat("./ior --dataPacketType=timestamp -C -Q 1 -g -G=%d -k -e -o %s/file -O "
                         "stoneWallingStatusFile=%s/ior-hard.stonewall -t 47008 -b 47008 -s %u",
-                        s.seed, Sub(s, "ior-hard"), s.resultdir, c.ior_hard_segments);
+                        Io500PhaseSeed("ior-hard", s.timestamp), Sub(s, "ior-hard"),
+                        s.resultdir, c.ior_hard_segments);
   }
   if (phase == "ior-rnd4K-easy-read") {
-    return e + absl::StrFormat(" -r -D %u -z -a POSIX%s -t=4096 -b=4096 -s=%u -O "
-                               "stoneWallingWearOut=1 -C -Q 1",
-                               s.stonewall_seconds, csv,
-                               c.ior_easy_block_bytes / kRndTransferBytes);
+    return e + absl::StrFormat(" -r -D %u -z -z -a POSIX%s -t=4096 -b=4096 -s=%u -O "
+                               "stoneWallingWearOut=1%s",
+                               s.stonewall_seconds, csv, kRndSegments,
+                               c.ior_easy_file_per_proc ? " -C -Q 2" : "");
   }
   if (phase == "ior-easy-write") {
     return e + absl::StrFormat(" -w -D %u -O stoneWallingWearOut=1 -a POSIX%s",
@@ -209,6 +217,15 @@ std::string IorExe(const Io500Config& c, const Io500Setup& s, absl::string_view 
 }
 
 }  // namespace
+
+int32_t Io500PhaseSeed(absl::string_view group, absl::string_view timestamp) {
+  uint32_t hash = 0;
+  for (absl::string_view part : {group, timestamp}) {
+    for (char c : part) hash = ((hash << 2) | (hash >> 30)) + static_cast<uint32_t>(c);
+  }
+  if (hash == 0 || hash == 0xffffffffu) return 4711;
+  return static_cast<int32_t>(hash);
+}
 
 std::string Io500SkipReason(const Io500Config& config, absl::string_view phase) {
   if (!config.PhaseEnabled(phase)) return "run = FALSE in the configuration";

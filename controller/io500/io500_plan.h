@@ -21,7 +21,9 @@
 //   mdtest-easy-stat, mdtest-hard-stat, mdtest-hard-read (-E -X)
 //                       stonewall_count_from the mdtest write
 //   mdtest-easy-delete, mdtest-hard-delete   file remove, then -tree (tree remove)
-//   ior-rnd4K-easy-read random 4 KiB reads of the ior-easy files, -D S, unscored
+//   ior-rnd4K-easy-read IO500's -z -z -t=4096 -b=4096 -s=10000000 -D S with wear-out
+//                       over the ior-easy files (random 4 KiB blocks of each
+//                       file, may repeat: random_blocks), -C -Q 2, unscored
 // A phase whose section says run = FALSE is left out, and so are the phases
 // that need what it writes (a read without its write).
 #ifndef LOCKSTEP_CONTROLLER_IO500_IO500_PLAN_H_
@@ -44,8 +46,15 @@ struct Io500Setup {
   uint32_t client_agents = 0; // 0: not known before the agents answer
   uint32_t tasks_per_agent = 1;
   uint32_t stonewall_seconds = 300;  // --stonewall-s, else [debug] stonewall-time
-  uint64_t seed = 1;          // IO500's -G signature: from the run's timestamp
+  uint64_t seed = 1;          // the data pattern's seed: from the run's timestamp
+  std::string timestamp;      // IO500's opt.timestamp ("YYYY.MM.DD-HH.MM.SS"): its -G seeds
 };
+
+// IO500's u_phase_unique_random_number(group) (src/util.c): u_hash_update
+// of the group's name ("ior-easy", "ior-hard", "mdtest-easy",
+// "mdtest-hard"), then of the run's timestamp, as IO500's int (4711 for 0
+// and -1): the -G of that group's exe lines.
+int32_t Io500PhaseSeed(absl::string_view group, absl::string_view timestamp);
 
 // The sub-directories of the data directory IO500 uses.
 inline constexpr const char* kIo500DataSubdirs[] = {"ior-easy", "ior-hard", "mdtest-easy",

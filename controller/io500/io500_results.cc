@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "controller/io500/io500_csv.h"
 #include "controller/ior/ior_report.h"
 #include "controller/mdtest/mdtest_output.h"
 
@@ -113,13 +114,6 @@ std::string MdtestText(const v1::RunRecord& sub, const Io500Config& c, const Io5
          FormatMdtestSummary(info, sub, MdtestTimestamp(o.end_unix_ns / 1000000000));
 }
 
-std::string FindText(const Io500PhaseOutput& o) {
-  return absl::StrFormat(
-      "[find]\nnproc           = %u\nfound           = %u\ntotal-files     = %u\n"
-      "time            = %.3f seconds\nrate            = %f kIOPS\n",
-      o.find_nproc, o.found, o.total_files, o.figures.time_s, o.figures.score);
-}
-
 // The figures of an IOR phase from its record.
 void IorFigures(const v1::PhaseRecord& p, const Io500Setup& s, Io500PhaseOutput* o) {
   const v1::IterationRow& row = p.row();
@@ -214,16 +208,19 @@ Io500PhaseOutput OnePhase(const v1::RunRecord& record, const Io500Config& config
   const v1::RunRecord sub = OnlyPhase(record, phase, o.exe);
   if (scored->kind() == v1::FIND) {
     FindFigures(*scored, &o);
-    o.text = FindText(o);
+    o.csv = Io500FindCsv(*scored);  // IO500 writes find.csv, no find.txt
   } else if (scored->kind() == v1::MDTEST) {
     MdtestFigures(recs, phase, &o);
     o.text = MdtestText(sub, config, setup, phase, o.exe, o);
+    o.csv = Io500MdtestCsv(recs, absl::StrContains(phase, "easy") ? config.mdtest_easy_items
+                                                                    : config.mdtest_hard_items);
   } else {
     IorFigures(*scored, setup, &o);
     o.text = RenderIorReport(sub, run_dir);
+    o.csv = Io500IorCsv(*scored);
   }
   if (!o.figures.error.empty()) o.figures.score = 0;  // IO500: a failed phase scores nothing
-  o.text = absl::StrFormat("exe = %s\n", o.exe) + o.text;
+  if (!o.text.empty()) o.text = absl::StrFormat("exe = %s\n", o.exe) + o.text;
   return o;
 }
 

@@ -384,20 +384,13 @@ absl::Status CheckIorOptions(const IorOptions& o) {
                   absl::StrFormat("out of range; use 1 to %u", kMaxSegments));
   }
   if (o.block == 0) return CliBad("-b 0", "must be greater than zero");
-  if (o.random_offsets > 1) {
-    // Refused rather than run: the phase spec carries one yes/no for -z
-    // (PhaseSpec.random_offsets), so the mode would need a wire change.
-    return CliBad("-z", absl::StrFormat(
-                            "given %d times: refused. IOR 4.1 (\"specify twice for random "
-                            "(potentially overlapping)\") then reads, per segment, the transfers "
-                            "of one block drawn at random (rand64) from the file's actual size, "
-                            "blocks repeating; its write with it divides by that size, 0, and "
-                            "dies (SIGFPE, exit 136, an empty file left). IOR 3.x documents one "
-                            "mode only (\"random, not sequential, offsets\"), so a line written "
-                            "for it means one -z. Lockstep runs only one -z "
-                            "(shuffled offsets, each transfer once, IOR 3.x's and 4.1's single "
-                            "-z); give -z once",
-                            o.random_offsets));
+  if (o.random_offsets > 1 && o.write) {
+    // The one case of -z -z Lockstep does not run: IOR's own write dies.
+    return CliBad("-z -z -w", "refused: IOR 4.1 draws the blocks of -z -z (\"random "
+                              "(potentially overlapping)\") from the size of the file it read, "
+                              "which a write has not (0), divides by it and dies (SIGFPE, exit "
+                              "136, an empty file left); write with -z once (each transfer once, "
+                              "shuffled), then read with -z -z");
   }
   if (o.random_reorder > 1) {
     return CliBad("-Z", "given twice: IOR then shuffles all tasks' files with one seed; that "
@@ -432,7 +425,8 @@ PhasePlan IorBasePhase(const IorOptions& o, const std::string& dir, const std::s
   base.segments = o.segments;
   base.direct = o.direct;
   base.keep = o.keep;
-  base.random_offsets = o.random_offsets;
+  base.random_offsets = o.random_offsets == 1;
+  base.random_blocks = o.random_offsets > 1;  // -z -z: reads only (CheckIorOptions)
   base.stonewall_seconds = static_cast<uint32_t>(o.stonewall);
   base.stonewall_wear_out = o.wear_out;
   base.delay_seconds = static_cast<uint32_t>(o.delay);

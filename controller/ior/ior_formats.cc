@@ -97,7 +97,7 @@ std::string TestJson(const v1::TestRecord& t, const v1::RunRecord& rec) {
       .I("filePerProc", s.file_per_process() ? 1 : 0).I("reorderTasks", reorder.node_offset > 0 ? 1 : 0)
       .I("reorderTasksRandom", reorder.random ? 1 : 0)
       .Raw("reorderTasksRandomSeed", absl::StrCat(reorder.random_seed))
-      .I("randomOffset", p.random_offsets ? 1 : 0)
+      .I("randomOffset", p.random_blocks ? 2 : p.random_offsets ? 1 : 0)
       .I("checkWrite", p.verify_after_write ? 1 : 0)
       .I("checkRead", p.verify ? 1 : 0).I("dataPacketType", 0).I("keepFile", keep ? 1 : 0)
       .I("keepFileWithError", 0).I("warningAsErrors", 0).I("verbose", rec.ior_verbose() ? 1 : 0)

@@ -196,7 +196,8 @@ IorTestParams IorTestParamsOf(const v1::TestRecord& test, const v1::RunRecord* r
     if (layout == nullptr && IsTransferKind(s.kind())) layout = &s;
     p.write |= s.kind() == v1::WRITE;
     p.read |= s.kind() == v1::READ;
-    p.random_offsets |= s.random_offsets();
+    p.random_offsets |= s.random_offsets() || s.random_blocks();
+    p.random_blocks |= s.random_blocks();
     p.direct |= s.direct();
     p.fsync |= s.fsync_at_end();
     p.fsync_per_transfer |= s.fsync_per_transfer();
@@ -295,8 +296,15 @@ std::string IorReport::PhaseDone(const v1::PhaseRecord& p) const {
 
 std::string IorReport::Note(const std::string& text) { return LockstepLines::Note(text); }
 
-std::string IorReport::FilesRemoved(double seconds, uint32_t iter) {
-  return LockstepLines::FilesRemoved(seconds, iter);
+std::string IorReport::FilesRemoved(double seconds, uint32_t iter) const {
+  // Lockstep's '#' line always (the report's '#' lines are LockstepLines'),
+  // IOR's row too with -v.
+  const std::string own = LockstepLines::FilesRemoved(seconds, iter);
+  if (!verbose_) return own;
+  return absl::StrFormat("remove    -          -          -           -          -          -  "
+                         "        -          -          %s%-4d\n",
+                         PPDouble(seconds), iter) +
+         own;
 }
 
 std::string IorReport::TestDone(const v1::TestRecord& test) const {
@@ -364,7 +372,7 @@ absl::Status IorReportObserver::OnPhaseDone(const v1::PhaseRecord& phase) {
 }
 
 absl::Status IorReportObserver::OnFilesRemoved(double seconds, uint32_t iter) {
-  return Print(IorReport::FilesRemoved(seconds, iter));
+  return Print(report_.FilesRemoved(seconds, iter));
 }
 
 absl::Status IorReportObserver::OnTestDone(const v1::TestRecord& test) {

@@ -46,8 +46,10 @@ class IorReport {
   std::string PhaseDone(const v1::PhaseRecord& phase) const;
   // A Lockstep note (a warning, a repeat, an agent lost) as a '#' line.
   static std::string Note(const std::string& text);
-  // A timed removal of the files, as a '#' line (IOR 4.1 prints no row).
-  static std::string FilesRemoved(double seconds, uint32_t iter);
+  // A timed removal of the files: Lockstep's '#' line, after IOR's own
+  // `remove` row of the results table with -v (ior-output.c
+  // PrintRemoveTiming; IOR prints no row without -v).
+  std::string FilesRemoved(double seconds, uint32_t iter) const;
   // After a test's repetitions: IOR's wear-out line, with -v the Max
   // Write/Read lines, and Lockstep's start-skew and latency table ('#').
   std::string TestDone(const v1::TestRecord& test) const;
@@ -91,6 +93,7 @@ std::string IorIterationRow(const v1::IterationRow& r);
 // text report and the JSON.
 struct IorTestParams {
   v1::PhaseSpec layout;  // the first transfer phase, else the first phase
+  bool random_blocks = false;  // IOR -z -z (randomOffset 2)
   bool write = false, read = false, random_offsets = false, direct = false, fsync = false,
        fsync_per_transfer = false, verify_after_write = false, verify = false;
   uint32_t stonewall_seconds = 0;  // of the first phase with a stonewall

@@ -297,18 +297,29 @@ absl::Status PlaceOnClients(const IozoneOptions& o, const FileReader& read_file,
   return absl::OkStatus();
 }
 
-// The directory of -F's names (they must share one).
-absl::StatusOr<std::string> DirOfFiles(const std::vector<std::string>& files) {
+// The directory of -F's names (they must share one); their file names, one
+// per child, in *names: IOzone writes exactly the names it is given.
+absl::StatusOr<std::string> DirOfFiles(const std::vector<std::string>& files,
+                                       std::vector<std::string>* names) {
   std::string dir, name, first_dir;
-  for (const std::string& f : files) {
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string& f = files[i];
     SplitOutputPath(f, &dir, &name);
-    if (first_dir.empty()) first_dir = dir;
+    if (i == 0) first_dir = dir;
     if (dir != first_dir) {
       return Bad("-F", absl::StrFormat("%s and %s are in different directories; lockstep runs a "
-                                       "test in one directory (its files are "
-                                       "iozone.DUMMY.<child> there)",
+                                       "test in one directory: give names in one directory",
                                        files.front(), f));
     }
+    if (name.empty() || name == "." || name == "..") {
+      return Bad("-F", absl::StrFormat("\"%s\" names no file; give a file name per child", f));
+    }
+    if (std::find(names->begin(), names->end(), name) != names->end()) {
+      return Bad("-F", absl::StrFormat("%s is given twice; lockstep gives each child a file of "
+                                       "its own: give distinct names",
+                                       f));
+    }
+    names->push_back(name);
   }
   return first_dir.empty() ? std::string(".") : first_dir;
 }
@@ -340,11 +351,13 @@ absl::Status CheckSizes(const IozoneOptions& o) {
 }
 
 // The phases, in IOzone's order of its throughput tests.
-void AddIozonePhases(const IozoneOptions& o, const std::string& dir, CliCommand* cmd,
+void AddIozonePhases(const IozoneOptions& o, const std::string& dir,
+                     const std::vector<std::string>& names, CliCommand* cmd,
                      IozoneCommandInfo* info) {
   PhasePlan base;
   base.dir = dir;
-  base.file_name = "iozone.DUMMY";
+  base.file_name = names.empty() ? "iozone.DUMMY" : names.front();
+  base.file_names = names;  // -F: as given (else iozone.DUMMY.<child>)
   base.file_per_process = true;
   base.transfer_bytes = o.record_bytes;
   if (o.aggregate) {
@@ -403,15 +416,16 @@ absl::StatusOr<CliCommand> ParseIozone(const std::vector<std::string>& args,
   RETURN_IF_ERROR(ReadIozoneArgs(args, read_file, &o, &cmd, &words, &info.splash));
   RETURN_IF_ERROR(CheckSizes(o));
   std::string dir = ".";
+  std::vector<std::string> names;
   if (!o.files.empty()) {
-    ASSIGN_OR_RETURN(dir, DirOfFiles(o.files));
+    ASSIGN_OR_RETURN(dir, DirOfFiles(o.files, &names));
   }
   if (!o.client_file.empty()) {
     std::string workdir;
     RETURN_IF_ERROR(PlaceOnClients(o, read_file, &cmd, &workdir));
     if (o.files.empty()) dir = workdir;
   }
-  AddIozonePhases(o, dir, &cmd, &info);
+  AddIozonePhases(o, dir, names, &cmd, &info);
   RETURN_IF_ERROR(PlaceTasks(o.children, "-t", &cmd));
   if (!o.aggregate && o.file_bytes % o.record_bytes != 0) {
     cmd.notes.push_back(absl::StrFormat(

@@ -7,7 +7,7 @@
 // Understood: -i 0 (initial write, rewrite) -i 1 (read, re-read) -i 2
 // (random read, random write), -r SIZE, -s SIZE (IOzone's units: a bare
 // number is kB, k/m/g suffixes), -t N, -c, -e, -w, -I, -T, -x, -F FILE...
-// (N names, after -t; they give the directory), -+m FILE (IOzone's client
+// (N names, after -t, in one directory: the children's files, as named), -+m FILE (IOzone's client
 // file: "host workdir path_to_iozone" a line, one child a line: the host is
 // an agent, HOST or HOST:PORT, port 7070 by default, the agent's own
 // default; workdir is the phase directory), -+k (-s is the aggregate of all

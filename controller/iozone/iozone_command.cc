@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "common/files.h"
 #include "controller/plan/plan.h"
+#include "common/status_macros.h"
 #include "common/tls.h"
 #include "controller/cli/cli_commands.h"
 #include "controller/cli/cli_common.h"
@@ -13,17 +14,28 @@
 #include "controller/iozone/iozone_cli.h"
 #include "controller/iozone/iozone_output.h"
 #include "controller/cli/printed_report.h"
+#include "controller/plan/write_places.h"
 #include "controller/run/coordinator.h"
 
 namespace lockstep {
 namespace {
 
 // Local agents: the phase directory (IOzone's -F directory, or the working
-// directory) must exist; it becomes the agents' root.
+// directory) must be a place local agents may write (the system-directory
+// guard of `lockstep run`, ior, mdtest, io500) and exist; it becomes the
+// agents' root.
 absl::Status PlaceIozoneLocally(CliCommand* cmd, std::string* root) {
   std::error_code ec;
   const std::string dir = cmd->plan.phases.front().dir;
   const std::filesystem::path abs = std::filesystem::absolute(dir, ec).lexically_normal();
+  LocalWritePlaces places;
+  places.cwd = std::filesystem::current_path(ec).string();
+  places.roots = cmd->controller.roots;
+  places.named_on_command_line = true;
+  RETURN_IF_ERROR(CheckLocalWritePlace(abs.string(), places,
+                                       cmd->plan.phases.front().file_names.empty()
+                                           ? "the working directory"
+                                           : "-F's directory"));
   if (ec || !std::filesystem::is_directory(abs, ec)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "iozone: directory %s does not exist; create it first (IOzone does not create it either)",

@@ -101,6 +101,7 @@ std::string KindNamesForMessage() {
 
 void SetWorkloadFields(const PhasePlan& phase, uint64_t seed, v1::PhaseSpec* s) {
   s->set_random_offsets(phase.random_offsets);
+  s->set_random_blocks(phase.random_blocks);
   s->set_random_seed(seed);
   s->set_stonewall_seconds(phase.stonewall_seconds);
   s->set_stonewall_wear_out(phase.stonewall_wear_out);

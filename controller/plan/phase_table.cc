@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -26,11 +28,11 @@ namespace {
 const std::vector<std::string>& PhaseKeys() {
   static const auto* keys = [] {
     auto* k = new std::vector<std::string>{
-        "name", "kind", "dir", "file_name", "file_per_process", "tasks_per_agent",
+        "name", "kind", "dir", "file_name", "file_names", "file_per_process", "tasks_per_agent",
         "transfer_size", "block_size", "segments", "repetitions", "fsync", "fsync_per_transfer",
         "direct", "keep", "verify", "reorder_tasks", "reorder_node_offset", "remove_files",
         "cache", "stripe_count", "stripe_size", "stripe_index", "stripe_pool", "object_size",
-        "checksums", "random_offsets", "stonewall_seconds", "stonewall_wear_out",
+        "checksums", "random_offsets", "random_blocks", "stonewall_seconds", "stonewall_wear_out",
         "verify_after_write", "delay_seconds", "intra_barriers", "reorder_random",
         "reorder_random_seed", "multi_file", "stonewall_count_from", "total_size"};
     for (const PhaseKindDef* kind : AllKinds()) {
@@ -79,6 +81,41 @@ absl::Status CheckName(const TableReader& r, const PhaseAgreement& agreement,
   return absl::OkStatus();
 }
 
+// file_names: a list of plain, distinct names, one per task (IOzone -F),
+// with file_per_process; the agent checks that there is one per task.
+absl::Status ReadFileNames(const TableReader& r, PhasePlan* p) {
+  const toml::node* n = r.Get("file_names");
+  if (n == nullptr) return absl::OkStatus();
+  if (!n->is_array() || n->as_array()->empty()) {
+    return r.Error(*n, "file_names", "expected a list of file names, one per task, such as "
+                                     "[\"a\", \"b\"]");
+  }
+  if (!p->file_per_process) {
+    return r.Error(*n, "file_names", "names a file per task: set file_per_process = true");
+  }
+  if (n->as_array()->size() > kMaxTotalTasks) {
+    return r.Error(*n, "file_names", absl::StrFormat("names %u files, more than the most tasks "
+                                                     "(%u): one name per task",
+                                                     n->as_array()->size(), kMaxTotalTasks));
+  }
+  std::unordered_set<std::string> seen;
+  for (const toml::node& e : *n->as_array()) {
+    const std::string* name = e.is_string() ? &e.as_string()->get() : nullptr;
+    if (name == nullptr || name->empty() || name->find('/') != std::string::npos ||
+        name->find('\0') != std::string::npos || *name == "." || *name == "..") {
+      return r.Error(e, "file_names", "each must be a plain file name (one path component, "
+                                      "not . or .., no '/' or NUL), quoted");
+    }
+    if (!seen.insert(*name).second) {
+      return r.Error(e, "file_names",
+                     absl::StrFormat("\"%s\" is given twice; each task writes a file of its own",
+                                     *name));
+    }
+    p->file_names.push_back(*name);
+  }
+  return absl::OkStatus();
+}
+
 // kind, dir, file_name, file_per_process: what the phase does, and where.
 absl::Status ReadKindAndFiles(const TableReader& r, PhasePlan* p) {
   std::string kind;
@@ -97,7 +134,8 @@ absl::Status ReadKindAndFiles(const TableReader& r, PhasePlan* p) {
     return r.Missing("dir", "add dir = \"/path/on/the/agents\" (relative: below the agent's first root)");
   }
   RETURN_IF_ERROR(r.FileName("file_name", "testfile", &p->file_name));
-  return r.Bool("file_per_process", &p->file_per_process);
+  RETURN_IF_ERROR(r.Bool("file_per_process", &p->file_per_process));
+  return ReadFileNames(r, p);
 }
 
 // tasks_per_agent: an integer (a list is a sweep: SweepAxesOf gives each
@@ -306,7 +344,13 @@ absl::Status ReadIorFinerKeys(const TableReader& r, PhasePlan* p) {
   RETURN_IF_ERROR(OnlyFor(r, *p, "remove_files", read, "read"));
   RETURN_IF_ERROR(r.Bool("random_offsets", &p->random_offsets));
   RETURN_IF_ERROR(OnlyFor(r, *p, "random_offsets", transfer, kTransferKinds));
-  RETURN_IF_ERROR(r.Uint32("stonewall_seconds", 0, kMaxStonewallSeconds, &p->stonewall_seconds));
+  RETURN_IF_ERROR(r.Bool("random_blocks", &p->random_blocks));
+  RETURN_IF_ERROR(OnlyFor(r, *p, "random_blocks", read, "read"));
+  if (p->random_blocks && p->random_offsets) {
+    return r.Error(*r.Get("random_blocks"), "random_blocks",
+                   "random_offsets is set too: give one (random_offsets: each transfer once, "
+                   "shuffled, IOR -z; random_blocks: random blocks that may repeat, IOR -z -z)");
+  }  RETURN_IF_ERROR(r.Uint32("stonewall_seconds", 0, kMaxStonewallSeconds, &p->stonewall_seconds));
   RETURN_IF_ERROR(OnlyFor(r, *p, "stonewall_seconds", transfer, kTransferKinds));
   RETURN_IF_ERROR(r.Bool("stonewall_wear_out", &p->stonewall_wear_out));
   RETURN_IF_ERROR(r.Bool("verify_after_write", &p->verify_after_write));
@@ -405,7 +449,7 @@ struct SweepAxis {
 };
 
 // Keys whose value is a list itself, not a sweep (a command's argv).
-const std::vector<std::string> kListValuedKeys = {"argv", "env"};
+const std::vector<std::string> kListValuedKeys = {"argv", "env", "file_names"};
 
 // The keys of the phase given as lists, in plan order: only sweepable keys,
 // no empty list, and every list longer than one as long as the others of

@@ -38,6 +38,9 @@ struct PhaseValues {
   std::string dir;
   std::string file_name = "testfile";
   bool file_per_process = false;          // IOR's default is one shared file
+  // file_names: one plain name per task, used as is (IOzone -F); file per
+  // process only. Empty: "<file_name>.%08d".
+  std::vector<std::string> file_names;
   uint64_t transfer_bytes = 256 * 1024;   // IOR defaults: -t 256k -b 1m -s 1
   uint64_t block_bytes = 1024 * 1024;
   uint64_t segments = 1;
@@ -65,6 +68,7 @@ struct PhaseValues {
   uint64_t object_size_bytes = 0;         // CephFS object_size; 0 = the directory's
   v1::ChecksumMode checksums = v1::CHECKSUMS_UNCHANGED;
   bool random_offsets = false;            // IOR -z
+  bool random_blocks = false;             // IOR -z -z (read phases): random, repeating blocks
   uint32_t stonewall_seconds = 0;         // IOR -D
   bool stonewall_wear_out = false;        // IOR -O stoneWallingWearOut=1 (per agent)
   bool verify_after_write = false;        // IOR -W (write phases, untimed)

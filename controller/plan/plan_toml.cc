@@ -1,10 +1,26 @@
 #include "controller/plan/plan_toml.h"
 
+#include <vector>
+
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/names.h"
 #include "controller/plan/phase_kind.h"
 
 namespace lockstep {
+namespace {
+
+// A TOML basic string: '"' and '\\' escaped.
+std::string TomlQuoted(const std::string& v) {
+  std::string out = "\"";
+  for (char c : v) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
 
 std::string PlanToToml(const Plan& plan) {
   std::string s = absl::StrFormat("# translated by lockstep\n[run]\nname = \"%s\"\nrepetitions = %u\nseed = %u\n",
@@ -17,6 +33,11 @@ std::string PlanToToml(const Plan& plan) {
     s += absl::StrFormat("\n[[phase]]\nname = \"%s\"\nkind = \"%s\"\ndir = \"%s\"\nfile_name = \"%s\"\n",
                          p.name, PhaseKindName(p.kind), p.dir, p.file_name);
     s += absl::StrFormat("tasks_per_agent = %u\n", p.tasks_per_agent.empty() ? 1 : p.tasks_per_agent[0]);
+    if (!p.file_names.empty()) {
+      std::vector<std::string> quoted;
+      for (const std::string& n : p.file_names) quoted.push_back(TomlQuoted(n));
+      s += absl::StrFormat("file_names = [%s]\n", absl::StrJoin(quoted, ", "));
+    }
     TomlLines lines(&s);
     KindOf(p.kind).WriteToml(p, &lines);
     if (!p.stonewall_count_from.empty()) lines.String("stonewall_count_from", p.stonewall_count_from);

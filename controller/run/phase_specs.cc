@@ -24,6 +24,7 @@ v1::PhaseSpec BaseSpecOf(const Plan& plan, const PhasePlan& planned, uint32_t te
   s.set_dir(phase.dir);
   s.set_file_name(phase.file_name);
   s.set_file_per_process(phase.file_per_process);
+  for (const std::string& n : phase.file_names) s.add_task_file_names(n);
   const uint32_t tpa = phase.tasks_per_agent.front();
   s.set_tasks(tpa);
   s.set_total_tasks(tpa * static_cast<uint32_t>(client_count));

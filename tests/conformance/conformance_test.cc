@@ -3,6 +3,7 @@
 // line and task count on one local agent (as `mpirun -np N` on one node),
 // and compared by the rules of conformance.h: lines, parameters, columns,
 // files left behind, JSON keys and CSV columns.
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -161,6 +162,26 @@ std::string Before(const std::string& text, const std::string& stop) {
   return out;
 }
 
+// The path of -O summaryFile=F in the case's arguments (@DIR@ = dir), or "".
+std::string SummaryFileOf(const Case& c, const std::string& dir) {
+  for (const std::string& a : c.args) {
+    if (absl::StartsWith(a, "summaryFile=")) {
+      return absl::StrReplaceAll(a.substr(std::strlen("summaryFile=")), {{"@DIR@", dir}});
+    }
+  }
+  return "";
+}
+
+// A files.txt listing without the line of `name` (all of it when empty).
+std::string DropFile(const std::string& listing, const std::string& name) {
+  if (name.empty()) return listing;
+  std::string out;
+  for (absl::string_view line : absl::StrSplit(listing, '\n', absl::SkipEmpty())) {
+    if (!absl::StartsWith(line, name + " ")) absl::StrAppend(&out, line, "\n");
+  }
+  return out;
+}
+
 class Conformance : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Conformance, MatchesIorLineForLine) {
@@ -201,12 +222,26 @@ TEST_P(Conformance, MatchesIorLineForLine) {
     head.out = Before(r.out, "");
     ExpectConformant(Before(Read(gdir + "/stdout.txt"), failing.stop), head,
                      format + " output before IOR's failure");
+  } else if (std::filesystem::exists(gdir + "/summary-file.txt")) {
+    // -O summaryFile=F: IOR's stdout is its one line, the report is in F.
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    ExpectConformant(Read(gdir + "/stdout.txt"), r, "stdout (text)");
+    CommandResult file = r;
+    file.out = absl::StrReplaceAll(Read(SummaryFileOf(c, dir)), {{dir, "@DIR@"}});
+    ExpectConformant(Read(gdir + "/summary-file.txt"), file, "summaryFile " + format);
   } else {
     EXPECT_EQ(r.exit_code, 0) << r.out;
     ExpectConformant(Read(gdir + "/stdout.txt"), r, format + " output");
   }
-  std::vector<std::string> diffs = CompareFiles(Read(gdir + "/files.txt"), ListFilesWithSizes(dir),
-                                                /*sizes_vary=*/name == "ior-stonewall");
+  // The summary file's size is a measurement (its figures): names only.
+  const std::string summary_name = std::filesystem::path(SummaryFileOf(c, dir)).filename();
+  std::vector<std::string> diffs =
+      CompareFiles(DropFile(Read(gdir + "/files.txt"), summary_name),
+                   DropFile(ListFilesWithSizes(dir), summary_name),
+                   /*sizes_vary=*/name == "ior-stonewall");
+  if (!summary_name.empty()) {
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + summary_name)) << summary_name;
+  }
   EXPECT_TRUE(diffs.empty()) << "files left behind:" << Report(diffs);
   if (c.tool == "mdtest") {
     // mdtest removes the -d directory it made: nothing at all is left.

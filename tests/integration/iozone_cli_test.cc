@@ -114,8 +114,11 @@ TEST(IozoneCli, TwoAgentsKeepFilesAndRefusals) {
   EXPECT_THAT(r.out, HasSubstr("\tSetting no_unlink\n"));
   EXPECT_THAT(r.out, HasSubstr("\tChildren see throughput for  4 initial writers \t="));
   EXPECT_THAT(r.out, HasSubstr("stonewalling per agent"));
-  // -w: IOzone's files stay (Lockstep's names, one per child).
-  EXPECT_EQ(ListFiles(data).size(), 4u);
+  // -w: IOzone's files stay, under -F's names as given, one per child.
+  EXPECT_THAT(ListFiles(data), ::testing::UnorderedElementsAre("a", "b", "c", "d"));
+  for (const char* name : {"a", "b", "c", "d"}) {
+    EXPECT_EQ(std::filesystem::file_size(data + "/" + name), 256u << 10) << name;
+  }
 
   CommandResult bad = IozoneIn(tmp.path(), {"-i", "0", "-t", "2", "-j", "4"});
   EXPECT_EQ(bad.exit_code, 2);
@@ -138,6 +141,22 @@ TEST(IozoneCli, AggregateSplitOverTheChildren) {
   for (const v1::AgentPhaseRecord& a : rec.tests(0).phases(0).agents()) {
     for (const v1::TaskResult& t : a.tasks()) EXPECT_EQ(t.bytes(), 320u << 10);
   }
+}
+
+// A system directory named by -F is refused as `lockstep run` refuses it,
+// before anything is written there (issue 39 item 4: /etc/iozone.DUMMY.00000000
+// was written as root); --root DIR is the fix it names.
+TEST(IozoneCli, SystemDirectoryOfDashFIsRefused) {
+  TestCluster tmp;
+  const std::string file = "/etc/lockstep-iozone-test-x";
+  CommandResult r = IozoneIn(tmp.path(), {"-i", "0", "-r", "64k", "-s", "1m", "-t", "1", "-w",
+                                          "-F", file, "--local", "1", "--out", tmp.results_dir()});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("lockstep iozone: -F's directory \"/etc\" is a system directory"));
+  EXPECT_THAT(r.err, HasSubstr("--root /etc"));
+  EXPECT_FALSE(std::filesystem::exists(file));
+  EXPECT_FALSE(std::filesystem::exists("/etc/iozone.DUMMY.00000000"));
+  EXPECT_FALSE(std::filesystem::exists("/etc/lockstep-iozone-test-x.00000000"));
 }
 
 }  // namespace

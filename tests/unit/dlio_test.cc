@@ -219,9 +219,40 @@ TEST(DlioConfig, MissingPiecesAreRefused) {
   auto none = ParseDlioConfig("model:\n  name: m\nworkflow:\n  train: False\n", "w.yaml");
   ASSERT_FALSE(none.ok());
   EXPECT_THAT(none.status().message(), HasSubstr("workflow runs nothing"));
-  auto ckpt = ParseDlioConfig("model:\n  name: m\nworkflow:\n  checkpoint: True\n", "w.yaml");
+  auto ckpt = ParseDlioConfig(
+      "model:\n  name: m\nworkflow:\n  train: False\n  checkpoint: True\n", "w.yaml");
   ASSERT_FALSE(ckpt.ok());
   EXPECT_THAT(ckpt.status().message(), HasSubstr("add model_size"));
+  // No train given: DLIO trains by default, so a dataset is needed, and the
+  // refusal says why.
+  auto by_default = ParseDlioConfig("model:\n  name: m\nworkflow:\n  checkpoint: True\n", "w.yaml");
+  ASSERT_FALSE(by_default.ok());
+  EXPECT_THAT(by_default.status().message(),
+              AllOf(HasSubstr("workflow trains on a dataset but dataset.format is missing"),
+                    HasSubstr("DLIO trains by default")));
+}
+
+// DLIO's ConfigArguments defaults (generate_data False, do_train True,
+// do_checkpoint False) for a config without a workflow section, or with
+// only some of its keys: no longer "workflow runs nothing".
+TEST(DlioConfig, WithoutWorkflowDlioDefaultsTrainOnly) {
+  const std::string no_workflow =
+      "model:\n  name: m\ndataset:\n  format: npz\n  num_files_train: 4\n"
+      "  record_length_bytes: 4096\n";
+  auto c = ParseDlioConfig(no_workflow, "w.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->train);
+  EXPECT_FALSE(c->generate_data);
+  EXPECT_FALSE(c->checkpoint);
+  const std::string toml = DlioToPlan(*c, {}).toml;
+  EXPECT_THAT(toml, HasSubstr("kind = \"train\""));
+  EXPECT_THAT(toml, Not(HasSubstr("kind = \"datagen\"")));
+  EXPECT_THAT(toml, Not(HasSubstr("kind = \"checkpoint")));
+  // A workflow that gives generate_data only still trains, as DLIO does.
+  auto gen = ParseDlioConfig(no_workflow + "workflow:\n  generate_data: True\n", "w.yaml");
+  ASSERT_TRUE(gen.ok()) << gen.status();
+  EXPECT_TRUE(gen->generate_data);
+  EXPECT_TRUE(gen->train);
 }
 
 TEST(DlioConfig, HydraOverridesApplyAsTheYamlWould) {

@@ -22,6 +22,7 @@ namespace lockstep {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 absl::StatusOr<Io500Config> Parse(const std::string& text) {
   return ParseIo500Config(text, "io500.ini");
@@ -42,7 +43,7 @@ TEST(Io500Config, DefaultsAreIo500s) {
   EXPECT_EQ(c->datadir, "/scratch/io500");
   EXPECT_EQ(c->resultdir, "./results");
   EXPECT_TRUE(c->timestamp_resultdir);
-  EXPECT_FALSE(c->timestamp_datadir);
+  EXPECT_TRUE(c->timestamp_datadir);  // IO500's default (phase_opt.c)
   EXPECT_EQ(c->stonewall_seconds, 300u);
   EXPECT_EQ(c->ior_easy_transfer_bytes, 2u << 20);
   EXPECT_EQ(c->ior_easy_block_bytes, 9920000ull << 20);
@@ -52,10 +53,31 @@ TEST(Io500Config, DefaultsAreIo500s) {
   EXPECT_EQ(c->mdtest_hard_items, 1000000u);
   for (const char* phase : kIo500Phases) EXPECT_TRUE(c->PhaseEnabled(phase)) << phase;
   const std::string resolved = ResolvedIo500Config(*c);
-  EXPECT_THAT(resolved, HasSubstr("[global]\ndatadir = /scratch/io500\ntimestamp-datadir = FALSE\n"));
-  EXPECT_THAT(resolved, HasSubstr("[debug]\nstonewall-time = 300\n\n"));
+  EXPECT_THAT(resolved, HasSubstr("[global]\ndatadir = /scratch/io500\ntimestamp-datadir = TRUE\n"));
+  EXPECT_THAT(resolved, HasSubstr("[debug]\nstonewall-time = 300\npause-dir = \n\n"));
   EXPECT_THAT(resolved, HasSubstr("[ior-easy]\nAPI = \ntransferSize = 2m\n"));
   EXPECT_THAT(resolved, HasSubstr("[ior-rnd4K-easy-read]\nAPI = \nrun = TRUE\n\n"));
+  // IO500's own sections, the timestamp's without options (io500 --list).
+  EXPECT_THAT(resolved, HasSubstr("\n[mdworkbench-create]\nrun = TRUE\n\n[timestamp]\n\n"
+                                  "[find-easy]\nexternal-script = \n"));
+  EXPECT_THAT(resolved, Not(HasSubstr("[timestamp]\nrun")));
+  // The app's default datadir when the file gives none.
+  auto bare = Parse("[debug]\nstonewall-time = 300\n");
+  ASSERT_OK(bare);
+  EXPECT_EQ(bare->datadir, "./datafiles");
+}
+
+// config.ini is the file io500 --verify hashes: parsed back, it gives the
+// config-hash of the original (issue 44: the app refused Lockstep's
+// config.ini, "unknown option run" in [timestamp]).
+TEST(Io500Config, ResolvedConfigHashesAsTheOriginal) {
+  auto c = Parse("[global]\ndatadir = /d\ndrop-caches = 1\n[debug]\nstonewall-time = 10\n"
+                 "[ior-easy]\ntransferSize = 1m\nblockSize = 32m\n[find]\nrun = TRUE\n");
+  ASSERT_OK(c);
+  auto again = ParseIo500Config(ResolvedIo500Config(*c), "config.ini");
+  ASSERT_OK(again);
+  EXPECT_EQ(Io500ConfigHash(*again), Io500ConfigHash(*c));
+  EXPECT_EQ(ResolvedIo500Config(*again), ResolvedIo500Config(*c));
 }
 
 TEST(Io500Config, ValuesCaseAndCommentsAsIo500) {
@@ -82,10 +104,28 @@ TEST(Io500Config, ValuesCaseAndCommentsAsIo500) {
 TEST(Io500Config, BadInputNamesFileLineAndKey) {
   const std::string g = "[global]\ndatadir = /d\n";
   EXPECT_THAT(ErrorOf(g + "[ior-medium]\n"), HasSubstr("io500.ini:3: unknown section [ior-medium]"));
+  // An option the real app does not know, refused as the app refuses it
+  // (ini-parse.c's words), with the file, line and the options there.
   EXPECT_THAT(ErrorOf(g + "foo = 1\n"),
-              HasSubstr("io500.ini:3: [global] unknown key 'foo'; known: datadir,"));
+              HasSubstr("io500.ini:3: Parsing error in section global line 3, unknown option "
+                        "\"foo\" with value \"1\" (io500 refuses it too); the options of "
+                        "[global] are: datadir,"));
   EXPECT_THAT(ErrorOf(g + "[ior-easy]\nsegmentCount = 3\n"),
-              HasSubstr("io500.ini:4: [ior-easy] unknown key 'segmentCount'"));
+              HasSubstr("io500.ini:4: Parsing error in section ior-easy line 4, unknown option "
+                        "\"segmentCount\""));
+  EXPECT_THAT(ErrorOf(g + "[timestamp]\nrun = TRUE\n"),
+              HasSubstr("io500.ini:4: Parsing error in section timestamp line 4, unknown option "
+                        "\"run\" with value \"TRUE\""));
+  // The app passes over a key without a value, known or not.
+  EXPECT_OK(Parse(g + "[ior-easy]\nnosuchkey =\n"));
+  // Options the app knows and Lockstep does not do: refused by name, unless
+  // at the app's default.
+  EXPECT_THAT(ErrorOf(g + "scc = TRUE\n"),
+              HasSubstr("io500.ini:3: [global] scc = TRUE: the Student Cluster Competition's"));
+  EXPECT_THAT(ErrorOf(g + "[find]\nexternal-script = /bin/x\n"),
+              HasSubstr("io500.ini:4: [find] external-script = /bin/x: lockstep runs its own"));
+  EXPECT_OK(Parse(g + "dataPacketType = timestamp\n[find-easy]\nexternal-script = /bin/x\n"
+                      "[mdworkbench]\nwaitingTime = 0.5\n"));
   EXPECT_THAT(ErrorOf("datadir = /d\n"), HasSubstr("io500.ini:1: key 'datadir' outside any section"));
   EXPECT_THAT(ErrorOf(g + "just words\n"), HasSubstr("io500.ini:3: unexpected content"));
   EXPECT_THAT(ErrorOf(g + "[global\n"), HasSubstr("io500.ini:3: malformed section line"));
@@ -96,7 +136,7 @@ TEST(Io500Config, BadInputNamesFileLineAndKey) {
   EXPECT_THAT(ErrorOf(g + "[debug]\nstonewall-time = 0\n"),
               HasSubstr("io500.ini:4: [debug] stonewall-time = 0: must be at least 1"));
   EXPECT_THAT(ErrorOf(g + "[debug]\nstonewall-time = -5\n"),
-              HasSubstr("io500.ini:4: [debug] stonewall-time = -5: expects a whole number >= 0"));
+              HasSubstr("io500.ini:4: [debug] stonewall-time = -5: must be "));
   EXPECT_THAT(ErrorOf(g + "api = MPIIO\n"),
               HasSubstr("io500.ini:3: [global] api = MPIIO: only the POSIX API"));
   EXPECT_THAT(ErrorOf(g + "[ior-hard-write]\nAPI = HDF5\n"),
@@ -114,7 +154,6 @@ TEST(Io500Config, BadInputNamesFileLineAndKey) {
               HasSubstr("io500.ini:4: [mdtest-hard] n = 0: must be at least 1"));
   EXPECT_THAT(ErrorOf(g + "[ior-hard]\nsegmentCount = 0\n"),
               HasSubstr("[ior-hard] segmentCount = 0: must be at least 1"));
-  EXPECT_THAT(ErrorOf("[global]\nresultdir = /r\n"), HasSubstr("io500.ini: [global] datadir is required"));
   EXPECT_THAT(ErrorOf(g + "[find]\nrun = maybe\n"), HasSubstr("io500.ini:4: [find] run = maybe"));
 }
 
@@ -158,6 +197,7 @@ TEST(Io500Plan, PhasesInIo500OrderWithIo500Parameters) {
   s.client_agents = 2;
   s.tasks_per_agent = 3;
   s.stonewall_seconds = 10;
+  s.timestamp = "2026.12.04-18.08.56";  // the real app's run of issue 44: its -G values
   const Plan plan = BuildIo500Plan(*c, s, nullptr);
   EXPECT_THAT(Names(plan),
               ::testing::ElementsAre("ior-easy-write", "mdtest-easy-write-tree", "mdtest-easy-write",
@@ -203,25 +243,39 @@ TEST(Io500Plan, PhasesInIo500OrderWithIo500Parameters) {
   EXPECT_EQ(plan.phases[8].stonewall_count_from, "mdtest-easy-write");
   EXPECT_EQ(plan.phases[13].Own<MdtestPlan>().md_op, v1::MD_FILE_READ);
   EXPECT_EQ(plan.phases[13].stonewall_count_from, "mdtest-hard-write");
+  // IO500's rnd4K: -z -z -t=4096 -b=4096 -s=10000000, its own stonewall,
+  // -C -Q 2 with a file per process.
   const PhasePlan& rnd = plan.phases.back();
-  EXPECT_TRUE(rnd.random_offsets);
-  EXPECT_EQ(rnd.stonewall_count_from, "ior-easy-write");
+  EXPECT_TRUE(rnd.random_blocks);
+  EXPECT_FALSE(rnd.random_offsets);
+  EXPECT_EQ(rnd.stonewall_count_from, "");
   EXPECT_EQ(rnd.transfer_bytes, 4096u);
+  EXPECT_EQ(rnd.block_bytes, 4096u);
+  EXPECT_EQ(rnd.segments, 10000000u);
+  EXPECT_EQ(rnd.stonewall_seconds, 10u);
+  EXPECT_TRUE(rnd.reorder_tasks);
+  EXPECT_EQ(rnd.reorder_node_offset, 2u);
   EXPECT_EQ(plan.cache, "none");
   // IO500's argv order (phase_ior_hard.c, phase_ior_hard_write.c, phase_mdtest_hard*.c).
   EXPECT_EQ(Io500ExeLine(*c, s, "ior-hard-write"),
-            "./ior --dataPacketType=timestamp -C -Q 1 -g -G=1 -k -e -o /d/ior-hard/file -O "
+            "./ior --dataPacketType=timestamp -C -Q 1 -g -G=1851755789 -k -e -o /d/ior-hard/file -O "
             "stoneWallingStatusFile=/r/ior-hard.stonewall -t 47008 -b 47008 -s 9 -w -D 10 -a "
             "POSIX -O saveRankPerformanceDetailsCSV=/r/ior-hard-write.csv -O "
             "stoneWallingWearOut=1");
   EXPECT_EQ(Io500ExeLine(*c, s, "mdtest-hard-write"),
-            "./mdtest --dataPacketType=timestamp -n 1000000 -t -w 3901 -e 3901 -P -G=1 -N 1 -F -d "
+            "./mdtest --dataPacketType=timestamp -n 1000000 -t -w 3901 -e 3901 -P -G=-1557033713 -N 1 -F -d "
             "/d/mdtest-hard -x /r/mdtest-hard.stonewall -C -Y -W 10 "
             "--saveRankPerformanceDetails=/r/mdtest-hard-write.csv -a POSIX");
   EXPECT_EQ(Io500ExeLine(*c, s, "ior-easy-read"),
-            "./ior --dataPacketType=timestamp -g -G 1 -k -e -o /d/ior-easy/ior_file_easy -C -Q 1 -O "
+            "./ior --dataPacketType=timestamp -g -G 1851745101 -k -e -o /d/ior-easy/ior_file_easy -C -Q 1 -O "
             "stoneWallingStatusFile=/r/ior-easy.stonewall -t 2m -b 9920000m -F -r -R -a POSIX -O "
             "saveRankPerformanceDetailsCSV=/r/ior-easy-read.csv");
+  EXPECT_THAT(Io500ExeLine(*c, s, "mdtest-easy-stat"), HasSubstr(" -P -G -1557044401 -N 1 "));
+  // The real app's rnd4K line (phase_ior_rnd4k_easy_read.c), word for word.
+  EXPECT_EQ(Io500ExeLine(*c, s, "ior-rnd4K-easy-read"),
+            "./ior --dataPacketType=timestamp -g -G 1851745101 -k -e -o /d/ior-easy/ior_file_easy "
+            "-F -r -D 10 -z -z -a POSIX -O saveRankPerformanceDetailsCSV=/r/ior-rnd4K-easy-read.csv "
+            "-t=4096 -b=4096 -s=10000000 -O stoneWallingWearOut=1 -C -Q 2");
   EXPECT_EQ(Io500ExeLine(*c, s, "find"),
             "./pfind /d -newer /r/timestampfile -size 3901c -name *01* -C -q 10000");
 }

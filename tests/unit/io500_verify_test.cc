@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "controller/io500/io500_config.h"
@@ -94,6 +95,9 @@ Io500RunOutput SampleIo500Run(uint32_t stonewall_s, double write_time_s) {
   run.result_dir = "/r";
   run.stonewall_seconds = stonewall_s;
   run.start_unix_ns = int64_t{1764633600} * 1000000000;
+  run.end_unix_ns = run.start_unix_ns + int64_t{4000} * 1000000000;
+  run.notes = {"a note of Lockstep's"};
+  run.lockstep_run_dir = "/out/run";
   const char* kNames[] = {"ior-easy-write", "mdtest-easy-write", "timestamp", "ior-hard-write",
                           "mdtest-hard-write", "find", "ior-easy-read", "mdtest-easy-stat",
                           "ior-hard-read", "mdtest-hard-stat", "mdtest-easy-delete",
@@ -141,6 +145,28 @@ TEST(Io500Verify, ResultTxtLinesAsIo500PrintsThem) {
   // mdtest's rate-stonewall is "%f".
   EXPECT_THAT(s, ::testing::HasSubstr("\nrate-stonewall  = 2.250000\n"));
   EXPECT_THAT(s, ::testing::Not(::testing::HasSubstr("rate-stonewall  = 2.25\n")));
+  // main.c's last line (verbosity 1), after [SCORE]'s hash.
+  EXPECT_THAT(s, ::testing::MatchesRegex("(.|\n)*\nhash            = [0-9A-F]+\n; END [0-9]{4}-[0-9]{2}-"
+                                         "[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\n"));
+  // Only IO500's own ';' lines: START, ERROR INVALID, END (issue 44: four
+  // more of Lockstep's); Lockstep's go to lockstep.txt.
+  for (absl::string_view line : absl::StrSplit(s, '\n')) {
+    if (!absl::StartsWith(line, ";")) continue;
+    EXPECT_TRUE(absl::StartsWith(line, "; START ") || absl::StartsWith(line, "; END ") ||
+                absl::StartsWith(line, "; ERROR INVALID "))
+        << line;
+  }
+  const std::string extras = FormatIo500LockstepTxt(SampleIo500Run(300, 250));
+  EXPECT_THAT(extras, ::testing::HasSubstr("not an official IO500 list submission"));
+  EXPECT_THAT(extras, ::testing::HasSubstr("; a note of Lockstep's\n"));
+  EXPECT_THAT(extras, ::testing::HasSubstr("; lockstep run: /out/run"));
+  // Verbosity 0: IO500 prints neither START nor END nor the t_* lines.
+  Io500RunOutput quiet = SampleIo500Run(300, 301);
+  quiet.verbosity = 0;
+  const std::string q = FormatIo500ResultTxt(quiet);
+  EXPECT_THAT(q, ::testing::Not(::testing::HasSubstr("; START")));
+  EXPECT_THAT(q, ::testing::Not(::testing::HasSubstr("; END")));
+  EXPECT_THAT(q, ::testing::Not(::testing::HasSubstr("t_delta")));
 }
 
 TEST(Io500Verify, SummaryIsIo500sDupprintfLines) {

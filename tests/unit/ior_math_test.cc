@@ -222,7 +222,17 @@ TEST(IorReport, HumanReadableSizesAsIor) {
 
 TEST(IorReport, LockstepLinesStartWithHash) {
   EXPECT_EQ(IorReport::Note("warning: a\nb"), "# warning: a\n# b\n");
-  EXPECT_EQ(IorReport::FilesRemoved(0.25, 1).substr(0, 2), "# ");
+  EXPECT_EQ(IorReport().FilesRemoved(0.25, 1).substr(0, 2), "# ");
+}
+
+// With -v IOR prints its removal as a row of the results table
+// (PrintRemoveTiming), which a script greps as `^remove`; golden
+// ior-verbose-remove holds IOR's own.
+TEST(IorReport, VerboseRemoveIsIorsTableRow) {
+  EXPECT_EQ(IorReport(true).FilesRemoved(0.001251, 0),
+            "remove    -          -          -           -          -          -          -     "
+            "     -          0.001251   0   \n# remove    0.001251    iter 0\n");
+  EXPECT_EQ(IorReport(true).FilesRemoved(12.5, 3).substr(99, 16), "12.50      3   \n");
 }
 
 }  // namespace

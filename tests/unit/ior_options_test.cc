@@ -133,9 +133,17 @@ TEST(IorOptions, CommandLinesRunAsIorRunsThem) {
   EXPECT_THAT(IorError("-b 1m -t 2m"), HasSubstr("\"block size must be a multiple of transfer size\""));
   EXPECT_THAT(IorError("-t 12"), HasSubstr("\"transfer size must be a multiple of access size\""));
   EXPECT_THAT(IorError("-t -8"), HasSubstr("\"transfer size must be non-negative integer\""));
-  EXPECT_THAT(IorError("-z -z -b 2m -t 1m"), HasSubstr("-z: given 2 times: refused. IOR 4.1"));
-  EXPECT_THAT(IorError("-z -z -b 2m -t 1m"), HasSubstr("dies (SIGFPE, exit 136"));
-  EXPECT_THAT(IorError("-z -z -b 2m -t 1m"), HasSubstr("IOR 3.x documents one mode only"));
+  // -z -z: IOR 4.1's random blocks for a read; its write dies of SIGFPE,
+  // the one case refused, by name and with the reason.
+  EXPECT_THAT(IorError("-z -z -b 2m -t 1m"), HasSubstr("-z -z -w: refused: IOR 4.1 draws"));
+  EXPECT_THAT(IorError("-w -r -z -z -b 2m -t 1m"), HasSubstr("dies (SIGFPE, exit 136"));
+  auto blocks = Ior("-r -k -e -i1 -m -t 100k -b 200k -s 10 -z -z");
+  ASSERT_OK(blocks);
+  ASSERT_EQ(blocks->plan.phases.size(), 1u);
+  EXPECT_TRUE(blocks->plan.phases[0].random_blocks);
+  EXPECT_FALSE(blocks->plan.phases[0].random_offsets);
+  EXPECT_THAT(blocks->plan.text, HasSubstr("random_blocks = true\n"));
+  EXPECT_TRUE(Ior("-w -r -z -b 2m -t 1m")->plan.phases[1].random_offsets);
   EXPECT_THAT(IorError("-vv"), HasSubstr("-v: given 2 times"));
   EXPECT_THAT(IorError("-i 3000000000"), HasSubstr("overflow"));
   EXPECT_THAT(IorError("-O a,b=1"), HasSubstr("Invalid option substring"));

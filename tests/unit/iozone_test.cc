@@ -52,7 +52,8 @@ TEST(IozoneCli, TranslatesTheThroughputLine) {
     const PhasePlan& p = plan.phases[i];
     EXPECT_EQ(p.name, names[i]);
     EXPECT_EQ(p.dir, "/s");
-    EXPECT_EQ(p.file_name, "iozone.DUMMY");
+    // -F: IOzone's names, one per child, as given (issue 39 item 4).
+    EXPECT_EQ(p.file_names, (std::vector<std::string>{"f1", "f2", "f3", "f4"}));
     EXPECT_TRUE(p.file_per_process);
     EXPECT_EQ(p.transfer_bytes, 1u << 20);
     EXPECT_EQ(p.block_bytes, uint64_t{8} << 30);
@@ -64,6 +65,12 @@ TEST(IozoneCli, TranslatesTheThroughputLine) {
   }
   EXPECT_EQ(plan.phases[2].kind, v1::READ);
   EXPECT_EQ(plan.phases[5].kind, v1::WRITE);
+  EXPECT_THAT(plan.text, HasSubstr("file_names = [\"f1\", \"f2\", \"f3\", \"f4\"]\n"));
+  // Without -F: iozone.DUMMY.<child> in the working directory.
+  auto bare = Iozone("-i 0 -r 64k -s 1m -t 2");
+  ASSERT_OK(bare);
+  EXPECT_EQ(bare->plan.phases[0].file_name, "iozone.DUMMY");
+  EXPECT_TRUE(bare->plan.phases[0].file_names.empty());
   EXPECT_EQ(c->controller.local_agents, 1);
   EXPECT_EQ(info.command_line,
             "iozone -i 0 -i 1 -i 2 -r 1m -s 8g -t 4 -c -e -I -F /s/f1 /s/f2 /s/f3 /s/f4");
@@ -147,6 +154,8 @@ TEST(IozoneCli, RefusesWhatItDoesNotRunByName) {
   EXPECT_THAT(Error("-i 0 -F a b -t 2"), HasSubstr("give -t N before -F"));
   EXPECT_THAT(Error("-i 0 -t 3 -F a b"), HasSubstr("-F: 2 file names for -t 3"));
   EXPECT_THAT(Error("-i 0 -t 2 -F /a/f /b/f"), HasSubstr("in different directories"));
+  EXPECT_THAT(Error("-i 0 -t 2 -F /a/f /a/f"), HasSubstr("-F: /a/f is given twice"));
+  EXPECT_THAT(Error("-i 0 -t 1 -F /a/"), HasSubstr("names no file"));
   EXPECT_THAT(Error("-i 0 -t 2 -r 32m"), HasSubstr("at most 16384 kB"));
   EXPECT_THAT(Error("-i 0 -t 2 -r 1x"), HasSubstr("-r 1x: expected a size"));
   EXPECT_THAT(Error("-i 0 -t 2 -r 64k -s 32k"), HasSubstr("smaller than the record"));

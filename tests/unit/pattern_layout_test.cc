@@ -177,3 +177,45 @@ TEST(Layout, RandomReorderIsIorsRandWithItsSeed) {
 
 }  // namespace
 }  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+// IOR 4.1's rand64 for -z -z: the values below are IOR's own, printed by a
+// program linked against hpc/ior 5fcf0ba's libaiori.a (srand64, rand64).
+TEST(IorRand64, DrawsAsIorsRand64) {
+  IorRand64 a(static_cast<uint64_t>(int64_t{-13}) * 3);
+  EXPECT_EQ(a.Next(), 2260105399u);
+  EXPECT_EQ(a.Next(), 11990118662380861843u);
+  EXPECT_EQ(a.Next(), 9908840429886680678u);
+  IorRand64 b(42);
+  EXPECT_EQ(b.Next() % 50, 36u);
+  EXPECT_EQ(b.Next() % 50, 4u);
+  EXPECT_EQ(b.Next() % 50, 26u);
+  // srand64(seed * (pretendRank + 1)), seed = random_seed + data rank with
+  // a file per process (IOR's init_random_seed), as IOR's int.
+  v1::PhaseSpec s;
+  s.set_random_seed(static_cast<uint64_t>(-15));
+  s.set_file_per_process(true);
+  EXPECT_EQ(RandomBlocksState(s, 2), static_cast<uint64_t>(int64_t{-13}) * 3);
+  s.set_file_per_process(false);
+  s.set_random_seed(42);
+  EXPECT_EQ(RandomBlocksState(s, 0), 42u);
+}
+
+// IOzone -F: each task's file is the name given for it, as given.
+TEST(Layout, TaskFileNamesAreUsedAsGiven) {
+  v1::PhaseSpec s;
+  s.set_file_name("a");
+  s.set_file_per_process(true);
+  s.set_total_tasks(2);
+  s.add_task_file_names("a");
+  s.add_task_file_names("other");
+  EXPECT_EQ(TaskFilePath("/d", s, 0), "/d/a");
+  EXPECT_EQ(TaskFilePath("/d", s, 1), "/d/other");
+  s.clear_task_file_names();
+  EXPECT_EQ(TaskFilePath("/d", s, 1), "/d/a.00000001");
+}
+
+}  // namespace
+}  // namespace lockstep

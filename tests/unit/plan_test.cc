@@ -59,6 +59,29 @@ std::string WithPhase(const std::string& extra) {
   return "[[phase]]\nname = \"w\"\nkind = \"write\"\ndir = \"/x\"\n" + extra;
 }
 
+// file_names (IOzone -F): one plain, distinct name per task, with a file
+// per process; random_blocks (IOR -z -z): read phases only.
+TEST(Plan, FileNamesAndRandomBlocks) {
+  auto plan = ParsePlan(WithPhase("file_per_process = true\ntasks_per_agent = 2\n"
+                                  "file_names = [\"a\", \"b c\"]\n"),
+                        "plan.toml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->phases[0].file_names, (std::vector<std::string>{"a", "b c"}));
+  EXPECT_THAT(Error(WithPhase("file_names = [\"a\"]\n")),
+              HasSubstr("plan.toml:5:14: file_names: names a file per task: set "
+                        "file_per_process = true"));
+  EXPECT_THAT(Error(WithPhase("file_per_process = true\nfile_names = [\"a\", \"a\"]\n")),
+              HasSubstr("\"a\" is given twice"));
+  EXPECT_THAT(Error(WithPhase("file_per_process = true\nfile_names = [\"x/y\"]\n")),
+              HasSubstr("each must be a plain file name"));
+  EXPECT_THAT(Error(WithPhase("random_blocks = true\n")),
+              HasSubstr("random_blocks: applies to read phases, not to kind = \"write\""));
+  const std::string read = "[[phase]]\nname = \"r\"\nkind = \"read\"\ndir = \"/x\"\n";
+  EXPECT_EQ(Error(read + "random_blocks = true\n"), "OK");
+  EXPECT_THAT(Error(read + "random_blocks = true\nrandom_offsets = true\n"),
+              HasSubstr("random_offsets is set too"));
+}
+
 TEST(Plan, ParsesTheIssueExample) {
   auto plan = ParsePlan(kGood, "plan.toml");
   ASSERT_TRUE(plan.ok()) << plan.status();

@@ -29,6 +29,7 @@ class TransferKind : public PhaseKindDef {
     }
     out->Bool("multi_file", p.multi_file);
     out->Bool("random_offsets", p.random_offsets);
+    out->Bool("random_blocks", p.random_blocks);
     out->Uint("stonewall_seconds", p.stonewall_seconds);
     out->Bool("stonewall_wear_out", p.stonewall_wear_out);
     out->Bool("verify_after_write", p.verify_after_write);
