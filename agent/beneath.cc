@@ -253,25 +253,24 @@ absl::StatusOr<std::shared_ptr<const BeneathDir>> BeneathDir::OpenDirImpl(const 
   for (size_t i = lead_.empty() ? 0 : 1; i < comps.size(); ++i) {
     joined += (joined == "/" ? "" : "/") + comps[i];
   }
-  if (err == 0) {
+  if (err == 0 && may_be_missing && !comps.empty()) {
+    // Its parent, and the name (there or not) resolved below it at each use.
+    Fd parent = WalkDirs(fd_, comps, comps.size() - 1);
+    if (parent.get() >= 0 && parent.get() == fd_) {
+      parent = Fd(::fcntl(fd_, F_DUPFD_CLOEXEC, 0), true);
+    }
+    if (parent.get() >= 0) {
+      return std::shared_ptr<const BeneathDir>(
+          new BeneathDir(joined, parent.release(), comps.back()));
+    }
+    err = errno;
+  } else if (err == 0) {
     Fd fd = WalkDirs(fd_, comps, comps.size());
     if (fd.get() >= 0 && fd.get() == fd_) fd = Fd(::fcntl(fd_, F_DUPFD_CLOEXEC, 0), true);
     if (fd.get() >= 0) {
       return std::shared_ptr<const BeneathDir>(new BeneathDir(joined, fd.release(), ""));
     }
     err = errno;
-    if (err == ENOENT && may_be_missing && !comps.empty()) {
-      // Its parent, and the missing name resolved below it at each use.
-      Fd parent = WalkDirs(fd_, comps, comps.size() - 1);
-      if (parent.get() >= 0 && parent.get() == fd_) {
-        parent = Fd(::fcntl(fd_, F_DUPFD_CLOEXEC, 0), true);
-      }
-      if (parent.get() >= 0) {
-        return std::shared_ptr<const BeneathDir>(
-            new BeneathDir(joined, parent.release(), comps.back()));
-      }
-      err = errno;
-    }
   }
   const std::string what = absl::StrFormat("cannot open the directory %s below %s: %s",
                                            err == EXDEV ? path : joined, path_,
@@ -397,6 +396,8 @@ absl::StatusOr<uint64_t> BeneathDir::RemoveTree(const std::string& path) const {
 }
 
 absl::Status BeneathDir::CheckStillAtPath() const {
+  // No statx(2) answer for the held descriptor: nothing to compare.
+  if (inode_ == 0 && device_ == 0) return absl::OkStatus();
   Identity now;
   // A directory still to be made is checked by its parent, the one held.
   const std::string held = lead_.empty() ? path_ : path_.substr(0, path_.rfind('/'));

@@ -111,6 +111,16 @@ struct Task {
   std::thread thread;
 };
 
+// `dir` for the string forms: its parent opened as trusted, `dir` itself
+// (there or not: the workload says what a missing one means) below it.
+absl::StatusOr<std::shared_ptr<const BeneathDir>> HoldTrusted(const std::string& dir) {
+  const size_t slash = dir.find_last_of('/');
+  if (slash == std::string::npos || dir.size() <= 1) return BeneathDir::OpenRoot(dir);
+  auto parent = BeneathDir::OpenRoot(slash == 0 ? "/" : dir.substr(0, slash));
+  if (!parent.ok()) return parent.status();
+  return (*parent)->OpenDirToCreate(dir);
+}
+
 }  // namespace
 
 struct PhaseRunner::Impl final : public PhaseTasks {
@@ -482,7 +492,7 @@ PhaseRunner::~PhaseRunner() {
 absl::StatusOr<std::unique_ptr<PhaseRunner>> PhaseRunner::Prepare(const v1::PhaseSpec& spec,
                                                                   const std::string& dir,
                                                                   const RunnerOptions& options) {
-  auto held = BeneathDir::OpenRoot(dir);
+  auto held = HoldTrusted(dir);
   if (!held.ok()) return held.status();
   return Prepare(spec, *std::move(held), options);
 }
@@ -595,7 +605,7 @@ absl::StatusOr<uint32_t> RemovePhaseFiles(const v1::PhaseSpec& spec, const Benea
 absl::StatusOr<uint32_t> RemovePhaseFiles(const v1::PhaseSpec& spec, const std::string& dir) {
   auto workload = MakeWorkload(spec);  // the kind first, as the other
   if (!workload.ok()) return workload.status();
-  auto held = BeneathDir::OpenRoot(dir);
+  auto held = HoldTrusted(dir);
   if (!held.ok()) return held.status();
   return (*workload)->RemoveFiles(**held);
 }

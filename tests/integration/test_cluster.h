@@ -14,8 +14,7 @@
 // - A temporary root (path()), removed with everything in it when the
 //   cluster is destroyed: agent i's allowed root agent<i>/ (with the
 //   ClusterOptions::dirs made in it, "data" by default), its log
-//   agent<i>-<generation>.log (its stderr), its --state_dir agent<i>-state/
-//   (the session ledger, kept across Restart), written plans plan<N>.toml, the
+//   agent<i>-<generation>.log (its stderr), written plans plan<N>.toml, the
 //   controller's --out directory results/, and with TLS the CA and
 //   certificates in pki/.
 // - The agent processes. Each listens on port 0 of its host (127.0.0.1, or
