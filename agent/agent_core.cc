@@ -14,6 +14,7 @@
 #include "agent/host_facts.h"
 #include "agent/phase_preparer.h"
 #include "agent/phase_telemetry.h"
+#include "agent/session_ledger.h"
 #include "agent/session_table.h"
 #include "agent/workloads/command_process.h"
 #include "common/clock.h"
@@ -29,6 +30,27 @@ namespace {
 std::string ThisHost() {
   char host[256] = {};
   return ::gethostname(host, sizeof(host) - 1) == 0 ? std::string(host) : std::string("this host");
+}
+
+// A Cleanup whose phase directory is no longer at its path (`moved`, from
+// BeneathDir::CheckStillAtPath): a failure (IO_FAILED) either way, saying
+// whether the files were removed through the held directory or remain.
+absl::Status RemovedFromMovedDir(const v1::PhaseSpec& spec, const absl::Status& moved,
+                                 const absl::StatusOr<uint32_t>& removed) {
+  const std::string what =
+      removed.ok()
+          ? absl::StrFormat("the agent removed %u file(s) through the directory it held since "
+                            "Prepare, in the mount they were written to",
+                            *removed)
+          : absl::StrFormat("its files remain in the mount they were written to (%s)",
+                            removed.status().message());
+  LogWarning("phase %s: %s; %s", spec.phase_id(), moved.message(), what);
+  return WithKind(absl::FailedPreconditionError(absl::StrFormat(
+                      "phase %s: %s; %s. The phase ran on a file system that is no longer "
+                      "mounted there: check the mount of %s (findmnt) before trusting its "
+                      "results",
+                      spec.phase_id(), moved.message(), what, spec.dir())),
+                  v1::IO_FAILED);
 }
 
 }  // namespace
@@ -56,7 +78,17 @@ struct AgentCore::Impl {
   std::unique_ptr<CephDaemons> daemons;         // constant after Create; may be empty
   std::unique_ptr<PhaseTelemetry> telemetry;    // constant after Create
   std::unique_ptr<PhasePreparer> preparer;      // constant after Create
+  std::unique_ptr<SessionLedger> ledger;        // constant after Create; may be null
   std::thread watchdog;
+
+  // The session's leftovers to the ledger, if the agent keeps one.
+  void RecordLedgerLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (ledger) ledger->Record(sessions, roots);
+  }
+  void RecordLedger() ABSL_LOCKS_EXCLUDED(mu) {
+    absl::MutexLock lock(&mu);
+    RecordLedgerLocked();
+  }
 
   // Ends the session; the caller tears down the runner (`*runner_out`) and
   // the leftovers outside mu.
@@ -118,6 +150,7 @@ void AgentCore::Impl::WatchdogMain() {
     RemoveLeftovers(ended, /*all_dirs=*/true);
     if (options.on_session_end) options.on_session_end();
     mu.Lock();
+    RecordLedgerLocked();
   }
 }
 
@@ -158,6 +191,11 @@ absl::StatusOr<std::unique_ptr<AgentCore>> AgentCore::Create(const AgentOptions&
   impl->options.runner.command_user = options.command_user;
   if (account.ok()) impl->command_user = account->name;
   impl->roots = *roots;
+  if (!options.state_dir.empty()) {
+    // What an agent killed before this one left in its roots, before anything new.
+    RemoveLostSessions(options.state_dir, impl->roots);
+    ASSIGN_OR_RETURN(impl->ledger, SessionLedger::Open(options.state_dir));
+  }
   impl->root_mounts = std::make_unique<RootMounts>(impl->roots.roots());
   impl->lustre = std::make_unique<LustreTools>(options.lustre_options);
   impl->fs.lustre = impl->lustre.get();
@@ -234,6 +272,7 @@ absl::StatusOr<v1::AttachReply> AgentCore::Attach(const v1::AttachRequest& reque
                stale.run_id, stale.phases.size(), request.run_id());
   }
   RemoveLeftovers(stale, /*all_dirs=*/true);
+  impl_->RecordLedger();
   LogInfo("attached: run %s from %s", request.run_id(), request.controller());
   *reply.mutable_facts() = Facts();
   return reply;
@@ -275,6 +314,7 @@ absl::Status AgentCore::Detach(const v1::DetachRequest& request) {
   // directory it created once its removal phases ran.
   ended.phases.clear();
   RemoveLeftovers(ended, /*all_dirs=*/false);
+  impl_->RecordLedger();
   if (impl_->options.on_session_end) impl_->options.on_session_end();
   return absl::OkStatus();
 }
@@ -327,19 +367,23 @@ absl::StatusOr<v1::PrepareReply> AgentCore::Prepare(const v1::PrepareRequest& re
     absl::MutexLock lock(&impl_->mu);
     impl_->checksums.reset();  // the previous phase's setting ends here
   }
-  std::string created_dir;
+  std::shared_ptr<const BeneathDir> created_dir;
   absl::StatusOr<PreparedPhase> phase = impl_->preparer->Prepare(spec, &created_dir);
   // The phase's telemetry window opens at the Start from this sample: not on
   // the way from the Start's arrival to the instant.
   if (phase.ok()) impl_->telemetry->Prime();
   absl::MutexLock lock(&impl_->mu);
   // Even when the Prepare failed: the session removes what it created.
-  if (!created_dir.empty() && !impl_->sessions.idle()) impl_->sessions.NoteCreatedDir(created_dir);
+  if (created_dir && !impl_->sessions.idle()) {
+    impl_->sessions.NoteCreatedDir(created_dir);
+    impl_->RecordLedgerLocked();
+  }
   if (!phase.ok()) return phase.status();
   // The lease may have expired meanwhile; the phase is then destroyed here.
   RETURN_IF_ERROR(impl_->sessions.CheckAndRenew(request.session_id()));
-  if (phase->creates_files) impl_->sessions.AddPhaseFiles(phase->dir, spec);
+  if (phase->creates_files) impl_->sessions.AddPhaseFiles(spec, phase->held);
   if (phase->removes_trees) impl_->sessions.NoteTreeRemoved(phase->dir);
+  impl_->RecordLedgerLocked();  // before the phase can write anything
   impl_->checksums = std::move(phase->checksums);
   impl_->runner = std::move(phase->runner);
   return std::move(phase->reply);
@@ -432,22 +476,35 @@ absl::StatusOr<v1::CleanupReply> AgentCore::Cleanup(const v1::CleanupRequest& re
     ended = std::move(impl_->runner);
   }
   ended.reset();
-  ASSIGN_OR_RETURN(const std::string dir, impl_->roots.Resolve(request.spec().dir()));
   v1::CleanupReply reply;
-  if (request.release_only()) {
-    // Kept files: no longer the session's to remove if the controller dies.
+  std::shared_ptr<const BeneathDir> held;
+  {
     absl::MutexLock lock(&impl_->mu);
-    impl_->sessions.ForgetPhaseFiles(dir, request.spec());
-    return reply;
+    // Kept files: no longer the session's to remove if the controller dies.
+    if (request.release_only()) {
+      impl_->sessions.ForgetPhaseFiles(request.spec());
+      impl_->RecordLedgerLocked();
+      return reply;
+    }
+    // Where the phase wrote: the directory held since its Prepare.
+    held = impl_->sessions.PhaseDirOf(request.spec());
   }
+  if (!held) {
+    ASSIGN_OR_RETURN(held, impl_->preparer->HoldDir(request.spec().dir()));
+  }
+  // A directory whose mount changed since Prepare: the path shows another
+  // file system; the files are where the held descriptor leads.
+  const absl::Status moved = held->CheckStillAtPath();
   reply.set_remove_start_unix_ns(RealtimeNs());
-  auto removed = RemovePhaseFiles(request.spec(), dir);
+  auto removed = RemovePhaseFiles(request.spec(), *held);
   reply.set_remove_stop_unix_ns(RealtimeNs());
+  if (!moved.ok()) return RemovedFromMovedDir(request.spec(), moved, removed);
   if (!removed.ok()) return removed.status();
   reply.set_removed(*removed);
   absl::MutexLock lock(&impl_->mu);
   // Removed: nothing left to remove at lease expiry.
-  impl_->sessions.ForgetPhaseFiles(dir, request.spec());
+  impl_->sessions.ForgetPhaseFiles(request.spec());
+  impl_->RecordLedgerLocked();
   return reply;
 }
 

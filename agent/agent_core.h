@@ -55,6 +55,10 @@ struct AgentOptions {
   // account than its own when the agent is not root.
   std::vector<std::string> allow_commands;
   std::string command_user;
+  // Where the agent records what its session would leave behind
+  // (agent/session_ledger.h), and at start-up removes what an agent killed
+  // before it left; "" = no ledger.
+  std::string state_dir;
   RunnerOptions runner;  // test hooks (Create adds allow_commands, command_user)
   // TESTS ONLY: the calls named ("prepare", "cache", "cleanup") wait this
   // long before doing their work, as on a hung file system; the agent keeps

@@ -15,7 +15,7 @@ namespace {
 
 constexpr uint64_t kUint32Max = std::numeric_limits<uint32_t>::max();
 
-constexpr std::array<FlagSpec, 32> kAgentFlags = {{
+constexpr std::array<FlagSpec, 33> kAgentFlags = {{
     {.name = "config", .value_name = "FILE",
      .help = "agent configuration file (TOML, see deploy/agent.toml.example); it sets what the "
              "flags set plus limits (max_tasks, max_bytes_per_phase); flags given explicitly "
@@ -91,6 +91,11 @@ constexpr std::array<FlagSpec, 32> kAgentFlags = {{
      .help = "host name or address to announce (default: the --listen host, or the host name "
              "when listening on a wildcard address); the controller dials it, so the agent's "
              "certificate must name it"},
+    {.name = "state_dir", .value_name = "DIR",
+     .help = "where the agent records the files its session would leave behind, and at "
+             "start-up removes those an earlier agent killed mid-run left in its roots "
+             "(default: /var/lib/lockstep as root, else $HOME/.local/state/lockstep; \"\" "
+             "for none)"},
     {.name = "once", .kind = FlagKind::kBool,
      .help = "exit (status 0) when the first controller session ends: the controller "
              "detached or its lease expired. For batch jobs, where the agent lives for one run"},
@@ -243,6 +248,7 @@ absl::StatusOr<AgentConfig> AgentConfigFromFlags(const ParsedFlags& f) {
     if (!f.Has("tls_cert")) config.tls_cert = absl::StrFormat("%s/agent-%s.pem", dir, node);
     if (!f.Has("tls_key")) config.tls_key = absl::StrFormat("%s/agent-%s.key", dir, node);
   }
+  if (use("state_dir")) o.state_dir = f.Has("state_dir") ? f.GetString("state_dir") : DefaultStateDir();
   if (f.Has("announce")) config.announce_dir = f.GetString("announce");
   if (f.Has("node")) config.node = f.GetString("node");
   if (f.Has("advertise")) config.advertise = f.GetString("advertise");

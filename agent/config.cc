@@ -1,6 +1,9 @@
 #include "agent/config.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -156,7 +159,7 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text, const std:
   absl::Status s = CheckKeys(source, root, "the agent config",
                              {"listen", "role", "roots", "insecure", "allow_commands",
                               "command_user", "tls", "permissions", "limits", "telemetry",
-                              "lustre", "ceph"});
+                              "lustre", "ceph", "state_dir"});
   if (!s.ok()) return s;
   for (const char* t : {"tls", "permissions", "limits", "telemetry", "lustre", "ceph"}) {
     if (root.get(t) && !root.get(t)->is_table()) {
@@ -171,6 +174,8 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text, const std:
   c.options.role = *r;
   if (!(s = GetStrings(source, root, "roots", &c.options.roots)).ok()) return s;
   if (!(s = GetBool(source, root, "insecure", &c.insecure)).ok()) return s;
+  c.options.state_dir = DefaultStateDir();
+  if (!(s = GetString(source, root, "state_dir", &c.options.state_dir)).ok()) return s;
   if (!(s = GetCommandKeys(source, root, &c)).ok()) return s;
   if (const toml::table* t = Table(root, "tls")) {
     if (!(s = CheckKeys(source, *t, "[tls]", {"ca", "cert", "key", "allow"})).ok()) return s;
@@ -247,6 +252,12 @@ absl::StatusOr<AgentConfig> LoadAgentConfig(const std::string& path) {
         absl::StrFormat("cannot read agent config: %s", text.status().message()));
   }
   return ParseAgentConfig(*text, path);
+}
+
+std::string DefaultStateDir() {
+  if (::geteuid() == 0) return "/var/lib/lockstep";
+  const char* home = std::getenv("HOME");
+  return home != nullptr && *home == '/' ? std::string(home) + "/.local/state/lockstep" : "";
 }
 
 }  // namespace lockstep

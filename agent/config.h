@@ -7,6 +7,7 @@
 //   insecure = false                 # plaintext; loopback listen addresses only
 //   allow_commands = ["/usr/bin/tar", "/usr/bin/make"]  # COMMAND phases; absolute paths
 //   command_user = "nobody"          # default: nobody as root, else the agent's own account
+//   state_dir = "/var/lib/lockstep"  # the session ledger; "" = none (DefaultStateDir)
 //   [tls]
 //   ca = "/etc/lockstep/ca.pem"
 //   cert = "/etc/lockstep/agent.pem"
@@ -53,6 +54,11 @@ struct AgentConfig {
   bool once = false;
   AgentOptions options;
 };
+
+// Where an agent keeps its session ledger (agent/session_ledger.h) unless
+// told: /var/lib/lockstep as root, else $HOME/.local/state/lockstep ("" with
+// no HOME).
+std::string DefaultStateDir();
 
 // Parses `text` (named `source` in errors: "file:line:column: key: why").
 absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text, const std::string& source);

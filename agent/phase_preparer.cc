@@ -16,33 +16,53 @@
 namespace lockstep {
 namespace {
 
-// The phase directory within the roots; creates a missing mdtest -d.
-absl::StatusOr<std::string> ResolvePhaseDir(const AllowedRoots& roots, const v1::PhaseSpec& spec,
-                                            const Workload& workload, std::string* created_dir) {
+// `resolved` (canonical, below a root) opened through its root's
+// descriptor with no symlink followed (agent/beneath.h); a missing one held
+// by its parent when `may_be_missing`. A symlink swapped in since the
+// resolution is refused (PATH_REFUSED).
+absl::StatusOr<std::shared_ptr<const BeneathDir>> HoldBeneathRoot(const AllowedRoots& roots,
+                                                                  const std::string& resolved,
+                                                                  bool may_be_missing) {
+  const std::string root = roots.RootOf(resolved);
+  ASSIGN_OR_RETURN(std::shared_ptr<const BeneathDir> held_root, BeneathDir::OpenRoot(root));
+  auto held = may_be_missing ? held_root->OpenDirToCreate(resolved) : held_root->OpenDir(resolved);
+  if (held.ok() || absl::IsNotFound(held.status())) return held;
+  return WithKind(held.status(), v1::PATH_REFUSED);
+}
+
+// The phase directory within the roots, held open; creates a missing
+// mdtest -d.
+absl::StatusOr<std::shared_ptr<const BeneathDir>> ResolvePhaseDir(const AllowedRoots& roots,
+                                                                  const v1::PhaseSpec& spec,
+                                                                  const Workload& workload,
+                                                                  std::shared_ptr<const BeneathDir>* created_dir) {
   auto dir = roots.Resolve(spec.dir());
+  if (dir.ok()) return HoldBeneathRoot(roots, *dir, /*may_be_missing=*/false);
   // A command phase's Prepare makes its own directory (owned by command_user).
-  if (!dir.ok() && absl::IsNotFound(dir.status()) && workload.PreparesMissingDir()) {
-    return roots.ResolveNew(spec.dir());
+  const bool missing = absl::IsNotFound(dir.status());
+  if (!missing || !(workload.PreparesMissingDir() || workload.CreatesMissingDir())) {
+    return dir.status();
   }
-  if (dir.ok() || !absl::IsNotFound(dir.status()) || !workload.CreatesMissingDir()) return dir;
+  ASSIGN_OR_RETURN(const std::string planned, roots.ResolveNew(spec.dir()));
+  ASSIGN_OR_RETURN(std::shared_ptr<const BeneathDir> held,
+                   HoldBeneathRoot(roots, planned, /*may_be_missing=*/true));
+  if (workload.PreparesMissingDir() || spec.first_rank() != 0) return held;
   // mdtest creates its -d directory when it is missing (one level, as
   // mkdir(2)); rank 0's agent does, in Prepare, before any task starts.
-  auto planned = roots.ResolveNew(spec.dir());
-  if (!planned.ok()) return planned.status();
-  if (spec.first_rank() != 0) return *planned;
-  if (::mkdir(planned->c_str(), 0775) == 0) {
-    *created_dir = *planned;
+  if (held->Mkdir(planned, 0775) == 0) {
+    *created_dir = held;
   } else if (errno != EEXIST) {
     return absl::FailedPreconditionError(
         absl::StrFormat("phase %s: cannot create the mdtest directory %s: %s; create it or fix -d",
-                        spec.phase_id(), *planned, std::strerror(errno)));
+                        spec.phase_id(), planned, BeneathErrorText(errno)));
   }
-  return roots.Resolve(spec.dir());
+  return HoldBeneathRoot(roots, planned, /*may_be_missing=*/false);
 }
 
 // The agent's per-phase byte limit and the free space (NO_SPACE).
 absl::Status CheckWriteSpace(const PhasePreparerOptions& options, const v1::PhaseSpec& spec,
-                             const Workload& workload, const std::string& dir) {
+                             const Workload& workload, const BeneathDir& held) {
+  const std::string& dir = held.path();
   // This agent's share; on a shared file system the others' shares come on top.
   const uint64_t share = workload.AgentWriteBytes();
   if (share == 0) return absl::OkStatus();
@@ -53,7 +73,7 @@ absl::Status CheckWriteSpace(const PhasePreparerOptions& options, const v1::Phas
         spec.phase_id(), HumanBytes(share), HumanBytes(options.max_bytes_per_phase)));
   }
   struct statvfs sv;
-  if (spec.ignore_free_space() || ::statvfs(dir.c_str(), &sv) != 0) return absl::OkStatus();
+  if (spec.ignore_free_space() || ::fstatvfs(held.fd(), &sv) != 0) return absl::OkStatus();
   const uint64_t free_bytes = static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize;
   if (share <= free_bytes) return absl::OkStatus();
   return WithKind(absl::ResourceExhaustedError(absl::StrFormat(
@@ -94,10 +114,10 @@ absl::Status ApplyFsSettings(const FileSystemContext& fs, const v1::PhaseSpec& s
 
 // What the reply says about a prepared phase: the directory, its file
 // system, the files and the parked threads.
-void DescribePreparedPhase(const std::string& dir, const PhaseRunner& runner,
+void DescribePreparedPhase(const BeneathDir& dir, const PhaseRunner& runner,
                            v1::PrepareReply* reply) {
-  reply->set_resolved_dir(dir);
-  if (struct statvfs sv; ::statvfs(dir.c_str(), &sv) == 0) {
+  reply->set_resolved_dir(dir.path());
+  if (struct statvfs sv; ::fstatvfs(dir.fd(), &sv) == 0) {
     v1::FsStats* fs = reply->mutable_dir_fs();
     fs->set_block_bytes(sv.f_bsize);
     fs->set_blocks(sv.f_blocks);
@@ -115,8 +135,8 @@ PhasePreparer::PhasePreparer(const AllowedRoots* roots, const RootMounts* mounts
                              const FileSystemContext* fs, PhasePreparerOptions options)
     : roots_(roots), mounts_(mounts), fs_(fs), options_(std::move(options)) {}
 
-absl::StatusOr<PreparedPhase> PhasePreparer::Prepare(const v1::PhaseSpec& spec,
-                                                     std::string* created_dir) const {
+absl::StatusOr<PreparedPhase> PhasePreparer::Prepare(
+    const v1::PhaseSpec& spec, std::shared_ptr<const BeneathDir>* created_dir) const {
   if (spec.tasks() > options_.max_tasks) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "phase %s asks for %u tasks on this agent; its limit is %u", spec.phase_id(), spec.tasks(),
@@ -126,15 +146,22 @@ absl::StatusOr<PreparedPhase> PhasePreparer::Prepare(const v1::PhaseSpec& spec,
   // A root whose mount went away leaves the bare mount point: refused.
   RETURN_IF_ERROR(mounts_->Check(spec.dir(), options_.host));
   PreparedPhase phase;
-  ASSIGN_OR_RETURN(phase.dir, ResolvePhaseDir(*roots_, spec, *workload, created_dir));
-  RETURN_IF_ERROR(CheckWriteSpace(options_, spec, *workload, phase.dir));
+  ASSIGN_OR_RETURN(phase.held, ResolvePhaseDir(*roots_, spec, *workload, created_dir));
+  phase.dir = phase.held->path();
+  RETURN_IF_ERROR(CheckWriteSpace(options_, spec, *workload, *phase.held));
   // File-system settings first: a layout applies only to files created after it.
   RETURN_IF_ERROR(ApplyFsSettings(*fs_, spec, phase.dir, &phase));
-  ASSIGN_OR_RETURN(phase.runner, PhaseRunner::Prepare(spec, phase.dir, options_.runner));
-  DescribePreparedPhase(phase.dir, *phase.runner, &phase.reply);
+  ASSIGN_OR_RETURN(phase.runner, PhaseRunner::Prepare(spec, phase.held, options_.runner));
+  DescribePreparedPhase(*phase.held, *phase.runner, &phase.reply);
   phase.creates_files = workload->CreatesFiles();
   phase.removes_trees = workload->RemovesTrees();
   return phase;
+}
+
+absl::StatusOr<std::shared_ptr<const BeneathDir>> PhasePreparer::HoldDir(
+    const std::string& dir) const {
+  ASSIGN_OR_RETURN(const std::string resolved, roots_->Resolve(dir));
+  return HoldBeneathRoot(*roots_, resolved, /*may_be_missing=*/false);
 }
 
 }  // namespace lockstep

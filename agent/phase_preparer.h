@@ -14,6 +14,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "agent/beneath.h"
 #include "agent/fs/file_system.h"
 #include "agent/fs/root_mounts.h"
 #include "agent/phase_runner.h"
@@ -32,6 +33,9 @@ struct PhasePreparerOptions {
 struct PreparedPhase {
   std::unique_ptr<PhaseRunner> runner;  // parked, not started
   std::string dir;                      // the resolved phase directory
+  // It, held open below its root (agent/beneath.h): the runner's and, for
+  // a phase that creates files, the session's until they are removed.
+  std::shared_ptr<const BeneathDir> held;
   // resolved_dir, dir_fs, files, threads_parked, and the file system's name,
   // version, layout and checksums when set.
   v1::PrepareReply reply;
@@ -55,11 +59,16 @@ class PhasePreparer {
   // one; ResourceExhausted (NO_SPACE) when the free space is short (unless
   // spec.ignore_free_space); FailedPrecondition for a root whose mount went
   // away; the file system's own errors for a layout or checksum it refuses.
-  // A missing mdtest -d directory is created (rank 0's agent only) and named
-  // in `*created_dir` even when a later step fails, so that the session can
-  // remove it.
+  // A missing mdtest -d directory is created (rank 0's agent only) and held
+  // in `*created_dir` (its path() the directory) even when a later step
+  // fails, so that the session can remove it.
   absl::StatusOr<PreparedPhase> Prepare(const v1::PhaseSpec& spec,
-                                        std::string* created_dir) const;
+                                        std::shared_ptr<const BeneathDir>* created_dir) const;
+
+  // The plan directory `dir` resolved within the roots and held open below
+  // its root, as Prepare holds it (a Cleanup of a phase this session did not
+  // prepare). Errors as Prepare's for the directory.
+  absl::StatusOr<std::shared_ptr<const BeneathDir>> HoldDir(const std::string& dir) const;
 
  private:
   const AllowedRoots* const roots_;

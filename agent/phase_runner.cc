@@ -123,11 +123,21 @@ struct Task {
   std::thread thread;
 };
 
+// `dir` for the string forms: its parent opened as trusted, `dir` itself
+// (there or not: the workload says what a missing one means) below it.
+absl::StatusOr<std::shared_ptr<const BeneathDir>> HoldTrusted(const std::string& dir) {
+  const size_t slash = dir.find_last_of('/');
+  if (slash == std::string::npos || dir.size() <= 1) return BeneathDir::OpenRoot(dir);
+  auto parent = BeneathDir::OpenRoot(slash == 0 ? "/" : dir.substr(0, slash));
+  if (!parent.ok()) return parent.status();
+  return (*parent)->OpenDirToCreate(dir);
+}
+
 }  // namespace
 
 struct PhaseRunner::Impl final : public PhaseTasks {
   v1::PhaseSpec spec;
-  std::string dir;
+  std::shared_ptr<const BeneathDir> dir;  // held for the workload's life
   RunnerOptions options;
   std::unique_ptr<Workload> workload;
   std::vector<std::unique_ptr<Task>> tasks;
@@ -226,7 +236,7 @@ void PhaseRunner::Impl::Fail(uint32_t index, const TaskFailure& f) {
       f.message.empty()
           ? absl::StrFormat("task %u: %s %s at offset %u", t->rank, f.what, f.path, f.offset)
           : absl::StrFormat("task %u: %s", t->rank, f.message);
-  if (f.err != 0) msg += absl::StrFormat(": %s (errno %d)", std::strerror(f.err), f.err);
+  if (f.err != 0) msg += absl::StrFormat(": %s (errno %d)", BeneathErrorText(f.err), f.err);
   if (f.message.empty()) msg += absl::StrFormat(" after %u bytes", t->counters.bytes.load());
   t->result.set_error(msg);
   t->result.set_error_errno(f.err);
@@ -436,12 +446,12 @@ absl::Status PhaseRunner::Impl::MakeTasks() {
     auto t = std::make_unique<Task>();
     t->rank = spec.first_rank() + i;
     t->index = i;
-    t->path = workload->TaskPath(dir, t->rank);
+    t->path = workload->TaskPath(dir->path(), t->rank);
     if (seen.insert(t->path).second) files.push_back(t->path);
     results.push_back(&t->result);
     tasks.push_back(std::move(t));
   }
-  return workload->Prepare(dir, results);
+  return workload->Prepare(*dir, results);
 }
 
 void PhaseRunner::Impl::StartTaskThreads() {
@@ -506,6 +516,14 @@ PhaseRunner::~PhaseRunner() {
 absl::StatusOr<std::unique_ptr<PhaseRunner>> PhaseRunner::Prepare(const v1::PhaseSpec& spec,
                                                                   const std::string& dir,
                                                                   const RunnerOptions& options) {
+  auto held = HoldTrusted(dir);
+  if (!held.ok()) return held.status();
+  return Prepare(spec, *std::move(held), options);
+}
+
+absl::StatusOr<std::unique_ptr<PhaseRunner>> PhaseRunner::Prepare(
+    const v1::PhaseSpec& spec, std::shared_ptr<const BeneathDir> dir,
+    const RunnerOptions& options) {
   auto workload = MakeWorkload(spec, options);
   if (!workload.ok()) return workload.status();
   if (absl::Status s = ValidateCommon(spec); !s.ok()) return s;
@@ -515,7 +533,7 @@ absl::StatusOr<std::unique_ptr<PhaseRunner>> PhaseRunner::Prepare(const v1::Phas
   if (spec.delay_seconds() > 0) absl::SleepFor(absl::Seconds(spec.delay_seconds()));
   auto impl = std::make_unique<Impl>();
   impl->spec = spec;
-  impl->dir = dir;
+  impl->dir = std::move(dir);
   impl->options = options;
   impl->workload = std::move(*workload);
   if (absl::Status s = impl->MakeTasks(); !s.ok()) return s;
@@ -602,10 +620,18 @@ std::vector<std::string> PhaseRunner::Stalled(absl::Duration threshold) const {
 const v1::PhaseSpec& PhaseRunner::spec() const { return impl_->spec; }
 const std::vector<std::string>& PhaseRunner::files() const { return impl_->files; }
 
-absl::StatusOr<uint32_t> RemovePhaseFiles(const v1::PhaseSpec& spec, const std::string& dir) {
+absl::StatusOr<uint32_t> RemovePhaseFiles(const v1::PhaseSpec& spec, const BeneathDir& dir) {
   auto workload = MakeWorkload(spec);
   if (!workload.ok()) return workload.status();
   return (*workload)->RemoveFiles(dir);
+}
+
+absl::StatusOr<uint32_t> RemovePhaseFiles(const v1::PhaseSpec& spec, const std::string& dir) {
+  auto workload = MakeWorkload(spec);  // the kind first, as the other
+  if (!workload.ok()) return workload.status();
+  auto held = HoldTrusted(dir);
+  if (!held.ok()) return held.status();
+  return (*workload)->RemoveFiles(**held);
 }
 
 }  // namespace lockstep

@@ -28,10 +28,17 @@ class PhaseRunner {
 
   // Checks the spec (the fields every kind shares, then the kind's own), has
   // the kind's workload prepare its files and buffers (Workload::Prepare)
-  // and parks one thread per task. `dir` is already resolved against the
-  // allowed roots. Errors: InvalidArgument (spec, or a kind without a
-  // workload), NotFound / FailedPrecondition (read files missing or short:
-  // names the file and the task), Internal.
+  // and parks one thread per task. `dir` is the phase directory held open
+  // below its root (agent/beneath.h): every file operation of the phase
+  // goes through it; the runner keeps it until destroyed. Errors:
+  // InvalidArgument (spec, or a kind without a workload), NotFound /
+  // FailedPrecondition (read files missing or short: names the file and the
+  // task), Internal.
+  static absl::StatusOr<std::unique_ptr<PhaseRunner>> Prepare(
+      const v1::PhaseSpec& spec, std::shared_ptr<const BeneathDir> dir,
+      const RunnerOptions& options = {});
+  // The same with `dir` opened as a directory trusted as a whole (its own
+  // path may hold symlinks): tests, and callers with no root to hold.
   static absl::StatusOr<std::unique_ptr<PhaseRunner>> Prepare(const v1::PhaseSpec& spec,
                                                               const std::string& dir,
                                                               const RunnerOptions& options = {});
@@ -99,7 +106,10 @@ class PhaseRunner {
 // Removes the files this agent's tasks of `spec` own (Workload::RemoveFiles:
 // file per process, one per task; shared file, the file; small files and
 // mdtest, the trees). Returns the number removed; a missing file is not an
-// error. InvalidArgument for a kind without a workload.
+// error. InvalidArgument for a kind without a workload. Through `dir`, held
+// open since Prepare (agent/beneath.h); the string form opens `dir` itself
+// as trusted (tests).
+absl::StatusOr<uint32_t> RemovePhaseFiles(const v1::PhaseSpec& spec, const BeneathDir& dir);
 absl::StatusOr<uint32_t> RemovePhaseFiles(const v1::PhaseSpec& spec, const std::string& dir);
 
 }  // namespace lockstep

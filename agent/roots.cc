@@ -136,4 +136,12 @@ absl::StatusOr<std::string> AllowedRoots::ResolveNew(const std::string& dir) con
   return *real == "/" ? "/" + base : *real + "/" + base;
 }
 
+std::string AllowedRoots::RootOf(const std::string& resolved) const {
+  std::string best;
+  for (const std::string& root : roots_) {
+    if (PathIsUnder(resolved, root) && root.size() > best.size()) best = root;
+  }
+  return best;
+}
+
 }  // namespace lockstep

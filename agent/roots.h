@@ -30,6 +30,10 @@ class AllowedRoots {
   // "." or "..".
   absl::StatusOr<std::string> ResolveNew(const std::string& dir) const;
 
+  // The root that holds `resolved` (a result of Resolve or ResolveNew): the
+  // longest root it is under; "" when none.
+  std::string RootOf(const std::string& resolved) const;
+
   const std::vector<std::string>& roots() const { return roots_; }
 
  private:

@@ -16,8 +16,8 @@
 namespace lockstep {
 namespace {
 
-std::string PhaseFilesKey(const std::string& dir, const v1::PhaseSpec& spec) {
-  return absl::StrFormat("%s|%s|%d|%d|%u|%u", dir, spec.file_name(), spec.kind(),
+std::string PhaseFilesKey(const v1::PhaseSpec& spec) {
+  return absl::StrFormat("%s|%s|%d|%d|%u|%u", spec.dir(), spec.file_name(), spec.kind(),
                          spec.file_per_process(), spec.first_rank(), spec.tasks());
 }
 
@@ -32,21 +32,29 @@ std::string RandomHex(int bytes) {
 
 std::vector<std::string> EndedSession::DirsToRemove(bool all) const {
   std::vector<std::string> dirs;
-  for (const auto& [dir, removed_in] : created_dirs) {
-    if (all || removed_in) dirs.push_back(dir);
+  for (const auto& [dir, created] : created_dirs) {
+    if (all || created.tree_removed) dirs.push_back(dir);
   }
   return dirs;
 }
 
 void RemoveLeftovers(const EndedSession& ended, bool all_dirs) {
   for (const auto& [key, phase] : ended.phases) {
-    auto removed = RemovePhaseFiles(phase.first, phase.second);
+    if (!phase.dir) continue;
+    if (absl::Status moved = phase.dir->CheckStillAtPath(); !moved.ok()) {
+      LogWarning("removing the files of phase %s through the directory held since its "
+                 "Prepare: %s",
+                 phase.spec.phase_id(), std::string(moved.message()));
+    }
+    auto removed = RemovePhaseFiles(phase.spec, *phase.dir);
     if (!removed.ok()) LogWarning("%s", std::string(removed.status().message()));
   }
   for (const std::string& d : ended.DirsToRemove(all_dirs)) {
-    if (::rmdir(d.c_str()) != 0 && errno != ENOENT) {
+    const CreatedDir& created = ended.created_dirs.at(d);
+    if (!created.held) continue;
+    if (created.held->Rmdir(d) != 0 && errno != ENOENT) {
       LogWarning("cannot remove the mdtest directory %s this session created: %s", d,
-                 std::strerror(errno));
+                 BeneathErrorText(errno));
     }
   }
 }
@@ -134,18 +142,27 @@ EndedSession SessionTable::End() {
   return ended;
 }
 
-void SessionTable::AddPhaseFiles(const std::string& dir, const v1::PhaseSpec& spec) {
-  phases_[PhaseFilesKey(dir, spec)] = {spec, dir};
+void SessionTable::AddPhaseFiles(const v1::PhaseSpec& spec,
+                                 std::shared_ptr<const BeneathDir> dir) {
+  phases_[PhaseFilesKey(spec)] = {spec, std::move(dir)};
 }
 
-void SessionTable::ForgetPhaseFiles(const std::string& dir, const v1::PhaseSpec& spec) {
-  phases_.erase(PhaseFilesKey(dir, spec));
+void SessionTable::ForgetPhaseFiles(const v1::PhaseSpec& spec) {
+  phases_.erase(PhaseFilesKey(spec));
 }
 
-void SessionTable::NoteCreatedDir(const std::string& dir) { created_dirs_.emplace(dir, false); }
+std::shared_ptr<const BeneathDir> SessionTable::PhaseDirOf(const v1::PhaseSpec& spec) const {
+  auto it = phases_.find(PhaseFilesKey(spec));
+  return it == phases_.end() ? nullptr : it->second.dir;
+}
+
+void SessionTable::NoteCreatedDir(std::shared_ptr<const BeneathDir> held) {
+  const std::string path = held->path();
+  created_dirs_.emplace(path, CreatedDir{.held = std::move(held)});
+}
 
 void SessionTable::NoteTreeRemoved(const std::string& dir) {
-  if (auto it = created_dirs_.find(dir); it != created_dirs_.end()) it->second = true;
+  if (auto it = created_dirs_.find(dir); it != created_dirs_.end()) it->second.tree_removed = true;
 }
 
 }  // namespace lockstep

@@ -11,12 +11,14 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "agent/beneath.h"
 #include "lockstep/v1/agent.pb.h"
 
 namespace lockstep {
@@ -25,17 +27,29 @@ namespace lockstep {
 // instance id.
 std::string RandomHex(int bytes);
 
+// A creating phase's files, neither removed nor released by the controller:
+// its spec and its directory, held open since Prepare (agent/beneath.h), so
+// that they are removed where they were written and nowhere else.
+struct LeftPhase {
+  v1::PhaseSpec spec;
+  std::shared_ptr<const BeneathDir> dir;
+};
+
+// An mdtest -d directory the session created: held (its parent's
+// descriptor and its name, BeneathDir::OpenDirToCreate), and whether a
+// tree_remove ran in it since (mdtest removes such a directory at its end).
+struct CreatedDir {
+  std::shared_ptr<const BeneathDir> held;
+  bool tree_removed = false;
+};
+
 // What an ended session left for the agent to remove.
 struct EndedSession {
   std::string run_id;
   std::string controller;
   uint32_t lease_ms = 0;
-  // Files of creating phases neither removed nor released by the controller:
-  // key → (spec, resolved directory).
-  std::map<std::string, std::pair<v1::PhaseSpec, std::string>> phases;
-  // mdtest -d directories the session created → whether a tree_remove ran in
-  // them since (mdtest removes such a directory at its end).
-  std::map<std::string, bool> created_dirs;
+  std::map<std::string, LeftPhase> phases;  // by PhaseFilesKey
+  std::map<std::string, CreatedDir> created_dirs;  // by path
 
   // The created directories to remove: all when `all` (the lease expired:
   // nothing of the session stays), else those a tree_remove ran in (Detach).
@@ -43,8 +57,9 @@ struct EndedSession {
 };
 
 // Removes `ended.phases`' files and then `ended.DirsToRemove(all_dirs)`
-// (rmdir: a directory that is not empty stays). Failures are logged as
-// warnings, never returned: the session is over either way.
+// (rmdir: a directory that is not empty stays), each through its held
+// directory. Failures are logged as warnings, never returned: the session is
+// over either way; a directory whose mount changed since Prepare is named.
 void RemoveLeftovers(const EndedSession& ended, bool all_dirs);
 
 class SessionTable {
@@ -86,15 +101,22 @@ class SessionTable {
   // Ends the session (any state) and hands over what it left. Idle after.
   EndedSession End();
 
-  // The session's leftovers. Phase files are keyed by directory and spec
-  // (file name, kind, layout, ranks), so a later Cleanup of the same phase
-  // finds them.
-  void AddPhaseFiles(const std::string& dir, const v1::PhaseSpec& spec);
-  void ForgetPhaseFiles(const std::string& dir, const v1::PhaseSpec& spec);
-  void NoteCreatedDir(const std::string& dir);
+  // The session's leftovers. Phase files are keyed by the spec (its dir as
+  // the plan gives it, file name, kind, layout, ranks), so a later Cleanup of
+  // the same phase finds them, and the directory held since its Prepare.
+  void AddPhaseFiles(const v1::PhaseSpec& spec, std::shared_ptr<const BeneathDir> dir);
+  void ForgetPhaseFiles(const v1::PhaseSpec& spec);
+  // The directory a phase of `spec` holds files in; null when none.
+  std::shared_ptr<const BeneathDir> PhaseDirOf(const v1::PhaseSpec& spec) const;
+  // `held` (path() the created directory) was made by this session.
+  void NoteCreatedDir(std::shared_ptr<const BeneathDir> held);
   // A tree_remove phase ran in `dir`: if the session created it, it is
   // removed at Detach too.
   void NoteTreeRemoved(const std::string& dir);
+
+  // What the session would leave now (session_ledger.h records it).
+  const std::map<std::string, LeftPhase>& phases() const { return phases_; }
+  const std::map<std::string, CreatedDir>& created_dirs() const { return created_dirs_; }
 
  private:
   int64_t Now() const { return clock_(); }
@@ -108,8 +130,8 @@ class SessionTable {
   int64_t attached_unix_ns_ = 0;
   uint32_t lease_ms_ = 0;
   int64_t lease_deadline_mono_ns_ = 0;
-  std::map<std::string, std::pair<v1::PhaseSpec, std::string>> phases_;
-  std::map<std::string, bool> created_dirs_;
+  std::map<std::string, LeftPhase> phases_;
+  std::map<std::string, CreatedDir> created_dirs_;
 };
 
 }  // namespace lockstep

@@ -49,25 +49,27 @@ class CheckpointWorkload : public Workload {
 
   // Write: the step directories (every agent; EEXIST is fine). Read: every
   // shard of this agent's ranks exists and holds shard_bytes.
-  absl::Status Prepare(const std::string& dir, std::span<v1::TaskResult* const>) override {
+  absl::Status Prepare(const BeneathDir& held, std::span<v1::TaskResult* const>) override {
+    held_ = &held;
+    const std::string& dir = held.path();
     dir_ = dir;
-    if (Writes() && ::mkdir(dir.c_str(), 0775) != 0 && errno != EEXIST) {  // CreatesMissingDir
+    if (Writes() && held.Mkdir(dir, 0775) != 0 && errno != EEXIST) {  // CreatesMissingDir
       return absl::FailedPreconditionError(absl::StrFormat(
-          "phase %s: cannot create %s: %s", spec_.phase_id(), dir, std::strerror(errno)));
+          "phase %s: cannot create %s: %s", spec_.phase_id(), dir, BeneathErrorText(errno)));
     }
     for (uint32_t c = 0; c < spec_.checkpoints(); ++c) {
       if (Writes()) {
         const std::string step = StepDir(dir, c);
-        if (::mkdir(step.c_str(), 0775) != 0 && errno != EEXIST) {
+        if (held.Mkdir(step, 0775) != 0 && errno != EEXIST) {
           return absl::FailedPreconditionError(absl::StrFormat(
-              "phase %s: cannot create %s: %s", spec_.phase_id(), step, std::strerror(errno)));
+              "phase %s: cannot create %s: %s", spec_.phase_id(), step, BeneathErrorText(errno)));
         }
         continue;
       }
       for (uint32_t t = 0; t < spec_.tasks(); ++t) {
         const std::string path = CheckpointShardPath(dir, c, spec_.first_rank() + t);
         struct stat st;
-        if (::stat(path.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_size) < spec_.shard_bytes()) {
+        if (held.Stat(path, &st) != 0 || static_cast<uint64_t>(st.st_size) < spec_.shard_bytes()) {
           return absl::FailedPreconditionError(absl::StrFormat(
               "phase %s: checkpoint shard %s is missing or shorter than %u bytes; write the "
               "checkpoints first (a checkpoint phase with checkpoint_op = \"write\" and the "
@@ -107,20 +109,21 @@ class CheckpointWorkload : public Workload {
     r->set_files(files);
   }
 
-  absl::StatusOr<uint32_t> RemoveFiles(const std::string& dir) const override {
+  absl::StatusOr<uint32_t> RemoveFiles(const BeneathDir& held) const override {
+    const std::string& dir = held.path();
     if (!Writes()) return 0u;
     uint32_t removed = 0;
     for (uint32_t c = 0; c < spec_.checkpoints(); ++c) {
       for (uint32_t t = 0; t < spec_.tasks(); ++t) {
         const std::string path = CheckpointShardPath(dir, c, spec_.first_rank() + t);
-        if (::unlink(path.c_str()) == 0) {
+        if (held.Unlink(path) == 0) {
           ++removed;
         } else if (errno != ENOENT) {
           return absl::InternalError(
-              absl::StrFormat("cannot remove %s: %s", path, std::strerror(errno)));
+              absl::StrFormat("cannot remove %s: %s", path, BeneathErrorText(errno)));
         }
       }
-      ::rmdir(StepDir(dir, c).c_str());  // empty once every agent removed its shards
+      held.Rmdir(StepDir(dir, c));  // empty once every agent removed its shards
     }
     return removed;
   }
@@ -138,8 +141,8 @@ class CheckpointWorkload : public Workload {
   // Writes or reads one shard; the bytes moved (less than shard_bytes after
   // task.Fail or a stop). `before` = the task's bytes of earlier shards.
   uint64_t Shard(const TaskContext& task, const std::string& path, char* buf, uint64_t before) {
-    const int fd = Writes() ? ::open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0664)
-                            : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    const int fd = Writes() ? held_->Open(path, O_CREAT | O_WRONLY | O_TRUNC, 0664)
+                            : held_->Open(path, O_RDONLY);
     if (fd < 0) {
       task.Fail({.what = Writes() ? "cannot create" : "cannot open", .path = path, .err = errno});
       return 0;
@@ -173,7 +176,8 @@ class CheckpointWorkload : public Workload {
 
   const v1::PhaseSpec spec_;
   const WorkloadOptions options_;
-  std::string dir_;
+  const BeneathDir* held_ = nullptr;  // from Prepare
+  std::string dir_;                  // its path
   uint64_t chunk_bytes_ = kDefaultAiChunkBytes;
   std::vector<AlignedBuffer> buffers_;
 };

@@ -56,8 +56,8 @@ class CommandWorkload : public Workload {
 
   std::string TaskPath(const std::string& dir, uint32_t /*rank*/) const override { return dir; }
 
-  absl::Status Prepare(const std::string& dir, std::span<v1::TaskResult* const>) override {
-    dir_ = dir;
+  absl::Status Prepare(const BeneathDir& dir, std::span<v1::TaskResult* const>) override {
+    dir_ = dir.path();
     absl::Status s = PrepareCommandDir(dir, argv_[0], *account_);
     if (s.ok()) return s;
     return absl::Status(s.code(), absl::StrFormat("phase %s: %s", spec_.phase_id(), s.message()));
@@ -65,7 +65,7 @@ class CommandWorkload : public Workload {
 
   void RunTask(const TaskContext& task) override;
 
-  absl::StatusOr<uint32_t> RemoveFiles(const std::string& /*dir*/) const override { return 0u; }
+  absl::StatusOr<uint32_t> RemoveFiles(const BeneathDir& /*dir*/) const override { return 0u; }
   bool CreatesFiles() const override { return false; }
   bool PreparesMissingDir() const override { return true; }
 

@@ -105,33 +105,46 @@ std::vector<std::string> CommandEnvironment(const CommandAccount& account,
   return env;
 }
 
-absl::Status PrepareCommandDir(const std::string& dir, const std::string& program,
+// mkdir, chmod 0755 and (switch_user) chown of `tmp` below `held`; 0 or errno.
+int MakeOwnedDir(const BeneathDir& held, const std::string& tmp, const CommandAccount& account) {
+  if (held.Mkdir(tmp, 0755) != 0) return errno;
+  const int fd = held.Open(tmp, O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return errno;
+  int err = 0;
+  if (::fchmod(fd, 0755) != 0 ||
+      (account.switch_user && ::fchown(fd, account.uid, account.gid) != 0)) {
+    err = errno;
+  }
+  ::close(fd);
+  return err;
+}
+
+absl::Status PrepareCommandDir(const BeneathDir& held, const std::string& program,
                                const CommandAccount& account) {
+  const std::string& dir = held.path();
   struct stat st;
-  if (::lstat(dir.c_str(), &st) != 0) {
+  if (held.Stat(dir, &st) != 0) {
     if (errno != ENOENT) {
       return absl::FailedPreconditionError(
-          absl::StrFormat("cannot look at %s: %s", dir, std::strerror(errno)));
+          absl::StrFormat("cannot look at %s: %s", dir, BeneathErrorText(errno)));
     }
     absl::BitGen gen;
     const std::string tmp = absl::StrFormat("%s.lockstep-%d-%08x", dir, ::getpid(),
                                             absl::Uniform<uint32_t>(gen));
-    if (::mkdir(tmp.c_str(), 0755) != 0 || ::chmod(tmp.c_str(), 0755) != 0 ||
-        (account.switch_user && ::chown(tmp.c_str(), account.uid, account.gid) != 0)) {
-      const int err = errno;
-      ::rmdir(tmp.c_str());
+    if (const int err = MakeOwnedDir(held, tmp, account); err != 0) {
+      held.Rmdir(tmp);
       return absl::FailedPreconditionError(absl::StrFormat(
           "cannot create the phase directory %s for %s: %s; create it (owned by %s) or fix dir",
-          dir, account.name, std::strerror(err), account.name));
+          dir, account.name, BeneathErrorText(err), account.name));
     }
     // Not over a directory another agent made meanwhile (shared file system).
-    if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, dir.c_str(), RENAME_NOREPLACE) != 0) {
+    if (held.Rename(tmp, dir, RENAME_NOREPLACE) != 0) {
       const int err = errno;
-      if (err == EINVAL && ::rename(tmp.c_str(), dir.c_str()) == 0) return PrepareCommandDir(dir, program, account);
-      ::rmdir(tmp.c_str());
+      if (err == EINVAL && held.Rename(tmp, dir) == 0) return PrepareCommandDir(held, program, account);
+      held.Rmdir(tmp);
       if (err != EEXIST && err != EINVAL) {
         return absl::FailedPreconditionError(absl::StrFormat(
-            "cannot create the phase directory %s: %s", dir, std::strerror(err)));
+            "cannot create the phase directory %s: %s", dir, BeneathErrorText(err)));
       }
     }
   } else if (!S_ISDIR(st.st_mode)) {

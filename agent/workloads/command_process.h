@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "agent/beneath.h"
 #include "agent/process_runner.h"
 
 namespace lockstep {
@@ -37,8 +38,10 @@ std::vector<std::string> CommandEnvironment(const CommandAccount& account,
 // chowned, then renamed into place, so that agents sharing a file system do
 // not race); then checks, in a child running as the account, that it can
 // enter `dir` and execute `program`. FailedPrecondition naming the
-// directory or program, the account and the fix.
-absl::Status PrepareCommandDir(const std::string& dir, const std::string& program,
+// directory or program, the account and the fix. Every step below the
+// held directory (agent/beneath.h: `held` is the phase directory, opened by
+// OpenDirToCreate), none by a path from /.
+absl::Status PrepareCommandDir(const BeneathDir& held, const std::string& program,
                                const CommandAccount& account);
 
 }  // namespace lockstep

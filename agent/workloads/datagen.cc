@@ -35,14 +35,14 @@ class DatagenWorkload : public Workload {
   }
 
   // <dir>/train, and one chunk of the pattern per task.
-  absl::Status Prepare(const std::string& dir, std::span<v1::TaskResult* const>) override {
-    dir_ = dir;
+  absl::Status Prepare(const BeneathDir& dir, std::span<v1::TaskResult* const>) override {
+    dir_ = &dir;
     // The phase directory too: rank 0's agent made it (CreatesMissingDir),
     // the others may get here first.
-    for (const std::string& d : {dir, DatasetTrainDir(dir)}) {
-      if (::mkdir(d.c_str(), 0775) != 0 && errno != EEXIST) {
+    for (const std::string& d : {dir.path(), DatasetTrainDir(dir.path())}) {
+      if (dir.Mkdir(d, 0775) != 0 && errno != EEXIST) {
         return absl::FailedPreconditionError(absl::StrFormat(
-            "phase %s: cannot create %s: %s", spec_.phase_id(), d, std::strerror(errno)));
+            "phase %s: cannot create %s: %s", spec_.phase_id(), d, BeneathErrorText(errno)));
       }
     }
     chunk_bytes_ = AiChunkBytes(spec_);
@@ -76,20 +76,21 @@ class DatagenWorkload : public Workload {
     r->set_files(files);
   }
 
-  absl::StatusOr<uint32_t> RemoveFiles(const std::string& dir) const override {
+  absl::StatusOr<uint32_t> RemoveFiles(const BeneathDir& held) const override {
+    const std::string& dir = held.path();
     uint32_t removed = 0;
     for (uint32_t t = 0; t < spec_.tasks(); ++t) {
       for (uint64_t i = spec_.first_rank() + t; i < spec_.num_files(); i += spec_.total_tasks()) {
         const std::string path = DatasetFilePath(dir, spec_, i);
-        if (::unlink(path.c_str()) == 0) {
+        if (held.Unlink(path) == 0) {
           ++removed;
         } else if (errno != ENOENT) {
           return absl::InternalError(
-              absl::StrFormat("cannot remove %s: %s", path, std::strerror(errno)));
+              absl::StrFormat("cannot remove %s: %s", path, BeneathErrorText(errno)));
         }
       }
     }
-    ::rmdir(DatasetTrainDir(dir).c_str());  // the last agent's removal empties it
+    held.Rmdir(DatasetTrainDir(dir));  // the last agent's removal empties it
     return removed;
   }
 
@@ -116,14 +117,14 @@ class DatagenWorkload : public Workload {
  private:
   // Writes dataset file `index`; its size, or 0 after task.Fail.
   uint64_t WriteFile(const TaskContext& task, const char* chunk, uint64_t index) const {
-    const std::string path = DatasetFilePath(dir_, spec_, index);
+    const std::string path = DatasetFilePath(dir_->path(), spec_, index);
     const DatasetFileLayout l = DatasetFileLayoutOf(spec_, index);
     const bool npz = spec_.dataset_format() == v1::DATASET_FORMAT_NPZ;
     auto fail = [&](const char* what, int err, uint64_t offset) -> uint64_t {
       task.Fail({.what = what, .path = path, .err = err, .offset = offset});
       return 0;
     };
-    const int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0664);
+    const int fd = dir_->Open(path, O_CREAT | O_WRONLY | O_TRUNC, 0664);
     if (fd < 0) return fail("cannot create", errno, 0);
     uint64_t offset = 0;
     int err = 0;
@@ -156,7 +157,7 @@ class DatagenWorkload : public Workload {
   }
 
   const v1::PhaseSpec spec_;
-  std::string dir_;
+  const BeneathDir* dir_ = nullptr;  // from Prepare
   uint64_t chunk_bytes_ = kDefaultAiChunkBytes;
   std::vector<AlignedBuffer> buffers_;  // one chunk per task
 };

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <filesystem>
 
 #include "absl/strings/str_format.h"
 #include "common/limits.h"
@@ -92,15 +91,6 @@ int ReadAll(int fd, char* buf, size_t len, size_t* got) {
     *got += static_cast<size_t>(n);
   }
   return 0;
-}
-
-absl::StatusOr<uint64_t> RemoveTree(const std::string& path) {
-  std::error_code ec;
-  uint64_t n = std::filesystem::remove_all(path, ec);
-  if (ec && ec != std::errc::no_such_file_or_directory) {
-    return absl::InternalError(absl::StrFormat("cannot remove %s: %s", path, ec.message()));
-  }
-  return n;
 }
 
 }  // namespace lockstep

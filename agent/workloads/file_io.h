@@ -1,5 +1,6 @@
 // System-call helpers the workloads share: whole-buffer reads and writes
-// that retry on EINTR and short counts, aligned I/O buffers, rm -r.
+// that retry on EINTR and short counts, aligned I/O buffers. (rm -r is
+// BeneathDir::RemoveTree, agent/beneath.h: below the phase directory only.)
 #ifndef LOCKSTEP_AGENT_WORKLOADS_FILE_IO_H_
 #define LOCKSTEP_AGENT_WORKLOADS_FILE_IO_H_
 
@@ -48,9 +49,6 @@ int WriteAll(int fd, const char* buf, size_t len);
 // read(2) up to `len` bytes (less at the end of the file); 0 or an errno.
 // *got receives how many.
 int ReadAll(int fd, char* buf, size_t len, size_t* got);
-
-// rm -r of `path`; a missing path is not an error. Returns entries removed.
-absl::StatusOr<uint64_t> RemoveTree(const std::string& path);
 
 }  // namespace lockstep
 

@@ -43,14 +43,16 @@ class FindWorkload : public Workload {
   std::string TaskPath(const std::string& dir, uint32_t /*rank*/) const override { return dir; }
 
   // The tree must be there: a find of a missing directory is an error, not 0 files.
-  absl::Status Prepare(const std::string& dir, std::span<v1::TaskResult* const>) override {
+  absl::Status Prepare(const BeneathDir& held, std::span<v1::TaskResult* const>) override {
+    held_ = &held;
+    const std::string& dir = held.path();
     dir_ = dir;
     struct stat st;
-    if (::stat(dir.c_str(), &st) != 0) {
+    if (held.Stat(dir, &st) != 0) {
       return absl::FailedPreconditionError(
           absl::StrFormat("phase %s: cannot search %s: %s; run the phases that create the tree "
                           "first, or fix dir",
-                          spec_.phase_id(), dir, std::strerror(errno)));
+                          spec_.phase_id(), dir, BeneathErrorText(errno)));
     }
     if (!S_ISDIR(st.st_mode)) {
       return absl::FailedPreconditionError(absl::StrFormat(
@@ -61,7 +63,7 @@ class FindWorkload : public Workload {
 
   void RunTask(const TaskContext& task) override;
 
-  absl::StatusOr<uint32_t> RemoveFiles(const std::string& /*dir*/) const override { return 0u; }
+  absl::StatusOr<uint32_t> RemoveFiles(const BeneathDir& /*dir*/) const override { return 0u; }
   bool CreatesFiles() const override { return false; }
 
  private:
@@ -69,7 +71,8 @@ class FindWorkload : public Workload {
 
   const v1::PhaseSpec spec_;
   const FindCriteria criteria_;
-  std::string dir_;  // from Prepare
+  const BeneathDir* held_ = nullptr;  // from Prepare
+  std::string dir_;                  // its path
 };
 
 // One task's walk: every directory listed, its own entries examined.
@@ -114,8 +117,11 @@ class FindWorkload::TaskRun {
   DIR* Open(const std::string& path, bool first) {
     // Latency samples are the examined files' lstats only (ops counts those).
     if (first) ctx_.FirstOpIssuing();
-    DIR* d = ::opendir(path.c_str());
+    // Below the held directory, no symlink followed (agent/beneath.h).
+    const int fd = w_.held_->Open(path, O_RDONLY | O_DIRECTORY);
+    DIR* d = fd < 0 ? nullptr : ::fdopendir(fd);
     const int err = errno;
+    if (fd >= 0 && d == nullptr) ::close(fd);
     if (first) ctx_.FirstOpReturned();
     errno = err;
     return d;

@@ -64,7 +64,7 @@ class MdtestWorkload : public Workload {
   std::string TaskPath(const std::string& dir, uint32_t rank) const override {
     return MdtestTaskTree(dir, spec_, rank).front();
   }
-  absl::Status Prepare(const std::string& dir, std::span<v1::TaskResult* const> results) override;
+  absl::Status Prepare(const BeneathDir& dir, std::span<v1::TaskResult* const> results) override;
   void RunTask(const TaskContext& task) override;
   // tree_remove removes the iteration's test-dir when it is empty (the agent
   // whose tasks finish last succeeds, as mdtest's rank 0 after its barrier).
@@ -72,9 +72,9 @@ class MdtestWorkload : public Workload {
     if (spec_.md_op() != v1::MD_TREE_REMOVE) return;
     // Fails (ENOTEMPTY) while another agent's tasks still remove their trees;
     // that agent's own attempt, later, succeeds.
-    ::rmdir(MdtestTestDir(dir_, spec_.repetition()).c_str());
+    held_->Rmdir(MdtestTestDir(dir_, spec_.repetition()));
   }
-  absl::StatusOr<uint32_t> RemoveFiles(const std::string& dir) const override;
+  absl::StatusOr<uint32_t> RemoveFiles(const BeneathDir& dir) const override;
   bool CreatesFiles() const override { return true; }
   bool CreatesMissingDir() const override { return true; }
   bool RemovesTrees() const override { return spec_.md_op() == v1::MD_TREE_REMOVE; }
@@ -87,7 +87,8 @@ class MdtestWorkload : public Workload {
   absl::Status MakeTestDir() const;
 
   const v1::PhaseSpec spec_;
-  std::string dir_;                             // from Prepare
+  const BeneathDir* held_ = nullptr;            // from Prepare
+  std::string dir_;                             // its path
   std::vector<std::vector<std::string>> trees_;  // per task: dirs of its tree, root first
   std::vector<AlignedBuffer> bufs_;              // per task: -w data, -e destination
 };
@@ -98,6 +99,7 @@ class MdtestWorkload::TaskRun {
   TaskRun(const MdtestWorkload& w, const TaskContext& ctx)
       : s_(w.spec_),
         ctx_(ctx),
+        held_(*w.held_),
         dir_(w.dir_),
         tree_(w.trees_[ctx.index]),
         buf_(w.bufs_[ctx.index].get()),
@@ -163,17 +165,30 @@ class MdtestWorkload::TaskRun {
     return err;
   }
 
-  // Path of item i (0-based) of the owner, as mdtest names and places it.
-  std::string ItemPath(uint64_t i) const {
+  // The tree directory (index into tree_) and name of item i (0-based) of
+  // the owner, as mdtest names and places it.
+  size_t ItemDir(uint64_t i) const {
     const uint64_t n = layout_.first + i;
-    const uint64_t d = layout_.per_dir == 0 ? 0 : std::min<uint64_t>(n / layout_.per_dir, tree_.size() - 1);
-    return tree_[d] + "/" + MdtestItemName(IsDirOp(s_.md_op()), owner_, n);
+    return layout_.per_dir == 0 ? 0 : std::min<uint64_t>(n / layout_.per_dir, tree_.size() - 1);
+  }
+  std::string ItemName(uint64_t i) const {
+    return MdtestItemName(IsDirOp(s_.md_op()), owner_, layout_.first + i);
+  }
+  std::string ItemPath(uint64_t i) const { return tree_[ItemDir(i)] + "/" + ItemName(i); }
+
+  // Tree directory `d`, opened below the phase directory (no symlink
+  // followed) once, untimed; its items' operations are relative to it.
+  // -1 and errno when it cannot be opened.
+  int DirFd(size_t d) {
+    if (dir_fds_.size() != tree_.size()) dir_fds_.assign(tree_.size(), -1);
+    if (dir_fds_[d] < 0) dir_fds_[d] = held_.Open(tree_[d], O_PATH | O_DIRECTORY);
+    return dir_fds_[d];
   }
 
   void MakeTree() {
     for (const std::string& d : tree_) {
       if (ctx_.Aborted()) break;
-      if (int e = Timed([&] { return ErrnoOf(::mkdir(d.c_str(), 0775)); })) {
+      if (int e = Timed([&] { return ErrnoOf(held_.Mkdir(d, 0775)); })) {
         Fail("cannot create directory", d, e);
         break;
       }
@@ -183,7 +198,7 @@ class MdtestWorkload::TaskRun {
   void RemoveTree() {
     for (auto it = tree_.rbegin(); it != tree_.rend(); ++it) {
       if (ctx_.Aborted()) break;
-      if (int e = Timed([&] { return ErrnoOf(::rmdir(it->c_str())); })) {
+      if (int e = Timed([&] { return ErrnoOf(held_.Rmdir(*it)); })) {
         Fail("cannot remove directory", *it, e);
         break;
       }
@@ -200,7 +215,7 @@ class MdtestWorkload::TaskRun {
     for (uint64_t i = 0; i < n; ++i) {
       if (ctx_.Aborted()) break;
       std::string item = i + 1 == n ? parked : ItemPath(i);
-      if (int e = Timed([&] { return ErrnoOf(::rename(item.c_str(), last.c_str())); })) {
+      if (int e = Timed([&] { return ErrnoOf(held_.Rename(item, last)); })) {
         Fail("cannot rename (to " + last + ")", item, e);
         break;
       }
@@ -231,7 +246,9 @@ class MdtestWorkload::TaskRun {
       }
       const std::string path = ItemPath(i);
       const char* what = "";
-      const int e = ItemOp(path, &what);
+      const int dfd = DirFd(ItemDir(i));
+      const int e = dfd < 0 ? errno : ItemOp(dfd, ItemName(i), &what);
+      if (dfd < 0) what = "cannot open the directory of";
       if (e > 0) Fail(what, path, e);
       if (e != 0) {
         failed_ = true;
@@ -263,27 +280,28 @@ class MdtestWorkload::TaskRun {
     ItemRange(done, std::min(target, layout_.items));
   }
 
-  // The spec's op on one item, timed: 0, an errno (and *what it tried), or -1
-  // when the task already failed.
-  int ItemOp(const std::string& path, const char** what) {
+  // The spec's op on item `name` of directory `dfd`, timed: 0, an errno (and
+  // *what it tried), or -1 when the task already failed.
+  int ItemOp(int dfd, const std::string& name, const char** what) {
     struct stat st;
+    const char* n = name.c_str();
     switch (s_.md_op()) {
       case v1::MD_DIR_CREATE:
         *what = "cannot create directory";
-        return Timed([&] { return ErrnoOf(::mkdir(path.c_str(), 0775)); });
+        return Timed([&] { return ErrnoOf(::mkdirat(dfd, n, 0775)); });
       case v1::MD_DIR_STAT:
       case v1::MD_FILE_STAT:
         *what = "cannot stat";
-        return Timed([&] { return ErrnoOf(::stat(path.c_str(), &st)); });
+        return Timed([&] { return ErrnoOf(::fstatat(dfd, n, &st, AT_SYMLINK_NOFOLLOW)); });
       case v1::MD_DIR_REMOVE:
         *what = "cannot remove directory";
-        return Timed([&] { return ErrnoOf(::rmdir(path.c_str())); });
+        return Timed([&] { return ErrnoOf(::unlinkat(dfd, n, AT_REMOVEDIR)); });
       case v1::MD_FILE_CREATE:
         *what = "cannot create";
-        return CountBytes(Timed([&] { return CreateFile(path); }), s_.md_write_bytes());
+        return CountBytes(Timed([&] { return CreateFile(dfd, n); }), s_.md_write_bytes());
       case v1::MD_FILE_READ: {
         *what = "cannot read";
-        const int err = CountBytes(Timed([&] { return ReadFile(path); }), s_.md_read_bytes());
+        const int err = CountBytes(Timed([&] { return ReadFile(dfd, n); }), s_.md_read_bytes());
         if (err == 0 && s_.verify() && !ReadMatches()) {
           // mdtest -X: untimed, as mdtest checks after the read.
           *what = "data differs from what mdtest -w wrote (mdtest -X) in";
@@ -293,7 +311,7 @@ class MdtestWorkload::TaskRun {
       }
       case v1::MD_FILE_REMOVE:
         *what = "cannot remove";
-        return Timed([&] { return ErrnoOf(::unlink(path.c_str())); });
+        return Timed([&] { return ErrnoOf(::unlinkat(dfd, n, 0)); });
       default:
         Fail("unknown mdtest operation for", tree_[0], EINVAL);
         return -1;
@@ -306,8 +324,8 @@ class MdtestWorkload::TaskRun {
   }
 
   // mdtest -w: create, write md_write_bytes, close.
-  int CreateFile(const std::string& path) const {
-    const int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0664);
+  int CreateFile(int dfd, const char* name) const {
+    const int fd = ::openat(dfd, name, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0664);
     if (fd < 0) return errno;
     const uint64_t wbytes = s_.md_write_bytes();
     int err = wbytes > 0 ? WriteAll(fd, buf_, wbytes) : 0;
@@ -316,8 +334,8 @@ class MdtestWorkload::TaskRun {
   }
 
   // mdtest -e: open, read md_read_bytes, close; a short file is an error.
-  int ReadFile(const std::string& path) const {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int ReadFile(int dfd, const char* name) const {
+    const int fd = ::openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) return errno;
     const uint64_t rbytes = s_.md_read_bytes();
     size_t got = 0;
@@ -340,7 +358,7 @@ class MdtestWorkload::TaskRun {
   }
 
   void SyncDir() {
-    const int fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const int fd = held_.Open(dir_, O_RDONLY | O_DIRECTORY);
     if (fd < 0) return Fail("cannot open for mdtest -Y's sync", dir_, errno);
     if (::syncfs(fd) != 0) Fail("cannot sync (mdtest -Y)", dir_, errno);
     ::close(fd);
@@ -348,6 +366,7 @@ class MdtestWorkload::TaskRun {
 
   const v1::PhaseSpec& s_;
   const TaskContext& ctx_;
+  const BeneathDir& held_;
   const std::string& dir_;
   const std::vector<std::string>& tree_;
   char* const buf_;
@@ -359,6 +378,14 @@ class MdtestWorkload::TaskRun {
   bool failed_ = false;      // an item op failed (the task's error is set)
   int64_t start_mono_ns_ = 0;
   std::vector<char> expected_;  // mdtest -X
+  std::vector<int> dir_fds_;    // DirFd's, by tree directory; -1 unopened
+
+ public:
+  ~TaskRun() {
+    for (int fd : dir_fds_) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
 };
 
 absl::Status MdtestWorkload::Validate() const {
@@ -382,8 +409,10 @@ absl::Status MdtestWorkload::Validate() const {
   return absl::OkStatus();
 }
 
-absl::Status MdtestWorkload::Prepare(const std::string& dir,
+absl::Status MdtestWorkload::Prepare(const BeneathDir& held,
                                      std::span<v1::TaskResult* const> results) {
+  held_ = &held;
+  const std::string& dir = held.path();
   dir_ = dir;
   trees_.clear();
   bufs_.clear();
@@ -392,7 +421,7 @@ absl::Status MdtestWorkload::Prepare(const std::string& dir,
   }
   if (spec_.md_op() == v1::MD_TREE_CREATE) {
     // Stale trees from an earlier run would make the mkdirs fail.
-    auto removed = RemoveFiles(dir);
+    auto removed = RemoveFiles(held);
     if (!removed.ok()) return removed.status();
     if (spec_.first_rank() == 0) {
       if (absl::Status s = MakeTestDir(); !s.ok()) return s;
@@ -407,7 +436,7 @@ absl::Status MdtestWorkload::Prepare(const std::string& dir,
     bufs_.push_back(std::move(*buf));
   }
   struct statfs sf;
-  if (spec_.first_rank() == 0 && !results.empty() && ::statfs(dir.c_str(), &sf) == 0) {
+  if (spec_.first_rank() == 0 && !results.empty() && ::fstatfs(held.fd(), &sf) == 0) {
     // mdtest's "FS" line: rank 0 statfs(2)s the -d directory.
     v1::FsStats* fs = results[0]->mutable_dir_fs();
     fs->set_block_bytes(static_cast<uint64_t>(sf.f_bsize));
@@ -421,16 +450,17 @@ absl::Status MdtestWorkload::Prepare(const std::string& dir,
 
 absl::Status MdtestWorkload::MakeTestDir() const {
   const std::string testdir = MdtestTestDir(dir_, spec_.repetition());
-  if (::mkdir(testdir.c_str(), 0775) != 0 && errno != EEXIST) {
+  if (held_->Mkdir(testdir, 0775) != 0 && errno != EEXIST) {
     return absl::InternalError(absl::StrFormat("phase %s: cannot create directory %s: %s",
-                                               spec_.phase_id(), testdir, std::strerror(errno)));
+                                               spec_.phase_id(), testdir, BeneathErrorText(errno)));
   }
   return absl::OkStatus();
 }
 
 void MdtestWorkload::RunTask(const TaskContext& task) { TaskRun(*this, task).Run(); }
 
-absl::StatusOr<uint32_t> MdtestWorkload::RemoveFiles(const std::string& dir) const {
+absl::StatusOr<uint32_t> MdtestWorkload::RemoveFiles(const BeneathDir& held) const {
+  const std::string& dir = held.path();
   // Whole trees: each task's own, or the shared tree (rank 0's).
   std::set<std::string> roots;
   v1::PhaseSpec own = spec_;
@@ -441,13 +471,13 @@ absl::StatusOr<uint32_t> MdtestWorkload::RemoveFiles(const std::string& dir) con
   }
   uint32_t removed = 0;
   for (const std::string& r : roots) {
-    auto n = lockstep::RemoveTree(r);
+    auto n = held.RemoveTree(r);
     if (!n.ok()) return n.status();
     if (*n > 0) ++removed;
   }
   // The iteration's test-dir, once empty, by rank 0's agent as mdtest's
   // rank 0 (another agent's trees may still be in it).
-  if (spec_.first_rank() == 0) ::rmdir(MdtestTestDir(dir, spec_.repetition()).c_str());
+  if (spec_.first_rank() == 0) held.Rmdir(MdtestTestDir(dir, spec_.repetition()));
   return removed;
 }
 

@@ -76,8 +76,9 @@ class SeeksWorkload : public Workload {
 
   // Lays the file out when it is missing or short, then one buffer (and, with
   // verify, one scratch buffer) of a transfer per task.
-  absl::Status Prepare(const std::string& dir, std::span<v1::TaskResult* const>) override {
-    path_ = TaskPath(dir, 0);
+  absl::Status Prepare(const BeneathDir& dir, std::span<v1::TaskResult* const>) override {
+    dir_ = &dir;
+    path_ = TaskPath(dir.path(), 0);
     if (absl::Status s = LayOutIfShort(dir); !s.ok()) return s;
     tasks_.clear();
     for (uint32_t i = 0; i < spec_.tasks(); ++i) {
@@ -97,11 +98,11 @@ class SeeksWorkload : public Workload {
 
   void RunTask(const TaskContext& task) override;
 
-  absl::StatusOr<uint32_t> RemoveFiles(const std::string& dir) const override {
-    const std::string path = TaskPath(dir, 0);
-    if (::unlink(path.c_str()) == 0) return 1u;
+  absl::StatusOr<uint32_t> RemoveFiles(const BeneathDir& dir) const override {
+    const std::string path = TaskPath(dir.path(), 0);
+    if (dir.Unlink(path) == 0) return 1u;
     if (errno == ENOENT) return 0u;
-    return absl::InternalError(absl::StrFormat("cannot remove %s: %s", path, std::strerror(errno)));
+    return absl::InternalError(absl::StrFormat("cannot remove %s: %s", path, BeneathErrorText(errno)));
   }
 
   // The file may be laid out by Prepare: the session removes it if the
@@ -115,44 +116,45 @@ class SeeksWorkload : public Workload {
   };
   class TaskRun;
 
-  absl::Status LayOutIfShort(const std::string& dir) const;
+  absl::Status LayOutIfShort(const BeneathDir& dir) const;
   absl::Status LayOut(int fd) const;
 
   const v1::PhaseSpec spec_;
   const WorkloadOptions options_;
+  const BeneathDir* dir_ = nullptr;  // from Prepare
   std::string path_;
   std::vector<Task> tasks_;
 };
 
-absl::Status SeeksWorkload::LayOutIfShort(const std::string& dir) const {
+absl::Status SeeksWorkload::LayOutIfShort(const BeneathDir& dir) const {
   const uint64_t need = SeekFileBytes(spec_);
   struct stat st;
   uint64_t have = 0;
-  if (::stat(path_.c_str(), &st) == 0) {
+  if (dir.Stat(path_, &st) == 0) {
     have = static_cast<uint64_t>(st.st_size);
     if (have >= need) return absl::OkStatus();
   } else if (errno != ENOENT) {
     return absl::FailedPreconditionError(absl::StrFormat(
-        "seeks phase %s: cannot stat %s: %s", spec_.phase_id(), path_, std::strerror(errno)));
+        "seeks phase %s: cannot stat %s: %s", spec_.phase_id(), path_, BeneathErrorText(errno)));
   }
   struct statvfs sv;
-  if (!spec_.ignore_free_space() && ::statvfs(dir.c_str(), &sv) == 0) {
+  if (!spec_.ignore_free_space() && ::fstatvfs(dir.fd(), &sv) == 0) {
     const uint64_t free_bytes = static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize;
     if (need - have > free_bytes) {
       return WithKind(absl::ResourceExhaustedError(absl::StrFormat(
                           "seeks phase %s: laying out %s (%u bytes) needs %u more bytes in %s "
                           "and only %u are free; shrink block_size, segments or tasks, or free "
                           "space",
-                          spec_.phase_id(), path_, need, need - have, dir, free_bytes)),
+                          spec_.phase_id(), path_, need, need - have, dir.path(), free_bytes)),
                       v1::NO_SPACE);
     }
   }
-  const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0664);
+  const int fd = dir.Open(path_, O_WRONLY | O_CREAT, 0664);
   if (fd < 0) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "seeks phase %s: cannot create %s to lay it out: %s; put a write phase with the same "
         "dir, block_size, segments and tasks before it",
-        spec_.phase_id(), path_, std::strerror(errno)));
+        spec_.phase_id(), path_, BeneathErrorText(errno)));
   }
   absl::Status s = LayOut(fd);
   if (s.ok() && ::fsync(fd) != 0) {
@@ -201,7 +203,7 @@ class SeeksWorkload::TaskRun {
     const int flags = O_CLOEXEC | O_NOFOLLOW | (rewrites ? O_RDWR : O_RDONLY) |
                       (s_.direct() ? O_DIRECT : 0);
     r->set_open_start_unix_ns(RealtimeNs());
-    fd_ = ::open(w_.path_.c_str(), flags);
+    fd_ = w_.dir_->Open(w_.path_, flags);
     const int open_err = errno;
     r->set_open_stop_unix_ns(RealtimeNs());
     r->set_rdwr_start_unix_ns(r->open_stop_unix_ns());

@@ -48,8 +48,8 @@ class SmallFilesWorkload : public Workload {
 
   // Removes stale trees; one buffer (filled with the pattern) and one scratch
   // buffer of the largest file per task.
-  absl::Status Prepare(const std::string& dir, std::span<v1::TaskResult* const>) override {
-    dir_ = dir;
+  absl::Status Prepare(const BeneathDir& dir, std::span<v1::TaskResult* const>) override {
+    dir_ = &dir;
     auto removed = RemoveFiles(dir);
     if (!removed.ok()) return removed.status();
     const size_t bytes = std::max<uint64_t>(spec_.small_file_max_bytes(), 8);
@@ -76,14 +76,14 @@ class SmallFilesWorkload : public Workload {
     run.ReadBack(ok, written);
   }
 
-  absl::StatusOr<uint32_t> RemoveFiles(const std::string& dir) const override {
+  absl::StatusOr<uint32_t> RemoveFiles(const BeneathDir& dir) const override {
     std::set<std::string> roots;
     for (uint32_t i = 0; i < spec_.tasks(); ++i) {
-      roots.insert(SmallFilesRoot(dir, spec_, spec_.first_rank() + i));
+      roots.insert(SmallFilesRoot(dir.path(), spec_, spec_.first_rank() + i));
     }
     uint32_t removed = 0;
     for (const std::string& r : roots) {
-      auto n = RemoveTree(r);
+      auto n = dir.RemoveTree(r);
       if (!n.ok()) return n.status();
       if (*n > 0) ++removed;
     }
@@ -103,12 +103,13 @@ class SmallFilesWorkload : public Workload {
    public:
     TaskRun(const SmallFilesWorkload& w, Task& t, const TaskContext& ctx)
         : s_(w.spec_),
+          dir_(*w.dir_),
           t_(t),
           ctx_(ctx),
           files_(s_.small_files()),
           per_dir_(std::max<uint32_t>(s_.small_files_per_dir(), 1)),
           tag_(PatternTag(s_.pattern_seed(), ctx.rank)),
-          root_(SmallFilesRoot(w.dir_, s_, ctx.rank)) {}
+          root_(SmallFilesRoot(w.dir_->path(), s_, ctx.rank)) {}
 
     // The open window: the root and its directories. False when one failed.
     bool MakeDirs() {
@@ -184,14 +185,14 @@ class SmallFilesWorkload : public Workload {
     }
 
     bool MakeDir(const std::string& path) {
-      if (::mkdir(path.c_str(), 0775) == 0) return true;
+      if (dir_.Mkdir(path, 0775) == 0) return true;
       Fail("cannot create directory", path, errno, 0, false);
       return false;
     }
 
     // 0 or the errno of the open, write, fsync or close.
     int CreateAndWrite(const std::string& path, uint64_t size) {
-      const int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0664);
+      const int fd = dir_.Open(path, O_CREAT | O_WRONLY | O_TRUNC, 0664);
       if (fd < 0) return errno;
       int err = WriteAll(fd, t_.buf.get(), size);
       if (err == 0 && s_.fsync_per_transfer() && ::fsync(fd) != 0) err = errno;
@@ -202,7 +203,7 @@ class SmallFilesWorkload : public Workload {
     // False (and the task failed) when file `i` cannot be read or differs.
     bool ReadBackOne(uint64_t i, uint64_t size) {
       const std::string path = FilePath(i);
-      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      const int fd = dir_.Open(path, O_RDONLY);
       if (fd < 0) {
         Fail("cannot open for read-back", path, errno, 0, false);
         return false;
@@ -229,6 +230,7 @@ class SmallFilesWorkload : public Workload {
     }
 
     const v1::PhaseSpec& s_;
+    const BeneathDir& dir_;
     Task& t_;
     const TaskContext& ctx_;
     const uint64_t files_;
@@ -238,7 +240,7 @@ class SmallFilesWorkload : public Workload {
   };
 
   const v1::PhaseSpec spec_;
-  std::string dir_;  // from Prepare
+  const BeneathDir* dir_ = nullptr;  // from Prepare
   std::vector<Task> tasks_;
 };
 

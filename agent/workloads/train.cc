@@ -111,16 +111,18 @@ class TrainWorkload : public Workload {
   // Every file of the dataset exists and is as long as its layout says
   // (any rank may read any file once the files are shuffled); one chunk per
   // reader.
-  absl::Status Prepare(const std::string& dir, std::span<v1::TaskResult* const>) override {
+  absl::Status Prepare(const BeneathDir& held, std::span<v1::TaskResult* const>) override {
+    held_ = &held;
+    const std::string& dir = held.path();
     dir_ = dir;
     for (uint64_t i = 0; i < spec_.num_files(); ++i) {
       const std::string path = DatasetFilePath(dir, spec_, i);
       struct stat st;
-      if (::stat(path.c_str(), &st) != 0) {
+      if (held.Stat(path, &st) != 0) {
         return absl::FailedPreconditionError(absl::StrFormat(
             "phase %s: dataset file %s: %s; write the dataset first (a datagen phase with the "
             "same dir, format, num_files, samples_per_file and record_size)",
-            spec_.phase_id(), path, std::strerror(errno)));
+            spec_.phase_id(), path, BeneathErrorText(errno)));
       }
       const uint64_t want = DatasetFileLayoutOf(spec_, i).file_bytes;
       if (static_cast<uint64_t>(st.st_size) < want) {
@@ -143,14 +145,15 @@ class TrainWorkload : public Workload {
 
   void RunTask(const TaskContext& task) override;
 
-  absl::StatusOr<uint32_t> RemoveFiles(const std::string&) const override { return 0u; }
+  absl::StatusOr<uint32_t> RemoveFiles(const BeneathDir&) const override { return 0u; }
   bool CreatesFiles() const override { return false; }
 
  private:
   class Accelerator;
 
   const v1::PhaseSpec spec_;
-  std::string dir_;
+  const BeneathDir* held_ = nullptr;  // from Prepare
+  std::string dir_;                  // its path
   uint64_t chunk_bytes_ = kDefaultAiChunkBytes;
   std::vector<std::unique_ptr<ReaderState>> readers_;  // read_threads per task, task-major
 };
@@ -311,7 +314,7 @@ class TrainWorkload::Accelerator {
     if (file != reader.file) {
       if (reader.fd >= 0) ::close(reader.fd);
       reader.file = file;
-      reader.fd = ::open(DatasetFilePath(w_.dir_, s_, file).c_str(), O_RDONLY | O_CLOEXEC);
+      reader.fd = w_.held_->Open(DatasetFilePath(w_.dir_, s_, file), O_RDONLY);
       if (reader.fd < 0) return Fail(reader, "cannot open", errno, 0);
     }
     const DatasetFileLayout l = DatasetFileLayoutOf(s_, file);

@@ -82,7 +82,7 @@ class TransferWorkload::TaskRun {
     const int flags =
         O_CLOEXEC | O_NOFOLLOW | w_.OpenFlags() | (s_.direct() ? O_DIRECT : 0);
     r->set_open_start_unix_ns(RealtimeNs());
-    fd_ = ::open(t_.path.c_str(), flags, 0664);
+    fd_ = w_.dir_->Open(t_.path, flags, 0664);
     const int open_err = errno;
     r->set_open_stop_unix_ns(RealtimeNs());
     if (fd_ >= 0) return true;
@@ -241,8 +241,7 @@ class TransferWorkload::TaskRun {
   // IOR -W: untimed, after the close: re-read what this task wrote, in the
   // order it wrote it, and compare with the pattern.
   void VerifyAfterWrite() {
-    const int fd = ::open(t_.path.c_str(),
-                          O_RDONLY | O_CLOEXEC | O_NOFOLLOW | (s_.direct() ? O_DIRECT : 0));
+    const int fd = w_.dir_->Open(t_.path, O_RDONLY | (s_.direct() ? O_DIRECT : 0));
     if (fd < 0) {
       Fail("cannot open for verification after write", errno, 0);
       return;
@@ -306,15 +305,16 @@ std::string TransferWorkload::TaskPath(const std::string& dir, uint32_t rank) co
   return TaskFilePath(dir, spec_, rank);
 }
 
-absl::Status TransferWorkload::Prepare(const std::string& dir,
+absl::Status TransferWorkload::Prepare(const BeneathDir& dir,
                                        std::span<v1::TaskResult* const> results) {
+  dir_ = &dir;
   tasks_.clear();
   results_.assign(results.begin(), results.end());
   for (uint32_t i = 0; i < spec_.tasks(); ++i) {
     auto t = std::make_unique<Task>();
     t->rank = spec_.first_rank() + i;
     t->data_rank = DataRank(spec_, t->rank);
-    t->path = TaskPath(dir, t->rank);
+    t->path = TaskPath(dir.path(), t->rank);
     if (spec_.random_offsets()) {
       t->perm.emplace(TransfersPerTask(spec_), RandomOffsetsKey(spec_, t->data_rank));
     }
@@ -342,12 +342,12 @@ absl::Status TransferWorkload::Prepare(const std::string& dir,
 // ("file is short", as IOR's "read(...) returned EOF prematurely" aborts).
 absl::Status TransferWorkload::CheckFileToRead(Task& t) const {
   struct stat st;
-  if (::stat(t.path.c_str(), &st) != 0) {
+  if (dir_->Stat(t.path, &st) != 0) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "%s phase %s: file %s of task %u does not exist (%s); run a write phase with the "
         "same dir, file_per_process, block_size, segments and tasks first, with keep = true "
         "if it is in another run",
-        PhaseKindName(spec_.kind()), spec_.phase_id(), t.path, t.rank, std::strerror(errno)));
+        PhaseKindName(spec_.kind()), spec_.phase_id(), t.path, t.rank, BeneathErrorText(errno)));
   }
   // -z -z draws its blocks from the file's actual size (IOR stats it
   // before the read, get_file_size).
@@ -409,13 +409,14 @@ void TransferWorkload::Finish() {
     auto [it, fresh] = sizes.try_emplace(tasks_[i]->path);
     if (fresh) {
       struct stat st;
-      if (::stat(it->first.c_str(), &st) == 0) it->second = static_cast<uint64_t>(st.st_size);
+      if (dir_->Stat(it->first, &st) == 0) it->second = static_cast<uint64_t>(st.st_size);
     }
     if (it->second) results_[i]->set_file_size_bytes(*it->second);
   }
 }
 
-absl::StatusOr<uint32_t> TransferWorkload::RemoveFiles(const std::string& dir) const {
+absl::StatusOr<uint32_t> TransferWorkload::RemoveFiles(const BeneathDir& held) const {
+  const std::string& dir = held.path();
   std::set<std::string> paths;
   if (spec_.file_per_process()) {
     v1::PhaseSpec own = spec_;
@@ -431,10 +432,10 @@ absl::StatusOr<uint32_t> TransferWorkload::RemoveFiles(const std::string& dir) c
   }
   uint32_t removed = 0;
   for (const std::string& p : paths) {
-    if (::unlink(p.c_str()) == 0) {
+    if (held.Unlink(p) == 0) {
       ++removed;
     } else if (errno != ENOENT) {
-      return absl::InternalError(absl::StrFormat("cannot remove %s: %s", p, std::strerror(errno)));
+      return absl::InternalError(absl::StrFormat("cannot remove %s: %s", p, BeneathErrorText(errno)));
     }
   }
   return removed;

@@ -27,14 +27,14 @@ class TransferWorkload : public Workload {
   // Write: removes stale files (IOR does, a stale file changes what a write
   // measures). Read and rewrite: each task's file must be as long as the
   // layout needs.
-  absl::Status Prepare(const std::string& dir, std::span<v1::TaskResult* const> results) override;
+  absl::Status Prepare(const BeneathDir& dir, std::span<v1::TaskResult* const> results) override;
   void RunTask(const TaskContext& task) override;
   // Write: the first transfer's pattern, stamped into the task's buffer.
   void PrimeTask(uint32_t index) override;
   // Stats each task's file (each distinct file once) into its
   // TaskResult.file_size_bytes, after every task of this agent closed it.
   void Finish() override;
-  absl::StatusOr<uint32_t> RemoveFiles(const std::string& dir) const override;
+  absl::StatusOr<uint32_t> RemoveFiles(const BeneathDir& dir) const override;
   bool CreatesFiles() const override;
   // Write: tasks × block × segments.
   uint64_t AgentWriteBytes() const override;
@@ -62,6 +62,7 @@ class TransferWorkload : public Workload {
 
   const v1::PhaseSpec spec_;
   const WorkloadOptions options_;
+  const BeneathDir* dir_ = nullptr;           // the phase directory, from Prepare
   std::vector<std::unique_ptr<Task>> tasks_;  // by task index, from Prepare
   std::vector<v1::TaskResult*> results_;      // by task index, from Prepare (the runner's)
   // The monotonic instant the first task of this agent ended (its close);

@@ -24,6 +24,12 @@
 //                           task thread was joined and before the result.
 //   RemoveFiles(dir)        any thread, with or without Prepare (Cleanup, the
 //                           lease watchdog): the files the agent's tasks own.
+//
+// Every file operation goes through the phase directory `dir`, a BeneathDir
+// (agent/beneath.h) held open since Prepare: no path is opened, made or
+// removed by its name from /, so that no symlink swapped in below the root
+// can lead a task outside it. The runner keeps `dir` alive as long as the
+// workload; a workload may keep a pointer to it from Prepare.
 #ifndef LOCKSTEP_AGENT_WORKLOADS_WORKLOAD_H_
 #define LOCKSTEP_AGENT_WORKLOADS_WORKLOAD_H_
 
@@ -37,6 +43,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "agent/beneath.h"
 #include "common/histogram.h"
 #include "lockstep/v1/agent.pb.h"
 
@@ -157,7 +164,7 @@ class Workload {
   // `results[i]` is the result of task i, for what is known before the start.
   // Errors name the file and the task: FailedPrecondition (missing or short
   // files), ResourceExhausted (buffers), Internal.
-  virtual absl::Status Prepare(const std::string& dir, std::span<v1::TaskResult* const> results) = 0;
+  virtual absl::Status Prepare(const BeneathDir& dir, std::span<v1::TaskResult* const> results) = 0;
 
   // Task `task.index`'s share of the phase, timed: fills its timers, bytes
   // and ops, counts progress in task.counters and records each operation's
@@ -176,7 +183,7 @@ class Workload {
 
   // Removes the files this agent's tasks own (one per task, a shared file, a
   // tree per task); returns how many it removed. Missing files are no error.
-  virtual absl::StatusOr<uint32_t> RemoveFiles(const std::string& dir) const = 0;
+  virtual absl::StatusOr<uint32_t> RemoveFiles(const BeneathDir& dir) const = 0;
 
   // ---- What the agent needs to know before Prepare --------------------------
   // The phase lays down files the session must remove if the controller dies.

@@ -291,6 +291,8 @@ absl::Status TestCluster::StartAgent(int i) {
   } else {
     argv.push_back("--insecure");
   }
+  // Its session ledger in the cluster's root, not in /var/lib (agent/session_ledger.h).
+  argv.insert(argv.end(), {"--state_dir", tmp_ / absl::StrFormat("agent%d-state", i)});
   argv.insert(argv.end(), a.spec.flags.begin(), a.spec.flags.end());
   const std::string log = tmp_ / absl::StrFormat("agent%d-%d.log", i, a.generation++);
   a.process = std::make_unique<ListeningProcess>(argv, log, absl::Seconds(15));

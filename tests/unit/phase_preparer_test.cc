@@ -44,8 +44,10 @@ class Preparer {
     fs_.lustre = &lustre_;
   }
   absl::StatusOr<PreparedPhase> Prepare(const v1::PhaseSpec& spec, std::string* created = nullptr) {
-    std::string ignored;
-    return preparer_.Prepare(spec, created != nullptr ? created : &ignored);
+    std::shared_ptr<const BeneathDir> held;
+    auto phase = preparer_.Prepare(spec, &held);
+    if (created != nullptr && held != nullptr) *created = held->path();
+    return phase;
   }
 
  private:

@@ -97,21 +97,26 @@ TEST_F(SessionTableTest, LeasesAreBoundedBelowAndDefaulted) {
 
 TEST_F(SessionTableTest, EndHandsOverTheLeftoversOnce) {
   table_.Begin("run-1", "ctl-A", 1000, 0);
-  table_.AddPhaseFiles("/d", WriteSpec("kept"));
-  table_.AddPhaseFiles("/d", WriteSpec("removed"));
-  table_.ForgetPhaseFiles("/d", WriteSpec("kept"));  // released or removed by the controller
-  table_.NoteCreatedDir("/d/md-a");
-  table_.NoteCreatedDir("/d/md-b");
-  table_.NoteTreeRemoved("/d/md-b");
-  table_.NoteTreeRemoved("/d/not-created");  // not ours: ignored
+  TempDir tmp;
+  auto held = BeneathDir::OpenRoot(tmp.path());
+  ASSERT_OK(held);
+  table_.AddPhaseFiles(WriteSpec("kept"), *held);
+  table_.AddPhaseFiles(WriteSpec("removed"), *held);
+  EXPECT_EQ(table_.PhaseDirOf(WriteSpec("removed")), *held);
+  table_.ForgetPhaseFiles(WriteSpec("kept"));  // released or removed by the controller
+  EXPECT_EQ(table_.PhaseDirOf(WriteSpec("kept")), nullptr);
+  table_.NoteCreatedDir(*(*held)->OpenDirToCreate("md-a"));
+  table_.NoteCreatedDir(*(*held)->OpenDirToCreate("md-b"));
+  table_.NoteTreeRemoved(tmp / "md-b");
+  table_.NoteTreeRemoved(tmp / "not-created");  // not ours: ignored
   EndedSession ended = table_.End();
   EXPECT_EQ(ended.run_id, "run-1");
   EXPECT_EQ(ended.controller, "ctl-A");
   EXPECT_EQ(ended.lease_ms, 1000u);
   ASSERT_EQ(ended.phases.size(), 1u);
-  EXPECT_EQ(ended.phases.begin()->second.first.file_name(), "removed");
-  EXPECT_THAT(ended.DirsToRemove(true), UnorderedElementsAre("/d/md-a", "/d/md-b"));
-  EXPECT_THAT(ended.DirsToRemove(false), UnorderedElementsAre("/d/md-b"));
+  EXPECT_EQ(ended.phases.begin()->second.spec.file_name(), "removed");
+  EXPECT_THAT(ended.DirsToRemove(true), UnorderedElementsAre(tmp / "md-a", tmp / "md-b"));
+  EXPECT_THAT(ended.DirsToRemove(false), UnorderedElementsAre(tmp / "md-b"));
   EXPECT_TRUE(table_.idle());
   EXPECT_EQ(table_.lease_deadline_mono_ns(), 0);
   // A new session starts empty.
@@ -127,9 +132,12 @@ TEST(RemoveLeftovers, RemovesTheFilesAndOnlyEmptyCreatedDirs) {
   std::filesystem::create_directories(tmp / "full");
   std::ofstream(tmp / "full/f") << "x";
   std::ofstream(tmp / "data") << "x";
+  auto held = BeneathDir::OpenRoot(tmp.path());
+  ASSERT_OK(held);
   EndedSession ended;
-  ended.phases["k"] = {WriteSpec("data"), tmp.path()};
-  ended.created_dirs = {{tmp / "empty", false}, {tmp / "full", false}};
+  ended.phases["k"] = {WriteSpec("data"), *held};
+  ended.created_dirs = {{tmp / "empty", {.held = *(*held)->OpenDirToCreate("empty")}},
+                        {tmp / "full", {.held = *(*held)->OpenDirToCreate("full")}}};
   RemoveLeftovers(ended, /*all_dirs=*/false);  // Detach: neither dir had a tree_remove
   EXPECT_FALSE(std::filesystem::exists(tmp / "data"));
   EXPECT_TRUE(std::filesystem::exists(tmp / "empty"));
