@@ -482,7 +482,7 @@ class TlsFaultTest : public FaultTest {
                                      "agent,127.0.0.1", "--controller", "controller"});
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     // Expired: valid for one day, ten days ago.
-    ASSERT_OK(IssueCertificate(Pki(""), Pki("expired"), "controller", {}, -10 * 86400, 1));
+    ASSERT_OK(IssueCertificate(Pki(""), Pki("expired"), CertRole::kController, "controller", {}, -10 * 86400, 1));
   }
 
   std::string Pki(const std::string& name) const {
