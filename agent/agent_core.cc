@@ -15,6 +15,7 @@
 #include "agent/phase_preparer.h"
 #include "agent/phase_telemetry.h"
 #include "agent/session_ledger.h"
+#include "agent/request_checks.h"
 #include "agent/session_table.h"
 #include "agent/workloads/command_process.h"
 #include "common/clock.h"
@@ -238,6 +239,7 @@ v1::HostFacts AgentCore::Facts() const {
 }
 
 absl::StatusOr<v1::AttachReply> AgentCore::Attach(const v1::AttachRequest& request) {
+  RETURN_IF_ERROR(CheckRequest(request));
   v1::AttachReply reply;
   // Before anything else: a controller we cannot work with takes nothing.
   if (absl::Status v = CheckWireVersions(
@@ -279,6 +281,7 @@ absl::StatusOr<v1::AttachReply> AgentCore::Attach(const v1::AttachRequest& reque
 }
 
 absl::StatusOr<v1::HeartbeatReply> AgentCore::Heartbeat(const v1::HeartbeatRequest& request) {
+  RETURN_IF_ERROR(CheckRequest(request));
   // The served daemons, from /proc, outside mu: a hung daemon must not hold
   // up the heartbeat.
   std::vector<std::string> down = impl_->daemons->Down();
@@ -300,6 +303,7 @@ absl::StatusOr<v1::HeartbeatReply> AgentCore::Heartbeat(const v1::HeartbeatReque
 }
 
 absl::Status AgentCore::Detach(const v1::DetachRequest& request) {
+  RETURN_IF_ERROR(CheckRequest(request));
   std::unique_ptr<PhaseRunner> r;
   EndedSession ended;
   {
@@ -321,6 +325,7 @@ absl::Status AgentCore::Detach(const v1::DetachRequest& request) {
 
 absl::StatusOr<v1::ClockReply> AgentCore::Clock(const v1::ClockRequest& request,
                                                 int64_t receive_unix_ns) {
+  RETURN_IF_ERROR(CheckRequest(request));
   {
     absl::MutexLock lock(&impl_->mu);
     absl::Status s = impl_->sessions.Check(request.session_id());
@@ -360,6 +365,7 @@ absl::Status AgentCore::Impl::ReplaceRunnerFor(const v1::PrepareRequest& request
 
 
 absl::StatusOr<v1::PrepareReply> AgentCore::Prepare(const v1::PrepareRequest& request) {
+  RETURN_IF_ERROR(CheckRequest(request));
   const v1::PhaseSpec& spec = request.spec();
   impl_->TestDelay("prepare", request.session_id());
   RETURN_IF_ERROR(impl_->ReplaceRunnerFor(request));
@@ -390,6 +396,7 @@ absl::StatusOr<v1::PrepareReply> AgentCore::Prepare(const v1::PrepareRequest& re
 }
 
 absl::StatusOr<v1::CacheReply> AgentCore::CacheBarrier(const v1::CacheRequest& request) {
+  RETURN_IF_ERROR(CheckRequest(request));
   {
     absl::MutexLock lock(&impl_->mu);
     RETURN_IF_ERROR(impl_->sessions.CheckAndRenew(request.session_id()));
@@ -406,6 +413,7 @@ absl::StatusOr<v1::CacheReply> AgentCore::CacheBarrier(const v1::CacheRequest& r
 }
 
 absl::Status AgentCore::Start(const v1::StartRequest& request, PhaseRunner::EventSink sink) {
+  RETURN_IF_ERROR(CheckRequest(request));
   impl_->TestDelay("start", request.session_id());  // a slow delivery, before it is stamped
   const int64_t received_unix_ns = RealtimeNs();  // the controller's start margin
   absl::MutexLock lock(&impl_->mu);
@@ -435,6 +443,7 @@ absl::Status AgentCore::Start(const v1::StartRequest& request, PhaseRunner::Even
 }
 
 absl::StatusOr<v1::AbortReply> AgentCore::Abort(const v1::AbortRequest& request) {
+  RETURN_IF_ERROR(CheckRequest(request));
   absl::MutexLock lock(&impl_->mu);
   absl::Status s = impl_->sessions.Check(request.session_id());
   if (!s.ok()) return s;
@@ -447,6 +456,7 @@ absl::StatusOr<v1::AbortReply> AgentCore::Abort(const v1::AbortRequest& request)
 }
 
 absl::StatusOr<v1::ReleaseReply> AgentCore::Release(const v1::ReleaseRequest& request) {
+  RETURN_IF_ERROR(CheckRequest(request));
   absl::MutexLock lock(&impl_->mu);
   absl::Status s = impl_->sessions.Check(request.session_id());
   if (!s.ok()) return s;
@@ -461,6 +471,7 @@ absl::StatusOr<v1::ReleaseReply> AgentCore::Release(const v1::ReleaseRequest& re
 }
 
 absl::StatusOr<v1::CleanupReply> AgentCore::Cleanup(const v1::CleanupRequest& request) {
+  RETURN_IF_ERROR(CheckRequest(request));
   std::unique_ptr<PhaseRunner> ended;
   if (!request.release_only()) impl_->TestDelay("cleanup", request.session_id());
   {
@@ -509,6 +520,7 @@ absl::StatusOr<v1::CleanupReply> AgentCore::Cleanup(const v1::CleanupRequest& re
 }
 
 absl::StatusOr<v1::TelemetryReply> AgentCore::Telemetry(const v1::TelemetryRequest& request) {
+  RETURN_IF_ERROR(CheckRequest(request));
   {
     absl::MutexLock lock(&impl_->mu);
     RETURN_IF_ERROR(impl_->sessions.CheckAndRenew(request.session_id()));

@@ -15,7 +15,7 @@ namespace {
 
 constexpr uint64_t kUint32Max = std::numeric_limits<uint32_t>::max();
 
-constexpr std::array<FlagSpec, 33> kAgentFlags = {{
+constexpr std::array<FlagSpec, 34> kAgentFlags = {{
     {.name = "config", .value_name = "FILE",
      .help = "agent configuration file (TOML, see deploy/agent.toml.example); it sets what the "
              "flags set plus limits (max_tasks, max_bytes_per_phase); flags given explicitly "
@@ -103,6 +103,15 @@ constexpr std::array<FlagSpec, 33> kAgentFlags = {{
      .default_value = "0",
      .help = "TESTS ONLY: make every transfer this much slower, as on a slower device",
      .max = kUint32Max},
+    {.name = "local_parent", .kind = FlagKind::kUint, .value_name = "PID",
+     .default_value = "0",
+     .help = "set by `lockstep run --local`: exit when process PID, this agent's parent, "
+             "dies (a parent-death signal: SIGTERM), even by SIGKILL",
+     .hidden = true},
+    {.name = "local_dir", .value_name = "DIR",
+     .help = "set by `lockstep run --local`: the controller's temporary directory "
+             "(/tmp/lockstep-local-*), removed when this agent exits",
+     .hidden = true},
     {.name = "test_delay_calls", .kind = FlagKind::kList, .value_name = "CALL,...",
      .help = "TESTS ONLY: calls (prepare, cache, start, cleanup) that wait --test_delay_call_ms "
              "first, as on a hung file system (heartbeats are still answered)"},
@@ -253,6 +262,8 @@ absl::StatusOr<AgentConfig> AgentConfigFromFlags(const ParsedFlags& f) {
   if (f.Has("node")) config.node = f.GetString("node");
   if (f.Has("advertise")) config.advertise = f.GetString("advertise");
   if (f.Has("once")) config.once = f.GetBool("once");
+  config.local_parent_pid = static_cast<int>(f.GetUint("local_parent"));
+  if (f.Has("local_dir")) config.local_dir = f.GetString("local_dir");
   if ((!config.node.empty() || !config.advertise.empty()) && config.announce_dir.empty()) {
     return absl::InvalidArgumentError(
         "--node and --advertise name what --announce DIR writes: give --announce too");

@@ -211,7 +211,8 @@ class AgentServiceImpl final : public AgentBase {
   template <typename Ctx>
   grpc::Status Authorize(Ctx* ctx, const char* method) {
     if (!options_.require_tls_peer) return grpc::Status::OK;
-    absl::Status s = CheckPeerAllowed(*ctx->auth_context(), options_.allowed_controllers);
+    absl::Status s = CheckPeerRole(*ctx->auth_context(), CertRole::kController);
+    if (s.ok()) s = CheckPeerAllowed(*ctx->auth_context(), options_.allowed_controllers);
     if (!s.ok()) {
       LogWarning("%s from %s refused: %s", method, ctx->peer(), s.ToString());
       return ToGrpcStatus(s);

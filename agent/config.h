@@ -52,6 +52,10 @@ struct AgentConfig {
   std::string announce_dir, node, advertise;
   // --once: exit when the first controller session ends.
   bool once = false;
+  // --local_parent PID, --local_dir DIR (flags only; `lockstep run --local`
+  // sets them): exit when the parent dies, remove DIR on exit.
+  int local_parent_pid = 0;
+  std::string local_dir;
   AgentOptions options;
 };
 

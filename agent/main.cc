@@ -1,11 +1,15 @@
 // lockstep-agent: runs on every client, OSS and MDS node; does what its
 // controller asks within what its operator allowed (--root, --role).
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <thread>
@@ -228,6 +232,34 @@ int Serve(const AgentConfig& config, const std::pair<std::string, int>& hostport
   return 0;
 }
 
+// --local_dir: the controller's temporary directory, removed when this agent
+// exits (its controller may have died by SIGKILL and cannot). Only a
+// directory named lockstep-local-* that is no symlink and belongs to this
+// user: a mistyped flag of a root agent cannot remove anything else.
+void RemoveLocalDir(const std::string& dir) {
+  if (dir.empty()) return;
+  const std::string base = dir.substr(dir.find_last_of('/') + 1);
+  struct stat st;
+  if (base.rfind("lockstep-local-", 0) != 0 || ::lstat(dir.c_str(), &st) != 0 ||
+      !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) {
+    return;
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  if (ec) LogWarning("--local_dir %s: not removed: %s", dir, ec.message());
+}
+
+// --local_parent: a SIGTERM when the parent dies (Serve's waiter takes it as
+// any stop), set before looking whether it is still there, so that a parent
+// that died before prctl is seen too. False when it is already gone.
+bool FollowParent(int parent_pid) {
+  if (parent_pid <= 0) return true;
+  if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0) {
+    LogWarning("prctl(PR_SET_PDEATHSIG): %s", std::strerror(errno));
+  }
+  return ::getppid() == parent_pid;
+}
+
 // Warns about certificates that expire soon and tells controllers when ours
 // does (HostFacts.extra "tls_cert_not_after"), so that `lockstep run` and
 // `lockstep agents` can warn too.
@@ -259,6 +291,10 @@ int Main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   AgentConfig config;
   if (std::optional<int> exit_code = ParseCommandLine(argc, argv, &config)) return *exit_code;
+  if (!FollowParent(config.local_parent_pid)) {
+    RemoveLocalDir(config.local_dir);
+    return 0;
+  }
   auto hostport = SplitHostPort(config.listen);
   if (!hostport.ok()) {
     std::fprintf(stderr, "lockstep-agent: --listen: %s\n",
@@ -288,6 +324,7 @@ int Main(int argc, char** argv) {
   std::unique_ptr<grpc::Service> service = MakeAgentService(core->get(), service_options);
   const int exit_code = Serve(config, *hostport, creds, service.get());
   core->reset();
+  RemoveLocalDir(config.local_dir);
   return exit_code;
 }
 

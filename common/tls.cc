@@ -10,6 +10,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/pem.h"
@@ -39,6 +40,24 @@ absl::string_view StripPort(absl::string_view s) {
     }
   }
   return s;
+}
+
+// Why a certificate of role `has` (CN `cn`, `what`: "certificate F" or
+// "peer certificate") is not one of role `want`, with the command to issue one.
+std::string WrongRole(const std::string& what, const std::string& cn, CertRole has,
+                      CertRole want) {
+  if (has == CertRole::kNone) {
+    return absl::StrFormat(
+        "%s (CN=%s) carries no Lockstep role: it was issued by an older `lockstep certs`, "
+        "before controller and agent certificates differed; a %s certificate is needed: "
+        "reissue it with `%s` (DIR: the directory of ca.pem and ca.key)",
+        what, cn, CertRoleName(want), ReissueCommand(want, cn));
+  }
+  return absl::StrFormat(
+      "%s (CN=%s) carries the role %s, not %s; issue a %s certificate with `%s` (DIR: the "
+      "directory of ca.pem and ca.key)",
+      what, cn, CertRoleName(has), CertRoleName(want), CertRoleName(want),
+      ReissueCommand(want, ""));
 }
 
 }  // namespace
@@ -103,9 +122,42 @@ absl::StatusOr<TlsPem> LoadTlsFiles(const TlsFiles& files) {
   return pem;
 }
 
+absl::Status CheckOwnRole(const std::string& cert_pem, const std::string& path, CertRole role) {
+  ASSIGN_OR_RETURN(CertRole has, CertRoleOfPem(cert_pem, path));
+  if (has == role) return absl::OkStatus();
+  std::string cn = "?";
+  if (auto cert = ParseCert(cert_pem, path); cert.ok()) {
+    char buf[256];
+    if (X509_NAME_get_text_by_NID(X509_get_subject_name(cert->get()), NID_commonName, buf,
+                                  sizeof(buf)) > 0) {
+      cn = buf;
+    }
+  }
+  return absl::FailedPreconditionError(
+      WrongRole(absl::StrCat("certificate ", path), cn, has, role));
+}
+
+absl::Status CheckPeerRole(const grpc::AuthContext& ctx, CertRole role) {
+  if (!ctx.IsPeerAuthenticated()) {
+    return absl::UnauthenticatedError("peer presented no verified TLS certificate");
+  }
+  std::vector<grpc::string_ref> pems = ctx.FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME);
+  std::vector<grpc::string_ref> cns = ctx.FindPropertyValues(GRPC_X509_CN_PROPERTY_NAME);
+  const std::string cn = cns.empty() ? "?" : std::string(cns[0].data(), cns[0].size());
+  if (pems.empty()) {
+    return absl::PermissionDeniedError(absl::StrFormat(
+        "peer certificate (CN=%s) could not be read to check its role", cn));
+  }
+  auto has = CertRoleOfPem(std::string(pems[0].data(), pems[0].size()), "peer certificate");
+  if (!has.ok()) return absl::PermissionDeniedError(has.status().message());
+  if (*has == role) return absl::OkStatus();
+  return absl::PermissionDeniedError(WrongRole("peer certificate", cn, *has, role));
+}
+
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
-    const TlsFiles& files) {
+    const TlsFiles& files, CertRole own_role) {
   ASSIGN_OR_RETURN(TlsPem pem, LoadTlsFiles(files));
+  RETURN_IF_ERROR(CheckOwnRole(pem.cert, files.cert_pem, own_role));
   grpc::SslServerCredentialsOptions options(
       GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
   options.pem_root_certs = pem.ca;
@@ -122,6 +174,7 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials(
     const TlsFiles& files) {
   ASSIGN_OR_RETURN(TlsPem pem, LoadTlsFiles(files));
+  RETURN_IF_ERROR(CheckOwnRole(pem.cert, files.cert_pem, CertRole::kController));
   grpc::SslCredentialsOptions options;
   options.pem_root_certs = pem.ca;  // never empty: empty would mean the system roots
   options.pem_private_key = pem.key;

@@ -31,6 +31,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/tls_ca.h"
 
 namespace lockstep {
 
@@ -58,15 +59,21 @@ absl::StatusOr<TlsPem> LoadTlsFiles(const TlsFiles& files);
 
 // ---- gRPC credentials ------------------------------------------------------
 
+// OK when the certificate `cert_pem` (read from `path`) carries `role`;
+// FailedPrecondition otherwise, naming the file, the role it has and the
+// `lockstep certs issue` command that makes the right one.
+absl::Status CheckOwnRole(const std::string& cert_pem, const std::string& path, CertRole role);
+
 // Agent side: TLS server credentials that require a client certificate
 // chained to files.ca_pem (GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY).
-// Errors are those of LoadTlsFiles.
+// files.cert_pem must carry `own_role` (CheckOwnRole). Errors are those of
+// LoadTlsFiles and CheckOwnRole.
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
-    const TlsFiles& files);
+    const TlsFiles& files, CertRole own_role = CertRole::kAgent);
 
-// Controller side: TLS channel credentials presenting files.cert_pem and
-// trusting only files.ca_pem (never the system roots). Errors are those of
-// LoadTlsFiles.
+// Controller side: TLS channel credentials presenting files.cert_pem (which
+// must carry the controller role) and trusting only files.ca_pem (never the
+// system roots). Errors are those of LoadTlsFiles and CheckOwnRole.
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials(
     const TlsFiles& files);
 
@@ -84,6 +91,14 @@ void ApplyTlsTargetNameOverride(const std::string& name, grpc::ChannelArguments*
 // and the allow list otherwise.
 absl::Status CheckPeerAllowed(const grpc::AuthContext& ctx,
                               const std::vector<std::string>& allowed_names);
+
+// Call in a handler (agent: kController) or on a finished client call
+// (controller: kAgent) with the call's auth context. OK when the peer's
+// verified certificate carries `role` (tls_ca.h CertRole); Unauthenticated
+// without a verified certificate; PermissionDenied naming the peer's CN, the
+// role it has and the `lockstep certs issue` command to reissue it otherwise
+// (a role-less certificate of an older version included).
+absl::Status CheckPeerRole(const grpc::AuthContext& ctx, CertRole role);
 
 // True for "localhost" (any case, optional trailing dot), any 127.0.0.0/8
 // address, ::1 and ::ffff:127.x.y.z. Accepts a bare host or address, a

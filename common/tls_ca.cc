@@ -8,6 +8,7 @@
 #include <ctime>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/files.h"
 #include "common/pem.h"
@@ -117,7 +118,23 @@ absl::StatusOr<NamesPtr> BuildSans(const std::vector<std::string>& sans) {
   return names;
 }
 
+// The extendedKeyUsage value of a leaf certificate of `role`.
+std::string ExtendedKeyUsage(CertRole role) {
+  switch (role) {
+    case CertRole::kController:
+      return absl::StrCat("clientAuth,", kControllerRoleOid);
+    case CertRole::kAgent:
+      return absl::StrCat("serverAuth,", kAgentRoleOid);
+    case CertRole::kSite:
+      return absl::StrCat("serverAuth,", kSiteRoleOid);
+    case CertRole::kNone:
+      break;
+  }
+  return "serverAuth,clientAuth";
+}
+
 struct CertSpec {
+  CertRole role = CertRole::kNone;
   std::string common_name;
   int64_t not_before_unix_s = 0;
   int64_t not_after_unix_s = 0;
@@ -161,7 +178,8 @@ absl::StatusOr<X509Ptr> MakeCertificate(const CertSpec& spec, EVP_PKEY* subject_
     RETURN_IF_ERROR(AddExtension(
         cert.get(), signer_cert, NID_key_usage,
         rsa ? "critical,digitalSignature,keyEncipherment" : "critical,digitalSignature"));
-    RETURN_IF_ERROR(AddExtension(cert.get(), signer_cert, NID_ext_key_usage, "serverAuth,clientAuth"));
+    const std::string eku = ExtendedKeyUsage(spec.role);
+    RETURN_IF_ERROR(AddExtension(cert.get(), signer_cert, NID_ext_key_usage, eku.c_str()));
     RETURN_IF_ERROR(AddExtension(cert.get(), signer_cert, NID_subject_key_identifier, "hash"));
     RETURN_IF_ERROR(AddExtension(cert.get(), signer_cert, NID_authority_key_identifier, "keyid:always"));
     if (!spec.sans.empty()) {
@@ -205,8 +223,59 @@ absl::Status CreateCa(const std::string& dir, const std::string& common_name, in
   return WriteKeyAndCert(dir + "/ca", key.get(), cert.get());
 }
 
+std::string_view CertRoleName(CertRole role) {
+  switch (role) {
+    case CertRole::kController:
+      return "controller";
+    case CertRole::kAgent:
+      return "agent";
+    case CertRole::kSite:
+      return "site";
+    case CertRole::kNone:
+      break;
+  }
+  return "none";
+}
+
+absl::StatusOr<CertRole> CertRoleOfPem(const std::string& pem, const std::string& source) {
+  ASSIGN_OR_RETURN(X509Ptr cert, ParseCert(pem, source));
+  auto* eku = static_cast<EXTENDED_KEY_USAGE*>(
+      X509_get_ext_d2i(cert.get(), NID_ext_key_usage, nullptr, nullptr));
+  if (eku == nullptr) return CertRole::kNone;
+  CertRole found = CertRole::kNone;
+  bool twice = false;
+  for (int i = 0; i < sk_ASN1_OBJECT_num(eku); ++i) {
+    char oid[128];
+    if (OBJ_obj2txt(oid, sizeof(oid), sk_ASN1_OBJECT_value(eku, i), /*no_name=*/1) <= 0) continue;
+    for (CertRole role : {CertRole::kController, CertRole::kAgent, CertRole::kSite}) {
+      const char* want = role == CertRole::kController ? kControllerRoleOid
+                         : role == CertRole::kAgent    ? kAgentRoleOid
+                                                       : kSiteRoleOid;
+      if (std::string_view(oid) != want) continue;
+      twice = twice || found != CertRole::kNone;
+      found = role;
+    }
+  }
+  EXTENDED_KEY_USAGE_free(eku);
+  if (twice) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "certificate %s carries more than one Lockstep role; issue one certificate per role "
+        "with `lockstep certs issue`",
+        source));
+  }
+  return found;
+}
+
+std::string ReissueCommand(CertRole role, const std::string& common_name) {
+  const std::string name = common_name.empty() ? "NAME" : common_name;
+  if (role == CertRole::kController) {
+    return absl::StrCat("lockstep certs issue --dir DIR --controller ", name, " --force");
+  }
+  return absl::StrCat("lockstep certs issue --dir DIR --agent ", name, ",HOST,IP --force");
+}
+
 absl::Status IssueCertificate(const std::string& ca_dir, const std::string& out_prefix,
-                              const std::string& common_name,
+                              CertRole role, const std::string& common_name,
                               const std::vector<std::string>& sans,
                               int64_t not_before_offset_s, int valid_days) {
   RETURN_IF_ERROR(CheckCommonName(common_name));
@@ -227,6 +296,7 @@ absl::Status IssueCertificate(const std::string& ca_dir, const std::string& out_
   }
   ASSIGN_OR_RETURN(PkeyPtr key, NewKey());
   CertSpec spec;
+  spec.role = role;
   spec.common_name = common_name;
   spec.sans = sans;
   spec.not_before_unix_s = static_cast<int64_t>(std::time(nullptr)) + not_before_offset_s;

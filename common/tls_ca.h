@@ -6,11 +6,46 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace lockstep {
+
+// What a leaf certificate is for, signed into it by the CA as an extended key
+// usage (EKU): the TLS purpose of the role (RFC 5280 4.2.1.12: clientAuth or
+// serverAuth, checked by OpenSSL in every handshake) plus one Lockstep role
+// OID per role, below the UUID arc 2.25 (ITU-T X.667: an OID no registry has
+// to hand out). An agent accepts as controller only kController, the
+// controller accepts as agent only kAgent (common/tls.h CheckPeerRole).
+// Extend by appending: the OID of a role never changes.
+enum class CertRole {
+  kNone = 0,    // no Lockstep role: a certificate from before roles, refused
+                // everywhere (IssueCertificate makes one only for tests)
+  kController,  // `lockstep`: clientAuth + kControllerRoleOid
+  kAgent,       // `lockstep-agent`: serverAuth + kAgentRoleOid
+  kSite,        // reserved for a site's results service (issue 40; CN = the
+                // site name): serverAuth + kSiteRoleOid. Nothing accepts it yet.
+};
+inline constexpr char kLockstepRoleArc[] = "2.25.282725516736918236083537311734699386127";
+inline constexpr char kControllerRoleOid[] = "2.25.282725516736918236083537311734699386127.1";
+inline constexpr char kAgentRoleOid[] = "2.25.282725516736918236083537311734699386127.2";
+inline constexpr char kSiteRoleOid[] = "2.25.282725516736918236083537311734699386127.3";
+
+// "controller", "agent", "site"; "none" for kNone.
+std::string_view CertRoleName(CertRole role);
+
+// The Lockstep role a PEM certificate carries: kNone when it carries none.
+// InvalidArgument naming `source` when the text is not a certificate or it
+// carries two roles.
+absl::StatusOr<CertRole> CertRoleOfPem(const std::string& pem, const std::string& source);
+
+// The `lockstep certs issue` command that (re)issues a certificate of `role`
+// for `common_name`, for messages: "lockstep certs issue --dir DIR
+// --controller NAME --force" / "... --agent NAME,HOST,IP --force".
+std::string ReissueCommand(CertRole role, const std::string& common_name);
 
 // Makes a self-signed CA valid from one hour ago (clock skew between hosts)
 // for `valid_days` days: writes dir/ca.pem (0644) and dir/ca.key (0600),
@@ -19,10 +54,10 @@ namespace lockstep {
 // InvalidArgument for an empty common name or valid_days outside [1, 36500].
 absl::Status CreateCa(const std::string& dir, const std::string& common_name, int valid_days);
 
-// Issues a leaf certificate signed by ca_dir/ca.pem + ca_dir/ca.key, usable
-// both as TLS server and client (basicConstraints CA:FALSE, keyUsage
-// digitalSignature -- keyEncipherment is for RSA keys only, RFC 5480 --
-// extendedKeyUsage serverAuth + clientAuth).
+// Issues a leaf certificate of `role` signed by ca_dir/ca.pem + ca_dir/ca.key
+// (basicConstraints CA:FALSE, keyUsage digitalSignature -- keyEncipherment is
+// for RSA keys only, RFC 5480 -- extendedKeyUsage as CertRole says; kNone
+// makes the role-less serverAuth + clientAuth certificate of old versions).
 // Writes <out_prefix>.pem (0644) and <out_prefix>.key (0600) atomically.
 // `sans` become subjectAltNames: entries that parse as IPv4/IPv6 addresses are
 // IP SANs, others DNS SANs ("*.x" allowed). The certificate is valid from
@@ -31,7 +66,7 @@ absl::Status CreateCa(const std::string& dir, const std::string& common_name, in
 // NotFound when the CA files are missing, InvalidArgument for a bad SAN,
 // common name or day count.
 absl::Status IssueCertificate(const std::string& ca_dir, const std::string& out_prefix,
-                              const std::string& common_name,
+                              CertRole role, const std::string& common_name,
                               const std::vector<std::string>& sans,
                               int64_t not_before_offset_s, int valid_days);
 

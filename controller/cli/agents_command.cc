@@ -54,6 +54,10 @@ void ProbeAgent(AgentClient* agent, absl::Duration timeout,
       out->status = FromGrpcStatus(s, agent->address());
       return;
     }
+    if (absl::Status role = agent->CheckAgentRole(ctx); !role.ok()) {
+      out->status = Annotate(role, agent->address());
+      return;
+    }
     if (t4 - t1 < out->rtt_ns) {
       out->rtt_ns = t4 - t1;
       out->offset_ns = facts.agent_unix_ns() - (t1 + (t4 - t1) / 2);

@@ -198,15 +198,16 @@ int RunCerts(const InitOptions& opts, bool make_ca) {
     controller_sans.push_back(opts.controller);
   }
   if (issue_controller) {
-    s = IssueCertificate(out, out + "/controller", opts.controller, controller_sans,
-                         -kLeafBackdateS, opts.days);
+    s = IssueCertificate(out, out + "/controller", CertRole::kController, opts.controller,
+                         controller_sans, -kLeafBackdateS, opts.days);
     if (!s.ok()) return fail(s);
     std::printf("wrote %s/controller.pem, %s/controller.key (CN=%s)\n", out.c_str(),
                 out.c_str(), opts.controller.c_str());
   }
   for (const AgentSpec& agent : opts.agents) {
     const std::string prefix = out + "/agent-" + agent.name;
-    s = IssueCertificate(out, prefix, agent.name, agent.sans, -kLeafBackdateS, opts.days);
+    s = IssueCertificate(out, prefix, CertRole::kAgent, agent.name, agent.sans, -kLeafBackdateS,
+                         opts.days);
     if (!s.ok()) return fail(Annotate(s, absl::StrCat("--agent ", agent.name)));
     if (opts.agents.size() <= 3 || !opts.from_hostfile) {
       std::printf("wrote %s.pem, %s.key (CN=%s, SANs %s)\n", prefix.c_str(), prefix.c_str(),

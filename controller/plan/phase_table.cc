@@ -14,6 +14,7 @@
 #include "common/names.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
+#include "common/text_escape.h"
 #include "controller/plan/limits.h"
 #include "controller/plan/phase_kind.h"
 #include "controller/plan/sweep.h"
@@ -528,6 +529,9 @@ absl::Status ParsePhase(const toml::table& table, const std::string& source, int
   // Messages name the phase by its name once it is known.
   std::string label = absl::StrFormat("[[phase]] #%d", index + 1);
   RETURN_IF_ERROR(TableReader(table, source, label, PhaseKeys()).String("name", &first.name));
+  // A name is shown on terminals, in text files and in errors: kept with its
+  // control characters escaped (common/text_escape.h), the same everywhere.
+  first.name = EscapeForTerminal(first.name);
   if (!first.name.empty()) label = absl::StrFormat("[[phase]] '%s'", first.name);
   TableReader r(table, source, label, PhaseKeys());
   RETURN_IF_ERROR(r.CheckUnknown());

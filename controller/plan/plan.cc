@@ -11,6 +11,7 @@
 #include "common/net.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
+#include "common/text_escape.h"
 #include "controller/plan/limits.h"
 #include "controller/plan/phase_table.h"
 #include "controller/plan/plan_bounds.h"
@@ -80,6 +81,7 @@ absl::Status ParseRun(const toml::table& t, const std::string& source, Plan* pla
   TableReader r(t, source, "[run]", kRunKeys);
   RETURN_IF_ERROR(r.CheckUnknown());
   RETURN_IF_ERROR(r.String("name", &plan->name));
+  plan->name = EscapeForTerminal(plan->name);  // shown everywhere: common/text_escape.h
   RETURN_IF_ERROR(r.Uint32("repetitions", 1, kMaxRepetitions, &plan->repetitions));
   RETURN_IF_ERROR(r.Uint32("connect_timeout_ms", kMinConnectTimeoutMs, kMaxConnectTimeoutMs,
                            &plan->connect_timeout_ms));

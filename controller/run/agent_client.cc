@@ -16,6 +16,7 @@
 #include "common/http2_flow.h"
 #include "common/net.h"
 #include "common/wire_version.h"
+#include "common/status_macros.h"
 
 namespace lockstep {
 namespace {
@@ -119,6 +120,17 @@ absl::Status AgentClient::Connect(absl::Duration timeout, const ConnectOptions& 
   }
   if (channel_->GetState(false) == GRPC_CHANNEL_READY) return absl::OkStatus();
   return ExplainNotConnected(timeout, failed_once);
+}
+
+absl::Status AgentClient::CheckAgentRole(const grpc::ClientContext& ctx) {
+  if (role_checked_.load()) return absl::OkStatus();
+  // A TLS channel's calls always have a verified peer (the agent's certificate
+  // chained to our CA); no verified peer means plaintext (--insecure).
+  std::shared_ptr<const grpc::AuthContext> auth = ctx.auth_context();
+  if (auth == nullptr || !auth->IsPeerAuthenticated()) return absl::OkStatus();
+  RETURN_IF_ERROR(CheckPeerRole(*auth, CertRole::kAgent));
+  role_checked_.store(true);
+  return absl::OkStatus();
 }
 
 absl::Status AgentClient::ExplainNotConnected(absl::Duration timeout, bool failed_once) const {

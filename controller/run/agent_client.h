@@ -19,6 +19,7 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/errors.h"
+#include "common/status_macros.h"
 #include "common/tls.h"
 #include "lockstep/v1/agent.grpc.pb.h"
 
@@ -58,6 +59,11 @@ class AgentClient {
   absl::Status Connect(absl::Duration timeout, const ConnectOptions& options);
   absl::Status Connect(absl::Duration timeout) { return Connect(timeout, ConnectOptions{}); }
 
+  // With TLS: OK when the agent's certificate, seen on `ctx` of a call that
+  // succeeded, carries the agent role (common/tls.h CheckPeerRole; looked at
+  // until one call passed). Plaintext: OK. FanOut calls it on every call.
+  absl::Status CheckAgentRole(const grpc::ClientContext& ctx);
+
   // Session state, set by the coordinator after Attach.
   std::string session_id;
   v1::HostFacts facts;
@@ -70,6 +76,7 @@ class AgentClient {
   std::string address_;
   v1::Role role_;
   TlsFiles tls_files_;
+  std::atomic<bool> role_checked_{false};
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Agent::Stub> stub_;
 };
@@ -151,7 +158,11 @@ std::vector<absl::StatusOr<Resp>> FanOut(const std::vector<AgentClient*>& agents
   }
   std::vector<absl::StatusOr<Resp>> out;
   for (size_t i = 0; i < agents.size(); ++i) {
-    if (slots[i]->status.ok()) {
+    absl::Status role;
+    if (slots[i]->status.ok()) role = agents[i]->CheckAgentRole(slots[i]->ctx);
+    if (!role.ok()) {
+      out.push_back(Annotate(role, agents[i]->address()));
+    } else if (slots[i]->status.ok()) {
       out.push_back(std::move(slots[i]->reply));
     } else if (!slots[i]->ended_by.ok()) {
       out.push_back(slots[i]->ended_by);

@@ -86,7 +86,11 @@ RunError ResolveAgentEndpoints(const Plan& plan, const RunOptions& options,
   if (local > 0) {
     out->agents.clear();
     if (RunError e = StartLocalAgents(plan, options, local, out)) return e;
-    insecure = true;  // loopback only, by construction
+    // TLS with this run's own certificates (LocalAgents): no other process
+    // can drive them, even on loopback.
+    out->tls_files = {};
+    out->credentials = out->local->credentials();
+    return {};
   }
   if (!insecure) {
     out->credentials = options.credentials;

@@ -15,6 +15,9 @@
 
 #include "absl/strings/str_format.h"
 #include "common/clock.h"
+#include "common/status_macros.h"
+#include "common/tls.h"
+#include "common/tls_ca.h"
 
 extern char** environ;
 
@@ -105,6 +108,29 @@ void StopProcess(int pid, absl::Duration grace) {
   ::waitpid(pid, nullptr, 0);
 }
 
+namespace {
+
+// A CA, a controller and an agent certificate for one run of local agents,
+// in dir/tls (0700, inside the 0700 temporary directory): the agents' flags
+// in *argv, the controller's credentials in *credentials.
+absl::Status MakeLocalTls(const std::string& dir, std::vector<std::string>* argv,
+                          std::shared_ptr<grpc::ChannelCredentials>* credentials) {
+  const std::string tls = dir + "/tls";
+  RETURN_IF_ERROR(CreateCa(tls, "lockstep local CA", 1));
+  RETURN_IF_ERROR(IssueCertificate(tls, tls + "/controller", CertRole::kController,
+                                   "controller", {}, -60, 1));
+  RETURN_IF_ERROR(IssueCertificate(tls, tls + "/agent", CertRole::kAgent, "local-agent",
+                                   {"127.0.0.1", "localhost"}, -60, 1));
+  ASSIGN_OR_RETURN(*credentials, MakeChannelCredentials(TlsFiles{
+                                     tls + "/ca.pem", tls + "/controller.pem",
+                                     tls + "/controller.key"}));
+  argv->insert(argv->end(), {"--tls_ca", tls + "/ca.pem", "--tls_cert", tls + "/agent.pem",
+                             "--tls_key", tls + "/agent.key", "--tls_allow", "controller"});
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<LocalAgents>> LocalAgents::Start(const LocalAgentsOptions& options) {
   std::unique_ptr<LocalAgents> agents(new LocalAgents());
   std::string binary =
@@ -127,8 +153,15 @@ absl::StatusOr<std::unique_ptr<LocalAgents>> LocalAgents::Start(const LocalAgent
   } else {
     agents->root_ = options.root;
   }
-  std::vector<std::string> argv = {binary,          "--listen", "127.0.0.1:0",
-                                   "--root",        agents->root_, "--insecure"};
+  std::vector<std::string> argv = {binary, "--listen", "127.0.0.1:0", "--root", agents->root_,
+                                   "--local_parent", absl::StrFormat("%d", ::getpid()),
+                                   "--local_dir", agents->log_dir_};
+  if (absl::Status tls = MakeLocalTls(agents->log_dir_, &argv, &agents->credentials_);
+      !tls.ok()) {
+    return absl::InternalError(absl::StrFormat(
+        "local agents: cannot make their TLS certificates in %s: %s", agents->log_dir_,
+        tls.message()));
+  }
   for (const std::string& r : options.extra_roots) {
     std::error_code ec;
     std::filesystem::create_directories(r, ec);
@@ -170,6 +203,10 @@ absl::StatusOr<std::unique_ptr<LocalAgents>> LocalAgents::Start(const LocalAgent
     agents->pids_.push_back(pid);
     agents->addresses_.push_back(*addr);
   }
+  // Each agent read its certificate and key when it started; nobody needs
+  // them on disk any more (the controller holds its credentials).
+  std::error_code ec;
+  std::filesystem::remove_all(agents->log_dir_ + "/tls", ec);
   return agents;
 }
 

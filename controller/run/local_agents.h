@@ -4,12 +4,23 @@
 // and plans without agents. Only the first lists the host's busiest processes
 // in its telemetry (--telemetry_processes=false for the others: one host, one
 // scan). Stopped (SIGTERM, then SIGKILL) and the root removed on destruction.
+//
+// Only this controller can reach them, and they do not outlive it: they
+// listen with mutual TLS on loopback, with a CA, controller and agent
+// certificate made for this run in the 0700 temporary directory and deleted
+// as soon as the agents have read them (the controller keeps its credentials
+// in memory); each agent gets --local_parent (a parent-death signal: it exits
+// when the controller dies, SIGKILL included) and --local_dir (it removes the
+// temporary directory, root and logs, when it exits). The lease covers the
+// rest: a phase whose controller went silent is aborted and its files removed.
 #ifndef LOCKSTEP_CONTROLLER_RUN_LOCAL_AGENTS_H_
 #define LOCKSTEP_CONTROLLER_RUN_LOCAL_AGENTS_H_
 
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <grpcpp/security/credentials.h>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -42,6 +53,9 @@ class LocalAgents {
 
   const std::vector<std::string>& addresses() const { return addresses_; }
   const std::string& root() const { return root_; }
+  // The controller's TLS credentials for these agents (their certificates
+  // are gone from disk by the time Start returns).
+  const std::shared_ptr<grpc::ChannelCredentials>& credentials() const { return credentials_; }
 
  private:
   LocalAgents() = default;
@@ -50,6 +64,7 @@ class LocalAgents {
   std::string root_;
   std::string log_dir_;
   bool remove_root_ = false;
+  std::shared_ptr<grpc::ChannelCredentials> credentials_;
 };
 
 // Directory of the running executable (/proc/self/exe).

@@ -21,6 +21,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "common/files.h"
 #include "common/tls.h"
 #include "common/tls_ca.h"
@@ -531,7 +532,7 @@ class TlsFaultTest : public FaultTest {
                                      "agent,127.0.0.1", "--controller", "controller"});
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     // Expired: valid for one day, ten days ago.
-    ASSERT_OK(IssueCertificate(Pki(""), Pki("expired"), "controller", {}, -10 * 86400, 1));
+    ASSERT_OK(IssueCertificate(Pki(""), Pki("expired"), CertRole::kController, "controller", {}, -10 * 86400, 1));
   }
 
   std::string Pki(const std::string& name) const {
@@ -600,6 +601,44 @@ TEST_F(TlsFaultTest, ExpiredControllerCertificateIsRefused) {
   ExpectAgentUntouched();
 }
 
+// Issue 39: `lockstep certs issue --agent controller,...` made an agent
+// certificate that agents took for a controller's. Roles are signed into
+// certificates now (common/tls_ca.h CertRole): the controller will not use
+// it, and the agent refuses it in the handshake (no clientAuth).
+TEST_F(TlsFaultTest, AgentCertificateNamedControllerIsRefusedAsController) {
+  RunResult issued = cluster_.Lockstep(
+      {"certs", "issue", "--dir", Pki(""), "--agent", "controller,127.0.0.1"});
+  ASSERT_EQ(issued.exit_code, 0) << issued.out << issued.err;
+  RunResult r = RunTls({"--tls_ca", Pki("ca.pem"), "--tls_cert", Pki("agent-controller.pem"),
+                        "--tls_key", Pki("agent-controller.key")});
+  EXPECT_EQ(r.exit_code, kExitUsage) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("(CN=controller) carries the role agent, not controller"));
+  EXPECT_THAT(r.err, HasSubstr("lockstep certs issue --dir DIR --controller NAME"));
+  // A hand-written controller with it, past the CLI's own check: refused.
+  EXPECT_THAT(ProbeAgent(cluster_.address(0), {Pki("ca.pem"), Pki("agent-controller.pem"),
+                                               Pki("agent-controller.key")}),
+              HasSubstr("code 14"));
+  ExpectAgentUntouched();
+}
+
+// A certificate from before roles (serverAuth + clientAuth, no role OID):
+// refused by the CLI and by the agent, each naming the command that reissues it.
+TEST_F(TlsFaultTest, RolelessOldCertificateIsRefusedWithTheReissueCommand) {
+  ASSERT_OK(IssueCertificate(Pki(""), Pki("old"), CertRole::kNone, "controller",
+                             {"controller"}, -60, 1));
+  const std::string reissue = "lockstep certs issue --dir DIR --controller controller --force";
+  RunResult r = RunTls({"--tls_ca", Pki("ca.pem"), "--tls_cert", Pki("old.pem"), "--tls_key",
+                        Pki("old.key")});
+  EXPECT_EQ(r.exit_code, kExitUsage) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("carries no Lockstep role"));
+  EXPECT_THAT(r.err, HasSubstr(reissue));
+  const std::string probe =
+      ProbeAgent(cluster_.address(0), {Pki("ca.pem"), Pki("old.pem"), Pki("old.key")});
+  EXPECT_THAT(probe, HasSubstr("code 7: peer certificate (CN=controller) carries no Lockstep role"));
+  EXPECT_THAT(probe, HasSubstr(reissue));
+  ExpectAgentUntouched();
+}
+
 TEST_F(TlsFaultTest, PlaintextToATlsAgentIsRefused) {
   const auto t0 = Clock::now();
   RunResult r = RunTls({"--insecure"});
@@ -608,6 +647,37 @@ TEST_F(TlsFaultTest, PlaintextToATlsAgentIsRefused) {
   EXPECT_THAT(r.err, HasSubstr("accepts TCP connections but the gRPC handshake failed"));
   EXPECT_THAT(ProbeAgent(cluster_.address(0)), HasSubstr("code 14"));
   ExpectAgentUntouched();
+}
+
+// ---- malformed requests ----------------------------------------------------------
+
+// Issue 39: an empty AttachRequest held the agent ("busy: run  from  since").
+// Every RPC checks its request (agent/request_checks.h): empty or absurd
+// fields are refused with INVALID_ARGUMENT naming the field, and the agent
+// stays free.
+TEST_F(FaultTest, EmptyAndAbsurdRequestsAreRefusedNamingTheField) {
+  ASSERT_OK(cluster_.Start({.agents = {AgentSpec{}}}));
+  CommandResult r = RunCommand({ToolsDir() + "/agent_probe", cluster_.address(0), "--malformed"},
+                               std::chrono::seconds(30));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+  EXPECT_EQ(lines.size(), 16u) << r.out;
+  for (const std::string& line : lines) EXPECT_THAT(line, HasSubstr(": code 3: ")) << r.out;
+  for (const char* says :
+       {"Attach(empty): code 3: AttachRequest.run_id is empty",
+        "Heartbeat(empty): code 3: HeartbeatRequest.session_id is empty",
+        "Prepare(empty): code 3: PrepareRequest.session_id is empty",
+        "Start(empty): code 3: StartRequest.session_id is empty",
+        "Cleanup(empty): code 3: CleanupRequest.session_id is empty",
+        "code 3: AttachRequest.lease_ms = 4000000000 is outside 0..600000",
+        "code 3: AttachRequest.run_id \"\\x1b[2Jprobe\" holds control characters",
+        "code 3: AttachRequest.run_id is 100000 bytes long; at most 256",
+        "code 3: HeartbeatRequest.stall_ms = 4000000000 is outside",
+        "code 3: StartRequest.spin_duration_ns = -5 is outside"}) {
+    EXPECT_THAT(r.out, HasSubstr(says));
+  }
+  EXPECT_EQ(ProbeAgent(cluster_.address(0)), "idle");
+  EXPECT_EQ(cluster_.AgentState(0), "idle");
 }
 
 // ---- network -------------------------------------------------------------------

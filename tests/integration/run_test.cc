@@ -2,14 +2,20 @@
 // `lockstep` binary, real files.
 #include <sys/stat.h>
 
+#include <signal.h>
+
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <iterator>
+#include <set>
 
 #include "absl/strings/str_format.h"
 #include "common/files.h"
 #include "common/pattern.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "assert_eventually.h"
 #include "integration/test_cluster.h"
 #include "test_util.h"
 
@@ -286,6 +292,90 @@ TEST(LocalRun, TrustsThePlansAbsoluteDirectories) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("dir \"../up\" climbs out of the local agents' root; with "
                                "--local use an absolute dir, or --local_root DIR"));
+}
+
+// /tmp/lockstep-local-* directories, and the processes whose command line
+// names `dir` (the local agents get --local_dir DIR).
+std::set<std::string> LocalDirs() {
+  std::set<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/tmp", ec)) {
+    if (e.path().filename().string().rfind("lockstep-local-", 0) == 0) out.insert(e.path());
+  }
+  return out;
+}
+std::vector<int> ProcessesNaming(const std::string& dir) {
+  std::vector<int> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string pid = e.path().filename();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    auto cmdline = ReadFileToString(e.path() / "cmdline");
+    if (!cmdline.ok() || cmdline->find(dir + '\0') == std::string::npos) continue;
+    if (!Exited(std::stoi(pid))) out.push_back(std::stoi(pid));
+  }
+  return out;
+}
+
+// Issue 39: `lockstep run --local 2` killed by SIGKILL mid-phase. Its
+// agents (root, on loopback) must not stay for another controller to use:
+// they die with it (parent-death signal) and remove the temporary directory
+// (root, logs; the certificates were gone already).
+TEST(LocalRun, AgentsDieWithTheirKilledControllerAndLeaveNoDirectory) {
+  TestCluster none;
+  const std::set<std::string> before = LocalDirs();
+  std::string plan = none.WritePlan(PlanBuilder().AddPhase(
+      FilePerProcess("w", "write", "1m", "4g").Set("dir", "d")));
+  auto ctl = none.StartLockstep(
+      {"run", "--local", "2", "--history=false", "--out", none.results_dir(), plan});
+  std::string dir;
+  ASSERT_EVENTUALLY_WITHIN(std::chrono::seconds(20), [&] {
+    std::set<std::string> now = LocalDirs();
+    std::vector<std::string> added;
+    std::set_difference(now.begin(), now.end(), before.begin(), before.end(),
+                        std::back_inserter(added));
+    ASSERT_EQ(added.size(), 1u) << ctl->Output();
+    dir = added[0];
+    ASSERT_EQ(ProcessesNaming(dir).size(), 2u) << ctl->Output();
+    // Mid-phase: the agents are writing.
+    ASSERT_FALSE(ListFiles(dir + "/root/d").empty()) << ctl->Output();
+  });
+  // Only this controller could reach them: TLS with certificates already
+  // deleted, no plaintext.
+  EXPECT_FALSE(std::filesystem::exists(dir + "/tls"));
+  for (int pid : ProcessesNaming(dir)) {
+    auto cmdline = ReadFileToString(absl::StrFormat("/proc/%d/cmdline", pid));
+    ASSERT_TRUE(cmdline.ok());
+    EXPECT_THAT(*cmdline, Not(HasSubstr("--insecure")));
+    EXPECT_THAT(*cmdline, HasSubstr("--tls_cert"));
+  }
+  ctl->Signal(SIGKILL);
+  ASSERT_NE(ctl->Wait(std::chrono::seconds(5)), -1);
+  EXPECT_EVENTUALLY_WITHIN(std::chrono::seconds(10), [&] {
+    EXPECT_TRUE(ProcessesNaming(dir).empty()) << "agents of " << dir << " still run";
+    EXPECT_FALSE(std::filesystem::exists(dir)) << dir << " is still there";
+  });
+}
+
+// Issue 39: a plan's names reach terminals and text files with their
+// control characters escaped: no ESC (clear screen, title) and no U+202E
+// (right-to-left override) in the output, summary.txt included.
+TEST(LocalRun, TerminalEscapesInPlanNamesArePrintedEscaped) {
+  TestCluster none;
+  std::string plan = none.WritePlan(
+      "[run]\nname = \"evil\\u001b]0;pwned\\u0007\"\n"
+      "[[phase]]\nname = \"w\\u001b[2J\\u202Egnp.exe\"\nkind = \"write\"\ndir = \"d\"\n");
+  RunResult r = none.Lockstep({"run", "--local", "2", "--history=false", "--out",
+                               none.results_dir(), plan});
+  ASSERT_EQ(r.exit_code, 0) << r.Output();
+  auto summary = ReadFileToString(r.run_dir + "/summary.txt");
+  ASSERT_TRUE(summary.ok()) << r.Output();
+  for (const std::string* text : {&r.out, &r.err, &*summary}) {
+    EXPECT_EQ(text->find('\x1b'), std::string::npos) << *text;
+    EXPECT_EQ(text->find('\x07'), std::string::npos) << *text;
+    EXPECT_EQ(text->find("\xe2\x80\xae"), std::string::npos) << *text;  // U+202E
+  }
+  EXPECT_THAT(r.out, HasSubstr("w\\x1b[2J\\u202egnp.exe"));
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // agent_probe: a test-only tool that asks one agent what state it is in.
 //
 //   agent_probe ADDRESS [--tls_ca FILE [--tls_cert FILE --tls_key FILE]]
-//               [--attach_wire_major N | --repeat N]
+//               [--attach_wire_major N | --repeat N | --malformed]
 //
 // Sends a Heartbeat for a session the agent cannot know and prints one line:
 // "idle" (no session), "busy" (another session holds it) or
@@ -13,6 +13,10 @@
 // With --repeat N it Attaches and sends N Heartbeats in that session, one
 // after another, and prints "N calls in T ms" (tests/bench/rpc_cost.sh reads
 // the agent's CPU around it).
+// With --malformed it sends every RPC with an empty request, and a few with
+// absurd fields, and prints one line per call, "CALL(case): code N: MESSAGE"
+// (the test of agent/request_checks.h: each is refused with code 3,
+// INVALID_ARGUMENT, naming the field).
 // Exit 0 when it printed a line (--repeat: 1 when a call failed, printed as
 // "code N: MESSAGE"), 2 for a bad command line or unreadable file.
 // Without --tls_ca: plaintext. With it: TLS from the files as they are (no
@@ -113,6 +117,81 @@ int Repeat(lockstep::v1::Agent::Stub* stub, uint32_t calls) {
   return 0;
 }
 
+template <typename Req, typename Reply, typename Call>
+void Try(const char* name, const Req& req, Call call) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(Deadline());
+  Reply reply;
+  grpc::Status s = call(&ctx, req, &reply);
+  std::printf("%s: ", name);
+  PrintCode(s);
+}
+
+// --malformed: every call with an empty request, then absurd fields.
+int Malformed(lockstep::v1::Agent::Stub* stub) {
+  namespace v1 = lockstep::v1;
+#define LOCKSTEP_PROBE(Method, Req, Reply, name, req)                                   \
+  Try<v1::Req, v1::Reply>(name, req, [stub](grpc::ClientContext* c, const v1::Req& r, \
+                                            v1::Reply* out) { return stub->Method(c, r, out); })
+  LOCKSTEP_PROBE(Attach, AttachRequest, AttachReply, "Attach(empty)", v1::AttachRequest());
+  LOCKSTEP_PROBE(Heartbeat, HeartbeatRequest, HeartbeatReply, "Heartbeat(empty)",
+                 v1::HeartbeatRequest());
+  LOCKSTEP_PROBE(Detach, DetachRequest, DetachReply, "Detach(empty)", v1::DetachRequest());
+  LOCKSTEP_PROBE(Clock, ClockRequest, ClockReply, "Clock(empty)", v1::ClockRequest());
+  LOCKSTEP_PROBE(Prepare, PrepareRequest, PrepareReply, "Prepare(empty)", v1::PrepareRequest());
+  LOCKSTEP_PROBE(CacheBarrier, CacheRequest, CacheReply, "CacheBarrier(empty)",
+                 v1::CacheRequest());
+  LOCKSTEP_PROBE(Abort, AbortRequest, AbortReply, "Abort(empty)", v1::AbortRequest());
+  LOCKSTEP_PROBE(Release, ReleaseRequest, ReleaseReply, "Release(empty)", v1::ReleaseRequest());
+  LOCKSTEP_PROBE(Telemetry, TelemetryRequest, TelemetryReply, "Telemetry(empty)",
+                 v1::TelemetryRequest());
+  LOCKSTEP_PROBE(Cleanup, CleanupRequest, CleanupReply, "Cleanup(empty)", v1::CleanupRequest());
+  {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(Deadline());
+    auto reader = stub->Start(&ctx, v1::StartRequest());
+    v1::PhaseEvent event;
+    while (reader->Read(&event)) {
+    }
+    std::printf("Start(empty): ");
+    PrintCode(reader->Finish());
+  }
+  v1::AttachRequest a;
+  a.set_run_id("probe");
+  a.set_controller("agent_probe");
+  a.set_wire_major(lockstep::kWireMajor);
+  a.set_controller_version("0.0.0-probe");
+  a.set_lease_ms(4'000'000'000u);
+  LOCKSTEP_PROBE(Attach, AttachRequest, AttachReply, "Attach(lease_ms 4000000000)", a);
+  a.set_lease_ms(0);
+  a.set_run_id("\x1b[2Jprobe");
+  LOCKSTEP_PROBE(Attach, AttachRequest, AttachReply, "Attach(run_id with ESC)", a);
+  a.set_run_id(std::string(100000, 'r'));
+  LOCKSTEP_PROBE(Attach, AttachRequest, AttachReply, "Attach(run_id of 100000 bytes)", a);
+  v1::HeartbeatRequest h;
+  h.set_session_id("s");
+  h.set_stall_ms(4'000'000'000u);
+  LOCKSTEP_PROBE(Heartbeat, HeartbeatRequest, HeartbeatReply, "Heartbeat(stall_ms 4000000000)",
+                 h);
+#undef LOCKSTEP_PROBE
+  {
+    v1::StartRequest st;
+    st.set_session_id("s");
+    st.set_phase_id("p");
+    st.set_start_at_unix_ns(1);
+    st.set_spin_duration_ns(-5);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(Deadline());
+    auto reader = stub->Start(&ctx, st);
+    v1::PhaseEvent event;
+    while (reader->Read(&event)) {
+    }
+    std::printf("Start(spin_duration_ns -5): ");
+    PrintCode(reader->Finish());
+  }
+  return 0;
+}
+
 int Usage(const char* why) {
   std::fprintf(stderr,
                "agent_probe: %s\nusage: agent_probe ADDRESS [--tls_ca FILE [--tls_cert FILE "
@@ -125,8 +204,13 @@ int Usage(const char* why) {
 
 int main(int argc, char** argv) {
   std::string address, ca, cert, key, wire_major, repeat;
+  bool malformed = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--malformed") {
+      malformed = true;
+      continue;
+    }
     std::string* value = a == "--tls_ca"              ? &ca
                          : a == "--tls_cert"          ? &cert
                          : a == "--tls_key"           ? &key
@@ -164,6 +248,7 @@ int main(int argc, char** argv) {
   }
   auto stub = lockstep::v1::Agent::NewStub(grpc::CreateChannel(address, creds));
   if (!wire_major.empty()) return AttachAs(stub.get(), major);
+  if (malformed) return Malformed(stub.get());
   uint32_t calls = 0;
   if (!repeat.empty() && (!absl::SimpleAtoi(repeat, &calls) || calls == 0)) {
     return Usage(("--repeat wants a count of calls, got " + repeat).c_str());

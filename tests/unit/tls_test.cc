@@ -93,12 +93,12 @@ class TlsEnv {
     b = root + "/b";
     Check(CreateCa(a, "test CA a", 2));
     Check(CreateCa(b, "test CA b", 2));
-    Check(IssueCertificate(a, a + "/agent", "agent-a", {"localhost", "127.0.0.1", "::1"}, -60, 1));
-    Check(IssueCertificate(a, a + "/elsewhere", "elsewhere", {"elsewhere.example"}, -60, 1));
-    Check(IssueCertificate(a, a + "/controller", "controller", {"controller"}, -60, 1));
-    Check(IssueCertificate(a, a + "/intruder", "intruder", {"intruder.example"}, -60, 1));
-    Check(IssueCertificate(a, a + "/expired", "controller", {"controller"}, -10 * kDayS, 1));
-    Check(IssueCertificate(b, b + "/controller", "controller", {"controller"}, -60, 1));
+    Check(IssueCertificate(a, a + "/agent", CertRole::kAgent, "agent-a", {"localhost", "127.0.0.1", "::1"}, -60, 1));
+    Check(IssueCertificate(a, a + "/elsewhere", CertRole::kAgent, "elsewhere", {"elsewhere.example"}, -60, 1));
+    Check(IssueCertificate(a, a + "/controller", CertRole::kController, "controller", {"controller"}, -60, 1));
+    Check(IssueCertificate(a, a + "/intruder", CertRole::kController, "intruder", {"intruder.example"}, -60, 1));
+    Check(IssueCertificate(a, a + "/expired", CertRole::kController, "controller", {"controller"}, -10 * kDayS, 1));
+    Check(IssueCertificate(b, b + "/controller", CertRole::kController, "controller", {"controller"}, -60, 1));
   }
   static void Check(const absl::Status& s) {
     if (!s.ok()) {
@@ -178,12 +178,12 @@ TEST(TlsCertificates, ExtensionsSansModesAndSerials) {
 
 TEST(TlsCertificates, BadInputsAreRefusedWithTheValue) {
   TlsEnv& env = TlsEnv::Get();
-  absl::Status s = IssueCertificate(env.a, env.root + "/bad", "bad", {"no spaces allowed"}, 0, 1);
+  absl::Status s = IssueCertificate(env.a, env.root + "/bad", CertRole::kAgent, "bad", {"no spaces allowed"}, 0, 1);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("\"no spaces allowed\""));
-  s = IssueCertificate(env.a, env.root + "/bad", "bad", {}, 0, 0);
+  s = IssueCertificate(env.a, env.root + "/bad", CertRole::kAgent, "bad", {}, 0, 0);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  s = IssueCertificate(env.root + "/nope", env.root + "/bad", "bad", {}, 0, 1);
+  s = IssueCertificate(env.root + "/nope", env.root + "/bad", CertRole::kAgent, "bad", {}, 0, 1);
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(s.message(), HasSubstr(env.root + "/nope/ca.pem"));
   EXPECT_THAT(s.message(), HasSubstr("lockstep certs init --dir"));
