@@ -46,10 +46,10 @@ struct SiteCredential {
 // get a site credential (`lockstep certs issue ... --name SITE`).
 absl::StatusOr<SiteCredential> ReadSiteCredential(const std::string& key_path,
                                                   const std::string& cert_path);
-// A credential directory as `lockstep certs` writes one: DIR/SITE.key and
-// DIR/SITE.crt when `site` is given and they exist, else DIR/site.key and
-// DIR/site.crt, else DIR/<the only *.key>/<.crt pair>. NotFound names what
-// was looked for.
+// A credential directory as `lockstep certs` writes one (PREFIX.pem and
+// PREFIX.key): the first pair found of DIR/site-SITE, DIR/SITE (when `site`
+// is given), DIR/site, else the only pair in DIR besides ca.*. NotFound
+// names what was looked for.
 absl::StatusOr<SiteCredential> ReadSiteCredentialDir(const std::string& dir,
                                                      const std::string& site);
 
