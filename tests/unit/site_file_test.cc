@@ -82,7 +82,7 @@ TEST(SiteFile, AMissingRequiredKeyIsRefusedNamingItAndTheFix) {
     EXPECT_TRUE(Has(std::string(s.status().message()), absl::StrCat("has no '", key, "'")))
         << s.status();
   }
-  auto typed = ParseSiteToml(absl::StrCat(Without("client_nodes"), "client_nodes = \"16\"\n"),
+  auto typed = ParseSiteToml(absl::StrCat("client_nodes = \"16\"\n", Without("client_nodes")),
                              "site.toml");
   ASSERT_FALSE(typed.ok());
   EXPECT_TRUE(Has(std::string(typed.status().message()), "key 'client_nodes'")) << typed.status();

@@ -52,7 +52,6 @@ TEST(WorkloadHash, ChangedDirectoryHostAddressAndTunablesKeepTheHash) {
     for (auto& spec : *test.mutable_plan_specs()) {
       spec.set_dir("/lustre/scratch/other/bench");
       spec.set_file_name("data");
-      spec.set_phase_name("w-renamed");
       spec.set_stripe_count(8);
       spec.set_set_stripe(true);
       spec.set_stripe_pool("flash");
