@@ -230,6 +230,12 @@ v1::HostFacts AgentCore::Facts() const {
       GatherHostFacts(impl_->options.role, impl_->roots.roots(), impl_->instance);
   for (const auto& [key, value] : impl_->options.extra_facts) (*facts.mutable_extra())[key] = value;
   if (facts.lustre_version().empty()) facts.set_lustre_version(impl_->fs.lustre_version);
+  for (v1::RootFacts& root : *facts.mutable_roots()) {
+    auto fs = FileSystemFor(root.path(), impl_->fs);
+    if (!fs.ok()) continue;
+    root.set_fs_name((*fs)->Name());
+    root.set_fs_version((*fs)->Version());
+  }
   for (v1::DaemonFacts& d : impl_->daemons->Facts()) *facts.add_daemons() = std::move(d);
   for (const std::string& program : impl_->options.allow_commands) {
     facts.add_allowed_commands(program);

@@ -1,12 +1,16 @@
 #include "agent/host_facts.h"
 
+#include <dirent.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -63,7 +67,98 @@ std::string ClockDiscipline() {
   return "unknown";
 }
 
+// The entries of `dir`, sorted, without "." and "..".
+std::vector<std::string> Entries(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return out;
+  while (const dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name != "." && name != "..") out.push_back(name);
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The first line of a sysfs file, trimmed ("" when unreadable).
+std::string SysValue(const std::string& path) {
+  auto text = ReadFileToString(path);
+  if (!text.ok()) return "";
+  absl::string_view v = *text;
+  v = v.substr(0, v.find('\n'));
+  return std::string(absl::StripAsciiWhitespace(v));
+}
+
+uint64_t SysNumber(const std::string& path) {
+  uint64_t v = 0;
+  return absl::SimpleAtoi(SysValue(path), &v) ? v : 0;
+}
+
+std::string CpuModel(const std::string& root) {
+  auto text = ReadFileToString(root + "/proc/cpuinfo");
+  if (!text.ok()) return "";
+  // x86: "model name"; arm64: "Processor" or none; POWER: "cpu"; s390: "processor 0".
+  for (const char* key : {"model name", "Processor", "cpu model", "cpu"}) {
+    for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+      const size_t colon = line.find(':');
+      if (colon == absl::string_view::npos) continue;
+      if (absl::StripAsciiWhitespace(line.substr(0, colon)) != key) continue;
+      absl::string_view v = absl::StripAsciiWhitespace(line.substr(colon + 1));
+      if (!v.empty()) return std::string(v);
+    }
+  }
+  return "";
+}
+
+std::string NicKind(const std::string& type) {
+  if (type == "1") return "ether";
+  if (type == "32") return "infiniband";
+  return type.empty() ? "" : "arphrd " + type;
+}
+
+void GatherNics(const std::string& root, v1::HostFacts* facts) {
+  const std::string base = root + "/sys/class/net/";
+  for (const std::string& name : Entries(base)) {
+    const std::string dir = base + name + "/";
+    const std::string type = SysValue(dir + "type");
+    if (type == "772" || name == "lo") continue;  // ARPHRD_LOOPBACK
+    const std::string state = SysValue(dir + "operstate");
+    if (state != "up" && state != "unknown") continue;
+    v1::NicFacts* n = facts->add_nics();
+    n->set_name(name);
+    // "speed" is -1 (read as not a number) or unreadable when the link
+    // does not say.
+    n->set_speed_mbit_per_s(SysNumber(dir + "speed"));
+    n->set_mtu(static_cast<uint32_t>(SysNumber(dir + "mtu")));
+    n->set_kind(NicKind(type));
+  }
+}
+
+void GatherBlockDevices(const std::string& root, v1::HostFacts* facts) {
+  const std::string base = root + "/sys/block/";
+  for (const std::string& name : Entries(base)) {
+    if (absl::StartsWith(name, "loop") || absl::StartsWith(name, "ram") ||
+        absl::StartsWith(name, "zram") || absl::StartsWith(name, "dm-")) {
+      continue;
+    }
+    const std::string dir = base + name + "/";
+    v1::BlockDeviceFacts* b = facts->add_block_devices();
+    b->set_name(name);
+    b->set_model(SysValue(dir + "device/model"));
+    b->set_size_bytes(SysNumber(dir + "size") * 512);
+    b->set_rotational(SysValue(dir + "queue/rotational") == "1");
+  }
+}
+
 }  // namespace
+
+void GatherHardwareFacts(const std::string& root, v1::HostFacts* facts) {
+  const std::string r = root == "/" ? "" : root;
+  facts->set_cpu_model(CpuModel(r));
+  GatherNics(r, facts);
+  GatherBlockDevices(r, facts);
+}
 
 v1::HostFacts GatherHostFacts(v1::Role role, const std::vector<std::string>& roots,
                               const std::string& instance_id) {
@@ -110,6 +205,7 @@ v1::HostFacts GatherHostFacts(v1::Role role, const std::vector<std::string>& roo
     absl::ConsumePrefix(&v, "lustre: ");
     f.set_lustre_version(std::string(v));
   }
+  GatherHardwareFacts("/", &f);
   f.set_agent_unix_ns(RealtimeNs());
   return f;
 }

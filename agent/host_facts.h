@@ -15,6 +15,13 @@ namespace lockstep {
 v1::HostFacts GatherHostFacts(v1::Role role, const std::vector<std::string>& roots,
                               const std::string& instance_id);
 
+// The hardware facts of the host under `root` ("/" on a real host; a temp
+// directory holding proc/ and sys/ in tests): cpu_model from
+// ROOT/proc/cpuinfo, nics from ROOT/sys/class/net (up, not loopback: speed,
+// MTU, kind), block_devices from ROOT/sys/block (not loop, ram, zram, dm-:
+// model, size, rotational). Unreadable facts stay empty; never fails.
+void GatherHardwareFacts(const std::string& root, v1::HostFacts* facts);
+
 // statfs(2) f_type as a name ("ext4", "tmpfs", "lustre", ...), or hex.
 std::string FileSystemType(const std::string& path);
 

@@ -34,8 +34,10 @@ inline constexpr uint32_t kWireMajor = 1;
 // (PhaseEvent.started), so the controller can say before the instant which
 // clients will be late (issue 31); 8: TaskResult.file_size_bytes, the size of
 // each task's file after a transfer phase, for IOR's file-size warnings
-// (issue 28).
-inline constexpr uint32_t kWireMinor = 8;
+// (issue 28); 9: HostFacts.cpu_model, nics, block_devices and
+// RootFacts.fs_name, fs_version, for the system description of a run
+// (issue 40).
+inline constexpr uint32_t kWireMinor = 9;
 // The first minor whose agents renew their lease on those calls.
 inline constexpr uint32_t kRenewingCallsWireMinor = 4;
 // The first minor whose agents renew it on Start.

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "controller/cli/bundle_flags.h"
 #include "controller/cli/exit_codes.h"
 #include "controller/dlio/dlio_config.h"
 #include "controller/plan/limits.h"
@@ -458,6 +459,8 @@ constexpr std::array<FlagSpec, 5> kOutputFlags = {{
 }};
 
 constexpr auto kRunsFlags = Concat(std::array<FlagSpec, 1>{kDbFlag}, kOutputFlags);
+constexpr auto kExportFlags = Concat(kRunsFlags, kExportBundleFlags);
+constexpr auto kCompareFlags = Concat(kRunsFlags, kCompareSitesFlags);
 
 constexpr std::array<FlagSpec, 8> kHistoryFlags = {{
     kDbFlag,
@@ -509,20 +512,25 @@ constexpr CommandSpec kExport = {
     .program = "lockstep",
     .name = "export",
     .synopsis = "[--db FILE] RUN [OUT.json|-] [--csv F] [--openmetrics F] [--influx F] "
-                "[--html F]",
-    .summary = "write a run's run.json (stdout with -) or its results in other formats",
+                "[--html F]\n"
+                "--bundle RUN FILE.lsbundle (--key F --cert F | --credentials DIR) [--site-file F]",
+    .summary = "write a run's run.json (stdout with -), its results in other formats, or a "
+               "signed run bundle",
     .description =
         "Writes the run.json of RUN to OUT.json (atomically), or to stdout with - or when "
         "neither OUT.json nor another output is given.\n\n"
+        "With --bundle, writes RUN as one signed run bundle (the air-gapped way to a results "
+        "service: `lockstep push FILE` there; anyone checks it with `lockstep verify FILE`).\n\n"
         "RUN is a run id recorded in the history db, a run directory holding run.json, or a "
         "run.json file.",
-    .flags = kRunsFlags,
+    .flags = kExportFlags,
 };
 
 constexpr CommandSpec kCompare = {
     .program = "lockstep",
     .name = "compare",
-    .synopsis = "[--db FILE] RUN[,RUN...] RUN[,RUN...] [RUN[,RUN...]...] [--csv F] [--html F]",
+    .synopsis = "[--db FILE] RUN[,RUN...] RUN[,RUN...] [RUN[,RUN...]...] [--csv F] [--html F]\n"
+                "[--db FILE] --sites A,B[,C...] --plan NAME [--runs N] [--force]",
     .summary = "compare runs result by result (medians, Welch's t-test on the repetitions)",
     .description =
         "With two sides: every result of one against the same result of the other (the same "
@@ -532,9 +540,15 @@ constexpr CommandSpec kCompare = {
         "A side is one RUN or several joined by commas (RUN1,RUN2,RUN3: several runs of one "
         "plan): its values are every repetition of every run in it, the \"median of several "
         "runs\".\n\n"
+        "With --sites: each site's newest complete run (--runs N: N runs pooled) of --plan, "
+        "one table per result with each site's median, spread, repetitions, client count and "
+        "the figure per client node and per server, then the systems side by side, "
+        "differences first. Runs whose workloads differ (the workload hash over phase kinds, "
+        "sizes, counts, patterns, cache barriers, sweep points, tasks and clients) are refused "
+        "unless --force, saying how they differ.\n\n"
         "RUN is a run id recorded in the history db, a run directory holding run.json, or a "
         "run.json file.",
-    .flags = kRunsFlags,
+    .flags = kCompareFlags,
 };
 
 constexpr std::array<FlagSpec, 5> kGateFlags = {{
@@ -632,6 +646,20 @@ constexpr CommandSpec kCerts = {
     .flags = kCertsFlags,
 };
 
+constexpr CommandSpec kVerify = {
+    .program = "lockstep",
+    .name = "verify",
+    .synopsis = "BUNDLE [--ca CA.pem]",
+    .summary = "check a run bundle's hash, signature, certificate and site",
+    .description =
+        "Checks that BUNDLE (a file `lockstep export --bundle` wrote) is what its site signed: "
+        "the SHA-256 of its content, the signature with the signer's certificate, with --ca "
+        "that certificate's chain to the results service's CA, and that the run's site is the "
+        "certificate's. Prints the run, site and workload when all hold; otherwise names the "
+        "check that failed and exits 6.",
+    .flags = kVerifyFlags,
+};
+
 // ---- help ------------------------------------------------------------------------
 
 constexpr std::array<FlagSpec, 2> kHelpFlags = {{
@@ -655,7 +683,7 @@ constexpr CommandSpec kHelp = {
 constexpr const CommandSpec* kCommands[] = {&kRun,     &kIor,     &kMdtest, &kIozone, &kIo500, &kDlio,
                                             &kAgents,  &kCheck,   &kHistory, &kImport,
                                             &kExport,  &kCompare, &kGate,    &kReport,
-                                            &kCerts,   &kHelp};
+                                            &kVerify,  &kCerts,   &kHelp};
 
 constexpr ManSection kSections[] = {
     {.title = "Run references", .text = kRunRefs},
@@ -666,7 +694,7 @@ constexpr ManSection kSections[] = {
              "  3    an agent did not answer, refused us (busy, TLS), or a clock bound failed\n"
              "  4    an agent was lost (silent beyond its lease, restarted, or died)\n"
              "  5    an I/O error in a task (ENOSPC, EIO, missing or short files, ...)\n"
-             "  6    data verification found a difference\n"
+             "  6    data verification found a difference; verify: a bundle check failed\n"
              "  7    start skew beyond max_start_skew_us with on_skew = \"fail\"\n"
              "  8    an agent and the controller speak wire protocols that cannot work together\n"
              "  130  interrupted (SIGINT/SIGTERM): the phase is aborted on all agents\n\n"
@@ -705,6 +733,7 @@ const CommandSpec& ExportCommandSpec() { return kExport; }
 const CommandSpec& CompareCommandSpec() { return kCompare; }
 const CommandSpec& GateCommandSpec() { return kGate; }
 const CommandSpec& ReportCommandSpec() { return kReport; }
+const CommandSpec& VerifyCommandSpec() { return kVerify; }
 const CommandSpec& CertsCommandSpec() { return kCerts; }
 const CommandSpec& AgentsCommandSpec() { return kAgents; }
 const CommandSpec& CheckCommandSpec() { return kCheck; }

@@ -27,6 +27,7 @@ const CommandSpec& ExportCommandSpec();
 const CommandSpec& CompareCommandSpec();
 const CommandSpec& GateCommandSpec();
 const CommandSpec& ReportCommandSpec();
+const CommandSpec& VerifyCommandSpec();
 const CommandSpec& CertsCommandSpec();
 const CommandSpec& AgentsCommandSpec();
 const CommandSpec& CheckCommandSpec();

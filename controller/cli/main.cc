@@ -29,6 +29,7 @@
 #include "controller/run/coordinator.h"
 #include "controller/cli/cli_common.h"
 #include "controller/results/history.h"
+#include "controller/cli/bundle_commands.h"
 #include "controller/cli/results_commands.h"
 #include "controller/cli/run_preview.h"
 #include "controller/cli/exit_codes.h"
@@ -221,6 +222,7 @@ int Main(int argc, char** argv) {
   if (cmd == "compare") return CompareCommand(rest);
   if (cmd == "gate") return GateCommand(rest);
   if (cmd == "report") return ReportCommand(rest);
+  if (cmd == "verify") return VerifyCommand(rest);
   if (cmd == "certs") return RunCertsCommand(rest);
   if (cmd == "check") return CheckCommand(rest);
   if (cmd == "agents") {

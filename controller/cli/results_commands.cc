@@ -13,6 +13,7 @@
 #include "common/files.h"
 #include "common/flags.h"
 #include "common/status_macros.h"
+#include "controller/cli/bundle_commands.h"
 #include "controller/cli/command_specs.h"
 #include "controller/cli/exit_codes.h"
 #include "controller/results/compare.h"
@@ -206,6 +207,7 @@ int ExportCommand(const std::vector<std::string>& args) {
   const CommandSpec& spec = ExportCommandSpec();
   auto f = ParseFlags(args, spec);
   if (auto code = HelpOrUsageExit(spec, f)) return *code;
+  if (f->GetBool("bundle")) return ExportBundleCommand(*f);
   if (f->positional().empty() || f->positional().size() > 2) {
     return Usage(spec, "give one run and at most one output path");
   }
@@ -241,6 +243,10 @@ int CompareCommand(const std::vector<std::string>& args) {
   const CommandSpec& spec = CompareCommandSpec();
   auto f = ParseFlags(args, spec);
   if (auto code = HelpOrUsageExit(spec, f)) return *code;
+  if (!f->GetList("sites").empty()) {
+    if (!f->positional().empty()) return Usage(spec, "give --sites or runs, not both");
+    return CompareSitesCommand(*f);
+  }
   if (f->positional().size() < 2) return Usage(spec, "give at least two runs");
   LazyHistory db(f->GetString("db"));
   // A side is RUN or RUN,RUN,...: a group pooled (its median over all runs).

@@ -25,6 +25,7 @@
 #include "controller/results/ai_metrics.h"
 #include "controller/results/compare.h"
 #include "controller/results/sqlite_db.h"
+#include "controller/results/workload.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace lockstep {
@@ -45,7 +46,7 @@ absl::StatusOr<int64_t> ParseDateOrTime(std::string_view text) {
 
 namespace {
 
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;
 
 constexpr char kSchema[] = R"sql(
 CREATE TABLE IF NOT EXISTS runs (
@@ -141,6 +142,14 @@ CREATE INDEX IF NOT EXISTS ai_metrics_by_run ON ai_metrics(run_id);
 CREATE INDEX IF NOT EXISTS ai_metrics_by_key ON ai_metrics(result_key, metric, run_id);
 )sql";
 
+// Version 3: each run's workload identity (controller/results/workload.h),
+// what `compare --sites` groups and checks by.
+constexpr char kSchemaV3[] = R"sql(
+ALTER TABLE runs ADD COLUMN workload_hash TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN workload_class TEXT NOT NULL DEFAULT '';
+CREATE INDEX IF NOT EXISTS runs_by_workload ON runs(workload_hash, started_ns);
+)sql";
+
 std::string RoleName(v1::Role r) { return v1::Role_Name(r); }
 
 std::string FormatValues(const std::vector<double>& values) {
@@ -193,6 +202,32 @@ absl::Status MigrateToV2(sqlite3* db, const std::string& path) {
     if (!run.ok()) continue;  // Load reports it; the migration keeps the run as it is
     RETURN_IF_ERROR(Annotate(InsertAiMetrics(db, path, *run),
                              absl::StrCat("migrating run ", run_id, " (schema 1 -> 2)")));
+  }
+  return absl::OkStatus();
+}
+
+// Version 2 -> 3: the workload columns, filled from the stored run.json of
+// every run (inside the caller's transaction). A run whose run.json does not
+// parse keeps '' (Load reports it).
+absl::Status MigrateToV3(sqlite3* db, const std::string& path) {
+  RETURN_IF_ERROR(Exec(db, path, kSchemaV3, "cannot add the workload columns (schema 2 -> 3)"));
+  std::vector<std::pair<std::string, WorkloadIdentity>> ids;
+  {
+    Stmt q(db, path);
+    RETURN_IF_ERROR(q.Prepare("SELECT run_id, run_json FROM runs"));
+    for (;;) {
+      ASSIGN_OR_RETURN(bool row, q.Step("cannot read the runs to migrate (schema 2 -> 3)"));
+      if (!row) break;
+      auto run = ParseRunJson(q.Text(1), absl::StrFormat("%s (run %s)", path, q.Text(0)));
+      if (run.ok()) ids.emplace_back(q.Text(0), WorkloadOf(*run));
+    }
+  }
+  Stmt up(db, path);
+  RETURN_IF_ERROR(
+      up.Prepare("UPDATE runs SET workload_hash = ?, workload_class = ? WHERE run_id = ?"));
+  for (const auto& [run_id, w] : ids) {
+    up.BindAll({w.hash, w.workload_class, run_id});
+    RETURN_IF_ERROR(up.Run("cannot store a run's workload hash (schema 2 -> 3)"));
   }
   return absl::OkStatus();
 }
@@ -347,8 +382,10 @@ absl::Status HistoryStore::Init() {
     if (v == 0) {
       RETURN_IF_ERROR(Exec(db_, path_, kSchema, "cannot create the tables"));
       RETURN_IF_ERROR(Exec(db_, path_, kSchemaV2, "cannot create the tables"));
-    } else if (v == 1) {
-      RETURN_IF_ERROR(MigrateToV2(db_, path_));
+      RETURN_IF_ERROR(Exec(db_, path_, kSchemaV3, "cannot create the tables"));
+    } else {
+      if (v == 1) RETURN_IF_ERROR(MigrateToV2(db_, path_));
+      if (v <= 2) RETURN_IF_ERROR(MigrateToV3(db_, path_));
     }
     RETURN_IF_ERROR(Exec(db_, path_, absl::StrCat("PRAGMA user_version = ", kSchemaVersion).c_str(),
                          "cannot set the schema version"));
@@ -393,14 +430,17 @@ absl::Status HistoryStore::Record(const v1::RunRecord& run, const std::string& s
     RETURN_IF_ERROR(ins.Prepare(
         "INSERT INTO runs (run_id, name, plan_sha256, plan_file, site, tags, started_at, "
         "started_ns, finished_at, status, format_version, lockstep_version, controller_host, "
-        "n_results, n_agents, recorded_at, run_json) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+        "n_results, n_agents, recorded_at, run_json, workload_hash, workload_class) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+    const WorkloadIdentity w = WorkloadOf(run);
     ins.BindAll({run.run_id(), run.name(), run.plan_sha256(), run.plan_file(), site,
                  absl::StrJoin(tag_set, ","), run.started_at(), started_ns, run.finished_at(),
                  run.status(), int64_t{run.format_version()}, run.lockstep_version(),
                  run.controller_host(), int64_t{n_results}, int64_t{run.agents_size()},
                  FormatRfc3339(RealtimeNs())});
     ins.BindUncopied(17, json);
+    ins.Bind(18, w.hash);
+    ins.Bind(19, w.workload_class);
     RETURN_IF_ERROR(ins.Run("cannot insert the run"));
   }
   {
@@ -460,7 +500,7 @@ namespace {
 // The columns of a RunSummary, of `runs r`, in SummaryOfRow's order.
 constexpr absl::string_view kSummaryColumns =
     "r.run_id, r.name, r.plan_sha256, r.site, r.tags, r.started_at, r.status, r.n_results, "
-    "r.n_agents";
+    "r.n_agents, r.workload_hash, r.workload_class";
 
 // A row of kSummaryColumns.
 RunSummary SummaryOfRow(const Stmt& q) {
@@ -475,6 +515,8 @@ RunSummary SummaryOfRow(const Stmt& q) {
   s.status = q.Text(6);
   s.results = static_cast<int>(q.Int(7));
   s.agents = static_cast<int>(q.Int(8));
+  s.workload_hash = q.Text(9);
+  s.workload_class = q.Text(10);
   return s;
 }
 
@@ -555,6 +597,10 @@ absl::StatusOr<std::vector<std::string>> HistoryStore::Import(
     ids.push_back(runs[i].first.run_id());
   }
   return ids;
+}
+
+absl::StatusOr<std::string> HistoryStore::RunJsonText(const std::string& run_id) const {
+  return StoredJson(db_, path_, run_id);
 }
 
 absl::Status HistoryStore::Export(const std::string& run_id, const std::string& path) const {

@@ -3,7 +3,7 @@
 // plus indexed rows for listing and comparing without parsing blobs:
 //
 //   runs      run id, name, plan sha256, site, tags, started_at, status,
-//             the whole run.json text
+//             the whole run.json text, the workload hash and class
 //   run_tags  (run id, tag)
 //   agents    one row per agent of a run: kernel, agent_version,
 //             lustre_version, cores, memory, fs types, the HostFacts as JSON
@@ -14,9 +14,10 @@
 //             (controller/results/ai_metrics.h): result key, metric, mean,
 //             min, max, AU threshold and pass, per-repetition values
 //
-// Schema versions (PRAGMA user_version): 1 without ai_metrics; 2 with it.
-// Opening a version-1 db adds the table and fills it from the stored
-// run.json of its runs, in one transaction; the other tables stay as they
+// Schema versions (PRAGMA user_version): 1 without ai_metrics; 2 with it;
+// 3 with runs.workload_hash and workload_class (controller/results/
+// workload.h). Opening an older db adds what it lacks and fills it from the
+// stored run.json of its runs, in one transaction; the other tables stay as they
 // were, so every run recorded before still lists, loads and compares. The
 // SQLite calls themselves are controller/results/sqlite_db.h.
 //
@@ -76,6 +77,8 @@ struct RunSummary {
   std::string status;
   int results = 0;             // SummaryRows recorded
   int agents = 0;
+  std::string workload_hash;   // WorkloadOf(run).hash ("" when run.json did not parse)
+  std::string workload_class;
 };
 
 // One result of one run, for trends across runs.
@@ -122,6 +125,8 @@ class HistoryStore {
   absl::StatusOr<std::vector<std::string>> Import(const std::vector<std::string>& paths,
                                                   const std::string& site,
                                                   const std::vector<std::string>& tags);
+  // The stored run.json text of `run_id`, byte for byte (NotFound as Load).
+  absl::StatusOr<std::string> RunJsonText(const std::string& run_id) const;
   // Writes the stored run.json of `run_id` to `path` atomically.
   absl::Status Export(const std::string& run_id, const std::string& path) const;
 

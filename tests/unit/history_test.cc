@@ -1,4 +1,5 @@
 #include "controller/results/history.h"
+#include "controller/results/workload.h"
 
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -523,13 +524,20 @@ TEST(HistoryStore, OpensADbOfSchemaOneAndFillsTheAiFiguresFromItsRuns) {
   MakeV1Db(path, {old_plain, old_train});
   ASSERT_EQ(UserVersion(path), 1);
 
-  for (int open = 0; open < 2; ++open) {  // the second open finds version 2: nothing to redo
+  for (int open = 0; open < 2; ++open) {  // the second open finds version 3: nothing to redo
     auto store = HistoryStore::Open(path, {.create_if_missing = false});
     ASSERT_TRUE(store.ok()) << store.status();
-    EXPECT_EQ(UserVersion(path), 2);
+    EXPECT_EQ(UserVersion(path), 3);
     auto all = (*store)->List({});
     ASSERT_TRUE(all.ok()) << all.status();
     ASSERT_EQ(all->size(), 2u);
+    // Schema 3: the workload hash of runs recorded before it, from their run.json.
+    for (const RunSummary& s : *all) {
+      const v1::RunRecord& run = s.run_id == "old-plain" ? old_plain : old_train;
+      EXPECT_EQ(s.workload_hash, WorkloadOf(run).hash) << s.run_id;
+      EXPECT_EQ(s.workload_hash.size(), 64u) << s.run_id;
+      EXPECT_FALSE(s.workload_class.empty()) << s.run_id;
+    }
     auto loaded = (*store)->Load("old-plain");
     ASSERT_TRUE(loaded.ok()) << loaded.status();
     EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*loaded, old_plain));

@@ -1,0 +1,91 @@
+// The hardware an agent reports (agent/host_facts.h GatherHardwareFacts),
+// read from a fake /proc and /sys tree laid out as the kernel does.
+#include <string>
+
+#include "agent/host_facts.h"
+#include "common/files.h"
+#include "gtest/gtest.h"
+#include "unit/results_fixtures.h"
+
+namespace lockstep {
+namespace {
+
+void Put(const std::string& path, const std::string& text) {
+  ASSERT_TRUE(MakeDirectories(path.substr(0, path.rfind('/')), 0755).ok()) << path;
+  ASSERT_TRUE(WriteFileAtomically(path, text).ok()) << path;
+}
+
+TEST(HardwareFacts, ReadsCpuNicsAndBlockDevicesFromTheTreeUnderRoot) {
+  const std::string root = testing::TempDir("sysfs");
+  Put(root + "/proc/cpuinfo",
+      "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7763 64-Core "
+      "Processor\n\nprocessor\t: 1\nmodel name\t: AMD EPYC 7763 64-Core Processor\n");
+  // eth0 up at 25 Gb/s, ib0 up, lo and a down interface left out.
+  Put(root + "/sys/class/net/eth0/type", "1\n");
+  Put(root + "/sys/class/net/eth0/operstate", "up\n");
+  Put(root + "/sys/class/net/eth0/speed", "25000\n");
+  Put(root + "/sys/class/net/eth0/mtu", "9000\n");
+  Put(root + "/sys/class/net/ib0/type", "32\n");
+  Put(root + "/sys/class/net/ib0/operstate", "up\n");
+  Put(root + "/sys/class/net/ib0/speed", "200000\n");
+  Put(root + "/sys/class/net/ib0/mtu", "4092\n");
+  Put(root + "/sys/class/net/lo/type", "772\n");
+  Put(root + "/sys/class/net/lo/operstate", "unknown\n");
+  Put(root + "/sys/class/net/eth1/type", "1\n");
+  Put(root + "/sys/class/net/eth1/operstate", "down\n");
+  // A virtual NIC whose speed reads -1.
+  Put(root + "/sys/class/net/veth0/type", "1\n");
+  Put(root + "/sys/class/net/veth0/operstate", "up\n");
+  Put(root + "/sys/class/net/veth0/speed", "-1\n");
+  Put(root + "/sys/class/net/veth0/mtu", "1500\n");
+  Put(root + "/sys/block/nvme0n1/size", "7501476528\n");
+  Put(root + "/sys/block/nvme0n1/queue/rotational", "0\n");
+  Put(root + "/sys/block/nvme0n1/device/model", "SAMSUNG MZQL23T8HCLS-00A07     \n");
+  Put(root + "/sys/block/sda/size", "35156656128\n");
+  Put(root + "/sys/block/sda/queue/rotational", "1\n");
+  Put(root + "/sys/block/sda/device/model", "ST18000NM000J\n");
+  Put(root + "/sys/block/loop0/size", "8\n");
+  Put(root + "/sys/block/dm-0/size", "8\n");
+
+  v1::HostFacts f;
+  GatherHardwareFacts(root, &f);
+  EXPECT_EQ(f.cpu_model(), "AMD EPYC 7763 64-Core Processor");
+  ASSERT_EQ(f.nics_size(), 3);  // eth0, ib0, veth0 (sorted)
+  EXPECT_EQ(f.nics(0).name(), "eth0");
+  EXPECT_EQ(f.nics(0).speed_mbit_per_s(), 25000u);
+  EXPECT_EQ(f.nics(0).mtu(), 9000u);
+  EXPECT_EQ(f.nics(0).kind(), "ether");
+  EXPECT_EQ(f.nics(1).name(), "ib0");
+  EXPECT_EQ(f.nics(1).kind(), "infiniband");
+  EXPECT_EQ(f.nics(1).speed_mbit_per_s(), 200000u);
+  EXPECT_EQ(f.nics(2).speed_mbit_per_s(), 0u);  // -1: unknown
+  ASSERT_EQ(f.block_devices_size(), 2);
+  EXPECT_EQ(f.block_devices(0).name(), "nvme0n1");
+  EXPECT_EQ(f.block_devices(0).model(), "SAMSUNG MZQL23T8HCLS-00A07");
+  EXPECT_EQ(f.block_devices(0).size_bytes(), 7501476528ull * 512);
+  EXPECT_FALSE(f.block_devices(0).rotational());
+  EXPECT_EQ(f.block_devices(1).name(), "sda");
+  EXPECT_TRUE(f.block_devices(1).rotational());
+}
+
+TEST(HardwareFacts, AnEmptyTreeLeavesTheFactsEmpty) {
+  v1::HostFacts f;
+  GatherHardwareFacts(testing::TempDir("sysfs-empty"), &f);
+  EXPECT_EQ(f.cpu_model(), "");
+  EXPECT_EQ(f.nics_size(), 0);
+  EXPECT_EQ(f.block_devices_size(), 0);
+}
+
+TEST(HardwareFacts, TheRealHostsCpuModelIsReadWhenItsCpuinfoNamesOne) {
+  auto cpuinfo = ReadFileToString("/proc/cpuinfo");
+  if (!cpuinfo.ok() || cpuinfo->find("model name") == std::string::npos) {
+    GTEST_SKIP() << "/proc/cpuinfo has no model name line here";
+  }
+  v1::HostFacts f;
+  GatherHardwareFacts("/", &f);
+  EXPECT_FALSE(f.cpu_model().empty());
+  EXPECT_NE(cpuinfo->find(f.cpu_model()), std::string::npos) << f.cpu_model();
+}
+
+}  // namespace
+}  // namespace lockstep
