@@ -1,4 +1,5 @@
 #include "controller/cli/command_specs.h"
+#include "controller/cli/push_command.h"
 
 #include <array>
 #include <cstdio>
@@ -680,7 +681,7 @@ constexpr CommandSpec kHelp = {
 constexpr const CommandSpec* kCommands[] = {&kRun,     &kIor,     &kMdtest, &kIozone, &kIo500, &kDlio,
                                             &kAgents,  &kCheck,   &kHistory, &kImport,
                                             &kExport,  &kCompare, &kGate,    &kReport,
-                                            &kVerify,  &kCerts,   &kHelp};
+                                            &kVerify,  &kPushCommandSpec, &kCerts, &kHelp};
 
 constexpr ManSection kSections[] = {
     {.title = "Run references", .text = kRunRefs},

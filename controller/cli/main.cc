@@ -19,6 +19,7 @@
 #include "controller/cli/certs_command.h"
 #include "controller/io500/io500_command.h"
 #include "controller/cli/printed_report.h"
+#include "controller/cli/push_command.h"
 #include "controller/cli/reach_agents.h"
 #include "controller/cli/cli_commands.h"
 #include "controller/cli/command_specs.h"
@@ -215,6 +216,7 @@ int Main(int argc, char** argv) {
   if (cmd == "gate") return GateCommand(rest);
   if (cmd == "report") return ReportCommand(rest);
   if (cmd == "verify") return VerifyCommand(rest);
+  if (cmd == "push") return PushCommand(rest);
   if (cmd == "certs") return RunCertsCommand(rest);
   if (cmd == "check") return CheckCommand(rest);
   if (cmd == "agents") {
