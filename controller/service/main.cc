@@ -34,7 +34,7 @@
 namespace lockstep {
 namespace {
 
-constexpr std::array<FlagSpec, 6> kFlags = {{
+constexpr std::array<FlagSpec, 7> kFlags = {{
     {.name = "db", .value_name = "CONNINFO",
      .default_value = "dbname=lockstep",
      .help = "the PostgreSQL database, as libpq's connection string"},
@@ -49,6 +49,8 @@ constexpr std::array<FlagSpec, 6> kFlags = {{
      .help = "init: the names and addresses the service is reached at"},
     {.name = "days", .kind = FlagKind::kUint, .value_name = "N", .default_value = "825",
      .help = "init, admit: how long the certificates are valid", .min = 1, .max = 36500},
+    {.name = "answer_delay_ms", .kind = FlagKind::kUint, .value_name = "MS",
+     .help = "fault tests: answer a stored push this late", .max = 600000, .hidden = true},
 }};
 
 constexpr CommandSpec kSpec = {
@@ -76,7 +78,6 @@ std::string NewToken() {
   return hex;
 }
 
-ResultsService* g_service = nullptr;
 void OnSignal(int) {
   static constexpr char kMessage[] = "lockstep-service: stopping\n";
   (void)!::write(2, kMessage, sizeof(kMessage) - 1);
@@ -96,6 +97,7 @@ int Serve(const ParsedFlags& f, ServiceDb& db) {
   o.cert_path = dir + "/service.pem";
   o.key_path = dir + "/service.key";
   o.ca_path = dir + "/ca.pem";
+  o.answer_delay_ms = static_cast<int>(f.GetUint("answer_delay_ms"));
   // The database may come later (systemd ordering, a restart): serve and say
   // 503 meanwhile; migrate as soon as it answers.
   absl::Status migrated = db.Migrate();
@@ -103,7 +105,6 @@ int Serve(const ParsedFlags& f, ServiceDb& db) {
   if (migrated.code() == absl::StatusCode::kFailedPrecondition) return Fail(migrated);
   ResultsService service(o, &db);
   if (absl::Status s = service.Start(); !s.ok()) return Fail(s);
-  g_service = &service;
   struct sigaction sa = {};
   sa.sa_handler = OnSignal;
   sigaction(SIGINT, &sa, nullptr);

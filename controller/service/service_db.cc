@@ -103,35 +103,57 @@ ServiceDb::ServiceDb(std::string conninfo, int max_idle_connections)
 ServiceDb::~ServiceDb() = default;
 
 absl::Status ServiceDb::With(const std::function<void(pqxx::connection&)>& body) {
-  std::unique_ptr<pqxx::connection> c;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!idle_.empty()) {
-      c = std::move(idle_.back());
-      idle_.pop_back();
+  // A pooled connection may have died with a restarted server: then every
+  // idle one has, so they are dropped and the body runs once more on a new
+  // connection. Running it again is safe: a transaction that broke did not
+  // commit, and one whose commit's answer was lost is a push, which is
+  // idempotent on the content hash.
+  for (int attempt = 0;; ++attempt) {
+    std::unique_ptr<pqxx::connection> c;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!idle_.empty()) {
+        c = std::move(idle_.back());
+        idle_.pop_back();
+      }
     }
-  }
-  try {
-    if (c == nullptr || !c->is_open()) c = std::make_unique<pqxx::connection>(conninfo_);
-    body(*c);
-  } catch (const pqxx::broken_connection& e) {
-    return Unreachable(conninfo_, e.what());
-  } catch (const pqxx::sql_error& e) {
-    // A connection that died inside a statement reports SQLSTATE class 08
-    // (or 57P: the server shutting down): unreachable, not a bug.
-    const std::string state = e.sqlstate();
-    if (state.rfind("08", 0) == 0 || state.rfind("57P", 0) == 0) {
-      return Unreachable(conninfo_, e.what());
+    const bool reused = c != nullptr;
+    bool broken = false;
+    std::string why;
+    try {
+      if (c == nullptr || !c->is_open()) c = std::make_unique<pqxx::connection>(conninfo_);
+      body(*c);
+    } catch (const pqxx::broken_connection& e) {
+      broken = true;
+      why = e.what();
+    } catch (const pqxx::sql_error& e) {
+      // A connection that died inside a statement reports SQLSTATE class 08
+      // (or 57P: the server shutting down): unreachable, not a bug.
+      const std::string state = e.sqlstate();
+      if (state.rfind("08", 0) != 0 && state.rfind("57P", 0) != 0) {
+        return absl::InternalError(absl::StrCat("results database: ", e.what(), " (query: ",
+                                                e.query().substr(0, 200), ")"));
+      }
+      broken = true;
+      why = e.what();
+    } catch (const std::exception& e) {
+      if (c != nullptr && c->is_open()) {
+        return absl::InternalError(absl::StrCat("results database: ", e.what()));
+      }
+      broken = true;
+      why = e.what();
     }
-    return absl::InternalError(absl::StrCat("results database: ", e.what(), " (query: ",
-                                            e.query().substr(0, 200), ")"));
-  } catch (const std::exception& e) {
-    if (c != nullptr && !c->is_open()) return Unreachable(conninfo_, e.what());
-    return absl::InternalError(absl::StrCat("results database: ", e.what()));
+    if (!broken) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (static_cast<int>(idle_.size()) < max_idle_) idle_.push_back(std::move(c));
+      return absl::OkStatus();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      idle_.clear();
+    }
+    if (!reused || attempt > 0) return Unreachable(conninfo_, why);
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  if (static_cast<int>(idle_.size()) < max_idle_) idle_.push_back(std::move(c));
-  return absl::OkStatus();
 }
 
 absl::StatusOr<int> ServiceDb::Version() {

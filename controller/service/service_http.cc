@@ -4,7 +4,9 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include <chrono>
 #include <functional>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -113,7 +115,7 @@ httplib::Server::Handler Guarded(ServiceDb* db, Handler h) {
 
 bool WantsCsv(const httplib::Request& req) { return req.matches[req.matches.size() - 1] == ".csv"; }
 
-absl::Status Push(ServiceDb& db, const std::string& ca_pem, const Viewer& v,
+absl::Status Push(ServiceDb& db, const std::string& ca_pem, int answer_delay_ms, const Viewer& v,
                   const httplib::Request& req, httplib::Response& res) {
   if (!v.is_site) {
     return absl::PermissionDeniedError(absl::StrCat(
@@ -134,6 +136,9 @@ absl::Status Push(ServiceDb& db, const std::string& ca_pem, const Viewer& v,
   }
   auto outcome = db.StoreRun(*bundle, verdict.content);
   if (!outcome.ok()) return outcome.status();
+  // Fault tests: the run is stored, the answer is late (the service is
+  // killed before it leaves).
+  if (answer_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(answer_delay_ms));
   const bool stored = *outcome == PushOutcome::kStored;
   res.status = stored ? 201 : 200;
   res.set_content(absl::StrCat(stored ? "stored" : "already stored", " run ",
@@ -196,9 +201,10 @@ void ResultsService::Routes() {
   httplib::SSLServer& s = *server_;
   ServiceDb* db = db_;
   const std::string ca = ca_pem_;
-  s.Post("/api/v1/runs", Guarded(db, [db, ca](const Viewer& v, const httplib::Request& req,
-                                              httplib::Response& res) {
-           return Push(*db, ca, v, req, res);
+  const int delay = options_.answer_delay_ms;
+  s.Post("/api/v1/runs", Guarded(db, [db, ca, delay](const Viewer& v, const httplib::Request& req,
+                                                     httplib::Response& res) {
+           return Push(*db, ca, delay, v, req, res);
          }));
   s.Post(R"(/api/v1/runs/([^/]+)/visibility)",
          Guarded(db, [db](const Viewer& v, const httplib::Request& req, httplib::Response& res) {
@@ -238,8 +244,12 @@ void ResultsService::Routes() {
       return;
     }
     res.set_header("Set-Cookie", absl::StrCat("lockstep_token=", token,
-                                              "; Path=/; HttpOnly; Secure; SameSite=Strict"));
-    res.set_redirect("/", 303);
+                                              "; Path=/; Max-Age=2592000; HttpOnly; Secure; "
+                                              "SameSite=Lax"));
+    // Only a path of this service: never elsewhere.
+    std::string next = req.get_param_value("next");
+    if (next.empty() || next[0] != '/' || absl::StartsWith(next, "//")) next = "/";
+    res.set_redirect(next, 303);
   });
   s.Get(R"(/(index\.csv)?)", Guarded(db, [db](const Viewer& v, const httplib::Request& req,
                                               httplib::Response& res) {

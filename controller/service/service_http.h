@@ -20,8 +20,8 @@
 //   GET  /api/v1/runs/RUN/run.json   the run's run.json as pushed
 //   GET  /, /index.csv, /sites/SITE/plans/PLAN[.csv], /runs/RUN[.csv|.lsbundle],
 //        /classes/HASH[.csv]         the pages (service_pages.h)
-//   GET  /login?token=T              sets the reader's cookie (HttpOnly,
-//                                    Secure, SameSite=Strict), then to /
+//   GET  /login?token=T[&next=/PATH] sets the reader's cookie (HttpOnly,
+//                                    Secure, SameSite=Lax), then to PATH
 //
 // The database unreachable: every request that needs it answers 503 with
 // the reason, and the next request connects again (service_db.h).
@@ -48,6 +48,7 @@ struct ServiceOptions {
   std::string key_path;            // its key
   std::string ca_path;             // the service's CA: sites' certificates chain to it
   size_t max_bundle_bytes = 512u << 20;
+  int answer_delay_ms = 0;         // fault tests only: answer a stored push this late
 };
 
 class ResultsService {
