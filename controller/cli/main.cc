@@ -89,6 +89,25 @@ std::optional<int> RefuseLocalWritePlaces(const ParsedFlags& f, const Plan& plan
   return kExitUsage;
 }
 
+// `--push URL` or the plan's [run] push: the run goes to the results
+// service (or waits in the spool); the run's exit code stays its own.
+void PushAtRunEnd(const ParsedFlags& f, const Plan& plan, const std::string& out_dir,
+                  const std::string& run_dir) {
+  auto pick = [&f](const char* flag, const std::string& from_plan) {
+    return f.GetString(flag).empty() ? from_plan : f.GetString(flag);
+  };
+  PushSettings s{.url = pick("push", plan.push_url),
+                 .credentials = pick("push_credentials", plan.push_credentials),
+                 .ca = pick("push_ca", plan.push_ca), .site = f.GetString("site"),
+                 .spool = f.GetString("spool"),
+                 .db = f.GetString("db").empty() ? out_dir + "/history.db" : f.GetString("db")};
+  if (s.url.empty() || run_dir.empty()) return;
+  if (PushRunDirectory(s, run_dir) != kExitOk) {
+    std::fprintf(stderr, "lockstep: warning: run %s was not pushed to %s (see above)\n",
+                 run_dir.c_str(), s.url.c_str());
+  }
+}
+
 int RunCommand(const std::vector<std::string>& args, const std::string& command_line) {
   const CommandSpec& spec = RunCommandSpec();
   auto flags = ParseFlags(args, spec);
@@ -140,6 +159,7 @@ int RunCommand(const std::vector<std::string>& args, const std::string& command_
     std::fprintf(stderr, "lockstep: %s\n", outcome.error.c_str());
   }
   RecordRunInHistory(f, options.out_dir, outcome, "lockstep");
+  PushAtRunEnd(f, *plan, options.out_dir, outcome.run_dir);
   return ExitCodeFor(outcome.failure);
 }
 

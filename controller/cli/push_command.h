@@ -11,6 +11,7 @@
 #ifndef LOCKSTEP_CONTROLLER_CLI_PUSH_COMMAND_H_
 #define LOCKSTEP_CONTROLLER_CLI_PUSH_COMMAND_H_
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,22 @@
 namespace lockstep {
 
 extern const CommandSpec kPushCommandSpec;
+
+// `lockstep run`'s flags for pushing at the end of the run (each overrides
+// the plan's [run] key of the same name).
+inline constexpr std::array<FlagSpec, 4> kRunPushFlags = {{
+    {.name = "push", .value_name = "URL",
+     .help = "at the end of the run, push it to this results service (https://HOST:PORT); "
+             "when it cannot take it the run still succeeds and waits in the spool "
+             "(lockstep push --pending). Plan: [run] push"},
+    {.name = "push_credentials", .value_name = "DIR",
+     .help = "with --push: the site's certificate and key (lockstep-service admit). Plan: [run] "
+             "push_credentials"},
+    {.name = "push_ca", .value_name = "FILE",
+     .help = "with --push: the service's CA certificate. Plan: [run] push_ca"},
+    {.name = "spool", .value_name = "DIR", .default_value = "lockstep-results/spool",
+     .help = "with --push: where a run waits while the service cannot take it"},
+}};
 
 int PushCommand(const std::vector<std::string>& args);
 
