@@ -93,12 +93,11 @@ std::optional<int> RefuseLocalWritePlaces(const ParsedFlags& f, const Plan& plan
 // service (or waits in the spool); the run's exit code stays its own.
 void PushAtRunEnd(const ParsedFlags& f, const Plan& plan, const std::string& out_dir,
                   const std::string& run_dir) {
-  auto pick = [&f](const char* flag, const std::string& from_plan) {
-    return f.GetString(flag).empty() ? from_plan : f.GetString(flag);
+  auto pick = [&f, &plan](const char* key) {
+    return f.GetString(key).empty() ? PlanRunString(plan.text, key) : f.GetString(key);
   };
-  PushSettings s{.url = pick("push", plan.push_url),
-                 .credentials = pick("push_credentials", plan.push_credentials),
-                 .ca = pick("push_ca", plan.push_ca), .site = f.GetString("site"),
+  PushSettings s{.url = pick("push"), .credentials = pick("push_credentials"),
+                 .ca = pick("push_ca"), .site = f.GetString("site"),
                  .spool = f.GetString("spool"),
                  .db = f.GetString("db").empty() ? out_dir + "/history.db" : f.GetString("db")};
   if (s.url.empty() || run_dir.empty()) return;

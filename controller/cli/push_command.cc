@@ -3,6 +3,8 @@
 #include <array>
 #include <cstdio>
 
+#include <toml++/toml.h>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -192,6 +194,15 @@ int PushCommand(const std::vector<std::string>& args) {
     p.Send(*bundle, ref);
   }
   return p.ExitCode();
+}
+
+std::string PlanRunString(const std::string& plan_text, const char* key) {
+  try {
+    toml::table t = toml::parse(plan_text);
+    return t["run"][key].value_or(std::string());
+  } catch (const std::exception&) {
+    return "";
+  }
 }
 
 int PushRunDirectory(const PushSettings& settings, const std::string& run_dir) {

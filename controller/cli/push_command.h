@@ -47,6 +47,10 @@ struct PushSettings {
   std::string db = "lockstep-results/history.db";
 };
 
+// The plan's [run] KEY (push, push_credentials, push_ca) from its text; ""
+// when absent (ParsePlan has checked that it is a string).
+std::string PlanRunString(const std::string& plan_text, const char* key);
+
 // For `lockstep run --push URL`: sends the spool, then the run directory
 // just written (or spools it). Returns the push command's exit code.
 int PushRunDirectory(const PushSettings& settings, const std::string& run_dir);

@@ -119,9 +119,6 @@ struct Plan {
   // A transfer in flight longer than this fails the phase with the task,
   // file and offset it is stuck on (0 = never).
   uint32_t io_stall_timeout_ms = 120000;
-  // [run] push, push_credentials, push_ca: send the run to a results service
-  // at its end (`lockstep run --push` overrides; controller/cli/push_command.h).
-  std::string push_url, push_credentials, push_ca;
   std::vector<AgentPlan> agents;  // empty: local agents
   // [run] client_agents: in test t only the first client_agents[t] client
   // agents take part (1 node, then 4, then 8: seed 000); a list sweeps with
