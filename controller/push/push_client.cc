@@ -81,6 +81,28 @@ PushResult PushBundle(const PushTarget& target, const v1::RunBundle& bundle) {
   return out;
 }
 
+absl::StatusOr<std::string> ServiceGet(const PushTarget& target, const std::string& path) {
+  auto hp = ParseUrl(target.url);
+  if (!hp.ok()) return hp.status();
+  httplib::SSLClient client(hp->host, hp->port, target.cert_path, target.key_path);
+  client.set_ca_cert_path(target.ca_path);
+  client.enable_server_certificate_verification(true);
+  client.set_connection_timeout(target.connect_timeout_s, 0);
+  client.set_read_timeout(target.read_timeout_s, 0);
+  auto res = client.Get(path.c_str());
+  if (!res) {
+    return absl::UnavailableError(absl::StrCat(target.url, " cannot be reached: ",
+                                               httplib::to_string(res.error())));
+  }
+  if (res->status == 200) return res->body;
+  const std::string what = absl::StrCat(target.url, path, ": ", res->status, " ",
+                                        absl::StripTrailingAsciiWhitespace(res->body));
+  if (res->status >= 500) return absl::UnavailableError(what);
+  if (res->status == 404) return absl::NotFoundError(what);
+  if (res->status == 401 || res->status == 403) return absl::PermissionDeniedError(what);
+  return absl::InvalidArgumentError(what);
+}
+
 absl::Status SpoolBundle(const std::string& spool_dir, const v1::RunBundle& bundle) {
   std::error_code ec;
   std::filesystem::create_directories(spool_dir, ec);

@@ -40,6 +40,11 @@ absl::Status CheckServiceUrl(const std::string& url);
 // One POST of the serialised bundle. Never spools by itself.
 PushResult PushBundle(const PushTarget& target, const v1::RunBundle& bundle);
 
+// GET `path` (with its query) from the service as the site of `target`:
+// the body on 200; otherwise Unavailable (unreachable, 5xx) or the
+// service's refusal as PermissionDenied/NotFound/InvalidArgument, with its text.
+absl::StatusOr<std::string> ServiceGet(const PushTarget& target, const std::string& path);
+
 // The spool: SPOOL/SHA256.lsbundle files written atomically.
 absl::Status SpoolBundle(const std::string& spool_dir, const v1::RunBundle& bundle);
 // Paths of the spooled bundles, oldest first.

@@ -185,8 +185,8 @@ echo "ok: spooled while the service was down, pushed when it came back"
 
 # A history db moved over: runs in = runs out, ids kept.
 [ "$(push sitea --all --db "$T/sitea/results/history.db")" = 0 ] || fail "push --all: $(cat "$T/out")"
-want=$(sqlite3 "$T/sitea/results/history.db" "select run_id from runs order by run_id")
-got=$(q "select run_id from runs where site = 'sitea' order by run_id")
+want=$(sqlite3 "$T/sitea/results/history.db" "select run_id from runs" | LC_ALL=C sort)
+got=$(q "select run_id from runs where site = 'sitea'" | LC_ALL=C sort)
 [ "$want" = "$got" ] || fail "push --all: history has [$want], the service [$got]"
 echo "ok: push --all: $(echo "$got" | wc -l) runs in, the same out, ids kept"
 
@@ -212,6 +212,17 @@ done
 as_site sitea "$URL/sites/sitea/plans/svc.csv" | grep -q "$(id_of "$A3")" || fail "site A cannot see its own private run"
 as_site sitea -d shared "$URL/api/v1/runs/$(id_of "$A2")/visibility" >/dev/null
 echo "ok: private and embargoed runs hidden from site B and readers in every page and CSV"
+
+# The results commands against the service, as site B: history lists what B
+# may read; gate takes the shared history as its baseline.
+export LOCKSTEP_SERVICE_CREDENTIALS="$T/creds/siteb" LOCKSTEP_SERVICE_CA="$T/svc/ca.pem"
+"$LOCKSTEP" history --db "$URL" >"$T/hist" 2>&1 || fail "history --db URL: $(cat "$T/hist")"
+grep -q "$(id_of "$A1")" "$T/hist" && grep -q "$(id_of "$B1")" "$T/hist" \
+    && ! grep -q "$(id_of "$A3")" "$T/hist" || fail "history --db URL as site B: $(cat "$T/hist")"
+set +e; "$LOCKSTEP" gate "$(id_of "$B1")" --db "$URL" >"$T/gate" 2>&1; rc=$?; set -e
+[ $rc = 0 ] || [ $rc = 1 ] || fail "gate --db URL: exit $rc: $(cat "$T/gate")"
+unset LOCKSTEP_SERVICE_CREDENTIALS LOCKSTEP_SERVICE_CA
+echo "ok: history and gate against the service (gate exit $rc)"
 
 # PostgreSQL stopped under the running service, then started again.
 as_pg "$PGBIN/pg_ctl" -D "$T/pg/data" -m fast -w stop >/dev/null
