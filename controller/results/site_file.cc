@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -24,7 +25,7 @@ constexpr char kRateUnits[] = "b/s, Kb/s, Mb/s, Gb/s or Tb/s (bits), e.g. \"100G
 
 absl::StatusOr<toml::table> ParseSiteTable(std::string_view text, const std::string& origin) {
   try {
-    return toml::parse(text, origin);
+    return toml::parse(text, std::string(origin));
   } catch (const toml::parse_error& e) {
     const auto& b = e.source().begin;
     return absl::InvalidArgumentError(absl::StrFormat("%s:%d:%d: malformed TOML: %s", origin,

@@ -1,6 +1,8 @@
 #include "controller/results/workload.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -10,7 +12,7 @@
 #include "common/files.h"
 #include "common/sizes.h"
 #include "google/protobuf/descriptor.h"
-#include "google/protobuf/reflection.h"
+#include "google/protobuf/message.h"
 
 namespace lockstep {
 

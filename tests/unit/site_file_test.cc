@@ -129,7 +129,9 @@ TEST(SystemDescription, DifferencesComeFirstAndSameRowsAfter) {
   size_t first_same = rows.size();
   for (size_t i = 0; i < rows.size(); ++i) {
     if (!rows[i].differs && first_same == rows.size()) first_same = i;
-    if (i > first_same) EXPECT_FALSE(rows[i].differs) << rows[i].what;
+    if (i > first_same) {
+      EXPECT_FALSE(rows[i].differs) << rows[i].what;
+    }
   }
   auto find = [&](const std::string& what) -> const SystemRow* {
     for (const auto& r : rows) {
