@@ -227,7 +227,7 @@ std::string FormatSystems(const std::vector<std::string>& labels,
     any_differs = any_differs || r.differs;
     std::vector<std::string> cells = r.values;
     for (auto& c : cells) {
-      if (c.empty()) c = "-";
+      if (c.empty()) c.push_back('-');  // not c = "-": GCC 12 -Wrestrict false positive
     }
     absl::StrAppend(&out, line(r.what, cells));
   }
