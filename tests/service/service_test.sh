@@ -40,7 +40,7 @@ cleanup() {
   rm -rf "$T"
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; echo "--- service log"; tail -30 "$T/service.log" 2>/dev/null; exit 1; }
+fail() { { echo "FAIL: $*"; echo "--- service log"; tail -30 "$T/service.log" 2>/dev/null; } >&2; exit 1; }
 # Polls a command until it succeeds or 30 s pass.
 eventually() {
   local deadline=$((SECONDS + 30))
@@ -115,7 +115,7 @@ run_at() {  # SITE -> prints the new run directory
   after=$(ls "$T/$1/results" | grep -v '\.db')
   echo "$T/$1/results/$(comm -13 <(echo "$before" | sort) <(echo "$after" | sort) | head -1)"
 }
-A1=$(run_at sitea); A2=$(run_at sitea); A3=$(run_at sitea); B1=$(run_at siteb)
+A1=$(run_at sitea) && A2=$(run_at sitea) && A3=$(run_at sitea) && B1=$(run_at siteb) || exit 1
 id_of() { basename "$1"; }
 push() {  # SITE ARGS...: lockstep push as SITE; output in $T/out, exit code echoed
   local site=$1; shift
