@@ -3,6 +3,7 @@
 #   lockstep        the controller, lockstep.1, bash completion
 #   lockstep-agent  the daemon, lockstep-agent.8, the systemd unit,
 #                   /etc/lockstep/agent.toml (a conffile), /var/lib/lockstep
+#   lockstep-service the shared results service, its systemd unit and page
 # ./deploy/package.sh builds them into build/packages/; by hand:
 #   cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release && cmake --build build/release
 #   (cd build/release && cpack -G DEB)
@@ -15,8 +16,8 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_PACKAGE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/packages)
 # Release binaries without their symbol tables (a few MB less per package).
 set(CPACK_STRIP_FILES ON)
-# Only the two components: gtest's or anything else's install rules stay out.
-set(CPACK_COMPONENTS_ALL lockstep lockstep-agent)
+# Only these components: gtest's or anything else's install rules stay out.
+set(CPACK_COMPONENTS_ALL lockstep lockstep-agent lockstep-service)
 
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 # <name>_<version>-<release>_<arch>.deb, as dpkg-name would call them.
@@ -55,6 +56,14 @@ set(CPACK_DEBIAN_LOCKSTEP-AGENT_PACKAGE_CONTROL_EXTRA
     ${LOCKSTEP_DEBIAN_DIR}/postinst
     ${LOCKSTEP_DEBIAN_DIR}/prerm
     ${LOCKSTEP_DEBIAN_DIR}/postrm)
+set(CPACK_DEBIAN_LOCKSTEP-SERVICE_PACKAGE_NAME lockstep-service)
+set(CPACK_COMPONENT_LOCKSTEP-SERVICE_DESCRIPTION "parallel file system benchmark: the shared results service
+lockstep-service keeps the runs that sites push (lockstep push) in PostgreSQL,
+checks each run bundle's hash and signature, enforces per-site rights and
+serves a web view of trends and cross-site comparisons over HTTPS. The
+package ships a systemd unit (not enabled).")
+# The database may live on another host: PostgreSQL is recommended, not required.
+set(CPACK_DEBIAN_LOCKSTEP-SERVICE_PACKAGE_RECOMMENDS "postgresql-15")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 
 include(CPack)

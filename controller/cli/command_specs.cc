@@ -1,4 +1,5 @@
 #include "controller/cli/command_specs.h"
+#include "controller/cli/push_command.h"
 
 #include <array>
 #include <cstdio>
@@ -88,7 +89,7 @@ constexpr std::array<FlagSpec, 6> kAgentSourceFlags = {{
      .max = 86400000},
 }};
 
-constexpr auto kRunFlags = Concat(Concat(Concat(Concat(
+constexpr auto kRunFlags = Concat(Concat(Concat(Concat(Concat(
     std::array<FlagSpec, 6>{{
         {.name = "root", .kind = FlagKind::kList, .value_name = "DIR",
          .help = "with local agents: the plan may also write below DIR (needed for a directory "
@@ -125,7 +126,7 @@ constexpr auto kRunFlags = Concat(Concat(Concat(Concat(
          .help = "with --dry-run: the metadata rate (mdtest, small files) of the estimate",
          .min = 1, .max = 1000000000},
     }}),
-    kRunTlsFlags), kAgentSourceFlags);
+    kRunTlsFlags), kAgentSourceFlags), kRunPushFlags);
 
 constexpr CommandSpec kRun = {
     .program = "lockstep",
@@ -683,7 +684,7 @@ constexpr CommandSpec kHelp = {
 constexpr const CommandSpec* kCommands[] = {&kRun,     &kIor,     &kMdtest, &kIozone, &kIo500, &kDlio,
                                             &kAgents,  &kCheck,   &kHistory, &kImport,
                                             &kExport,  &kCompare, &kGate,    &kReport,
-                                            &kVerify,  &kCerts,   &kHelp};
+                                            &kVerify,  &kPushCommandSpec, &kCerts, &kHelp};
 
 constexpr ManSection kSections[] = {
     {.title = "Run references", .text = kRunRefs},

@@ -23,6 +23,7 @@
 #include "controller/cli/certs_command.h"
 #include "controller/io500/io500_command.h"
 #include "controller/cli/printed_report.h"
+#include "controller/cli/push_command.h"
 #include "controller/cli/reach_agents.h"
 #include "controller/cli/cli_commands.h"
 #include "controller/cli/command_specs.h"
@@ -92,6 +93,24 @@ std::optional<int> RefuseLocalWritePlaces(const ParsedFlags& f, const Plan& plan
   return kExitUsage;
 }
 
+// `--push URL` or the plan's [run] push: the run goes to the results
+// service (or waits in the spool); the run's exit code stays its own.
+void PushAtRunEnd(const ParsedFlags& f, const Plan& plan, const std::string& out_dir,
+                  const std::string& run_dir) {
+  auto pick = [&f, &plan](const char* key) {
+    return f.GetString(key).empty() ? PlanRunString(plan.text, key) : f.GetString(key);
+  };
+  PushSettings s{.url = pick("push"), .credentials = pick("push_credentials"),
+                 .ca = pick("push_ca"), .site = f.GetString("site"),
+                 .spool = f.GetString("spool"),
+                 .db = f.GetString("db").empty() ? out_dir + "/history.db" : f.GetString("db")};
+  if (s.url.empty() || run_dir.empty()) return;
+  if (PushRunDirectory(s, run_dir) != kExitOk) {
+    std::fprintf(stderr, "lockstep: warning: run %s was not pushed to %s (see above)\n",
+                 run_dir.c_str(), s.url.c_str());
+  }
+}
+
 int RunCommand(const std::vector<std::string>& args, const std::string& command_line) {
   const CommandSpec& spec = RunCommandSpec();
   auto flags = ParseFlags(args, spec);
@@ -143,6 +162,7 @@ int RunCommand(const std::vector<std::string>& args, const std::string& command_
     std::fprintf(stderr, "lockstep: %s\n", outcome.error.c_str());
   }
   RecordRunInHistory(f, options.out_dir, outcome, "lockstep");
+  PushAtRunEnd(f, *plan, options.out_dir, outcome.run_dir);
   return ExitCodeFor(outcome.failure);
 }
 
@@ -223,6 +243,7 @@ int Main(int argc, char** argv) {
   if (cmd == "gate") return GateCommand(rest);
   if (cmd == "report") return ReportCommand(rest);
   if (cmd == "verify") return VerifyCommand(rest);
+  if (cmd == "push") return PushCommand(rest);
   if (cmd == "certs") return RunCertsCommand(rest);
   if (cmd == "check") return CheckCommand(rest);
   if (cmd == "agents") {

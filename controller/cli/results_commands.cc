@@ -16,6 +16,7 @@
 #include "controller/cli/bundle_commands.h"
 #include "controller/cli/command_specs.h"
 #include "controller/cli/exit_codes.h"
+#include "controller/cli/service_history.h"
 #include "controller/results/compare.h"
 #include "controller/results/gate.h"
 #include "controller/results/history.h"
@@ -167,7 +168,9 @@ int HistoryCommand(const std::vector<std::string>& args) {
     }
   }
   const std::string& db_path = f->GetString("db");
-  LazyHistory db(db_path);
+  auto db_file = HistoryDbFor(db_path);
+  if (!db_file.ok()) return Fail("history", db_file.status());
+  LazyHistory db(*db_file);
   auto store = db.Get();
   if (!store.ok()) return Fail("history", store.status());
   auto runs = (*store)->List(filter);
@@ -211,7 +214,9 @@ int ExportCommand(const std::vector<std::string>& args) {
   if (f->positional().empty() || f->positional().size() > 2) {
     return Usage(spec, "give one run and at most one output path");
   }
-  LazyHistory db(f->GetString("db"));
+  auto db_file = HistoryDbFor(f->GetString("db"));
+  if (!db_file.ok()) return Fail("export", db_file.status());
+  LazyHistory db(*db_file);
   auto run = ReadRunRef("export", f->positional()[0], &db);
   if (!run.ok()) return Fail("export", run.status());
   const bool others = HasOutputs(*f);
@@ -248,7 +253,9 @@ int CompareCommand(const std::vector<std::string>& args) {
     return CompareSitesCommand(*f);
   }
   if (f->positional().size() < 2) return Usage(spec, "give at least two runs");
-  LazyHistory db(f->GetString("db"));
+  auto db_file = HistoryDbFor(f->GetString("db"));
+  if (!db_file.ok()) return Fail("compare", db_file.status());
+  LazyHistory db(*db_file);
   // A side is RUN or RUN,RUN,...: a group pooled (its median over all runs).
   std::vector<std::vector<v1::RunRecord>> groups;
   std::vector<v1::RunRecord> runs;
@@ -287,7 +294,9 @@ int GateCommand(const std::vector<std::string>& args) {
   auto window = f->Has("noise-window") ? ParseNoiseWindow(f->GetString("noise-window")) : 0;
   if (!window.ok()) return Usage(spec, std::string(window.status().message()));
   const std::string& db_path = f->GetString("db");
-  LazyHistory db(db_path);
+  auto db_file = HistoryDbFor(db_path);
+  if (!db_file.ok()) return Fail("gate", db_file.status());
+  LazyHistory db(*db_file);
   auto run = ReadRun("gate", f->positional()[0], &db);
   if (!run.ok()) {
     Fail("gate", run.status());
@@ -358,7 +367,9 @@ int ReportCommand(const std::vector<std::string>& args) {
   auto f = ParseFlags(args, spec);
   if (auto code = HelpOrUsageExit(spec, f)) return *code;
   if (f->positional().empty()) return Usage(spec, "give at least one run");
-  LazyHistory db(f->GetString("db"));
+  auto db_file = HistoryDbFor(f->GetString("db"));
+  if (!db_file.ok()) return Fail("report", db_file.status());
+  LazyHistory db(*db_file);
   if (!HasOutputs(*f)) {
     // The summary of each run again. A run directory goes through its
     // journal, which also writes back a run.json its controller never wrote.

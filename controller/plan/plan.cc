@@ -29,7 +29,7 @@ const std::vector<std::string> kRunKeys = {
     "progress_interval_ms", "seed",     "cache",              "drop_mode",
     "cache_required", "lustre_lru_clear", "max_start_skew_us", "on_skew",
     "max_clock_uncertainty_us", "on_clock", "on_agent_loss", "io_stall_timeout_ms",
-    "client_agents"};
+    "client_agents", "push",   "push_credentials", "push_ca"};
 const std::vector<std::string> kAgentKeys = {"address", "role"};
 
 // The TOML document; TOML++ throws on malformed text, caught here.
@@ -101,6 +101,12 @@ absl::Status ParseRun(const toml::table& t, const std::string& source, Plan* pla
   RETURN_IF_ERROR(r.Uint32("io_stall_timeout_ms", 0, kMaxIoStallTimeoutMs,
                            &plan->io_stall_timeout_ms));
   RETURN_IF_ERROR(ReadClientAgents(r, plan));
+  // Where `lockstep run` pushes the run at its end (read by the CLI from the
+  // plan's text, controller/cli/push_command.h); checked here as strings.
+  for (const char* key : {"push", "push_credentials", "push_ca"}) {
+    std::string ignored;
+    RETURN_IF_ERROR(r.String(key, &ignored));
+  }
   return r.OneOf("on_agent_loss", {"stop", "continue"}, &plan->on_agent_loss);
 }
 

@@ -1,0 +1,219 @@
+#include "controller/cli/push_command.h"
+
+#include <array>
+#include <cstdio>
+
+#include <toml++/toml.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "controller/cli/command_specs.h"
+#include "controller/cli/exit_codes.h"
+#include "controller/push/push_client.h"
+#include "controller/results/bundle.h"
+#include "controller/results/history.h"
+#include "controller/results/run_ref.h"
+#include "controller/results/site_file.h"
+#include "controller/results/system_description.h"
+
+namespace lockstep {
+namespace {
+
+constexpr std::array<FlagSpec, 9> kPushFlags = {{
+    {.name = "to", .value_name = "URL",
+     .help = "the results service, https://HOST:PORT"},
+    {.name = "credentials", .value_name = "DIR",
+     .help = "the site's certificate and key as `lockstep-service admit` wrote them "
+             "(site-NAME.pem and .key)"},
+    {.name = "ca", .value_name = "FILE",
+     .help = "the service's CA certificate: the service must present a certificate it issued"},
+    {.name = "site-file", .value_name = "FILE",
+     .help = "the site's site.toml, put in each bundle's system description"},
+    {.name = "spool", .value_name = "DIR", .default_value = "lockstep-results/spool",
+     .help = "where bundles wait while the service cannot take them"},
+    {.name = "pending", .kind = FlagKind::kBool,
+     .help = "list the spooled bundles; with --to, send them"},
+    {.name = "all", .kind = FlagKind::kBool,
+     .help = "push every run of the history db (--db), keeping its run ids"},
+    {.name = "db", .value_name = "FILE", .default_value = "lockstep-results/history.db",
+     .help = "the history db that names runs by id (and that --all reads)"},
+    {.name = "site", .value_name = "NAME",
+     .help = "the site (default: the certificate's CN; must be it)"},
+}};
+
+int Fail(const absl::Status& s) {
+  std::fprintf(stderr, "lockstep push: %s\n", std::string(s.message()).c_str());
+  return s.code() == absl::StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
+}
+
+struct Pusher {
+  PushTarget target;
+  std::string spool;
+  SiteCredential credential;
+  std::string site;
+  v1::SiteDescription described;
+  int stored = 0, already = 0, spooled = 0, refused = 0;
+
+  void Send(const v1::RunBundle& bundle, const std::string& what) {
+    PushResult r = PushOrSpool(target, spool, bundle);
+    const char* verdict = r.kind == PushResult::kStored          ? "stored"
+                          : r.kind == PushResult::kAlreadyStored ? "already stored"
+                          : r.kind == PushResult::kUnreachable   ? "NOT delivered"
+                                                                 : "REFUSED";
+    (r.kind == PushResult::kStored ? stored
+     : r.kind == PushResult::kAlreadyStored ? already
+     : r.kind == PushResult::kUnreachable ? spooled : refused)++;
+    std::printf("%s: %s: %s\n", what.c_str(), verdict, r.message.c_str());
+  }
+
+  int ExitCode() const {
+    std::printf("pushed: %d stored, %d already stored, %d spooled, %d refused\n", stored,
+                already, spooled, refused);
+    if (refused > 0) return kExitFailure;
+    return spooled > 0 ? kExitConnect : kExitOk;
+  }
+
+  absl::StatusOr<v1::RunBundle> FromRef(const std::string& ref, LazyHistory* db) {
+    if (absl::EndsWith(ref, kBundleExtension)) return ReadBundleFile(ref);
+    ASSIGN_OR_RETURN(ResolvedRun run, ResolveRunRef(ref, db, {.restore_telemetry = false}));
+    const v1::SystemDescription system = DescribeSystem(run.record, described);
+    absl::StatusOr<v1::BundleContent> content;
+    if (run.origin == ResolvedRun::Origin::kHistory) {
+      ASSIGN_OR_RETURN(HistoryStore * store, db->Get());
+      ASSIGN_OR_RETURN(std::string json, store->RunJsonText(run.record.run_id()));
+      content = BundleContentFromRunJson(json, absl::StrCat(store->path(), " (run ", ref, ")"),
+                                         site, system);
+    } else if (absl::EndsWith(run.path, "run.json")) {
+      const size_t slash = run.path.rfind('/');
+      content = BundleContentFromRunDir(slash == std::string::npos ? "." : run.path.substr(0, slash),
+                                        site, system);
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(ref, ": not a run with a run.json"));
+    }
+    if (!content.ok()) return content.status();
+    return SignBundle(*content, credential);
+  }
+};
+
+absl::Status Setup(const PushSettings& f, Pusher* p) {
+  p->spool = f.spool;
+  p->target.url = f.url;
+  RETURN_IF_ERROR(CheckServiceUrl(p->target.url));
+  if (f.credentials.empty() || f.ca.empty()) {
+    return absl::InvalidArgumentError(
+        "give --credentials DIR (the site's certificate and key) and --ca FILE (the service's "
+        "CA), as `lockstep-service admit SITE` wrote them");
+  }
+  ASSIGN_OR_RETURN(p->credential, ReadSiteCredentialDir(f.credentials, f.site));
+  ASSIGN_OR_RETURN(std::string cn, CertificateSite(p->credential.cert_pem,
+                                                   p->credential.cert_path));
+  p->site = f.site.empty() ? cn : f.site;
+  p->described.set_site(p->site);
+  if (!f.site_file.empty()) {
+    ASSIGN_OR_RETURN(p->described, ReadSiteFile(f.site_file));
+  }
+  p->target.cert_path = p->credential.cert_path;
+  p->target.key_path = p->credential.key_path;
+  p->target.ca_path = f.ca;
+  return absl::OkStatus();
+}
+
+void SendSpool(Pusher* p) {
+  for (const std::string& path : SpooledBundles(p->spool)) {
+    auto bundle = ReadBundleFile(path);
+    if (!bundle.ok()) {
+      std::fprintf(stderr, "lockstep push: %s (left in the spool)\n",
+                   std::string(bundle.status().message()).c_str());
+      continue;
+    }
+    p->Send(*bundle, absl::StrCat("spooled ", path));
+  }
+}
+
+int ListSpool(const std::string& spool) {
+  const std::vector<std::string> files = SpooledBundles(spool);
+  for (const std::string& path : files) {
+    auto bundle = ReadBundleFile(path);
+    v1::BundleContent content;
+    if (bundle.ok()) content.ParseFromString(bundle->content());
+    std::printf("%s  run %s  site %s\n", path.c_str(), content.run_id().c_str(),
+                content.site().c_str());
+  }
+  std::printf("%zu bundle(s) waiting in %s\n", files.size(), spool.c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
+const CommandSpec kPushCommandSpec = {
+    .program = "lockstep",
+    .name = "push",
+    .synopsis = "RUN...|FILE.lsbundle... --to URL --credentials DIR --ca FILE\n"
+                "--all --db FILE --to URL --credentials DIR --ca FILE\n"
+                "--pending [--to URL --credentials DIR --ca FILE]",
+    .summary = "send runs to a shared results service (spooled while it is unreachable)",
+    .description =
+        "Signs each run as a bundle with the site's credential and sends it to the results "
+        "service (lockstep-service). Spooled bundles are sent first. A run the service cannot "
+        "take now is kept in the spool and sent by the next push (exit 3); the same run twice "
+        "is stored once. --all moves a whole history db over, keeping its run ids.",
+    .flags = kPushFlags,
+};
+
+int PushCommand(const std::vector<std::string>& args) {
+  auto f = ParseFlags(args, kPushCommandSpec);
+  if (auto code = HelpOrUsageExit(kPushCommandSpec, f)) return *code;
+  if (f->GetBool("pending") && f->GetString("to").empty()) return ListSpool(f->GetString("spool"));
+  Pusher p;
+  const PushSettings settings{.url = f->GetString("to"), .credentials = f->GetString("credentials"),
+                              .ca = f->GetString("ca"), .site = f->GetString("site"),
+                              .site_file = f->GetString("site-file"),
+                              .spool = f->GetString("spool"), .db = f->GetString("db")};
+  if (absl::Status s = Setup(settings, &p); !s.ok()) return Fail(s);
+  std::vector<std::string> refs = f->positional();
+  LazyHistory db(f->GetString("db"));
+  if (f->GetBool("all")) {
+    auto store = db.Get();
+    if (!store.ok()) return Fail(store.status());
+    auto runs = (*store)->List({.limit = 0});
+    if (!runs.ok()) return Fail(runs.status());
+    for (auto it = runs->rbegin(); it != runs->rend(); ++it) refs.push_back(it->run_id);
+  } else if (refs.empty() && !f->GetBool("pending")) {
+    return Fail(absl::InvalidArgumentError("name runs or bundle files, or give --all or --pending"));
+  }
+  SendSpool(&p);
+  for (const std::string& ref : refs) {
+    auto bundle = p.FromRef(ref, &db);
+    if (!bundle.ok()) {
+      std::printf("%s: REFUSED here: %s\n", ref.c_str(),
+                  std::string(bundle.status().message()).c_str());
+      ++p.refused;
+      continue;
+    }
+    p.Send(*bundle, ref);
+  }
+  return p.ExitCode();
+}
+
+std::string PlanRunString(const std::string& plan_text, const char* key) {
+  try {
+    toml::table t = toml::parse(plan_text);
+    return t["run"][key].value_or(std::string());
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+int PushRunDirectory(const PushSettings& settings, const std::string& run_dir) {
+  Pusher p;
+  if (absl::Status s = Setup(settings, &p); !s.ok()) return Fail(s);
+  SendSpool(&p);
+  LazyHistory db(settings.db);
+  auto bundle = p.FromRef(run_dir, &db);
+  if (!bundle.ok()) return Fail(bundle.status());
+  p.Send(*bundle, run_dir);
+  return p.ExitCode();
+}
+
+}  // namespace lockstep

@@ -1,0 +1,71 @@
+#include "controller/cli/service_history.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/json.h"
+#include "common/status_macros.h"
+#include "controller/push/push_client.h"
+#include "controller/results/bundle.h"
+#include "controller/results/history.h"
+#include "controller/results/run_json.h"
+
+namespace lockstep {
+namespace {
+
+std::string g_mirror_dir;
+void RemoveMirror() {
+  std::error_code ec;
+  if (!g_mirror_dir.empty()) std::filesystem::remove_all(g_mirror_dir, ec);
+}
+
+// "KEY":"VALUE" of one JSON line the service wrote (its values have no
+// escapes: ids, names, hashes).
+std::string Field(const std::string& line, const std::string& key) {
+  const std::string tag = absl::StrCat("\"", key, "\":\"");
+  const size_t at = line.find(tag);
+  if (at == std::string::npos) return "";
+  const size_t start = at + tag.size();
+  return line.substr(start, line.find('"', start) - start);
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> HistoryDbFor(const std::string& db) {
+  if (!absl::StartsWith(db, "https://")) return db;
+  const char* creds = std::getenv("LOCKSTEP_SERVICE_CREDENTIALS");
+  const char* ca = std::getenv("LOCKSTEP_SERVICE_CA");
+  if (creds == nullptr || ca == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--db ", db, " is a results service: set LOCKSTEP_SERVICE_CREDENTIALS=DIR (the site's "
+        "certificate and key) and LOCKSTEP_SERVICE_CA=FILE (the service's CA)"));
+  }
+  int limit = 2000;
+  if (const char* n = std::getenv("LOCKSTEP_SERVICE_RUNS"); n != nullptr) {
+    (void)absl::SimpleAtoi(n, &limit);
+  }
+  ASSIGN_OR_RETURN(SiteCredential cred, ReadSiteCredentialDir(creds, ""));
+  PushTarget target{.url = std::string(absl::StripSuffix(db, "/")), .cert_path = cred.cert_path,
+                    .key_path = cred.key_path, .ca_path = ca};
+  ASSIGN_OR_RETURN(std::string list, ServiceGet(target, absl::StrCat("/api/v1/runs?limit=", limit)));
+  char tmpl[] = "/tmp/lockstep-service-history.XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) return absl::InternalError("cannot make a temporary directory");
+  g_mirror_dir = tmpl;
+  std::atexit(RemoveMirror);
+  const std::string path = absl::StrCat(g_mirror_dir, "/history.db");
+  ASSIGN_OR_RETURN(std::unique_ptr<HistoryStore> store, HistoryStore::Open(path));
+  for (absl::string_view line : absl::StrSplit(list, '\n', absl::SkipEmpty())) {
+    const std::string id = Field(std::string(line), "run_id");
+    ASSIGN_OR_RETURN(std::string json, ServiceGet(target, absl::StrCat("/api/v1/runs/", id,
+                                                                       "/run.json")));
+    ASSIGN_OR_RETURN(v1::RunRecord run, ParseRunJson(json, absl::StrCat(db, " run ", id)));
+    RETURN_IF_ERROR(store->Record(run, Field(std::string(line), "site"), {}, json));
+  }
+  return path;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,61 @@
+// Sending run bundles to a results service (issue 40), with nothing lost:
+// a bundle that cannot be delivered (the service unreachable, or answering
+// 5xx: its database down) waits in a local spool directory, one
+// SHA256.lsbundle file each, until a later push or run sends it. A push is
+// idempotent on the service (the content hash), so a retry after a push
+// whose answer was lost stores nothing twice.
+#ifndef LOCKSTEP_CONTROLLER_PUSH_PUSH_CLIENT_H_
+#define LOCKSTEP_CONTROLLER_PUSH_PUSH_CLIENT_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "lockstep/v1/bundle.pb.h"
+
+namespace lockstep {
+
+inline constexpr char kDefaultSpoolDir[] = "lockstep-results/spool";
+
+struct PushTarget {
+  std::string url;        // https://HOST:PORT
+  std::string cert_path;  // the site's certificate (its CN is the site)
+  std::string key_path;
+  std::string ca_path;    // the service's CA: the service's certificate must chain to it
+  int connect_timeout_s = 5;
+  int read_timeout_s = 120;
+};
+
+struct PushResult {
+  enum Kind { kStored, kAlreadyStored, kRefused, kUnreachable } kind = kUnreachable;
+  int http_status = 0;    // 0 when no answer came
+  std::string message;    // the service's text, or why it could not be reached
+  bool delivered() const { return kind == kStored || kind == kAlreadyStored; }
+};
+
+// InvalidArgument naming the URL when it is not https://HOST[:PORT][/].
+absl::Status CheckServiceUrl(const std::string& url);
+
+// One POST of the serialised bundle. Never spools by itself.
+PushResult PushBundle(const PushTarget& target, const v1::RunBundle& bundle);
+
+// GET `path` (with its query) from the service as the site of `target`:
+// the body on 200; otherwise Unavailable (unreachable, 5xx) or the
+// service's refusal as PermissionDenied/NotFound/InvalidArgument, with its text.
+absl::StatusOr<std::string> ServiceGet(const PushTarget& target, const std::string& path);
+
+// The spool: SPOOL/SHA256.lsbundle files written atomically.
+absl::Status SpoolBundle(const std::string& spool_dir, const v1::RunBundle& bundle);
+// Paths of the spooled bundles, oldest first.
+std::vector<std::string> SpooledBundles(const std::string& spool_dir);
+
+// Pushes `bundle`; when it was not delivered for a reason that may pass
+// (unreachable, 5xx) it is spooled (PushResult kUnreachable, message says
+// so); when it was delivered and a copy was spooled, the copy is removed.
+PushResult PushOrSpool(const PushTarget& target, const std::string& spool_dir,
+                       const v1::RunBundle& bundle);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_PUSH_PUSH_CLIENT_H_

@@ -1,0 +1,355 @@
+#include "controller/service/service_db.h"
+
+#include <algorithm>
+#include <optional>
+#include <pqxx/pqxx>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "controller/results/compare.h"
+#include "controller/results/history.h"
+#include "controller/results/run_json.h"
+
+namespace lockstep {
+namespace {
+
+// Migration N brings the schema from version N-1 to N.
+constexpr const char* kMigrations[] = {
+    // 1: principals, runs, results and the indexes the pages use.
+    R"sql(
+CREATE TABLE principals (
+  name text PRIMARY KEY,
+  role text NOT NULL CHECK (role IN ('site', 'reader')),
+  token_sha256 text UNIQUE,
+  admitted_unix_s bigint NOT NULL,
+  revoked_unix_s bigint);
+CREATE TABLE runs (
+  id bigserial PRIMARY KEY,
+  run_id text NOT NULL UNIQUE,
+  content_sha256 text NOT NULL UNIQUE,
+  site text NOT NULL REFERENCES principals(name),
+  name text NOT NULL,
+  plan_sha256 text NOT NULL,
+  workload_hash text NOT NULL,
+  workload_class text NOT NULL,
+  system_name text NOT NULL,
+  system_pb bytea NOT NULL,
+  started_at timestamptz,
+  started_text text NOT NULL,
+  status text NOT NULL,
+  client_agents integer NOT NULL,
+  visibility text NOT NULL DEFAULT 'shared' CHECK (visibility IN ('shared', 'private')),
+  embargo_until timestamptz,
+  pushed_at timestamptz NOT NULL DEFAULT now(),
+  bundle_bytes integer NOT NULL,
+  bundle bytea NOT NULL);
+CREATE INDEX runs_site_plan ON runs (site, name, started_at DESC);
+CREATE INDEX runs_workload ON runs (workload_hash, site, started_at DESC);
+CREATE TABLE results (
+  run bigint NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  result_key text NOT NULL,
+  operation text NOT NULL,
+  median_mib_s double precision NOT NULL,
+  min_mib_s double precision NOT NULL,
+  max_mib_s double precision NOT NULL,
+  repetitions integer NOT NULL,
+  num_tasks integer NOT NULL,
+  PRIMARY KEY (run, result_key));
+)sql",
+};
+static_assert(std::size(kMigrations) == kSchemaVersion);
+
+absl::Status Unreachable(const std::string& conninfo, const std::string& why) {
+  return absl::UnavailableError(absl::StrCat(
+      "the results database (", conninfo, ") cannot be reached: ", why,
+      "; the service connects again by itself on the next request, nothing was stored"));
+}
+
+struct ResultRowData {
+  std::string key, operation;
+  double median = 0, min = 0, max = 0;
+  int reps = 0, tasks = 0;
+};
+
+std::vector<ResultRowData> ResultRowsOf(const v1::RunRecord& run, int* client_agents) {
+  std::vector<ResultRowData> rows;
+  *client_agents = 0;
+  for (const v1::TestRecord& test : run.tests()) {
+    *client_agents = std::max<int>(*client_agents, static_cast<int>(test.client_agents()));
+    for (const v1::SummaryRow& row : test.summary()) {
+      std::vector<double> values = RepValues(row);
+      if (values.empty()) continue;
+      ResultRowData d;
+      d.key = KeyOf(row, test).ToString();
+      d.operation = row.operation();
+      d.min = *std::min_element(values.begin(), values.end());
+      d.max = *std::max_element(values.begin(), values.end());
+      d.median = Median(values);
+      d.reps = static_cast<int>(values.size());
+      d.tasks = static_cast<int>(row.num_tasks());
+      rows.push_back(std::move(d));
+    }
+  }
+  return rows;
+}
+
+}  // namespace
+
+ServiceDb::ServiceDb(std::string conninfo, int max_idle_connections)
+    : conninfo_(std::move(conninfo)), max_idle_(max_idle_connections) {}
+
+ServiceDb::~ServiceDb() = default;
+
+absl::Status ServiceDb::With(const std::function<void(pqxx::connection&)>& body) {
+  // A pooled connection may have died with a restarted server: then every
+  // idle one has, so they are dropped and the body runs once more on a new
+  // connection. Running it again is safe: a transaction that broke did not
+  // commit, and one whose commit's answer was lost is a push, which is
+  // idempotent on the content hash.
+  for (int attempt = 0;; ++attempt) {
+    std::unique_ptr<pqxx::connection> c;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!idle_.empty()) {
+        c = std::move(idle_.back());
+        idle_.pop_back();
+      }
+    }
+    const bool reused = c != nullptr;
+    bool broken = false;
+    std::string why;
+    try {
+      if (c == nullptr || !c->is_open()) c = std::make_unique<pqxx::connection>(conninfo_);
+      body(*c);
+    } catch (const pqxx::broken_connection& e) {
+      broken = true;
+      why = e.what();
+    } catch (const pqxx::sql_error& e) {
+      // A connection that died inside a statement reports SQLSTATE class 08
+      // (or 57P: the server shutting down): unreachable, not a bug.
+      const std::string state = e.sqlstate();
+      if (state.rfind("08", 0) != 0 && state.rfind("57P", 0) != 0) {
+        return absl::InternalError(absl::StrCat("results database: ", e.what(), " (query: ",
+                                                e.query().substr(0, 200), ")"));
+      }
+      broken = true;
+      why = e.what();
+    } catch (const std::exception& e) {
+      if (c != nullptr && c->is_open()) {
+        return absl::InternalError(absl::StrCat("results database: ", e.what()));
+      }
+      broken = true;
+      why = e.what();
+    }
+    if (!broken) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (static_cast<int>(idle_.size()) < max_idle_) idle_.push_back(std::move(c));
+      return absl::OkStatus();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      idle_.clear();
+    }
+    if (!reused || attempt > 0) return Unreachable(conninfo_, why);
+  }
+}
+
+absl::StatusOr<int> ServiceDb::Version() {
+  int version = 0;
+  absl::Status s = With([&](pqxx::connection& c) {
+    pqxx::work w(c);
+    pqxx::result exists = w.exec("SELECT to_regclass('schema_version') IS NOT NULL");
+    if (!exists[0][0].as<bool>()) return;
+    pqxx::result r = w.exec("SELECT version FROM schema_version");
+    if (!r.empty()) version = r[0][0].as<int>();
+  });
+  if (!s.ok()) return s;
+  return version;
+}
+
+absl::Status ServiceDb::Migrate() {
+  int found = 0;
+  absl::Status s = With([&](pqxx::connection& c) {
+    pqxx::work w(c);
+    // Serialises migrations of services started together (lock ends with
+    // the transaction).
+    w.exec("SELECT pg_advisory_xact_lock(4040404040)");
+    w.exec("CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)");
+    pqxx::result r = w.exec("SELECT version FROM schema_version");
+    if (r.empty()) w.exec("INSERT INTO schema_version VALUES (0)");
+    found = r.empty() ? 0 : r[0][0].as<int>();
+    if (found > kSchemaVersion) return;
+    for (int v = found; v < kSchemaVersion; ++v) w.exec(kMigrations[v]);
+    w.exec_params("UPDATE schema_version SET version = $1", kSchemaVersion);
+    w.commit();
+  });
+  if (!s.ok()) return s;
+  if (found > kSchemaVersion) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "the results database has schema version %d, newer than this lockstep-service's %d; "
+        "run a newer lockstep-service", found, kSchemaVersion));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ServiceDb::Admit(const std::string& name, const std::string& role,
+                              const std::string& token_sha256) {
+  bool already = false;
+  absl::Status s = With([&](pqxx::connection& c) {
+    pqxx::work w(c);
+    pqxx::result r = w.exec_params(
+        "SELECT role, revoked_unix_s IS NULL FROM principals WHERE name = $1 FOR UPDATE", name);
+    const int64_t now_s = absl::ToUnixSeconds(absl::Now());
+    const char* token = token_sha256.empty() ? nullptr : token_sha256.c_str();
+    if (r.empty()) {
+      w.exec_params("INSERT INTO principals (name, role, token_sha256, admitted_unix_s) "
+                    "VALUES ($1, $2, $3, $4)", name, role, token, now_s);
+    } else if (r[0][1].as<bool>()) {
+      already = true;
+      return;
+    } else {
+      w.exec_params("UPDATE principals SET role = $2, token_sha256 = $3, admitted_unix_s = $4, "
+                    "revoked_unix_s = NULL WHERE name = $1", name, role, token, now_s);
+    }
+    w.commit();
+  });
+  if (!s.ok()) return s;
+  if (already) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        "\"", name, "\" is admitted already; revoke it first (lockstep-service revoke ", name,
+        ") to issue a new credential"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ServiceDb::Revoke(const std::string& name) {
+  int changed = 0;
+  absl::Status s = With([&](pqxx::connection& c) {
+    pqxx::work w(c);
+    pqxx::result r = w.exec_params(
+        "UPDATE principals SET revoked_unix_s = $2 WHERE name = $1 AND revoked_unix_s IS NULL",
+        name, absl::ToUnixSeconds(absl::Now()));
+    changed = static_cast<int>(r.affected_rows());
+    w.commit();
+  });
+  if (!s.ok()) return s;
+  if (changed == 0) {
+    return absl::NotFoundError(absl::StrCat("no admitted site or reader is named \"", name, "\""));
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+absl::StatusOr<Principal> OnePrincipal(ServiceDb* db, const char* where, const std::string& value,
+                                       const std::string& what) {
+  std::optional<Principal> found;
+  absl::Status s = db->With([&](pqxx::connection& c) {
+    pqxx::read_transaction w(c);
+    pqxx::result r = w.exec_params(
+        absl::StrCat("SELECT name, role, admitted_unix_s, coalesce(revoked_unix_s, 0) "
+                     "FROM principals WHERE ", where, " = $1"),
+        value);
+    if (r.empty()) return;
+    found = Principal{.name = r[0][0].as<std::string>(),
+                      .role = r[0][1].as<std::string>(),
+                      .admitted_unix_s = r[0][2].as<int64_t>(),
+                      .revoked_unix_s = r[0][3].as<int64_t>()};
+  });
+  if (!s.ok()) return s;
+  if (!found) return absl::NotFoundError(what);
+  return *found;
+}
+}  // namespace
+
+absl::StatusOr<Principal> ServiceDb::FindPrincipal(const std::string& name) {
+  return OnePrincipal(this, "name", name,
+                      absl::StrCat("\"", name, "\" is not admitted to this results service"));
+}
+
+absl::StatusOr<Principal> ServiceDb::FindReaderByToken(const std::string& token_sha256) {
+  return OnePrincipal(this, "token_sha256", token_sha256, "the token is not a reader's token");
+}
+
+absl::StatusOr<PushOutcome> ServiceDb::StoreRun(const v1::RunBundle& bundle,
+                                                const v1::BundleContent& content) {
+  auto run = ParseRunJson(content.run_json(), absl::StrCat("bundle ", bundle.content_sha256()));
+  if (!run.ok()) return run.status();
+  int client_agents = 0;
+  const std::vector<ResultRowData> rows = ResultRowsOf(*run, &client_agents);
+  auto started_ns = ParseDateOrTime(run->started_at());
+  const std::string bytes = bundle.SerializeAsString();
+  PushOutcome outcome = PushOutcome::kStored;
+  std::string other_sha;
+  absl::Status s = With([&](pqxx::connection& c) {
+    pqxx::work w(c);
+    pqxx::result existing = w.exec_params(
+        "SELECT content_sha256 FROM runs WHERE run_id = $1", content.run_id());
+    if (!existing.empty()) {
+      other_sha = existing[0][0].as<std::string>();
+      outcome = PushOutcome::kAlreadyStored;
+      return;
+    }
+    const std::string system_pb = content.system().SerializeAsString();
+    std::optional<double> started_s;
+    if (started_ns.ok()) started_s = static_cast<double>(*started_ns) / 1e9;
+    pqxx::result id = w.exec_params(
+        "INSERT INTO runs (run_id, content_sha256, site, name, plan_sha256, workload_hash, "
+        "workload_class, system_name, system_pb, started_at, started_text, status, "
+        "client_agents, bundle_bytes, bundle) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
+        "to_timestamp($10), $11, $12, $13, $14, $15) "
+        "ON CONFLICT DO NOTHING RETURNING id",
+        content.run_id(), bundle.content_sha256(), content.site(), run->name(),
+        run->plan_sha256(), content.workload_hash(), content.workload_class(),
+        content.system().site().system(), pqxx::binarystring(system_pb), started_s,
+        run->started_at(), run->status(), client_agents, static_cast<int64_t>(bytes.size()),
+        pqxx::binarystring(bytes));
+    if (id.empty()) {  // a concurrent push of the same run won
+      outcome = PushOutcome::kAlreadyStored;
+      return;
+    }
+    const int64_t run_pk = id[0][0].as<int64_t>();
+    for (const ResultRowData& r : rows) {
+      w.exec_params("INSERT INTO results VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
+                    "ON CONFLICT DO NOTHING",
+                    run_pk, r.key, r.operation, r.median, r.min, r.max, r.reps, r.tasks);
+    }
+    w.commit();
+  });
+  if (!s.ok()) return s;
+  if (!other_sha.empty() && other_sha != bundle.content_sha256()) {
+    return absl::AlreadyExistsError(absl::StrFormat(
+        "run %s is stored already with content sha256 %s, and this bundle's is %s: a run id "
+        "names one run; nothing was stored", content.run_id(), other_sha,
+        bundle.content_sha256()));
+  }
+  return outcome;
+}
+
+absl::Status ServiceDb::SetVisibility(const std::string& site, const std::string& run_id,
+                                      const std::string& visibility, int64_t until_unix_s) {
+  std::string owner;
+  absl::Status s = With([&](pqxx::connection& c) {
+    pqxx::work w(c);
+    pqxx::result r = w.exec_params("SELECT site FROM runs WHERE run_id = $1 FOR UPDATE", run_id);
+    if (r.empty()) return;
+    owner = r[0][0].as<std::string>();
+    if (owner != site) return;
+    std::optional<double> until;
+    if (visibility == "embargo") until = static_cast<double>(until_unix_s);
+    w.exec_params("UPDATE runs SET visibility = $2, embargo_until = to_timestamp($3) "
+                  "WHERE run_id = $1",
+                  run_id, visibility == "private" ? "private" : "shared", until);
+    w.commit();
+  });
+  if (!s.ok()) return s;
+  if (owner.empty()) return absl::NotFoundError(absl::StrCat("no run ", run_id, " is stored"));
+  if (owner != site) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "run ", run_id, " is site ", owner, "'s; site ", site, " may change only its own runs"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace lockstep

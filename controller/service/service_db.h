@@ -1,0 +1,110 @@
+// The results service's PostgreSQL store (issue 40): the schema and its
+// versioned migrations, the principals (sites and readers), and the runs
+// pushed as bundles, kept whole (bundle bytes) beside typed rows so that the
+// pages are SQL queries with indexes:
+//
+//   schema_version  one row: the schema's version (kSchemaVersion)
+//   principals      name, role (site | reader), token_sha256 (readers),
+//                   admitted and revoked instants
+//   runs            run id (kept across sites and migrations), content
+//                   sha256 (unique: a push is idempotent), site, plan name
+//                   and sha256, workload hash and class, system name and the
+//                   SystemDescription, started_at, status, client count,
+//                   visibility (shared | private) and embargo, the bundle
+//   results         (run, result key): operation, median/min/max MiB/s over
+//                   the repetitions, repetitions, tasks
+//
+// One ServiceDb is shared by the service's threads: it keeps a small pool of
+// connections, drops one that broke, and connects again on the next
+// request, so a PostgreSQL restarted under the service is reconnected to by
+// itself. While the database cannot be reached every call returns
+// Unavailable naming the database and saying the service will reconnect.
+#ifndef LOCKSTEP_CONTROLLER_SERVICE_SERVICE_DB_H_
+#define LOCKSTEP_CONTROLLER_SERVICE_SERVICE_DB_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <pqxx/connection>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "lockstep/v1/bundle.pb.h"
+
+namespace lockstep {
+
+inline constexpr int kSchemaVersion = 1;
+
+struct Principal {
+  std::string name;
+  std::string role;  // "site" or "reader"
+  int64_t admitted_unix_s = 0;
+  int64_t revoked_unix_s = 0;  // 0: not revoked
+};
+
+// What a push did.
+enum class PushOutcome { kStored, kAlreadyStored };
+
+class ServiceDb {
+ public:
+  // `conninfo`: libpq's ("host=/tmp/x port=5432 dbname=lockstep user=lockstep").
+  explicit ServiceDb(std::string conninfo, int max_idle_connections = 8);
+  ~ServiceDb();
+  ServiceDb(const ServiceDb&) = delete;
+  ServiceDb& operator=(const ServiceDb&) = delete;
+
+  // Runs `body` on a pooled connection. Exceptions of libpqxx become
+  // statuses: a broken or refused connection is Unavailable (the connection
+  // is dropped; the next call connects again), an SQL error Internal.
+  absl::Status With(const std::function<void(pqxx::connection&)>& body);
+
+  // Brings the schema to kSchemaVersion, one migration per transaction,
+  // under an advisory lock (two services starting at once migrate once).
+  // FailedPrecondition when the database is newer than this build.
+  absl::Status Migrate();
+  absl::StatusOr<int> Version();
+
+  // Admits `name` with `role`; a reader's token is stored as its SHA-256.
+  // AlreadyExists when admitted and not revoked; a revoked name is admitted
+  // again (a new certificate or token).
+  absl::Status Admit(const std::string& name, const std::string& role,
+                     const std::string& token_sha256);
+  absl::Status Revoke(const std::string& name);
+  // NotFound when not admitted.
+  absl::StatusOr<Principal> FindPrincipal(const std::string& name);
+  absl::StatusOr<Principal> FindReaderByToken(const std::string& token_sha256);
+
+  // Stores a verified bundle (content parsed from it, its hash) with its
+  // typed rows, in one transaction; the same content hash again is
+  // kAlreadyStored. AlreadyExists when the run id is stored with another
+  // content (naming both hashes).
+  absl::StatusOr<PushOutcome> StoreRun(const v1::RunBundle& bundle,
+                                       const v1::BundleContent& content);
+  // "shared", "private", or "embargo" until `until_unix_s`. Only the run's
+  // own site may (PermissionDenied otherwise; NotFound naming the run).
+  absl::Status SetVisibility(const std::string& site, const std::string& run_id,
+                             const std::string& visibility, int64_t until_unix_s);
+
+  const std::string& conninfo() const { return conninfo_; }
+
+ private:
+  std::string conninfo_;
+  int max_idle_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<pqxx::connection>> idle_;
+};
+
+// The visibility rule as SQL over `runs r`, for a viewer whose own site is
+// the first query parameter ($1; "" for a reader): the viewer's own runs,
+// and the shared runs of every site that are not under embargo.
+inline constexpr char kVisibleSql[] =
+    "(r.site = $1 OR (r.visibility = 'shared' AND (r.embargo_until IS NULL OR "
+    "r.embargo_until <= now())))";
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_SERVICE_SERVICE_DB_H_

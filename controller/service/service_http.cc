@@ -1,0 +1,360 @@
+#include "controller/service/service_http.h"
+
+#include <httplib.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include <chrono>
+#include <functional>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/files.h"
+#include "controller/results/bundle.h"
+#include "controller/results/history.h"
+#include "controller/results/report.h"
+#include "controller/results/run_json.h"
+#include "controller/service/service_pages.h"
+#include "controller/service/service_queries.h"
+
+namespace lockstep {
+namespace {
+
+int HttpCode(const absl::Status& s) {
+  switch (s.code()) {
+    case absl::StatusCode::kUnavailable: return 503;
+    case absl::StatusCode::kNotFound: return 404;
+    case absl::StatusCode::kPermissionDenied: return 403;
+    case absl::StatusCode::kUnauthenticated: return 401;
+    case absl::StatusCode::kInvalidArgument: return 400;
+    case absl::StatusCode::kAlreadyExists: return 409;
+    case absl::StatusCode::kDataLoss: return 422;
+    default: return 500;
+  }
+}
+
+void Refuse(httplib::Response& res, const absl::Status& s) {
+  res.status = HttpCode(s);
+  res.set_content(absl::StrCat("lockstep-service: ", s.message(), "\n"), "text/plain");
+}
+
+// The Subject CN of the connection's verified client certificate; "" when
+// the client sent none.
+std::string PeerCommonName(const httplib::Request& req) {
+  if (req.ssl == nullptr) return "";
+  X509* cert = SSL_get1_peer_certificate(req.ssl);
+  if (cert == nullptr) return "";
+  char cn[256] = {0};
+  X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn, sizeof(cn));
+  X509_free(cert);
+  return cn;
+}
+
+std::string TokenOf(const httplib::Request& req) {
+  const std::string auth = req.get_header_value("Authorization");
+  if (absl::StartsWith(auth, "Bearer ")) return auth.substr(7);
+  for (absl::string_view part : absl::StrSplit(req.get_header_value("Cookie"), ';')) {
+    part = absl::StripAsciiWhitespace(part);
+    if (absl::ConsumePrefix(&part, "lockstep_token=")) return std::string(part);
+  }
+  return "";
+}
+
+absl::StatusOr<Viewer> Authenticate(ServiceDb& db, const httplib::Request& req) {
+  const std::string cn = PeerCommonName(req);
+  if (!cn.empty()) {
+    auto p = db.FindPrincipal(cn);
+    if (p.status().code() == absl::StatusCode::kNotFound || (p.ok() && p->role != "site")) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "the client certificate's subject CN=", cn, " is not an admitted site of this service;"
+          " the service's admin admits a site with `lockstep-service admit ", cn, "`"));
+    }
+    if (!p.ok()) return p.status();
+    if (p->revoked_unix_s != 0) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "site ", cn, " (certificate CN=", cn, ") was revoked; ask the service's admin for a "
+          "new credential (`lockstep-service admit ", cn, "`)"));
+    }
+    return Viewer{.name = cn, .is_site = true};
+  }
+  const std::string token = TokenOf(req);
+  if (token.empty()) {
+    return absl::UnauthenticatedError(
+        "no credential: a site presents its client certificate (`lockstep-service admit SITE` "
+        "issues one); a reader signs in once at /login?token=TOKEN (`lockstep-service reader "
+        "NAME` makes one)");
+  }
+  auto p = db.FindReaderByToken(Sha256Hex(token));
+  if (p.status().code() == absl::StatusCode::kNotFound) {
+    return absl::UnauthenticatedError(
+        "the reader token is unknown; ask the service's admin for one (`lockstep-service reader "
+        "NAME`)");
+  }
+  if (!p.ok()) return p.status();
+  if (p->revoked_unix_s != 0) {
+    return absl::PermissionDeniedError(absl::StrCat("reader ", p->name, " was revoked"));
+  }
+  return Viewer{.name = p->name, .is_site = false};
+}
+
+using Handler = std::function<absl::Status(const Viewer&, const httplib::Request&,
+                                           httplib::Response&)>;
+
+httplib::Server::Handler Guarded(ServiceDb* db, Handler h) {
+  return [db, h](const httplib::Request& req, httplib::Response& res) {
+    auto viewer = Authenticate(*db, req);
+    if (!viewer.ok()) return Refuse(res, viewer.status());
+    absl::Status s = h(*viewer, req, res);
+    if (!s.ok()) Refuse(res, s);
+  };
+}
+
+bool WantsCsv(const httplib::Request& req) { return req.matches[req.matches.size() - 1] == ".csv"; }
+
+absl::Status Push(ServiceDb& db, const std::string& ca_pem, int answer_delay_ms, const Viewer& v,
+                  const httplib::Request& req, httplib::Response& res) {
+  if (!v.is_site) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "reader ", v.name, " may not push: a site pushes with its certificate"));
+  }
+  const std::string origin = absl::StrCat("the bundle pushed by site ", v.name);
+  auto bundle = ParseBundle(req.body, origin);
+  if (!bundle.ok()) return bundle.status();
+  BundleVerdict verdict = VerifyBundle(*bundle, ca_pem, origin);
+  if (!verdict.ok()) {
+    return absl::Status(verdict.status.code(),
+                        absl::StrCat(verdict.status.message(), "; nothing was stored"));
+  }
+  if (verdict.content.site() != v.name) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "site ", v.name, " may push only runs under its own name; this bundle is site ",
+        verdict.content.site(), "'s; nothing was stored"));
+  }
+  auto outcome = db.StoreRun(*bundle, verdict.content);
+  if (!outcome.ok()) return outcome.status();
+  // Fault tests: the run is stored, the answer is late (the service is
+  // killed before it leaves).
+  if (answer_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(answer_delay_ms));
+  const bool stored = *outcome == PushOutcome::kStored;
+  res.status = stored ? 201 : 200;
+  res.set_content(absl::StrCat(stored ? "stored" : "already stored", " run ",
+                               verdict.content.run_id(), " sha256 ", verdict.content_sha256,
+                               "\n"),
+                  "text/plain");
+  return absl::OkStatus();
+}
+
+absl::Status Visibility(ServiceDb& db, const Viewer& v, const httplib::Request& req) {
+  if (!v.is_site) return absl::PermissionDeniedError("only a run's own site changes who sees it");
+  const std::string body(absl::StripAsciiWhitespace(req.body));
+  int64_t until_s = 0;
+  std::string what = body;
+  if (absl::StartsWith(body, "embargo ")) {
+    auto ns = ParseDateOrTime(body.substr(8));
+    if (!ns.ok()) return ns.status();
+    until_s = *ns / 1000000000;
+    what = "embargo";
+  } else if (body != "shared" && body != "private") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "visibility \"", body, "\": give shared, private or \"embargo YYYY-MM-DD\""));
+  }
+  return db.SetVisibility(v.name, req.matches[1], what, until_s);
+}
+
+std::string RunsJson(const std::vector<RunRow>& runs) {
+  std::string out;
+  for (const RunRow& r : runs) {
+    absl::StrAppend(&out, "{\"run_id\":\"", r.run_id, "\",\"site\":\"", r.site,
+                    "\",\"plan\":\"", r.name, "\",\"started_at\":\"", r.started_at,
+                    "\",\"status\":\"", r.status, "\",\"workload_hash\":\"", r.workload_hash,
+                    "\",\"content_sha256\":\"", r.content_sha256, "\",\"visibility\":\"",
+                    r.visibility, "\"}\n");
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> RunJsonOf(ServiceDb& db, const Viewer& v, const std::string& id,
+                                      RunRow* row, std::string* bundle_bytes) {
+  auto r = QueryRun(db, v, id, bundle_bytes);
+  if (!r.ok()) return r.status();
+  *row = *r;
+  v1::RunBundle bundle;
+  v1::BundleContent content;
+  if (!bundle.ParseFromString(*bundle_bytes) || !content.ParseFromString(bundle.content())) {
+    return absl::DataLossError(absl::StrCat("the stored bundle of run ", id, " does not parse"));
+  }
+  return content.run_json();
+}
+
+}  // namespace
+
+ResultsService::ResultsService(ServiceOptions options, ServiceDb* db)
+    : options_(std::move(options)), db_(db) {}
+
+ResultsService::~ResultsService() { Stop(); }
+
+void ResultsService::Routes() {
+  httplib::SSLServer& s = *server_;
+  ServiceDb* db = db_;
+  const std::string ca = ca_pem_;
+  const int delay = options_.answer_delay_ms;
+  s.Post("/api/v1/runs", Guarded(db, [db, ca, delay](const Viewer& v, const httplib::Request& req,
+                                                     httplib::Response& res) {
+           return Push(*db, ca, delay, v, req, res);
+         }));
+  s.Post(R"(/api/v1/runs/([^/]+)/visibility)",
+         Guarded(db, [db](const Viewer& v, const httplib::Request& req, httplib::Response& res) {
+           absl::Status st = Visibility(*db, v, req);
+           if (st.ok()) res.set_content("ok\n", "text/plain");
+           return st;
+         }));
+  s.Get("/api/v1/runs", Guarded(db, [db](const Viewer& v, const httplib::Request& req,
+                                         httplib::Response& res) {
+          int limit = 1000;
+          if (req.has_param("limit") && !absl::SimpleAtoi(req.get_param_value("limit"), &limit)) {
+            return absl::InvalidArgumentError("limit: give a number");
+          }
+          auto runs = QueryRuns(*db, v, req.get_param_value("site"), req.get_param_value("plan"),
+                                req.get_param_value("class"), limit);
+          if (!runs.ok()) return runs.status();
+          res.set_content(RunsJson(*runs), "application/x-ndjson");
+          return absl::OkStatus();
+        }));
+  s.Get(R"(/api/v1/runs/([^/]+)/run\.json)",
+        Guarded(db, [db](const Viewer& v, const httplib::Request& req, httplib::Response& res) {
+          RunRow row;
+          std::string bytes;
+          auto json = RunJsonOf(*db, v, req.matches[1], &row, &bytes);
+          if (!json.ok()) return json.status();
+          res.set_content(*json, "application/json");
+          return absl::OkStatus();
+        }));
+  s.Get("/login", [db](const httplib::Request& req, httplib::Response& res) {
+    const std::string token = req.get_param_value("token");
+    auto p = db->FindReaderByToken(Sha256Hex(token));
+    if (!p.ok() || p->revoked_unix_s != 0) {
+      res.status = p.ok() ? 403 : HttpCode(p.status()) == 404 ? 401 : HttpCode(p.status());
+      res.set_content(ErrorPage("Sign-in refused", "the token is unknown or revoked; ask the "
+                                "service's admin (lockstep-service reader NAME)"),
+                      "text/html");
+      return;
+    }
+    res.set_header("Set-Cookie", absl::StrCat("lockstep_token=", token,
+                                              "; Path=/; Max-Age=2592000; HttpOnly; Secure; "
+                                              "SameSite=Lax"));
+    // Only a path of this service: never elsewhere.
+    std::string next = req.get_param_value("next");
+    if (next.empty() || next[0] != '/' || absl::StartsWith(next, "//")) next = "/";
+    res.set_redirect(next, 303);
+  });
+  s.Get(R"(/(index\.csv)?)", Guarded(db, [db](const Viewer& v, const httplib::Request& req,
+                                              httplib::Response& res) {
+          auto rows = QuerySitePlans(*db, v);
+          if (!rows.ok()) return rows.status();
+          if (req.matches[1] == "index.csv") {
+            res.set_content(IndexCsv(*rows), "text/csv");
+          } else {
+            res.set_content(IndexPage(v, *rows), "text/html; charset=utf-8");
+          }
+          return absl::OkStatus();
+        }));
+  s.Get(R"(/sites/([^/]+)/plans/([^/]+?)(\.csv)?)",
+        Guarded(db, [db](const Viewer& v, const httplib::Request& req, httplib::Response& res) {
+          auto data = QueryTrend(*db, v, req.matches[1], req.matches[2], 1000);
+          if (!data.ok()) return data.status();
+          if (WantsCsv(req)) {
+            res.set_content(TrendCsv(*data), "text/csv");
+          } else {
+            res.set_content(TrendPage(v, req.matches[1], req.matches[2], *data),
+                            "text/html; charset=utf-8");
+          }
+          return absl::OkStatus();
+        }));
+  s.Get(R"(/runs/([^/]+?)(\.csv|\.lsbundle)?)",
+        Guarded(db, [db](const Viewer& v, const httplib::Request& req, httplib::Response& res) {
+          RunRow row;
+          std::string bytes;
+          auto json = RunJsonOf(*db, v, req.matches[1], &row, &bytes);
+          if (!json.ok()) return json.status();
+          if (req.matches[2] == ".lsbundle") {
+            res.set_content(bytes, "application/octet-stream");
+            return absl::OkStatus();
+          }
+          auto run = ParseRunJson(*json, absl::StrCat("run ", row.run_id));
+          if (!run.ok()) return run.status();
+          if (req.matches[2] == ".csv") {
+            res.set_content(RenderCsv({*run}), "text/csv");
+          } else {
+            res.set_content(RunPage(v, row, *run), "text/html; charset=utf-8");
+          }
+          return absl::OkStatus();
+        }));
+  s.Get(R"(/classes/([0-9a-f]+)(\.csv)?)",
+        Guarded(db, [db](const Viewer& v, const httplib::Request& req, httplib::Response& res) {
+          auto data = QueryClass(*db, v, req.matches[1]);
+          if (!data.ok()) return data.status();
+          if (WantsCsv(req)) {
+            res.set_content(ClassCsv(*data), "text/csv");
+          } else {
+            res.set_content(ClassPage(v, *data), "text/html; charset=utf-8");
+          }
+          return absl::OkStatus();
+        }));
+}
+
+absl::Status ResultsService::Start() {
+  auto ca = ReadFileToString(options_.ca_path);
+  if (!ca.ok()) return ca.status();
+  ca_pem_ = *ca;
+  std::string tls_error;
+  const ServiceOptions& o = options_;
+  server_ = std::make_unique<httplib::SSLServer>([&o, &tls_error](SSL_CTX& ctx) {
+    SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
+    if (SSL_CTX_use_certificate_chain_file(&ctx, o.cert_path.c_str()) != 1) {
+      tls_error = absl::StrCat("cannot use the service certificate ", o.cert_path);
+    } else if (SSL_CTX_use_PrivateKey_file(&ctx, o.key_path.c_str(), SSL_FILETYPE_PEM) != 1 ||
+               SSL_CTX_check_private_key(&ctx) != 1) {
+      tls_error = absl::StrCat("cannot use the service key ", o.key_path, " with ", o.cert_path);
+    } else if (SSL_CTX_load_verify_locations(&ctx, o.ca_path.c_str(), nullptr) != 1) {
+      tls_error = absl::StrCat("cannot read the service CA ", o.ca_path);
+    }
+    if (!tls_error.empty()) return false;
+    SSL_CTX_set_client_CA_list(&ctx, SSL_load_client_CA_file(o.ca_path.c_str()));
+    // Ask for a site certificate, verify it when sent, accept none (readers).
+    SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER, nullptr);
+    return true;
+  });
+  if (!server_->is_valid()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("lockstep-service TLS: ", tls_error.empty() ? "bad TLS set-up" : tls_error,
+                     "; make them with `lockstep-service init`"));
+  }
+  server_->set_payload_max_length(options_.max_bundle_bytes);
+  Routes();
+  if (options_.port == 0) {
+    port_ = server_->bind_to_any_port(options_.listen_host);
+  } else {
+    port_ = server_->bind_to_port(options_.listen_host, options_.port) ? options_.port : -1;
+  }
+  if (port_ <= 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", options_.listen_host, ":",
+                                               options_.port, " (in use? another address?)"));
+  }
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  return absl::OkStatus();
+}
+
+void ResultsService::Wait() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void ResultsService::Stop() {
+  if (server_ != nullptr) server_->stop();
+  Wait();
+}
+
+}  // namespace lockstep

@@ -1,0 +1,266 @@
+#!/bin/bash
+# The shared results service with its real parts (issue 40, item 8): a
+# private PostgreSQL started here (initdb in a temporary directory, as the
+# postgres user when root: PostgreSQL refuses root), the real lockstep-service
+# over HTTPS, real runs of real agents (lockstep run --local) pushed by two
+# sites with their own certificates, and the attacks and faults:
+#   a revoked site and a site that was never admitted: refused, nothing stored
+#   a site pushing another site's bundle: refused
+#   a tampered bundle: refused naming the hash check
+#   the service SIGKILLed after storing a push, before answering: the client
+#     spools it, the retry after the restart leaves exactly one run
+#   the service down: the run is spooled, sent by `push --pending` later
+#   a history db moved over with `push --all`: runs in = runs out, ids kept
+#   a private run and an embargoed run: never shown to another site or reader
+#   PostgreSQL stopped under the running service: 503 saying so; started
+#     again: the service reconnects by itself
+#   the web view in headless Chromium (page_check.py): the trend and
+#     cross-site pages show the right medians, fit 1300 px, fetch nothing
+#     outside, run no script
+# Exit 77 (skipped) with the reason when PostgreSQL's or Chromium's binaries
+# are missing.
+#   service_test.sh SOURCE_DIR LOCKSTEP LOCKSTEP_SERVICE
+set -euo pipefail
+SRC=$1
+LOCKSTEP=$2
+SERVICE=$3
+PGBIN=${LOCKSTEP_PG_BIN:-/usr/lib/postgresql/15/bin}
+skip() { echo "SKIPPED: $*"; exit 77; }
+[ -x "$PGBIN/initdb" ] || skip "no PostgreSQL server at $PGBIN (Debian: apt-get install postgresql-15)"
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+[ -n "$CHROMIUM" ] || skip "no chromium for the web view checks (Debian: apt-get install chromium)"
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+
+T=$(mktemp -d /tmp/lockstep-service-test.XXXXXX)
+chmod 755 "$T"
+SERVICE_PID=""
+cleanup() {
+  [ -n "$SERVICE_PID" ] && kill -9 "$SERVICE_PID" 2>/dev/null || true
+  as_pg "$PGBIN/pg_ctl" -D "$T/pg/data" -m immediate -w stop >/dev/null 2>&1 || true
+  rm -rf "$T"
+}
+trap cleanup EXIT
+fail() { { echo "FAIL: $*"; echo "--- service log"; tail -30 "$T/service.log" 2>/dev/null; } >&2; exit 1; }
+# Polls a command until it succeeds or 30 s pass.
+eventually() {
+  local deadline=$((SECONDS + 30))
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -lt $deadline ] || fail "not within 30 s: $*"
+    sleep 0.2
+  done
+}
+
+mkdir -p "$T/pg"
+[ "$(id -u)" = 0 ] && chown postgres "$T/pg"
+as_pg "$PGBIN/initdb" -D "$T/pg/data" -A trust -U lockstep >/dev/null
+pg_start() {
+  as_pg "$PGBIN/pg_ctl" -D "$T/pg/data" -l "$T/pg/log" -w start \
+      -o "-k $T/pg -p 5432 -c listen_addresses=''" >/dev/null
+}
+pg_start
+DB="host=$T/pg port=5432 user=lockstep dbname=postgres"
+q() { psql -h "$T/pg" -p 5432 -U lockstep -d postgres -Atc "$1"; }
+
+SP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+URL="https://127.0.0.1:$SP"
+"$SERVICE" init --tls_dir "$T/svc" --host localhost,127.0.0.1 >/dev/null
+for s in sitea siteb sitec; do
+  "$SERVICE" admit $s --db "$DB" --tls_dir "$T/svc" --out "$T/creds/$s" >/dev/null
+done
+"$SERVICE" revoke sitec --db "$DB" >/dev/null
+# sited: a certificate of the service's CA, never admitted.
+mkdir -p "$T/creds/sited"
+openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=sited \
+    -keyout "$T/creds/sited/site-sited.key" -out "$T/sited.csr" 2>/dev/null
+openssl x509 -req -in "$T/sited.csr" -CA "$T/svc/ca.pem" -CAkey "$T/svc/ca.key" \
+    -CAcreateserial -days 2 -out "$T/creds/sited/site-sited.pem" 2>/dev/null
+TOKEN=$("$SERVICE" reader viewer --db "$DB" 2>/dev/null)
+
+start_service() {
+  "$SERVICE" serve --db "$DB" --tls_dir "$T/svc" --listen "127.0.0.1:$SP" "$@" \
+      >>"$T/service.log" 2>&1 &
+  SERVICE_PID=$!
+  eventually curl -sf --cacert "$T/svc/ca.pem" -H "Authorization: Bearer $TOKEN" "$URL/index.csv"
+}
+stop_service() { kill -9 "$SERVICE_PID"; wait "$SERVICE_PID" 2>/dev/null || true; SERVICE_PID=""; }
+start_service
+
+# Real runs of real agents: three at site A, one at site B, one plan.
+cat >"$T/plan.toml" <<'PLAN'
+[run]
+name = "svc"
+repetitions = 3
+[[phase]]
+name = "write"
+kind = "write"
+dir = "."
+file_per_process = true
+tasks_per_agent = 2
+transfer_size = "256k"
+block_size = "2m"
+[[phase]]
+name = "read"
+kind = "read"
+dir = "."
+file_per_process = true
+tasks_per_agent = 2
+transfer_size = "256k"
+block_size = "2m"
+PLAN
+run_at() {  # SITE -> prints the new run directory
+  local before after
+  before=$(ls "$T/$1/results" 2>/dev/null | grep -v '\.db' || true)
+  (cd "$T" && "$LOCKSTEP" run "$T/plan.toml" --local 2 --out "$T/$1/results" --site "$1" \
+      >"$T/$1.run.log" 2>&1) || fail "lockstep run at $1: $(tail -5 "$T/$1.run.log")"
+  after=$(ls "$T/$1/results" | grep -v '\.db')
+  echo "$T/$1/results/$(comm -13 <(echo "$before" | sort) <(echo "$after" | sort) | head -1)"
+}
+A1=$(run_at sitea) && A2=$(run_at sitea) && A3=$(run_at sitea) && B1=$(run_at siteb) || exit 1
+id_of() { basename "$1"; }
+push() {  # SITE ARGS...: lockstep push as SITE; output in $T/out, exit code echoed
+  local site=$1; shift
+  set +e
+  "$LOCKSTEP" push "$@" --to "$URL" --credentials "$T/creds/$site" --ca "$T/svc/ca.pem" \
+      --spool "$T/$site/spool" >"$T/out" 2>&1
+  local rc=$?
+  set -e
+  echo $rc
+}
+runs() { q "select count(*) from runs"; }
+
+# Two sites push; the same run twice is one run.
+[ "$(push sitea "$A1")" = 0 ] && grep -q "stored run $(id_of "$A1")" "$T/out" || fail "push A1: $(cat "$T/out")"
+[ "$(push sitea "$A1")" = 0 ] && grep -q "already stored" "$T/out" || fail "push A1 again: $(cat "$T/out")"
+[ "$(runs)" = 1 ] || fail "the same run pushed twice: $(runs) runs"
+echo "ok: two pushes of one run, one run stored"
+
+# The third sites: revoked, never admitted.
+[ "$(push sitec "$A2")" = 1 ] && grep -q "sitec.*revoked" "$T/out" || fail "revoked site: $(cat "$T/out")"
+[ "$(push sited "$A2")" = 1 ] && grep -q "CN=sited is not an admitted site" "$T/out" \
+    || fail "unknown site: $(cat "$T/out")"
+curl -s --cacert "$T/svc/ca.pem" -o "$T/anon" -w '%{http_code}' "$URL/" | grep -q 401 \
+    && grep -q "no credential" "$T/anon" || fail "anonymous read: $(cat "$T/anon")"
+[ "$(runs)" = 1 ] || fail "a refused push stored something"
+echo "ok: revoked, unknown and anonymous refused, naming the subject"
+
+# Another site's bundle; a tampered bundle.
+"$LOCKSTEP" export --bundle "$A2" "$T/a2.lsbundle" --credentials "$T/creds/sitea" >/dev/null
+[ "$(push siteb "$T/a2.lsbundle")" = 1 ] && grep -q "siteb may push only runs under its own name" \
+    "$T/out" || fail "another site's bundle: $(cat "$T/out")"
+python3 - "$T/a2.lsbundle" "$T/tampered.lsbundle" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+i = b.find(b'"status"')           # inside run.json, inside the signed content
+b[i + 1] ^= 0x20
+open(sys.argv[2], "wb").write(bytes(b))
+PY
+[ "$(push sitea "$T/tampered.lsbundle")" = 1 ] && grep -qi "hash" "$T/out" \
+    || fail "tampered bundle: $(cat "$T/out")"
+[ "$(runs)" = 1 ] || fail "another site's or a tampered bundle was stored"
+echo "ok: another site's bundle and a tampered bundle refused"
+
+# Killed after storing, before answering: the retry leaves exactly one run.
+stop_service
+start_service --answer_delay_ms 60000
+"$LOCKSTEP" push "$A2" --to "$URL" --credentials "$T/creds/sitea" --ca "$T/svc/ca.pem" \
+    --spool "$T/sitea/spool" >"$T/bg.out" 2>&1 &
+PUSH_PID=$!
+eventually test "$(q "select count(*) from runs where run_id = '$(id_of "$A2")'")" = 1
+stop_service
+set +e; wait $PUSH_PID; rc=$?; set -e
+[ $rc = 3 ] && grep -q "spooled" "$T/bg.out" || fail "push cut off: rc $rc: $(cat "$T/bg.out")"
+"$LOCKSTEP" push --pending --spool "$T/sitea/spool" | grep -q "1 bundle(s) waiting" || fail "not listed as pending"
+start_service
+[ "$(push sitea --pending)" = 0 ] && grep -q "already stored" "$T/out" || fail "retry: $(cat "$T/out")"
+[ "$(q "select count(*) from runs where run_id = '$(id_of "$A2")'")" = 1 ] || fail "A2 stored twice"
+"$LOCKSTEP" push --pending --spool "$T/sitea/spool" | grep -q "0 bundle(s) waiting" || fail "spool not emptied"
+echo "ok: service killed mid-push; the retry left exactly one run"
+
+# The service down: spooled, sent when it is back.
+stop_service
+[ "$(push siteb "$B1")" = 3 ] && grep -q "spooled" "$T/out" || fail "push to a down service: $(cat "$T/out")"
+start_service
+[ "$(push siteb --pending)" = 0 ] && grep -q "stored run $(id_of "$B1")" "$T/out" || fail "spool: $(cat "$T/out")"
+echo "ok: spooled while the service was down, pushed when it came back"
+
+# A history db moved over: runs in = runs out, ids kept.
+[ "$(push sitea --all --db "$T/sitea/results/history.db")" = 0 ] || fail "push --all: $(cat "$T/out")"
+want=$(sqlite3 "$T/sitea/results/history.db" "select run_id from runs" | LC_ALL=C sort)
+got=$(q "select run_id from runs where site = 'sitea'" | LC_ALL=C sort)
+[ "$want" = "$got" ] || fail "push --all: history has [$want], the service [$got]"
+echo "ok: push --all: $(echo "$got" | wc -l) runs in, the same out, ids kept"
+
+# Private and embargoed runs: never shown to another site or a reader.
+as_site() { local s=$1; shift; curl -sf --cacert "$T/svc/ca.pem" --cert "$T/creds/$s/site-$s.pem" \
+    --key "$T/creds/$s/site-$s.key" "$@"; }
+as_site sitea -d private "$URL/api/v1/runs/$(id_of "$A3")/visibility" >/dev/null
+as_site sitea -d "embargo 2099-01-01" "$URL/api/v1/runs/$(id_of "$A2")/visibility" >/dev/null
+as_site siteb -d private "$URL/api/v1/runs/$(id_of "$A1")/visibility" -o /dev/null \
+    && fail "site B changed site A's run"
+as_reader() { curl -sf --cacert "$T/svc/ca.pem" -H "Authorization: Bearer $TOKEN" "$@"; }
+HASH=$(q "select workload_hash from runs limit 1")
+for view in "as_site siteb" as_reader; do
+  for path in /api/v1/runs /index.csv /sites/sitea/plans/svc.csv /sites/sitea/plans/svc \
+              "/classes/$HASH.csv" "/classes/$HASH"; do
+    $view "$URL$path" >"$T/view"
+    for hidden in "$A3" "$A2"; do
+      ! grep -q "$(id_of "$hidden")" "$T/view" || fail "$view $path shows hidden run $(id_of "$hidden")"
+    done
+  done
+  $view "$URL/runs/$(id_of "$A3")" -o /dev/null && fail "$view read the private run's page"
+done
+as_site sitea "$URL/sites/sitea/plans/svc.csv" | grep -q "$(id_of "$A3")" || fail "site A cannot see its own private run"
+as_site sitea -d shared "$URL/api/v1/runs/$(id_of "$A2")/visibility" >/dev/null
+echo "ok: private and embargoed runs hidden from site B and readers in every page and CSV"
+
+# The results commands against the service, as site B: history lists what B
+# may read; gate takes the shared history as its baseline.
+export LOCKSTEP_SERVICE_CREDENTIALS="$T/creds/siteb" LOCKSTEP_SERVICE_CA="$T/svc/ca.pem"
+"$LOCKSTEP" history --db "$URL" >"$T/hist" 2>&1 || fail "history --db URL: $(cat "$T/hist")"
+grep -q "$(id_of "$A1")" "$T/hist" && grep -q "$(id_of "$B1")" "$T/hist" \
+    && ! grep -q "$(id_of "$A3")" "$T/hist" || fail "history --db URL as site B: $(cat "$T/hist")"
+set +e; "$LOCKSTEP" gate "$(id_of "$B1")" --db "$URL" >"$T/gate" 2>&1; rc=$?; set -e
+[ $rc = 0 ] || [ $rc = 1 ] || fail "gate --db URL: exit $rc: $(cat "$T/gate")"
+unset LOCKSTEP_SERVICE_CREDENTIALS LOCKSTEP_SERVICE_CA
+echo "ok: history and gate against the service (gate exit $rc)"
+
+# PostgreSQL stopped under the running service, then started again.
+as_pg "$PGBIN/pg_ctl" -D "$T/pg/data" -m fast -w stop >/dev/null
+code=$(curl -s --cacert "$T/svc/ca.pem" -H "Authorization: Bearer $TOKEN" -o "$T/down" -w '%{http_code}' "$URL/")
+[ "$code" = 503 ] && grep -q "cannot be reached" "$T/down" || fail "database down: $code $(cat "$T/down")"
+pg_start
+eventually as_reader "$URL/"
+echo "ok: database down answered 503 saying so; reconnected by itself"
+
+# The web view in headless Chromium, as a reader: seeded runs A1, A2 (site A)
+# and B1 (site B); A3 is private.
+SPKI=$(openssl x509 -in "$T/svc/service.pem" -pubkey -noout | openssl pkey -pubin -outform der \
+       | openssl dgst -sha256 -binary | base64)
+python3 - "$T/expect.json" "$HASH" "$A1" "$A2" -- "$B1" <<'PY'
+import json, statistics, sys
+out, hsh = sys.argv[1], sys.argv[2]
+rest = sys.argv[3:]
+sep = rest.index("--")
+sites = {"sitea": rest[:sep], "siteb": rest[sep + 1:]}
+def medians(run_dir):
+    run = json.load(open(run_dir + "/run.json"))
+    out = []
+    for test in run.get("tests", []):
+        for row in test.get("summary", []):
+            reps = row.get("bw_mib_per_rep") or row.get("bwMibPerRep") or \
+                [row.get("bw_mean_mib", row.get("bwMeanMib", 0))]
+            out.append(statistics.median(reps))
+    return out
+trend = {d.rstrip("/").split("/")[-1]: [f"{m:.2f}" for m in medians(d)] for d in sites["sitea"]}
+cls = {}
+for site, dirs in sites.items():
+    per_run = [medians(d) for d in dirs]
+    cls[site] = [f"{statistics.median(col):.2f}" for col in zip(*per_run)]
+json.dump({"pages": [{"path": "/sites/sitea/plans/svc", "kind": "trend", "rows": trend},
+                     {"path": f"/classes/{hsh}", "kind": "class", "sites": cls}]}, open(out, "w"))
+PY
+mkdir -p "$T/shots"
+python3 "$SRC/tests/service/page_check.py" "$CHROMIUM" "$T" "$URL" "$TOKEN" "$SPKI" \
+    "$T/expect.json" "$T/shots" || fail "web view (expected: $(cat "$T/expect.json"))"
+echo "ok: trend and cross-site pages in Chromium: right medians, 1300 px, nothing outside"
+echo "PASS"
