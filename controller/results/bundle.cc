@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/pem.h"
@@ -199,7 +200,15 @@ absl::StatusOr<v1::BundleContent> BundleContentFromRunJson(std::string_view run_
   const WorkloadIdentity w = WorkloadOf(run);
   c.set_workload_hash(w.hash);
   c.set_workload_class(w.workload_class);
-  c.set_created_unix_ns(RealtimeNs());
+  // The run's start, not the export's time: a run exported twice (pushed
+  // again from the spool, or from history) is the same bytes, so the
+  // service stores it once (same run id, same content sha256).
+  absl::Time started;
+  std::string parse_error;
+  if (!run.started_at().empty() &&
+      absl::ParseTime(absl::RFC3339_full, run.started_at(), &started, &parse_error)) {
+    c.set_created_unix_ns(absl::ToUnixNanos(started));
+  }
   c.set_lockstep_version(LOCKSTEP_VERSION);
   return c;
 }

@@ -60,7 +60,8 @@ absl::StatusOr<std::string> CertificateSite(const std::string& cert_pem, std::st
 // The files of run directory `run_dir` (controller/run/run_store.h:
 // run.json, plan.toml, journal.jsonl, summary.txt, telemetry.pb.gz) as
 // BundleContent, with run_id, workload_hash and workload_class from run.json
-// (controller/results/workload.h), bundle_version, created_unix_ns and
+// (controller/results/workload.h), bundle_version, created_unix_ns (the
+// run's started_at, so that exporting a run twice gives the same bytes) and
 // lockstep_version. run.json is required (a run without one: rebuild it
 // with `lockstep report DIR` first); the others are taken when present.
 // `site` and `system` are set as given.
