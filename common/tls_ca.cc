@@ -126,7 +126,9 @@ std::string ExtendedKeyUsage(CertRole role) {
     case CertRole::kAgent:
       return absl::StrCat("serverAuth,", kAgentRoleOid);
     case CertRole::kSite:
-      return absl::StrCat("serverAuth,", kSiteRoleOid);
+      return absl::StrCat("clientAuth,", kSiteRoleOid);
+    case CertRole::kService:
+      return absl::StrCat("serverAuth,", kServiceRoleOid);
     case CertRole::kNone:
       break;
   }
@@ -231,6 +233,8 @@ std::string_view CertRoleName(CertRole role) {
       return "agent";
     case CertRole::kSite:
       return "site";
+    case CertRole::kService:
+      return "service";
     case CertRole::kNone:
       break;
   }
@@ -247,10 +251,12 @@ absl::StatusOr<CertRole> CertRoleOfPem(const std::string& pem, const std::string
   for (int i = 0; i < sk_ASN1_OBJECT_num(eku); ++i) {
     char oid[128];
     if (OBJ_obj2txt(oid, sizeof(oid), sk_ASN1_OBJECT_value(eku, i), /*no_name=*/1) <= 0) continue;
-    for (CertRole role : {CertRole::kController, CertRole::kAgent, CertRole::kSite}) {
+    for (CertRole role :
+         {CertRole::kController, CertRole::kAgent, CertRole::kSite, CertRole::kService}) {
       const char* want = role == CertRole::kController ? kControllerRoleOid
                          : role == CertRole::kAgent    ? kAgentRoleOid
-                                                       : kSiteRoleOid;
+                         : role == CertRole::kSite     ? kSiteRoleOid
+                                                       : kServiceRoleOid;
       if (std::string_view(oid) != want) continue;
       twice = twice || found != CertRole::kNone;
       found = role;
@@ -270,6 +276,13 @@ std::string ReissueCommand(CertRole role, const std::string& common_name) {
   const std::string name = common_name.empty() ? "NAME" : common_name;
   if (role == CertRole::kController) {
     return absl::StrCat("lockstep certs issue --dir DIR --controller ", name, " --force");
+  }
+  if (role == CertRole::kSite) {
+    return absl::StrCat("lockstep-service revoke ", name, " --db DB && lockstep-service admit ",
+                        name, " --db DB --tls_dir DIR --out OUT");
+  }
+  if (role == CertRole::kService) {
+    return "lockstep-service init --tls_dir DIR --host HOST,IP (a new CA: admit the sites again)";
   }
   return absl::StrCat("lockstep certs issue --dir DIR --agent ", name, ",HOST,IP --force");
 }

@@ -26,15 +26,18 @@ enum class CertRole {
                 // everywhere (IssueCertificate makes one only for tests)
   kController,  // `lockstep`: clientAuth + kControllerRoleOid
   kAgent,       // `lockstep-agent`: serverAuth + kAgentRoleOid
-  kSite,        // reserved for a site's results service (issue 40; CN = the
-                // site name): serverAuth + kSiteRoleOid. Nothing accepts it yet.
+  kSite,        // a site pushing to the results service (CN = the site
+                // name; it also signs the site's bundles): clientAuth +
+                // kSiteRoleOid. lockstep-service accepts pushes from it only.
+  kService,     // lockstep-service's HTTPS certificate: serverAuth + kServiceRoleOid
 };
 inline constexpr char kLockstepRoleArc[] = "2.25.282725516736918236083537311734699386127";
 inline constexpr char kControllerRoleOid[] = "2.25.282725516736918236083537311734699386127.1";
 inline constexpr char kAgentRoleOid[] = "2.25.282725516736918236083537311734699386127.2";
 inline constexpr char kSiteRoleOid[] = "2.25.282725516736918236083537311734699386127.3";
+inline constexpr char kServiceRoleOid[] = "2.25.282725516736918236083537311734699386127.4";
 
-// "controller", "agent", "site"; "none" for kNone.
+// "controller", "agent", "site", "service"; "none" for kNone.
 std::string_view CertRoleName(CertRole role);
 
 // The Lockstep role a PEM certificate carries: kNone when it carries none.

@@ -135,7 +135,8 @@ int Main(const std::vector<std::string>& args) {
     if (absl::Status s = CreateCa(dir, "lockstep results service CA", days); !s.ok()) {
       return Fail(s);
     }
-    if (absl::Status s = IssueCertificate(dir, dir + "/service", f->GetList("host")[0],
+    if (absl::Status s = IssueCertificate(dir, dir + "/service", CertRole::kService,
+                                          f->GetList("host")[0],
                                           f->GetList("host"), -3600, days);
         !s.ok()) {
       return Fail(s);
@@ -155,7 +156,7 @@ int Main(const std::vector<std::string>& args) {
     std::error_code ec;
     std::filesystem::create_directories(f->GetString("out"), ec);
     const std::string prefix = absl::StrCat(f->GetString("out"), "/site-", name);
-    if (absl::Status s = IssueCertificate(dir, prefix, name, {}, -3600, days); !s.ok()) {
+    if (absl::Status s = IssueCertificate(dir, prefix, CertRole::kSite, name, {}, -3600, days); !s.ok()) {
       return Fail(s);
     }
     if (absl::Status s = db.Admit(name, "site", ""); !s.ok()) return Fail(s);

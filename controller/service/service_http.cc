@@ -1,6 +1,8 @@
 #include "controller/service/service_http.h"
 
 #include <httplib.h>
+#include <openssl/bio.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
@@ -14,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/files.h"
+#include "common/tls_ca.h"
 #include "controller/results/bundle.h"
 #include "controller/results/history.h"
 #include "controller/results/report.h"
@@ -42,16 +45,32 @@ void Refuse(httplib::Response& res, const absl::Status& s) {
   res.set_content(absl::StrCat("lockstep-service: ", s.message(), "\n"), "text/plain");
 }
 
-// The Subject CN of the connection's verified client certificate; "" when
-// the client sent none.
-std::string PeerCommonName(const httplib::Request& req) {
-  if (req.ssl == nullptr) return "";
+// The connection's verified client certificate: its Subject CN and its
+// Lockstep role (common/tls_ca.h); cn is "" when the client sent none.
+struct PeerCertificate {
+  std::string cn;
+  absl::StatusOr<CertRole> role = CertRole::kNone;
+};
+
+PeerCertificate PeerCertificateOf(const httplib::Request& req) {
+  PeerCertificate peer;
+  if (req.ssl == nullptr) return peer;
   X509* cert = SSL_get1_peer_certificate(req.ssl);
-  if (cert == nullptr) return "";
+  if (cert == nullptr) return peer;
   char cn[256] = {0};
   X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn, sizeof(cn));
+  peer.cn = cn;
+  BIO* bio = BIO_new(BIO_s_mem());
+  std::string pem;
+  if (bio != nullptr && PEM_write_bio_X509(bio, cert) == 1) {
+    char* data = nullptr;
+    const long n = BIO_get_mem_data(bio, &data);
+    if (n > 0) pem.assign(data, static_cast<size_t>(n));
+  }
+  BIO_free(bio);
   X509_free(cert);
-  return cn;
+  peer.role = CertRoleOfPem(pem, absl::StrCat("the client certificate CN=", peer.cn));
+  return peer;
 }
 
 std::string TokenOf(const httplib::Request& req) {
@@ -65,8 +84,16 @@ std::string TokenOf(const httplib::Request& req) {
 }
 
 absl::StatusOr<Viewer> Authenticate(ServiceDb& db, const httplib::Request& req) {
-  const std::string cn = PeerCommonName(req);
+  const PeerCertificate peer = PeerCertificateOf(req);
+  const std::string& cn = peer.cn;
   if (!cn.empty()) {
+    if (!peer.role.ok()) return absl::PermissionDeniedError(peer.role.status().message());
+    if (*peer.role != CertRole::kSite) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "the client certificate CN=", cn, " carries the role ", CertRoleName(*peer.role),
+          ", not a site's: only a site certificate of this service (`lockstep-service admit ",
+          cn, "`) may push; ", ReissueCommand(CertRole::kSite, cn)));
+    }
     auto p = db.FindPrincipal(cn);
     if (p.status().code() == absl::StatusCode::kNotFound || (p.ok() && p->role != "site")) {
       return absl::PermissionDeniedError(absl::StrCat(

@@ -68,12 +68,20 @@ for s in sitea siteb sitec; do
   "$SERVICE" admit $s --db "$DB" --tls_dir "$T/svc" --out "$T/creds/$s" >/dev/null
 done
 "$SERVICE" revoke sitec --db "$DB" >/dev/null
-# sited: a certificate of the service's CA, never admitted.
-mkdir -p "$T/creds/sited"
-openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=sited \
-    -keyout "$T/creds/sited/site-sited.key" -out "$T/sited.csr" 2>/dev/null
-openssl x509 -req -in "$T/sited.csr" -CA "$T/svc/ca.pem" -CAkey "$T/svc/ca.key" \
-    -CAcreateserial -days 2 -out "$T/creds/sited/site-sited.pem" 2>/dev/null
+# sited: a site certificate of the service's CA (site role), never admitted;
+# siten: admitted, but its certificate (made by hand) carries no site role.
+site_cert() {  # NAME [EXTENSIONS]
+  mkdir -p "$T/creds/$1"
+  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$1" \
+      -keyout "$T/creds/$1/site-$1.key" -out "$T/$1.csr" 2>/dev/null
+  local ext=()
+  [ -n "${2:-}" ] && { printf '%s\n' "$2" >"$T/$1.ext"; ext=(-extfile "$T/$1.ext"); }
+  openssl x509 -req -in "$T/$1.csr" -CA "$T/svc/ca.pem" -CAkey "$T/svc/ca.key" \
+      -CAcreateserial -days 2 "${ext[@]}" -out "$T/creds/$1/site-$1.pem" 2>/dev/null
+}
+site_cert sited "extendedKeyUsage=clientAuth,2.25.282725516736918236083537311734699386127.3"
+"$SERVICE" admit siten --db "$DB" --tls_dir "$T/svc" --out "$T/creds/siten-issued" >/dev/null
+site_cert siten
 TOKEN=$("$SERVICE" reader viewer --db "$DB" 2>/dev/null)
 
 start_service() {
@@ -138,10 +146,12 @@ echo "ok: two pushes of one run, one run stored"
 [ "$(push sitec "$A2")" = 1 ] && grep -q "sitec.*revoked" "$T/out" || fail "revoked site: $(cat "$T/out")"
 [ "$(push sited "$A2")" = 1 ] && grep -q "CN=sited is not an admitted site" "$T/out" \
     || fail "unknown site: $(cat "$T/out")"
+[ "$(push siten "$A2")" = 1 ] && grep -q "CN=siten carries the role none, not a site's" "$T/out" \
+    || fail "a certificate without the site role: $(cat "$T/out")"
 curl -s --cacert "$T/svc/ca.pem" -o "$T/anon" -w '%{http_code}' "$URL/" | grep -q 401 \
     && grep -q "no credential" "$T/anon" || fail "anonymous read: $(cat "$T/anon")"
 [ "$(runs)" = 1 ] || fail "a refused push stored something"
-echo "ok: revoked, unknown and anonymous refused, naming the subject"
+echo "ok: revoked, unknown, role-less and anonymous refused, naming the subject"
 
 # Another site's bundle; a tampered bundle.
 "$LOCKSTEP" export --bundle "$A2" "$T/a2.lsbundle" --credentials "$T/creds/sitea" >/dev/null

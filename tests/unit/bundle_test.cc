@@ -52,9 +52,9 @@ class BundleTest : public ::testing::Test {
     dir_ = TempDir("bundle");
     Check(CreateCa(dir_ + "/ca", "results service CA", 2));
     Check(CreateCa(dir_ + "/other-ca", "someone else's CA", 2));
-    Check(IssueCertificate(dir_ + "/ca", dir_ + "/ca/site-hlrs", "hlrs", {}, -60, 1));
-    Check(IssueCertificate(dir_ + "/ca", dir_ + "/ca/site-lrz", "lrz", {}, -60, 1));
-    Check(IssueCertificate(dir_ + "/other-ca", dir_ + "/other-ca/site-hlrs", "hlrs", {}, -60, 1));
+    Check(IssueCertificate(dir_ + "/ca", dir_ + "/ca/site-hlrs", CertRole::kSite, "hlrs", {}, -60, 1));
+    Check(IssueCertificate(dir_ + "/ca", dir_ + "/ca/site-lrz", CertRole::kSite, "lrz", {}, -60, 1));
+    Check(IssueCertificate(dir_ + "/other-ca", dir_ + "/other-ca/site-hlrs", CertRole::kSite, "hlrs", {}, -60, 1));
     run_dir_ = dir_ + "/run-1";
     Check(MakeDirectories(run_dir_, 0755));
     SynthRun s;
