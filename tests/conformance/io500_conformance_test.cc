@@ -24,6 +24,10 @@
 namespace lockstep::conformance {
 namespace {
 
+using ::lockstep::testing::CommandResult;
+using ::lockstep::testing::RunCommand;
+using ::lockstep::testing::TempDir;
+
 const std::string kCases = std::string(LOCKSTEP_SOURCE_DIR) + "/tests/conformance/io500";
 const std::string kLockstep = std::string(LOCKSTEP_BIN_DIR) + "/lockstep";
 
