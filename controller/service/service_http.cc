@@ -90,7 +90,7 @@ absl::StatusOr<Viewer> Authenticate(ServiceDb& db, const httplib::Request& req) 
     if (!peer.role.ok()) return absl::PermissionDeniedError(peer.role.status().message());
     if (*peer.role != CertRole::kSite) {
       return absl::PermissionDeniedError(absl::StrCat(
-          "the client certificate CN=", cn, " carries the role ", CertRoleName(*peer.role),
+          "the client certificate CN=", cn, " carries the role ", std::string(CertRoleName(*peer.role)),
           ", not a site's: only a site certificate of this service (`lockstep-service admit ",
           cn, "`) may push; ", ReissueCommand(CertRole::kSite, cn)));
     }
