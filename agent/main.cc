@@ -264,7 +264,9 @@ bool FollowParent(int parent_pid) {
 // does (HostFacts.extra "tls_cert_not_after"), so that `lockstep run` and
 // `lockstep agents` can warn too.
 void NoteCertificateExpiry(AgentConfig* config) {
-  if (config->insecure) return;
+  // A --local agent's certificate is made for this one run and deleted
+  // after its start: its expiry is no one's concern.
+  if (config->insecure || config->local_parent_pid > 0) return;
   TlsFiles files{config->tls_ca, config->tls_cert, config->tls_key};
   for (const std::string& w : ExpiryWarnings(files, absl::Now(), kCertExpiryWarning)) {
     LogWarning("%s", w);

@@ -12,8 +12,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "absl/random/random.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "absl/time/clock.h"
 #include "common/command_rules.h"
 
 namespace lockstep {
@@ -105,18 +106,32 @@ std::vector<std::string> CommandEnvironment(const CommandAccount& account,
   return env;
 }
 
-// mkdir, chmod 0755 and (switch_user) chown of `tmp` below `held`; 0 or errno.
-int MakeOwnedDir(const BeneathDir& held, const std::string& tmp, const CommandAccount& account) {
-  if (held.Mkdir(tmp, 0755) != 0) return errno;
-  const int fd = held.Open(tmp, O_RDONLY | O_DIRECTORY);
+// mkdir 0700, then (switch_user) chown and chmod 0755 of the phase
+// directory `held` names: until it is the account's, nobody else can use it.
+// 0 or errno (EEXIST: another agent of a shared file system made it).
+int MakeOwnedDir(const BeneathDir& held, const CommandAccount& account) {
+  if (held.Mkdir(held.path(), 0700) != 0) return errno;
+  const int fd = held.Open(held.path(), O_RDONLY | O_DIRECTORY);
   if (fd < 0) return errno;
   int err = 0;
-  if (::fchmod(fd, 0755) != 0 ||
-      (account.switch_user && ::fchown(fd, account.uid, account.gid) != 0)) {
+  if ((account.switch_user && ::fchown(fd, account.uid, account.gid) != 0) ||
+      ::fchmod(fd, 0755) != 0) {
     err = errno;
   }
   ::close(fd);
   return err;
+}
+
+// Another agent (shared file system) made the directory: it is usable once
+// that agent has handed it to the account (mode 0755), which follows its
+// mkdir at once; polled for at most a second.
+void AwaitHandedOver(const BeneathDir& held) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(1);
+  struct stat st;
+  while (held.Stat(held.path(), &st) == 0 && (st.st_mode & 0777) == 0700 &&
+         absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
 }
 
 absl::Status PrepareCommandDir(const BeneathDir& held, const std::string& program,
@@ -128,24 +143,13 @@ absl::Status PrepareCommandDir(const BeneathDir& held, const std::string& progra
       return absl::FailedPreconditionError(
           absl::StrFormat("cannot look at %s: %s", dir, BeneathErrorText(errno)));
     }
-    absl::BitGen gen;
-    const std::string tmp = absl::StrFormat("%s.lockstep-%d-%08x", dir, ::getpid(),
-                                            absl::Uniform<uint32_t>(gen));
-    if (const int err = MakeOwnedDir(held, tmp, account); err != 0) {
-      held.Rmdir(tmp);
+    if (const int err = MakeOwnedDir(held, account); err == EEXIST) {
+      AwaitHandedOver(held);
+    } else if (err != 0) {
+      held.Rmdir(dir);
       return absl::FailedPreconditionError(absl::StrFormat(
           "cannot create the phase directory %s for %s: %s; create it (owned by %s) or fix dir",
           dir, account.name, BeneathErrorText(err), account.name));
-    }
-    // Not over a directory another agent made meanwhile (shared file system).
-    if (held.Rename(tmp, dir, RENAME_NOREPLACE) != 0) {
-      const int err = errno;
-      if (err == EINVAL && held.Rename(tmp, dir) == 0) return PrepareCommandDir(held, program, account);
-      held.Rmdir(tmp);
-      if (err != EEXIST && err != EINVAL) {
-        return absl::FailedPreconditionError(absl::StrFormat(
-            "cannot create the phase directory %s: %s", dir, BeneathErrorText(err)));
-      }
     }
   } else if (!S_ISDIR(st.st_mode)) {
     return absl::FailedPreconditionError(

@@ -105,7 +105,7 @@ TEST(DlioCli, RunPrintsWhereItsCheckpointsAreAndKeepsThem) {
   const std::string work = tmp / "work", data = tmp / "data", cfg = tmp / "ckpt.yaml";
   fs::create_directories(work);
   ASSERT_OK(WriteFileAtomically(cfg, "model:\n  name: tiny\n  model_size: 1048576\n"
-                                     "workflow:\n  checkpoint: True\n"
+                                     "workflow:\n  train: False\n  checkpoint: True\n"
                                      "checkpoint:\n  checkpoint_folder: ./ckpt/\n"));
   CommandResult r = DlioIn(work, {cfg, "--data-dir", data, "--local", "1", "--out",
                                   tmp.results_dir()});

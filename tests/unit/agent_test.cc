@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/errors.h"
 #include "gmock/gmock.h"
+#include "common/wire_version.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
 #include "unit/run_phase.h"
@@ -271,6 +272,7 @@ absl::StatusOr<std::unique_ptr<AgentCore>> ShortLeaseAgent(const std::string& ro
 // Run run-1 of controller ctl-A, with a lease of `lease_ms`.
 v1::AttachRequest AttachOfRunOne(uint32_t lease_ms) {
   v1::AttachRequest a;
+  a.set_wire_major(kWireMajor);
   a.set_run_id("run-1");
   a.set_controller("ctl-A");
   a.set_lease_ms(lease_ms);
@@ -355,6 +357,7 @@ TEST(AgentCore, CacheTelemetryAndCleanupCallsRenewTheLease) {
       case 0: {
         v1::CacheRequest c;
         c.set_session_id(session);
+        c.set_phase_id("t0/r0/p");
         ASSERT_OK((*core)->CacheBarrier(c));
         break;
       }
@@ -417,6 +420,7 @@ TEST(AgentCore, PhaseTelemetryStartsAtTheCacheBarrier) {
   const int64_t prepared_unix_ns = RealtimeNs();
   v1::CacheRequest c;
   c.set_session_id(attached->session_id());
+  c.set_phase_id("t0/r0/p");
   c.set_sync(true);
   ASSERT_OK((*core)->CacheBarrier(c));
   v1::PhaseResult result;
@@ -434,6 +438,9 @@ TEST(AgentCore, LeaseExpiryKeepsReleasedFilesAndRemovesTheRest) {
   auto core = AgentCore::Create(o);
   ASSERT_OK(core);
   v1::AttachRequest a;
+  a.set_wire_major(kWireMajor);
+  a.set_run_id("run-1");
+  a.set_controller("ctl-A");
   a.set_lease_ms(300);
   auto session = (*core)->Attach(a);
   ASSERT_OK(session);
@@ -483,6 +490,9 @@ TEST(AgentCore, MdtestCreatesAMissingDirectoryAndRemovesItAtTheEnd) {
   auto core = AgentCore::Create(o);
   ASSERT_OK(core);
   v1::AttachRequest a;
+  a.set_wire_major(kWireMajor);
+  a.set_run_id("run-1");
+  a.set_controller("ctl-A");
   a.set_lease_ms(5000);
   auto session = (*core)->Attach(a);
   ASSERT_OK(session);
@@ -564,6 +574,9 @@ TEST(AgentCore, ServersDoNotRunTasksAndDropCachesIsReported) {
   auto core = AgentCore::Create(o);
   ASSERT_OK(core);
   v1::AttachRequest a;
+  a.set_wire_major(kWireMajor);
+  a.set_run_id("run-1");
+  a.set_controller("ctl-A");
   a.set_lease_ms(10000);
   auto s = (*core)->Attach(a);
   ASSERT_OK(s);
@@ -573,6 +586,8 @@ TEST(AgentCore, ServersDoNotRunTasksAndDropCachesIsReported) {
 
   v1::CacheRequest c;
   c.set_session_id(s->session_id());
+
+  c.set_phase_id("t0/r0/p");
   c.set_sync(true);
   c.set_drop_mode(3);
   auto warn = (*core)->CacheBarrier(c);

@@ -68,14 +68,14 @@ TEST(Plan, FileNamesAndRandomBlocks) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->phases[0].file_names, (std::vector<std::string>{"a", "b c"}));
   EXPECT_THAT(Error(WithPhase("file_names = [\"a\"]\n")),
-              HasSubstr("plan.toml:5:14: file_names: names a file per task: set "
-                        "file_per_process = true"));
+              HasSubstr("plan.toml:5:14: [[phase]] 'w' key 'file_names': names a file per task: "
+                        "set file_per_process = true"));
   EXPECT_THAT(Error(WithPhase("file_per_process = true\nfile_names = [\"a\", \"a\"]\n")),
               HasSubstr("\"a\" is given twice"));
   EXPECT_THAT(Error(WithPhase("file_per_process = true\nfile_names = [\"x/y\"]\n")),
               HasSubstr("each must be a plain file name"));
   EXPECT_THAT(Error(WithPhase("random_blocks = true\n")),
-              HasSubstr("random_blocks: applies to read phases, not to kind = \"write\""));
+              HasSubstr("key 'random_blocks': applies to read phases, not to kind = \"write\""));
   const std::string read = "[[phase]]\nname = \"r\"\nkind = \"read\"\ndir = \"/x\"\n";
   EXPECT_EQ(Error(read + "random_blocks = true\n"), "OK");
   EXPECT_THAT(Error(read + "random_blocks = true\nrandom_offsets = true\n"),

@@ -147,11 +147,15 @@ TEST(TlsCertificates, ExtensionsSansModesAndSerials) {
   BASIC_CONSTRAINTS_free(bc);
   EXPECT_TRUE(X509_get_key_usage(ca.get()) & KU_KEY_CERT_SIGN);
 
-  // Leaf: not a CA, digitalSignature (no keyEncipherment: EC key), serverAuth + clientAuth.
+  // Leaf: not a CA, digitalSignature (no keyEncipherment: EC key); an
+  // agent's is serverAuth only (with its role), a controller's clientAuth.
   EXPECT_EQ(X509_get_version(agent.get()), X509_VERSION_3);
   EXPECT_EQ(X509_check_ca(agent.get()), 0);
   EXPECT_EQ(X509_get_key_usage(agent.get()), uint32_t{KU_DIGITAL_SIGNATURE});
-  EXPECT_EQ(X509_get_extended_key_usage(agent.get()), uint32_t{XKU_SSL_SERVER | XKU_SSL_CLIENT});
+  EXPECT_EQ(X509_get_extended_key_usage(agent.get()) & (XKU_SSL_SERVER | XKU_SSL_CLIENT),
+            uint32_t{XKU_SSL_SERVER});
+  EXPECT_EQ(X509_get_extended_key_usage(controller.get()) & (XKU_SSL_SERVER | XKU_SSL_CLIENT),
+            uint32_t{XKU_SSL_CLIENT});
   EXPECT_EQ(X509_get_signature_nid(agent.get()), NID_ecdsa_with_SHA256);
 
   // SANs: DNS and IP entries, and nothing else.
