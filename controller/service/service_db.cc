@@ -1,5 +1,7 @@
 #include "controller/service/service_db.h"
 
+#include <google/protobuf/util/message_differencer.h>
+
 #include <algorithm>
 #include <optional>
 #include <pqxx/pqxx>
@@ -272,6 +274,24 @@ absl::StatusOr<Principal> ServiceDb::FindReaderByToken(const std::string& token_
   return OnePrincipal(this, "token_sha256", token_sha256, "the token is not a reader's token");
 }
 
+namespace {
+// True when `stored_bundle` (a serialised RunBundle) holds the run of
+// `content`: the same site and an equal run record (`run`, parsed).
+bool IsSameRun(const std::string& stored_bundle, const v1::BundleContent& content,
+               const v1::RunRecord& run) {
+  v1::RunBundle stored;
+  v1::BundleContent stored_content;
+  if (!stored.ParseFromString(stored_bundle) ||
+      !stored_content.ParseFromString(stored.content()) ||
+      stored_content.site() != content.site()) {
+    return false;
+  }
+  auto stored_run = ParseRunJson(stored_content.run_json(), "the stored run");
+  return stored_run.ok() &&
+         google::protobuf::util::MessageDifferencer::Equals(*stored_run, run);
+}
+}  // namespace
+
 absl::StatusOr<PushOutcome> ServiceDb::StoreRun(const v1::RunBundle& bundle,
                                                 const v1::BundleContent& content) {
   auto run = ParseRunJson(content.run_json(), absl::StrCat("bundle ", bundle.content_sha256()));
@@ -285,10 +305,17 @@ absl::StatusOr<PushOutcome> ServiceDb::StoreRun(const v1::RunBundle& bundle,
   absl::Status s = With([&](pqxx::connection& c) {
     pqxx::work w(c);
     pqxx::result existing = w.exec_params(
-        "SELECT content_sha256 FROM runs WHERE run_id = $1", content.run_id());
+        "SELECT content_sha256, bundle FROM runs WHERE run_id = $1", content.run_id());
     if (!existing.empty()) {
       other_sha = existing[0][0].as<std::string>();
       outcome = PushOutcome::kAlreadyStored;
+      // The same run packed from another source (its run directory, then
+      // its history db: `push --all`) is that run, already stored: same
+      // site, same run record. The copy stored first is kept.
+      if (other_sha != bundle.content_sha256() &&
+          IsSameRun(pqxx::binarystring(existing[0][1]).str(), content, *run)) {
+        other_sha.clear();
+      }
       return;
     }
     const std::string system_pb = content.system().SerializeAsString();
