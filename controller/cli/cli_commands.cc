@@ -141,19 +141,10 @@ int RunTranslated(Tool tool, const std::vector<std::string>& args,
   options.command_line = command_line;
   options.interrupted = interrupted;
   if (!cmd->controller.agents.empty()) {
-    options.insecure = cmd->controller.insecure;
-    if (!options.insecure) {
-      const std::string& dir = cmd->controller.tls_dir;
-      if (!dir.empty()) {
-        TlsFiles files{dir + "/ca.pem", dir + "/controller.pem", dir + "/controller.key"};
-        auto creds = ControllerCredentials(files);
-        if (!creds.ok()) {
-          std::fprintf(stderr, "lockstep %s: %s\n", name,
-                       std::string(creds.status().message()).c_str());
-          return kExitUsage;
-        }
-        options.credentials = *creds;
-      }
+    if (absl::Status tls = TlsFromDir(cmd->controller.tls_dir, cmd->controller.insecure, &options);
+        !tls.ok()) {
+      std::fprintf(stderr, "lockstep %s: %s\n", name, std::string(tls.message()).c_str());
+      return kExitUsage;
     }
   } else {
     options.local_agents = cmd->controller.local_agents;

@@ -155,6 +155,15 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ControllerCredentials(
   return creds;
 }
 
+absl::Status TlsFromDir(const std::string& tls_dir, bool insecure, RunOptions* o) {
+  o->insecure = insecure;
+  if (insecure || tls_dir.empty()) return absl::OkStatus();
+  o->tls_files =
+      TlsFiles{tls_dir + "/ca.pem", tls_dir + "/controller.pem", tls_dir + "/controller.key"};
+  ASSIGN_OR_RETURN(o->credentials, ControllerCredentials(o->tls_files));
+  return absl::OkStatus();
+}
+
 absl::Status TlsFromFlags(const ParsedFlags& f, RunOptions* o) {
   if (o->insecure) return absl::OkStatus();
   o->tls_files = TlsFilesFromFlags(f);

@@ -54,6 +54,13 @@ TlsFiles TlsFilesFromFlags(const ParsedFlags& f);
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ControllerCredentials(
     const TlsFiles& files);
 
+// The TLS set-up of a translated front end's agents (ior, mdtest, iozone:
+// --tls_dir DIR or --insecure on their command lines): o->insecure, and
+// without it o->tls_files (DIR/ca.pem, controller.pem, controller.key) and
+// o->credentials (ControllerCredentials: expiry warnings included). Nothing
+// when `tls_dir` is empty. Errors are LoadTlsFiles'.
+absl::Status TlsFromDir(const std::string& tls_dir, bool insecure, RunOptions* o);
+
 // With o->insecure unset: o->tls_files from the TLS flags (TlsFilesFromFlags)
 // and, when any is given, o->credentials (ControllerCredentials).
 absl::Status TlsFromFlags(const ParsedFlags& f, RunOptions* o);

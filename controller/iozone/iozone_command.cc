@@ -7,13 +7,13 @@
 #include "common/files.h"
 #include "controller/plan/plan.h"
 #include "common/status_macros.h"
-#include "common/tls.h"
 #include "controller/cli/cli_commands.h"
 #include "controller/cli/cli_common.h"
 #include "controller/cli/exit_codes.h"
 #include "controller/iozone/iozone_cli.h"
 #include "controller/iozone/iozone_output.h"
 #include "controller/cli/printed_report.h"
+#include "controller/cli/reach_agents.h"
 #include "controller/plan/write_places.h"
 #include "controller/run/coordinator.h"
 
@@ -54,14 +54,8 @@ std::string SetUpAgents(CliCommand* cmd, RunOptions* options) {
     absl::Status placed = PlaceIozoneLocally(cmd, &options->local_root);
     return placed.ok() ? "" : std::string(placed.message());
   }
-  options->insecure = cmd->controller.insecure;
-  const std::string& dir = cmd->controller.tls_dir;
-  if (options->insecure || dir.empty()) return "";
-  auto creds = MakeChannelCredentials(
-      TlsFiles{dir + "/ca.pem", dir + "/controller.pem", dir + "/controller.key"});
-  if (!creds.ok()) return std::string(creds.status().message());
-  options->credentials = *creds;
-  return "";
+  absl::Status tls = TlsFromDir(cmd->controller.tls_dir, cmd->controller.insecure, options);
+  return tls.ok() ? "" : std::string(tls.message());
 }
 
 }  // namespace

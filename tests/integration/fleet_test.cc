@@ -238,6 +238,23 @@ TEST(FleetTest, CertificatesAboutToExpireAreWarnedAbout) {
   EXPECT_THAT(r.err, HasSubstr("lockstep certs issue"));
   EXPECT_THAT(r.out, HasSubstr("warning: agent " + cluster.address(0) +
                                ": its certificate expires on"));
+  // The translated front ends set up TLS the same way (one function,
+  // TlsFromDir): the controller's warning, and the agent's.
+  std::filesystem::create_directories(cluster.dir(0));
+  const std::vector<std::vector<std::string>> front_ends = {
+      {"ior", "-w", "-t", "64k", "-b", "256k", "-o", cluster.dir(0) + "/f"},
+      {"iozone", "-i", "0", "-r", "64k", "-s", "256k", "-t", "1", "-F", cluster.dir(0) + "/z"}};
+  for (std::vector<std::string> args : front_ends) {
+    for (const std::string& a : {std::string("--agents"), cluster.address(0),
+                                 std::string("--tls_dir"), cluster.pki_dir(), std::string("--out"),
+                                 cluster.results_dir()}) {
+      args.push_back(a);
+    }
+    RunResult fe = cluster.Lockstep(args);
+    ASSERT_EQ(fe.exit_code, 0) << args[0] << "\n" << fe.Output();
+    EXPECT_THAT(fe.err, HasSubstr("controller.pem (CN controller) expires on")) << args[0];
+    EXPECT_THAT(fe.Output(), HasSubstr("its certificate expires on")) << args[0];
+  }
 }
 
 TEST(FleetTest, CertsForEveryLineOfAHostfile) {
