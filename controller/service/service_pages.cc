@@ -178,7 +178,8 @@ std::string ClassPage(const Viewer& v, const ClassData& data) {
   }
   absl::StrAppend(&out, "<p>", Esc(data.workload_class), "</p><p class=\"muted\">Only runs of "
                   "this class (same workload hash: the same phases, sizes, counts, patterns "
-                  "and cache barriers) are compared here. <a href=\"",
+                  "and cache barriers) are compared here, each site by its newest ",
+                  kClassRunsPerSite, " runs of it. <a href=\"",
                   UrlSegment(data.workload_hash), ".csv\">CSV</a></p>");
   std::string key;
   for (const SiteResultRow& r : data.rows) {

@@ -69,6 +69,10 @@ absl::StatusOr<TrendData> QueryTrend(ServiceDb& db, const Viewer& v, const std::
 // two are not told apart.
 absl::StatusOr<RunRow> QueryRun(ServiceDb& db, const Viewer& v, const std::string& run_id,
                                 std::string* bundle_bytes);
+// The cross-site figures of one workload class: per site, the median, spread
+// and count over its newest kClassRunsPerSite runs of the class (the system
+// as it is now, and a page that costs the same at 10^5 runs as at 10).
+inline constexpr int kClassRunsPerSite = 30;
 absl::StatusOr<ClassData> QueryClass(ServiceDb& db, const Viewer& v,
                                      const std::string& workload_hash);
 // Runs for the API (history against the service): by site, plan, class.
