@@ -50,27 +50,7 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 echo "== one real run as the template"
-cat >"$T/plan.toml" <<'PLAN'
-[run]
-name = "nightly"
-repetitions = 3
-[[phase]]
-name = "write"
-kind = "write"
-dir = "."
-file_per_process = true
-tasks_per_agent = 2
-transfer_size = "256k"
-block_size = "2m"
-[[phase]]
-name = "read"
-kind = "read"
-dir = "."
-file_per_process = true
-tasks_per_agent = 2
-transfer_size = "256k"
-block_size = "2m"
-PLAN
+cp "$(dirname "$0")/../service/nightly.toml" "$T/plan.toml"
 (cd "$T" && "$BUILD/lockstep" run plan.toml --local 2 --out "$T/results" >/dev/null)
 TEMPLATE=$(ls "$T"/results/*/run.json | head -1)
 echo "== pushing $SITES x $RUNS runs with $THREADS threads"

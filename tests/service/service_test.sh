@@ -94,27 +94,7 @@ stop_service() { kill -9 "$SERVICE_PID"; wait "$SERVICE_PID" 2>/dev/null || true
 start_service
 
 # Real runs of real agents: three at site A, one at site B, one plan.
-cat >"$T/plan.toml" <<'PLAN'
-[run]
-name = "svc"
-repetitions = 3
-[[phase]]
-name = "write"
-kind = "write"
-dir = "."
-file_per_process = true
-tasks_per_agent = 2
-transfer_size = "256k"
-block_size = "2m"
-[[phase]]
-name = "read"
-kind = "read"
-dir = "."
-file_per_process = true
-tasks_per_agent = 2
-transfer_size = "256k"
-block_size = "2m"
-PLAN
+cp "$SRC/tests/service/nightly.toml" "$T/plan.toml"
 run_at() {  # SITE -> prints the new run directory
   local before after
   before=$(ls "$T/$1/results" 2>/dev/null | grep -v '\.db' || true)
@@ -210,7 +190,7 @@ as_site siteb -d private "$URL/api/v1/runs/$(id_of "$A1")/visibility" -o /dev/nu
 as_reader() { curl -sf --cacert "$T/svc/ca.pem" -H "Authorization: Bearer $TOKEN" "$@"; }
 HASH=$(q "select workload_hash from runs limit 1")
 for view in "as_site siteb" as_reader; do
-  for path in /api/v1/runs /index.csv /sites/sitea/plans/svc.csv /sites/sitea/plans/svc \
+  for path in /api/v1/runs /index.csv /sites/sitea/plans/nightly.csv /sites/sitea/plans/nightly \
               "/classes/$HASH.csv" "/classes/$HASH"; do
     $view "$URL$path" >"$T/view"
     for hidden in "$A3" "$A2"; do
@@ -219,7 +199,7 @@ for view in "as_site siteb" as_reader; do
   done
   $view "$URL/runs/$(id_of "$A3")" -o /dev/null && fail "$view read the private run's page"
 done
-as_site sitea "$URL/sites/sitea/plans/svc.csv" | grep -q "$(id_of "$A3")" || fail "site A cannot see its own private run"
+as_site sitea "$URL/sites/sitea/plans/nightly.csv" | grep -q "$(id_of "$A3")" || fail "site A cannot see its own private run"
 as_site sitea -d shared "$URL/api/v1/runs/$(id_of "$A2")/visibility" >/dev/null
 echo "ok: private and embargoed runs hidden from site B and readers in every page and CSV"
 
@@ -266,7 +246,7 @@ cls = {}
 for site, dirs in sites.items():
     per_run = [medians(d) for d in dirs]
     cls[site] = [f"{statistics.median(col):.2f}" for col in zip(*per_run)]
-json.dump({"pages": [{"path": "/sites/sitea/plans/svc", "kind": "trend", "rows": trend},
+json.dump({"pages": [{"path": "/sites/sitea/plans/nightly", "kind": "trend", "rows": trend},
                      {"path": f"/classes/{hsh}", "kind": "class", "sites": cls}]}, open(out, "w"))
 PY
 mkdir -p "$T/shots"
