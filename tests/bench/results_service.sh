@@ -15,23 +15,9 @@ BUILD=$(cd "$1" && pwd)
 SITES=${2:-100}
 RUNS=${3:-1000}
 THREADS=${4:-8}
-PGBIN=${LOCKSTEP_PG_BIN:-/usr/lib/postgresql/15/bin}
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-T=$(mktemp -d /tmp/lockstep-service-bench.XXXXXX)
-chmod 755 "$T"
-SERVICE_PID=""
-cleanup() {
-  [ -n "$SERVICE_PID" ] && kill -9 "$SERVICE_PID" 2>/dev/null || true
-  as_pg "$PGBIN/pg_ctl" -D "$T/pg/data" -m immediate -w stop >/dev/null 2>&1 || true
-  rm -rf "$T"
-}
-trap cleanup EXIT
-mkdir -p "$T/pg"; [ "$(id -u)" = 0 ] && chown postgres "$T/pg"
-as_pg "$PGBIN/initdb" -D "$T/pg/data" -A trust -U lockstep >/dev/null
-as_pg "$PGBIN/pg_ctl" -D "$T/pg/data" -l "$T/pg/log" -w start \
-    -o "-k $T/pg -p 5432 -c listen_addresses='' -c shared_buffers=512MB -c max_connections=200" >/dev/null
-DB="host=$T/pg port=5432 user=lockstep dbname=postgres"
-q() { psql -h "$T/pg" -p 5432 -U lockstep -d postgres -Atc "$1"; }
+source "$(dirname "$0")/../service/pg_lib.sh"
+scratch_with_postgres service-bench
+pg_start -c shared_buffers=512MB -c max_connections=200
 SVC=$BUILD/lockstep-service
 SP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 URL="https://127.0.0.1:$SP"

@@ -24,22 +24,13 @@ set -euo pipefail
 SRC=$1
 LOCKSTEP=$2
 SERVICE=$3
-PGBIN=${LOCKSTEP_PG_BIN:-/usr/lib/postgresql/15/bin}
+PGBIN=${LOCKSTEP_PG_BIN:-/usr/lib/postgresql/15/bin}  # pg_lib.sh reads it too
 skip() { echo "SKIPPED: $*"; exit 77; }
 [ -x "$PGBIN/initdb" ] || skip "no PostgreSQL server at $PGBIN (Debian: apt-get install postgresql-15)"
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 [ -n "$CHROMIUM" ] || skip "no chromium for the web view checks (Debian: apt-get install chromium)"
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-
-T=$(mktemp -d /tmp/lockstep-service-test.XXXXXX)
-chmod 755 "$T"
-SERVICE_PID=""
-cleanup() {
-  [ -n "$SERVICE_PID" ] && kill -9 "$SERVICE_PID" 2>/dev/null || true
-  as_pg "$PGBIN/pg_ctl" -D "$T/pg/data" -m immediate -w stop >/dev/null 2>&1 || true
-  rm -rf "$T"
-}
-trap cleanup EXIT
+source "$SRC/tests/service/pg_lib.sh"
+scratch_with_postgres service-test
 fail() { { echo "FAIL: $*"; echo "--- service log"; tail -30 "$T/service.log" 2>/dev/null; } >&2; exit 1; }
 # Polls a command until it succeeds or 30 s pass.
 eventually() {
@@ -50,16 +41,7 @@ eventually() {
   done
 }
 
-mkdir -p "$T/pg"
-[ "$(id -u)" = 0 ] && chown postgres "$T/pg"
-as_pg "$PGBIN/initdb" -D "$T/pg/data" -A trust -U lockstep >/dev/null
-pg_start() {
-  as_pg "$PGBIN/pg_ctl" -D "$T/pg/data" -l "$T/pg/log" -w start \
-      -o "-k $T/pg -p 5432 -c listen_addresses=''" >/dev/null
-}
 pg_start
-DB="host=$T/pg port=5432 user=lockstep dbname=postgres"
-q() { psql -h "$T/pg" -p 5432 -U lockstep -d postgres -Atc "$1"; }
 
 SP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 URL="https://127.0.0.1:$SP"
