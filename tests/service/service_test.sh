@@ -137,7 +137,9 @@ start_service --answer_delay_ms 60000
 "$LOCKSTEP" push "$A2" --to "$URL" --credentials "$T/creds/sitea" --ca "$T/svc/ca.pem" \
     --spool "$T/sitea/spool" >"$T/bg.out" 2>&1 &
 PUSH_PID=$!
-eventually test "$(q "select count(*) from runs where run_id = '$(id_of "$A2")'")" = 1
+# The count is asked anew at each poll (a $(...) argument would be taken once).
+a2_stored() { [ "$(q "select count(*) from runs where run_id = '$(id_of "$A2")'")" = 1 ]; }
+eventually a2_stored
 stop_service
 set +e; wait $PUSH_PID; rc=$?; set -e
 [ $rc = 3 ] && grep -q "spooled" "$T/bg.out" || fail "push cut off: rc $rc: $(cat "$T/bg.out")"
