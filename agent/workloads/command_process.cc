@@ -9,12 +9,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "absl/strings/str_format.h"
-#include "absl/time/time.h"
-#include "absl/time/clock.h"
 #include "common/command_rules.h"
 
 namespace lockstep {
@@ -126,11 +126,11 @@ int MakeOwnedDir(const BeneathDir& held, const CommandAccount& account) {
 // that agent has handed it to the account (mode 0755), which follows its
 // mkdir at once; polled for at most a second.
 void AwaitHandedOver(const BeneathDir& held) {
-  const absl::Time deadline = absl::Now() + absl::Seconds(1);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
   struct stat st;
   while (held.Stat(held.path(), &st) == 0 && (st.st_mode & 0777) == 0700 &&
-         absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(5));
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
 
