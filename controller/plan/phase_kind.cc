@@ -75,13 +75,46 @@ void PhaseKindDef::WriteIorShape(const PhasePlan& p, TomlLines* out) {
 
 const std::vector<const PhaseKindDef*>& AllKinds() { return kinds::Registry(); }
 
-const PhaseKindDef& KindOf(v1::PhaseKind kind) {
-  for (const PhaseKindDef* k : AllKinds()) {
-    if (k->wire() == kind) return *k;
+namespace {
+
+// KindOf's answer for a wire value no kind has.
+class UnknownKind final : public PhaseKindDef {
+ public:
+  v1::PhaseKind wire() const override { return v1::PHASE_KIND_UNSPECIFIED; }
+  bool LeavesFiles(const PhasePlan& /*p*/) const override { return false; }
+  void Reduce(const std::vector<const v1::TaskResult*>& /*tasks*/, const v1::PhaseSpec& spec,
+              uint32_t /*rep*/, v1::PhaseRecord* pr) const override {
+    pr->set_ok(false);
+    pr->set_error(Unknown(spec.kind()));
   }
-  // Every wire kind has one (phase_kind_test); a record from a newer
-  // controller is reduced as the first kind rather than crashing.
-  return *AllKinds().front();
+  bool IorReportRow() const override { return false; }
+  std::vector<std::string> ReportNotes(
+      const v1::PhaseRecord& pr,
+      const std::map<std::string, std::string>& /*host_by_address*/) const override {
+    return {absl::StrCat(Unknown(pr.kind()), ": its figures are not shown")};
+  }
+
+ private:
+  static std::string Unknown(v1::PhaseKind kind) {
+    return absl::StrFormat(
+        "phase kind %d is not known to this lockstep (a record of a newer version?)",
+        static_cast<int>(kind));
+  }
+};
+
+}  // namespace
+
+const PhaseKindDef* FindKind(v1::PhaseKind kind) {
+  for (const PhaseKindDef* k : AllKinds()) {
+    if (k->wire() == kind) return k;
+  }
+  return nullptr;
+}
+
+const PhaseKindDef& KindOf(v1::PhaseKind kind) {
+  static const UnknownKind* unknown = new UnknownKind;
+  const PhaseKindDef* k = FindKind(kind);
+  return k != nullptr ? *k : *unknown;
 }
 
 const PhaseKindDef* KindNamed(std::string_view name) {

@@ -173,8 +173,15 @@ class PhaseKindDef {
   static void WriteIorShape(const PhasePlan& p, TomlLines* out);
 };
 
-// The kind of a wire value. REQUIRES: a kind of the registry (every wire
-// value but PHASE_KIND_UNSPECIFIED; tests/unit/phase_kind_test.cc).
+// The kind of a wire value, or null for a value this controller does not
+// know (PHASE_KIND_UNSPECIFIED, a record or plan of a newer version). Every
+// other wire value has one (tests/unit/phase_kind_test.cc).
+const PhaseKindDef* FindKind(v1::PhaseKind kind);
+// FindKind's kind; for an unknown value an inert one, never another kind's
+// rules: no files left, a Reduce that fails the phase naming the value, no
+// IOR row and a report note that says so. Plans never get there
+// (CompileTest refuses them, controller/plan/compile.h); records of a newer
+// version may.
 const PhaseKindDef& KindOf(v1::PhaseKind kind);
 // The kind the plan names ("small_files"), or null.
 const PhaseKindDef* KindNamed(std::string_view name);

@@ -24,6 +24,7 @@
 #include "controller/record/phase_id.h"
 #include "controller/record/phase_reduce.h"
 #include "controller/record/run_status.h"
+#include "controller/plan/compile.h"
 #include "controller/plan/phase_kind.h"
 #include "controller/plan/sweep.h"
 #include "controller/run/agent_client.h"
@@ -33,6 +34,7 @@
 #include "controller/run/barrier_lead.h"
 #include "controller/run/bounded_parallel.h"
 #include "controller/run/fd_limit.h"
+#include "controller/run/file_removal.h"
 #include "controller/run/clock_sync.h"
 #include "controller/run/host_clocks.h"
 #include "controller/run/command_checks.h"
@@ -72,7 +74,12 @@ class Coordinator {
   RunError CheckAttached();
   RunError MeasureClocks();
   RunError RunTest(uint32_t test_id);
-  RunError CheckAggregates();
+  // Every test compiled for the clients it will have (controller/plan/compile.h),
+  // before the first test runs: a total_size split too small is refused.
+  RunError CompileTests();
+  // Test `test_id` compiled for the clients the roster has now (again after
+  // a loss the run went on without).
+  RunError CompiledFor(uint32_t test_id, const CompiledTest** out);
   RunError UseClientsOf(uint32_t test_id);
   RunError RunRepetition(v1::TestRecord* test, uint32_t rep, AcceptedPhases* accepted);
   RunError EndRepetition(const std::vector<v1::PhaseSpec>& written, v1::TestRecord* test,
@@ -88,31 +95,13 @@ class Coordinator {
   // The skew of an attempt that came back without error; empty if in bounds.
   std::string SkewProblem(const v1::PhaseRecord& pr) const;
   void WaitForLostLeases();
-  RunError RemoveFiles(const std::vector<v1::PhaseSpec>& bases, uint32_t rep, bool timed,
-                       v1::PhaseRecord* last_phase);
-  // Tells the agents that kept files (keep = true) are no longer theirs to
-  // remove if this controller goes silent. Best effort: a failure only means
-  // a crash later would remove them.
-  void ReleaseFiles(const std::vector<v1::PhaseSpec>& bases);
-  // Cleanup (or, with release_only, Release) of `base`'s files on every
-  // client not lost; *targets receives the agents asked, in reply order.
-  // Lost agents clean up by themselves when their lease expires.
-  std::vector<absl::StatusOr<v1::CleanupReply>> CleanupOnClients(
-      const v1::PhaseSpec& base, bool release_only, std::vector<AgentClient*>* targets);
-  // Agents lost because they no longer know our session but still answer
-  // (restarted): the new process does not know what the old one wrote, so
-  // attach again only to remove the files of `bases`, then detach.
-  void CleanUpRestarted(const std::vector<v1::PhaseSpec>& bases);
   void Detach();
   void Finish(RunOutcome* outcome, const RunError& failure);
-  v1::PhaseSpec BaseSpec(const PhasePlan& phase, uint32_t test_id, uint32_t rep) const {
-    return WithDatasetChoices(
-        datasets_, BaseSpecOf(plan_, phase, test_id, rep, roster_.clients().size(), options_.force));
-  }
   bool Interrupted() const { return options_.interrupted && options_.interrupted->load(); }
 
   const Plan& plan_;
   DatasetChoices datasets_;  // dataset_memory_multiple's num_files (ai_checks.h)
+  std::vector<CompiledTest> compiled_;  // one per test, datasets_ applied
   const RunOptions& options_;
   AgentEndpoints endpoints_;  // first: local agents outlive every call to them
   std::unique_ptr<RunStore> store_;
@@ -128,9 +117,7 @@ class Coordinator {
   // that name them in stonewall_count_from.
   // The count, and the transfer size it counts in (0: mdtest items).
   std::map<PhaseId, std::pair<uint64_t, uint64_t>> stonewall_counts_;
-  // Agents whose last Cleanup failed: not detached, so that their lease
-  // expiry removes what they hold.
-  std::set<const AgentClient*> unclean_;
+  std::unique_ptr<FileRemoval> removal_;  // with the heartbeater
 };
 
 RunOutcome Coordinator::Run() {
@@ -152,7 +139,7 @@ RunOutcome Coordinator::Run() {
   RunError failure = SetUpAgents();
   // client_agents: every test's count checked before the first test runs.
   for (uint32_t t = 0; t < plan_.tests() && !failure; ++t) failure = UseClientsOf(t);
-  if (!failure) failure = CheckAggregates();
+  if (!failure) failure = CompileTests();
   if (!failure) {
     events_.AgentsReady(record_);
     // Not fatal: only a rebuild from the journal misses it.
@@ -210,6 +197,10 @@ RunError Coordinator::SetUpAgents() {
   // Leases run from Attach: with many agents the clock round may outlast one.
   heartbeater_ = std::make_unique<Heartbeater>(
       roster_.all(), absl::Milliseconds(plan_.lease_ms), plan_.io_stall_timeout_ms);
+  removal_ = std::make_unique<FileRemoval>(&roster_, heartbeater_.get(), &events_,
+                                           options_.interrupted,
+                                           RemovalSession{record_.run_id(), controller_name_,
+                                                          plan_.lease_ms});
   return MeasureClocks();
 }
 
@@ -389,7 +380,9 @@ RunError Coordinator::RunTest(uint32_t test_id) {
   test->set_repetitions(plan_.repetitions);
   test->set_started_at(FormatRfc3339(RealtimeNs()));
   for (const v1::SweepValue& v : SweepValuesOf(plan_, test_id)) *test->add_sweep() = v;
-  for (const PhasePlan& phase : plan_.phases) *test->add_plan_specs() = BaseSpec(phase, test_id, 0);
+  const CompiledTest* compiled = nullptr;
+  if (RunError e = CompiledFor(test_id, &compiled)) return e;
+  for (const CompiledPhase& phase : compiled->phases) *test->add_plan_specs() = phase.spec;
 
   AcceptedPhases accepted;
   for (uint32_t rep = 0; rep < plan_.repetitions; ++rep) {
@@ -397,31 +390,46 @@ RunError Coordinator::RunTest(uint32_t test_id) {
   }
   // IOR prints -C's and -Z's columns for the whole test, its write rows too.
   const TestReorder reorder = TestReorderOf(record_, *test);
-  for (const PhasePlan& phase : plan_.phases) {
-    *test->add_summary() = SummarizePhase(accepted[phase.name], BaseSpec(phase, test_id, 0),
-                                          phase.name, test_id, reorder);
+  // The clients left at the end (fewer after a loss the run went on without).
+  if (RunError e = CompiledFor(test_id, &compiled)) return e;
+  for (const CompiledPhase& phase : compiled->phases) {
+    *test->add_summary() =
+        SummarizePhase(accepted[phase.planned->name], phase.spec, phase.planned->name, test_id, reorder);
   }
   events_.TestDone(*test);
   return {};
 }
 
-// total_size: every phase's split over the tasks of every test, before the
-// first test runs (a split too small is refused), the rounding noted.
-RunError Coordinator::CheckAggregates() {
+RunError Coordinator::CompileTests() {
   const size_t available = roster_.available_clients();
+  compiled_.clear();
   for (uint32_t t = 0; t < plan_.tests(); ++t) {
     // [run] client_agents: the clients test t uses (UseClientsOf refuses more).
-    const uint32_t clients = static_cast<uint32_t>(
-        plan_.ClientAgents(t) > 0 ? std::min<size_t>(plan_.ClientAgents(t), available) : available);
-    for (const PhasePlan& planned : plan_.phases) {
-      const PhasePlan phase = ResolvePhase(plan_, planned, t);  // this test's swept values
-      auto split = SplitAggregate(plan_, phase, t, clients);
-      if (!split.ok()) return Fail(RunFailure::kBadPlan, std::string(split.status().message()));
-      const std::string note =
-          AggregateNote(phase, t, plan_.TasksPerAgent(phase, t) * clients, *split);
-      if (!note.empty()) events_.Note(note);
+    const size_t clients =
+        plan_.ClientAgents(t) > 0 ? std::min<size_t>(plan_.ClientAgents(t), available) : available;
+    auto compiled = CompileTest(plan_, t, clients, options_.force);
+    if (!compiled.ok()) return Fail(RunFailure::kBadPlan, std::string(compiled.status().message()));
+    for (CompiledPhase& phase : compiled->phases) {
+      if (!phase.aggregate_note.empty()) events_.Note(phase.aggregate_note);
+      phase.spec = WithDatasetChoices(datasets_, std::move(phase.spec));
     }
+    compiled_.push_back(std::move(*compiled));
   }
+  return {};
+}
+
+RunError Coordinator::CompiledFor(uint32_t test_id, const CompiledTest** out) {
+  CompiledTest& compiled = compiled_.at(test_id);
+  const size_t clients = roster_.clients().size();
+  if (compiled.client_agents != clients) {  // fewer after a loss: the split and ranks change
+    auto again = CompileTest(plan_, test_id, clients, options_.force);
+    if (!again.ok()) return Fail(RunFailure::kBadPlan, std::string(again.status().message()));
+    for (CompiledPhase& phase : again->phases) {
+      phase.spec = WithDatasetChoices(datasets_, std::move(phase.spec));
+    }
+    compiled = std::move(*again);
+  }
+  *out = &compiled;
   return {};
 }
 
@@ -453,8 +461,11 @@ RunError Coordinator::UseClientsOf(uint32_t test_id) {
 RunError Coordinator::RunRepetition(v1::TestRecord* test, uint32_t rep,
                                     AcceptedPhases* accepted) {
   std::vector<v1::PhaseSpec> written;  // files this repetition wrote
-  for (const PhasePlan& phase : plan_.phases) {
-    v1::PhaseSpec base = BaseSpec(phase, test->test_id(), rep);
+  const CompiledTest* compiled = nullptr;  // again after a loss: fewer clients
+  if (RunError e = CompiledFor(test->test_id(), &compiled)) return e;
+  for (const CompiledPhase& compiled_phase : compiled->phases) {
+    const PhasePlan& phase = *compiled_phase.planned;
+    v1::PhaseSpec base = SpecOfRepetition(compiled_phase, rep);
     if (KindOf(phase.kind).LeavesFiles(phase)) written.push_back(base);
     RunError failure = RunPhase(phase, std::move(base), test, &(*accepted)[phase.name]);
     if (failure.kind == RunFailure::kVerify) {
@@ -479,10 +490,10 @@ RunError Coordinator::EndRepetition(const std::vector<v1::PhaseSpec>& written,
   for (const v1::PhaseSpec& s : written) {
     (kept.count(s.dir() + "/" + s.file_name()) ? keep : remove).push_back(s);
   }
-  if (!keep.empty()) ReleaseFiles(keep);
+  if (!keep.empty()) removal_->Release(keep);
   if (!remove.empty()) {
     v1::PhaseRecord* last = test->mutable_phases(test->phases_size() - 1);
-    if (RunError e = RemoveFiles(remove, rep, /*timed=*/true, last)) return e;
+    if (RunError e = removal_->Remove(remove, rep, /*timed=*/true, last)) return e;
   }
   if (Interrupted()) return Fail(RunFailure::kInterrupted, "interrupted");
   return {};
@@ -493,7 +504,7 @@ RunError Coordinator::EndRepetition(const std::vector<v1::PhaseSpec>& written,
 void Coordinator::KeepEvidence(const v1::PhaseRecord& failed, std::vector<v1::PhaseSpec>* written,
                                RunError* failure) {
   const std::vector<v1::PhaseSpec> kept = TakeFilesOf(failed.spec(), written);
-  if (!kept.empty()) ReleaseFiles(kept);
+  if (!kept.empty()) removal_->Release(kept);
   if (failed.verify_failed_files().empty()) return;
   for (const std::string& f : failed.verify_failed_files()) record_.add_kept_files(f);
   const std::string note = KeptFilesNote(failed.verify_failed_files());
@@ -511,8 +522,8 @@ RunError Coordinator::AfterFailedPhase(const RunError& failure,
   // Agents that went silent meanwhile are lost here too (the chaos bench's
   // "not reported" faults): the note names every agent dropped, not only
   // the loss that failed the phase.
-  const RunError removal = RemoveFiles(written, rep, /*timed=*/false, nullptr);
-  CleanUpRestarted(written);
+  const RunError removal = removal_->Remove(written, rep, /*timed=*/false, nullptr);
+  removal_->CleanUpRestarted(written);
   if (failure.kind != RunFailure::kAgentLost || plan_.on_agent_loss != "continue") {
     if (removal.kind != RunFailure::kAgentLost) return failure;
     return Fail(failure.kind, failure.message + "\n" + removal.message);
@@ -626,117 +637,15 @@ std::string Coordinator::SkewProblem(const v1::PhaseRecord& pr) const {
       plan_.max_start_skew_us);
 }
 
-std::vector<absl::StatusOr<v1::CleanupReply>> Coordinator::CleanupOnClients(
-    const v1::PhaseSpec& base, bool release_only, std::vector<AgentClient*>* targets) {
-  const std::vector<AgentClient*> clients = roster_.clients();
-  const std::vector<v1::PhaseSpec> specs = ClientSpecsOf(base, clients.size());
-  std::vector<v1::CleanupRequest> requests;
-  for (size_t i = 0; i < clients.size(); ++i) {  // each client removes its own ranks' files
-    if (roster_.IsLost(clients[i])) continue;
-    targets->push_back(clients[i]);
-    v1::CleanupRequest& r = requests.emplace_back();
-    r.set_session_id(clients[i]->session_id);
-    *r.mutable_spec() = specs[i];
-    r.set_release_only(release_only);
-  }
-  // A silent agent's call ends within the lease. After an interrupt: a short
-  // wait, and an agent that did not finish is left to its lease (not
-  // detached), which removes the files.
-  const bool interrupted = Interrupted();
-  const CallWatch watch = heartbeater_->WatchCalls(interrupted ? nullptr : options_.interrupted);
-  const absl::Duration timeout = interrupted    ? kInterruptedCallTimeout
-                                 : release_only ? kRpcTimeout
-                                                : kPrepareTimeout;
-  auto replies = FanOut<v1::CleanupRequest, v1::CleanupReply>(*targets, requests, timeout,
-                                                              LOCKSTEP_ASYNC(Cleanup), &watch);
-  for (size_t i = 0; i < targets->size(); ++i) {
-    if (!replies[i].ok() && !release_only && Interrupted()) unclean_.insert((*targets)[i]);
-  }
-  return replies;
-}
-
-void Coordinator::ReleaseFiles(const std::vector<v1::PhaseSpec>& bases) {
-  for (const v1::PhaseSpec& base : bases) {
-    std::vector<AgentClient*> targets;
-    CleanupOnClients(base, /*release_only=*/true, &targets);
-  }
-}
-
-RunError Coordinator::RemoveFiles(const std::vector<v1::PhaseSpec>& bases, uint32_t rep,
-                                  bool timed, v1::PhaseRecord* last_phase) {
-  int64_t start_unix_ns = INT64_MAX, stop_unix_ns = 0;  // in our clock
-  std::vector<std::string> errors, lost;
-  for (const v1::PhaseSpec& base : bases) {
-    std::vector<AgentClient*> targets;
-    auto replies = CleanupOnClients(base, /*release_only=*/false, &targets);
-    for (size_t i = 0; i < targets.size(); ++i) {
-      if (!replies[i].ok()) {
-        const absl::Status& status = replies[i].status();
-        if (!Interrupted() && FailureOfSetupCall(status) == RunFailure::kAgentLost) {
-          roster_.MarkLost(targets[i], std::string(status.message()), IsRestarted(status));
-          lost.push_back(absl::StrFormat("agent %s lost while removing the files of %s: %s",
-                                         targets[i]->address(), base.phase_id(),
-                                         status.message()));
-        }
-        errors.push_back(std::string(status.message()));
-        continue;
-      }
-      const int64_t offset_ns = roster_.clock(targets[i]).offset_ns;
-      start_unix_ns = std::min(start_unix_ns, replies[i]->remove_start_unix_ns() - offset_ns);
-      stop_unix_ns = std::max(stop_unix_ns, replies[i]->remove_stop_unix_ns() - offset_ns);
-    }
-  }
-  if (timed && stop_unix_ns >= start_unix_ns && start_unix_ns != INT64_MAX) {
-    const double seconds = static_cast<double>(stop_unix_ns - start_unix_ns) / 1e9;
-    events_.FilesRemoved(seconds, rep);
-    if (last_phase) {
-      v1::IterationRow* r = last_phase->mutable_remove_row();
-      r->set_access("remove");
-      r->set_total_s(seconds);
-      r->set_iter(rep);
-    }
-  }
-  if (Interrupted()) return Fail(RunFailure::kInterrupted, "interrupted while removing files");
-  if (!lost.empty()) return Fail(RunFailure::kAgentLost, absl::StrJoin(lost, "\n"));
-  if (!errors.empty()) return Fail(RunFailure::kIoError, absl::StrJoin(errors, "\n"));
-  return {};
-}
-
-void Coordinator::CleanUpRestarted(const std::vector<v1::PhaseSpec>& bases) {
-  if (Interrupted()) return;  // seconds per agent: the operator wants out
-  const std::vector<AgentClient*> clients = roster_.clients();
-  for (size_t i = 0; i < clients.size(); ++i) {
-    AgentClient* c = clients[i];
-    if (!roster_.IsRestarted(c)) continue;
-    v1::AttachRequest attach;
-    attach.set_run_id(record_.run_id());
-    attach.set_controller(controller_name_ + " (removing files after a failure)");
-    attach.set_lease_ms(plan_.lease_ms);
-    SetWireVersion(&attach);
-    auto attached = FanOut<v1::AttachRequest, v1::AttachReply>({c}, {attach}, absl::Seconds(5),
-                                                               LOCKSTEP_ASYNC(Attach));
-    if (!attached[0].ok()) continue;  // taken by someone else, or gone again
-    for (const v1::PhaseSpec& base : bases) {
-      v1::CleanupRequest request;
-      request.set_session_id(attached[0]->session_id());
-      *request.mutable_spec() = ClientSpecsOf(base, clients.size())[i];
-      FanOut<v1::CleanupRequest, v1::CleanupReply>({c}, {request}, absl::Seconds(30),
-                                                   LOCKSTEP_ASYNC(Cleanup));
-    }
-    v1::DetachRequest detach;
-    detach.set_session_id(attached[0]->session_id());
-    FanOut<v1::DetachRequest, v1::DetachReply>({c}, {detach}, absl::Seconds(5),
-                                               LOCKSTEP_ASYNC(Detach));
-  }
-}
-
 // Hands the agents back (best effort); lost ones get no further calls, nor
 // do those whose files are not removed (their lease removes them).
 void Coordinator::Detach() {
   std::vector<AgentClient*> attached;
   std::vector<v1::DetachRequest> requests;
   for (AgentClient* a : roster_.all()) {
-    if (a->session_id.empty() || roster_.IsLost(a) || unclean_.count(a)) continue;
+    // Those whose last Cleanup failed: their lease expiry removes what they hold.
+    const bool unclean = removal_ != nullptr && removal_->unclean().count(a) > 0;
+    if (a->session_id.empty() || roster_.IsLost(a) || unclean) continue;
     attached.push_back(a);
     requests.emplace_back().set_session_id(a->session_id);
   }

@@ -10,6 +10,7 @@
 #include "common/names.h"
 #include "common/wire_version.h"
 #include "controller/record/ior_math.h"
+#include "controller/plan/compile.h"
 #include "controller/plan/phase_kind.h"
 #include "controller/record/phase_reduce.h"
 #include "controller/record/telemetry_summary.h"
@@ -91,11 +92,11 @@ RunError PhaseAttempt::Prepare() {
       if (RunError e = CheckCommandAgent(phase_.name, base_.command_argv(0), *c)) return e;
     }
   }
-  const std::vector<v1::PhaseSpec> specs = ClientSpecsOf(base_, clients_.size());
   std::vector<v1::PrepareRequest> requests(clients_.size());
   for (size_t i = 0; i < clients_.size(); ++i) {
     requests[i].set_session_id(clients_[i]->session_id);
-    *requests[i].mutable_spec() = specs[i];
+    *requests[i].mutable_spec() = base_;
+    SetClientRanks(i, requests[i].mutable_spec());
     ToAgentClock(run_.roster.clock(clients_[i]).offset_ns, requests[i].mutable_spec());
     SetProgramForAgent(clients_[i]->facts, requests[i].mutable_spec());  // command: its argv[0]
   }

@@ -1,6 +1,6 @@
-// What a phase asks of its client agents: the PhaseSpec of one phase of one
-// test and repetition, and each client's copy with the first of its ranks.
-// Pure functions of the plan.
+// What the run layer adds to a compiled spec (controller/plan/compile.h)
+// from what happened before it: find's -newer instant, the stonewall count
+// a phase agreed on, a client's clock.
 #ifndef LOCKSTEP_CONTROLLER_RUN_PHASE_SPECS_H_
 #define LOCKSTEP_CONTROLLER_RUN_PHASE_SPECS_H_
 
@@ -12,17 +12,6 @@
 #include "lockstep/v1/results.pb.h"
 
 namespace lockstep {
-
-// The spec of `phase` in test `test_id` (its swept keys at that test's
-// values: ResolvePhase, controller/plan/sweep.h), repetition `rep`, run by
-// `client_count` clients; phase_id "t<test>/r<rep>/<name>".
-// `ignore_free_space`: --force.
-v1::PhaseSpec BaseSpecOf(const Plan& plan, const PhasePlan& phase, uint32_t test_id,
-                         uint32_t rep, size_t client_count, bool ignore_free_space);
-
-// `base` for each of `client_count` clients in rank order: client i runs
-// ranks i × tasks … (i + 1) × tasks − 1.
-std::vector<v1::PhaseSpec> ClientSpecsOf(const v1::PhaseSpec& base, size_t client_count);
 
 // kind = "find" with find_newer_than: base->find_newer_unix_ns = the start
 // instant (PhaseRecord.start_at_unix_ns, controller clock) of that phase in

@@ -185,9 +185,12 @@ TEST(PhaseRunner, ReadRefusesMissingFilesAndFailsAtTheEndOfShortOnes) {
   v1::PhaseResult pr = RunNow(plain->get());
   EXPECT_THAT(pr.error(), HasSubstr("file is short"));
   EXPECT_EQ(pr.tasks(1).error_kind(), v1::IO_FAILED);
-  // Task 0's file is whole; it is stopped by task 1's failure, as IOR's
-  // MPI_Abort stops every rank.
-  EXPECT_THAT(rr.tasks(0).error(), HasSubstr("task 0 stopped: task 1: file is short"));
+  // Task 0's file is whole; still reading when task 1 failed, it is stopped
+  // by that failure, as IOR's MPI_Abort stops every rank. (Done before it,
+  // on a loaded host, it has nothing to be stopped from: seen once in 600.)
+  if (!rr.tasks(0).error().empty()) {
+    EXPECT_THAT(rr.tasks(0).error(), HasSubstr("task 0 stopped: task 1: file is short"));
+  }
 }
 
 TEST(PhaseRunner, AbortBeforeStartReleasesThreads) {

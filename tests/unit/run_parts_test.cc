@@ -127,14 +127,6 @@ TEST(PhaseResults, SkewUncertaintyIsTheTwoLargest) {
   EXPECT_EQ(StartSkewUncertaintyNs({1, 7, 3}), 10);
 }
 
-TEST(PhaseSpecs, EachClientStartsAtItsRanks) {
-  v1::PhaseSpec base;
-  base.set_tasks(4);
-  std::vector<v1::PhaseSpec> specs = ClientSpecsOf(base, 3);
-  ASSERT_EQ(specs.size(), 3u);
-  EXPECT_EQ(specs[0].first_rank(), 0u);
-  EXPECT_EQ(specs[2].first_rank(), 8u);
-}
 
 }  // namespace
 }  // namespace lockstep

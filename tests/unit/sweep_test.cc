@@ -3,7 +3,7 @@
 #include "controller/plan/sweep.h"
 
 #include "controller/plan/plan.h"
-#include "controller/run/phase_specs.h"
+#include "controller/plan/compile.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -60,10 +60,14 @@ TEST(Sweep, ListOnAnySweepableKeyMakesTests) {
   EXPECT_EQ(t1.stripe_count, 4);  // not swept: the same in every test
   EXPECT_TRUE(t1.points.empty());
   // The PhaseSpec the agents get carries the test's values.
-  v1::PhaseSpec s = BaseSpecOf(*plan, w, 1, 0, 2, false);
+  auto test1 = CompileTest(*plan, 1, 2, false);
+  ASSERT_TRUE(test1.ok()) << test1.status();
+  const v1::PhaseSpec& s = test1->phases[0].spec;
   EXPECT_EQ(s.stripe_size_bytes(), 2u << 20);
   EXPECT_EQ(s.checksums(), v1::CHECKSUMS_OFF);
-  EXPECT_EQ(BaseSpecOf(*plan, plan->phases[1], 0, 0, 2, false).stripe_size_bytes(), 64u << 10);
+  auto test0 = CompileTest(*plan, 0, 2, false);
+  ASSERT_TRUE(test0.ok()) << test0.status();
+  EXPECT_EQ(test0->phases[1].spec.stripe_size_bytes(), 64u << 10);
 }
 
 TEST(Sweep, LabelsNameTheSweepPoint) {
@@ -99,7 +103,9 @@ TEST(Sweep, TasksPerAgentStillSweepsAndZipsWithOtherKeys) {
   EXPECT_EQ(t2.transfer_bytes, 1u << 20);
   EXPECT_TRUE(t2.fsync);
   EXPECT_FALSE(ResolvePhase(*plan, plan->phases[0], 0).fsync);
-  EXPECT_EQ(BaseSpecOf(*plan, plan->phases[0], 1, 0, 2, false).total_tasks(), 8u);
+  auto test1 = CompileTest(*plan, 1, 2, false);
+  ASSERT_TRUE(test1.ok()) << test1.status();
+  EXPECT_EQ(test1->phases[0].spec.total_tasks(), 8u);
   // A list of one value is that value, not a sweep.
   auto one = ParsePlan(Phase("w", "write", "stripe_size = [\"1m\"]\n"), "p.toml");
   ASSERT_TRUE(one.ok()) << one.status();
