@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -137,6 +138,51 @@ class PhaseKindDef {
   // (controller/record/phase_reduce.h has the reductions).
   virtual void Reduce(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
                       uint32_t rep, v1::PhaseRecord* pr) const = 0;
+
+  // ---- what the run layer asks (controller/run names no kind) ------------
+  // Why the agent with `facts`, named `who` ("agent ADDRESS (host H)"),
+  // cannot run phase `p` of this kind: one line naming the phase, the agent
+  // and the fix; "" when it can. Asked of every client before the first
+  // phase and again at each Prepare. The command kind: its wire minor, its
+  // account to run programs as, the program allowed.
+  virtual std::string RefuseAgent(const PhasePlan& /*p*/, const std::string& /*who*/,
+                                  const v1::HostFacts& /*facts*/) const {
+    return "";
+  }
+  // One agent's copy of the phase's shared spec (a command's argv[0]
+  // becomes that agent's program). Most kinds change nothing.
+  virtual void AdaptForAgent(const v1::HostFacts& /*facts*/, v1::PhaseSpec* /*spec*/) const {}
+  // The programs local agents (`lockstep run --local`) must allow for `p`,
+  // added to *programs; InvalidArgument naming the phase when one is missing.
+  virtual absl::Status LocalPrograms(const PhasePlan& /*p*/,
+                                     std::set<std::string>* /*programs*/) const {
+    return absl::OkStatus();
+  }
+  // Whether the agent makes the phase's directory itself (a command's,
+  // owned by the account its program runs as): local agents get no root
+  // made for it.
+  virtual bool AgentMakesDir() const { return false; }
+  // Whether a failed phase is still shown as a done one (PhaseDone) before
+  // its failure: a command phase's hosts' times, status and stderr.
+  virtual bool ShowsFailedPhase() const { return false; }
+  // The transfer size a phase's agreed stonewall count is of, handed with
+  // the count to a later phase's stonewall_count_from; 0 when the count is
+  // of items, not transfers (mdtest).
+  virtual uint64_t StonewallTransferBytes(const v1::PhaseSpec& spec) const {
+    return spec.transfer_bytes();
+  }
+  // The earlier phase of the same repetition whose start instant `p`'s spec
+  // carries (find_newer_than: find -newer), or ""; SetStartOf puts that
+  // instant (controller clock; the run layer moves it to each agent's) in
+  // the spec.
+  virtual std::string StartInstantOf(const PhasePlan& /*p*/) const { return ""; }
+  virtual void SetStartOf(int64_t /*start_unix_ns*/, v1::PhaseSpec* /*spec*/) const {}
+  // A validity criterion an ok phase missed, which fails the run after all
+  // its phases ran (a train phase's AU below its au_threshold): "AU 41.20% is
+  // below its au_threshold 90.00%"; "" when met or when the kind has none.
+  virtual std::string MissedCriterion(const v1::PhaseRecord& /*pr*/) const { return ""; }
+  // What to do about MissedCriterion, said once after the phases that missed it.
+  virtual std::string CriterionFix() const { return ""; }
 
   // ---- report -------------------------------------------------------------
   // Whether IOR's report prints the phase's row as IOR's iteration line

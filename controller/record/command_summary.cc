@@ -82,7 +82,6 @@ std::string TimeOfDuration(int64_t duration_ns) {
 std::vector<std::string> CommandReportLines(const v1::PhaseRecord& pr,
                                             const std::map<std::string, std::string>& host_by_address) {
   std::vector<std::string> out;
-  if (pr.kind() != v1::COMMAND) return out;
   const uint32_t timeout_ms = pr.spec().command_timeout_ms() == 0 ? kDefaultCommandTimeoutMs
                                                                   : pr.spec().command_timeout_ms();
   auto host_of = [&](const std::string& address) {

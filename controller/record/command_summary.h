@@ -31,7 +31,7 @@ std::string TimeOfDuration(int64_t duration_ns);
 // host, by the host name `host_by_address` gives its agent's address (the
 // address itself when two agents share a host name, as local agents do),
 // then the summary. A failed host names how it ended and the last lines of
-// its stderr. Empty for a record that is no command phase.
+// its stderr. The command kind's ReportNotes (controller/plan/kinds/command.cc).
 std::vector<std::string> CommandReportLines(const v1::PhaseRecord& pr,
                                             const std::map<std::string, std::string>& host_by_address);
 

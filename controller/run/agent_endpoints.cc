@@ -7,7 +7,8 @@
 #include "absl/strings/str_format.h"
 #include "common/net.h"
 #include "common/tls.h"
-#include "controller/run/command_checks.h"
+#include "controller/plan/phase_kind.h"
+#include "controller/run/agent_checks.h"
 
 namespace lockstep {
 namespace {
@@ -34,9 +35,9 @@ RunError ExtraRoots(const Plan& plan, const std::string& local_root,
                                   "with --local use an absolute dir, or --local_root DIR",
                                   p.name, p.dir));
     }
-    // A command phase's directory is the agent's to make (owned by the
-    // account the program runs as).
-    if (p.kind != v1::COMMAND && !p.dir.empty() && dir != ".") below.insert(dir);
+    // A directory the agent makes itself (a command's, owned by the account
+    // its program runs as) is not made here.
+    if (!KindOf(p.kind).AgentMakesDir() && !p.dir.empty() && dir != ".") below.insert(dir);
   }
   roots->assign(extra.begin(), extra.end());
   relative->assign(below.begin(), below.end());
@@ -52,7 +53,7 @@ RunError StartLocalAgents(const Plan& plan, const RunOptions& options, int count
     return e;
   }
   // The user runs both sides: the agents allow the plan's own programs.
-  if (RunError e = LocalCommandPrograms(plan, &lo.allow_commands)) return e;
+  if (RunError e = LocalPrograms(plan, &lo.allow_commands)) return e;
   out->local_allow_commands = lo.allow_commands;
   auto started = LocalAgents::Start(lo);
   if (!started.ok()) return Fail(RunFailure::kConnect, std::string(started.status().message()));

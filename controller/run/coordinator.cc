@@ -37,7 +37,7 @@
 #include "controller/run/file_removal.h"
 #include "controller/run/clock_sync.h"
 #include "controller/run/host_clocks.h"
-#include "controller/run/command_checks.h"
+#include "controller/run/agent_checks.h"
 #include "controller/run/fs_checks.h"
 #include "controller/run/heartbeater.h"
 #include "controller/run/kept_files.h"
@@ -153,7 +153,7 @@ RunOutcome Coordinator::Run() {
   }
   heartbeater_.reset();
   Detach();  // even after a failure
-  Finish(&outcome, failure ? failure : AuBelowThreshold(record_));
+  Finish(&outcome, failure ? failure : MissedCriteria(record_));
   return outcome;
 }
 
@@ -188,8 +188,8 @@ RunError Coordinator::SetUpAgents() {
   }
   if (RunError e = Connect()) return e;
   if (RunError e = Attach()) return e;
-  // Command phases' programs, before any phase runs.
-  if (RunError e = CheckCommandPhases(plan_, roster_.clients())) return e;
+  // What the phases' kinds need of each client (a command's program), before any phase runs.
+  if (RunError e = CheckPhasesOnAgents(plan_, roster_.clients())) return e;
   // Layouts and checksums a root's file system cannot have, before any phase.
   if (RunError e = CheckFsSettings(plan_, roster_.clients())) return e;
   if (RunError e = ChooseAndCheckDatasets(plan_, roster_.clients(), options_.force, &datasets_)) return e;
@@ -578,7 +578,7 @@ RunError Coordinator::RunPhase(const PhasePlan& phase, v1::PhaseSpec base, v1::T
                                    : count * transfer_bytes / base.transfer_bytes());
     }
   }
-  SetFindNewer(phase, *test, rep, &base);  // find -newer: an earlier phase's start
+  SetEarlierStart(phase, *test, rep, &base);  // find -newer: an earlier phase's start
   const int max_attempts = plan_.on_skew == "repeat" ? 3 : 1;
   const RunParts parts{plan_, options_, roster_, *heartbeater_, events_, lead_};
   for (int attempt = 1;; ++attempt) {
@@ -600,7 +600,7 @@ RunError Coordinator::RunPhase(const PhasePlan& phase, v1::PhaseSpec base, v1::T
     // Printed while the per-agent records, with their full telemetry, are
     // still here (find's matches, mdtest's lines, the telemetry lines read
     // them). A failed command phase too: each host's status and stderr.
-    if ((!failure || pr->kind() == v1::COMMAND) && !repeat) events_.PhaseDone(*pr);
+    if ((!failure || KindOf(pr->kind()).ShowsFailedPhase()) && !repeat) events_.PhaseDone(*pr);
     // Given up: the run stops, or goes on without it.
     if (failure) events_.PhaseFailed(*pr);
     // The agents' full telemetry goes to telemetry.pb.gz, not run.json.
@@ -623,7 +623,7 @@ RunError Coordinator::RunPhase(const PhasePlan& phase, v1::PhaseSpec base, v1::T
     accepted->push_back(pr);
     if (uint64_t count = AgreedStonewallCount(*pr); count > 0) {
       stonewall_counts_[PhaseId{base.test_id(), rep, phase.name}] = {
-          count, base.kind() == v1::MDTEST ? 0 : base.transfer_bytes()};
+          count, KindOf(base.kind()).StonewallTransferBytes(base)};
     }
     return {};
   }

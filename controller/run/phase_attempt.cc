@@ -15,7 +15,7 @@
 #include "controller/record/phase_reduce.h"
 #include "controller/record/telemetry_summary.h"
 #include "controller/run/bounded_parallel.h"
-#include "controller/run/command_checks.h"
+#include "controller/run/agent_checks.h"
 #include "controller/run/phase_results.h"
 #include "controller/run/phase_specs.h"
 #include "controller/run/progress_line.h"
@@ -88,9 +88,7 @@ RunError PhaseAttempt::Prepare() {
                                   phase_id_, c->address(), c->facts.agent_version(),
                                   c->facts.wire_minor()));
     }
-    if (base_.kind() == v1::COMMAND && base_.command_argv_size() > 0) {
-      if (RunError e = CheckCommandAgent(phase_.name, base_.command_argv(0), *c)) return e;
-    }
+    if (RunError e = CheckAgentForPhase(phase_, *c)) return e;
   }
   std::vector<v1::PrepareRequest> requests(clients_.size());
   for (size_t i = 0; i < clients_.size(); ++i) {
@@ -98,7 +96,7 @@ RunError PhaseAttempt::Prepare() {
     *requests[i].mutable_spec() = base_;
     SetClientRanks(i, requests[i].mutable_spec());
     ToAgentClock(run_.roster.clock(clients_[i]).offset_ns, requests[i].mutable_spec());
-    SetProgramForAgent(clients_[i]->facts, requests[i].mutable_spec());  // command: its argv[0]
+    AdaptSpecForAgent(clients_[i]->facts, requests[i].mutable_spec());  // command: its argv[0]
   }
   record_->set_prepare_sent_unix_ns(RealtimeNs());
   prepared_ = FanOut<v1::PrepareRequest, v1::PrepareReply>(

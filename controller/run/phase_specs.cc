@@ -2,17 +2,19 @@
 
 #include <algorithm>
 
+#include "controller/plan/phase_kind.h"
 #include "controller/record/phase_id.h"
-#include "controller/plan/kinds/find_plan.h"
 
 namespace lockstep {
 
-void SetFindNewer(const PhasePlan& phase, const v1::TestRecord& test, uint32_t rep,
-                  v1::PhaseSpec* base) {
-  if (phase.kind != v1::FIND || phase.Own<FindPlan>().find_newer_than.empty()) return;
-  const PhaseId newer{test.test_id(), rep, phase.Own<FindPlan>().find_newer_than};
+void SetEarlierStart(const PhasePlan& phase, const v1::TestRecord& test, uint32_t rep,
+                     v1::PhaseSpec* base) {
+  const PhaseKindDef& kind = KindOf(phase.kind);
+  const std::string earlier = kind.StartInstantOf(phase);
+  if (earlier.empty()) return;
+  const PhaseId id{test.test_id(), rep, earlier};
   for (const v1::PhaseRecord& pr : test.phases()) {
-    if (PhaseId::Parse(pr.phase_id()) == newer) base->set_find_newer_unix_ns(pr.start_at_unix_ns());
+    if (PhaseId::Parse(pr.phase_id()) == id) kind.SetStartOf(pr.start_at_unix_ns(), base);
   }
 }
 

@@ -13,14 +13,15 @@
 
 namespace lockstep {
 
-// kind = "find" with find_newer_than: base->find_newer_unix_ns = the start
-// instant (PhaseRecord.start_at_unix_ns, controller clock) of that phase in
-// repetition `rep` of `test`, its last attempt (the one accepted). The plan
-// runs it earlier in the same repetition; without a record of it (it cannot
-// be: a failed phase ends the repetition) the field stays 0, find without
-// -newer. Other phases: unchanged.
-void SetFindNewer(const PhasePlan& phase, const v1::TestRecord& test, uint32_t rep,
-                  v1::PhaseSpec* base);
+// A phase whose kind carries an earlier phase's start instant
+// (PhaseKindDef::StartInstantOf: find_newer_than, find -newer): that
+// phase's start (PhaseRecord.start_at_unix_ns, controller clock) in
+// repetition `rep` of `test`, its last attempt (the one accepted), set in
+// *base by the kind. The plan runs it earlier in the same repetition;
+// without a record of it (it cannot be: a failed phase ends the repetition)
+// the spec is unchanged (find without -newer). Other phases: unchanged.
+void SetEarlierStart(const PhasePlan& phase, const v1::TestRecord& test, uint32_t rep,
+                     v1::PhaseSpec* base);
 
 // The hand-off hook for stonewall_count_from: the count the tasks of a
 // stonewalled phase agreed on (the most items, mdtest -W, or pairs, IOR -D

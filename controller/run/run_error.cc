@@ -1,5 +1,6 @@
 #include "controller/run/run_error.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -7,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/errors.h"
+#include "controller/plan/phase_kind.h"
 
 namespace lockstep {
 
@@ -59,25 +61,23 @@ v1::ErrorKind ErrorKindOfPhaseResult(const v1::PhaseResult& result) {
   return first == v1::ERROR_KIND_UNSPECIFIED ? v1::IO_FAILED : first;
 }
 
-RunError AuBelowThreshold(const v1::RunRecord& record) {
-  std::vector<std::string> below;
+RunError MissedCriteria(const v1::RunRecord& record) {
+  std::vector<std::string> missed;
+  std::vector<std::string> fixes;
   for (const v1::TestRecord& test : record.tests()) {
     for (const v1::PhaseRecord& pr : test.phases()) {
-      if (pr.kind() != v1::TRAIN || !pr.ok() || pr.error_kind() == v1::SUPERSEDED) continue;
-      const v1::AiSummary& ai = pr.ai();
-      if (ai.au_threshold() <= 0 || ai.au_passed()) continue;
-      below.push_back(absl::StrFormat(
-          "phase %s (test %u, repetition %u): AU %.2f%% is below its au_threshold %.2f%%",
-          pr.phase(), test.test_id(), pr.repetition(), ai.au_mean() * 100,
-          ai.au_threshold() * 100));
+      const PhaseKindDef& kind = KindOf(pr.kind());
+      const std::string what = kind.MissedCriterion(pr);
+      if (what.empty()) continue;
+      missed.push_back(absl::StrFormat("phase %s (test %u, repetition %u): %s", pr.phase(),
+                                       test.test_id(), pr.repetition(), what));
+      const std::string fix = kind.CriterionFix();
+      if (std::find(fixes.begin(), fixes.end(), fix) == fixes.end()) fixes.push_back(fix);
     }
   }
-  if (below.empty()) return {};
+  if (missed.empty()) return {};
   return Fail(RunFailure::kAuBelowThreshold,
-              absl::StrCat(absl::StrJoin(below, "; "),
-                           ": the accelerators waited for data (see each phase's batch wait); "
-                           "give fewer accelerators, more read_threads or a faster file system, "
-                           "or lower au_threshold"));
+              absl::StrCat(absl::StrJoin(missed, "; "), ": ", absl::StrJoin(fixes, "; ")));
 }
 
 v1::RunEnd::Ending EndingOf(RunFailure kind) {

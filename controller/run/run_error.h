@@ -50,10 +50,11 @@ RunFailure FailureOfPhaseResult(const v1::PhaseResult& result);
 v1::ErrorKind ErrorKindOfPhaseResult(const v1::PhaseResult& result);
 
 // A run whose phases all ran can still be invalid: kAuBelowThreshold when
-// an accepted train phase with an au_threshold did not pass it
-// (AiSummary.au_passed), the message naming each such phase, repetition,
-// AU and threshold. Empty otherwise.
-RunError AuBelowThreshold(const v1::RunRecord& record);
+// an accepted phase missed its kind's validity criterion
+// (PhaseKindDef::MissedCriterion: a train phase's AU below its
+// au_threshold), the message naming each such phase and repetition with
+// what it missed, then the kinds' fixes. Empty otherwise.
+RunError MissedCriteria(const v1::RunRecord& record);
 
 // How a run that ended with `kind` ended, for its status's rule
 // (record/run_status.h): INTERRUPTED, AU_BELOW_THRESHOLD, COMPLETED for

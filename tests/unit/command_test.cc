@@ -13,7 +13,7 @@
 #include "common/command_rules.h"
 #include "controller/record/command_summary.h"
 #include "controller/plan/plan.h"
-#include "controller/run/command_checks.h"
+#include "controller/run/agent_checks.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
@@ -243,23 +243,28 @@ TEST(CommandChecks, ProgramsResolveAgainstAllowCommands) {
 
   AgentClient old("10.0.0.1:7070", v1::CLIENT, grpc::InsecureChannelCredentials());
   old.facts = Allowing({"/usr/bin/tar"}, 2);
-  RunError e = CheckCommandAgent("untar", "tar", old);
+  auto parsed = ParsePlan(Command(""), "plan.toml");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const PhasePlan& untar = parsed->phases[0];
+  RunError e = CheckAgentForPhase(untar, old);
   EXPECT_EQ(e.kind, RunFailure::kBadPlan);
   EXPECT_THAT(e.message, AllOf(HasSubstr("phase 'untar'"), HasSubstr("10.0.0.1:7070"),
                                HasSubstr("wire protocol 1.2"), HasSubstr("1.3 or later")));
   AgentClient agent("10.0.0.2:7070", v1::CLIENT, grpc::InsecureChannelCredentials());
   agent.facts = Allowing({"/usr/bin/make"});
-  e = CheckCommandAgent("untar", "tar", agent);
+  e = CheckAgentForPhase(untar, agent);
   EXPECT_THAT(e.message, AllOf(HasSubstr("phase 'untar': agent 10.0.0.2:7070 (host n01)"),
                                HasSubstr("allows no program named tar"),
                                HasSubstr("allow_commands")));
   agent.facts = Allowing({"/usr/bin/tar"});
-  EXPECT_FALSE(CheckCommandAgent("untar", "tar", agent));
+  EXPECT_FALSE(CheckAgentForPhase(untar, agent));
+  EXPECT_FALSE(CheckPhasesOnAgents(*parsed, {&agent}));
+  EXPECT_THAT(CheckPhasesOnAgents(*parsed, {&old, &agent}).message, HasSubstr("10.0.0.1:7070"));
   v1::PhaseSpec spec;
   spec.set_kind(v1::COMMAND);
   spec.add_command_argv("tar");
   spec.add_command_argv("xf");
-  SetProgramForAgent(agent.facts, &spec);
+  AdaptSpecForAgent(agent.facts, &spec);
   EXPECT_THAT(spec.command_argv(), ElementsAre("/usr/bin/tar", "xf"));
 }
 

@@ -75,6 +75,44 @@ TEST(RunError, VerifyFailuresFromTheKindOrTheOldFlag) {
   EXPECT_EQ(FailureOfPhaseResult(old_agent), RunFailure::kVerify);
 }
 
+// The run layer asks each phase's kind for its validity criterion; only a
+// train phase has one (AU below au_threshold), a superseded attempt and a
+// write phase are not judged, and the fix is said once.
+TEST(RunError, MissedCriteriaAskTheKind) {
+  v1::RunRecord record;
+  v1::TestRecord* test = record.add_tests();
+  test->set_test_id(0);
+  auto train = [&](const char* name, double au, bool superseded) {
+    v1::PhaseRecord* pr = test->add_phases();
+    pr->set_kind(v1::TRAIN);
+    pr->set_phase(name);
+    pr->set_ok(true);
+    pr->mutable_ai()->set_au_threshold(0.9);
+    pr->mutable_ai()->set_au_mean(au);
+    pr->mutable_ai()->set_au_passed(au >= 0.9);
+    if (superseded) pr->set_error_kind(v1::SUPERSEDED);
+  };
+  v1::PhaseRecord* write = test->add_phases();
+  write->set_kind(v1::WRITE);
+  write->set_ok(true);
+  train("t1", 0.95, false);
+  EXPECT_FALSE(MissedCriteria(record));
+  train("t2", 0.5, true);
+  EXPECT_FALSE(MissedCriteria(record));
+  train("t3", 0.412, false);
+  train("t4", 0.3, false);
+  RunError e = MissedCriteria(record);
+  EXPECT_EQ(e.kind, RunFailure::kAuBelowThreshold);
+  EXPECT_NE(e.message.find("phase t3 (test 0, repetition 0): AU 41.20% is below its "
+                           "au_threshold 90.00%; phase t4"),
+            std::string::npos)
+      << e.message;
+  EXPECT_EQ(e.message.find("t2"), std::string::npos) << e.message;
+  const size_t fix = e.message.find("lower au_threshold");
+  ASSERT_NE(fix, std::string::npos) << e.message;
+  EXPECT_EQ(e.message.find("lower au_threshold", fix + 1), std::string::npos) << e.message;
+}
+
 TEST(ProgressLine, FormatsRateShareEtaAndCpu) {
   std::vector<v1::Progress> latest(2);
   latest[0].set_bytes(25 << 20);

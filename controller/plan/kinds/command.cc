@@ -12,14 +12,23 @@
 //   tail_size = "4k"                     # of stdout and of stderr; default 4 KiB
 //
 // A bare argv[0] ("tar") is resolved on each agent against its
-// allow_commands by base name (controller/run/command_checks.h); a name
-// with a '/' must be an absolute path.
+// allow_commands by base name (ProgramOnAgent); a name with a '/' must be
+// an absolute path. Before anything runs the controller asks each client
+// whether it can run the phase (RefuseAgent: wire minor, account, program
+// allowed; the agent checks again, agent/workloads/command.h), and each
+// agent's copy of the spec names its own program (AdaptForAgent).
 #include "controller/plan/kinds/registry.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "common/command_rules.h"
 #include "common/limits.h"
 #include "common/names.h"
@@ -28,7 +37,49 @@
 #include "controller/record/command_summary.h"
 #include "controller/plan/kinds/command_plan.h"
 
-namespace lockstep::kinds {
+namespace lockstep {
+
+namespace {
+
+std::string AllowedList(const v1::HostFacts& facts) {
+  if (facts.allowed_commands_size() == 0) return "none";
+  return absl::StrJoin(facts.allowed_commands(), ", ");
+}
+
+// A regular file this process may execute.
+bool IsProgram(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ProgramOnAgent(const std::string& argv0, const v1::HostFacts& facts) {
+  const auto& allowed = facts.allowed_commands();
+  if (!argv0.empty() && argv0[0] == '/') {
+    if (std::find(allowed.begin(), allowed.end(), argv0) != allowed.end()) return argv0;
+    return absl::PermissionDeniedError(absl::StrFormat(
+        "does not allow %s (it allows: %s); add \"%s\" to allow_commands in its agent config "
+        "(lockstep-agent --allow_command %s)",
+        argv0, AllowedList(facts), argv0, argv0));
+  }
+  std::vector<std::string> matches;
+  for (const std::string& program : allowed) {
+    if (CommandBaseName(program) == argv0) matches.push_back(program);
+  }
+  if (matches.size() == 1) return matches[0];
+  if (matches.empty()) {
+    return absl::PermissionDeniedError(absl::StrFormat(
+        "allows no program named %s (it allows: %s); add its absolute path (\"/usr/bin/%s\") to "
+        "allow_commands in its agent config, or give argv[0] as an absolute path",
+        argv0, AllowedList(facts), argv0));
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "allows several programs named %s (%s); give argv[0] as the absolute path of the one to run",
+      argv0, absl::StrJoin(matches, ", ")));
+}
+
+namespace kinds {
 namespace {
 
 // A list of strings; *out unchanged when the key is absent.
@@ -131,7 +182,7 @@ class CommandKind : public PhaseKindDef {
   }
 
   // argv[0] as the plan wrote it; each agent's copy names its program
-  // (controller/run/command_checks.h ResolveCommandProgram).
+  // (AdaptForAgent).
   void FillSpec(const PhasePlan& p, v1::PhaseSpec* s) const override {
     const CommandPlan& cp = p.Own<CommandPlan>();
     for (const std::string& a : cp.command_argv) s->add_command_argv(a);
@@ -146,6 +197,69 @@ class CommandKind : public PhaseKindDef {
               uint32_t rep, v1::PhaseRecord* pr) const override {
     ReduceCommand(tasks, rep, pr);
   }
+
+  // An older agent has no workload for the kind; an agent without an
+  // account to run programs as, or that does not allow the program, would
+  // refuse it at Prepare.
+  std::string RefuseAgent(const PhasePlan& p, const std::string& who,
+                          const v1::HostFacts& f) const override {
+    const CommandPlan& cp = p.Own<CommandPlan>();
+    if (cp.command_argv.empty()) return "";
+    if (f.wire_minor() < kCommandWireMinor) {
+      return absl::StrFormat("phase '%s' runs a command, which %s (lockstep %s, wire protocol "
+                             "1.%u) cannot do; upgrade it to wire protocol 1.%u or later",
+                             p.name, who, f.agent_version(), f.wire_minor(), kCommandWireMinor);
+    }
+    if (f.command_user().empty()) {
+      return absl::StrFormat("phase '%s': %s has no account to run programs as (its default, "
+                             "nobody, does not exist there); set command_user in its agent config",
+                             p.name, who);
+    }
+    auto program = ProgramOnAgent(cp.command_argv[0], f);
+    if (program.ok()) return "";
+    return absl::StrFormat("phase '%s': %s %s", p.name, who, program.status().message());
+  }
+
+  // A program the agent would refuse is left as it is (it says why in Prepare).
+  void AdaptForAgent(const v1::HostFacts& facts, v1::PhaseSpec* spec) const override {
+    if (spec->command_argv_size() == 0) return;
+    auto program = ProgramOnAgent(spec->command_argv(0), facts);
+    if (program.ok()) spec->set_command_argv(0, *program);
+  }
+
+  // The user runs both sides: local agents allow the plan's own programs,
+  // each by its absolute path (a bare name looked up in kCommandSearchPath,
+  // as a shell's PATH would, without a shell).
+  absl::Status LocalPrograms(const PhasePlan& p, std::set<std::string>* programs) const override {
+    const CommandPlan& cp = p.Own<CommandPlan>();
+    if (cp.command_argv.empty()) return absl::OkStatus();
+    const std::string& argv0 = cp.command_argv[0];
+    std::string path;
+    if (argv0[0] == '/') {
+      path = IsProgram(argv0) ? argv0 : "";
+    } else {
+      for (absl::string_view dir : absl::StrSplit(kCommandSearchPath, ':')) {
+        const std::string candidate = absl::StrFormat("%s/%s", dir, argv0);
+        if (IsProgram(candidate)) {
+          path = candidate;
+          break;
+        }
+      }
+    }
+    if (path.empty()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "phase '%s': %s is not an executable program%s; give argv[0] as the absolute path of "
+          "one",
+          p.name, argv0, argv0[0] == '/' ? "" : absl::StrFormat(" in %s", kCommandSearchPath)));
+    }
+    programs->insert(path);
+    return absl::OkStatus();
+  }
+
+  // Its directory is owned by the account the program runs as.
+  bool AgentMakesDir() const override { return true; }
+  // A failed command still shows each host's times, status and stderr.
+  bool ShowsFailedPhase() const override { return true; }
 
   bool IorReportRow() const override { return false; }
 
@@ -168,4 +282,5 @@ class CommandKind : public PhaseKindDef {
 
 std::unique_ptr<PhaseKindDef> MakeCommandKind() { return std::make_unique<CommandKind>(); }
 
-}  // namespace lockstep::kinds
+}  // namespace kinds
+}  // namespace lockstep

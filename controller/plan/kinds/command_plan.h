@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "controller/plan/kind_params.h"
 #include "lockstep/v1/agent.pb.h"
 
@@ -22,6 +23,17 @@ struct CommandPlan : KindParamsOf<CommandPlan> {
   uint32_t command_timeout_seconds = 0;
   uint64_t command_tail_bytes = 4096;
 };
+
+// The wire minor that brought COMMAND phases (common/wire_version.h).
+inline constexpr uint32_t kCommandWireMinor = 3;
+
+// The absolute path agent `facts` runs for `argv0`: an absolute argv[0]
+// that its allow_commands lists, or the one allowed program whose base
+// name a bare argv[0] is ("tar" -> "/usr/bin/tar"). PermissionDenied naming
+// the program, the agent's allowed ones and the config key to add it to;
+// InvalidArgument for a bare name two allowed programs share. The kind's
+// RefuseAgent and AdaptForAgent (controller/plan/phase_kind.h) use it.
+absl::StatusOr<std::string> ProgramOnAgent(const std::string& argv0, const v1::HostFacts& facts);
 
 }  // namespace lockstep
 

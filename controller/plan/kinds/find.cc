@@ -65,7 +65,7 @@ class FindKind : public PhaseKindDef {
   }
 
   // find_newer_unix_ns: the run sets it from the named phase's start
-  // (controller/run/phase_specs.h SetFindNewer).
+  // (controller/run/phase_specs.h SetEarlierStart, from StartInstantOf).
   void FillSpec(const PhasePlan& p, v1::PhaseSpec* s) const override {
     const FindPlan& fp = p.Own<FindPlan>();
     s->set_find_size_bytes(fp.find_size_bytes);
@@ -74,6 +74,14 @@ class FindKind : public PhaseKindDef {
   }
 
   bool LeavesFiles(const PhasePlan&) const override { return false; }
+
+  // -newer: the files written since that phase's start.
+  std::string StartInstantOf(const PhasePlan& p) const override {
+    return p.Own<FindPlan>().find_newer_than;
+  }
+  void SetStartOf(int64_t start_unix_ns, v1::PhaseSpec* spec) const override {
+    spec->set_find_newer_unix_ns(start_unix_ns);
+  }
 
   void Reduce(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec&,
               uint32_t rep, v1::PhaseRecord* pr) const override {

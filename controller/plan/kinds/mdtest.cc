@@ -155,6 +155,8 @@ class MdtestKind : public PhaseKindDef {
 
   // mdtest's lines are the mdtest report's (controller/mdtest/mdtest_output.h).
   bool IorReportRow() const override { return false; }
+  // Its stonewall count is of items (files per task), not of transfers.
+  uint64_t StonewallTransferBytes(const v1::PhaseSpec&) const override { return 0; }
 
   void CapForSmoke(const SmokeOptions& o, SmokeCapper* c, PhasePlan* p) const override {
     MdtestPlan& md = p->Own<MdtestPlan>();

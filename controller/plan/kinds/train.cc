@@ -154,6 +154,21 @@ class TrainKind : public PhaseKindDef {
     return TrainReportLines(pr);
   }
 
+  // DLIO's validity criterion: the accelerators busy at least au_threshold
+  // of the time (a superseded attempt is not judged).
+  std::string MissedCriterion(const v1::PhaseRecord& pr) const override {
+    const v1::AiSummary& ai = pr.ai();
+    if (!pr.ok() || pr.error_kind() == v1::SUPERSEDED || ai.au_threshold() <= 0 || ai.au_passed()) {
+      return "";
+    }
+    return absl::StrFormat("AU %.2f%% is below its au_threshold %.2f%%", ai.au_mean() * 100,
+                           ai.au_threshold() * 100);
+  }
+  std::string CriterionFix() const override {
+    return "the accelerators waited for data (see each phase's batch wait); give fewer "
+           "accelerators, more read_threads or a faster file system, or lower au_threshold";
+  }
+
   // One epoch, short compute, and a batch each accelerator still gets.
   void CapForSmoke(const SmokeOptions& o, SmokeCapper* c, PhasePlan* p) const override {
     AiPhasePlan& a = p->Own<AiPhasePlan>();
