@@ -235,6 +235,7 @@ v1::HostFacts AgentCore::Facts() const {
     if (!fs.ok()) continue;
     root.set_fs_name((*fs)->Name());
     root.set_fs_version((*fs)->Version());
+    *root.mutable_capabilities() = (*fs)->Capabilities();
   }
   for (v1::DaemonFacts& d : impl_->daemons->Facts()) *facts.add_daemons() = std::move(d);
   for (const std::string& program : impl_->options.allow_commands) {

@@ -217,10 +217,9 @@ absl::StatusOr<AgentConfig> AgentConfigFromFlags(const ParsedFlags& f) {
     }
   }
   if (f.GetBool("test_lustre_any_fs")) {
+    // Every root is then Lustre to the fs/ layer, and its capabilities
+    // in the host facts say so (controller/run/fs_checks.h).
     o.lustre_options.require_lustre = false;
-    // Said in the host facts, so that the controller's check of the roots'
-    // file systems (controller/run/fs_checks.h) leaves this agent to itself.
-    o.extra_facts[kTestLustreAnyFsFact] = "true";
   }
   if (f.Has("allow_command")) o.allow_commands = f.GetList("allow_command");
   if (f.Has("command_user")) o.command_user = f.GetString("command_user");

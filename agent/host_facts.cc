@@ -1,7 +1,6 @@
 #include "agent/host_facts.h"
 
 #include <dirent.h>
-#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -21,25 +20,6 @@
 
 namespace lockstep {
 
-std::string FileSystemType(const std::string& path) {
-  struct statfs sf;
-  if (::statfs(path.c_str(), &sf) != 0) return "";
-  switch (static_cast<unsigned long>(sf.f_type)) {
-    case 0xEF53: return "ext4";
-    case 0x01021994: return "tmpfs";
-    case 0x58465342: return "xfs";
-    case 0x9123683E: return "btrfs";
-    case 0x0BD00BD0: return "lustre";
-    case 0x47504653: return "gpfs";
-    case 0x19830326: return "beegfs";
-    case 0x6969: return "nfs";
-    case 0x794C7630: return "overlayfs";
-    case 0x65735546: return "fuse";
-    case 0x2FC12FC1: return "zfs";
-    case 0x00C36400: return "ceph";
-    default: return absl::StrFormat("0x%x", static_cast<unsigned long>(sf.f_type));
-  }
-}
 
 namespace {
 

@@ -22,9 +22,6 @@ v1::HostFacts GatherHostFacts(v1::Role role, const std::vector<std::string>& roo
 // model, size, rotational). Unreadable facts stay empty; never fails.
 void GatherHardwareFacts(const std::string& root, v1::HostFacts* facts);
 
-// statfs(2) f_type as a name ("ext4", "tmpfs", "lustre", ...), or hex.
-std::string FileSystemType(const std::string& path);
-
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_AGENT_HOST_FACTS_H_

@@ -21,11 +21,6 @@ std::optional<v1::MdtestOp> ParseMdtestOp(std::string_view name);
 // mdtest's row titles: "Directory creation", "File stat", "Tree removal".
 const char* MdtestOpTitle(v1::MdtestOp op);
 
-// HostFacts.extra key of an agent started with --test_lustre_any_fs (TESTS
-// ONLY): any directory counts as Lustre there, so the controller's check of
-// the roots' file systems (controller/run/fs_checks.h) leaves it alone.
-inline constexpr char kTestLustreAnyFsFact[] = "test_lustre_any_fs";
-
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_COMMON_NAMES_H_

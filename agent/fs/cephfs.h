@@ -23,6 +23,13 @@ class CephFs : public FileSystem {
   std::string Name() const override { return "cephfs"; }
   // The client kind: "ceph-fuse" or "kernel".
   std::string Version() const override { return client_; }
+  // Layouts; no run-time checksums (ms_crc_data is read at mount); shared.
+  v1::FsCapabilities Capabilities() const override {
+    v1::FsCapabilities c;
+    c.set_layouts(true);
+    c.set_shared(true);
+    return c;
+  }
   absl::Status CheckSettings(const v1::PhaseSpec& spec, const std::string& dir) const override;
   absl::StatusOr<v1::FsLayout> SetLayout(const std::string& dir,
                                          const v1::PhaseSpec& spec) const override;

@@ -22,6 +22,13 @@ class PosixFs : public FileSystem {
   explicit PosixFs(std::string type) : type_(std::move(type)) {}
   std::string Name() const override { return "posix"; }
   std::string Version() const override { return type_; }
+  // No layout and no tunables; shared when it is a network or cluster file
+  // system the statfs magic names (common/fs_type.h).
+  v1::FsCapabilities Capabilities() const override {
+    v1::FsCapabilities c;
+    c.set_shared(type_ == "nfs" || type_ == "gpfs" || type_ == "beegfs" || type_ == "fuse");
+    return c;
+  }
 
  private:
   std::string type_;  // the statfs type name, "ext4"

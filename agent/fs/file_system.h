@@ -42,6 +42,10 @@ class FileSystem {
   virtual std::string Name() const = 0;
   // The file system's own version, "" when unknown.
   virtual std::string Version() const { return ""; }
+  // What it can do (RootFacts.capabilities): which plan keys it may take
+  // (checked in full by CheckSettings at Prepare) and whether every client
+  // sees the same files.
+  virtual v1::FsCapabilities Capabilities() const = 0;
 
   // Refuses what this file system cannot do with `spec` (layout fields,
   // checksums) in `dir`; changes nothing.

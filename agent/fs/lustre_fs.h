@@ -14,6 +14,14 @@ class LustreFs : public FileSystem {
   explicit LustreFs(const FileSystemContext& ctx) : ctx_(ctx) {}
   std::string Name() const override { return "lustre"; }
   std::string Version() const override { return ctx_.lustre_version; }
+  // Layouts and checksums (Prepare also needs --allow_lustre); shared.
+  v1::FsCapabilities Capabilities() const override {
+    v1::FsCapabilities c;
+    c.set_layouts(true);
+    c.set_checksums(true);
+    c.set_shared(true);
+    return c;
+  }
   absl::Status CheckSettings(const v1::PhaseSpec& spec, const std::string& dir) const override;
   absl::StatusOr<v1::FsLayout> SetLayout(const std::string& dir,
                                          const v1::PhaseSpec& spec) const override;

@@ -1,7 +1,5 @@
 #include "controller/cli/run_preview.h"
 
-#include <sys/vfs.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -16,8 +14,6 @@
 
 namespace lockstep {
 namespace {
-
-constexpr long kLustreMagic = 0x0BD00BD0;
 
 // Whether no [[agent]] table and no agent flag names an agent: the run
 // starts local ones.
@@ -112,8 +108,7 @@ void ApplySmoke(const ParsedFlags& f, Plan* plan) {
   SmokeOptions o;
   if (RunsLocally(f, *plan)) {
     const std::string root = f.GetString("local_root").empty() ? "/tmp" : f.GetString("local_root");
-    struct statfs sf;
-    o.lustre = ::statfs(root.c_str(), &sf) == 0 && sf.f_type == kLustreMagic;
+    o.lustre = FileSystemType(root) == "lustre";
     o.max_client_agents = f.GetUint("local") > 0 ? static_cast<uint32_t>(f.GetUint("local")) : 2;
   } else {
     o.lustre = true;  // the agents check their own directories

@@ -11,6 +11,7 @@
 #include "common/sizes.h"
 #include "controller/plan/sweep.h"
 #include "controller/plan/kinds/ai_plan.h"
+#include "controller/run/fs_checks.h"
 
 namespace lockstep {
 namespace {
@@ -24,25 +25,6 @@ v1::PhaseSpec DatasetSpecOf(const PhasePlan& p, uint64_t num_files) {
   s.set_record_bytes(p.Own<AiPhasePlan>().record_bytes);
   s.set_file_prefix(p.Own<AiPhasePlan>().file_prefix);
   return s;
-}
-
-// The root of `facts` holding `dir` (as RootFsTypeOf picks it), or null.
-const v1::RootFacts* RootOf(const std::string& dir, const v1::HostFacts& facts) {
-  if (facts.roots_size() == 0) return nullptr;
-  if (dir.empty() || dir[0] != '/') return &facts.roots(0);
-  const v1::RootFacts* best = nullptr;
-  for (const v1::RootFacts& r : facts.roots()) {
-    if (PathIsUnder(dir, r.path()) && (best == nullptr || r.path().size() > best->path().size())) {
-      best = &r;
-    }
-  }
-  return best;
-}
-
-// File systems every client sees whole: the dataset lands there once.
-bool IsSharedFs(const std::string& fs) {
-  return fs == "lustre" || fs == "ceph" || fs == "cephfs" || fs == "nfs" || fs == "fuse" ||
-         fs == "gpfs" || fs == "beegfs";
 }
 
 }  // namespace
@@ -111,7 +93,7 @@ RunError CheckDatasetSpace(const Plan& plan, const DatasetChoices& choices,
         const v1::RootFacts* root = RootOf(p.dir, c->facts);
         if (root == nullptr || !said.insert(c->facts.hostname() + "|" + root->path()).second) continue;
         const uint64_t need =
-            IsSharedFs(root->fs_type())
+            CapabilitiesOf(*root).shared()
                 ? dataset
                 : static_cast<uint64_t>(static_cast<double>(dataset) *
                                         agents_by_host[c->facts.hostname()] / clients.size());

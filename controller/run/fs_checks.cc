@@ -6,30 +6,48 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/files.h"
-#include "common/names.h"
 #include "controller/plan/sweep.h"
 
 namespace lockstep {
 namespace {
 
-// File systems whose agents decide at Prepare: they may have layouts.
-bool MayHaveLayouts(const std::string& fs_type) {
-  return fs_type.empty() || fs_type == "lustre" || fs_type == "ceph" || fs_type == "fuse" ||
-         absl::StartsWith(fs_type, "0x");  // unknown to the agent's table
+// An agent before wire minor 10 declared nothing: its statfs type name.
+v1::FsCapabilities CapabilitiesByType(const std::string& fs_type) {
+  v1::FsCapabilities c;
+  const bool settings_at_prepare = fs_type.empty() || fs_type == "lustre" || fs_type == "ceph" ||
+                                   fs_type == "fuse" ||
+                                   absl::StartsWith(fs_type, "0x");  // unknown to the agent
+  c.set_layouts(settings_at_prepare);
+  c.set_checksums(settings_at_prepare);
+  c.set_shared(fs_type == "lustre" || fs_type == "ceph" || fs_type == "cephfs" ||
+               fs_type == "nfs" || fs_type == "fuse" || fs_type == "gpfs" || fs_type == "beegfs");
+  return c;
 }
 
 }  // namespace
 
-std::string RootFsTypeOf(const std::string& dir, const v1::HostFacts& facts) {
-  if (facts.roots_size() == 0) return "";
-  if (dir.empty() || dir[0] != '/') return facts.roots(0).fs_type();
+const v1::RootFacts* RootOf(const std::string& dir, const v1::HostFacts& facts) {
+  if (facts.roots_size() == 0) return nullptr;
+  if (dir.empty() || dir[0] != '/') return &facts.roots(0);
   const v1::RootFacts* best = nullptr;
   for (const v1::RootFacts& r : facts.roots()) {
     if (PathIsUnder(dir, r.path()) && (best == nullptr || r.path().size() > best->path().size())) {
       best = &r;
     }
   }
-  return best == nullptr ? "" : best->fs_type();
+  return best;
+}
+
+v1::FsCapabilities CapabilitiesOf(const v1::RootFacts& root) {
+  return root.has_capabilities() ? root.capabilities() : CapabilitiesByType(root.fs_type());
+}
+
+std::string FsNameOf(const v1::RootFacts& root) {
+  if (root.fs_name().empty() || root.fs_name() == "posix") {
+    return root.fs_type().empty() ? "unknown" : root.fs_type();
+  }
+  if (root.fs_version().empty()) return root.fs_name();
+  return absl::StrFormat("%s (%s)", root.fs_name(), root.fs_version());
 }
 
 RunError CheckFsSettings(const Plan& plan, const std::vector<AgentClient*>& clients) {
@@ -41,22 +59,32 @@ RunError CheckFsSettings(const Plan& plan, const std::vector<AgentClient*>& clie
       const bool crc = p.checksums != v1::CHECKSUMS_UNCHANGED;
       if (!p.set_stripe && !crc) continue;
       for (const AgentClient* c : clients) {
-        const std::string fs = RootFsTypeOf(p.dir, c->facts);
-        // TESTS ONLY: an agent with fake Lustre tools takes any directory.
-        if (MayHaveLayouts(fs) || c->facts.extra().count(kTestLustreAnyFsFact) > 0) continue;
-        const std::string key =
-            p.set_stripe ? "stripe_count/stripe_size/stripe_index/stripe_pool/object_size"
-                         : "checksums";
-        if (!said.insert(p.name + "|" + c->address() + "|" + key).second) continue;
-        const std::string where = !p.dir.empty() && p.dir[0] == '/'
-                                      ? p.dir
-                                      : c->facts.roots(0).path() + "/" + p.dir;
-        refused.push_back(absl::StrFormat(
-            "phase '%s': %s on agent %s (%s): the file system of %s there is %s, not Lustre or "
-            "CephFS, which has no %s (on Lustre nodes the agent also needs --allow_lustre); drop "
-            "the key or point dir at a Lustre or CephFS directory",
-            p.name, key, c->address(), c->facts.hostname(), where, fs,
-            p.set_stripe ? "per-directory striping" : "client data checksums to switch"));
+        const v1::RootFacts* root = RootOf(p.dir, c->facts);
+        if (root == nullptr) continue;  // not below a root: Prepare says so
+        const v1::FsCapabilities can = CapabilitiesOf(*root);
+        const std::string where =
+            !p.dir.empty() && p.dir[0] == '/' ? p.dir : root->path() + "/" + p.dir;
+        auto refuse = [&](const char* key, const char* value, const char* which,
+                          const char* fix) {
+          if (!said.insert(p.name + "|" + c->address() + "|" + key).second) return;
+          refused.push_back(absl::StrFormat(
+              "phase '%s' on agent %s (%s): %s = %s: the file system of %s there is %s, which "
+              "%s; drop the key or point dir at a file system that has %s",
+              p.name, c->address(), c->facts.hostname(), key, value, where, FsNameOf(*root),
+              which, fix));
+        };
+        if (p.set_stripe && !can.layouts()) {
+          refuse("stripe_count/stripe_size/stripe_index/stripe_pool/object_size", "(a layout)",
+                 "takes no per-directory layout",
+                 "one (Lustre, CephFS; on Lustre nodes the agent also needs --allow_lustre)");
+        }
+        if (crc && !can.checksums()) {
+          refuse("checksums", p.checksums == v1::CHECKSUMS_ON ? "true" : "false",
+                 "has no client data checksums to switch at run time",
+                 "them (Lustre, with --allow_lustre on its nodes; CephFS reads its data CRCs, "
+                 "ms_crc_data, only when a client mounts: remount the clients and compare two "
+                 "runs)");
+        }
       }
     }
   }

@@ -1,11 +1,12 @@
 // A phase's file-system settings (the layout keys, checksums) against what
-// the client agents said of their roots at Attach (HostFacts.roots: path and
-// statfs type), checked by the controller before the first phase: a setting
-// that a root's file system cannot have (ext4, xfs, tmpfs, NFS, ...) is
+// the client agents said of their roots at Attach (HostFacts.roots: path,
+// statfs type and, from wire minor 10, the file system's capabilities as
+// the agent's fs/ layer declares them), checked by the controller before
+// the first phase: a setting that a root's file system cannot have is
 // refused before anything runs, naming the phase, the agent, the directory,
-// its file system, the key and the fix. Lustre, CephFS and FUSE roots (FUSE:
-// ceph-fuse or another, which only the agent can tell) are left to the
-// agent's Prepare, which refuses the same way (agent/fs/file_system.h).
+// its file system, the key and the fix. The details of a setting a file
+// system can have (a stripe_index on CephFS, --allow_lustre) are the agent's
+// Prepare's to refuse (agent/fs/file_system.h).
 //
 // Pure functions of the plan and the agents' facts; the coordinator's thread.
 #ifndef LOCKSTEP_CONTROLLER_RUN_FS_CHECKS_H_
@@ -21,10 +22,20 @@
 
 namespace lockstep {
 
-// The statfs type name of the root of `facts` that holds `dir` (relative:
-// the first root; absolute: the longest root that is a prefix), "" when
-// none does.
-std::string RootFsTypeOf(const std::string& dir, const v1::HostFacts& facts);
+// The root of `facts` that holds `dir` (relative: the first root; absolute:
+// the longest root that is a prefix), null when none does.
+const v1::RootFacts* RootOf(const std::string& dir, const v1::HostFacts& facts);
+
+// What the file system of `root` can do: RootFacts.capabilities as its agent
+// declared them; from an agent older than wire minor 10, judged by the
+// statfs type as controllers before it did (Lustre, CephFS, FUSE and types
+// the agent did not know may take layouts and checksums, left to Prepare;
+// Lustre, CephFS, NFS, GPFS, BeeGFS and FUSE are shared).
+v1::FsCapabilities CapabilitiesOf(const v1::RootFacts& root);
+
+// The file system of `root` for messages: "ext4", "cephfs (ceph-fuse)",
+// "lustre (2.15.4)".
+std::string FsNameOf(const v1::RootFacts& root);
 
 // kBadPlan, all refusals one line each; empty when nothing is refused.
 RunError CheckFsSettings(const Plan& plan, const std::vector<AgentClient*>& clients);

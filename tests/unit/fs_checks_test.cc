@@ -45,17 +45,19 @@ TEST(FsChecks, RootsOnFileSystemsWithoutLayoutsAreRefusedBeforeTheRun) {
                                {ext4.get(), fuse.get(), lustre.get()});
   ASSERT_TRUE(e);
   EXPECT_EQ(e.kind, RunFailure::kBadPlan);
-  EXPECT_THAT(e.message, HasSubstr("phase 'w': stripe_count/stripe_size/stripe_index/stripe_pool/"
-                                   "object_size on agent a:1 (n-a:1): the file system of /data/x "
-                                   "there is ext4, not Lustre or CephFS"));
+  EXPECT_THAT(e.message, HasSubstr("phase 'w' on agent a:1 (n-a:1): stripe_count/stripe_size/"
+                                   "stripe_index/stripe_pool/object_size = (a layout): the file "
+                                   "system of /data/x there is ext4, which takes no per-directory "
+                                   "layout"));
   EXPECT_THAT(e.message, ::testing::Not(HasSubstr("b:1")));
   EXPECT_THAT(e.message, ::testing::Not(HasSubstr("c:1")));
   // A relative dir is below the first root; checksums are refused the same way.
   auto tmpfs = Agent("d:1", "/dev/shm/l", "tmpfs");
   e = CheckFsSettings(OnePhase("run1", false, v1::CHECKSUMS_OFF), {tmpfs.get()});
   ASSERT_TRUE(e);
-  EXPECT_THAT(e.message, HasSubstr("checksums on agent d:1 (n-d:1): the file system of "
-                                   "/dev/shm/l/run1 there is tmpfs"));
+  EXPECT_THAT(e.message, HasSubstr("on agent d:1 (n-d:1): checksums = false: the file system of "
+                                   "/dev/shm/l/run1 there is tmpfs, which has no client data "
+                                   "checksums to switch"));
   // Nothing asked: nothing refused.
   EXPECT_FALSE(CheckFsSettings(OnePhase("/data/x", false, v1::CHECKSUMS_UNCHANGED), {ext4.get()}));
 }
@@ -65,10 +67,55 @@ TEST(FsChecks, TheRootThatHoldsTheDirectoryCounts) {
   v1::RootFacts* r = c->facts.add_roots();
   r->set_path("/scratch/lustre");
   r->set_fs_type("lustre");
-  EXPECT_EQ(RootFsTypeOf("/scratch/lustre/d", c->facts), "lustre");
-  EXPECT_EQ(RootFsTypeOf("/scratch/lustrex", c->facts), "ext4");
-  EXPECT_EQ(RootFsTypeOf("rel", c->facts), "ext4");
-  EXPECT_EQ(RootFsTypeOf("/elsewhere", c->facts), "");
+  EXPECT_EQ(RootOf("/scratch/lustre/d", c->facts)->fs_type(), "lustre");
+  EXPECT_EQ(RootOf("/scratch/lustrex", c->facts)->fs_type(), "ext4");
+  EXPECT_EQ(RootOf("rel", c->facts)->fs_type(), "ext4");
+  EXPECT_EQ(RootOf("/elsewhere", c->facts), nullptr);
+}
+
+// An agent of wire minor 10 declares what its root's file system can do
+// (agent/fs/): the controller follows that, not the statfs name; an older
+// agent's roots are judged by name as before.
+TEST(FsChecks, DeclaredCapabilitiesDecideNotNames) {
+  auto cephfs = Agent("a:1", "/mnt/cephfs", "fuse");
+  v1::RootFacts* r = cephfs->facts.mutable_roots(0);
+  r->set_fs_name("cephfs");
+  r->set_fs_version("ceph-fuse");
+  r->mutable_capabilities()->set_layouts(true);
+  r->mutable_capabilities()->set_shared(true);
+  EXPECT_FALSE(CheckFsSettings(OnePhase("/mnt/cephfs/x", true, v1::CHECKSUMS_UNCHANGED),
+                               {cephfs.get()}));
+  RunError e = CheckFsSettings(OnePhase("/mnt/cephfs/x", false, v1::CHECKSUMS_ON), {cephfs.get()});
+  ASSERT_TRUE(e);
+  EXPECT_THAT(e.message, HasSubstr("checksums = true: the file system of /mnt/cephfs/x there is "
+                                   "cephfs (ceph-fuse), which has no client data checksums to "
+                                   "switch at run time"));
+  EXPECT_THAT(e.message, HasSubstr("ms_crc_data"));
+  // Both keys of one phase are judged, each on its own.
+  Plan both = OnePhase("/data/x", true, v1::CHECKSUMS_OFF);
+  auto ext4 = Agent("g:1", "/data", "ext4");
+  e = CheckFsSettings(both, {ext4.get()});
+  ASSERT_TRUE(e);
+  EXPECT_THAT(e.message, HasSubstr("(a layout)"));
+  EXPECT_THAT(e.message, HasSubstr("checksums = false"));
+  // A plain FUSE mount: by name an old agent's might take layouts; the
+  // agent that knows it is plain FUSE says it cannot.
+  auto fuse = Agent("b:1", "/mnt/sshfs", "fuse");
+  fuse->facts.mutable_roots(0)->set_fs_name("posix");
+  fuse->facts.mutable_roots(0)->mutable_capabilities()->set_shared(true);
+  e = CheckFsSettings(OnePhase("/mnt/sshfs/x", true, v1::CHECKSUMS_UNCHANGED), {fuse.get()});
+  ASSERT_TRUE(e);
+  EXPECT_THAT(e.message, HasSubstr("/mnt/sshfs/x there is fuse, which takes no per-directory"));
+  auto old_fuse = Agent("c:1", "/mnt/sshfs", "fuse");
+  EXPECT_FALSE(CheckFsSettings(OnePhase("/mnt/sshfs/x", true, v1::CHECKSUMS_UNCHANGED),
+                               {old_fuse.get()}));
+  EXPECT_TRUE(CapabilitiesOf(old_fuse->facts.roots(0)).shared());
+  EXPECT_FALSE(CapabilitiesOf(Agent("d:1", "/data", "ext4")->facts.roots(0)).shared());
+  EXPECT_TRUE(CapabilitiesOf(Agent("e:1", "/gpfs", "gpfs")->facts.roots(0)).shared());
+  // What the agent declares wins over the name.
+  auto declared = Agent("f:1", "/data", "ext4");
+  declared->facts.mutable_roots(0)->mutable_capabilities()->set_shared(true);
+  EXPECT_TRUE(CapabilitiesOf(declared->facts.roots(0)).shared());
 }
 
 }  // namespace

@@ -64,6 +64,10 @@ TEST(CephFsSettings, RefusesWhatCephFsDoesNotHaveNamingKeyValueAndDirectory) {
   EXPECT_THAT(fs.CheckSettings(crc, "/d").message(),
               HasSubstr("checksums = false: the file system of /d is cephfs (ceph-fuse), which "
                         "switches client data CRCs (ms_crc_data) only when the client mounts"));
+  // Declared as refused: layouts yes, checksums no.
+  EXPECT_TRUE(fs.Capabilities().layouts());
+  EXPECT_FALSE(fs.Capabilities().checksums());
+  EXPECT_TRUE(fs.Capabilities().shared());
 }
 
 TEST(FileSystemFor, ALocalDirectoryIsPosixAndRefusesLayouts) {
@@ -80,6 +84,20 @@ TEST(FileSystemFor, ALocalDirectoryIsPosixAndRefusesLayouts) {
   EXPECT_THAT(s.message(), HasSubstr("the file system of " + tmp.path()));
   EXPECT_THAT(s.message(), HasSubstr("not Lustre or CephFS"));
   EXPECT_TRUE(absl::IsNotFound(FileSystemFor(tmp.path() + "/missing", ctx).status()));
+  // What it declares to the controller (RootFacts.capabilities) matches
+  // what it refuses: no layout, no checksums, one host's files.
+  const v1::FsCapabilities can = (*fs)->Capabilities();
+  EXPECT_FALSE(can.layouts());
+  EXPECT_FALSE(can.checksums());
+  EXPECT_FALSE(can.shared());
+  // The test hook that makes any directory Lustre makes it declare so.
+  ctx.lustre_any_fs = true;
+  auto lustre = FileSystemFor(tmp.path(), ctx);
+  ASSERT_OK(lustre.status());
+  EXPECT_EQ((*lustre)->Name(), "lustre");
+  EXPECT_TRUE((*lustre)->Capabilities().layouts());
+  EXPECT_TRUE((*lustre)->Capabilities().checksums());
+  EXPECT_TRUE((*lustre)->Capabilities().shared());
 }
 
 TEST(AdminSocketPath, ExpandsCephsMetavariables) {
