@@ -151,10 +151,12 @@ absl::StatusOr<PreparedPhase> PhasePreparer::Prepare(
   RETURN_IF_ERROR(CheckWriteSpace(options_, spec, *workload, *phase.held));
   // File-system settings first: a layout applies only to files created after it.
   RETURN_IF_ERROR(ApplyFsSettings(*fs_, spec, phase.dir, &phase));
-  ASSIGN_OR_RETURN(phase.runner, PhaseRunner::Prepare(spec, phase.held, options_.runner));
-  DescribePreparedPhase(*phase.held, *phase.runner, &phase.reply);
   phase.creates_files = workload->CreatesFiles();
   phase.removes_trees = workload->RemovesTrees();
+  // The workload made above goes to the runner: one per Prepare.
+  ASSIGN_OR_RETURN(phase.runner,
+                   PhaseRunner::Prepare(std::move(workload), spec, phase.held, options_.runner));
+  DescribePreparedPhase(*phase.held, *phase.runner, &phase.reply);
   return phase;
 }
 

@@ -526,8 +526,14 @@ absl::StatusOr<std::unique_ptr<PhaseRunner>> PhaseRunner::Prepare(
     const RunnerOptions& options) {
   auto workload = MakeWorkload(spec, options);
   if (!workload.ok()) return workload.status();
+  return Prepare(*std::move(workload), spec, std::move(dir), options);
+}
+
+absl::StatusOr<std::unique_ptr<PhaseRunner>> PhaseRunner::Prepare(
+    std::unique_ptr<Workload> workload, const v1::PhaseSpec& spec,
+    std::shared_ptr<const BeneathDir> dir, const RunnerOptions& options) {
   if (absl::Status s = ValidateCommon(spec); !s.ok()) return s;
-  if (absl::Status s = (*workload)->Validate(); !s.ok()) return s;
+  if (absl::Status s = workload->Validate(); !s.ok()) return s;
   // IOR -d: the delay comes before the stale files are removed and before
   // the start barrier, so it is never timed.
   if (spec.delay_seconds() > 0) absl::SleepFor(absl::Seconds(spec.delay_seconds()));
@@ -535,7 +541,7 @@ absl::StatusOr<std::unique_ptr<PhaseRunner>> PhaseRunner::Prepare(
   impl->spec = spec;
   impl->dir = std::move(dir);
   impl->options = options;
-  impl->workload = std::move(*workload);
+  impl->workload = std::move(workload);
   if (absl::Status s = impl->MakeTasks(); !s.ok()) return s;
   impl->StartTaskThreads();
   return std::unique_ptr<PhaseRunner>(new PhaseRunner(std::move(impl)));

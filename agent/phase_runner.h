@@ -37,6 +37,11 @@ class PhaseRunner {
   static absl::StatusOr<std::unique_ptr<PhaseRunner>> Prepare(
       const v1::PhaseSpec& spec, std::shared_ptr<const BeneathDir> dir,
       const RunnerOptions& options = {});
+  // The same with the workload the caller already made of `spec`
+  // (MakeWorkload(spec, options)): the agent's Prepare makes it once.
+  static absl::StatusOr<std::unique_ptr<PhaseRunner>> Prepare(
+      std::unique_ptr<Workload> workload, const v1::PhaseSpec& spec,
+      std::shared_ptr<const BeneathDir> dir, const RunnerOptions& options = {});
   // The same with `dir` opened as a directory trusted as a whole (its own
   // path may hold symlinks): tests, and callers with no root to hold.
   static absl::StatusOr<std::unique_ptr<PhaseRunner>> Prepare(const v1::PhaseSpec& spec,
