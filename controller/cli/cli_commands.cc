@@ -72,8 +72,7 @@ absl::Status PlaceLocally(Tool tool, CliCommand* cmd, std::string* root) {
         absl::StrFormat("directory %s does not exist; create it first", abs.string()));
   }
   for (PhasePlan& p : cmd->plan.phases) p.dir = placed;
-  cmd->plan.text = PlanToToml(cmd->plan);
-  return absl::OkStatus();
+  return SetPlanText(&cmd->plan, tool == Tool::kIor ? "ior" : "mdtest");
 }
 
 // -O summaryFile=F: IOR opens F for writing (truncating it) as it reads

@@ -122,7 +122,9 @@ std::optional<int> SetUp(const ParsedFlags& f, Io500Run* run) {
                                               s.resultdir, ec.message()));
   }
   run->plan = BuildIo500Plan(c, s, &run->notes);
-  run->plan.text = PlanToToml(run->plan);
+  if (absl::Status s = SetPlanText(&run->plan, "io500"); !s.ok()) {
+    return Fail(kExitUsage, std::string(s.message()));
+  }
   if (s.stonewall_seconds != kIo500StonewallSeconds) {
     run->notes.push_back(absl::StrFormat("stonewall %u s, not 300: the run is [INVALID] for "
                                          "IO500",

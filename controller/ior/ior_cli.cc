@@ -526,7 +526,7 @@ absl::StatusOr<CliCommand> ParseIorCommandLine(const std::vector<std::string>& a
   RETURN_IF_ERROR(PlaceTasks(static_cast<uint32_t>(std::max<int64_t>(options.total_tasks, 0)),
                              "-N", &cmd));
   RETURN_IF_ERROR(CheckIorAgents(options, &cmd));
-  cmd.plan.text = PlanToToml(cmd.plan);
+  RETURN_IF_ERROR(SetPlanText(&cmd.plan, "ior"));
   cmd.tool_command_line = absl::StrJoin(ior_words, " ");
   return cmd;
 }

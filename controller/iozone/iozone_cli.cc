@@ -437,7 +437,7 @@ absl::StatusOr<CliCommand> ParseIozone(const std::vector<std::string>& args,
                               : static_cast<uint32_t>(cmd.controller.agents.size());
   FillInfo(o, words, agents, &info);
   cmd.tool_command_line = info.command_line;
-  cmd.plan.text = PlanToToml(cmd.plan);
+  RETURN_IF_ERROR(SetPlanText(&cmd.plan, "iozone"));
   if (info_out != nullptr) *info_out = std::move(info);
   return cmd;
 }

@@ -43,8 +43,7 @@ absl::Status PlaceIozoneLocally(CliCommand* cmd, std::string* root) {
   }
   *root = std::filesystem::canonical(abs, ec).string();
   for (PhasePlan& p : cmd->plan.phases) p.dir = *root;
-  cmd->plan.text = PlanToToml(cmd->plan);
-  return absl::OkStatus();
+  return SetPlanText(&cmd->plan, "iozone");
 }
 
 // Where the agents are and how to reach them; an error message, or "".

@@ -534,7 +534,7 @@ absl::StatusOr<CliCommand> ParseMdtestCommandLine(const std::vector<std::string>
   RETURN_IF_ERROR(PlaceTasks(cmd.controller.total_tasks, "--tasks", &cmd));
   ASSIGN_OR_RETURN(const MdtestPlacement placed, ApplyNeighborShift(o, &cmd));
   RETURN_IF_ERROR(CheckTaskRange(o, placed.agents * placed.tasks_per_agent, &cmd));
-  cmd.plan.text = PlanToToml(cmd.plan);
+  RETURN_IF_ERROR(SetPlanText(&cmd.plan, "mdtest"));
   FillMdtestInfo(o, layout.items, placed, cmd.plan.repetitions, &info);
   if (info_out != nullptr) *info_out = std::move(info);
   return cmd;

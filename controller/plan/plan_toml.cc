@@ -45,4 +45,14 @@ std::string PlanToToml(const Plan& plan) {
   return s;
 }
 
+absl::Status SetPlanText(Plan* plan, const std::string& tool) {
+  plan->text = PlanToToml(*plan);
+  absl::StatusOr<Plan> checked = ParsePlan(plan->text, "plan.toml");
+  if (checked.ok()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "these %s options make a plan that lockstep run refuses (%s); change the options it "
+      "names",
+      tool, checked.status().message()));
+}
+
 }  // namespace lockstep

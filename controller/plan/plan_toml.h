@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "absl/status/status.h"
 #include "controller/plan/plan.h"
 
 namespace lockstep {
@@ -13,6 +14,13 @@ namespace lockstep {
 // [run] name, repetitions, seed; every [[agent]]; every [[phase]] with its
 // shared keys and its kind's (PhaseKindDef::WriteToml).
 std::string PlanToToml(const Plan& plan);
+
+// A front end's plan: plan->text = PlanToToml(*plan), then that text put
+// through every check `lockstep run` makes of a plan file (ParsePlan), so
+// that a front end cannot run what `lockstep run plan.toml` of its own
+// run directory would refuse. InvalidArgument naming `tool` ("ior") and
+// ParsePlan's message (whose line numbers are of the run's plan.toml).
+absl::Status SetPlanText(Plan* plan, const std::string& tool);
 
 }  // namespace lockstep
 
