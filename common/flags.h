@@ -19,6 +19,7 @@
 #ifndef LOCKSTEP_COMMON_FLAGS_H_
 #define LOCKSTEP_COMMON_FLAGS_H_
 
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -58,6 +59,16 @@ struct FlagSpec {
   bool hidden = false;             // accepted, but not in help or man pages
 };
 
+// One call of a subcommand, as the program's main makes it.
+struct CommandCall {
+  std::vector<std::string> args;  // the words after the command's name
+  std::string command_line;       // the whole line, as run.json records it
+  // Set by the first SIGINT/SIGTERM once watch_signals() was called: the
+  // command then stops what it does and says so (exit 130).
+  const std::atomic<bool>* interrupted = nullptr;
+  void (*watch_signals)() = nullptr;
+};
+
 // One command: a subcommand of a program, or the whole program when `name`
 // is empty (lockstep-agent).
 struct CommandSpec {
@@ -73,6 +84,9 @@ struct CommandSpec {
   // Shown after the flags in the same paragraph form (supported options of
   // a wrapped tool, exit codes); may be empty.
   absl::string_view notes = {};
+  // What runs the subcommand (the program's main dispatches through it);
+  // null for a whole program.
+  int (*handler)(const CommandCall& call) = nullptr;
 
   // "lockstep run", or "lockstep-agent".
   std::string FullName() const;

@@ -1,4 +1,6 @@
 #include "controller/cli/command_specs.h"
+
+#include "controller/cli/command_handlers.h"
 #include "controller/cli/push_command.h"
 
 #include <array>
@@ -145,6 +147,7 @@ constexpr CommandSpec kRun = {
         "--agents-from (agents that announced themselves, as in a Slurm job: "
         "deploy/slurm/lockstep.sbatch), else on local ones.",
     .flags = kRunFlags,
+    .handler = RunCommand,
 };
 
 // ---- agents / check ------------------------------------------------------------
@@ -173,6 +176,7 @@ constexpr CommandSpec kAgents = {
     .flags = kAgentsFlags,
     .notes = "exit status: 0 every agent answered, 2 bad flags, 3 an agent did not answer or "
              "refused us.",
+    .handler = AgentsHandler,
 };
 
 constexpr std::array<FlagSpec, 1> kCheckFlags = {{
@@ -190,6 +194,7 @@ constexpr CommandSpec kCheck = {
         "Parses and checks PLAN.toml as `lockstep run` would and prints its tests, phases and "
         "directories; exit status 2 with the file, line and key when it is wrong.",
     .flags = kCheckFlags,
+    .handler = CheckHandler,
 };
 
 // ---- ior / mdtest: Lockstep's own long options -------------------------------------
@@ -258,6 +263,7 @@ constexpr CommandSpec kIor = {
         "Refused with the reason: -c -E -u -x -T -l -f -j -M -y\n"
         "(-c is MPI-IO's; the others are not implemented). -K is accepted: the files of a\n"
         "failed verification (-R, -W) are always kept, and named.",
+    .handler = IorHandler,
 };
 
 constexpr auto kMdtestFlags = Concat(
@@ -300,6 +306,7 @@ constexpr CommandSpec kMdtest = {
         "--warningAsErrors, --saveRankPerformanceDetails, --savePerOpDataCSV,\n"
         "--showRankStatistics, --posix.odirect, --posix.rangelocks.\n"
         "Refused with the reason: -B -c -k -R -S -x -y -p -G -v -V.",
+    .handler = MdtestHandler,
 };
 
 // ---- iozone --------------------------------------------------------------------
@@ -330,6 +337,7 @@ constexpr CommandSpec kIozone = {
         "              one child a line; host = agent HOST[:PORT] (port 7070)\n"
         "  -+k         -s is the aggregate of all children (total_size)\n\n"
         "Every other IOzone option is refused by name with the reason.",
+    .handler = IozoneHandler,
 };
 
 // ---- io500 ---------------------------------------------------------------------
@@ -383,6 +391,7 @@ constexpr CommandSpec kIo500 = {
     .flags = kIo500Flags,
     .notes = "Sample: deploy/io500/ci.ini (10-second stonewall, small counts) runs in under "
              "3 minutes on 2 local agents.",
+    .handler = Io500Handler,
 };
 
 // ---- dlio ----------------------------------------------------------------------
@@ -442,6 +451,7 @@ constexpr CommandSpec kDlio = {
         "Shipped configs: deploy/plans/dlio/*.yaml.",
     .flags = kDlioFlags,
     .notes = kDlioHonouredKeys,
+    .handler = DlioHandler,
 };
 
 // ---- results -------------------------------------------------------------------
@@ -491,6 +501,7 @@ constexpr CommandSpec kHistory = {
     .description = "Lists recorded runs, newest first: start time, run id, name, plan, site, "
                    "status, number of results and tags.",
     .flags = kHistoryFlags,
+    .handler = HistoryHandler,
 };
 
 constexpr std::array<FlagSpec, 3> kImportFlags = {{
@@ -509,6 +520,7 @@ constexpr CommandSpec kImport = {
     .description = "Checks every file before recording any, so a bad file leaves the database "
                    "unchanged. Re-importing a run replaces it.",
     .flags = kImportFlags,
+    .handler = ImportHandler,
 };
 
 constexpr CommandSpec kExport = {
@@ -527,6 +539,7 @@ constexpr CommandSpec kExport = {
         "RUN is a run id recorded in the history db, a run directory holding run.json, or a "
         "run.json file.",
     .flags = kExportFlags,
+    .handler = ExportHandler,
 };
 
 constexpr CommandSpec kCompare = {
@@ -552,6 +565,7 @@ constexpr CommandSpec kCompare = {
         "RUN is a run id recorded in the history db, a run directory holding run.json, or a "
         "run.json file.",
     .flags = kCompareFlags,
+    .handler = CompareHandler,
 };
 
 constexpr std::array<FlagSpec, 5> kGateFlags = {{
@@ -588,6 +602,7 @@ constexpr CommandSpec kGate = {
         "run.json, or run.json files.",
     .flags = kGateFlags,
     .notes = "exit status: 0 pass, 1 regression, 2 bad input, 3 no baseline found.",
+    .handler = GateHandler,
 };
 
 constexpr CommandSpec kReport = {
@@ -606,6 +621,7 @@ constexpr CommandSpec kReport = {
         "RUN is a run id recorded in the history db, a run directory (holding run.json, or "
         "only journal.jsonl), or a run.json file.",
     .flags = kRunsFlags,
+    .handler = ReportHandler,
 };
 
 // ---- certs -----------------------------------------------------------------------
@@ -647,6 +663,7 @@ constexpr CommandSpec kCerts = {
         "  DIR/controller.pem, DIR/controller.key  the controller's certificate\n"
         "  DIR/agent-NAME.pem, DIR/agent-NAME.key  one per --agent",
     .flags = kCertsFlags,
+    .handler = CertsHandler,
 };
 
 constexpr CommandSpec kVerify = {
@@ -661,6 +678,7 @@ constexpr CommandSpec kVerify = {
         "certificate's. Prints the run, site and workload when all hold; otherwise names the "
         "check that failed and exits 6.",
     .flags = kVerifyFlags,
+    .handler = VerifyHandler,
 };
 
 // ---- help ------------------------------------------------------------------------
@@ -681,6 +699,7 @@ constexpr CommandSpec kHelp = {
     .description = "Without COMMAND, lists the commands, the exit status and how runs are "
                    "named. `lockstep COMMAND --help` is the same as `lockstep help COMMAND`.",
     .flags = kHelpFlags,
+    .handler = HelpCommand,
 };
 
 constexpr const CommandSpec* kCommands[] = {&kRun,     &kIor,     &kMdtest, &kIozone, &kIo500, &kDlio,

@@ -1,5 +1,7 @@
 #include "controller/cli/push_command.h"
 
+#include "controller/cli/command_handlers.h"
+
 #include <array>
 #include <cstdio>
 
@@ -159,6 +161,7 @@ const CommandSpec kPushCommandSpec = {
         "take now is kept in the spool and sent by the next push (exit 3); the same run twice "
         "is stored once. --all moves a whole history db over, keeping its run ids.",
     .flags = kPushFlags,
+    .handler = PushHandler,
 };
 
 int PushCommand(const std::vector<std::string>& args) {
