@@ -15,11 +15,6 @@
 namespace lockstep {
 namespace {
 
-using testing::Has;
-using testing::MakeRun;
-using testing::Reps;
-using testing::SetAiFigures;
-using testing::SynthRun;
 using testing::TempDir;
 
 // A run with a train result (AU per repetition `au`, threshold 0.9) and a

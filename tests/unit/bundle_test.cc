@@ -17,10 +17,6 @@
 namespace lockstep {
 namespace {
 
-using testing::Has;
-using testing::MakeRun;
-using testing::Reps;
-using testing::SynthRun;
 using testing::TempDir;
 
 void Check(const absl::Status& s) { ASSERT_TRUE(s.ok()) << s; }

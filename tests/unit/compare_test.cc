@@ -8,9 +8,6 @@
 namespace lockstep {
 namespace {
 
-using testing::MakeRun;
-using testing::Reps;
-using testing::SynthRun;
 
 TEST(CompareStats, IncompleteBetaKnownValues) {
   EXPECT_NEAR(RegularizedIncompleteBeta(2, 3, 0.5), 0.6875, 1e-12);

@@ -7,6 +7,7 @@
 #include "controller/plan/plan.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "unit/plan_text.h"
 
 namespace lockstep {
 namespace {
@@ -14,25 +15,14 @@ namespace {
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-constexpr char kPlan[] = R"(
-[[phase]]
-name = "w"
-kind = "write"
-dir = "/x"
-transfer_size = "1m"
-total_size = "8m"
-tasks_per_agent = [2, 8]
-file_per_process = true
-
-[[phase]]
-name = "r"
-kind = "read"
-dir = "/x"
-transfer_size = "1m"
-block_size = "4m"
-tasks_per_agent = [2, 8]
-file_per_process = true
-)";
+// A write of 8 MiB in all and its read, each at 2 and 8 tasks per agent.
+const std::string kPlan =
+    plan_text::Phase("w", "write",
+                     "transfer_size = \"1m\"\ntotal_size = \"8m\"\n"
+                     "tasks_per_agent = [2, 8]\nfile_per_process = true\n") +
+    plan_text::Phase("r", "read",
+                     "transfer_size = \"1m\"\nblock_size = \"4m\"\n"
+                     "tasks_per_agent = [2, 8]\nfile_per_process = true\n");
 
 TEST(Compile, EachPhaseOnceWithTheTestsValuesAndSplit) {
   auto plan = ParsePlan(kPlan, "plan.toml");

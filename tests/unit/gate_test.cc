@@ -11,10 +11,6 @@
 namespace lockstep {
 namespace {
 
-using testing::Has;
-using testing::MakeRun;
-using testing::Reps;
-using testing::SynthRun;
 using testing::TempDir;
 
 v1::RunRecord MkRun(const std::string& id, std::vector<testing::SynthResult> results,

@@ -18,10 +18,6 @@
 namespace lockstep {
 namespace {
 
-using testing::Has;
-using testing::MakeRun;
-using testing::Reps;
-using testing::SynthRun;
 using testing::TempDir;
 
 TEST(HistoryStore, RecordLoadListRoundTrip) {

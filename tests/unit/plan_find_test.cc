@@ -6,6 +6,7 @@
 #include "controller/plan/plan.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "unit/plan_text.h"
 #include "controller/plan/kinds/find_plan.h"
 #include "controller/plan/kinds/mdtest_plan.h"
 
@@ -13,17 +14,8 @@ namespace lockstep {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string Error(const std::string& text) {
-  auto plan = ParsePlan(text, "plan.toml");
-  if (plan.ok()) return "OK";
-  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
-  return std::string(plan.status().message());
-}
-
-std::string Phase(const std::string& name, const std::string& kind, const std::string& extra) {
-  return "[[phase]]\nname = \"" + name + "\"\nkind = \"" + kind + "\"\ndir = \"/x\"\n" + extra;
-}
+using plan_text::Error;
+using plan_text::Phase;
 
 std::string Md(const std::string& name, const std::string& op, const std::string& extra = "") {
   return Phase(name, "mdtest", "md_op = \"" + op + "\"\nmd_items = 100\n" + extra);

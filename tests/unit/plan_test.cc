@@ -3,6 +3,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "unit/plan_text.h"
 #include "controller/plan/kinds/mdtest_plan.h"
 #include "controller/plan/kinds/small_files_plan.h"
 
@@ -48,12 +49,7 @@ file_per_process = true
 )";
 
 // Error message of parsing `text`, or "OK".
-std::string Error(const std::string& text) {
-  auto plan = ParsePlan(text, "plan.toml");
-  if (plan.ok()) return "OK";
-  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
-  return std::string(plan.status().message());
-}
+using plan_text::Error;
 
 std::string WithPhase(const std::string& extra) {
   return "[[phase]]\nname = \"w\"\nkind = \"write\"\ndir = \"/x\"\n" + extra;

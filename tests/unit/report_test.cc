@@ -20,10 +20,6 @@
 namespace lockstep {
 namespace {
 
-using testing::Has;
-using testing::MakeRun;
-using testing::Reps;
-using testing::SynthRun;
 using testing::TempDir;
 
 size_t Count(const std::string& s, const std::string& what) {

@@ -216,4 +216,14 @@ inline std::string TempDir(const std::string& tag) {
 
 }  // namespace lockstep::testing
 
+// The fixtures by their short names in every results test (TempDir stays
+// qualified: test_util.h has a TempDir class).
+namespace lockstep {
+using testing::Has;
+using testing::MakeRun;
+using testing::Reps;
+using testing::SetAiFigures;
+using testing::SynthRun;
+}  // namespace lockstep
+
 #endif  // LOCKSTEP_TESTS_UNIT_RESULTS_FIXTURES_H_

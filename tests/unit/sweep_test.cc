@@ -6,22 +6,14 @@
 #include "controller/plan/compile.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "unit/plan_text.h"
 
 namespace lockstep {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string Error(const std::string& text) {
-  auto plan = ParsePlan(text, "plan.toml");
-  if (plan.ok()) return "OK";
-  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
-  return std::string(plan.status().message());
-}
-
-std::string Phase(const std::string& name, const std::string& kind, const std::string& extra) {
-  return "[[phase]]\nname = \"" + name + "\"\nkind = \"" + kind + "\"\ndir = \"/x\"\n" + extra;
-}
+using plan_text::Error;
+using plan_text::Phase;
 
 // Seed 004: 64 KiB against 2 MiB stripes, with and without checksums (zipped).
 constexpr char kStripes[] = R"(

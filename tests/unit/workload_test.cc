@@ -11,10 +11,6 @@
 namespace lockstep {
 namespace {
 
-using testing::Has;
-using testing::MakeRun;
-using testing::Reps;
-using testing::SynthRun;
 using testing::TempDir;
 
 // A run with recorded plan_specs (as runs write them) and a cache barrier.
