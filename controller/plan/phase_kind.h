@@ -43,6 +43,21 @@ struct SweptKey {
   std::function<void(const PhasePlan& from, PhasePlan* to)> copy;
 };
 
+// A client agent as the kinds see it before the first phase: its address
+// and what it said at Attach.
+struct ClientFacts {
+  std::string address;
+  const v1::HostFacts* facts = nullptr;
+};
+
+// What kinds chose from the clients' facts before the first phase
+// (PhaseKindDef::FitToClients): counts by a key of the kind's (datagen's
+// dataset "dir|prefix|format" -> its num_files), and a line for each choice.
+struct ClientFit {
+  std::map<std::string, uint64_t> counts;
+  std::vector<std::string> notes;
+};
+
 // Lowers values for --smoke, noting each change ("phase w: md_items 1000 -> 200").
 class SmokeCapper {
  public:
@@ -177,6 +192,19 @@ class PhaseKindDef {
   // the spec.
   virtual std::string StartInstantOf(const PhasePlan& /*p*/) const { return ""; }
   virtual void SetStartOf(int64_t /*start_unix_ns*/, v1::PhaseSpec* /*spec*/) const {}
+  // Sizes phase `p` (as declared) to the clients, into *fit (datagen's
+  // dataset_memory_multiple: enough files for that many times the client
+  // hosts' memory). Every phase's FitToClients runs before any CheckOnClients.
+  virtual void FitToClients(const PhasePlan& /*p*/, const std::vector<ClientFacts>& /*clients*/,
+                            ClientFit* /*fit*/) const {}
+  // What phase `p` (one test's values) needs of the clients that they lack
+  // (a dataset larger than their free space): one line each into *refused,
+  // naming the plan's file and line, the phase, the key, the agent and the fix.
+  virtual void CheckOnClients(const PhasePlan& /*p*/, const std::vector<ClientFacts>& /*clients*/,
+                              const ClientFit& /*fit*/, std::vector<std::string>* /*refused*/) const {}
+  // The compiled spec with what FitToClients chose (datagen's and train's
+  // num_files).
+  virtual void ApplyFit(const ClientFit& /*fit*/, v1::PhaseSpec* /*spec*/) const {}
   // A validity criterion an ok phase missed, which fails the run after all
   // its phases ran (a train phase's AU below its au_threshold): "AU 41.20% is
   // below its au_threshold 90.00%"; "" when met or when the kind has none.

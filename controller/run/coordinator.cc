@@ -28,7 +28,7 @@
 #include "controller/plan/phase_kind.h"
 #include "controller/plan/sweep.h"
 #include "controller/run/agent_client.h"
-#include "controller/run/ai_checks.h"
+#include "controller/run/client_fit.h"
 #include "controller/run/agent_endpoints.h"
 #include "controller/run/agent_roster.h"
 #include "controller/run/barrier_lead.h"
@@ -100,8 +100,8 @@ class Coordinator {
   bool Interrupted() const { return options_.interrupted && options_.interrupted->load(); }
 
   const Plan& plan_;
-  DatasetChoices datasets_;  // dataset_memory_multiple's num_files (ai_checks.h)
-  std::vector<CompiledTest> compiled_;  // one per test, datasets_ applied
+  ClientFit fit_;  // what the kinds chose from the clients' facts (client_fit.h)
+  std::vector<CompiledTest> compiled_;  // one per test, fit_ applied
   const RunOptions& options_;
   AgentEndpoints endpoints_;  // first: local agents outlive every call to them
   std::unique_ptr<RunStore> store_;
@@ -192,8 +192,9 @@ RunError Coordinator::SetUpAgents() {
   if (RunError e = CheckPhasesOnAgents(plan_, roster_.clients())) return e;
   // Layouts and checksums a root's file system cannot have, before any phase.
   if (RunError e = CheckFsSettings(plan_, roster_.clients())) return e;
-  if (RunError e = ChooseAndCheckDatasets(plan_, roster_.clients(), options_.force, &datasets_)) return e;
-  for (const std::string& note : datasets_.notes) events_.Note(note);
+  // What the kinds size to the clients and refuse of them (the AI datasets).
+  if (RunError e = FitPhasesToClients(plan_, roster_.clients(), options_.force, &fit_)) return e;
+  for (const std::string& note : fit_.notes) events_.Note(note);
   // Leases run from Attach: with many agents the clock round may outlast one.
   heartbeater_ = std::make_unique<Heartbeater>(
       roster_.all(), absl::Milliseconds(plan_.lease_ms), plan_.io_stall_timeout_ms);
@@ -411,7 +412,7 @@ RunError Coordinator::CompileTests() {
     if (!compiled.ok()) return Fail(RunFailure::kBadPlan, std::string(compiled.status().message()));
     for (CompiledPhase& phase : compiled->phases) {
       if (!phase.aggregate_note.empty()) events_.Note(phase.aggregate_note);
-      phase.spec = WithDatasetChoices(datasets_, std::move(phase.spec));
+      ApplyClientFit(fit_, &phase.spec);
     }
     compiled_.push_back(std::move(*compiled));
   }
@@ -425,7 +426,7 @@ RunError Coordinator::CompiledFor(uint32_t test_id, const CompiledTest** out) {
     auto again = CompileTest(plan_, test_id, clients, options_.force);
     if (!again.ok()) return Fail(RunFailure::kBadPlan, std::string(again.status().message()));
     for (CompiledPhase& phase : again->phases) {
-      phase.spec = WithDatasetChoices(datasets_, std::move(phase.spec));
+      ApplyClientFit(fit_, &phase.spec);
     }
     compiled = std::move(*again);
   }

@@ -15,27 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "common/root_facts.h"
 #include "controller/plan/plan.h"
 #include "controller/run/agent_client.h"
 #include "controller/run/run_error.h"
 #include "lockstep/v1/agent.pb.h"
 
 namespace lockstep {
-
-// The root of `facts` that holds `dir` (relative: the first root; absolute:
-// the longest root that is a prefix), null when none does.
-const v1::RootFacts* RootOf(const std::string& dir, const v1::HostFacts& facts);
-
-// What the file system of `root` can do: RootFacts.capabilities as its agent
-// declared them; from an agent older than wire minor 10, judged by the
-// statfs type as controllers before it did (Lustre, CephFS, FUSE and types
-// the agent did not know may take layouts and checksums, left to Prepare;
-// Lustre, CephFS, NFS, GPFS, BeeGFS and FUSE are shared).
-v1::FsCapabilities CapabilitiesOf(const v1::RootFacts& root);
-
-// The file system of `root` for messages: "ext4", "cephfs (ceph-fuse)",
-// "lustre (2.15.4)".
-std::string FsNameOf(const v1::RootFacts& root);
 
 // kBadPlan, all refusals one line each; empty when nothing is refused.
 RunError CheckFsSettings(const Plan& plan, const std::vector<AgentClient*>& clients);

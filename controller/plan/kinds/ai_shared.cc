@@ -161,4 +161,25 @@ uint64_t ModelCheckpointBytes(const std::string& model) {
   return 0;
 }
 
+namespace {
+
+std::string FitKey(const std::string& dir, const std::string& prefix, v1::DatasetFormat f) {
+  return absl::StrFormat("%s|%s|%d", dir, prefix, static_cast<int>(f));
+}
+
+}  // namespace
+
+std::string DatasetFitKey(const PhasePlan& p) {
+  return FitKey(p.dir, p.Own<AiPhasePlan>().file_prefix, p.Own<AiPhasePlan>().format);
+}
+
+std::string DatasetFitKey(const v1::PhaseSpec& s) {
+  return FitKey(s.dir(), s.file_prefix(), s.dataset_format());
+}
+
+void ApplyDatasetFit(const ClientFit& fit, v1::PhaseSpec* s) {
+  auto it = fit.counts.find(DatasetFitKey(*s));
+  if (it != fit.counts.end()) s->set_num_files(it->second);
+}
+
 }  // namespace lockstep::kinds

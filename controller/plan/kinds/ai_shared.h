@@ -64,6 +64,14 @@ void WriteDatasetToml(const PhasePlan& p, TomlLines* out);
 void CapDatasetForSmoke(const SmokeOptions& o, SmokeCapper* c, PhasePlan* p);
 double DatasetBytesOf(const PhasePlan& p);
 
+// The key a dataset's chosen num_files is kept under in a ClientFit
+// (controller/plan/phase_kind.h): "dir|prefix|format" of a datagen or train
+// phase, or of its spec; the same for both.
+std::string DatasetFitKey(const PhasePlan& p);
+std::string DatasetFitKey(const v1::PhaseSpec& s);
+// datagen's and train's ApplyFit: the chosen num_files, if any.
+void ApplyDatasetFit(const ClientFit& fit, v1::PhaseSpec* s);
+
 // The total checkpoint size of MLPerf Storage's llama3 models (its
 // checkpointing README, v2.0: 8B 105 GB, 70B 912 GB, 405B 5.29 TB, 1T 18 TB;
 // decimal units), 0 for another name.

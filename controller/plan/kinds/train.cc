@@ -156,6 +156,11 @@ class TrainKind : public PhaseKindDef {
 
   // DLIO's validity criterion: the accelerators busy at least au_threshold
   // of the time (a superseded attempt is not judged).
+  // It reads as many files as its dataset's datagen was given.
+  void ApplyFit(const ClientFit& fit, v1::PhaseSpec* spec) const override {
+    ApplyDatasetFit(fit, spec);
+  }
+
   std::string MissedCriterion(const v1::PhaseRecord& pr) const override {
     const v1::AiSummary& ai = pr.ai();
     if (!pr.ok() || pr.error_kind() == v1::SUPERSEDED || ai.au_threshold() <= 0 || ai.au_passed()) {
