@@ -10,6 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -70,6 +71,7 @@ std::string SysValue(const std::string& path) {
   return std::string(absl::StripAsciiWhitespace(v));
 }
 
+// A number file ("32768\n"); 0 when unreadable or not a number ("max").
 uint64_t SysNumber(const std::string& path) {
   uint64_t v = 0;
   return absl::SimpleAtoi(SysValue(path), &v) ? v : 0;
@@ -133,6 +135,57 @@ void GatherBlockDevices(const std::string& root, v1::HostFacts* facts) {
 
 }  // namespace
 
+void GatherThreadLimit(const std::string& root, v1::HostFacts* facts) {
+  const std::string r = root == "/" ? "" : root;
+  struct Limit {
+    uint64_t limit;
+    uint64_t in_use;
+    std::string name;
+  };
+  std::vector<Limit> limits;
+  // "0.00 0.01 0.05 2/345 6789": 345 threads on the system.
+  uint64_t system_threads = 0;
+  if (auto loadavg = ReadFileToString(r + "/proc/loadavg"); loadavg.ok()) {
+    std::vector<absl::string_view> f = absl::StrSplit(*loadavg, ' ', absl::SkipEmpty());
+    if (f.size() >= 4) {
+      std::pair<absl::string_view, absl::string_view> run_total = absl::StrSplit(f[3], '/');
+      (void)absl::SimpleAtoi(run_total.second, &system_threads);
+    }
+  }
+  if (system_threads > 0) {
+    if (uint64_t v = SysNumber(r + "/proc/sys/kernel/threads-max"); v > 0) {
+      limits.push_back({v, system_threads, "kernel.threads-max"});
+    }
+    if (uint64_t v = SysNumber(r + "/proc/sys/kernel/pid_max"); v > 0) {
+      limits.push_back({v, system_threads, "kernel.pid_max"});
+    }
+  }
+  // cgroup v2: "0::/system.slice/lockstep-agent.service".
+  if (auto cgroup = ReadFileToString(r + "/proc/self/cgroup"); cgroup.ok()) {
+    for (absl::string_view line : absl::StrSplit(*cgroup, '\n')) {
+      if (!absl::ConsumePrefix(&line, "0::")) continue;
+      const std::string dir = absl::StrCat(r, "/sys/fs/cgroup", line);
+      const uint64_t max = SysNumber(dir + "/pids.max");
+      if (max > 0) {
+        limits.push_back({max, SysNumber(dir + "/pids.current"),
+                          absl::StrCat("pids.max of cgroup ", line)});
+      }
+    }
+  }
+  const Limit* tightest = nullptr;
+  for (const Limit& l : limits) {
+    const uint64_t room = l.limit > l.in_use ? l.limit - l.in_use : 0;
+    if (tightest == nullptr ||
+        room < (tightest->limit > tightest->in_use ? tightest->limit - tightest->in_use : 0)) {
+      tightest = &l;
+    }
+  }
+  if (tightest == nullptr) return;
+  facts->set_thread_limit(tightest->limit);
+  facts->set_threads_in_use(tightest->in_use);
+  facts->set_thread_limit_name(tightest->name);
+}
+
 void GatherHardwareFacts(const std::string& root, v1::HostFacts* facts) {
   const std::string r = root == "/" ? "" : root;
   facts->set_cpu_model(CpuModel(r));
@@ -186,6 +239,7 @@ v1::HostFacts GatherHostFacts(v1::Role role, const std::vector<std::string>& roo
     f.set_lustre_version(std::string(v));
   }
   GatherHardwareFacts("/", &f);
+  GatherThreadLimit("/", &f);
   f.set_agent_unix_ns(RealtimeNs());
   return f;
 }

@@ -22,6 +22,13 @@ v1::HostFacts GatherHostFacts(v1::Role role, const std::vector<std::string>& roo
 // model, size, rotational). Unreadable facts stay empty; never fails.
 void GatherHardwareFacts(const std::string& root, v1::HostFacts* facts);
 
+// The host's thread limit under `root` (as above): of kernel.threads-max and
+// kernel.pid_max against the threads of the whole system (ROOT/proc/loadavg)
+// and the agent's cgroup pids.max against its pids.current (cgroup v2,
+// ROOT/proc/self/cgroup), the one with the least room left goes to
+// thread_limit, thread_limit_name and threads_in_use. Unreadable: left 0.
+void GatherThreadLimit(const std::string& root, v1::HostFacts* facts);
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_AGENT_HOST_FACTS_H_

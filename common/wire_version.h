@@ -37,7 +37,8 @@ inline constexpr uint32_t kWireMajor = 1;
 // (issue 28); 9: HostFacts.cpu_model, nics, block_devices and
 // RootFacts.fs_name, fs_version, for the system description of a run
 // (issue 40); 10: RootFacts.capabilities, what a root's file system can do
-// (layouts, checksums, shared), from the agent's fs/ layer (issue 41).
+// (layouts, checksums, shared), from the agent's fs/ layer (issue 41), and
+// HostFacts.thread_limit, thread_limit_name, threads_in_use (issue 43).
 inline constexpr uint32_t kWireMinor = 10;
 // The first minor whose agents renew their lease on those calls.
 inline constexpr uint32_t kRenewingCallsWireMinor = 4;

@@ -16,6 +16,7 @@
 #include "controller/record/telemetry_summary.h"
 #include "controller/run/bounded_parallel.h"
 #include "controller/run/agent_checks.h"
+#include "controller/run/host_limits.h"
 #include "controller/run/phase_results.h"
 #include "controller/run/phase_specs.h"
 #include "controller/run/progress_line.h"
@@ -90,6 +91,8 @@ RunError PhaseAttempt::Prepare() {
     }
     if (RunError e = CheckAgentForPhase(phase_, *c)) return e;
   }
+  // Each host's threads for the phase, over all its agents.
+  if (RunError e = CheckHostThreads(phase_id_, clients_, base_.tasks())) return e;
   std::vector<v1::PrepareRequest> requests(clients_.size());
   for (size_t i = 0; i < clients_.size(); ++i) {
     requests[i].set_session_id(clients_[i]->session_id);
