@@ -21,7 +21,14 @@ RunError CheckHostThreads(const std::string& phase_id, const std::vector<AgentCl
   std::map<std::string, Host> hosts;
   for (const AgentClient* c : clients) {
     const v1::HostFacts& f = c->facts;
-    Host& h = hosts[f.clock_id().empty() ? f.hostname() : f.clock_id()];
+    // A kernel limit is the host's, shared by all its agents; a cgroup's
+    // pids.max is the agent's own (containers on one host each have theirs,
+    // and a cgroup namespace shows each the same path).
+    std::string key = f.clock_id().empty() ? f.hostname() : f.clock_id();
+    if (f.thread_limit() > 0 && !absl::StartsWith(f.thread_limit_name(), "kernel.")) {
+      key += "|" + c->address();
+    }
+    Host& h = hosts[key];
     h.name = f.hostname();
     ++h.agents;
     if (f.thread_limit() == 0) continue;

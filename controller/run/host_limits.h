@@ -23,8 +23,11 @@ namespace lockstep {
 // adds there, those in use when its agents attached, the limit and its name,
 // the figure needed and the fix, when in use + added exceeds the limit on a
 // host. Hosts are told apart by boot id (HostFacts.clock_id; the host name
-// when there is none); a host whose agents report no limit (older agents)
-// is not checked. `tasks_per_agent`: the phase's tasks on each client.
+// when there is none). A kernel limit (threads-max, pid_max) counts the
+// threads of all agents of the host; a cgroup's pids.max those of the agent
+// that reported it (containers each have their own). A host whose agents
+// report no limit (older agents) is not checked. `tasks_per_agent`: the
+// phase's tasks on each client.
 RunError CheckHostThreads(const std::string& phase_id, const std::vector<AgentClient*>& clients,
                           uint32_t tasks_per_agent);
 

@@ -48,6 +48,21 @@ TEST(HostLimits, AHostsAgentsTogetherAreCheckedAgainstItsLimit) {
                     HasSubstr("33064 in all, past its limit of 32768 (kernel.pid_max)"),
                     HasSubstr("sysctl -w kernel.pid_max=66128"), HasSubstr("fewer tasks or agents on n1")));
   EXPECT_THAT(e.message, ::testing::Not(HasSubstr("host n2")));
+  // Containers on one host, each in its own cgroup of 200 pids with 100 in
+  // use: each agent's 64 tasks fit its own, whatever the others do.
+  std::vector<std::unique_ptr<AgentClient>> pods;
+  std::vector<AgentClient*> pod_clients;
+  for (int i = 0; i < 8; ++i) {
+    pods.push_back(Agent("n4:" + std::to_string(7000 + i), "n4", "boot-4", 200, 100));
+    pods.back()->facts.set_thread_limit_name("pids.max of cgroup /");
+    pod_clients.push_back(pods.back().get());
+  }
+  EXPECT_FALSE(CheckHostThreads("0/0/w", pod_clients, 64));
+  e = CheckHostThreads("0/0/w", pod_clients, 128);
+  ASSERT_TRUE(e);
+  EXPECT_THAT(e.message, AllOf(HasSubstr("host n4 would start 129 threads (1 agents x (128 "
+                                         "tasks + 1)) with 100 in use"),
+                               HasSubstr("set that cgroup's pids.max to 65536")));
   // Agents that report no limit (older ones) are not checked.
   auto old = Agent("n3:7000", "n3", "boot-3", 0, 0);
   EXPECT_FALSE(CheckHostThreads("0/0/w", {old.get()}, 1'000'000));
