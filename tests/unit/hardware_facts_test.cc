@@ -2,6 +2,7 @@
 // read from a fake /proc and /sys tree laid out as the kernel does.
 #include <string>
 
+#include "absl/strings/str_format.h"
 #include "agent/host_facts.h"
 #include "common/files.h"
 #include "gtest/gtest.h"
@@ -76,6 +77,14 @@ TEST(HardwareFacts, AnEmptyTreeLeavesTheFactsEmpty) {
   EXPECT_EQ(f.block_devices_size(), 0);
 }
 
+// "LIMIT, IN_USE in use (NAME)" as GatherThreadLimit reads the tree under `root`.
+std::string LimitAt(const std::string& root) {
+  v1::HostFacts f;
+  GatherThreadLimit(root, &f);
+  return absl::StrFormat("%u, %u in use (%s)", f.thread_limit(), f.threads_in_use(),
+                         f.thread_limit_name());
+}
+
 // The tightest of threads-max, pid_max (against the system's threads) and
 // the agent's cgroup pids.max (against its pids.current) is reported.
 TEST(ThreadLimit, TheLimitWithTheLeastRoomIsReported) {
@@ -83,29 +92,19 @@ TEST(ThreadLimit, TheLimitWithTheLeastRoomIsReported) {
   Put(root + "/proc/loadavg", "0.52 0.58 0.59 3/31000 12345\n");
   Put(root + "/proc/sys/kernel/threads-max", "1030000\n");
   Put(root + "/proc/sys/kernel/pid_max", "32768\n");
-  v1::HostFacts f;
-  GatherThreadLimit(root, &f);
-  EXPECT_EQ(f.thread_limit(), 32768u);
-  EXPECT_EQ(f.thread_limit_name(), "kernel.pid_max");
-  EXPECT_EQ(f.threads_in_use(), 31000u);
+  EXPECT_EQ(LimitAt(root), "32768, 31000 in use (kernel.pid_max)");
   // A cgroup of 2,000 pids with 1,500 in use has less room left (500).
+  const std::string cgroup = root + "/sys/fs/cgroup/system.slice/lockstep-agent.service";
   Put(root + "/proc/self/cgroup", "0::/system.slice/lockstep-agent.service\n");
-  Put(root + "/sys/fs/cgroup/system.slice/lockstep-agent.service/pids.max", "2000\n");
-  Put(root + "/sys/fs/cgroup/system.slice/lockstep-agent.service/pids.current", "1500\n");
-  v1::HostFacts g;
-  GatherThreadLimit(root, &g);
-  EXPECT_EQ(g.thread_limit(), 2000u);
-  EXPECT_EQ(g.threads_in_use(), 1500u);
-  EXPECT_EQ(g.thread_limit_name(), "pids.max of cgroup /system.slice/lockstep-agent.service");
+  Put(cgroup + "/pids.max", "2000\n");
+  Put(cgroup + "/pids.current", "1500\n");
+  EXPECT_EQ(LimitAt(root),
+            "2000, 1500 in use (pids.max of cgroup /system.slice/lockstep-agent.service)");
   // "max": no cgroup limit; pid_max binds again.
-  Put(root + "/sys/fs/cgroup/system.slice/lockstep-agent.service/pids.max", "max\n");
-  v1::HostFacts h;
-  GatherThreadLimit(root, &h);
-  EXPECT_EQ(h.thread_limit_name(), "kernel.pid_max");
+  Put(cgroup + "/pids.max", "max\n");
+  EXPECT_EQ(LimitAt(root), "32768, 31000 in use (kernel.pid_max)");
   // Nothing readable: nothing said.
-  v1::HostFacts none;
-  GatherThreadLimit(testing::TempDir("threads-empty"), &none);
-  EXPECT_EQ(none.thread_limit(), 0u);
+  EXPECT_EQ(LimitAt(testing::TempDir("threads-empty")), "0, 0 in use ()");
   // This host: some limit, and threads in use below it.
   v1::HostFacts here;
   GatherThreadLimit("/", &here);
