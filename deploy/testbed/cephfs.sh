@@ -286,6 +286,16 @@ start_agent() {  # start_agent NAME ADDRESS ROLE DAEMON
 }
 
 agent_listening() { grep -q "listening on" "$D/log/agent-$1.log"; }
+# An agent's first statfs of a fresh ceph-fuse mount can wait on the MDS
+# session on a loaded machine: up to 60 s. When it never listens, its log
+# is shown before `down` throws the state away.
+agent_up() {
+  local name=$1
+  for _ in $(seq 300); do agent_listening "$name" && return 0; sleep 0.2; done
+  echo "testbed: the agent of $name did not listen within 60 s; the end of its log:" >&2
+  tail -n 40 "$D/log/agent-$name.log" >&2 || true
+  die "timed out after 60 s waiting for the agent of $name (log: $D/log/agent-$name.log)"
+}
 
 status() {
   [ -e "$D/hosts" ] || { echo "testbed: not up; start it with: deploy/testbed/cephfs.sh up"; return 1; }
@@ -360,9 +370,7 @@ up() {
   done < "$D/hosts.new"
   say "$clients client mounts at $MNT at $(el) s"
   while read -r name addr role daemon; do start_agent "$name" "$addr" "$role" "$daemon"; done < "$D/hosts.new"
-  while read -r name addr role daemon; do
-    wait_for 20 "the agent of $name (log: $D/log/agent-$name.log)" agent_listening "$name"
-  done < "$D/hosts.new"
+  while read -r name addr role daemon; do agent_up "$name"; done < "$D/hosts.new"
   awk -v p=$PORT '{print $2 ":" p "  " $3 "   # " $1}' "$D/hosts.new" > "$D/hostfile"
   # The directories the shipped plans use (deploy/plans/testbed/); Lockstep,
   # like IOR, does not create a phase directory.
