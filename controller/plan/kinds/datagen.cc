@@ -24,14 +24,15 @@
 namespace lockstep::kinds {
 namespace {
 
-// The spec fields common/dataset.h sizes a dataset from.
+// The dataset's spec fields (FillDatasetSpec) with `num_files`, at the mean
+// record size: the sizing counts one file's layout times the files, not
+// each file's drawn size (record_size_stdev), which would take a pass over
+// every file.
 v1::PhaseSpec DatasetSpecOf(const PhasePlan& p, uint64_t num_files) {
   v1::PhaseSpec s;
-  s.set_dataset_format(p.Own<AiPhasePlan>().format);
+  FillDatasetSpec(p, &s);
   s.set_num_files(num_files);
-  s.set_samples_per_file(p.Own<AiPhasePlan>().samples_per_file);
-  s.set_record_bytes(p.Own<AiPhasePlan>().record_bytes);
-  s.set_file_prefix(p.Own<AiPhasePlan>().file_prefix);
+  s.set_record_stdev_bytes(0);
   return s;
 }
 
