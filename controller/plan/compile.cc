@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
-#include "controller/plan/kinds/mdtest_plan.h"
 #include "controller/plan/phase_kind.h"
 #include "controller/plan/sweep.h"
 #include "controller/record/phase_id.h"
@@ -58,15 +57,15 @@ v1::PhaseSpec SpecOf(const Plan& plan, const PhasePlan& phase, uint32_t test_id,
   // what a kind's FillSpec asked for (a checkpoint's ranks start each
   // checkpoint together); with one agent there is nothing to sync.
   s.set_sync_across_agents(client_count > 1 && (s.sync_across_agents() || phase.intra_barriers ||
-                                                phase.stonewall_wear_out ||
-                                                phase.Own<MdtestPlan>().md_stonewall_seconds > 0));
+                                                phase.stonewall_wear_out));
   return s;
 }
 
 }  // namespace
 
 absl::StatusOr<CompiledTest> CompileTest(const Plan& plan, uint32_t test_id,
-                                         size_t client_agents, bool ignore_free_space) {
+                                         size_t client_agents, bool ignore_free_space,
+                                         const ClientFit* fit) {
   CompiledTest out;
   out.test_id = test_id;
   out.client_agents = client_agents;
@@ -85,6 +84,7 @@ absl::StatusOr<CompiledTest> CompileTest(const Plan& plan, uint32_t test_id,
     c.aggregate_note = AggregateNote(c.resolved, test_id,
                                      plan.TasksPerAgent(c.resolved, test_id) * client_agents, *split);
     c.spec = SpecOf(plan, c.resolved, test_id, *split, client_agents, ignore_free_space);
+    if (fit != nullptr) KindOf(planned.kind).ApplyFit(*fit, &c.spec);
   }
   return out;
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "controller/plan/phase_kind.h"
 #include "controller/plan/plan.h"
 #include "lockstep/v1/agent.pb.h"
 
@@ -31,13 +32,15 @@ struct CompiledTest {
   std::vector<CompiledPhase> phases;  // the plan's order
 };
 
-// Test `test_id` of `plan` run by `client_agents` clients. `ignore_free_space`:
-// --force. InvalidArgument naming the plan file and phase for a kind this
+// Test `test_id` of `plan` run by `client_agents` clients, with what the
+// kinds chose from the clients' facts (`fit`: PhaseKindDef::ApplyFit; null
+// before they are known). `ignore_free_space`: --force. InvalidArgument naming the plan file and phase for a kind this
 // controller does not know; SplitAggregate's errors (a total_size smaller than
 // one transfer per task, a test's bytes beyond a file's reach) as they are.
 // The result points into `plan`, which must outlive it.
 absl::StatusOr<CompiledTest> CompileTest(const Plan& plan, uint32_t test_id,
-                                         size_t client_agents, bool ignore_free_space);
+                                         size_t client_agents, bool ignore_free_space,
+                                         const ClientFit* fit = nullptr);
 
 // `phase`'s spec in repetition `rep`: the compiled spec with the repetition
 // and its phase id ("t<test>/r<rep>/<name>").

@@ -24,8 +24,4 @@ RunError FitPhasesToClients(const Plan& plan, const std::vector<AgentClient*>& c
   return Fail(RunFailure::kBadPlan, absl::StrJoin(refused, "\n"));
 }
 
-void ApplyClientFit(const ClientFit& fit, v1::PhaseSpec* spec) {
-  KindOf(spec->kind()).ApplyFit(fit, spec);
-}
-
 }  // namespace lockstep

@@ -1,7 +1,7 @@
 // Before the first phase, what the phases' kinds choose and refuse from the
 // client agents' facts (HostFacts at Attach), asked through
-// PhaseKindDef::FitToClients, CheckOnClients and ApplyFit
-// (controller/plan/phase_kind.h): today the AI kinds' dataset, sized to the
+// PhaseKindDef::FitToClients and CheckOnClients (controller/plan/phase_kind.h;
+// CompileTest applies the choices with ApplyFit): today the AI kinds' dataset, sized to the
 // clients' memory (dataset_memory_multiple) and checked against their free
 // space. The run layer names no kind here either.
 //
@@ -23,9 +23,6 @@ namespace lockstep {
 // one line each. Empty otherwise.
 RunError FitPhasesToClients(const Plan& plan, const std::vector<AgentClient*>& clients,
                             bool force, ClientFit* fit);
-
-// A compiled spec with what the kinds chose (its kind's ApplyFit).
-void ApplyClientFit(const ClientFit& fit, v1::PhaseSpec* spec);
 
 }  // namespace lockstep
 

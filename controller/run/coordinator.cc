@@ -101,7 +101,7 @@ class Coordinator {
 
   const Plan& plan_;
   ClientFit fit_;  // what the kinds chose from the clients' facts (client_fit.h)
-  std::vector<CompiledTest> compiled_;  // one per test, fit_ applied
+  std::vector<CompiledTest> compiled_;  // one per test, compiled with fit_
   const RunOptions& options_;
   AgentEndpoints endpoints_;  // first: local agents outlive every call to them
   std::unique_ptr<RunStore> store_;
@@ -408,11 +408,10 @@ RunError Coordinator::CompileTests() {
     // [run] client_agents: the clients test t uses (UseClientsOf refuses more).
     const size_t clients =
         plan_.ClientAgents(t) > 0 ? std::min<size_t>(plan_.ClientAgents(t), available) : available;
-    auto compiled = CompileTest(plan_, t, clients, options_.force);
+    auto compiled = CompileTest(plan_, t, clients, options_.force, &fit_);
     if (!compiled.ok()) return Fail(RunFailure::kBadPlan, std::string(compiled.status().message()));
-    for (CompiledPhase& phase : compiled->phases) {
+    for (const CompiledPhase& phase : compiled->phases) {
       if (!phase.aggregate_note.empty()) events_.Note(phase.aggregate_note);
-      ApplyClientFit(fit_, &phase.spec);
     }
     compiled_.push_back(std::move(*compiled));
   }
@@ -423,11 +422,8 @@ RunError Coordinator::CompiledFor(uint32_t test_id, const CompiledTest** out) {
   CompiledTest& compiled = compiled_.at(test_id);
   const size_t clients = roster_.clients().size();
   if (compiled.client_agents != clients) {  // fewer after a loss: the split and ranks change
-    auto again = CompileTest(plan_, test_id, clients, options_.force);
+    auto again = CompileTest(plan_, test_id, clients, options_.force, &fit_);
     if (!again.ok()) return Fail(RunFailure::kBadPlan, std::string(again.status().message()));
-    for (CompiledPhase& phase : again->phases) {
-      ApplyClientFit(fit_, &phase.spec);
-    }
     compiled = std::move(*again);
   }
   *out = &compiled;

@@ -140,6 +140,8 @@ class MdtestKind : public PhaseKindDef {
     s->set_md_leaf_only(md.md_leaf_only);
     s->set_md_neighbor_shift(md.md_neighbor_shift);
     s->set_md_stonewall_seconds(md.md_stonewall_seconds);
+    // -W: the tasks of every agent agree on the count at the wall.
+    if (md.md_stonewall_seconds > 0) s->set_sync_across_agents(true);
   }
 
   // mdtest's own file_remove, dir_remove and tree_remove phases remove what
