@@ -208,6 +208,7 @@ absl::StatusOr<std::unique_ptr<AgentCore>> AgentCore::Create(const AgentOptions&
     if (auto v = impl->lustre->Version(); v.ok()) impl->fs.lustre_version = *v;
   }
   impl->daemons = std::make_unique<CephDaemons>(options.ceph);
+  impl->options.runner.ceph_daemons = impl->daemons.get();  // BACKEND osd_bench
   if (options.telemetry) {
     auto sampler = TelemetrySampler::Create(options.telemetry_options);
     if (!sampler.ok()) return sampler.status();
@@ -351,9 +352,10 @@ absl::Status AgentCore::Impl::ReplaceRunnerFor(const v1::PrepareRequest& request
     absl::MutexLock lock(&mu);
     absl::Status s = sessions.Check(request.session_id());
     if (!s.ok()) return s;
-    if (options.role != v1::CLIENT) {
+    if (options.role != v1::CLIENT && !RunsOnServers(spec.kind())) {
       return absl::FailedPreconditionError(absl::StrFormat(
-          "this agent has role %s; only client agents run I/O tasks (phase %s)",
+          "this agent has role %s; only client agents run I/O tasks (phase %s; server agents "
+          "run net and backend phases)",
           RoleName(options.role), spec.phase_id()));
     }
     if (runner && !runner->Done()) {
@@ -444,6 +446,7 @@ absl::Status AgentCore::Start(const v1::StartRequest& request, PhaseRunner::Even
   // The host's telemetry over the phase rides on its result.
   PhaseRunner::EventSink wrapped = impl_->telemetry->WrapSink(std::move(stamped));
   const uint32_t progress_ms = request.progress_interval_ms() ? request.progress_interval_ms() : 1000;
+  RETURN_IF_ERROR(impl_->runner->SetPeers({request.peers().begin(), request.peers().end()}));
   return impl_->runner->Start(request.start_at_unix_ns(), spin_duration_ns, progress_ms,
                               std::move(wrapped), request.host_agents(),
                               request.first_transfer_after_ns());

@@ -36,6 +36,14 @@ absl::StatusOr<std::shared_ptr<const BeneathDir>> ResolvePhaseDir(const AllowedR
                                                                   const v1::PhaseSpec& spec,
                                                                   const Workload& workload,
                                                                   std::shared_ptr<const BeneathDir>* created_dir) {
+  if (!workload.UsesDir()) {  // NET: no file; the first root stands in
+    if (roots.roots().empty()) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "phase %s: this agent has no root to hold; give it one (roots in its config)",
+          spec.phase_id()));
+    }
+    return HoldBeneathRoot(roots, roots.roots()[0], /*may_be_missing=*/false);
+  }
   auto dir = roots.Resolve(spec.dir());
   if (dir.ok()) return HoldBeneathRoot(roots, *dir, /*may_be_missing=*/false);
   // A command phase's Prepare makes its own directory (owned by command_user).
@@ -125,7 +133,10 @@ void DescribePreparedPhase(const BeneathDir& dir, const PhaseRunner& runner,
     fs->set_files(sv.f_files);
     fs->set_files_free(sv.f_ffree);
   }
-  for (const std::string& f : runner.files()) reply->add_files(f);
+  for (const std::string& f : runner.files()) {
+    if (!f.empty()) reply->add_files(f);
+  }
+  runner.DescribePrepared(reply);
   reply->set_threads_parked(runner.spec().tasks());
 }
 
@@ -144,7 +155,7 @@ absl::StatusOr<PreparedPhase> PhasePreparer::Prepare(
   }
   ASSIGN_OR_RETURN(std::unique_ptr<Workload> workload, MakeWorkload(spec, options_.runner));
   // A root whose mount went away leaves the bare mount point: refused.
-  RETURN_IF_ERROR(mounts_->Check(spec.dir(), options_.host));
+  if (workload->UsesDir()) RETURN_IF_ERROR(mounts_->Check(spec.dir(), options_.host));
   PreparedPhase phase;
   ASSIGN_OR_RETURN(phase.held, ResolvePhaseDir(*roots_, spec, *workload, created_dir));
   phase.dir = phase.held->path();

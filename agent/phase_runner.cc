@@ -626,6 +626,19 @@ std::vector<std::string> PhaseRunner::Stalled(absl::Duration threshold) const {
 const v1::PhaseSpec& PhaseRunner::spec() const { return impl_->spec; }
 const std::vector<std::string>& PhaseRunner::files() const { return impl_->files; }
 
+void PhaseRunner::DescribePrepared(v1::PrepareReply* reply) const {
+  impl_->workload->DescribePrepared(reply);
+}
+
+absl::Status PhaseRunner::SetPeers(const std::vector<v1::NetPeer>& peers) {
+  absl::MutexLock lock(&impl_->mu);
+  if (impl_->start_given) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("phase %s was already started", impl_->spec.phase_id()));
+  }
+  return impl_->workload->SetPeers(peers);
+}
+
 absl::StatusOr<uint32_t> RemovePhaseFiles(const v1::PhaseSpec& spec, const BeneathDir& dir) {
   auto workload = MakeWorkload(spec);
   if (!workload.ok()) return workload.status();

@@ -67,6 +67,11 @@ class PhaseRunner {
   // first event (the controller's delivery check). REQUIRES: called once.
   // FailedPrecondition when called twice; Aborted, with the kind Abort was
   // given, after an Abort.
+  // The workload's part of the Prepare reply (Workload::DescribePrepared).
+  void DescribePrepared(v1::PrepareReply* reply) const;
+  // StartRequest.peers, before Start (Workload::SetPeers).
+  absl::Status SetPeers(const std::vector<v1::NetPeer>& peers);
+
   absl::Status Start(int64_t start_at_unix_ns, int64_t spin_duration_ns,
                      uint32_t progress_interval_ms, EventSink sink, uint32_t host_agents = 1,
                      int64_t first_transfer_after_ns = 0);

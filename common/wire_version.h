@@ -38,8 +38,12 @@ inline constexpr uint32_t kWireMajor = 1;
 // RootFacts.fs_name, fs_version, for the system description of a run
 // (issue 40); 10: RootFacts.capabilities, what a root's file system can do
 // (layouts, checksums, shared), from the agent's fs/ layer (issue 41), and
-// HostFacts.thread_limit, thread_limit_name, threads_in_use (issue 43).
-inline constexpr uint32_t kWireMinor = 10;
+// HostFacts.thread_limit, thread_limit_name, threads_in_use (issue 43); 11:
+// NET and BACKEND kinds, PhaseSpec.net/backend, PrepareReply.net_port,
+// StartRequest.peers, TaskResult.net/backend (issue 42).
+inline constexpr uint32_t kWireMinor = 11;
+// The first minor whose agents run NET and BACKEND phases.
+inline constexpr uint32_t kLayersWireMinor = 11;
 // The first minor whose agents renew their lease on those calls.
 inline constexpr uint32_t kRenewingCallsWireMinor = 4;
 // The first minor whose agents renew it on Start.

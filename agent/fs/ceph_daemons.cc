@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -308,6 +309,54 @@ std::vector<std::string> CephDaemons::Down() {
     }
   }
   return out;
+}
+
+std::vector<std::string> CephDaemons::Osds() const {
+  std::vector<std::string> out;
+  for (const std::string& d : options_.daemons) {
+    if (absl::StartsWith(d, "osd.")) out.push_back(d);
+  }
+  return out;
+}
+
+absl::Status CephDaemons::Answers(const std::string& daemon) {
+  const std::string socket = AdminSocketPath(options_.admin_socket, options_.cluster, daemon);
+  auto answer = AdminSocketCommand(socket, R"({"prefix": "version"})", options_.timeout);
+  if (answer.ok()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "%s's admin socket does not answer: %s; start the daemon, or let the agent use %s (run it "
+      "as root or as a member of the socket's group)",
+      daemon, answer.status().message(), socket));
+}
+
+absl::StatusOr<CephDaemons::OsdBench> CephDaemons::BenchOsd(const std::string& osd, uint64_t bytes,
+                                                            uint64_t block_bytes,
+                                                            absl::Duration timeout) {
+  if (std::find(options_.daemons.begin(), options_.daemons.end(), osd) == options_.daemons.end()) {
+    return absl::NotFoundError(absl::StrFormat(
+        "%s is not among this agent's [ceph] daemons", osd));
+  }
+  const std::string socket = AdminSocketPath(options_.admin_socket, options_.cluster, osd);
+  const std::string command = absl::StrFormat(R"({"prefix": "bench", "count": %u, "size": %u})",
+                                              bytes, block_bytes);
+  auto answer = AdminSocketCommand(socket, command, timeout);
+  if (!answer.ok()) {
+    return absl::Status(answer.status().code(),
+                        absl::StrFormat("%s bench: %s", osd, answer.status().message()));
+  }
+  auto json = ParseJson(*answer, osd + " bench");
+  if (!json.ok() || !json->fields().contains("bytes_per_sec")) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s refused its bench of %u bytes in blocks of %u (socket %s): %.300s", osd, bytes,
+        block_bytes, socket, absl::StripAsciiWhitespace(*answer)));
+  }
+  OsdBench b;
+  b.bytes = static_cast<uint64_t>(Number(&*json, "bytes_written"));
+  b.block_bytes = static_cast<uint64_t>(Number(&*json, "blocksize"));
+  b.seconds = Number(&*json, "elapsed_sec");
+  b.bytes_per_sec = Number(&*json, "bytes_per_sec");
+  b.iops = Number(&*json, "iops");
+  return b;
 }
 
 }  // namespace lockstep

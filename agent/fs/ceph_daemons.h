@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "lockstep/v1/agent.pb.h"
@@ -73,6 +74,27 @@ class CephDaemons {
   // (no socket call: heartbeats must not wait on a hung daemon):
   // "osd.0 (pid 4242) is not running". Empty when all run.
   std::vector<std::string> Down();
+
+  // The OSDs among the daemons, in config order ("osd.0", "osd.3").
+  std::vector<std::string> Osds() const;
+  // One OSD's own write bench, as `ceph tell osd.N bench BYTES BLOCK` runs it
+  // ("bench" through its admin socket): what it wrote and how fast, as the
+  // OSD timed it (bytes_written, blocksize, elapsed_sec, bytes_per_sec,
+  // iops). Errors name the OSD and its socket: NotFound for a daemon not in
+  // the config, what the OSD answered when it refused (its limits:
+  // osd_bench_max_block_size, osd_bench_duration × the rate caps).
+  struct OsdBench {
+    uint64_t bytes = 0;
+    uint64_t block_bytes = 0;
+    double seconds = 0;
+    double bytes_per_sec = 0;
+    double iops = 0;
+  };
+  // OK when `daemon`'s admin socket answers ("version"): the agent may use
+  // it. Otherwise the socket and why, with what to grant.
+  absl::Status Answers(const std::string& daemon);
+  absl::StatusOr<OsdBench> BenchOsd(const std::string& osd, uint64_t bytes, uint64_t block_bytes,
+                                    absl::Duration timeout);
 
   // One daemon at one instant (cumulative counters).
   struct Snapshot {

@@ -11,11 +11,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "agent/workloads/backend.h"
 #include "agent/workloads/checkpoint.h"
 #include "agent/workloads/command.h"
 #include "agent/workloads/datagen.h"
 #include "agent/workloads/find.h"
 #include "agent/workloads/mdtest.h"
+#include "agent/workloads/net.h"
 #include "agent/workloads/rewrite.h"
 #include "agent/workloads/seeks.h"
 #include "agent/workloads/small_files.h"
@@ -36,6 +38,7 @@ using WorkloadFactory = std::unique_ptr<Workload> (*)(const v1::PhaseSpec&, cons
 struct Registration {
   v1::PhaseKind kind;
   WorkloadFactory make;
+  bool on_servers = false;  // server agents (role oss, mds) run it too
 };
 
 constexpr Registration kWorkloads[] = {
@@ -50,6 +53,8 @@ constexpr Registration kWorkloads[] = {
     {v1::TRAIN, &MakeTrainWorkload},
     {v1::DATAGEN, &MakeDatagenWorkload},
     {v1::CHECKPOINT, &MakeCheckpointWorkload},
+    {v1::NET, &MakeNetWorkload, /*on_servers=*/true},
+    {v1::BACKEND, &MakeBackendWorkload, /*on_servers=*/true},
 };
 
 }  // namespace
@@ -71,6 +76,13 @@ absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(const v1::PhaseSpec& spec
                                          "of %s (is the controller newer than this agent? update "
                                          "lockstep-agent)",
                                          kind, absl::StrJoin(known, ", ")));
+}
+
+bool RunsOnServers(v1::PhaseKind kind) {
+  for (const Registration& r : kWorkloads) {
+    if (r.kind == kind) return r.on_servers;
+  }
+  return false;
 }
 
 std::vector<v1::PhaseKind> WorkloadKinds() {

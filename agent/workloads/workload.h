@@ -49,6 +49,8 @@
 
 namespace lockstep {
 
+class CephDaemons;  // agent/fs/ceph_daemons.h
+
 struct WorkloadOptions {
   // Test only (lockstep-agent --test_delay_per_transfer_us): every transfer
   // takes this much longer, as on a slower device.
@@ -69,6 +71,10 @@ struct WorkloadOptions {
   // ResolveCommandAccount). Not test hooks: AgentCore sets them.
   std::vector<std::string> allow_commands;
   std::string command_user;
+  // BACKEND osd_bench (agent/workloads/backend.h): the Ceph daemons this
+  // agent serves; null or empty on an agent that serves none. Set by
+  // AgentCore; outlives every workload.
+  CephDaemons* ceph_daemons = nullptr;
 };
 
 // What a task has done so far. The task writes; the monitor thread (progress,
@@ -200,12 +206,31 @@ class Workload {
   // The phase removes the trees of its directory (mdtest tree_remove): a
   // directory the session created may go at Detach.
   virtual bool RemovesTrees() const { return false; }
+  // false: the phase touches no file (NET); the agent holds its first root
+  // as the phase directory instead of resolving PhaseSpec.dir.
+  virtual bool UsesDir() const { return true; }
+
+  // ---- Between Prepare and Start --------------------------------------------
+  // What the workload opened in Prepare that the controller must know
+  // (NET: the port it listens on), into the Prepare call's reply.
+  virtual void DescribePrepared(v1::PrepareReply* /*reply*/) const {}
+  // The endpoints other agents opened in their Prepare that this agent's
+  // tasks connect to (StartRequest.peers), before the start; the Start
+  // call's thread. InvalidArgument when the kind takes none or not as many.
+  virtual absl::Status SetPeers(const std::vector<v1::NetPeer>& peers) {
+    if (peers.empty()) return absl::OkStatus();
+    return absl::InvalidArgumentError("this phase's kind connects to no peers");
+  }
 };
 
 // The workload of `spec.kind()`. InvalidArgument naming the kind and the
 // kinds this agent runs for a kind without one (a newer controller's).
 absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(const v1::PhaseSpec& spec,
                                                        const WorkloadOptions& options = {});
+
+// Whether server agents (role oss or mds) run phases of `kind` (net,
+// backend); every other kind's I/O is the clients'.
+bool RunsOnServers(v1::PhaseKind kind);
 
 // The kinds MakeWorkload knows, in table order.
 std::vector<v1::PhaseKind> WorkloadKinds();

@@ -595,8 +595,10 @@ constexpr CommandSpec kGate = {
         "Welch's t-test over RUN's and the baseline's repetitions; so too each AI figure of a "
         "train or checkpoint result (au, au_min, au_host_min, samples_per_s, "
         "checkpoint_{write,read}_{min_mib_per_s,aggregate_mib_per_s,max_duration_s}: a "
-        "duration fails when it rises), and a train result whose AU fell below its threshold "
-        "where the baseline's did not. The verdict depends on RUN, "
+        "duration fails when it rises) and the efficiency of a write or read measured beside "
+        "net and backend phases (end to end / min(network, back end)), and a train result "
+        "whose AU fell below its threshold where the baseline's did not. The verdict depends "
+        "on RUN, "
         "the baseline and, with --noise-window, runs recorded before the baseline only.\n\n"
         "RUN and --baseline are run ids recorded in the history db, run directories holding "
         "run.json, or run.json files.",

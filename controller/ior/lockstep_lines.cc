@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "controller/record/layers.h"
 #include "absl/strings/str_split.h"
 #include "common/names.h"
 #include "controller/ior/ior_report.h"
@@ -93,10 +94,14 @@ std::string LockstepLines::TestDone(const v1::TestRecord& test) {
                              p.latency().p50_us(), p.latency().p99_us(), p.latency().p999_us(),
                              p.latency().max_us());
   }
-  if (table.empty()) return "";
+  std::string layers;  // issue 42: the end-to-end figures beside the layers below
+  for (const std::string& line : LayersLines({test.layers().begin(), test.layers().end()})) {
+    layers += "# " + line + "\n";
+  }
+  if (table.empty()) return layers;
   return "#   phase        iter  start skew(us)  release skew(us)  lat p50(us)  p99(us)  "
          "p99.9(us)  max(us)\n" +
-         table;
+         table + layers;
 }
 
 std::string LockstepLines::Footer(const v1::RunRecord& run, const std::string& run_dir) {

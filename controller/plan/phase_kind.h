@@ -58,6 +58,22 @@ struct ClientFit {
   std::vector<std::string> notes;
 };
 
+// Which agents run a phase of a kind (PhaseKindDef::Takers).
+enum class PhaseTakers {
+  kClients,            // the client agents (every kind that does file I/O)
+  kServers,            // the server agents (role oss/mds): backend
+  kClientsAndServers,  // both, clients first: net
+};
+
+// An agent that takes part in a phase, as the kinds see it: its address
+// ("host:port" of its control channel), what it said at Attach, and whether
+// it is a server agent.
+struct TakerFacts {
+  std::string address;
+  const v1::HostFacts* facts = nullptr;
+  bool server = false;
+};
+
 // Lowers values for --smoke, noting each change ("phase w: md_items 1000 -> 200").
 class SmokeCapper {
  public:
@@ -155,6 +171,31 @@ class PhaseKindDef {
                       uint32_t rep, v1::PhaseRecord* pr) const = 0;
 
   // ---- what the run layer asks (controller/run names no kind) ------------
+  // Which agents run the phase. With kClientsAndServers and no server
+  // agents in the run, the clients alone.
+  virtual PhaseTakers Takers() const { return PhaseTakers::kClients; }
+  // Why the agents that would run phase `p` cannot, as a whole (a net phase
+  // with fewer than two, a backend phase with no server agent): one line
+  // naming the phase, the hosts and the fix; "" when they can. Asked before
+  // the first phase.
+  virtual std::string RefuseTakers(const PhasePlan& /*p*/,
+                                   const std::vector<TakerFacts>& /*takers*/) const {
+    return "";
+  }
+  // Taker `index`'s copy of the phase's spec where agents differ in role
+  // (net: how many streams it sends and receives; backend: one task per
+  // OSD), before the ranks are set. Most kinds change nothing.
+  virtual void AdaptForTaker(const std::vector<TakerFacts>& /*takers*/, size_t /*index*/,
+                             v1::PhaseSpec* /*spec*/) const {}
+  // The endpoints taker `index` connects to (StartRequest.peers), from the
+  // takers' Prepare replies (`replies[i]` is taker i's), in the order its
+  // tasks take them. Empty for kinds whose agents connect to none.
+  virtual std::vector<v1::NetPeer> PeersOf(const std::vector<TakerFacts>& /*takers*/,
+                                           const std::vector<const v1::PrepareReply*>& /*replies*/,
+                                           size_t /*index*/,
+                                           const v1::PhaseSpec& /*spec*/) const {
+    return {};
+  }
   // Why the agent with `facts`, named `who` ("agent ADDRESS (host H)"),
   // cannot run phase `p` of this kind: one line naming the phase, the agent
   // and the fix; "" when it can. Asked of every client before the first

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "controller/record/layers.h"
 
 namespace lockstep {
 
@@ -24,6 +25,7 @@ const std::vector<AiMetricDef>& AiMetricDefs() {
       {"checkpoint_read_min_mib_per_s", "MiB/s", false},
       {"checkpoint_read_aggregate_mib_per_s", "MiB/s", false},
       {"checkpoint_read_max_duration_s", "s", true},
+      {"efficiency", "%", false},
   };
   return defs;
 }
@@ -100,6 +102,13 @@ std::vector<AiMetric> AiMetricsOf(const v1::RunRecord& run) {
         }
       }
       for (AiMetric& m : metrics) out.push_back(std::move(m));
+      // Layered baselines (issue 42): a write or read beside its lower layers.
+      if (std::vector<double> eff = EfficienciesOf(test, row.phase()); !eff.empty()) {
+        AiMetric& m = out.emplace_back();
+        m.key = KeyOf(row, test);
+        m.metric = "efficiency";
+        m.values = std::move(eff);
+      }
     }
   }
   return out;
@@ -171,7 +180,7 @@ std::vector<MetricComparison> CompareAiMetrics(const std::vector<v1::RunRecord>&
 }
 
 std::string FormatAiValue(const std::string& metric, double value) {
-  if (metric.rfind("au", 0) == 0) return absl::StrFormat("%.2f%%", value * 100);
+  if (metric.rfind("au", 0) == 0 || metric == "efficiency") return absl::StrFormat("%.2f%%", value * 100);
   return absl::StrFormat("%.2f", value);
 }
 

@@ -11,6 +11,9 @@
 //   checkpoint  checkpoint_{write,read}_min_mib_per_s        slowest rank (MLPerf)
 //               checkpoint_{write,read}_aggregate_mib_per_s  all ranks
 //               checkpoint_{write,read}_max_duration_s       longest rank (lower is better)
+//   write, read efficiency           end-to-end / min(network, back end) of a
+//                                    test with net or backend phases
+//                                    (controller/record/layers.h)
 //
 // The MiB/s of a train phase is its SummaryRow's bandwidth, compared as
 // every result's is.

@@ -17,7 +17,8 @@
 // depends on RUN, B and runs older than B only, and recording later runs
 // never changes it.
 // The AI figures of train and checkpoint results (controller/results/
-// ai_metrics.h: au, samples_per_s, checkpoint_write_min_mib_per_s, ...) are
+// ai_metrics.h: au, samples_per_s, checkpoint_write_min_mib_per_s, ...) and
+// the efficiency of a write or read beside its layers (issue 42) are
 // cases of their own under the same rules 1 and 2, without a noise window.
 // A result of the baseline that the run lacks fails too (the run lost it);
 // a result only in the run is reported as skipped (no baseline for it).

@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/status_macros.h"
+#include "controller/record/layers.h"
 #include "controller/record/ior_math.h"
 #include "controller/ior/ior_report.h"
 #include "controller/record/run_observer.h"
@@ -48,6 +49,7 @@ void Summarize(const v1::RunRecord& run, v1::TestRecord* test) {
     *test->add_summary() =
         SummarizePhase(accepted[name], specs[name], name, test->test_id(), reorder);
   }
+  for (v1::LayerRow& row : LayersOf(*test)) *test->add_layers() = std::move(row);
 }
 
 std::string RoleLabel(v1::Role role) {

@@ -383,4 +383,61 @@ std::vector<std::string> LatencyPlots(const std::vector<v1::RunRecord>& runs,
   return out;
 }
 
+std::vector<std::string> LayersFigures(const std::vector<v1::RunRecord>& runs,
+                                       const std::vector<std::string>& run_names) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    // By end-to-end phase: its rows, one per test (client count, sweep point).
+    std::map<std::string, std::vector<const v1::LayerRow*>> by_phase;
+    for (const v1::TestRecord& t : runs[i].tests()) {
+      for (const v1::LayerRow& row : t.layers()) by_phase[row.phase()].push_back(&row);
+    }
+    const std::string run = i < run_names.size() ? run_names[i] : runs[i].run_id();
+    for (const auto& [phase, rows] : by_phase) {
+      BarPlotSpec bars;
+      bars.title = absl::StrFormat("Layers of %s \"%s\" (%s): end to end beside the network and "
+                                   "the back end",
+                                   rows[0]->access(), phase, run);
+      bars.y_label = "MiB/s";
+      bars.series = {"end to end", "network", "back end"};
+      bars.kind = "layers";
+      PlotSeries efficiency;
+      efficiency.name = absl::StrFormat("efficiency of %s \"%s\"", rows[0]->access(), phase);
+      std::vector<BarGroup> groups;
+      for (const v1::LayerRow* r : rows) {
+        BarGroup g;
+        g.label = absl::StrFormat("%u clients", r->client_agents());
+        const std::pair<double, double> figures[] = {
+            {r->end_to_end_mib(), r->end_to_end_spread_mib()},
+            {r->net_mib(), r->net_spread_mib()},
+            {r->backend_mib(), r->backend_spread_mib()}};
+        for (size_t k = 0; k < 3; ++k) {
+          if (figures[k].first <= 0) continue;  // a layer not measured: no bar
+          g.bars.push_back({.series = k, .value = figures[k].first,
+                            .low = figures[k].first - figures[k].second / 2,
+                            .high = figures[k].first + figures[k].second / 2});
+        }
+        groups.push_back(std::move(g));
+        if (r->efficiency() > 0) {
+          efficiency.points.push_back({static_cast<double>(r->client_agents()), 100 * r->efficiency()});
+          efficiency.ranges.push_back({100 * (r->efficiency() - r->efficiency_spread() / 2),
+                                       100 * (r->efficiency() + r->efficiency_spread() / 2)});
+        }
+      }
+      out.push_back(BarPlot(bars, groups));
+      if (efficiency.points.empty()) continue;
+      PlotSpec line;
+      line.title = absl::StrFormat("Efficiency of %s \"%s\" (%s): end to end / min(network, back "
+                                   "end)",
+                                   rows[0]->access(), phase, run);
+      line.x_label = "client agents";
+      line.y_label = "efficiency (%)";
+      line.kind = "efficiency";
+      line.x_from_zero = true;
+      out.push_back(LinePlot(line, {efficiency}));
+    }
+  }
+  return out;
+}
+
 }  // namespace lockstep

@@ -48,6 +48,14 @@ TimeSeriesPlots TimeSeriesFigures(const std::vector<v1::RunRecord>& runs,
 std::vector<std::string> LatencyPlots(const std::vector<v1::RunRecord>& runs,
                                       const std::vector<std::string>& run_names);
 
+// The layers (issue 42) of each run whose tests have them (TestRecord.layers):
+// per write or read phase, a bar plot with three bars per client count
+// (end-to-end, network, back end; whiskers span each figure's spread over the
+// repetitions) and a line plot of the efficiency against the client count.
+// Empty when no run has layers.
+std::vector<std::string> LayersFigures(const std::vector<v1::RunRecord>& runs,
+                                       const std::vector<std::string>& run_names);
+
 // The tasks' latency histograms of phase `phase` merged over every agent and
 // repetition of `test` (accepted attempts only: ok, not superseded).
 LatencyHistogram MergedLatency(const v1::TestRecord& test, const std::string& phase);

@@ -410,6 +410,12 @@ std::string RenderHtml(const std::vector<v1::RunRecord>& runs, const HtmlOptions
   AppendRunLegend(runs, names, &o);
   for (const std::string& f : PlanFigures(runs, names)) absl::StrAppend(&o, f);
   for (const std::string& f : AiScalingFigures(runs)) absl::StrAppend(&o, f);
+  if (const std::vector<std::string> layers = LayersFigures(runs, names); !layers.empty()) {
+    absl::StrAppend(&o, "<h2>Layers</h2>\n<p class=\"note\">Each write and read beside the "
+                        "network (net phase) and the servers' back end (backend phase) of its "
+                        "test; efficiency = end to end / min(network, back end).</p>\n");
+    for (const std::string& f : layers) absl::StrAppend(&o, f);
+  }
   AppendResultsTable(runs, names, &o);
   absl::StrAppend(&o, "<h2>Details</h2>\n");
   AppendRunsTable(runs, &o);

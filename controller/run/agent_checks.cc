@@ -16,10 +16,40 @@ RunError CheckAgentForPhase(const PhasePlan& phase, const AgentClient& agent) {
   return Fail(RunFailure::kBadPlan, std::move(refused));
 }
 
-RunError CheckPhasesOnAgents(const Plan& plan, const std::vector<AgentClient*>& clients) {
+std::vector<AgentClient*> PhaseTakersOf(v1::PhaseKind kind, const std::vector<AgentClient*>& clients,
+                                        const std::vector<AgentClient*>& servers) {
+  switch (KindOf(kind).Takers()) {
+    case PhaseTakers::kClients:
+      return clients;
+    case PhaseTakers::kServers:
+      return servers;
+    case PhaseTakers::kClientsAndServers:
+      break;
+  }
+  std::vector<AgentClient*> out = clients;
+  out.insert(out.end(), servers.begin(), servers.end());
+  return out;
+}
+
+std::vector<TakerFacts> TakerFactsOf(const std::vector<AgentClient*>& takers) {
+  std::vector<TakerFacts> out;
+  for (const AgentClient* a : takers) {
+    out.push_back({.address = a->address(), .facts = &a->facts, .server = a->role() != v1::CLIENT});
+  }
+  return out;
+}
+
+RunError CheckPhasesOnAgents(const Plan& plan, const std::vector<AgentClient*>& clients,
+                             const std::vector<AgentClient*>& servers) {
   std::vector<std::string> refused;
   for (const PhasePlan& p : plan.phases) {
-    for (const AgentClient* c : clients) {
+    const std::vector<AgentClient*> takers = PhaseTakersOf(p.kind, clients, servers);
+    std::string whole = KindOf(p.kind).RefuseTakers(p, TakerFactsOf(takers));
+    if (!whole.empty()) {
+      refused.push_back(std::move(whole));
+      continue;
+    }
+    for (const AgentClient* c : takers) {
       if (RunError e = CheckAgentForPhase(p, *c)) refused.push_back(std::move(e.message));
     }
   }

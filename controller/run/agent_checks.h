@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "controller/plan/phase_kind.h"
 #include "controller/plan/plan.h"
 #include "controller/run/agent_client.h"
 #include "controller/run/run_error.h"
@@ -22,9 +23,19 @@ namespace lockstep {
 // when `agent` cannot run `phase`; empty otherwise.
 RunError CheckAgentForPhase(const PhasePlan& phase, const AgentClient& agent);
 
-// CheckAgentForPhase for every phase of `plan` and every client, before the
-// first phase; all refusals in one error, one line each.
-RunError CheckPhasesOnAgents(const Plan& plan, const std::vector<AgentClient*>& clients);
+// The agents that run a phase of `kind` (PhaseKindDef::Takers) among the
+// run's `clients` and `servers`, clients first, each in rank order.
+std::vector<AgentClient*> PhaseTakersOf(v1::PhaseKind kind, const std::vector<AgentClient*>& clients,
+                                        const std::vector<AgentClient*>& servers);
+// What the kinds know of those agents.
+std::vector<TakerFacts> TakerFactsOf(const std::vector<AgentClient*>& takers);
+
+// Before the first phase, for every phase of `plan`: the kind's judgment of
+// the agents that would run it as a whole (RefuseTakers), and
+// CheckAgentForPhase for each of them; all refusals in one error, one line
+// each.
+RunError CheckPhasesOnAgents(const Plan& plan, const std::vector<AgentClient*>& clients,
+                             const std::vector<AgentClient*>& servers);
 
 // A client's copy of a phase's spec (a command's argv[0]: the program on
 // that agent).

@@ -20,6 +20,7 @@
 #include "common/files.h"
 #include "common/errors.h"
 #include "common/names.h"
+#include "controller/record/layers.h"
 #include "controller/record/ior_math.h"
 #include "controller/record/phase_id.h"
 #include "controller/record/phase_reduce.h"
@@ -189,7 +190,7 @@ RunError Coordinator::SetUpAgents() {
   if (RunError e = Connect()) return e;
   if (RunError e = Attach()) return e;
   // What the phases' kinds need of each client (a command's program), before any phase runs.
-  if (RunError e = CheckPhasesOnAgents(plan_, roster_.clients())) return e;
+  if (RunError e = CheckPhasesOnAgents(plan_, roster_.clients(), roster_.servers())) return e;
   // Layouts and checksums a root's file system cannot have, before any phase.
   if (RunError e = CheckFsSettings(plan_, roster_.clients())) return e;
   // What the kinds size to the clients and refuse of them (the AI datasets).
@@ -397,6 +398,7 @@ RunError Coordinator::RunTest(uint32_t test_id) {
     *test->add_summary() =
         SummarizePhase(accepted[phase.planned->name], phase.spec, phase.planned->name, test_id, reorder);
   }
+  for (v1::LayerRow& row : LayersOf(*test)) *test->add_layers() = std::move(row);
   events_.TestDone(*test);
   return {};
 }

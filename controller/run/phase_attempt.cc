@@ -1,6 +1,9 @@
 #include "controller/run/phase_attempt.h"
 
+#include <openssl/rand.h>
+
 #include <algorithm>
+#include <random>
 #include <set>
 
 #include "absl/strings/str_format.h"
@@ -23,6 +26,23 @@
 
 namespace lockstep {
 namespace {
+
+// The server agents that do not run the phase themselves.
+std::vector<AgentClient*> ServersBesides(const std::vector<AgentClient*>& servers,
+                                         const std::vector<AgentClient*>& takers) {
+  std::vector<AgentClient*> out;
+  for (AgentClient* s : servers) {
+    if (std::find(takers.begin(), takers.end(), s) == takers.end()) out.push_back(s);
+  }
+  return out;
+}
+
+// The most tasks one agent runs (net and backend phases differ by agent).
+uint32_t MostTasks(const std::vector<v1::PrepareRequest>& requests) {
+  uint32_t most = 0;
+  for (const v1::PrepareRequest& r : requests) most = std::max(most, r.spec().tasks());
+  return most;
+}
 
 // Tasks released at the start instant spin for their last half millisecond
 // instead of sleeping, where a host's tasks fit on its cores.
@@ -48,8 +68,8 @@ PhaseAttempt::PhaseAttempt(const RunParts& run, const PhasePlan& phase,
       partial_(partial),
       record_(record),
       watch_(run.heartbeater.WatchCalls(run.options.interrupted)),
-      clients_(run.roster.clients()),
-      servers_(run.roster.servers()) {}
+      clients_(PhaseTakersOf(phase.kind, run.roster.clients(), run.roster.servers())),
+      servers_(ServersBesides(run.roster.servers(), clients_)) {}
 
 RunError PhaseAttempt::Run() {
   record_->set_phase_id(phase_id_);
@@ -91,16 +111,9 @@ RunError PhaseAttempt::Prepare() {
     }
     if (RunError e = CheckAgentForPhase(phase_, *c)) return e;
   }
+  std::vector<v1::PrepareRequest> requests = PrepareRequests();
   // Each host's threads for the phase, over all its agents.
-  if (RunError e = CheckHostThreads(phase_id_, clients_, base_.tasks())) return e;
-  std::vector<v1::PrepareRequest> requests(clients_.size());
-  for (size_t i = 0; i < clients_.size(); ++i) {
-    requests[i].set_session_id(clients_[i]->session_id);
-    *requests[i].mutable_spec() = base_;
-    SetClientRanks(i, requests[i].mutable_spec());
-    ToAgentClock(run_.roster.clock(clients_[i]).offset_ns, requests[i].mutable_spec());
-    AdaptSpecForAgent(clients_[i]->facts, requests[i].mutable_spec());  // command: its argv[0]
-  }
+  if (RunError e = CheckHostThreads(phase_id_, clients_, MostTasks(requests))) return e;
   record_->set_prepare_sent_unix_ns(RealtimeNs());
   prepared_ = FanOut<v1::PrepareRequest, v1::PrepareReply>(
       clients_, requests, kPrepareTimeout, LOCKSTEP_ASYNC(Prepare), &watch_);
@@ -130,8 +143,51 @@ RunError PhaseAttempt::Prepare() {
                                  : absl::StrFormat("phase %s: %s", phase_id_, status.message())));
   }
   if (!prepared_.empty()) *record_->mutable_dir_fs() = prepared_[0]->dir_fs();
+  std::vector<const v1::PrepareReply*> replies;
+  for (const auto& p : prepared_) replies.push_back(&*p);
+  const std::vector<TakerFacts> takers = TakerFactsOf(clients_);
+  for (size_t i = 0; i < clients_.size(); ++i) {
+    peers_.push_back(KindOf(base_.kind()).PeersOf(takers, replies, i, requests[i].spec()));
+    tasks_of_.push_back(requests[i].spec().tasks());
+  }
   run_.events.TestStarted(test_, *record_);
   return {};
+}
+
+// One spec per taker: the shared one, with what the kind sets per taker
+// (net: streams sent and received; backend: one task per OSD), the ranks
+// (one after the other over the takers) and the agent's clock.
+std::vector<v1::PrepareRequest> PhaseAttempt::PrepareRequests() const {
+  std::vector<v1::PrepareRequest> requests(clients_.size());
+  const std::vector<TakerFacts> takers = TakerFactsOf(clients_);
+  // A net phase's streams prove this attempt's secret (agent/workloads/net.h):
+  // made here, sent over mutual TLS only, never in the record.
+  std::string token;
+  if (base_.has_net()) {
+    token.resize(32);
+    if (::RAND_bytes(reinterpret_cast<unsigned char*>(token.data()), static_cast<int>(token.size())) != 1) {
+      std::random_device device;  // the kernel's getrandom, as OpenSSL's would be
+      for (char& c : token) c = static_cast<char>(device());
+    }
+  }
+  uint32_t rank = 0;
+  bool uniform = true;
+  for (size_t i = 0; i < clients_.size(); ++i) {
+    requests[i].set_session_id(clients_[i]->session_id);
+    v1::PhaseSpec* spec = requests[i].mutable_spec();
+    *spec = base_;
+    KindOf(base_.kind()).AdaptForTaker(takers, i, spec);
+    if (spec->has_net()) spec->mutable_net()->set_token(token);
+    uniform = uniform && spec->tasks() == base_.tasks();
+    spec->set_first_rank(rank);
+    rank += spec->tasks();
+    ToAgentClock(run_.roster.clock(clients_[i]).offset_ns, spec);
+    AdaptSpecForAgent(clients_[i]->facts, spec);  // command: its argv[0]
+  }
+  if (!uniform) {
+    for (v1::PrepareRequest& r : requests) r.mutable_spec()->set_total_tasks(rank);
+  }
+  return requests;
 }
 
 // 2. Cache barrier, after the files are laid out and before the start, in
@@ -273,10 +329,11 @@ void PhaseAttempt::Start() {
     request.set_start_at_unix_ns(start_at_unix_ns + run_.roster.clock(c).offset_ns);
     request.set_progress_interval_ms(progress_interval_ms);
     const uint32_t host_agents = agents_on_host[c->facts.hostname()];
-    const bool fits = host_agents * base_.tasks() <= std::max<uint32_t>(c->facts.cores(), 1);
+    const bool fits = host_agents * tasks_of_[i] <= std::max<uint32_t>(c->facts.cores(), 1);
     request.set_spin_duration_ns(fits ? absl::ToInt64Nanoseconds(kSpinDuration) : 0);
     request.set_first_transfer_after_ns(fits ? first_transfer_after_ns : 0);
     request.set_host_agents(host_agents);
+    for (v1::NetPeer& peer : peers_[i]) *request.add_peers() = std::move(peer);
   }
   // Sent from several threads at once: starting a call costs the calling
   // thread a fraction of a millisecond in gRPC, which, agent after agent on

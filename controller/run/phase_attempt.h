@@ -59,6 +59,7 @@ class PhaseAttempt {
 
  private:
   RunError Prepare();
+  std::vector<v1::PrepareRequest> PrepareRequests() const;
   RunError CacheBarrier();
   RunError CacheStep(const std::vector<AgentClient*>& who, bool sync, uint32_t drop_mode,
                      bool lustre_lru_clear);
@@ -96,9 +97,16 @@ class PhaseAttempt {
   // Ends the calls of agents found lost (within the lease), and all calls on
   // an interrupt.
   const CallWatch watch_;
-  const std::vector<AgentClient*> clients_;  // in rank order, for the whole attempt
+  // The agents that run the phase (its kind's Takers: the clients, the
+  // servers or both), in rank order, for the whole attempt; and the server
+  // agents besides them (cache barrier, telemetry window).
+  const std::vector<AgentClient*> clients_;
   const std::vector<AgentClient*> servers_;
   std::vector<absl::StatusOr<v1::PrepareReply>> prepared_;
+  // By client, once all prepared: the endpoints its tasks connect to (net)
+  // and its tasks.
+  std::vector<std::vector<v1::NetPeer>> peers_;
+  std::vector<uint32_t> tasks_of_;
   std::map<AgentClient*, v1::CacheReply> cache_done_;
   // Cross-agent rendezvous (sync_across_agents); outlives the streams.
   std::unique_ptr<RendezvousHub> rendezvous_;

@@ -126,6 +126,64 @@ for bad in 'stripe_index = 2' 'checksums = false'; do
   echo "refused: $bad: $(grep -o "$key = [^;]*" "$work/bad.out" | head -1)"
 done
 
+# ---- 2b. layers: net to the OSD agents, each OSD's own bench, end to end ----
+mkdir -p "$M/ctest/layers"
+cat >"$work/layers.toml" <<EOF
+[run]
+name = "cephfs-layers"
+cache = "all"
+[[phase]]
+name = "net"
+kind = "net"
+duration_seconds = 1
+ping_count = 10
+[[phase]]
+name = "backend"
+kind = "backend"
+method = "osd_bench"
+size = "16m"
+transfer_size = "4m"
+[[phase]]
+name = "write"
+kind = "write"
+dir = "$M/ctest/layers"
+file_per_process = true
+transfer_size = "1m"
+block_size = "16m"
+fsync = true
+keep = true
+[[phase]]
+name = "read"
+kind = "read"
+dir = "$M/ctest/layers"
+file_per_process = true
+transfer_size = "1m"
+block_size = "16m"
+EOF
+rc=$(run layers "$work/layers.toml")
+[[ $rc -eq 0 ]] || { cat "$work/layers.out"; fail "layers plan exited $rc"; }
+python3 - "$(record)/run.json" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+t = r["tests"][0]
+phases = {p["phase"]: p for p in t["phases"]}
+net, back = phases["net"], phases["backend"]
+tasks = [x for a in net["agents"] for x in a["tasks"]]
+senders = [x for x in tasks if not x.get("net", {}).get("receiver")]
+receivers = [x for x in tasks if x.get("net", {}).get("receiver")]
+assert senders and len(senders) == len(receivers), (len(senders), len(receivers))
+assert sum(int(x["bytes"]) for x in senders) == sum(int(x["bytes"]) for x in receivers)
+osds = sorted(x["backend"]["target"] for a in back["agents"] for x in a["tasks"])
+assert osds == ["osd.0", "osd.1", "osd.2"], osds
+assert all(int(x["backend"]["write_bytes"]) == 16 << 20 for a in back["agents"] for x in a["tasks"])
+layers = t["layers"]
+assert [l["access"] for l in layers] == ["write", "read"], layers
+assert layers[0]["efficiency"] > 0 and layers[0]["net_mib"] > 0 and layers[0]["backend_mib"] > 0, layers
+print("layers:", [(l["access"], round(l["end_to_end_mib"], 1), round(l["net_mib"], 1),
+                   round(l.get("backend_mib", 0), 1), round(l["efficiency"], 3)) for l in layers])
+EOF
+grep -E '^# (layers|backend):' "$work/layers.out"
+
 # ---- 3. an OSD killed in the middle of a write -------------------------------
 cat >"$work/kill.toml" <<EOF
 [run]

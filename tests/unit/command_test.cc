@@ -258,8 +258,8 @@ TEST(CommandChecks, ProgramsResolveAgainstAllowCommands) {
                                HasSubstr("allow_commands")));
   agent.facts = Allowing({"/usr/bin/tar"});
   EXPECT_FALSE(CheckAgentForPhase(untar, agent));
-  EXPECT_FALSE(CheckPhasesOnAgents(*parsed, {&agent}));
-  EXPECT_THAT(CheckPhasesOnAgents(*parsed, {&old, &agent}).message, HasSubstr("10.0.0.1:7070"));
+  EXPECT_FALSE(CheckPhasesOnAgents(*parsed, {&agent}, {}));
+  EXPECT_THAT(CheckPhasesOnAgents(*parsed, {&old, &agent}, {}).message, HasSubstr("10.0.0.1:7070"));
   v1::PhaseSpec spec;
   spec.set_kind(v1::COMMAND);
   spec.add_command_argv("tar");

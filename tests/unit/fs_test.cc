@@ -21,10 +21,12 @@
 #include "agent/fs/cephfs.h"
 #include "agent/fs/file_system.h"
 #include "agent/fs/root_mounts.h"
+#include "agent/phase_runner.h"
 #include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
+#include "unit/run_phase.h"
 
 namespace lockstep {
 namespace {
@@ -127,6 +129,8 @@ class FakeAdminSocket {
     ::unlink(path_.c_str());
   }
   std::atomic<int> cache_drops{0};
+  std::atomic<int> bench_commands{0};
+  std::atomic<bool> refuse_bench{false};
   std::atomic<uint64_t> op_w{10};
 
  private:
@@ -146,6 +150,13 @@ class FakeAdminSocket {
         answer = R"({"version": "16.2.15", "release": "pacific"})";
       } else if (cmd.find("cache drop") != std::string::npos) {
         cache_drops.fetch_add(1);
+      } else if (cmd.find(R"("bench")") != std::string::npos) {
+        bench_commands.fetch_add(1);
+        // As Ceph 16 answers `ceph tell osd.0 bench 4194304 1048576`, or its refusal.
+        answer = refuse_bench ? "bench count 4194304 > osd_bench_small_size_max_iops"
+                              : R"({"bytes_written": 4194304, "blocksize": 1048576,
+                                   "elapsed_sec": 0.25, "bytes_per_sec": 16777216,
+                                   "iops": 16})";
       }
       unsigned char len[4] = {static_cast<unsigned char>(answer.size() >> 24),
                               static_cast<unsigned char>(answer.size() >> 16),
@@ -224,6 +235,70 @@ TEST(CephDaemons, ANamedDaemonThatIsMissingIsAWarningNotAnError) {
   auto stats = daemons.EndWindow(w);
   EXPECT_FALSE(stats[0].running());
   EXPECT_THAT(stats[0].warning(), HasSubstr("mds.z: no pid known and no answer"));
+}
+
+// The backend kind's osd_bench (agent/workloads/backend.h): one task per OSD
+// of the agent's config, each the OSD's own bench through its admin socket.
+TEST(CephDaemons, OsdBenchThroughTheAdminSocketAsABackendPhase) {
+  TempDir tmp;
+  const std::string pid_file = tmp.path() + "/osd.pid";
+  ASSERT_OK(WriteFileAtomically(pid_file, absl::StrFormat("%d\n", ::getpid())));
+  FakeAdminSocket osd0(tmp.path() + "/osd.0.asok", "{}", pid_file);
+  FakeAdminSocket osd3(tmp.path() + "/osd.3.asok", "{}", pid_file);
+  CephDaemonOptions o;
+  o.daemons = {"osd.0", "mds.a", "osd.3"};
+  o.admin_socket = tmp.path() + "/$name.asok";
+  CephDaemons daemons(o);
+  EXPECT_THAT(daemons.Osds(), ::testing::ElementsAre("osd.0", "osd.3"));
+  auto bench = daemons.BenchOsd("osd.0", 4 << 20, 1 << 20, absl::Seconds(5));
+  ASSERT_OK(bench);
+  EXPECT_EQ(bench->bytes, 4u << 20);
+  EXPECT_EQ(bench->block_bytes, 1u << 20);
+  EXPECT_DOUBLE_EQ(bench->seconds, 0.25);
+  EXPECT_DOUBLE_EQ(bench->bytes_per_sec, 16777216);
+  EXPECT_THAT(daemons.BenchOsd("osd.7", 1, 1, absl::Seconds(1)).status().message(),
+              HasSubstr("osd.7 is not among this agent's [ceph] daemons"));
+
+  v1::PhaseSpec s;
+  s.set_phase_id("t0/r0/back");
+  s.set_kind(v1::BACKEND);
+  s.set_file_name("b");
+  s.set_tasks(2);
+  s.set_total_tasks(2);
+  s.mutable_backend()->set_method("osd_bench");
+  s.mutable_backend()->set_bytes(4 << 20);
+  s.mutable_backend()->set_block_bytes(1 << 20);
+  RunnerOptions options;
+  options.ceph_daemons = &daemons;
+  auto runner = PhaseRunner::Prepare(s, tmp.path(), options);
+  ASSERT_OK(runner);
+  v1::PrepareReply reply;
+  (*runner)->DescribePrepared(&reply);
+  EXPECT_THAT(reply.backend_targets(), ::testing::ElementsAre("osd.0", "osd.3"));
+  const v1::PhaseResult r = testing::RunNow(runner->get());
+  ASSERT_TRUE(r.ok()) << r.error();
+  ASSERT_EQ(r.tasks_size(), 2);
+  EXPECT_EQ(r.tasks(0).backend().target(), "osd.0");
+  EXPECT_EQ(r.tasks(1).backend().target(), "osd.3");
+  EXPECT_EQ(r.tasks(1).backend().write_ns(), 250'000'000);
+  EXPECT_EQ(r.tasks(1).bytes(), 4u << 20);
+  EXPECT_EQ(osd0.bench_commands.load(), 2);  // the one above and the phase's
+  EXPECT_EQ(osd3.bench_commands.load(), 1);
+
+  // An OSD that refuses its bench fails its task with the OSD's words.
+  osd3.refuse_bench = true;
+  runner = PhaseRunner::Prepare(s, tmp.path(), options);
+  ASSERT_OK(runner);
+  const v1::PhaseResult refused = testing::RunNow(runner->get());
+  EXPECT_FALSE(refused.ok());
+  EXPECT_THAT(refused.error(), HasSubstr("osd.3 refused its bench of 4194304 bytes"));
+  EXPECT_THAT(refused.error(), HasSubstr("osd_bench_small_size_max_iops"));
+
+  // Tasks that are not one per OSD: the controller and agent disagree.
+  s.set_tasks(1);
+  s.set_total_tasks(1);
+  EXPECT_THAT(PhaseRunner::Prepare(s, tmp.path(), options).status().message(),
+              HasSubstr("1 tasks for the 2 OSDs of host"));
 }
 
 TEST(RootMounts, ARootWhoseMountIsGoneIsRefusedNamingHostAndRoot) {

@@ -50,8 +50,8 @@ TEST(PhaseKindTest, NamesAreTheWireNames) {
   }
   EXPECT_EQ(KindNamed("bogus"), nullptr);
   EXPECT_EQ(KindNamesForMessage(),
-            "write, read, rewrite, small_files, mdtest, find, command, seeks, train, datagen or "
-            "checkpoint");
+            "write, read, rewrite, small_files, mdtest, find, command, seeks, train, datagen, "
+            "checkpoint, net or backend");
 }
 
 TEST(PhaseKindTest, OwnKeysBelongToOneKindAndSweptKeysAreOwn) {

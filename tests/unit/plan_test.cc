@@ -266,7 +266,7 @@ TEST(Plan, IorFinerOptionsErrorsArePositioned) {
   EXPECT_THAT(Error(WithKind("mdtest", "md_op = \"dir_stat\"\nmd_items = 1\nmulti_file = true\n")),
               HasSubstr("key 'multi_file': applies to write, read and rewrite"));
   EXPECT_THAT(Error(WithKind("bonnie", "")), HasSubstr("use write, read, rewrite, small_files, mdtest, find, command, "
-                                                         "seeks, train, datagen or checkpoint"));
+                                                         "seeks, train, datagen, checkpoint, net or backend"));
 }
 
 }  // namespace

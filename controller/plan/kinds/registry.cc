@@ -15,6 +15,8 @@ std::unique_ptr<PhaseKindDef> MakeSeeksKind();                      // seeks.cc
 std::unique_ptr<PhaseKindDef> MakeTrainKind();                      // train.cc
 std::unique_ptr<PhaseKindDef> MakeDatagenKind();                    // datagen.cc
 std::unique_ptr<PhaseKindDef> MakeCheckpointKind();                 // checkpoint.cc
+std::unique_ptr<PhaseKindDef> MakeNetKind();                        // net.cc
+std::unique_ptr<PhaseKindDef> MakeBackendKind();                    // backend.cc
 
 const std::vector<const PhaseKindDef*>& Registry() {
   static const auto* table = [] {
@@ -29,6 +31,8 @@ const std::vector<const PhaseKindDef*>& Registry() {
         MakeTrainKind(),
         MakeDatagenKind(),
         MakeCheckpointKind(),
+        MakeNetKind(),
+        MakeBackendKind(),
     };
     auto* kinds = new std::vector<const PhaseKindDef*>;
     for (std::unique_ptr<PhaseKindDef>& k : made) kinds->push_back(k.release());
