@@ -261,6 +261,8 @@ class NetWorkload : public Workload {
     return absl::OkStatus();
   }
   bool UsesDir() const override { return false; }
+  // The port is the phase's only: closed as soon as its tasks are done.
+  void Finish() override { listener_.Reset(); }
 
   void RunTask(const TaskContext& task) override {
     if (task.index < net_.send_peers() * net_.streams_per_peer()) {

@@ -174,6 +174,9 @@ class PhaseKindDef {
   // Which agents run the phase. With kClientsAndServers and no server
   // agents in the run, the clients alone.
   virtual PhaseTakers Takers() const { return PhaseTakers::kClients; }
+  // Which server agents take part where Takers() has servers: by role (net
+  // and backend: the OSS agents, the data path; not the MDS).
+  virtual bool TakesServer(v1::Role /*role*/) const { return true; }
   // Why the agents that would run phase `p` cannot, as a whole (a net phase
   // with fewer than two, a backend phase with no server agent): one line
   // naming the phase, the hosts and the fix; "" when they can. Asked before

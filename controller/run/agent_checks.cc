@@ -18,16 +18,13 @@ RunError CheckAgentForPhase(const PhasePlan& phase, const AgentClient& agent) {
 
 std::vector<AgentClient*> PhaseTakersOf(v1::PhaseKind kind, const std::vector<AgentClient*>& clients,
                                         const std::vector<AgentClient*>& servers) {
-  switch (KindOf(kind).Takers()) {
-    case PhaseTakers::kClients:
-      return clients;
-    case PhaseTakers::kServers:
-      return servers;
-    case PhaseTakers::kClientsAndServers:
-      break;
+  const PhaseKindDef& k = KindOf(kind);
+  std::vector<AgentClient*> out;
+  if (k.Takers() != PhaseTakers::kServers) out = clients;
+  if (k.Takers() == PhaseTakers::kClients) return out;
+  for (AgentClient* s : servers) {
+    if (k.TakesServer(s->role())) out.push_back(s);
   }
-  std::vector<AgentClient*> out = clients;
-  out.insert(out.end(), servers.begin(), servers.end());
   return out;
 }
 

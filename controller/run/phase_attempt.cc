@@ -184,7 +184,9 @@ std::vector<v1::PrepareRequest> PhaseAttempt::PrepareRequests() const {
     ToAgentClock(run_.roster.clock(clients_[i]).offset_ns, spec);
     AdaptSpecForAgent(clients_[i]->facts, spec);  // command: its argv[0]
   }
-  if (!uniform) {
+  // Takers other than the clients (or tasks that differ by agent): the total
+  // is theirs, not the compiled clients x tasks.
+  if (!uniform || KindOf(base_.kind()).Takers() != PhaseTakers::kClients) {
     for (v1::PrepareRequest& r : requests) r.mutable_spec()->set_total_tasks(rank);
   }
   return requests;

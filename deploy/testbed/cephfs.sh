@@ -374,7 +374,7 @@ up() {
   awk -v p=$PORT '{print $2 ":" p "  " $3 "   # " $1}' "$D/hosts.new" > "$D/hostfile"
   # The directories the shipped plans use (deploy/plans/testbed/); Lockstep,
   # like IOR, does not create a phase directory.
-  mkdir -p "$MNT"/{ior,stripe,nton,shared,io500}
+  mkdir -p "$MNT"/{ior,stripe,nton,shared,io500,layers}
   mv "$D/hosts.new" "$D/hosts"
   trap - EXIT
   say "up in $(el) s"

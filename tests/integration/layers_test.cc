@@ -143,14 +143,14 @@ TEST(Layers, AReceivingAgentThatDiesMidPhaseIsNamed) {
   EXPECT_THAT(ctl->Output(), HasSubstr(cluster.address(1)));
 }
 
-TEST(Layers, BackendWritesAndReadsOnTheServerAndTheTableSetsEachLayerBesideEndToEnd) {
+TEST(Layers, BackendWritesAndReadsOnTheServersAndTheTableSetsEachLayerBesideEndToEnd) {
   TestCluster cluster;
-  ASSERT_OK(cluster.Start({.agents = {{.role = "client"}, {.role = "oss"}}}));
+  ASSERT_OK(cluster.Start({.agents = {{.role = "client"}, {.role = "oss"}, {.role = "oss"}}}));
   PlanBuilder plan = cluster.Plan();
   plan.Set("repetitions", 2)
       .AddPhase(NetPhase())
       .AddPhase(PlanPhase("back", "backend")
-                    .Set("dir", cluster.dir(1))
+                    .Set("dir", "data")  // below each server agent's first root
                     .Set("tasks_per_agent", 2)
                     .Set("size", "8m")
                     .Set("transfer_size", "1m"))
@@ -167,18 +167,23 @@ TEST(Layers, BackendWritesAndReadsOnTheServerAndTheTableSetsEachLayerBesideEndTo
     if (p.phase() == "back" && back == nullptr) back = &p;
   }
   ASSERT_NE(back, nullptr);
-  ASSERT_EQ(back->agents_size(), 1);  // the server alone
+  ASSERT_EQ(back->agents_size(), 2);  // the servers alone, ranks 0-1 and 2-3
   EXPECT_EQ(back->agents(0).address(), cluster.address(1));
+  EXPECT_EQ(back->agents(1).address(), cluster.address(2));
+  EXPECT_EQ(back->agents(1).tasks(0).rank(), 2u);
   EXPECT_EQ(back->row().access(), "backend_write");
-  EXPECT_EQ(back->row().bytes(), 2u * 8 << 20);
+  EXPECT_EQ(back->row().bytes(), 4u * 8 << 20);
   ASSERT_EQ(back->extra_rows_size(), 1);
   EXPECT_EQ(back->extra_rows(0).access(), "backend_read");
-  EXPECT_EQ(back->extra_rows(0).bytes(), 2u * 8 << 20);
-  for (const v1::TaskResult& t : back->agents(0).tasks()) {
-    EXPECT_EQ(t.backend().method(), "file");
-    EXPECT_FALSE(fs::exists(t.backend().target())) << t.backend().target();
+  EXPECT_EQ(back->extra_rows(0).bytes(), 4u * 8 << 20);
+  for (const v1::AgentPhaseRecord& a : back->agents()) {
+    for (const v1::TaskResult& t : a.tasks()) {
+      EXPECT_EQ(t.backend().method(), "file");
+      EXPECT_FALSE(fs::exists(t.backend().target())) << t.backend().target();
+    }
   }
-  EXPECT_TRUE(cluster.Files(1).empty());  // no scratch file left on the server
+  EXPECT_TRUE(cluster.Files(1).empty());  // no scratch file left on the servers
+  EXPECT_TRUE(cluster.Files(2).empty());
   // Two rows, write and read, each beside both layers.
   ASSERT_EQ(test.layers_size(), 2);
   EXPECT_EQ(test.layers(0).phase(), "w");
@@ -193,6 +198,16 @@ TEST(Layers, BackendWritesAndReadsOnTheServerAndTheTableSetsEachLayerBesideEndTo
   }
   EXPECT_THAT(r.out, HasSubstr("# layers: clients 1, write \"w\": end-to-end "));
   EXPECT_THAT(r.out, HasSubstr("# backend: "));
+  // The HTML report draws them.
+  const std::string html = cluster / "report.html";
+  CommandResult rep = RunCommand({std::string(LOCKSTEP_BIN_DIR) + "/lockstep", "report", "--html",
+                                  html, r.run_dir},
+                                 std::chrono::seconds(60));
+  ASSERT_EQ(rep.exit_code, 0) << rep.out << rep.err;
+  const std::string page = ReadFileToString(html).value_or("");
+  EXPECT_THAT(page, HasSubstr("<h2>Layers</h2>"));
+  EXPECT_THAT(page, HasSubstr("data-plot=\"layers\""));
+  EXPECT_THAT(page, HasSubstr("data-plot=\"efficiency\""));
 }
 
 TEST(Layers, RefusedBeforeTheRun) {
@@ -204,7 +219,7 @@ TEST(Layers, RefusedBeforeTheRun) {
           PlanPhase("back", "backend").Set("dir", cluster.dir(0)).Set("size", "4m"))),
       {"--history=false"});
   EXPECT_EQ(r.exit_code, 2) << r.Output();
-  EXPECT_THAT(r.err, HasSubstr("phase back: a backend phase runs on server agents"));
+  EXPECT_THAT(r.err, HasSubstr("phase back: a backend phase runs on the OSS server agents"));
   // A net phase with one agent.
   r = cluster.Run(cluster.WritePlan(cluster.Plan().AddPhase(NetPhase())), {"--history=false"});
   EXPECT_EQ(r.exit_code, 2) << r.Output();

@@ -144,6 +144,7 @@ class NetKind : public PhaseKindDef {
   bool LeavesFiles(const PhasePlan&) const override { return false; }
 
   PhaseTakers Takers() const override { return PhaseTakers::kClientsAndServers; }
+  bool TakesServer(v1::Role role) const override { return role == v1::OSS; }
 
   std::string RefuseTakers(const PhasePlan& p, const std::vector<TakerFacts>& takers) const override {
     if (takers.size() >= 2) return "";
