@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <endian.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netdb.h>
@@ -12,6 +13,7 @@
 #include <openssl/hmac.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -120,17 +122,41 @@ bool WaitReady(int fd, short events, const TaskContext* task, int64_t deadline_m
   }
 }
 
+// Whether to go on after a call timed out (SO_SNDTIMEO/SO_RCVTIMEO, kPollMs):
+// false, errno ECANCELED or ETIMEDOUT, once the phase stopped or the deadline passed.
+bool StillWaiting(const TaskContext* task, int64_t deadline_mono_ns) {
+  if (task != nullptr && task->Aborted()) {
+    errno = ECANCELED;
+    return false;
+  }
+  if (MonotonicNs() >= deadline_mono_ns) {
+    errno = ETIMEDOUT;
+    return false;
+  }
+  return true;
+}
+
+// A connected stream's calls block, each for kPollMs at most (then the
+// caller looks at the abort flag and its deadline): one send or receive per
+// message where a non-blocking socket would add a poll and a short count.
+void BlockWithTimeouts(int fd) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  timeval tv{0, kPollMs * 1000};
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
 // All of iov (a header and a payload) or false with errno.
 bool SendAll(int fd, iovec* iov, int count, const TaskContext* task, int64_t deadline_mono_ns) {
   while (count > 0) {
     msghdr m{};
     m.msg_iov = iov;
     m.msg_iovlen = static_cast<size_t>(count);
-    const ssize_t n = ::sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    const ssize_t n = ::sendmsg(fd, &m, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
-      if (errno != EAGAIN) return false;
-      if (!WaitReady(fd, POLLOUT, task, deadline_mono_ns)) return false;
+      if (errno != EAGAIN || !StillWaiting(task, deadline_mono_ns)) return false;
       continue;
     }
     size_t sent = static_cast<size_t>(n);
@@ -156,7 +182,7 @@ bool SendBytes(int fd, const void* data, size_t n, const TaskContext* task, int6
 bool RecvAll(int fd, void* data, size_t n, const TaskContext* task, int64_t deadline_mono_ns) {
   char* p = static_cast<char*>(data);
   while (n > 0) {
-    const ssize_t got = ::recv(fd, p, n, MSG_DONTWAIT);
+    const ssize_t got = ::recv(fd, p, n, MSG_WAITALL);
     if (got > 0) {
       p += got;
       n -= static_cast<size_t>(got);
@@ -167,8 +193,7 @@ bool RecvAll(int fd, void* data, size_t n, const TaskContext* task, int64_t dead
       return false;
     }
     if (errno == EINTR) continue;
-    if (errno != EAGAIN) return false;
-    if (!WaitReady(fd, POLLIN, task, deadline_mono_ns)) return false;
+    if (errno != EAGAIN || !StillWaiting(task, deadline_mono_ns)) return false;
   }
   return true;
 }
@@ -403,6 +428,7 @@ bool NetWorkload::Connect(const TaskContext& task, const v1::NetPeer& peer, Fd* 
     task.Fail({.message = absl::StrFormat("cannot connect to %s: %s", name, ErrnoText(errno))});
     return false;
   }
+  BlockWithTimeouts(fd.get());
   unsigned char hello[kHelloBytes];
   const uint32_t version = htobe32(kProtocolVersion), rank = htobe32(task.rank);
   std::memcpy(hello, kHelloMagic, 4);
@@ -509,6 +535,7 @@ bool NetWorkload::AcceptVerified(const TaskContext& task, Fd* out, std::string* 
     Fd fd(::accept4(listener_.get(), reinterpret_cast<sockaddr*>(&peer), &len,
                     SOCK_CLOEXEC | SOCK_NONBLOCK));
     if (fd.get() < 0) continue;  // another task took it, or it went away
+    BlockWithTimeouts(fd.get());
     *from = Endpoint(peer);
     unsigned char hello[kHelloBytes];
     if (!RecvAll(fd.get(), hello, sizeof(hello), &task, MonotonicNs() + 10'000'000'000)) continue;
@@ -587,6 +614,8 @@ void NetWorkload::ReceiveFrames(const TaskContext& task, int fd, const std::stri
     }
   }
   // The sender's round trips, echoed until it closes.
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   while (!task.Aborted()) {
     const int64_t deadline = MonotonicNs() + kQuietLimitNs;
     unsigned char h[kFrameHeaderBytes];
@@ -599,9 +628,11 @@ void NetWorkload::ReceiveFrames(const TaskContext& task, int fd, const std::stri
       errno = EPROTO;
       return fail("a bad ping on");
     }
+    // The echo in one segment: header and payload in one call, without Nagle
+    // holding the second part for the delayed ACK of the first (40 ms).
+    iovec echo[2] = {{h, sizeof(h)}, {buffer.data(), f.length}};
     if (!RecvAll(fd, buffer.data(), f.length, &task, deadline) ||
-        !SendBytes(fd, h, sizeof(h), &task, deadline) ||
-        !SendBytes(fd, buffer.data(), f.length, &task, deadline)) {
+        !SendAll(fd, echo, 2, &task, deadline)) {
       return fail("pings on");
     }
   }
