@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "controller/record/layers.h"
 #include "controller/results/compare.h"
 #include "controller/results/history.h"
 #include "controller/results/run_json.h"
@@ -60,6 +61,12 @@ CREATE TABLE results (
   num_tasks integer NOT NULL,
   PRIMARY KEY (run, result_key));
 )sql",
+    // 2: a write or read result's efficiency beside its layers (issue 42:
+    // end to end / min(network, back end), the median over its repetitions);
+    // NULL where the run measured no lower layer.
+    R"sql(
+ALTER TABLE results ADD COLUMN efficiency double precision;
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
@@ -73,6 +80,7 @@ struct ResultRowData {
   std::string key, operation;
   double median = 0, min = 0, max = 0;
   int reps = 0, tasks = 0;
+  std::optional<double> efficiency;  // with net or backend phases in its test
 };
 
 std::vector<ResultRowData> ResultRowsOf(const v1::RunRecord& run, int* client_agents) {
@@ -91,6 +99,9 @@ std::vector<ResultRowData> ResultRowsOf(const v1::RunRecord& run, int* client_ag
       d.median = Median(values);
       d.reps = static_cast<int>(values.size());
       d.tasks = static_cast<int>(row.num_tasks());
+      if (std::vector<double> eff = EfficienciesOf(test, row.phase()); !eff.empty()) {
+        d.efficiency = Median(eff);
+      }
       rows.push_back(std::move(d));
     }
   }
@@ -338,9 +349,11 @@ absl::StatusOr<PushOutcome> ServiceDb::StoreRun(const v1::RunBundle& bundle,
     }
     const int64_t run_pk = id[0][0].as<int64_t>();
     for (const ResultRowData& r : rows) {
-      w.exec_params("INSERT INTO results VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
-                    "ON CONFLICT DO NOTHING",
-                    run_pk, r.key, r.operation, r.median, r.min, r.max, r.reps, r.tasks);
+      w.exec_params("INSERT INTO results (run, result_key, operation, median_mib_s, min_mib_s, "
+                    "max_mib_s, repetitions, num_tasks, efficiency) VALUES ($1, $2, $3, $4, $5, "
+                    "$6, $7, $8, $9) ON CONFLICT DO NOTHING",
+                    run_pk, r.key, r.operation, r.median, r.min, r.max, r.reps, r.tasks,
+                    r.efficiency);
     }
     w.commit();
   });

@@ -37,7 +37,7 @@
 
 namespace lockstep {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 struct Principal {
   std::string name;

@@ -189,7 +189,9 @@ std::string ClassPage(const Viewer& v, const ClassData& data) {
       absl::StrAppend(&out, "<h2>", Esc(key), "</h2><div class=\"box\"><table data-result=\"",
                       Esc(key), "\"><tr><th>site</th><th>median MiB/s</th><th>spread "
                       "(min–max of run medians)</th><th>runs</th><th>clients</th><th>tasks</th>"
-                      "<th>MiB/s per client</th><th>MiB/s per server</th></tr>");
+                      "<th>MiB/s per client</th><th>MiB/s per server</th>"
+                      "<th title=\"end to end / min(network, back end), from net and backend "
+                      "phases\">efficiency</th></tr>");
     }
     const uint32_t nserv = servers[r.site];
     absl::StrAppend(&out, "<tr data-site=\"", Esc(r.site), "\"><td>", Esc(r.site),
@@ -199,6 +201,8 @@ std::string ClassPage(const Viewer& v, const ClassData& data) {
                     r.num_tasks, "</td><td class=\"n\">",
                     r.client_agents > 0 ? Mib(r.median_mib_s / r.client_agents) : "",
                     "</td><td class=\"n\">", nserv > 0 ? Mib(r.median_mib_s / nserv) : "",
+                    "</td><td class=\"n efficiency\">",
+                    r.efficiency ? absl::StrFormat("%.1f%%", 100 * *r.efficiency) : "",
                     "</td></tr>");
   }
   if (!key.empty()) absl::StrAppend(&out, "</table></div>");
@@ -217,11 +221,12 @@ std::string ClassPage(const Viewer& v, const ClassData& data) {
 
 std::string ClassCsv(const ClassData& data) {
   std::string out = "workload_hash,result,site,median_mib_s,min_mib_s,max_mib_s,runs,"
-                    "client_agents,tasks\n";
+                    "client_agents,tasks,efficiency\n";
   for (const SiteResultRow& r : data.rows) {
     absl::StrAppend(&out, data.workload_hash, ",", Csv(r.result_key), ",", Csv(r.site), ",",
                     Mib(r.median_mib_s), ",", Mib(r.min_mib_s), ",", Mib(r.max_mib_s), ",",
-                    r.runs, ",", r.client_agents, ",", r.num_tasks, "\n");
+                    r.runs, ",", r.client_agents, ",", r.num_tasks, ",",
+                    r.efficiency ? absl::StrFormat("%.4f", *r.efficiency) : "", "\n");
   }
   return out;
 }

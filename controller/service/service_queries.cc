@@ -124,7 +124,8 @@ absl::StatusOr<ClassData> QueryClass(ServiceDb& db, const Viewer& v,
         absl::StrCat("WITH recent AS (", newest, ") SELECT recent.site, x.result_key, "
                      "percentile_cont(0.5) WITHIN GROUP (ORDER BY x.median_mib_s), "
                      "min(x.median_mib_s), max(x.median_mib_s), count(*), "
-                     "max(recent.client_agents), max(x.num_tasks) FROM recent "
+                     "max(recent.client_agents), max(x.num_tasks), "
+                     "percentile_cont(0.5) WITHIN GROUP (ORDER BY x.efficiency) FROM recent "
                      "JOIN results x ON x.run = recent.id "
                      "GROUP BY x.result_key, recent.site ORDER BY x.result_key, recent.site"),
         v.OwnSite(), workload_hash, kClassRunsPerSite);
@@ -133,7 +134,9 @@ absl::StatusOr<ClassData> QueryClass(ServiceDb& db, const Viewer& v,
                           .result_key = row[1].as<std::string>(),
                           .median_mib_s = row[2].as<double>(), .min_mib_s = row[3].as<double>(),
                           .max_mib_s = row[4].as<double>(), .runs = row[5].as<int64_t>(),
-                          .client_agents = row[6].as<int>(), .num_tasks = row[7].as<int>()});
+                          .client_agents = row[6].as<int>(), .num_tasks = row[7].as<int>(),
+                          .efficiency = row[8].is_null() ? std::nullopt
+                                                         : std::optional(row[8].as<double>())});
     }
     pqxx::result systems = w.exec_params(
         absl::StrCat("WITH recent AS (", newest, ") SELECT DISTINCT ON (site) site, system_pb, "

@@ -7,6 +7,7 @@
 #define LOCKSTEP_CONTROLLER_SERVICE_SERVICE_QUERIES_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,10 @@ struct SiteResultRow {
   double median_mib_s = 0, min_mib_s = 0, max_mib_s = 0;
   int64_t runs = 0;
   int client_agents = 0, num_tasks = 0;
+  // The median over the runs of their efficiency (issue 42), when they
+  // measured the layers below: the figure that compares sites of different
+  // sizes fairly.
+  std::optional<double> efficiency;
 };
 
 struct TrendData {

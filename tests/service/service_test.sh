@@ -187,6 +187,21 @@ as_site sitea "$URL/sites/sitea/plans/nightly.csv" | grep -q "$(id_of "$A3")" ||
 as_site sitea -d shared "$URL/api/v1/runs/$(id_of "$A2")/visibility" >/dev/null
 echo "ok: private and embargoed runs hidden from site B and readers in every page and CSV"
 
+# Efficiency (issue 42): each site's write and read beside the network its
+# runs measured, the figure that compares sites of different sizes.
+as_reader "$URL/classes/$HASH.csv" >"$T/class.csv"
+python3 - "$T/class.csv" <<'PY' || fail "class CSV efficiency: $(cat "$T/class.csv")"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+e2e = [r for r in rows if r["result"].startswith(("write/", "read/"))]
+net = [r for r in rows if r["result"].startswith("net/")]
+assert e2e and net, rows
+assert all(0 < float(r["efficiency"]) < 10 for r in e2e), e2e
+assert all(r["efficiency"] == "" for r in net), net
+print("class CSV efficiency:", [(r["result"].split()[0], r["site"], r["efficiency"]) for r in e2e])
+PY
+echo "ok: efficiency per site beside the layers, in the class CSV"
+
 # The results commands against the service, as site B: history lists what B
 # may read; gate takes the shared history as its baseline.
 export LOCKSTEP_SERVICE_CREDENTIALS="$T/creds/siteb" LOCKSTEP_SERVICE_CA="$T/svc/ca.pem"
