@@ -14,6 +14,7 @@
 #include "agent/fs/ceph_daemons.h"
 #include "agent/workloads/file_io.h"
 #include "common/clock.h"
+#include "common/net.h"
 #include "common/limits.h"
 #include "common/sizes.h"
 
@@ -22,10 +23,6 @@ namespace {
 
 constexpr uint64_t kMaxBlockBytes = 64ull << 20;
 
-std::string ThisHost() {
-  char host[256] = {};
-  return ::gethostname(host, sizeof(host) - 1) == 0 ? std::string(host) : std::string("this host");
-}
 
 class BackendWorkload : public Workload {
  public:
@@ -110,17 +107,17 @@ absl::Status BackendWorkload::Prepare(const BeneathDir& dir,
       return absl::FailedPreconditionError(absl::StrFormat(
           "phase %s: host %s serves no OSD (its agent config's [ceph] daemons lists none); "
           "list them there, or measure this server with method = \"file\"",
-          spec_.phase_id(), ThisHost()));
+          spec_.phase_id(), LocalHostName()));
     }
     if (osds_.size() != spec_.tasks()) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "phase %s: %u tasks for the %u OSDs of host %s (%s); the controller sets one per OSD",
-          spec_.phase_id(), spec_.tasks(), osds_.size(), ThisHost(), absl::StrJoin(osds_, ", ")));
+          spec_.phase_id(), spec_.tasks(), osds_.size(), LocalHostName(), absl::StrJoin(osds_, ", ")));
     }
     for (const std::string& osd : osds_) {
       if (absl::Status s = ceph->Answers(osd); !s.ok()) {
         return absl::FailedPreconditionError(
-            absl::StrFormat("phase %s on host %s: %s", spec_.phase_id(), ThisHost(), s.message()));
+            absl::StrFormat("phase %s on host %s: %s", spec_.phase_id(), LocalHostName(), s.message()));
       }
     }
     return absl::OkStatus();

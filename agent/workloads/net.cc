@@ -27,6 +27,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
+#include "common/net.h"
 
 namespace lockstep {
 namespace {
@@ -49,10 +50,6 @@ constexpr int kPollMs = 200;
 // stops midway is then named.
 constexpr int64_t kQuietLimitNs = 30'000'000'000;
 
-std::string ThisHost() {
-  char host[256] = {};
-  return ::gethostname(host, sizeof(host) - 1) == 0 ? std::string(host) : std::string("this host");
-}
 
 struct FrameHeader {
   uint32_t type = 0;
@@ -373,7 +370,7 @@ absl::Status NetWorkload::Prepare(const BeneathDir& /*dir*/, std::span<v1::TaskR
       ::listen(fd.get(), static_cast<int>(net_.receive_streams()) + 16) != 0) {
     return absl::InternalError(absl::StrFormat(
         "phase %s: cannot listen on %s of host %s: %s", spec_.phase_id(),
-        interface_address_.empty() ? "any address" : interface_address_, ThisHost(),
+        interface_address_.empty() ? "any address" : interface_address_, LocalHostName(),
         ErrnoText(errno)));
   }
   sockaddr_storage bound{};
@@ -526,7 +523,7 @@ bool NetWorkload::AcceptVerified(const TaskContext& task, Fd* out, std::string* 
         task.Fail({.message = absl::StrFormat(
                        "no stream arrived on port %u of %s within %u ms after the phase's "
                        "duration: a sending agent never connected (is a firewall between them?)",
-                       listen_port_, ThisHost(), kQuietLimitNs / 1'000'000)});
+                       listen_port_, LocalHostName(), kQuietLimitNs / 1'000'000)});
       }
       return false;
     }
@@ -685,7 +682,7 @@ absl::StatusOr<std::string> InterfaceAddress(const std::string& name) {
   return absl::NotFoundError(absl::StrFormat(
       "host %s has no interface %s with an IPv4 address; its interfaces: %s (fix the phase's "
       "interface key)",
-      ThisHost(), name, absl::StrJoin(names, ", ")));
+      LocalHostName(), name, absl::StrJoin(names, ", ")));
 }
 
 }  // namespace lockstep

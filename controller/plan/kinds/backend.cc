@@ -14,7 +14,6 @@
 #include "absl/strings/str_join.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
-#include "common/wire_version.h"
 #include "controller/plan/kinds/layers_plan.h"
 #include "controller/plan/kinds/registry.h"
 #include "controller/plan/plan_smoke.h"
@@ -135,11 +134,7 @@ class BackendKind : public PhaseKindDef {
 
   std::string RefuseAgent(const PhasePlan& p, const std::string& who,
                           const v1::HostFacts& facts) const override {
-    if (facts.wire_minor() >= kLayersWireMinor) return "";
-    return absl::StrFormat("phase %s: %s (lockstep %s, wire protocol 1.%u) cannot run backend "
-                           "phases; upgrade it to wire protocol 1.%u or later",
-                           p.name, who, facts.agent_version(), facts.wire_minor(),
-                           kLayersWireMinor);
+    return RefuseBeforeLayers("backend", p.name, who, facts);
   }
 
   void AdaptForTaker(const std::vector<TakerFacts>& takers, size_t index,

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "controller/plan/kind_params.h"
+#include "lockstep/v1/agent.pb.h"
 
 namespace lockstep {
 
@@ -27,6 +28,11 @@ struct BackendPlan : KindParamsOf<BackendPlan> {
   uint64_t bytes = 1ull << 30;       // per task (file) or per OSD (osd_bench)
   uint64_t block_bytes = 4ull << 20;
 };
+
+// The refusal of an agent older than wire minor kLayersWireMinor for a phase
+// `p` of kind `kind` ("net", "backend") run by `who`; "" when it can.
+std::string RefuseBeforeLayers(const char* kind, const std::string& phase, const std::string& who,
+                               const v1::HostFacts& facts);
 
 }  // namespace lockstep
 

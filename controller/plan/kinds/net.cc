@@ -20,6 +20,19 @@
 #include "controller/record/ior_math.h"
 #include "controller/record/phase_reduce.h"
 
+namespace lockstep {
+
+std::string RefuseBeforeLayers(const char* kind, const std::string& phase, const std::string& who,
+                               const v1::HostFacts& facts) {
+  if (facts.wire_minor() >= kLayersWireMinor) return "";
+  return absl::StrFormat("phase %s: %s (lockstep %s, wire protocol 1.%u) cannot run %s phases; "
+                         "upgrade it to wire protocol 1.%u or later",
+                         phase, who, facts.agent_version(), facts.wire_minor(), kind,
+                         kLayersWireMinor);
+}
+
+}  // namespace lockstep
+
 namespace lockstep::kinds {
 namespace {
 
@@ -156,11 +169,7 @@ class NetKind : public PhaseKindDef {
 
   std::string RefuseAgent(const PhasePlan& p, const std::string& who,
                           const v1::HostFacts& facts) const override {
-    if (facts.wire_minor() >= kLayersWireMinor) return "";
-    return absl::StrFormat("phase %s: %s (lockstep %s, wire protocol 1.%u) cannot run net phases; "
-                           "upgrade it to wire protocol 1.%u or later",
-                           p.name, who, facts.agent_version(), facts.wire_minor(),
-                           kLayersWireMinor);
+    return RefuseBeforeLayers("net", p.name, who, facts);
   }
 
   void AdaptForTaker(const std::vector<TakerFacts>& takers, size_t index,
