@@ -154,9 +154,12 @@ class TestCluster::Network {
     }
   }
 
+  // The controller's namespace also routes between the agents' (as the
+  // switch of a data network does): a net phase's streams go agent to agent.
   absl::Status Init() {
     RemoveStaleNamespaces(ip_);
-    return Add(controller_);
+    if (absl::Status s = Add(controller_); !s.ok()) return s;
+    return Ip(ip_, {"netns", "exec", controller_, "sysctl", "-qw", "net.ipv4.ip_forward=1"});
   }
 
   // Agent i's namespace, with 10.213.<i+1>.2 on its end of the link.
@@ -172,7 +175,8 @@ class TestCluster::Network {
          Link("c", net)},
         {"-n", ns, "addr", "add", *host + "/24", "dev", Link("a", net)},
         {"-n", controller_, "link", "set", Link("c", net), "up"},
-        {"-n", ns, "link", "set", Link("a", net), "up"}};
+        {"-n", ns, "link", "set", Link("a", net), "up"},
+        {"-n", ns, "route", "add", "10.213.0.0/16", "via", absl::StrFormat("10.213.%d.1", net)}};
     if (absl::Status s = Add(ns); !s.ok()) return s;
     for (const auto& step : steps) {
       if (absl::Status s = Ip(ip_, step); !s.ok()) return s;

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/net.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
@@ -167,9 +168,22 @@ class NetKind : public PhaseKindDef {
         p.name, takers.empty() ? "none" : "only " + takers[0].address);
   }
 
+  // An interface the agent's host did not report (HostFacts.nics: those up,
+  // loopback left out) is refused before the run; the agent checks again at
+  // Prepare (an older agent reports no NICs).
   std::string RefuseAgent(const PhasePlan& p, const std::string& who,
                           const v1::HostFacts& facts) const override {
-    return RefuseBeforeLayers("net", p.name, who, facts);
+    std::string old = RefuseBeforeLayers("net", p.name, who, facts);
+    const std::string& want = p.Own<NetPlan>().interface;
+    if (!old.empty() || want.empty() || want == "lo" || facts.nics_size() == 0) return old;
+    std::vector<std::string> names;
+    for (const v1::NicFacts& n : facts.nics()) {
+      if (n.name() == want) return "";
+      names.push_back(n.name());
+    }
+    return absl::StrFormat("phase %s: %s has no interface %s that is up; its interfaces: %s (fix "
+                           "the phase's interface key)",
+                           p.name, who, want, absl::StrJoin(names, ", "));
   }
 
   void AdaptForTaker(const std::vector<TakerFacts>& takers, size_t index,
