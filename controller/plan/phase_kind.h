@@ -95,6 +95,7 @@ struct PhaseEstimate {
   uint64_t ops_per_task = 0;     // metadata operations
   uint64_t files = 0;            // over all agents
   bool ops_rate_only = false;    // timed at the metadata rate alone (seeks)
+  double timed_seconds = 0;      // runs for a set time (net): its duration, not from the rates
   double seconds = 0;            // set by the caller from the rates
   std::string note;
 };

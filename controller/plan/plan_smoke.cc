@@ -106,6 +106,7 @@ PhaseEstimate EstimatePhase(const Plan& plan, const PhasePlan& p, uint32_t test,
   const double ops = static_cast<double>(e.ops_per_task) * e.tasks;
   e.seconds = e.ops_rate_only ? ops / o.rate_ops_s
                               : bytes / (o.rate_mib_s * 1048576.0) + ops / o.rate_ops_s;
+  if (e.timed_seconds > 0) e.seconds = e.timed_seconds;
   const uint32_t wall = std::max(p.stonewall_seconds, p.Own<MdtestPlan>().md_stonewall_seconds);
   if (wall > 0 && e.seconds > wall) {
     e.seconds = wall;

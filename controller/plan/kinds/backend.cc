@@ -212,7 +212,9 @@ class BackendKind : public PhaseKindDef {
                 PhaseEstimate* e) const override {
     const BackendPlan& b = p.Own<BackendPlan>();
     e->bytes_per_task = b.method == "file" ? 2 * b.bytes : b.bytes;
-    e->note = absl::StrFormat("on the server agents (%s)", b.method);
+    e->note = absl::StrFormat("%s on each OSS agent, not the clients: the tasks and bytes are "
+                              "as many per OSS agent",
+                              b.method);
   }
 };
 

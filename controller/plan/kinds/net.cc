@@ -282,7 +282,10 @@ class NetKind : public PhaseKindDef {
 
   void Estimate(const Plan&, const PhasePlan& p, uint32_t, uint32_t,
                 PhaseEstimate* e) const override {
-    e->note = absl::StrFormat("streams for %u s", p.Own<NetPlan>().duration_seconds);
+    const NetPlan& n = p.Own<NetPlan>();
+    e->timed_seconds = n.duration_seconds;
+    e->note = absl::StrFormat("%u stream(s) per client and OSS pair for %u s", n.streams,
+                              n.duration_seconds);
   }
 };
 
