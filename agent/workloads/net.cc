@@ -317,6 +317,7 @@ class NetWorkload : public Workload {
   Fd listener_;
   uint32_t listen_port_ = 0;
   std::vector<v1::NetPeer> peers_;
+  std::vector<std::vector<unsigned char>> payloads_;  // by sending task
   // Receivers: the ranks whose stream was taken (a repeated hello is refused).
   absl::Mutex mu_;
   std::set<uint32_t> ranks_seen_ ABSL_GUARDED_BY(mu_);
@@ -331,8 +332,14 @@ absl::Status NetWorkload::Prepare(const BeneathDir& /*dir*/, std::span<v1::TaskR
     }
     interface_address_ = *address;
   }
-  for (size_t i = 0; i < results.size(); ++i) {
-    results[i]->mutable_net()->set_receiver(i >= net_.send_peers() * net_.streams_per_peer());
+  const size_t senders = uint64_t{net_.send_peers()} * net_.streams_per_peer();
+  for (size_t i = 0; i < results.size(); ++i) results[i]->mutable_net()->set_receiver(i >= senders);
+  // Each sending task's message, made before the start instant.
+  payloads_.assign(senders, std::vector<unsigned char>(net_.message_bytes() - kFrameHeaderBytes));
+  for (size_t t = 0; t < senders; ++t) {
+    for (size_t i = 0; i < payloads_[t].size(); ++i) {
+      payloads_[t][i] = static_cast<unsigned char>(i * 131 + t);
+    }
   }
   if (net_.receive_streams() == 0) return absl::OkStatus();
   // One socket for the phase: the interface's address, else any (IPv6 and IPv4).
@@ -450,8 +457,7 @@ void NetWorkload::Send(const TaskContext& task) {
   nr->set_peer(peer.agent());
   Fd fd;
   if (!Connect(task, peer, &fd)) return;
-  std::vector<unsigned char> payload(net_.message_bytes() - kFrameHeaderBytes);
-  for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<unsigned char>(i * 131 + task.rank);
+  const std::vector<unsigned char>& payload = payloads_[task.index];
   unsigned char header[kFrameHeaderBytes];
   EncodeHeader(kData, payload.size(), header);
   auto fail = [&](const char* what) {
@@ -466,7 +472,8 @@ void NetWorkload::Send(const TaskContext& task) {
   uint64_t sent = 0;
   bool first = true;
   while (MonotonicNs() < end_mono && !task.Aborted()) {
-    iovec iov[2] = {{header, sizeof(header)}, {payload.data(), payload.size()}};
+    iovec iov[2] = {{header, sizeof(header)},
+                    {const_cast<unsigned char*>(payload.data()), payload.size()}};  // sendmsg only reads
     if (first) task.FirstOpIssuing();
     if (!SendAll(fd.get(), iov, 2, &task, quiet_deadline)) return fail("send to");
     if (first) task.FirstOpReturned();
