@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "agent/cache_control.h"
 #include "agent/fs/file_system.h"
+#include "agent/fs/obdfilter.h"
 #include "agent/fs/root_mounts.h"
 #include "agent/host_facts.h"
 #include "agent/phase_preparer.h"
@@ -206,6 +207,14 @@ absl::StatusOr<std::unique_ptr<AgentCore>> AgentCore::Create(const AgentOptions&
   // while the agent runs (a client upgrade restarts it).
   if (options.allow_lustre) {
     if (auto v = impl->lustre->Version(); v.ok()) impl->fs.lustre_version = *v;
+    // An OSS's OSTs (the obdfilter devices it serves), for a backend phase's
+    // obdfilter survey: HostFacts.extra["lustre_osts"], asked once too.
+    if (options.role == v1::OSS) {
+      if (auto osts = LocalOsts(*impl->lustre); osts.ok() && !osts->empty()) {
+        impl->options.extra_facts["lustre_osts"] = absl::StrCat(osts->size());
+      }
+    }
+    impl->options.runner.lustre = impl->lustre.get();  // BACKEND obdfilter
   }
   impl->daemons = std::make_unique<CephDaemons>(options.ceph);
   impl->options.runner.ceph_daemons = impl->daemons.get();  // BACKEND osd_bench

@@ -92,6 +92,23 @@ inline bool WriteFakeLustreTools(const std::string& dir) {
                   "      exit 2\n"
                   "    fi\n"
                   "  done;;\n"
+                  // obdfilter-survey's commands (agent/fs/obdfilter.h): two
+                  // OSTs; echo clients listed once attached; test_brw fails
+                  // when DIR/brw_fail exists.
+                  "dl)\n"
+                  "  echo '  0 UP osd-ldiskfs lustre-OST0000-osd lustre-OST0000-osd_UUID 4'\n"
+                  "  echo '  1 UP obdfilter lustre-OST0000 lustre-OST0000_UUID 5'\n"
+                  "  echo '  2 UP obdfilter lustre-OST0001 lustre-OST0001_UUID 5'\n"
+                  "  [ -e \"$STATE/../echo\" ] && cat \"$STATE/../echo\"; true;;\n"
+                  "attach)\n"
+                  "  echo \"  3 AT echo_client $3 $4 1\" >> \"$STATE/../echo\";;\n"
+                  "--device)\n"
+                  "  case \"$3\" in\n"
+                  "  create) echo 'create: 1 objects'; echo 'create: #1 is object id 0x2';;\n"
+                  "  esac;;\n"
+                  "--threads)\n"
+                  "  if [ -e \"$STATE/../brw_fail\" ]; then echo 'test_brw: write failed' >&2; "
+                  "exit 5; fi;;\n"
                   "hang)\n"
                   "  sleep 30 &\n"
                   "  echo $! > '%s/sleep.pid'\n"

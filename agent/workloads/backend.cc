@@ -12,11 +12,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "agent/fs/ceph_daemons.h"
+#include "agent/fs/obdfilter.h"
 #include "agent/workloads/file_io.h"
 #include "common/clock.h"
 #include "common/net.h"
 #include "common/limits.h"
 #include "common/sizes.h"
+#include "common/status_macros.h"
 
 namespace lockstep {
 namespace {
@@ -27,12 +29,19 @@ constexpr uint64_t kMaxBlockBytes = 64ull << 20;
 class BackendWorkload : public Workload {
  public:
   BackendWorkload(const v1::PhaseSpec& spec, const WorkloadOptions& options)
-      : spec_(spec), backend_(spec.backend()), options_(options), osd_bench_(backend_.method() == "osd_bench") {}
+      : spec_(spec),
+        backend_(spec.backend()),
+        options_(options),
+        osd_bench_(backend_.method() == "osd_bench"),
+        obdfilter_(backend_.method() == "obdfilter"),
+        per_target_(osd_bench_ || obdfilter_) {}
 
   absl::Status Validate() const override {
-    if (backend_.method() != "file" && !osd_bench_) {
-      return SpecError(spec_, absl::StrFormat("backend method \"%s\" is not \"file\" or \"osd_bench\"",
-                                              backend_.method()));
+    if (backend_.method() != "file" && !per_target_) {
+      return SpecError(spec_, absl::StrFormat(
+                                  "backend method \"%s\" is not \"file\", \"osd_bench\" or "
+                                  "\"obdfilter\"",
+                                  backend_.method()));
     }
     const uint64_t block = backend_.block_bytes();
     if (block == 0 || block > kMaxBlockBytes || block % kDirectIoAlignBytes != 0) {
@@ -48,13 +57,13 @@ class BackendWorkload : public Workload {
   }
 
   std::string TaskPath(const std::string& dir, uint32_t rank) const override {
-    if (osd_bench_) return "";
+    if (per_target_) return "";
     return absl::StrFormat("%s/%s.%08u", dir, spec_.file_name(), rank);
   }
 
   absl::Status Prepare(const BeneathDir& dir, std::span<v1::TaskResult* const> results) override;
   void DescribePrepared(v1::PrepareReply* reply) const override {
-    for (const std::string& osd : osds_) reply->add_backend_targets(osd);
+    for (const std::string& target : targets_) reply->add_backend_targets(target);
   }
   void RunTask(const TaskContext& task) override {
     task.result->mutable_backend()->set_method(backend_.method());
@@ -63,38 +72,47 @@ class BackendWorkload : public Workload {
       BenchOsd(task);
       return;
     }
+    if (obdfilter_) {
+      SurveyOst(task);
+      return;
+    }
     const std::string path = TaskPath(dir_->path(), task.rank);
     WriteThenRead(task, path);
     dir_->Unlink(path);  // on every path: the scratch file never outlives its task
   }
   void Finish() override {
-    if (!osd_bench_) RemoveFiles(*dir_).IgnoreError();
+    if (!per_target_) RemoveFiles(*dir_).IgnoreError();
   }
   absl::StatusOr<uint32_t> RemoveFiles(const BeneathDir& dir) const override {
-    if (osd_bench_) return 0u;
+    if (per_target_) return 0u;
     uint32_t removed = 0;
     for (uint32_t i = 0; i < spec_.tasks(); ++i) {
       if (dir.Unlink(TaskPath(dir.path(), spec_.first_rank() + i)) == 0) ++removed;
     }
     return removed;
   }
-  bool CreatesFiles() const override { return !osd_bench_; }
-  bool UsesDir() const override { return !osd_bench_; }
+  bool CreatesFiles() const override { return !per_target_; }
+  bool UsesDir() const override { return !per_target_; }
   uint64_t AgentWriteBytes() const override {
-    return osd_bench_ ? 0 : backend_.bytes() * spec_.tasks();
+    return per_target_ ? 0 : backend_.bytes() * spec_.tasks();
   }
 
  private:
   void WriteThenRead(const TaskContext& task, const std::string& path);
   void BenchOsd(const TaskContext& task);
+  void SurveyOst(const TaskContext& task);
+  absl::Status PrepareTargets(std::vector<std::string> targets, const char* what,
+                              const char* fix);
 
   const v1::PhaseSpec spec_;
   const v1::BackendSpec backend_;
   const WorkloadOptions options_;
   const bool osd_bench_;
+  const bool obdfilter_;
+  const bool per_target_;  // osd_bench or obdfilter: one task per OSD or OST, no file
   const BeneathDir* dir_ = nullptr;
   std::vector<AlignedBuffer> buffers_;  // file: one per task
-  std::vector<std::string> osds_;       // osd_bench: task i benches osds_[i]
+  std::vector<std::string> targets_;    // task i benches targets_[i]: "osd.3", "fs-OST0002"
 };
 
 absl::Status BackendWorkload::Prepare(const BeneathDir& dir,
@@ -102,25 +120,27 @@ absl::Status BackendWorkload::Prepare(const BeneathDir& dir,
   dir_ = &dir;
   if (osd_bench_) {
     CephDaemons* ceph = options_.ceph_daemons;
-    if (ceph != nullptr) osds_ = ceph->Osds();
-    if (osds_.empty()) {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "phase %s: host %s serves no OSD (its agent config's [ceph] daemons lists none); "
-          "list them there, or measure this server with method = \"file\"",
-          spec_.phase_id(), LocalHostName()));
-    }
-    if (osds_.size() != spec_.tasks()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "phase %s: %u tasks for the %u OSDs of host %s (%s); the controller sets one per OSD",
-          spec_.phase_id(), spec_.tasks(), osds_.size(), LocalHostName(), absl::StrJoin(osds_, ", ")));
-    }
-    for (const std::string& osd : osds_) {
+    RETURN_IF_ERROR(PrepareTargets(ceph != nullptr ? ceph->Osds() : std::vector<std::string>{},
+                                   "OSD (its agent config's [ceph] daemons lists none)",
+                                   "list them there"));
+    for (const std::string& osd : targets_) {
       if (absl::Status s = ceph->Answers(osd); !s.ok()) {
         return absl::FailedPreconditionError(
             absl::StrFormat("phase %s on host %s: %s", spec_.phase_id(), LocalHostName(), s.message()));
       }
     }
     return absl::OkStatus();
+  }
+  if (obdfilter_) {
+    if (options_.lustre == nullptr) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "phase %s: the agent on host %s may not use Lustre's tools; start it with "
+          "--allow_lustre (allow_lustre = true in its config) to survey its OSTs",
+          spec_.phase_id(), LocalHostName()));
+    }
+    ASSIGN_OR_RETURN(std::vector<std::string> osts, LocalOsts(*options_.lustre));
+    return PrepareTargets(std::move(osts), "OST (`lctl dl` lists no obdfilter device UP)",
+                          "run the phase on the OSS agents only");
   }
   RemoveFiles(dir).IgnoreError();  // stale files of an earlier attempt
   buffers_.clear();
@@ -213,9 +233,56 @@ void BackendWorkload::WriteThenRead(const TaskContext& task, const std::string& 
   ::close(fd);
 }
 
+absl::Status BackendWorkload::PrepareTargets(std::vector<std::string> targets, const char* what,
+                                             const char* fix) {
+  targets_ = std::move(targets);
+  if (targets_.empty()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "phase %s: host %s serves no %s; %s, or measure this server with method = \"file\"",
+        spec_.phase_id(), LocalHostName(), what, fix));
+  }
+  if (targets_.size() != spec_.tasks()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "phase %s: %u tasks for the %u targets of host %s (%s); the controller sets one per "
+        "target",
+        spec_.phase_id(), spec_.tasks(), targets_.size(), LocalHostName(),
+        absl::StrJoin(targets_, ", ")));
+  }
+  return absl::OkStatus();
+}
+
+void BackendWorkload::SurveyOst(const TaskContext& task) {
+  v1::TaskResult* r = task.result;
+  const std::string& ost = targets_.at(task.index);
+  v1::BackendResult* b = r->mutable_backend();
+  b->set_target(ost);
+  r->set_rdwr_start_unix_ns(RealtimeNs());
+  r->set_first_io_unix_ns(r->rdwr_start_unix_ns());
+  auto survey = BenchOst(*options_.lustre, ost, backend_.bytes(), backend_.block_bytes());
+  if (!survey.ok()) {
+    r->set_rdwr_stop_unix_ns(RealtimeNs());
+    task.Fail({.message = std::string(survey.status().message())});
+    return;
+  }
+  // The write's span, then the read's, as lctl's runs took them.
+  r->set_rdwr_stop_unix_ns(r->rdwr_start_unix_ns() + survey->write_ns);
+  r->set_readback_start_unix_ns(r->rdwr_stop_unix_ns());
+  r->set_readback_stop_unix_ns(r->readback_start_unix_ns() + survey->read_ns);
+  b->set_write_bytes(survey->bytes);
+  b->set_write_ns(survey->write_ns);
+  b->set_read_bytes(survey->bytes);
+  b->set_read_ns(survey->read_ns);
+  const double blocks = static_cast<double>(survey->bytes / survey->block_bytes);
+  if (survey->write_ns > 0) b->set_write_iops(blocks * 1e9 / survey->write_ns);
+  r->set_bytes(survey->bytes);
+  r->set_readback_bytes(survey->bytes);
+  r->set_ops(survey->bytes / survey->block_bytes);
+  task.counters->bytes.store(2 * survey->bytes, std::memory_order_relaxed);
+}
+
 void BackendWorkload::BenchOsd(const TaskContext& task) {
   v1::TaskResult* r = task.result;
-  const std::string& osd = osds_.at(task.index);
+  const std::string& osd = targets_.at(task.index);
   v1::BackendResult* b = r->mutable_backend();
   b->set_target(osd);
   // The OSD caps its bench at osd_bench_duration (30 s by default); a slow

@@ -50,6 +50,7 @@
 namespace lockstep {
 
 class CephDaemons;  // agent/fs/ceph_daemons.h
+class LustreTools;  // agent/lustre.h
 
 struct WorkloadOptions {
   // Test only (lockstep-agent --test_delay_per_transfer_us): every transfer
@@ -75,6 +76,9 @@ struct WorkloadOptions {
   // agent serves; null or empty on an agent that serves none. Set by
   // AgentCore; outlives every workload.
   CephDaemons* ceph_daemons = nullptr;
+  // BACKEND obdfilter: lfs/lctl of an agent that may use Lustre's tools
+  // (allow_lustre); null otherwise. Set by AgentCore.
+  const LustreTools* lustre = nullptr;
 };
 
 // What a task has done so far. The task writes; the monitor thread (progress,

@@ -298,7 +298,7 @@ TEST(CephDaemons, OsdBenchThroughTheAdminSocketAsABackendPhase) {
   s.set_tasks(1);
   s.set_total_tasks(1);
   EXPECT_THAT(PhaseRunner::Prepare(s, tmp.path(), options).status().message(),
-              HasSubstr("1 tasks for the 2 OSDs of host"));
+              HasSubstr("1 tasks for the 2 targets of host"));
 }
 
 TEST(RootMounts, ARootWhoseMountIsGoneIsRefusedNamingHostAndRoot) {

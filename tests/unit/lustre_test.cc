@@ -12,12 +12,17 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "agent/fs/obdfilter.h"
+#include "agent/phase_runner.h"
 #include "common/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lustre_fakes.h"
+#include "test_util.h"
+#include "unit/run_phase.h"
 
 namespace lockstep {
 namespace {
@@ -342,6 +347,100 @@ TEST_F(LustreFakeTools, HangingToolIsKilledWithinTheTimeout) {
   } else {
     EXPECT_EQ(errno, ESRCH);  // already gone
   }
+}
+
+// ---- obdfilter-survey (agent/fs/obdfilter.h) ---------------------------------
+
+TEST(LustreParse, DeviceListAndCreatedObject) {
+  const std::vector<LustreDevice> d = ParseDeviceList(
+      "  0 UP osd-ldiskfs lustre-OST0000-osd lustre-OST0000-osd_UUID 4\n"
+      "  1 UP obdfilter lustre-OST0000 lustre-OST0000_UUID 5\n"
+      "garbage\n"
+      " 12 AT echo_client ec ec_UUID 1\n");
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_EQ(d[1].index, 1);
+  EXPECT_EQ(d[1].type, "obdfilter");
+  EXPECT_EQ(d[1].name, "lustre-OST0000");
+  EXPECT_EQ(d[2].index, 12);
+  EXPECT_EQ(d[2].status, "AT");
+  EXPECT_EQ(*ParseCreatedObject("create: 1 objects\ncreate: #1 is object id 0x2a\n"), "0x2a");
+  EXPECT_THAT(ParseCreatedObject("error: create: No space left").status().message(),
+              HasSubstr("no \"is object id\""));
+}
+
+TEST_F(LustreFakeTools, ObdfilterSurveyOfAnOstAndItsCleanUpOnEveryPath) {
+  LustreTools tools(Options());
+  auto osts = LocalOsts(tools);
+  ASSERT_OK(osts);
+  EXPECT_THAT(*osts, ::testing::ElementsAre("lustre-OST0000", "lustre-OST0001"));
+  auto b = BenchOst(tools, "lustre-OST0001", 8 << 20, 1 << 20);
+  ASSERT_OK(b);
+  EXPECT_EQ(b->bytes, 8u << 20);
+  EXPECT_GT(b->write_ns, 0);
+  EXPECT_GT(b->read_ns, 0);
+  // obdfilter-survey's sequence, with 256 pages per block and 8 blocks.
+  std::vector<std::string> lctl;
+  for (const std::string& l : LogLines()) {
+    if (absl::StartsWith(l, "lctl\t") && l != "lctl\tdl") lctl.push_back(l.substr(5));
+  }
+  EXPECT_THAT(lctl, ::testing::ElementsAre(
+                        "attach\techo_client\tlockstep_ec_lustre-OST0001\tlockstep_ec_lustre-OST0001_UUID",
+                        "--device\tlockstep_ec_lustre-OST0001\tsetup\tlustre-OST0001",
+                        "--device\t3\tcreate\t1",
+                        "--threads\t1\t-1\t3\ttest_brw\t8\twx\tq\t256\t1t0x2",
+                        "--threads\t1\t-1\t3\ttest_brw\t8\trx\tq\t256\t1t0x2",
+                        "--device\t3\tdestroy\t0x2\t1",
+                        "--device\tlockstep_ec_lustre-OST0001\tcleanup",
+                        "--device\tlockstep_ec_lustre-OST0001\tdetach"));
+
+  // A write that fails: the object and the echo client still go.
+  WriteFile(dir_ + "/brw_fail", "");
+  const size_t before = LogLines().size();
+  auto failed = BenchOst(tools, "lustre-OST0000", 4 << 20, 1 << 20);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_THAT(failed.status().message(), HasSubstr("obdfilter survey of lustre-OST0000"));
+  EXPECT_THAT(failed.status().message(), HasSubstr("test_brw"));
+  const std::vector<std::string> after = LogLines();
+  std::vector<std::string> tail(after.begin() + static_cast<long>(before), after.end());
+  EXPECT_THAT(tail, ::testing::Contains(HasSubstr("destroy\t0x2\t1")));
+  EXPECT_THAT(tail, ::testing::Contains(HasSubstr("lockstep_ec_lustre-OST0000\tcleanup")));
+  EXPECT_THAT(tail, ::testing::Contains(HasSubstr("lockstep_ec_lustre-OST0000\tdetach")));
+  EXPECT_THAT(BenchOst(tools, "x", 1000, 1000).status().message(), HasSubstr("whole 4 KiB pages"));
+}
+
+// A backend phase with method = "obdfilter": one task per OST the agent
+// serves, all at once, each surveyed through lctl.
+TEST_F(LustreFakeTools, BackendObdfilterPhaseSurveysEveryOst) {
+  LustreTools tools(Options());
+  v1::PhaseSpec s;
+  s.set_phase_id("t0/r0/back");
+  s.set_kind(v1::BACKEND);
+  s.set_file_name("b");
+  s.set_tasks(2);
+  s.set_total_tasks(2);
+  s.mutable_backend()->set_method("obdfilter");
+  s.mutable_backend()->set_bytes(4 << 20);
+  s.mutable_backend()->set_block_bytes(1 << 20);
+  RunnerOptions options;
+  EXPECT_THAT(PhaseRunner::Prepare(s, dir_, options).status().message(),
+              HasSubstr("--allow_lustre"));
+  options.lustre = &tools;
+  auto runner = PhaseRunner::Prepare(s, dir_, options);
+  ASSERT_OK(runner);
+  const v1::PhaseResult r = testing::RunNow(runner->get());
+  ASSERT_TRUE(r.ok()) << r.error();
+  ASSERT_EQ(r.tasks_size(), 2);
+  EXPECT_EQ(r.tasks(0).backend().target(), "lustre-OST0000");
+  EXPECT_EQ(r.tasks(1).backend().target(), "lustre-OST0001");
+  for (const v1::TaskResult& t : r.tasks()) {
+    EXPECT_EQ(t.backend().write_bytes(), 4u << 20);
+    EXPECT_EQ(t.backend().read_bytes(), 4u << 20);
+    EXPECT_GT(t.readback_stop_unix_ns(), t.readback_start_unix_ns());
+  }
+  s.set_tasks(3);
+  s.set_total_tasks(3);
+  EXPECT_THAT(PhaseRunner::Prepare(s, dir_, options).status().message(),
+              HasSubstr("3 tasks for the 2 targets of host"));
 }
 
 }  // namespace

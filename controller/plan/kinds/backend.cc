@@ -4,12 +4,15 @@
 // O_DIRECT, `size` bytes in blocks of `block_size`; method = "osd_bench":
 // each OSD the server agents serve runs its own bench (`ceph tell osd.N
 // bench SIZE BLOCK`, through its admin socket), one task per OSD. All servers
-// start at one instant. Rows: "backend_write" and, for "file",
-// "backend_read".
+// start at one instant; method = "obdfilter": each OST a Lustre OSS agent
+// serves, surveyed as lustre-iokit's obdfilter-survey does it through lctl
+// (echo client, one object, test_brw write then read). Rows: "backend_write"
+// and, but for osd_bench, "backend_read".
 #include <algorithm>
 #include <map>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/sizes.h"
@@ -29,6 +32,19 @@ uint32_t OsdsOf(const v1::HostFacts& facts) {
   uint32_t n = 0;
   for (const v1::DaemonFacts& d : facts.daemons()) n += absl::StartsWith(d.name(), "osd.") ? 1 : 0;
   return n;
+}
+
+// The OSTs a Lustre OSS agent serves (HostFacts.extra["lustre_osts"], from
+// `lctl dl` when it started); 0 when it said none.
+uint32_t OstsOf(const v1::HostFacts& facts) {
+  auto it = facts.extra().find("lustre_osts");
+  uint32_t n = 0;
+  return it != facts.extra().end() && absl::SimpleAtoi(it->second, &n) ? n : 0;
+}
+
+// One task per target of the method: the OSDs or the OSTs the agent serves.
+uint32_t TargetsOf(const std::string& method, const v1::HostFacts& facts) {
+  return method == "osd_bench" ? OsdsOf(facts) : OstsOf(facts);
 }
 
 v1::IterationRow RowOf(const std::vector<const v1::TaskResult*>& tasks, const char* access,
@@ -60,7 +76,7 @@ class BackendKind : public PhaseKindDef {
   absl::Status ReadKeys(const TableReader& r, const Plan&, PhasePlan* p) const override {
     BackendPlan other_kind;
     BackendPlan& b = p->kind == wire() ? p->Own<BackendPlan>() : other_kind;
-    RETURN_IF_ERROR(r.OneOf("method", {"file", "osd_bench"}, &b.method));
+    RETURN_IF_ERROR(r.OneOf("method", {"file", "osd_bench", "obdfilter"}, &b.method));
     RETURN_IF_ERROR(r.Size("size", &b.bytes));
     RETURN_IF_ERROR(RefuseOwnKeys(r, *p));
     if (p->kind != wire()) return absl::OkStatus();
@@ -119,17 +135,24 @@ class BackendKind : public PhaseKindDef {
           "plan's agents",
           p.name);
     }
-    if (b.method != "osd_bench") return "";
+    if (b.method == "file") return "";
     std::vector<std::string> without;
     for (const TakerFacts& t : takers) {
-      if (OsdsOf(*t.facts) == 0) without.push_back(absl::StrFormat("%s (host %s)", t.address, t.facts->hostname()));
+      if (TargetsOf(b.method, *t.facts) == 0) {
+        without.push_back(absl::StrFormat("%s (host %s)", t.address, t.facts->hostname()));
+      }
     }
     if (without.empty()) return "";
+    const bool osd = b.method == "osd_bench";
     return absl::StrFormat(
-        "phase %s: method = \"osd_bench\" benches the OSDs each server agent serves, and %s "
-        "serve%s none (its file system has no OSD to bench); list the OSDs in the agent "
-        "config's [ceph] daemons, or use method = \"file\" with a dir on the server's device",
-        p.name, absl::StrJoin(without, ", "), without.size() == 1 ? "s" : "");
+        "phase %s: method = \"%s\" %s, and %s serve%s none (its file system has no %s to "
+        "measure); %s, or use method = \"file\" with a dir on the server's device",
+        p.name, b.method,
+        osd ? "benches the OSDs each server agent serves"
+            : "surveys the OSTs each server agent serves (obdfilter-survey through lctl)",
+        absl::StrJoin(without, ", "), without.size() == 1 ? "s" : "", osd ? "OSD" : "OST",
+        osd ? "list the OSDs in the agent config's [ceph] daemons"
+            : "start the OSS agents with --allow_lustre where `lctl dl` lists their OSTs");
   }
 
   std::string RefuseAgent(const PhasePlan& p, const std::string& who,
@@ -139,8 +162,8 @@ class BackendKind : public PhaseKindDef {
 
   void AdaptForTaker(const std::vector<TakerFacts>& takers, size_t index,
                      v1::PhaseSpec* spec) const override {
-    if (spec->backend().method() == "osd_bench") {
-      spec->set_tasks(std::max<uint32_t>(OsdsOf(*takers[index].facts), 1));
+    if (spec->backend().method() != "file") {
+      spec->set_tasks(std::max<uint32_t>(TargetsOf(spec->backend().method(), *takers[index].facts), 1));
     }
   }
 
