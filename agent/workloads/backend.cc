@@ -135,7 +135,7 @@ absl::Status BackendWorkload::Prepare(const BeneathDir& dir,
     if (options_.lustre == nullptr) {
       return absl::FailedPreconditionError(absl::StrFormat(
           "phase %s: the agent on host %s may not use Lustre's tools; start it with "
-          "--allow_lustre (allow_lustre = true in its config) to survey its OSTs",
+          "--allow_lustre (or lustre = true under [permissions] in its config) to survey its OSTs",
           spec_.phase_id(), LocalHostName()));
     }
     ASSIGN_OR_RETURN(std::vector<std::string> osts, LocalOsts(*options_.lustre));
