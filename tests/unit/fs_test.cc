@@ -259,15 +259,7 @@ TEST(CephDaemons, OsdBenchThroughTheAdminSocketAsABackendPhase) {
   EXPECT_THAT(daemons.BenchOsd("osd.7", 1, 1, absl::Seconds(1)).status().message(),
               HasSubstr("osd.7 is not among this agent's [ceph] daemons"));
 
-  v1::PhaseSpec s;
-  s.set_phase_id("t0/r0/back");
-  s.set_kind(v1::BACKEND);
-  s.set_file_name("b");
-  s.set_tasks(2);
-  s.set_total_tasks(2);
-  s.mutable_backend()->set_method("osd_bench");
-  s.mutable_backend()->set_bytes(4 << 20);
-  s.mutable_backend()->set_block_bytes(1 << 20);
+  v1::PhaseSpec s = testing::BackendPhaseSpec("osd_bench", 2);
   RunnerOptions options;
   options.ceph_daemons = &daemons;
   auto runner = PhaseRunner::Prepare(s, tmp.path(), options);

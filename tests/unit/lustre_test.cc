@@ -412,15 +412,7 @@ TEST_F(LustreFakeTools, ObdfilterSurveyOfAnOstAndItsCleanUpOnEveryPath) {
 // serves, all at once, each surveyed through lctl.
 TEST_F(LustreFakeTools, BackendObdfilterPhaseSurveysEveryOst) {
   LustreTools tools(Options());
-  v1::PhaseSpec s;
-  s.set_phase_id("t0/r0/back");
-  s.set_kind(v1::BACKEND);
-  s.set_file_name("b");
-  s.set_tasks(2);
-  s.set_total_tasks(2);
-  s.mutable_backend()->set_method("obdfilter");
-  s.mutable_backend()->set_bytes(4 << 20);
-  s.mutable_backend()->set_block_bytes(1 << 20);
+  v1::PhaseSpec s = testing::BackendPhaseSpec("obdfilter", 2);
   RunnerOptions options;
   EXPECT_THAT(PhaseRunner::Prepare(s, dir_, options).status().message(),
               HasSubstr("--allow_lustre"));

@@ -179,22 +179,9 @@ TEST(NetWorkload, APeerThatIsGoneIsNamed) {
   EXPECT_THAT(r.error(), HasSubstr("cannot connect to agent gone:7070 (127.0.0.1 port"));
 }
 
-v1::PhaseSpec BackendSpec(const std::string& method, uint32_t tasks) {
-  v1::PhaseSpec s;
-  s.set_phase_id("t0/r0/back");
-  s.set_kind(v1::BACKEND);
-  s.set_file_name("scratch");
-  s.set_tasks(tasks);
-  s.set_total_tasks(tasks);
-  s.mutable_backend()->set_method(method);
-  s.mutable_backend()->set_bytes(4 << 20);
-  s.mutable_backend()->set_block_bytes(1 << 20);
-  return s;
-}
-
 TEST(BackendWorkload, WritesAndReadsScratchFilesWithODirectAndLeavesNone) {
   TempDir tmp;
-  const v1::PhaseResult r = RunSpec(BackendSpec("file", 2), tmp.path());
+  const v1::PhaseResult r = RunSpec(BackendPhaseSpec("file", 2), tmp.path());
   ASSERT_TRUE(r.ok()) << r.error();
   ASSERT_EQ(r.tasks_size(), 2);
   for (const v1::TaskResult& t : r.tasks()) {
@@ -212,14 +199,14 @@ TEST(BackendWorkload, WritesAndReadsScratchFilesWithODirectAndLeavesNone) {
 
 TEST(BackendWorkload, RefusedWithoutOsdsOrWithABadBlock) {
   TempDir tmp;
-  auto no_osd = PhaseRunner::Prepare(BackendSpec("osd_bench", 1), tmp.path());
+  auto no_osd = PhaseRunner::Prepare(BackendPhaseSpec("osd_bench", 1), tmp.path());
   ASSERT_FALSE(no_osd.ok());
   EXPECT_THAT(no_osd.status().message(), HasSubstr("serves no OSD"));
-  v1::PhaseSpec s = BackendSpec("file", 1);
+  v1::PhaseSpec s = BackendPhaseSpec("file", 1);
   s.mutable_backend()->set_block_bytes(1000);
   EXPECT_THAT(PhaseRunner::Prepare(s, tmp.path()).status().message(),
               HasSubstr("block_bytes 1000 must be a multiple of 4096"));
-  s = BackendSpec("dd", 1);
+  s = BackendPhaseSpec("dd", 1);
   EXPECT_THAT(PhaseRunner::Prepare(s, tmp.path()).status().message(),
               HasSubstr("backend method \"dd\""));
 }

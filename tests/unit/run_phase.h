@@ -27,6 +27,21 @@ inline v1::PhaseResult RunNow(PhaseRunner* r) {
   return result;
 }
 
+// A BACKEND phase of `method` ("file", "osd_bench", "obdfilter") with
+// `tasks` tasks on this agent, 4 MiB per task in blocks of 1 MiB.
+inline v1::PhaseSpec BackendPhaseSpec(const std::string& method, uint32_t tasks) {
+  v1::PhaseSpec s;
+  s.set_phase_id("t0/r0/back");
+  s.set_kind(v1::BACKEND);
+  s.set_file_name("scratch");
+  s.set_tasks(tasks);
+  s.set_total_tasks(tasks);
+  s.mutable_backend()->set_method(method);
+  s.mutable_backend()->set_bytes(4 << 20);
+  s.mutable_backend()->set_block_bytes(1 << 20);
+  return s;
+}
+
 // Prepares `s` in `dir` and runs it now; an empty result if Prepare failed.
 inline v1::PhaseResult RunSpec(const v1::PhaseSpec& s, const std::string& dir) {
   auto r = PhaseRunner::Prepare(s, dir);
