@@ -65,6 +65,15 @@ inline constexpr uint64_t kMaxAiChunkBytes = uint64_t{64} << 20;
 // Emulated compute per batch: at most an hour.
 inline constexpr int64_t kMaxComputationTimeNs = int64_t{3600} * 1'000'000'000;
 
+// Layered baselines (issue 42). NET: bytes per send (1 MiB is lnet_selftest's),
+// the bytes of one ping, how long a stream sends, streams per pair of agents.
+inline constexpr uint64_t kMaxNetMessageBytes = uint64_t{64} << 20;
+inline constexpr uint64_t kMaxNetPingBytes = uint64_t{1} << 20;
+inline constexpr uint64_t kMaxNetDurationMs = 3'600'000;
+inline constexpr uint32_t kMaxNetStreamsPerPeer = 256;
+// BACKEND: one write or read (O_DIRECT, an OSD bench's osd_bench_max_block_size).
+inline constexpr uint64_t kMaxBackendBlockBytes = uint64_t{64} << 20;
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_COMMON_LIMITS_H_

@@ -23,7 +23,6 @@
 namespace lockstep {
 namespace {
 
-constexpr uint64_t kMaxBlockBytes = 64ull << 20;
 
 
 class BackendWorkload : public Workload {
@@ -44,10 +43,10 @@ class BackendWorkload : public Workload {
                                   backend_.method()));
     }
     const uint64_t block = backend_.block_bytes();
-    if (block == 0 || block > kMaxBlockBytes || block % kDirectIoAlignBytes != 0) {
+    if (block == 0 || block > kMaxBackendBlockBytes || block % kDirectIoAlignBytes != 0) {
       return SpecError(spec_, absl::StrFormat("block_bytes %u must be a multiple of %u up to %s",
                                               block, kDirectIoAlignBytes,
-                                              HumanBytes(kMaxBlockBytes)));
+                                              HumanBytes(kMaxBackendBlockBytes)));
     }
     if (backend_.bytes() == 0 || backend_.bytes() % block != 0) {
       return SpecError(spec_, absl::StrFormat("bytes %u must be a non-zero multiple of block_bytes %u",

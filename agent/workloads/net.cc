@@ -27,6 +27,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
+#include "common/limits.h"
 #include "common/net.h"
 
 namespace lockstep {
@@ -38,11 +39,6 @@ constexpr size_t kProofBytes = 32;
 constexpr size_t kHelloBytes = 4 + 4 + 4 + kProofBytes;
 constexpr uint32_t kData = 1, kPing = 2, kEnd = 3;
 constexpr size_t kFrameHeaderBytes = 16;
-// Bounds the agent checks again (the plan's are in controller/plan/limits.h).
-constexpr uint64_t kMaxMessageBytes = 64ull << 20;
-constexpr uint64_t kMaxDurationMs = 3'600'000;
-constexpr uint32_t kMaxPingBytes = 1 << 20;
-constexpr uint32_t kMaxStreams = 4096;
 // How often a blocked send, receive or accept looks at the abort flag.
 constexpr int kPollMs = 200;
 // How long a receiving task waits for its stream, and any stream for its
@@ -229,32 +225,29 @@ class NetWorkload : public Workload {
 
   absl::Status Validate() const override {
     const uint64_t streams = net_.streams_per_peer();
-    if (net_.send_peers() > 0 && (streams == 0 || streams > kMaxStreams)) {
+    if (net_.send_peers() > 0 && (streams == 0 || streams > kMaxNetStreamsPerPeer)) {
       return SpecError(spec_, absl::StrFormat("streams_per_peer %u is outside 1..%u", streams,
-                                              kMaxStreams));
+                                              kMaxNetStreamsPerPeer));
     }
-    if (net_.receive_streams() > kMaxStreams * 64) {
-      return SpecError(spec_, absl::StrFormat("%u streams to receive is over the limit of %u",
-                                              net_.receive_streams(), kMaxStreams * 64));
-    }
+    // The tasks (send and receive) are bounded by the agent's max_tasks.
     if (uint64_t{net_.send_peers()} * streams + net_.receive_streams() != spec_.tasks()) {
       return SpecError(spec_, absl::StrFormat(
                                   "%u tasks, but %u peers x %u streams to send and %u to receive",
                                   spec_.tasks(), net_.send_peers(), streams,
                                   net_.receive_streams()));
     }
-    if (net_.message_bytes() < kFrameHeaderBytes || net_.message_bytes() > kMaxMessageBytes) {
+    if (net_.message_bytes() < kFrameHeaderBytes || net_.message_bytes() > kMaxNetMessageBytes) {
       return SpecError(spec_, absl::StrFormat("message_bytes %u is outside %u..%u",
                                               net_.message_bytes(), kFrameHeaderBytes,
-                                              kMaxMessageBytes));
+                                              kMaxNetMessageBytes));
     }
-    if (net_.duration_ms() == 0 || net_.duration_ms() > kMaxDurationMs) {
+    if (net_.duration_ms() == 0 || net_.duration_ms() > kMaxNetDurationMs) {
       return SpecError(spec_, absl::StrFormat("duration_ms %u is outside 1..%u", net_.duration_ms(),
-                                              kMaxDurationMs));
+                                              kMaxNetDurationMs));
     }
-    if (net_.ping_bytes() > kMaxPingBytes) {
+    if (net_.ping_bytes() > kMaxNetPingBytes) {
       return SpecError(spec_, absl::StrFormat("ping_bytes %u is over the limit of %u",
-                                              net_.ping_bytes(), kMaxPingBytes));
+                                              net_.ping_bytes(), kMaxNetPingBytes));
     }
     if (net_.token().size() != kProofBytes) {
       return SpecError(spec_, absl::StrFormat("the phase token has %u bytes, not %u",

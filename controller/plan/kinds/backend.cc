@@ -15,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/limits.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
 #include "controller/plan/kinds/layers_plan.h"
@@ -26,7 +27,6 @@ namespace lockstep::kinds {
 namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
-constexpr uint64_t kMaxBlockBytes = 64ull << 20;
 
 uint32_t OsdsOf(const v1::HostFacts& facts) {
   uint32_t n = 0;
@@ -81,7 +81,7 @@ class BackendKind : public PhaseKindDef {
     RETURN_IF_ERROR(RefuseOwnKeys(r, *p));
     if (p->kind != wire()) return absl::OkStatus();
     b.block_bytes = p->transfer_bytes;
-    if (b.block_bytes % 4096 != 0 || b.block_bytes > kMaxBlockBytes) {
+    if (b.block_bytes % kDirectIoAlignBytes != 0 || b.block_bytes > kMaxBackendBlockBytes) {
       return r.Error(r.Get("transfer_size") ? *r.Get("transfer_size") : *r.Get("kind"),
                      "transfer_size",
                      absl::StrFormat("%s: a backend block must be a multiple of 4 KiB up to 64 "

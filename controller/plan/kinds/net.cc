@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/limits.h"
 #include "common/net.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
@@ -38,9 +39,6 @@ namespace lockstep::kinds {
 namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
-constexpr uint32_t kMaxStreams = 256;
-constexpr uint64_t kMaxMessageBytes = 64ull << 20;
-constexpr uint64_t kMaxPingBytes = 1 << 20;
 
 size_t ServerCount(const std::vector<TakerFacts>& takers) {
   return static_cast<size_t>(
@@ -103,21 +101,21 @@ class NetKind : public PhaseKindDef {
   absl::Status ReadKeys(const TableReader& r, const Plan&, PhasePlan* p) const override {
     NetPlan other_kind;
     NetPlan& n = p->kind == wire() ? p->Own<NetPlan>() : other_kind;
-    RETURN_IF_ERROR(r.Uint32("streams", 1, kMaxStreams, &n.streams));
+    RETURN_IF_ERROR(r.Uint32("streams", 1, kMaxNetStreamsPerPeer, &n.streams));
     RETURN_IF_ERROR(r.Size("message_size", &n.message_bytes));
-    RETURN_IF_ERROR(r.Uint32("duration_seconds", 1, 3600, &n.duration_seconds));
+    RETURN_IF_ERROR(r.Uint32("duration_seconds", 1, kMaxNetDurationMs / 1000, &n.duration_seconds));
     RETURN_IF_ERROR(r.Uint32("ping_count", 0, 100000, &n.ping_count));
     RETURN_IF_ERROR(r.Size("ping_size", &n.ping_bytes));
     RETURN_IF_ERROR(r.String("interface", &n.interface));
     RETURN_IF_ERROR(RefuseOwnKeys(r, *p));
     if (p->kind != wire()) return absl::OkStatus();
-    if (n.message_bytes < 4096 || n.message_bytes > kMaxMessageBytes) {
+    if (n.message_bytes < 4096 || n.message_bytes > kMaxNetMessageBytes) {
       return r.Error(*r.Get("message_size"), "message_size",
                      absl::StrFormat("%s is outside 4 KiB..64 MiB; 1 MiB is lnet_selftest's and "
                                      "a good default",
                                      HumanBytes(n.message_bytes)));
     }
-    if (n.ping_bytes > kMaxPingBytes) {
+    if (n.ping_bytes > kMaxNetPingBytes) {
       return r.Error(*r.Get("ping_size"), "ping_size",
                      absl::StrFormat("%s is over 1 MiB; a ping is a small message (64 bytes)",
                                      HumanBytes(n.ping_bytes)));
