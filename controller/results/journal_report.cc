@@ -16,7 +16,7 @@
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/status_macros.h"
-#include "controller/record/layers.h"
+#include "controller/record/fold.h"
 #include "controller/record/ior_math.h"
 #include "controller/ior/ior_report.h"
 #include "controller/record/run_observer.h"
@@ -31,26 +31,6 @@
 
 namespace lockstep {
 namespace {
-
-// Summary rows of every test from its accepted phase records.
-void Summarize(const v1::RunRecord& run, v1::TestRecord* test) {
-  test->clear_summary();
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<const v1::PhaseRecord*>> accepted;
-  std::map<std::string, v1::PhaseSpec> specs;
-  for (const v1::PhaseRecord& p : test->phases()) {
-    if (!p.ok() || IsSuperseded(p)) continue;
-    if (!accepted.count(p.phase())) order.push_back(p.phase());
-    accepted[p.phase()].push_back(&p);
-    specs[p.phase()] = p.spec();
-  }
-  const TestReorder reorder = TestReorderOf(run, *test);
-  for (const std::string& name : order) {
-    *test->add_summary() =
-        SummarizePhase(accepted[name], specs[name], name, test->test_id(), reorder);
-  }
-  for (v1::LayerRow& row : LayersOf(*test)) *test->add_layers() = std::move(row);
-}
 
 std::string RoleLabel(v1::Role role) {
   return role == v1::CLIENT ? "clients" : RoleName(role);
@@ -138,13 +118,18 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
   // What the run knew before its first phase (run-start.json: the Began and
   // Command line lines, the agents); a run from before it has none.
   auto start = ReadFileToString(run_dir + "/run-start.json");
-  if (start.ok() && !google::protobuf::util::JsonStringToMessage(*start, &run).ok()) run.Clear();
+  const bool started = start.ok() && google::protobuf::util::JsonStringToMessage(*start, &run).ok();
+  if (!started) {
+    run.Clear();
+    // A run from before run-start.json: as `lockstep run` prints, with the
+    // Max Write/Read lines (run-start.json carries the front end's choice).
+    run.set_ior_verbose(true);
+  }
   run.clear_tests();
   run.set_format_version(1);
   std::string base = run_dir;
   while (!base.empty() && base.back() == '/') base.pop_back();
   run.set_run_id(base.substr(base.find_last_of('/') + 1));
-  run.set_ior_verbose(true);  // as `lockstep run` prints: with the Max Write/Read lines
   // How the run ended, from the journal's last line; without one the
   // controller stopped before its end.
   v1::RunEnd end;
@@ -189,13 +174,15 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
       reps = std::max(reps, p.repetition() + 1);
       if (seen.insert(p.phase()).second) *t->add_plan_specs() = p.spec();
     }
-    t->set_repetitions(reps);
+    // The plan's repetitions (the live run's figure) when the run kept a plan
+    // that still parses, else those the journal reached.
+    t->set_repetitions(parsed.ok() ? std::max(reps, parsed->repetitions) : reps);
     // The sweep point, from the plan the run kept (a plan that no longer
     // parses leaves it out).
     if (parsed.ok()) {
       for (const v1::SweepValue& v : SweepValuesOf(*parsed, id)) *t->add_sweep() = v;
     }
-    Summarize(run, t);
+    FoldTest(run, t);
   }
   // The live run's rule (record/run_status.h), on what the run recorded.
   run.set_status(RunStatusOf(end));

@@ -20,8 +20,7 @@
 #include "common/files.h"
 #include "common/errors.h"
 #include "common/names.h"
-#include "controller/record/layers.h"
-#include "controller/record/ior_math.h"
+#include "controller/record/fold.h"
 #include "controller/record/phase_id.h"
 #include "controller/record/phase_reduce.h"
 #include "controller/record/run_status.h"
@@ -51,7 +50,6 @@ namespace lockstep {
 namespace {
 
 // Accepted records of a test's phases, by phase name (what IOR summarizes).
-using AcceptedPhases = std::map<std::string, std::vector<const v1::PhaseRecord*>>;
 
 // The protocol: attach → clock offsets → for each test, repetition and phase
 // a PhaseAttempt (repeated on start skew with on_skew = "repeat") → remove
@@ -82,7 +80,7 @@ class Coordinator {
   // a loss the run went on without).
   RunError CompiledFor(uint32_t test_id, const CompiledTest** out);
   RunError UseClientsOf(uint32_t test_id);
-  RunError RunRepetition(v1::TestRecord* test, uint32_t rep, AcceptedPhases* accepted);
+  RunError RunRepetition(v1::TestRecord* test, uint32_t rep);
   RunError EndRepetition(const std::vector<v1::PhaseSpec>& written, v1::TestRecord* test,
                          uint32_t rep);
   RunError AfterFailedPhase(const RunError& failure, const std::vector<v1::PhaseSpec>& written,
@@ -91,8 +89,7 @@ class Coordinator {
                     RunError* failure);
   // `base`: the phase's spec in this test and repetition, built once for
   // all its attempts (and for the removal of its files).
-  RunError RunPhase(const PhasePlan& phase, v1::PhaseSpec base, v1::TestRecord* test,
-                    std::vector<const v1::PhaseRecord*>* accepted);
+  RunError RunPhase(const PhasePlan& phase, v1::PhaseSpec base, v1::TestRecord* test);
   // The skew of an attempt that came back without error; empty if in bounds.
   std::string SkewProblem(const v1::PhaseRecord& pr) const;
   void WaitForLostLeases();
@@ -386,19 +383,12 @@ RunError Coordinator::RunTest(uint32_t test_id) {
   if (RunError e = CompiledFor(test_id, &compiled)) return e;
   for (const CompiledPhase& phase : compiled->phases) *test->add_plan_specs() = phase.spec;
 
-  AcceptedPhases accepted;
   for (uint32_t rep = 0; rep < plan_.repetitions; ++rep) {
-    if (RunError e = RunRepetition(test, rep, &accepted)) return e;
+    if (RunError e = RunRepetition(test, rep)) return e;
   }
-  // IOR prints -C's and -Z's columns for the whole test, its write rows too.
-  const TestReorder reorder = TestReorderOf(record_, *test);
-  // The clients left at the end (fewer after a loss the run went on without).
-  if (RunError e = CompiledFor(test_id, &compiled)) return e;
-  for (const CompiledPhase& phase : compiled->phases) {
-    *test->add_summary() =
-        SummarizePhase(accepted[phase.planned->name], phase.spec, phase.planned->name, test_id, reorder);
-  }
-  for (v1::LayerRow& row : LayersOf(*test)) *test->add_layers() = std::move(row);
+  // The summary rows and layers from the records, by the rule a rebuild
+  // from the journal uses too (record/fold.h).
+  FoldTest(record_, test);
   events_.TestDone(*test);
   return {};
 }
@@ -457,8 +447,7 @@ RunError Coordinator::UseClientsOf(uint32_t test_id) {
 }
 
 // The phases of one repetition, then its files removed (or released).
-RunError Coordinator::RunRepetition(v1::TestRecord* test, uint32_t rep,
-                                    AcceptedPhases* accepted) {
+RunError Coordinator::RunRepetition(v1::TestRecord* test, uint32_t rep) {
   std::vector<v1::PhaseSpec> written;  // files this repetition wrote
   const CompiledTest* compiled = nullptr;  // again after a loss: fewer clients
   if (RunError e = CompiledFor(test->test_id(), &compiled)) return e;
@@ -466,7 +455,7 @@ RunError Coordinator::RunRepetition(v1::TestRecord* test, uint32_t rep,
     const PhasePlan& phase = *compiled_phase.planned;
     v1::PhaseSpec base = SpecOfRepetition(compiled_phase, rep);
     if (KindOf(phase.kind).LeavesFiles(phase)) written.push_back(base);
-    RunError failure = RunPhase(phase, std::move(base), test, &(*accepted)[phase.name]);
+    RunError failure = RunPhase(phase, std::move(base), test);
     if (failure.kind == RunFailure::kVerify) {
       KeepEvidence(test->phases(test->phases_size() - 1), &written, &failure);
     }
@@ -562,8 +551,7 @@ void Coordinator::WaitForLostLeases() {
   }
 }
 
-RunError Coordinator::RunPhase(const PhasePlan& phase, v1::PhaseSpec base, v1::TestRecord* test,
-                               std::vector<const v1::PhaseRecord*>* accepted) {
+RunError Coordinator::RunPhase(const PhasePlan& phase, v1::PhaseSpec base, v1::TestRecord* test) {
   const uint32_t rep = base.repetition();
   if (!phase.stonewall_count_from.empty()) {
     // IO500's hand-off: work on exactly what the stonewalled phase agreed on.
@@ -619,7 +607,6 @@ RunError Coordinator::RunPhase(const PhasePlan& phase, v1::PhaseSpec base, v1::T
                                     max_attempts));
       continue;
     }
-    accepted->push_back(pr);
     if (uint64_t count = AgreedStonewallCount(*pr); count > 0) {
       stonewall_counts_[PhaseId{base.test_id(), rep, phase.name}] = {
           count, KindOf(base.kind()).StonewallTransferBytes(base)};
