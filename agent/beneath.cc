@@ -249,6 +249,8 @@ absl::StatusOr<std::shared_ptr<const BeneathDir>> BeneathDir::OpenDirImpl(const 
                                                                    bool may_be_missing) const {
   std::vector<std::string> comps;
   int err = Split(path, &comps);
+  // What the new directory's root() is: this one's root, kept alive by it.
+  std::shared_ptr<const BeneathDir> origin = origin_ != nullptr ? origin_ : weak_from_this().lock();
   std::string joined = path_;
   for (size_t i = lead_.empty() ? 0 : 1; i < comps.size(); ++i) {
     joined += (joined == "/" ? "" : "/") + comps[i];
@@ -260,15 +262,18 @@ absl::StatusOr<std::shared_ptr<const BeneathDir>> BeneathDir::OpenDirImpl(const 
       parent = Fd(::fcntl(fd_, F_DUPFD_CLOEXEC, 0), true);
     }
     if (parent.get() >= 0) {
-      return std::shared_ptr<const BeneathDir>(
-          new BeneathDir(joined, parent.release(), comps.back()));
+      std::shared_ptr<BeneathDir> dir(new BeneathDir(joined, parent.release(), comps.back()));
+      dir->origin_ = std::move(origin);
+      return std::shared_ptr<const BeneathDir>(std::move(dir));
     }
     err = errno;
   } else if (err == 0) {
     Fd fd = WalkDirs(fd_, comps, comps.size());
     if (fd.get() >= 0 && fd.get() == fd_) fd = Fd(::fcntl(fd_, F_DUPFD_CLOEXEC, 0), true);
     if (fd.get() >= 0) {
-      return std::shared_ptr<const BeneathDir>(new BeneathDir(joined, fd.release(), ""));
+      std::shared_ptr<BeneathDir> dir(new BeneathDir(joined, fd.release(), ""));
+      dir->origin_ = std::move(origin);
+      return std::shared_ptr<const BeneathDir>(std::move(dir));
     }
     err = errno;
   }

@@ -29,7 +29,7 @@
 
 namespace lockstep {
 
-class BeneathDir {
+class BeneathDir : public std::enable_shared_from_this<BeneathDir> {
  public:
   // Opens `root`, a directory the agent trusts (an allowed root, canonical:
   // AllowedRoots), and records its mount. FailedPrecondition naming the root
@@ -53,6 +53,12 @@ class BeneathDir {
 
   // The path the directory had when it was opened (messages, TaskPath).
   const std::string& path() const { return path_; }
+  // The root this directory was opened below (OpenDir or OpenDirToCreate of
+  // a root, or of a directory opened from one), held as long as this one;
+  // a root is its own. Its operations take this directory's paths (absolute
+  // below path()) and resolve every component from the root each time, as a
+  // program that names its files by full path does (mdtest).
+  const BeneathDir& root() const { return origin_ != nullptr ? *origin_ : *this; }
   // The descriptor held: the directory, or its parent for a directory still
   // to be made (OpenDirToCreate). For fstatvfs/ioctl of its file system.
   int fd() const { return fd_; }
@@ -100,6 +106,7 @@ class BeneathDir {
   std::string path_;
   int fd_ = -1;
   std::string lead_;  // a missing last component (OpenDirToCreate), resolved below fd_
+  std::shared_ptr<const BeneathDir> origin_;  // root(); null for a root
   uint64_t mount_id_ = 0;
   dev_t device_ = 0;
   ino_t inode_ = 0;

@@ -102,6 +102,29 @@ absl::StatusOr<std::unique_ptr<FsTunableScope>> FileSystem::SetChecksums(bool on
       Name()));
 }
 
+bool NamesRevalidated(uint64_t magic) {
+  switch (static_cast<uint32_t>(magic)) {
+    case kFuseSuperMagic:
+    case kCephSuperMagic:
+    case static_cast<uint32_t>(kLustreSuperMagic):
+    case 0x6969:      // NFS
+    case 0xFF534D42:  // CIFS
+    case 0xFE534D42:  // SMB2
+    case 0x517B:      // SMB
+    case 0x01021997:  // 9P
+    case 0x47504653:  // GPFS
+    case 0x19830326:  // BeeGFS
+    case 0x5346414F:  // AFS
+    case 0x6B414653:  // kAFS
+    case 0x01161970:  // GFS2
+    case 0x7461636F:  // OCFS2
+    case 0x20030528:  // OrangeFS
+      return true;
+    default:
+      return false;
+  }
+}
+
 absl::StatusOr<std::unique_ptr<FileSystem>> FileSystemFor(const std::string& dir,
                                                           const FileSystemContext& ctx) {
   absl::StatusOr<FsType> type = FsTypeOf(dir);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "agent/fs/file_system.h"
 #include "agent/workloads/file_io.h"
 #include "common/clock.h"
 #include "common/limits.h"
@@ -89,6 +90,10 @@ class MdtestWorkload : public Workload {
   const v1::PhaseSpec spec_;
   const BeneathDir* held_ = nullptr;            // from Prepare
   std::string dir_;                             // its path
+  // Items named by full path from the agent's root, as mdtest names them,
+  // where the file system revalidates names (fs/file_system.h
+  // NamesRevalidated); else relative to their tree directory held open.
+  bool by_full_path_ = false;
   std::vector<std::vector<std::string>> trees_;  // per task: dirs of its tree, root first
   std::vector<AlignedBuffer> bufs_;              // per task: -w data, -e destination
 };
@@ -100,6 +105,8 @@ class MdtestWorkload::TaskRun {
       : s_(w.spec_),
         ctx_(ctx),
         held_(*w.held_),
+        walk_(w.by_full_path_ ? w.held_->root() : *w.held_),
+        by_full_path_(w.by_full_path_),
         dir_(w.dir_),
         tree_(w.trees_[ctx.index]),
         buf_(w.bufs_[ctx.index].get()),
@@ -176,19 +183,10 @@ class MdtestWorkload::TaskRun {
   }
   std::string ItemPath(uint64_t i) const { return tree_[ItemDir(i)] + "/" + ItemName(i); }
 
-  // Tree directory `d`, opened below the phase directory (no symlink
-  // followed) once, untimed; its items' operations are relative to it.
-  // -1 and errno when it cannot be opened.
-  int DirFd(size_t d) {
-    if (dir_fds_.size() != tree_.size()) dir_fds_.assign(tree_.size(), -1);
-    if (dir_fds_[d] < 0) dir_fds_[d] = held_.Open(tree_[d], O_PATH | O_DIRECTORY);
-    return dir_fds_[d];
-  }
-
   void MakeTree() {
     for (const std::string& d : tree_) {
       if (ctx_.Aborted()) break;
-      if (int e = Timed([&] { return ErrnoOf(held_.Mkdir(d, 0775)); })) {
+      if (int e = Timed([&] { return ErrnoOf(walk_.Mkdir(d, 0775)); })) {
         Fail("cannot create directory", d, e);
         break;
       }
@@ -198,7 +196,7 @@ class MdtestWorkload::TaskRun {
   void RemoveTree() {
     for (auto it = tree_.rbegin(); it != tree_.rend(); ++it) {
       if (ctx_.Aborted()) break;
-      if (int e = Timed([&] { return ErrnoOf(held_.Rmdir(*it)); })) {
+      if (int e = Timed([&] { return ErrnoOf(walk_.Rmdir(*it)); })) {
         Fail("cannot remove directory", *it, e);
         break;
       }
@@ -215,7 +213,7 @@ class MdtestWorkload::TaskRun {
     for (uint64_t i = 0; i < n; ++i) {
       if (ctx_.Aborted()) break;
       std::string item = i + 1 == n ? parked : ItemPath(i);
-      if (int e = Timed([&] { return ErrnoOf(held_.Rename(item, last)); })) {
+      if (int e = Timed([&] { return ErrnoOf(walk_.Rename(item, last)); })) {
         Fail("cannot rename (to " + last + ")", item, e);
         break;
       }
@@ -244,12 +242,9 @@ class MdtestWorkload::TaskRun {
         *hit = true;
         break;
       }
-      const std::string path = ItemPath(i);
       const char* what = "";
-      const int dfd = DirFd(ItemDir(i));
-      const int e = dfd < 0 ? errno : ItemOp(dfd, ItemName(i), &what);
-      if (dfd < 0) what = "cannot open the directory of";
-      if (e > 0) Fail(what, path, e);
+      const int e = ItemOp(i, &what);
+      if (e > 0) Fail(what, ItemPath(i), e);
       if (e != 0) {
         failed_ = true;
         break;
@@ -280,28 +275,76 @@ class MdtestWorkload::TaskRun {
     ItemRange(done, std::min(target, layout_.items));
   }
 
-  // The spec's op on item `name` of directory `dfd`, timed: 0, an errno (and
-  // *what it tried), or -1 when the task already failed.
-  int ItemOp(int dfd, const std::string& name, const char** what) {
+  // The directory item `i`'s name is resolved in, for one operation, and
+  // whether the caller closes it.
+  struct ItemParent {
+    int fd = -1;
+    bool owned = false;
+  };
+  // As mdtest names its items, by full path: where the file system checks
+  // every name with itself at each lookup (FUSE, NFS, CephFS, Lustre, ...),
+  // the tree directory is opened again from the agent's root for every
+  // operation (beneath the root, no symlink followed), so each directory on
+  // the way is looked up as in mdtest's path walk: on ceph-fuse a stat by
+  // full path costs ~3x one relative to a held directory (bench README
+  // section 24). Elsewhere the dentry cache answers the walk, and the tree
+  // directory held open (DirFd) costs the same without the extra calls.
+  ItemParent ParentOf(uint64_t i) {
+    const size_t d = ItemDir(i);
+    if (!by_full_path_) return {DirFd(d), false};
+    const int fd = walk_.Open(tree_[d], O_PATH | O_DIRECTORY);
+    return {fd, fd >= 0};
+  }
+
+  // Tree directory `d`, opened below the phase directory (no symlink
+  // followed) once, untimed. -1 and errno when it cannot be opened.
+  int DirFd(size_t d) {
+    if (dir_fds_.size() != tree_.size()) dir_fds_.assign(tree_.size(), -1);
+    if (dir_fds_[d] < 0) dir_fds_[d] = held_.Open(tree_[d], O_PATH | O_DIRECTORY);
+    return dir_fds_[d];
+  }
+
+  // `op(dirfd, name)` on item `i`, timed with the resolution of its path.
+  template <typename Op>
+  int AtItem(uint64_t i, Op&& op) {
+    const std::string name = ItemName(i);
+    return Timed([&] {
+      const ItemParent parent = ParentOf(i);
+      if (parent.fd < 0) return errno;
+      const int err = op(parent.fd, name.c_str());
+      if (parent.owned) ::close(parent.fd);
+      return err;
+    });
+  }
+
+  // The spec's op on item `i`, timed: 0, an errno (and *what it tried), or
+  // -1 when the task already failed.
+  int ItemOp(uint64_t i, const char** what) {
     struct stat st;
-    const char* n = name.c_str();
     switch (s_.md_op()) {
       case v1::MD_DIR_CREATE:
         *what = "cannot create directory";
-        return Timed([&] { return ErrnoOf(::mkdirat(dfd, n, 0775)); });
+        return AtItem(i, [](int dfd, const char* n) { return ErrnoOf(::mkdirat(dfd, n, 0775)); });
       case v1::MD_DIR_STAT:
       case v1::MD_FILE_STAT:
         *what = "cannot stat";
-        return Timed([&] { return ErrnoOf(::fstatat(dfd, n, &st, AT_SYMLINK_NOFOLLOW)); });
+        return AtItem(i, [&](int dfd, const char* n) {
+          return ErrnoOf(::fstatat(dfd, n, &st, AT_SYMLINK_NOFOLLOW));
+        });
       case v1::MD_DIR_REMOVE:
         *what = "cannot remove directory";
-        return Timed([&] { return ErrnoOf(::unlinkat(dfd, n, AT_REMOVEDIR)); });
+        return AtItem(i, [](int dfd, const char* n) {
+          return ErrnoOf(::unlinkat(dfd, n, AT_REMOVEDIR));
+        });
       case v1::MD_FILE_CREATE:
         *what = "cannot create";
-        return CountBytes(Timed([&] { return CreateFile(dfd, n); }), s_.md_write_bytes());
+        return CountBytes(AtItem(i, [&](int dfd, const char* n) { return CreateFile(dfd, n); }),
+                          s_.md_write_bytes());
       case v1::MD_FILE_READ: {
         *what = "cannot read";
-        const int err = CountBytes(Timed([&] { return ReadFile(dfd, n); }), s_.md_read_bytes());
+        const int err = CountBytes(
+            AtItem(i, [&](int dfd, const char* n) { return ReadFile(dfd, n); }),
+            s_.md_read_bytes());
         if (err == 0 && s_.verify() && !ReadMatches()) {
           // mdtest -X: untimed, as mdtest checks after the read.
           *what = "data differs from what mdtest -w wrote (mdtest -X) in";
@@ -311,7 +354,7 @@ class MdtestWorkload::TaskRun {
       }
       case v1::MD_FILE_REMOVE:
         *what = "cannot remove";
-        return Timed([&] { return ErrnoOf(::unlinkat(dfd, n, 0)); });
+        return AtItem(i, [](int dfd, const char* n) { return ErrnoOf(::unlinkat(dfd, n, 0)); });
       default:
         Fail("unknown mdtest operation for", tree_[0], EINVAL);
         return -1;
@@ -367,6 +410,10 @@ class MdtestWorkload::TaskRun {
   const v1::PhaseSpec& s_;
   const TaskContext& ctx_;
   const BeneathDir& held_;
+  // Where the tree's paths resolve from: held_'s root by full path
+  // (by_full_path_, ParentOf), else held_ itself.
+  const BeneathDir& walk_;
+  const bool by_full_path_;
   const std::string& dir_;
   const std::vector<std::string>& tree_;
   char* const buf_;
@@ -436,7 +483,9 @@ absl::Status MdtestWorkload::Prepare(const BeneathDir& held,
     bufs_.push_back(std::move(*buf));
   }
   struct statfs sf;
-  if (spec_.first_rank() == 0 && !results.empty() && ::fstatfs(held.fd(), &sf) == 0) {
+  const bool have_statfs = ::fstatfs(held.fd(), &sf) == 0;
+  by_full_path_ = have_statfs && NamesRevalidated(static_cast<uint32_t>(sf.f_type));
+  if (spec_.first_rank() == 0 && !results.empty() && have_statfs) {
     // mdtest's "FS" line: rank 0 statfs(2)s the -d directory.
     v1::FsStats* fs = results[0]->mutable_dir_fs();
     fs->set_block_bytes(static_cast<uint64_t>(sf.f_bsize));

@@ -6,6 +6,8 @@
 
 #include <filesystem>
 
+#include <fstream>
+
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
 #include "agent/agent_core.h"
@@ -13,6 +15,7 @@
 #include "agent/roots.h"
 #include "common/clock.h"
 #include "common/errors.h"
+#include "common/files.h"
 #include "gmock/gmock.h"
 #include "common/wire_version.h"
 #include "gtest/gtest.h"
@@ -499,6 +502,7 @@ TEST(AgentCore, MdtestCreatesAMissingDirectoryAndRemovesItAtTheEnd) {
   a.set_lease_ms(5000);
   auto session = (*core)->Attach(a);
   ASSERT_OK(session);
+  int phases = 0;
   auto run = [&](v1::MdtestOp op, const std::string& dir) -> absl::Status {
     v1::PrepareRequest p;
     p.set_session_id(session->session_id());
@@ -507,7 +511,7 @@ TEST(AgentCore, MdtestCreatesAMissingDirectoryAndRemovesItAtTheEnd) {
     s.set_dir(dir);
     s.set_md_op(op);
     s.set_md_items(3);
-    s.set_phase_id(absl::StrFormat("t0/r0/%d", op));
+    s.set_phase_id(absl::StrFormat("t0/r0/%d-%d", op, ++phases));
     auto prepared = (*core)->Prepare(p);
     if (!prepared.ok()) return prepared.status();
     v1::StartRequest st;
@@ -529,13 +533,28 @@ TEST(AgentCore, MdtestCreatesAMissingDirectoryAndRemovesItAtTheEnd) {
   // Outside the roots and with a missing parent: refused, nothing made.
   EXPECT_EQ(run(v1::MD_TREE_CREATE, "/etc/lockstep-md").code(), absl::StatusCode::kPermissionDenied);
   EXPECT_EQ(run(v1::MD_TREE_CREATE, "no/md").code(), absl::StatusCode::kNotFound);
-  for (v1::MdtestOp op : {v1::MD_TREE_CREATE, v1::MD_FILE_CREATE, v1::MD_FILE_REMOVE,
-                          v1::MD_TREE_REMOVE}) {
-    ASSERT_OK(run(op, "md"));
-    if (op == v1::MD_TREE_CREATE) {
-      EXPECT_TRUE(std::filesystem::is_directory(tmp / "md/test-dir.0-0/mdtest_tree.0"));
-    }
+  ASSERT_OK(run(v1::MD_TREE_CREATE, "md"));
+  EXPECT_TRUE(std::filesystem::is_directory(tmp / "md/test-dir.0-0/mdtest_tree.0"));
+  ASSERT_OK(run(v1::MD_FILE_CREATE, "md"));
+  {
+    // Each item is named by its path below the phase directory (as mdtest
+    // does), never through a symlink: a tree directory swapped for one to
+    // an outside directory fails the stat and the remove, and what is
+    // outside stays.
+    const std::string tree = tmp / "md/test-dir.0-0/mdtest_tree.0";
+    TempDir outside;
+    std::ofstream(outside / "file.mdtest.0.0") << "precious";
+    std::filesystem::rename(tree, tree + ".moved");
+    std::filesystem::create_directory_symlink(outside.path(), tree);
+    EXPECT_FALSE(run(v1::MD_FILE_STAT, "md").ok());
+    EXPECT_FALSE(run(v1::MD_FILE_REMOVE, "md").ok());
+    EXPECT_EQ(ReadFileToString(outside / "file.mdtest.0.0").value_or(""), "precious");
+    std::filesystem::remove(tree);
+    std::filesystem::rename(tree + ".moved", tree);
   }
+  ASSERT_OK(run(v1::MD_FILE_STAT, "md"));
+  ASSERT_OK(run(v1::MD_FILE_REMOVE, "md"));
+  ASSERT_OK(run(v1::MD_TREE_REMOVE, "md"));
   EXPECT_TRUE(std::filesystem::is_directory(tmp / "md"));  // until mdtest's end
   v1::DetachRequest d;
   d.set_session_id(session->session_id());

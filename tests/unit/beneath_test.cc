@@ -254,6 +254,35 @@ TEST_P(BeneathTest, ADirectoryToCreateIsMadeBelowItsHeldParent) {
   ExpectOutsideUntouched();
 }
 
+// root(): the root a directory was opened below, kept alive by it (the
+// caller dropped its own reference), resolving the directory's paths from
+// the root each time (mdtest's items): a swapped component on the way is
+// refused there too, where the held directory itself would go on.
+TEST_P(BeneathTest, RootResolvesEveryComponentFromTheRootEachTime) {
+  auto held = root_dir_->OpenDir("a/b");
+  ASSERT_TRUE(held.ok()) << held.status();
+  auto deeper = (*held)->OpenDir("c");
+  ASSERT_TRUE(deeper.ok()) << deeper.status();
+  root_dir_.reset();
+  EXPECT_EQ((*deeper)->root().path(), root_.path());
+  EXPECT_EQ(&(*deeper)->root(), &(*held)->root());
+  EXPECT_EQ(&(*deeper)->root().root(), &(*deeper)->root());
+  const std::string file = (*deeper)->path() + "/f";
+  const int fd = (*deeper)->root().Open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  ::close(fd);
+  struct stat st;
+  ASSERT_EQ((*deeper)->root().Stat(file, &st), 0);
+  Swap("a", outside_.path());
+  errno = 0;
+  EXPECT_EQ((*deeper)->root().Stat(file, &st), -1);
+  EXPECT_EQ(errno, ELOOP);
+  EXPECT_EQ((*deeper)->root().Unlink(file), -1);
+  EXPECT_EQ((*deeper)->root().Open(file, O_WRONLY | O_TRUNC), -1);
+  EXPECT_EQ((*deeper)->Stat(file, &st), 0);  // the held directory is still a.moved/b/c
+  ExpectOutsideUntouched();
+}
+
 INSTANTIATE_TEST_SUITE_P(OpenAt2AndWalk, BeneathTest, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool>& info) {
                            return info.param ? std::string("ComponentWalk")

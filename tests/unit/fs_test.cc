@@ -102,6 +102,19 @@ TEST(FileSystemFor, ALocalDirectoryIsPosixAndRefusesLayouts) {
   EXPECT_TRUE((*lustre)->Capabilities().shared());
 }
 
+// mdtest's items by full path where the file system looks each name up
+// itself (agent/workloads/mdtest.cc): network, cluster and FUSE file systems;
+// never the local ones, whose dentry cache answers.
+TEST(NamesRevalidated, NetworkClusterAndFuseFileSystemsOnly) {
+  for (uint64_t magic : {0x65735546ull, 0x00c36400ull, 0x0BD00BD0ull, 0x6969ull, 0xFF534D42ull,
+                         0x47504653ull, 0x19830326ull}) {
+    EXPECT_TRUE(NamesRevalidated(magic)) << std::hex << magic;
+  }
+  for (uint64_t magic : {0xEF53ull, 0x58465342ull, 0x01021994ull, 0x9123683Eull, 0x794C7630ull}) {
+    EXPECT_FALSE(NamesRevalidated(magic)) << std::hex << magic;
+  }
+}
+
 TEST(AdminSocketPath, ExpandsCephsMetavariables) {
   EXPECT_EQ(AdminSocketPath("/var/run/ceph/$cluster-$name.asok", "ceph", "osd.12"),
             "/var/run/ceph/ceph-osd.12.asok");
