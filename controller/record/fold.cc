@@ -9,6 +9,8 @@
 
 namespace lockstep {
 
+bool Counts(const v1::PhaseRecord& phase) { return phase.ok() && !IsSuperseded(phase); }
+
 void FoldTest(const v1::RunRecord& run, v1::TestRecord* test) {
   struct Folded {
     std::vector<const v1::PhaseRecord*> counted;
@@ -23,10 +25,9 @@ void FoldTest(const v1::RunRecord& run, v1::TestRecord* test) {
     by_name[s.phase_name()].spec = &s;
   }
   for (const v1::PhaseRecord& p : test->phases()) {
-    const bool counted = p.ok() && !IsSuperseded(p);
     auto [it, added] = by_name.try_emplace(p.phase());
     if (added) order.push_back(p.phase());
-    if (!counted) {
+    if (!Counts(p)) {
       if (it->second.spec == nullptr) it->second.spec = &p.spec();
       continue;
     }

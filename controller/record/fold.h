@@ -10,10 +10,15 @@
 
 namespace lockstep {
 
+// Whether a phase record counts in a figure (summary rows, layers, reports,
+// history's metrics): it is ok and not superseded (an attempt repeated for
+// its start skew, record/ior_math.h IsSuperseded, which also reads the
+// message of runs older than the error kind).
+bool Counts(const v1::PhaseRecord& phase);
+
 // Replaces `test`'s summary rows and layers table with those folded from its
 // phase records:
-// - a record counts when it is ok and not superseded (an attempt repeated
-//   for its start skew, record/ior_math.h IsSuperseded);
+// - a record counts as Counts says;
 // - each phase of test.plan_specs gets one row, in the plan's order, a phase
 //   with no counted record too (0 repetitions, as the live run prints it);
 //   a phase that has records but no planned spec (an older run) follows, in

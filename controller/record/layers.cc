@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "controller/record/ior_math.h"
+#include "controller/record/fold.h"
 
 namespace lockstep {
 namespace {
@@ -23,7 +24,6 @@ Figure FigureOf(std::vector<double> values) {
   return {median, values.back() - values.front()};
 }
 
-bool Ok(const v1::PhaseRecord& p) { return p.ok() && !IsSuperseded(p); }
 
 // By repetition: the figure of the phases of `kind` (their row or, with
 // `extra`, the extra row of that access). Several phases of the kind in one
@@ -32,7 +32,7 @@ std::map<uint32_t, double> ByRepetition(const v1::TestRecord& test, v1::PhaseKin
                                         const std::string& access) {
   std::map<uint32_t, double> out;
   for (const v1::PhaseRecord& p : test.phases()) {
-    if (p.kind() != kind || !Ok(p)) continue;
+    if (p.kind() != kind || !Counts(p)) continue;
     const v1::IterationRow* row = p.row().access() == access ? &p.row() : nullptr;
     for (const v1::IterationRow& r : p.extra_rows()) {
       if (row == nullptr && r.access() == access) row = &r;
@@ -84,7 +84,7 @@ TestLayers Gather(const v1::TestRecord& test) {
   t.backend_write = ByRepetition(test, v1::BACKEND, "backend_write");
   t.backend_read = ByRepetition(test, v1::BACKEND, "backend_read");
   for (const v1::PhaseRecord& p : test.phases()) {
-    if ((p.kind() != v1::WRITE && p.kind() != v1::READ) || !Ok(p) || p.row().bw_mib() <= 0) continue;
+    if ((p.kind() != v1::WRITE && p.kind() != v1::READ) || !Counts(p) || p.row().bw_mib() <= 0) continue;
     if (!t.e2e.count(p.phase())) t.names.push_back(p.phase());
     t.e2e[p.phase()].emplace(p.repetition(), p.row().bw_mib());
     t.access_of[p.phase()] = p.kind() == v1::WRITE ? "write" : "read";

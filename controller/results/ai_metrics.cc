@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "controller/record/layers.h"
+#include "controller/record/fold.h"
 
 namespace lockstep {
 
@@ -46,7 +47,7 @@ std::string AiMetricNames() {
 namespace {
 
 bool Accepted(const v1::PhaseRecord& pr) {
-  return pr.ok() && pr.error_kind() != v1::SUPERSEDED && pr.has_ai();
+  return Counts(pr) && pr.has_ai();
 }
 
 double HostMinAu(const v1::PhaseRecord& pr) {

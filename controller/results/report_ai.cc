@@ -9,13 +9,13 @@
 #include "absl/strings/str_format.h"
 #include "controller/results/compare.h"
 #include "controller/results/svg_plot.h"
+#include "controller/record/fold.h"
 
 namespace lockstep {
 namespace {
 
 bool AcceptedTrain(const v1::PhaseRecord& pr) {
-  return pr.kind() == v1::TRAIN && pr.ok() && pr.error_kind() != v1::SUPERSEDED &&
-         pr.has_ai() && pr.ai().accelerators() > 0;
+  return pr.kind() == v1::TRAIN && Counts(pr) && pr.has_ai() && pr.ai().accelerators() > 0;
 }
 
 // The values at one accelerator count of one line.

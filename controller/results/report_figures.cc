@@ -13,6 +13,7 @@
 #include "controller/results/compare.h"
 #include "controller/results/report_labels.h"
 #include "controller/results/svg_plot.h"
+#include "controller/record/fold.h"
 
 namespace lockstep {
 namespace {
@@ -203,7 +204,7 @@ std::string ConfigFigure(const std::string& plan, const std::vector<const v1::Ru
 std::vector<const v1::PhaseRecord*> Accepted(const v1::TestRecord& test, const std::string& phase) {
   std::vector<const v1::PhaseRecord*> out;
   for (const auto& ph : test.phases()) {
-    if (ph.phase() == phase && ph.ok() && ph.error_kind() != v1::SUPERSEDED) out.push_back(&ph);
+    if (ph.phase() == phase && Counts(ph)) out.push_back(&ph);
   }
   return out;
 }

@@ -14,7 +14,6 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "common/net.h"
-#include "common/tls_inspect.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/files.h"
@@ -28,6 +27,7 @@
 #include "controller/plan/phase_kind.h"
 #include "controller/plan/sweep.h"
 #include "controller/run/agent_client.h"
+#include "controller/run/agent_setup.h"
 #include "controller/run/client_fit.h"
 #include "controller/run/agent_endpoints.h"
 #include "controller/run/agent_roster.h"
@@ -35,8 +35,6 @@
 #include "controller/run/bounded_parallel.h"
 #include "controller/run/fd_limit.h"
 #include "controller/run/file_removal.h"
-#include "controller/run/clock_sync.h"
-#include "controller/run/host_clocks.h"
 #include "controller/run/agent_checks.h"
 #include "controller/run/fs_checks.h"
 #include "controller/run/heartbeater.h"
@@ -48,8 +46,6 @@
 
 namespace lockstep {
 namespace {
-
-// Accepted records of a test's phases, by phase name (what IOR summarizes).
 
 // The protocol: attach → clock offsets → for each test, repetition and phase
 // a PhaseAttempt (repeated on start skew with on_skew = "repeat") → remove
@@ -68,10 +64,8 @@ class Coordinator {
  private:
   void StartRecord();
   RunError SetUpAgents();
-  RunError Connect();
-  RunError Attach();
-  RunError CheckAttached();
-  RunError MeasureClocks();
+  // The agents' set-up steps (controller/run/agent_setup.h), on this run's parts.
+  AgentSetUp SetUp() { return {plan_, options_, roster_, events_, record_}; }
   RunError RunTest(uint32_t test_id);
   // Every test compiled for the clients it will have (controller/plan/compile.h),
   // before the first test runs: a total_size split too small is refused.
@@ -145,7 +139,7 @@ RunOutcome Coordinator::Run() {
       LogWarning("%s/run-start.json not written: %s", store_->dir(), s.message());
     }
     for (uint32_t t = 0; t < plan_.tests() && !failure; ++t) {
-      if (t > 0) failure = MeasureClocks();
+      if (t > 0) failure = SetUp().MeasureClocks();
       if (!failure) failure = RunTest(t);
     }
   }
@@ -184,8 +178,9 @@ RunError Coordinator::SetUpAgents() {
                                               endpoints_.tls_files,
                                               absl::Milliseconds(plan_.lease_ms)));
   }
-  if (RunError e = Connect()) return e;
-  if (RunError e = Attach()) return e;
+  controller_name_ = absl::StrFormat("%s pid %d", LocalHostName(), ::getpid());
+  if (RunError e = SetUp().Connect()) return e;
+  if (RunError e = SetUp().Attach(controller_name_)) return e;
   // What the phases' kinds need of each client (a command's program), before any phase runs.
   if (RunError e = CheckPhasesOnAgents(plan_, roster_.clients(), roster_.servers())) return e;
   // Layouts and checksums a root's file system cannot have, before any phase.
@@ -200,171 +195,7 @@ RunError Coordinator::SetUpAgents() {
                                            options_.interrupted,
                                            RemovalSession{record_.run_id(), controller_name_,
                                                           plan_.lease_ms});
-  return MeasureClocks();
-}
-
-// Connects to all at once: the slowest decides, not the sum.
-RunError Coordinator::Connect() {
-  std::vector<absl::Status> connected(roster_.size());
-  // Every channel starts connecting at once; a bounded pool waits for them.
-  for (size_t i = 0; i < roster_.size(); ++i) roster_.at(i)->StartConnecting();
-  BoundedParallelFor(roster_.size(), kMaxAgentWorkThreads, [&](size_t i) {
-    connected[i] = roster_.at(i)->Connect(absl::Milliseconds(plan_.connect_timeout_ms),
-                                          {.interrupted = options_.interrupted});
-  });
-  if (Interrupted()) return Fail(RunFailure::kInterrupted, "interrupted while connecting");
-  std::vector<std::string> unreachable;
-  for (size_t i = 0; i < roster_.size(); ++i) {
-    v1::AgentRecord* ar = record_.add_agents();
-    ar->set_address(roster_.at(i)->address());
-    ar->set_role(roster_.at(i)->role());
-    ar->set_status(connected[i].ok() ? "ok" : "unreachable");
-    if (!connected[i].ok()) {
-      ar->set_error(std::string(connected[i].message()));
-      unreachable.push_back(std::string(connected[i].message()));
-    }
-  }
-  if (!unreachable.empty()) return Fail(RunFailure::kConnect, absl::StrJoin(unreachable, "\n"));
-  return {};
-}
-
-RunError Coordinator::Attach() {
-  controller_name_ = absl::StrFormat("%s pid %d", LocalHostName(), ::getpid());
-  std::vector<v1::AttachRequest> requests(roster_.size());
-  for (auto& r : requests) {
-    r.set_run_id(record_.run_id());
-    r.set_controller(controller_name_);
-    r.set_lease_ms(plan_.lease_ms);
-    SetWireVersion(&r);
-  }
-  const CallWatch watch{nullptr, options_.interrupted};
-  auto replies = FanOut<v1::AttachRequest, v1::AttachReply>(roster_.all(), requests, kRpcTimeout,
-                                                            LOCKSTEP_ASYNC(Attach), &watch);
-  std::vector<std::string> refused;
-  bool version_mismatch = false;
-  for (size_t i = 0; i < roster_.size(); ++i) {
-    AgentClient* agent = roster_.at(i);
-    v1::AgentRecord* ar = record_.mutable_agents(static_cast<int>(i));
-    absl::Status s = replies[i].status();
-    if (s.ok()) {
-      // Sessions taken are released at detach even when refused below.
-      agent->session_id = replies[i]->session_id();
-      agent->facts = replies[i]->facts();
-      *ar->mutable_facts() = replies[i]->facts();  // run.json: every agent's versions
-      s = CheckAgentWireVersion(agent->facts, agent->address());
-    } else if (KindOf(s) == v1::BUSY && absl::StrContains(s.message(), record_.run_id())) {
-      // Busy with this very run: the list names one agent twice.
-      return Fail(RunFailure::kBadPlan,
-                  absl::StrFormat("%s is already attached to this run under another name: "
-                                  "the same agent listed twice; list each agent once (%s)",
-                                  agent->address(), s.message()));
-    }
-    if (!s.ok()) {
-      version_mismatch |= KindOf(s) == v1::VERSION_MISMATCH;
-      ar->set_status("refused");
-      ar->set_error(std::string(s.message()));
-      refused.push_back(std::string(s.message()));
-      continue;
-    }
-    if (agent->role() == v1::ROLE_UNSPECIFIED) {
-      // --agents/--hostfile: the agent says what it is (its --role).
-      agent->set_role(replies[i]->facts().role());
-      ar->set_role(agent->role());
-    } else if (replies[i]->facts().role() != agent->role()) {
-      refused.push_back(absl::StrFormat(
-          "agent %s runs with role %s but the plan says %s; fix the plan or the agent's --role",
-          agent->address(), RoleName(replies[i]->facts().role()), RoleName(agent->role())));
-    }
-  }
-  if (Interrupted()) return Fail(RunFailure::kInterrupted, "interrupted while attaching");
-  if (!refused.empty()) {
-    return Fail(version_mismatch ? RunFailure::kVersion : RunFailure::kConnect,
-                absl::StrJoin(refused, "\n"));
-  }
-  return CheckAttached();
-}
-
-// One process listed twice under two names (an alias, an IP and a name)
-// would get two shares of every phase: refused. Agent certificates that
-// expire soon are warned about, naming the agent.
-RunError Coordinator::CheckAttached() {
-  std::map<std::string, std::string> by_instance;
-  for (size_t i = 0; i < roster_.size(); ++i) {
-    const AgentClient* agent = roster_.at(i);
-    const std::string& instance = agent->facts.agent_instance();
-    if (instance.empty()) continue;
-    auto [it, fresh] = by_instance.emplace(instance, agent->address());
-    if (!fresh) {
-      return Fail(RunFailure::kBadPlan,
-                  absl::StrFormat("%s and %s are the same agent (host %s, pid %u) listed twice "
-                                  "under two names: list each agent once",
-                                  it->second, agent->address(), agent->facts.hostname(),
-                                  agent->facts.pid()));
-    }
-    auto not_after = agent->facts.extra().find("tls_cert_not_after");
-    absl::Time t;
-    std::string err;
-    if (not_after != agent->facts.extra().end() &&
-        absl::ParseTime(absl::RFC3339_full, not_after->second, &t, &err) &&
-        t - absl::Now() < kCertExpiryWarning) {
-      events_.Note(absl::StrFormat(
-          "warning: agent %s: its certificate expires on %s: issue a new one (lockstep certs "
-          "issue --dir DIR --agent %s --force) and restart the agent",
-          agent->address(), not_after->second, agent->facts.hostname()));
-    }
-  }
-  return {};
-}
-
-// Maps every agent timestamp into our time base; re-measured before every
-// test so that drift over a long run stays small. Lost agents keep their
-// last estimate.
-RunError Coordinator::MeasureClocks() {
-  std::vector<absl::StatusOr<ClockEstimate>> estimates(roster_.size(), ClockEstimate{});
-  BoundedParallelFor(roster_.size(), kMaxAgentWorkThreads, [&](size_t i) {
-    if (!roster_.IsLost(roster_.at(i))) estimates[i] = EstimateClock(roster_.at(i), 8);
-  });
-  std::vector<std::string> clock_ids(roster_.size());
-  std::vector<std::optional<ClockEstimate>> measured(roster_.size());
-  for (size_t i = 0; i < roster_.size(); ++i) {
-    if (roster_.IsLost(roster_.at(i))) continue;
-    if (!estimates[i].ok()) {
-      return Fail(RunFailure::kAgentLost, std::string(estimates[i].status().message()));
-    }
-    clock_ids[i] = roster_.at(i)->facts.clock_id();
-    measured[i] = *estimates[i];
-  }
-  // Agents of one host read one clock: one offset for them all.
-  const std::vector<std::optional<HostClockShare>> shares = ShareHostClocks(clock_ids, measured);
-  std::vector<std::string> bad;
-  for (size_t i = 0; i < roster_.size(); ++i) {
-    if (!shares[i]) continue;
-    const ClockEstimate& c = shares[i]->shared;
-    estimates[i] = c;
-    v1::ClockEstimate* ce = record_.mutable_agents(static_cast<int>(i))->mutable_clock();
-    ce->set_offset_ns(c.offset_ns);
-    ce->set_delay_ns(c.delay_ns);
-    ce->set_uncertainty_ns(c.delay_ns / 2);
-    ce->set_samples(c.samples);
-    ce->set_measured_offset_ns(shares[i]->measured_offset_ns);
-    ce->set_host_clock_agents(shares[i]->agents);
-    const int64_t bound_ns = int64_t{plan_.max_clock_uncertainty_us} * 1000;
-    if (bound_ns > 0 && c.delay_ns / 2 > bound_ns) {
-      bad.push_back(absl::StrFormat(
-          "agent %s: clock offset uncertainty %.1f us (half the best of %u round trips of %.1f "
-          "us) exceeds max_clock_uncertainty_us = %u; the network is too slow or loaded for "
-          "that bound",
-          roster_.at(i)->address(), c.delay_ns / 2e3, c.samples, c.delay_ns / 1e3,
-          plan_.max_clock_uncertainty_us));
-    }
-  }
-  for (size_t i = 0; i < roster_.size(); ++i) {
-    if (!roster_.IsLost(roster_.at(i))) roster_.set_clock(i, *estimates[i]);
-  }
-  if (bad.empty()) return {};
-  if (plan_.on_clock == "fail") return Fail(RunFailure::kConnect, absl::StrJoin(bad, "\n"));
-  for (const std::string& b : bad) events_.Note("warning: " + b);
-  return {};
+  return SetUp().MeasureClocks();
 }
 
 RunError Coordinator::RunTest(uint32_t test_id) {

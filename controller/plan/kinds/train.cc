@@ -14,6 +14,7 @@
 #include "controller/plan/kinds/registry.h"
 #include "controller/record/ai_reduce.h"
 #include "controller/plan/kinds/ai_plan.h"
+#include "controller/record/fold.h"
 
 namespace lockstep::kinds {
 namespace {
@@ -163,7 +164,7 @@ class TrainKind : public PhaseKindDef {
 
   std::string MissedCriterion(const v1::PhaseRecord& pr) const override {
     const v1::AiSummary& ai = pr.ai();
-    if (!pr.ok() || pr.error_kind() == v1::SUPERSEDED || ai.au_threshold() <= 0 || ai.au_passed()) {
+    if (!Counts(pr) || ai.au_threshold() <= 0 || ai.au_passed()) {
       return "";
     }
     return absl::StrFormat("AU %.2f%% is below its au_threshold %.2f%%", ai.au_mean() * 100,
