@@ -275,27 +275,6 @@ class MdtestWorkload::TaskRun {
     ItemRange(done, std::min(target, layout_.items));
   }
 
-  // The directory item `i`'s name is resolved in, for one operation, and
-  // whether the caller closes it.
-  struct ItemParent {
-    int fd = -1;
-    bool owned = false;
-  };
-  // As mdtest names its items, by full path: where the file system checks
-  // every name with itself at each lookup (FUSE, NFS, CephFS, Lustre, ...),
-  // the tree directory is opened again from the agent's root for every
-  // operation (beneath the root, no symlink followed), so each directory on
-  // the way is looked up as in mdtest's path walk: on ceph-fuse a stat by
-  // full path costs ~3x one relative to a held directory (bench README
-  // section 24). Elsewhere the dentry cache answers the walk, and the tree
-  // directory held open (DirFd) costs the same without the extra calls.
-  ItemParent ParentOf(uint64_t i) {
-    const size_t d = ItemDir(i);
-    if (!by_full_path_) return {DirFd(d), false};
-    const int fd = walk_.Open(tree_[d], O_PATH | O_DIRECTORY);
-    return {fd, fd >= 0};
-  }
-
   // Tree directory `d`, opened below the phase directory (no symlink
   // followed) once, untimed. -1 and errno when it cannot be opened.
   int DirFd(size_t d) {
@@ -304,15 +283,29 @@ class MdtestWorkload::TaskRun {
     return dir_fds_[d];
   }
 
-  // `op(dirfd, name)` on item `i`, timed with the resolution of its path.
+  // `op(dirfd, name)` on item `i`, timed. As mdtest names its items, by
+  // full path: where the file system checks every name with itself at each
+  // lookup (by_full_path_: FUSE, NFS, CephFS, Lustre, ...), the item's
+  // directory is opened again from the agent's root for every operation and
+  // inside its time (beneath the root, no symlink followed), so each
+  // directory on the way is looked up as in mdtest's path walk: on ceph-fuse
+  // a stat by full path costs ~3x one relative to a held directory (bench
+  // README section 24). Elsewhere the dentry cache answers that walk, and
+  // the directory held open (DirFd, untimed) costs the same without the
+  // extra calls.
   template <typename Op>
   int AtItem(uint64_t i, Op&& op) {
     const std::string name = ItemName(i);
+    if (!by_full_path_) {
+      const int dfd = DirFd(ItemDir(i));
+      if (dfd < 0) return errno;
+      return Timed([&] { return op(dfd, name.c_str()); });
+    }
     return Timed([&] {
-      const ItemParent parent = ParentOf(i);
-      if (parent.fd < 0) return errno;
-      const int err = op(parent.fd, name.c_str());
-      if (parent.owned) ::close(parent.fd);
+      const int dfd = walk_.Open(tree_[ItemDir(i)], O_PATH | O_DIRECTORY);
+      if (dfd < 0) return errno;
+      const int err = op(dfd, name.c_str());
+      ::close(dfd);
       return err;
     });
   }
