@@ -23,12 +23,7 @@ L="${LOCKSTEP_BIN:-$(ls -t "$SRC"/build/*/lockstep | head -1)}"
 [ -x "$iorbin/mdtest" ] || { echo "no mdtest at $iorbin: build it with tests/bench/build_ior.sh" >&2; exit 1; }
 work="$(mktemp -d /tmp/cephfs-mdtest-ab.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
-cat >"$work/rank.sh" <<EOS
-#!/bin/bash
-h=client\$((OMPI_COMM_WORLD_RANK + 1))
-exec nsenter --uts="$T/ns/\$h.uts" --mount="$T/ns/\$h.mnt" "\$@"
-EOS
-chmod +x "$work/rank.sh"
+export LOCKSTEP_TESTBED_DIR="$T"  # for testbed_rank.sh
 
 use_agent() {  # restart client1 and client2's agents with binary $1
   for name in client1 client2; do
@@ -52,7 +47,7 @@ figs() {
 run() {  # run NAME ROUND
   rm -rf "$M/bench"; mkdir -p "$M/bench"; sync; echo 3 >/proc/sys/vm/drop_caches
   if [ "$1" = mdtest ]; then
-    mpirun --allow-run-as-root --oversubscribe -np 2 --bind-to none "$work/rank.sh" \
+    mpirun --allow-run-as-root --oversubscribe -np 2 --bind-to none "$SRC/tests/bench/testbed_rank.sh" \
       "$iorbin/mdtest" -n 1000 -u -F -d "$M/bench" >"$work/o" 2>&1
   else
     "$L" mdtest --hostfile "$T/hostfile" --tls_dir "$T/tls" --out "$work/results" --tasks 2 \

@@ -32,14 +32,9 @@ L="${LOCKSTEP_BIN:-$(ls -t "$SRC"/build/*/lockstep | head -1)}"
 work="$(mktemp -d /tmp/cephfs-vs-ior.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 
-# The rank wrapper: rank r runs in client host r+1's namespaces.
-cat >"$work/rank.sh" <<EOF
-#!/bin/bash
-h=client\$((OMPI_COMM_WORLD_RANK + 1))
-exec nsenter --uts="$T/ns/\$h.uts" --mount="$T/ns/\$h.mnt" "\$@"
-EOF
-chmod +x "$work/rank.sh"
-mpi=(mpirun --allow-run-as-root --oversubscribe -np "$clients" --bind-to none "$work/rank.sh")
+# The rank wrapper (testbed_rank.sh): rank r runs in client host r+1's namespaces.
+export LOCKSTEP_TESTBED_DIR="$T"
+mpi=(mpirun --allow-run-as-root --oversubscribe -np "$clients" --bind-to none "$SRC/tests/bench/testbed_rank.sh")
 lock=("$L" ior --hostfile "$T/hostfile" --tls_dir "$T/tls" --out "$work/results")
 lockmd=("$L" mdtest --hostfile "$T/hostfile" --tls_dir "$T/tls" --out "$work/results")
 drop() { sync; echo 3 > /proc/sys/vm/drop_caches; }
