@@ -390,7 +390,8 @@ absl::Status IorReportObserver::OnRunEnd(const v1::RunRecord& run, const std::st
 std::string RenderIorReport(const v1::RunRecord& run, const std::string& run_dir) {
   ReportText text;
   IorReportObserver report(run.ior_verbose(), &text);
-  ReplayRun(run, run_dir, &report).IgnoreError();  // it prints into `text`: never fails
+  // It prints into `text`: never fails.
+  ReplayRun(run, run_dir, &report, ShowsFailedPhaseOf).IgnoreError();
   return text.text();
 }
 

@@ -117,6 +117,8 @@ const PhaseKindDef& KindOf(v1::PhaseKind kind) {
   return k != nullptr ? *k : *unknown;
 }
 
+bool ShowsFailedPhaseOf(v1::PhaseKind kind) { return KindOf(kind).ShowsFailedPhase(); }
+
 const PhaseKindDef* KindNamed(std::string_view name) {
   for (const PhaseKindDef* k : AllKinds()) {
     if (name == k->name()) return k;

@@ -302,6 +302,9 @@ const PhaseKindDef* FindKind(v1::PhaseKind kind);
 // (CompileTest refuses them, controller/plan/compile.h); records of a newer
 // version may.
 const PhaseKindDef& KindOf(v1::PhaseKind kind);
+// KindOf(kind).ShowsFailedPhase(): for the replay of a stored run
+// (record/run_observer.h ReplayRun), which cannot see the kinds.
+bool ShowsFailedPhaseOf(v1::PhaseKind kind);
 // The kind the plan names ("small_files"), or null.
 const PhaseKindDef* KindNamed(std::string_view name);
 // Every kind, in wire order.

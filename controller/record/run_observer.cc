@@ -84,7 +84,8 @@ void RunEmitter::RunEnd(const v1::RunRecord& run, const std::string& run_dir) {
 }
 
 absl::Status ReplayRun(const v1::RunRecord& run, const std::string& run_dir,
-                       RunObserver* observer) {
+                       RunObserver* observer,
+                       const std::function<bool(v1::PhaseKind)>& shows_failed) {
   RunEmitter events(observer);
   events.RunBegin(run);
   events.AgentsReady(run);
@@ -96,7 +97,7 @@ absl::Status ReplayRun(const v1::RunRecord& run, const std::string& run_dir,
       if (!p.start_late_warning().empty()) events.Note(p.start_late_warning());
       // As the run emitted them (controller/run/coordinator.cc): a failed
       // command phase still shows each host's times and status.
-      if (p.ok() || p.kind() == v1::COMMAND) events.PhaseDone(p);
+      if (p.ok() || shows_failed(p.kind())) events.PhaseDone(p);
       if (!p.ok()) events.PhaseFailed(p);
       if (!p.ok()) events.Note(absl::StrFormat("%s failed: %s", p.phase_id(), p.error()));
       if (const std::string late = p.ok() ? MissedStartNote(p) : ""; !late.empty()) {

@@ -125,14 +125,17 @@ class RunEmitter {
 
 // A stored run (run.json, or rebuilt from its journal) as the events its run
 // emitted: phases as they were accepted (superseded attempts left out; a
-// failed phase as OnPhaseFailed and the note "ID failed: ERROR", a failed
-// command phase's OnPhaseDone first), the late-start warning said before an instant
+// failed phase as OnPhaseFailed and the note "ID failed: ERROR", preceded
+// by its OnPhaseDone where `shows_failed(kind)` says the run showed it: the
+// kind's PhaseKindDef::ShowsFailedPhase, a command's hosts), the late-start
+// warning said before an instant
 // (PhaseRecord.start_late_warning), the missed-start notes, the timed
 // removals. Notes the run printed that its record does not keep (other
 // warnings) are not replayed.
 // Returns the first observer error.
 absl::Status ReplayRun(const v1::RunRecord& run, const std::string& run_dir,
-                       RunObserver* observer);
+                       RunObserver* observer,
+                       const std::function<bool(v1::PhaseKind)>& shows_failed);
 
 // The per-agent records of the phases it saw (OnPhaseDone, OnPhaseFailed),
 // for reports and result files that read them at the run's end (mdtest's,

@@ -1,5 +1,7 @@
 #include "controller/results/run_report.h"
 
+#include "controller/plan/phase_kind.h"
+
 namespace lockstep {
 
 RunReport::RunReport(const v1::RunRecord& run, ReportText* out) {
@@ -27,7 +29,7 @@ std::string RenderRunReport(const v1::RunRecord& run, const std::string& run_dir
   ReportText text;
   RunReport report(run, &text);
   // The observers print into `text`: they do not fail.
-  ReplayRun(run, run_dir, report.observer()).IgnoreError();
+  ReplayRun(run, run_dir, report.observer(), ShowsFailedPhaseOf).IgnoreError();
   return text.text();
 }
 

@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "controller/plan/phase_kind.h"
 #include "controller/ior/ior_report.h"
 #include "controller/ior/lockstep_lines.h"
 #include "controller/record/run_observer.h"
@@ -146,7 +147,7 @@ v1::RunRecord StoredRun() {
 TEST(ReplayRun, EmitsTheEventsTheRunEmitted) {
   std::vector<std::string> log;
   Recorder r("r", &log);
-  ASSERT_TRUE(ReplayRun(StoredRun(), "/out/run-a", &r).ok());
+  ASSERT_TRUE(ReplayRun(StoredRun(), "/out/run-a", &r, ShowsFailedPhaseOf).ok());
   EXPECT_THAT(log, ElementsAre("r: begin run-a", "r: agents 2", "r: test 1 t1/r0/write",
                                "r: phase t1/r0/write", "r: removed 0", "r: test 1 t1/r1/write",
                                "r: phase t1/r1/write", "r: test 1 t1/r0/read",
@@ -158,7 +159,7 @@ TEST(ReplayRun, EmitsTheEventsTheRunEmitted) {
 
 TEST(ReplayRun, ReturnsTheFirstObserverError) {
   FailsAtPhases failing;
-  absl::Status s = ReplayRun(StoredRun(), "", &failing);
+  absl::Status s = ReplayRun(StoredRun(), "", &failing, ShowsFailedPhaseOf);
   EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
   EXPECT_THAT(s.message(), HasSubstr("cannot render t1/r0/write"));
 }
@@ -174,7 +175,7 @@ TEST(LockstepLinesObserver, PrintsTheHashLinesOfIorsReport) {
   }
   ReportText text;
   LockstepLinesObserver own(&text);
-  ASSERT_TRUE(ReplayRun(run, "/out/run-a", &own).ok());
+  ASSERT_TRUE(ReplayRun(run, "/out/run-a", &own, ShowsFailedPhaseOf).ok());
   EXPECT_EQ(text.text(), expected);
   // What the fixture is for: every kind of '#' line is there.
   for (const char* line : {"# agents: 2 (2 client)", "# O_DIRECT            : yes",
@@ -205,7 +206,7 @@ TEST(PhaseAgents, KeepsTheAgentsOfDoneAndFailedPhases) {
   RunEvents both;
   both.Add(&kept);
   both.Add(&with_telemetry);
-  ASSERT_TRUE(ReplayRun(run, "", &both).ok());
+  ASSERT_TRUE(ReplayRun(run, "", &both, ShowsFailedPhaseOf).ok());
   v1::RunRecord offloaded = run;  // as RunStore leaves the coordinator's record
   for (v1::PhaseRecord& p : *offloaded.mutable_tests(0)->mutable_phases()) p.clear_agents();
   const v1::RunRecord full = kept.Full(offloaded);

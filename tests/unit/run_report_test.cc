@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "controller/plan/phase_kind.h"
 #include "controller/ior/ior_report.h"
 #include "controller/ior/lockstep_lines.h"
 #include "controller/results/run_report.h"
@@ -27,7 +28,7 @@ v1::RunRecord SmallRun() {
 std::string OwnLines(const v1::RunRecord& run) {
   ReportText text;
   LockstepLinesObserver own(&text);
-  EXPECT_TRUE(ReplayRun(run, "/out/run-a", &own).ok());
+  EXPECT_TRUE(ReplayRun(run, "/out/run-a", &own, ShowsFailedPhaseOf).ok());
   return text.text();
 }
 
