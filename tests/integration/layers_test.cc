@@ -69,15 +69,24 @@ uint64_t SumBytes(const v1::PhaseRecord& p, bool receivers) {
   return bytes;
 }
 
+// The net plan (NetPhase) run on `cluster`, which must end well with its
+// phase ok: the run's output and record.
+void RunNetPlan(TestCluster& cluster, RunResult* r, v1::RunRecord* rec) {
+  *r = cluster.Run(cluster.WritePlan(cluster.Plan().AddPhase(NetPhase())), {"--history=false"});
+  ASSERT_EQ(r->exit_code, 0) << r->Output();
+  *rec = r->Record();
+  ASSERT_EQ(rec->tests_size(), 1) << r->Output();
+  ASSERT_GT(rec->tests(0).phases_size(), 0) << r->Output();
+  ASSERT_TRUE(rec->tests(0).phases(0).ok()) << rec->tests(0).phases(0).error();
+}
+
 TEST(Layers, NetStreamsFromEveryClientToEveryServerCountTheSameBytesOnBothEnds) {
   TestCluster cluster;
   ASSERT_OK(cluster.Start({.agents = {{.role = "client"}, {.role = "client"}, {.role = "oss"}}}));
-  RunResult r = cluster.Run(cluster.WritePlan(cluster.Plan().AddPhase(NetPhase())),
-                            {"--history=false"});
-  ASSERT_EQ(r.exit_code, 0) << r.Output();
-  const v1::RunRecord rec = r.Record();
+  RunResult r;
+  v1::RunRecord rec;
+  ASSERT_NO_FATAL_FAILURE(RunNetPlan(cluster, &r, &rec));
   const v1::PhaseRecord& p = rec.tests(0).phases(0);
-  ASSERT_TRUE(p.ok()) << p.error();
   ASSERT_EQ(p.agents_size(), 3);  // the server runs the phase too: no second record of it
   int senders = 0, receivers = 0;
   for (const v1::AgentPhaseRecord& a : p.agents()) {
@@ -122,12 +131,10 @@ TEST(Layers, NetAcrossNetworkNamespaces) {
     GTEST_SKIP() << "cannot create network namespaces here: " << started;
   }
   ASSERT_OK(started);
-  RunResult r = cluster.Run(cluster.WritePlan(cluster.Plan().AddPhase(NetPhase())),
-                            {"--history=false"});
-  ASSERT_EQ(r.exit_code, 0) << r.Output();
-  const v1::RunRecord rec = r.Record();
+  RunResult r;
+  v1::RunRecord rec;
+  ASSERT_NO_FATAL_FAILURE(RunNetPlan(cluster, &r, &rec));
   const v1::PhaseRecord& p = rec.tests(0).phases(0);
-  ASSERT_TRUE(p.ok()) << p.error();
   int receivers = 0;
   for (const v1::AgentPhaseRecord& a : p.agents()) {
     for (const v1::TaskResult& t : a.tasks()) {
@@ -151,10 +158,9 @@ TEST(Layers, NetAcrossNetworkNamespaces) {
 TEST(Layers, NetWithoutServersIsARingOfClients) {
   TestCluster cluster;
   ASSERT_OK(cluster.Start(3));
-  RunResult r = cluster.Run(cluster.WritePlan(cluster.Plan().AddPhase(NetPhase())),
-                            {"--history=false"});
-  ASSERT_EQ(r.exit_code, 0) << r.Output();
-  const v1::RunRecord rec = r.Record();
+  RunResult r;
+  v1::RunRecord rec;
+  ASSERT_NO_FATAL_FAILURE(RunNetPlan(cluster, &r, &rec));
   const v1::PhaseRecord& p = rec.tests(0).phases(0);
   ASSERT_EQ(p.agents_size(), 3);
   for (int i = 0; i < 3; ++i) {
