@@ -6,6 +6,7 @@
 #   deploy/testbed/cephfs.sh status                        # what runs; exit 1 when not up
 #   deploy/testbed/cephfs.sh down                          # everything stopped, nothing mounted
 #   deploy/testbed/cephfs.sh pid DAEMON                    # osd.0, mds.a, ...: its pid (for fault tests)
+#   deploy/testbed/cephfs.sh agents BINARY [ROLE]          # ROLE's agents (client) restarted with BINARY (A/B benches)
 #
 # What `up` makes (all state in $LOCKSTEP_TESTBED_DIR, default /tmp/lockstep-testbed):
 #   MON + MGR on 127.0.0.1, osd.I on 127.0.0.(11+I) (bluestore on a sparse file,
@@ -315,6 +316,28 @@ status() {
   return $bad
 }
 
+# agents BINARY [ROLE]: the agents of ROLE (client) stopped and started again
+# as `up` starts them, with lockstep-agent BINARY (an A/B of two builds).
+restart_agents() {
+  local bin=${1:?agents needs the lockstep-agent binary to run} want=${2:-client}
+  [ -x "$bin" ] || die "agents: $bin is not an executable lockstep-agent"
+  bin=$(realpath "$bin")  # started in the hosts' mount namespaces
+  [ -e "$D/hosts" ] || die "not up; start it with: deploy/testbed/cephfs.sh up"
+  AGENT=$bin
+  local name addr role daemon n=0
+  while read -r name addr role daemon; do
+    [ "$role" = "$want" ] || continue
+    stop_pids 10 "$(pid_of "$D/run/agent-$name.pid")"
+    start_agent "$name" "$addr" "$role" "$daemon"
+    n=$((n + 1))
+  done < <(hosts)
+  [ "$n" -gt 0 ] || die "agents: no agent has role '$want' (client, oss or mds)"
+  while read -r name addr role daemon; do
+    [ "$role" = "$want" ] && agent_up "$name"
+  done < <(hosts)
+  say "$n $want agent(s) now run $bin"
+}
+
 up() {
   local clients=2 osds=3
   while [ $# -gt 0 ]; do
@@ -394,7 +417,8 @@ case "${1:-}" in
   up) shift; up "$@" ;;
   down) down ;;
   status) status ;;
+  agents) shift; restart_agents "$@" ;;
   pid) cat "$D/ceph/run/${2:?which daemon? osd.0, mds.a, ...}.pid" 2>/dev/null ||
          die "no pid file for ${2} in $D/ceph/run (is the testbed up? is the name right?)" ;;
-  *) echo "usage: $0 up [--clients M] [--osds N] | status | down | pid DAEMON" >&2; exit 2 ;;
+  *) echo "usage: $0 up [--clients M] [--osds N] | status | down | pid DAEMON | agents BINARY [ROLE]" >&2; exit 2 ;;
 esac

@@ -2,8 +2,8 @@
 # Two lockstep-agent binaries against real mdtest on the CephFS testbed
 # (deploy/testbed/cephfs.sh up), `mdtest -n 1000 -u -F` on its 2 client hosts,
 # rotated over REPS rounds (A mdtest B, B A mdtest, mdtest B A). The client
-# agents are restarted with each binary as the testbed starts them (their
-# namespaces and configs); they are left running the last one used.
+# agents are restarted with each binary (`cephfs.sh agents BINARY`); they are
+# left running the last one used.
 #
 #   tests/bench/cephfs_mdtest_ab.sh AGENT_A AGENT_B [REPS] [--ior /opt/ior/bin]
 #
@@ -25,20 +25,8 @@ work="$(mktemp -d /tmp/cephfs-mdtest-ab.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 export LOCKSTEP_TESTBED_DIR="$T"  # for testbed_rank.sh
 
-use_agent() {  # restart client1 and client2's agents with binary $1
-  for name in client1 client2; do
-    local pid; pid=$(cat "$T/run/agent-$name.pid")
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    : >"$T/log/agent-$name.log"
-    nsenter --uts="$T/ns/$name.uts" --mount="$T/ns/$name.mnt" \
-      setsid "$1" --config "$T/agents/$name.toml" >"$T/log/agent-$name.log" 2>&1 </dev/null &
-    echo $! >"$T/run/agent-$name.pid"
-  done
-  for name in client1 client2; do
-    for _ in $(seq 300); do grep -q "listening on" "$T/log/agent-$name.log" && break; sleep 0.2; done
-    grep -q "listening on" "$T/log/agent-$name.log" || { echo "agent $name did not listen" >&2; exit 1; }
-  done
+use_agent() {  # the client agents restarted with binary $1, as the testbed starts them
+  "$SRC/deploy/testbed/cephfs.sh" agents "$1" client >/dev/null
 }
 figs() {
   awk '/SUMMARY rate/{s=1} s && /File creation/{c=$4} s && /File stat/{st=$4}
