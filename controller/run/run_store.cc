@@ -1,7 +1,6 @@
 #include "controller/run/run_store.h"
 
 #include <fcntl.h>
-#include <malloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -137,16 +136,11 @@ absl::Status RunStore::AppendJournalLine(const std::string& line) {
   return absl::OkStatus();
 }
 
+// No malloc_trim after the offload: the freed heap is what the next phase's
+// calls reuse. Trimming it each phase cost 30% of the controller's CPU per
+// phase at 1,024 agents (page faults and madvise) and left RSS after 30
+// phases where it was without (tests/bench/README.md, section 25).
 absl::Status RunStore::JournalAndOffload(v1::PhaseRecord* phase) {
-  absl::Status s = JournalAndOffloadAgents(phase);
-  // The phase's megabytes (records, JSON text) are free now; glibc keeps
-  // freed heap for reuse in the arenas of gRPC's threads, so without a trim
-  // the controller's RSS would grow with every phase of a large run.
-  ::malloc_trim(0);
-  return s;
-}
-
-absl::Status RunStore::JournalAndOffloadAgents(v1::PhaseRecord* phase) {
   google::protobuf::RepeatedPtrField<v1::AgentPhaseRecord> agents;
   agents.Swap(phase->mutable_agents());
   const std::string agents_json = AgentsJson(agents);

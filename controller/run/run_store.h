@@ -82,7 +82,6 @@ class RunStore {
     int64_t length = 0;
   };
   absl::Status AppendJournalLine(const std::string& line);  // fsynced
-  absl::Status JournalAndOffloadAgents(v1::PhaseRecord* phase);
   absl::Status Spool(const v1::PhaseRecord& phase, const std::string& agents_json);
   absl::Status ReadSpan(const Span& span, std::string* out) const;
   absl::Status WriteRunJsonTo(const v1::RunRecord& run, int fd, const std::string& tmp) const;
