@@ -17,6 +17,7 @@
 #include "common/build_info.h"
 #include "common/clock.h"
 #include "common/files.h"
+#include "common/fs_type.h"
 #include "common/wire_version.h"
 
 namespace lockstep {

@@ -2,7 +2,6 @@
 
 #include <pwd.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,44 +31,6 @@ absl::string_view AV(std::string_view s) { return absl::string_view(s.data(), s.
 }  // namespace
 
 // ---- File system type -------------------------------------------------------
-
-namespace {
-
-std::string FsName(uint64_t magic) {
-  switch (magic) {
-    case kLustreSuperMagic: return "lustre";
-    case 0xEF53: return "ext4";
-    case 0x58465342: return "xfs";
-    case 0x01021994: return "tmpfs";
-    case 0x9123683E: return "btrfs";
-    case 0x6969: return "nfs";
-    case 0x794C7630: return "overlayfs";
-    case 0x2FC12FC1: return "zfs";
-    case 0x47504653: return "gpfs";
-    case 0xFF534D42: return "cifs";
-    case 0x65735546: return "fuse";
-    case 0x9FA0: return "proc";
-    case 0x62656572: return "sysfs";
-    default: return absl::StrFormat("0x%x", magic);
-  }
-}
-
-}  // namespace
-
-absl::StatusOr<FsType> FsTypeOf(const std::string& path) {
-  struct statfs st;
-  if (::statfs(path.c_str(), &st) != 0) {
-    int err = errno;
-    std::string msg = absl::StrFormat("statfs %s: %s", path, std::strerror(err));
-    if (err == ENOENT) return absl::NotFoundError(msg);
-    if (err == EACCES || err == EPERM) return absl::PermissionDeniedError(msg);
-    return absl::InternalError(msg);
-  }
-  FsType t;
-  t.magic = static_cast<uint64_t>(static_cast<uint32_t>(st.f_type));
-  t.name = FsName(t.magic);
-  return t;
-}
 
 absl::StatusOr<bool> IsLustre(const std::string& path) {
   ASSIGN_OR_RETURN(FsType t, FsTypeOf(path));

@@ -17,20 +17,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "agent/process_runner.h"
+#include "common/fs_type.h"
 
 namespace lockstep {
 
 // ---- File system type -----------------------------------------------------
 
-inline constexpr uint64_t kLustreSuperMagic = 0x0BD00BD0;
-
-struct FsType {
-  uint64_t magic = 0;  // statfs f_type
-  std::string name;    // "lustre", "ext4", "xfs", ... or "0x1234abcd"
-};
-
-// statfs(path). NotFound / PermissionDenied name the path.
-absl::StatusOr<FsType> FsTypeOf(const std::string& path);
+// FsTypeOf and the statfs magic numbers: common/fs_type.h.
 absl::StatusOr<bool> IsLustre(const std::string& path);
 
 // ---- Parsers (pure, for the tools' output) -----------------------------------

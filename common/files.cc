@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -161,26 +160,6 @@ bool PathIsUnder(const std::string& path, const std::string& root) {
   if (root == "/") return true;
   return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
                           path[root.size()] == '/');
-}
-
-std::string FileSystemType(const std::string& path) {
-  struct statfs sf;
-  if (::statfs(path.c_str(), &sf) != 0) return "";
-  switch (static_cast<unsigned long>(sf.f_type)) {
-    case 0xEF53: return "ext4";
-    case 0x01021994: return "tmpfs";
-    case 0x58465342: return "xfs";
-    case 0x9123683E: return "btrfs";
-    case 0x0BD00BD0: return "lustre";
-    case 0x47504653: return "gpfs";
-    case 0x19830326: return "beegfs";
-    case 0x6969: return "nfs";
-    case 0x794C7630: return "overlayfs";
-    case 0x65735546: return "fuse";
-    case 0x2FC12FC1: return "zfs";
-    case 0x00C36400: return "ceph";
-    default: return absl::StrFormat("0x%x", static_cast<unsigned long>(sf.f_type));
-  }
 }
 
 }  // namespace lockstep

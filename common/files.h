@@ -45,12 +45,6 @@ bool PathIsUnder(const std::string& path, const std::string& root);
 // Hex SHA-256 of `data` (OpenSSL EVP).
 std::string Sha256Hex(std::string_view data);
 
-// statfs(2) f_type of `path` as a name ("ext4", "tmpfs", "lustre", "ceph",
-// "fuse", "nfs", ...), hex ("0x1234") for a type not in the table, "" when
-// statfs fails. The agent reports it per root (RootFacts.fs_type); the
-// controller asks it of its own --local root.
-std::string FileSystemType(const std::string& path);
-
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_COMMON_FILES_H_

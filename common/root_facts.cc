@@ -3,6 +3,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "common/files.h"
+#include "common/fs_type.h"
 
 namespace lockstep {
 namespace {
@@ -15,8 +16,8 @@ v1::FsCapabilities CapabilitiesByType(const std::string& fs_type) {
                                    absl::StartsWith(fs_type, "0x");  // unknown to the agent
   c.set_layouts(settings_at_prepare);
   c.set_checksums(settings_at_prepare);
-  c.set_shared(fs_type == "lustre" || fs_type == "ceph" || fs_type == "cephfs" ||
-               fs_type == "nfs" || fs_type == "fuse" || fs_type == "gpfs" || fs_type == "beegfs");
+  const FsKind* kind = FsKindNamed(fs_type);
+  c.set_shared(kind != nullptr && kind->shared);
   return c;
 }
 

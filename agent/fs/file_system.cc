@@ -8,30 +8,29 @@
 #include "agent/fs/cephfs.h"
 #include "agent/fs/lustre_fs.h"
 #include "common/files.h"
+#include "common/fs_type.h"
 #include "common/status_macros.h"
 
 namespace lockstep {
 namespace {
 
-constexpr uint64_t kCephSuperMagic = 0x00c36400;  // the kernel client
-constexpr uint64_t kFuseSuperMagic = 0x65735546;
-
 // Ext4, XFS, tmpfs, NFS, ...: files and the page cache, nothing more.
 class PosixFs : public FileSystem {
  public:
-  explicit PosixFs(std::string type) : type_(std::move(type)) {}
+  PosixFs(std::string type, bool shared) : type_(std::move(type)), shared_(shared) {}
   std::string Name() const override { return "posix"; }
   std::string Version() const override { return type_; }
   // No layout and no tunables; shared when it is a network or cluster file
-  // system the statfs magic names (common/fs_type.h).
+  // system (common/fs_type.h).
   v1::FsCapabilities Capabilities() const override {
     v1::FsCapabilities c;
-    c.set_shared(type_ == "nfs" || type_ == "gpfs" || type_ == "beegfs" || type_ == "fuse");
+    c.set_shared(shared_);
     return c;
   }
 
  private:
-  std::string type_;  // the statfs type name, "ext4"
+  std::string type_;  // the statfs type name, "ext4"; a FUSE mount's type, "fuse.sshfs"
+  bool shared_;
 };
 
 // The fstype field of the mountinfo line whose mount point holds `dir`
@@ -102,29 +101,6 @@ absl::StatusOr<std::unique_ptr<FsTunableScope>> FileSystem::SetChecksums(bool on
       Name()));
 }
 
-bool NamesRevalidated(uint64_t magic) {
-  switch (static_cast<uint32_t>(magic)) {
-    case kFuseSuperMagic:
-    case kCephSuperMagic:
-    case static_cast<uint32_t>(kLustreSuperMagic):
-    case 0x6969:      // NFS
-    case 0xFF534D42:  // CIFS
-    case 0xFE534D42:  // SMB2
-    case 0x517B:      // SMB
-    case 0x01021997:  // 9P
-    case 0x47504653:  // GPFS
-    case 0x19830326:  // BeeGFS
-    case 0x5346414F:  // AFS
-    case 0x6B414653:  // kAFS
-    case 0x01161970:  // GFS2
-    case 0x7461636F:  // OCFS2
-    case 0x20030528:  // OrangeFS
-      return true;
-    default:
-      return false;
-  }
-}
-
 absl::StatusOr<std::unique_ptr<FileSystem>> FileSystemFor(const std::string& dir,
                                                           const FileSystemContext& ctx) {
   absl::StatusOr<FsType> type = FsTypeOf(dir);
@@ -149,9 +125,11 @@ absl::StatusOr<std::unique_ptr<FileSystem>> FileSystemFor(const std::string& dir
       return std::unique_ptr<FileSystem>(std::make_unique<CephFs>("ceph-fuse"));
     }
     return std::unique_ptr<FileSystem>(
-        std::make_unique<PosixFs>(mount_type.empty() ? "fuse" : mount_type));
+        std::make_unique<PosixFs>(mount_type.empty() ? "fuse" : mount_type, true));
   }
-  return std::unique_ptr<FileSystem>(std::make_unique<PosixFs>(type->name));
+  const FsKind* kind = FsKindOf(type->magic);
+  return std::unique_ptr<FileSystem>(
+      std::make_unique<PosixFs>(type->name, kind != nullptr && kind->shared));
 }
 
 }  // namespace lockstep

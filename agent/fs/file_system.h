@@ -76,15 +76,6 @@ struct FileSystemContext {
 absl::StatusOr<std::unique_ptr<FileSystem>> FileSystemFor(const std::string& dir,
                                                           const FileSystemContext& ctx);
 
-// Whether the file system of statfs type `magic` checks every name of a path
-// with itself at each lookup (the kernel revalidates its cached entries: FUSE,
-// NFS, CephFS, Lustre, SMB, 9P, GPFS, BeeGFS, AFS, GFS2, OCFS2): a path of N
-// directories then costs N lookups that may leave the host, which mdtest's
-// full paths pay and a name relative to a held directory does not. False for
-// local file systems (ext4, xfs, btrfs, tmpfs, ...), whose dentry cache
-// answers a path walk.
-bool NamesRevalidated(uint64_t magic);
-
 // The refusal every file system gives for a setting it does not have:
 // `key` (plan key), `value`, `why`, naming the FS and the directory.
 absl::Status NotOnThisFs(const std::string& fs, const std::string& key, const std::string& value,

@@ -16,6 +16,7 @@
 #include "agent/fs/file_system.h"
 #include "agent/workloads/file_io.h"
 #include "common/clock.h"
+#include "common/fs_type.h"
 #include "common/limits.h"
 #include "common/mdtest_layout.h"
 #include "common/pattern.h"
@@ -477,7 +478,8 @@ absl::Status MdtestWorkload::Prepare(const BeneathDir& held,
   }
   struct statfs sf;
   const bool have_statfs = ::fstatfs(held.fd(), &sf) == 0;
-  by_full_path_ = have_statfs && NamesRevalidated(static_cast<uint32_t>(sf.f_type));
+  const FsKind* kind = have_statfs ? FsKindOf(static_cast<uint32_t>(sf.f_type)) : nullptr;
+  by_full_path_ = kind != nullptr && kind->names_revalidated;
   if (spec_.first_rank() == 0 && !results.empty() && have_statfs) {
     // mdtest's "FS" line: rank 0 statfs(2)s the -d directory.
     v1::FsStats* fs = results[0]->mutable_dir_fs();

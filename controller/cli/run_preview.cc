@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/files.h"
+#include "common/fs_type.h"
 #include "controller/cli/exit_codes.h"
 #include "controller/cli/reach_agents.h"
 #include "controller/plan/plan_smoke.h"

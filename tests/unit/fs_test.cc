@@ -23,6 +23,7 @@
 #include "agent/fs/root_mounts.h"
 #include "agent/phase_runner.h"
 #include "common/files.h"
+#include "common/fs_type.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
@@ -104,15 +105,33 @@ TEST(FileSystemFor, ALocalDirectoryIsPosixAndRefusesLayouts) {
 
 // mdtest's items by full path where the file system looks each name up
 // itself (agent/workloads/mdtest.cc): network, cluster and FUSE file systems;
-// never the local ones, whose dentry cache answers.
-TEST(NamesRevalidated, NetworkClusterAndFuseFileSystemsOnly) {
+// never the local ones, whose dentry cache answers. The same rows say which
+// are shared; one table names them all (common/fs_type.h).
+TEST(FsKind, NetworkClusterAndFuseFileSystemsRevalidateNamesAndAreShared) {
   for (uint64_t magic : {0x65735546ull, 0x00c36400ull, 0x0BD00BD0ull, 0x6969ull, 0xFF534D42ull,
                          0x47504653ull, 0x19830326ull}) {
-    EXPECT_TRUE(NamesRevalidated(magic)) << std::hex << magic;
+    const FsKind* kind = FsKindOf(magic);
+    ASSERT_NE(kind, nullptr) << std::hex << magic;
+    EXPECT_TRUE(kind->names_revalidated) << kind->name;
+    EXPECT_TRUE(kind->shared) << kind->name;
   }
   for (uint64_t magic : {0xEF53ull, 0x58465342ull, 0x01021994ull, 0x9123683Eull, 0x794C7630ull}) {
-    EXPECT_FALSE(NamesRevalidated(magic)) << std::hex << magic;
+    const FsKind* kind = FsKindOf(magic);
+    ASSERT_NE(kind, nullptr) << std::hex << magic;
+    EXPECT_FALSE(kind->names_revalidated) << kind->name;
+    EXPECT_FALSE(kind->shared) << kind->name;
   }
+  // A type not in the table: named in hex, nothing assumed.
+  EXPECT_EQ(FsKindOf(0x12345678), nullptr);
+  EXPECT_EQ(FsTypeName(0x12345678), "0x12345678");
+  // The names the table gives are the names it finds by (and CephFS's
+  // other spelling, as older agents reported it).
+  EXPECT_EQ(FsTypeName(0x19830326), "beegfs");
+  EXPECT_EQ(FsTypeName(0x00c36400), "ceph");
+  ASSERT_NE(FsKindNamed("cephfs"), nullptr);
+  EXPECT_EQ(FsKindNamed("cephfs")->magic, kCephSuperMagic);
+  EXPECT_EQ(FsKindNamed("beegfs")->magic, 0x19830326u);
+  EXPECT_EQ(FsKindNamed("ext5"), nullptr);
 }
 
 TEST(AdminSocketPath, ExpandsCephsMetavariables) {
