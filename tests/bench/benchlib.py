@@ -91,10 +91,10 @@ def agent_tables(addresses):
     return "".join(f'[[agent]]\naddress = "{a}"\n\n' for a in addresses)
 
 
-def write_plan(addresses, name, repetitions, tasks_per_agent, block, run_keys=""):
+def write_plan(addresses, name, repetitions, tasks_per_agent, block, run_keys="", phase_keys=""):
     """A plan of one file-per-process write phase `w` of `block` per task on `addresses`,
     repeated `repetitions` times; transfer 1m, or the block when it is given in k.
-    `run_keys`: more "key = value" lines of [run]."""
+    `run_keys`, `phase_keys`: more "key = value" lines of [run] and of the phase."""
     xfer = block if block.lower().endswith("k") else "1m"
     return (f'[run]\nname = "{name}"\nrepetitions = {repetitions}\n{run_keys}\n'
             + agent_tables(addresses)
@@ -106,7 +106,7 @@ file_per_process = true
 tasks_per_agent = {tasks_per_agent}
 transfer_size = "{xfer}"
 block_size = "{block}"
-''')
+{phase_keys}''')
 
 
 def run_lockstep(bins, plan_text, out_dir, extra=(), timeout=900):

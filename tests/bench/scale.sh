@@ -8,6 +8,7 @@
 #                         each of N agents on this one host scans every process)]
 #                        [--telemetry-interval-ms MS (swarm; default 10 ms per agent, >= 10 s)]
 #                        [--lease-ms MS] [--connect-timeout-ms MS] [--keep]
+#                        [--phase-keys 'delay_seconds = 8' (more lines of the phase, ';' between them)]
 #
 # Agents: real `lockstep-agent` processes on loopback (one per agent), or with
 # --swarm one `tests/agent_swarm` process hosting N complete agents (see
@@ -55,6 +56,7 @@ ap.add_argument("--swarm", action="store_true")
 ap.add_argument("--tasks-per-agent", type=int, default=1)
 ap.add_argument("--phases", type=int, default=3)
 ap.add_argument("--block", default="256k")
+ap.add_argument("--phase-keys", default="", help="more key = value lines of the phase")
 ap.add_argument("--lockstep", default="", help="controller binary (default: BUILD/lockstep)")
 ap.add_argument("--swarm-processes", type=int, default=0,
                 help="agent_swarm processes (0: as few as RLIMIT_NOFILE allows)")
@@ -152,7 +154,8 @@ def plan(addresses):
     if a.connect_timeout_ms:
         lease += f"connect_timeout_ms = {a.connect_timeout_ms}\n"
     return benchlib.write_plan(addresses, f"scale-{a.agents}", a.phases, a.tasks_per_agent,
-                               a.block, run_keys=lease)
+                               a.block, run_keys=lease,
+                               phase_keys=a.phase_keys.replace(";", "\n") + "\n" if a.phase_keys else "")
 
 
 def run_controller(plan_text):
