@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "agent/fs/file_system.h"
 #include "agent/workloads/file_io.h"
 #include "common/clock.h"
 #include "common/fs_type.h"
@@ -92,8 +91,9 @@ class MdtestWorkload : public Workload {
   const BeneathDir* held_ = nullptr;            // from Prepare
   std::string dir_;                             // its path
   // Items named by full path from the agent's root, as mdtest names them,
-  // where the file system revalidates names (fs/file_system.h
-  // NamesRevalidated); else relative to their tree directory held open.
+  // where the file system revalidates names (common/fs_type.h,
+  // FsKind::names_revalidated); else relative to their tree directory held
+  // open.
   bool by_full_path_ = false;
   std::vector<std::vector<std::string>> trees_;  // per task: dirs of its tree, root first
   std::vector<AlignedBuffer> bufs_;              // per task: -w data, -e destination
@@ -405,7 +405,7 @@ class MdtestWorkload::TaskRun {
   const TaskContext& ctx_;
   const BeneathDir& held_;
   // Where the tree's paths resolve from: held_'s root by full path
-  // (by_full_path_, ParentOf), else held_ itself.
+  // (by_full_path_), else held_ itself.
   const BeneathDir& walk_;
   const bool by_full_path_;
   const std::string& dir_;
