@@ -2,7 +2,7 @@
 // FileSystem interface with them): striping of phase directories, lctl
 // parameters (with restore), the Lustre version, and the statfs check that a
 // path is on Lustre. External tools run only through RunCommand
-// (agent/process_runner.h): an argument vector handed to execve, never a
+// (common/process_runner.h): an argument vector handed to execve, never a
 // shell, so plan strings are never interpreted.
 #ifndef LOCKSTEP_AGENT_LUSTRE_H_
 #define LOCKSTEP_AGENT_LUSTRE_H_
@@ -16,7 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "agent/process_runner.h"
+#include "common/process_runner.h"
 #include "common/fs_type.h"
 
 namespace lockstep {

@@ -9,7 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
-#include "agent/process_runner.h"
+#include "common/process_runner.h"
 #include "common/clock.h"
 #include "common/status_macros.h"
 

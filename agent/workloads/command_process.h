@@ -1,7 +1,7 @@
 // The machinery of a COMMAND phase (agent/workloads/command.h): the account
 // a program runs as, its clean environment, and the phase directory made
 // usable by it. The program itself starts through the agent's one process
-// runner (agent/process_runner.h: RunProcess).
+// runner (common/process_runner.h: RunProcess).
 #ifndef LOCKSTEP_AGENT_WORKLOADS_COMMAND_PROCESS_H_
 #define LOCKSTEP_AGENT_WORKLOADS_COMMAND_PROCESS_H_
 
@@ -15,7 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/beneath.h"
-#include "agent/process_runner.h"
+#include "common/process_runner.h"
 
 namespace lockstep {
 

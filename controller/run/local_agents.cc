@@ -1,12 +1,8 @@
 #include "controller/run/local_agents.h"
 
-#include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,12 +10,9 @@
 #include <filesystem>
 
 #include "absl/strings/str_format.h"
-#include "common/clock.h"
 #include "common/status_macros.h"
 #include "common/tls.h"
 #include "common/tls_ca.h"
-
-extern char** environ;
 
 namespace lockstep {
 
@@ -29,83 +22,6 @@ std::string SelfDirectory() {
   if (n <= 0) return ".";
   std::string path(buf, static_cast<size_t>(n));
   return path.substr(0, path.find_last_of('/'));
-}
-
-absl::StatusOr<std::string> SpawnAndReadLine(const std::vector<std::string>& argv,
-                                             const std::string& stderr_path,
-                                             const std::string& prefix, absl::Duration timeout,
-                                             int* pid) {
-  int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0) {
-    return absl::InternalError(absl::StrFormat("pipe: %s", std::strerror(errno)));
-  }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
-  posix_spawn_file_actions_addopen(&fa, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  int rc = posix_spawn(pid, argv[0].c_str(), &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  ::close(pipefd[1]);
-  if (rc != 0) {
-    ::close(pipefd[0]);
-    return absl::NotFoundError(
-        absl::StrFormat("cannot start %s: %s", argv[0], std::strerror(rc)));
-  }
-  std::string got;
-  const int64_t deadline = MonotonicNs() + absl::ToInt64Nanoseconds(timeout);
-  for (;;) {
-    size_t nl = got.find('\n');
-    if (nl != std::string::npos) {
-      std::string line = got.substr(0, nl);
-      if (line.rfind(prefix, 0) == 0) {
-        ::close(pipefd[0]);
-        return line.substr(prefix.size());
-      }
-      got.erase(0, nl + 1);
-      continue;
-    }
-    int64_t left_ms = (deadline - MonotonicNs()) / 1'000'000;
-    if (left_ms <= 0) break;
-    struct pollfd p = {pipefd[0], POLLIN, 0};
-    int r = ::poll(&p, 1, static_cast<int>(left_ms));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    char buf[512];
-    ssize_t n = ::read(pipefd[0], buf, sizeof(buf));
-    if (n <= 0) break;  // the child closed stdout: it exited
-    got.append(buf, static_cast<size_t>(n));
-  }
-  ::close(pipefd[0]);
-  StopProcess(*pid, absl::Milliseconds(200));
-  std::string log;
-  if (FILE* f = std::fopen(stderr_path.c_str(), "r")) {
-    char buf[2048];
-    size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
-    log.assign(buf, n);
-    std::fclose(f);
-  }
-  return absl::UnavailableError(absl::StrFormat(
-      "%s did not print \"%s...\" within %s; its stderr (%s):\n%s", argv[0], prefix,
-      absl::FormatDuration(timeout), stderr_path, log));
-}
-
-void StopProcess(int pid, absl::Duration grace) {
-  if (pid <= 0) return;
-  ::kill(pid, SIGTERM);
-  const int64_t deadline = MonotonicNs() + absl::ToInt64Nanoseconds(grace);
-  while (MonotonicNs() < deadline) {
-    int status = 0;
-    pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid || (r < 0 && errno == ECHILD)) return;
-    struct timespec ts = {0, 5'000'000};
-    ::nanosleep(&ts, nullptr);  // polling a child's exit; no event to wait on portably
-  }
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, nullptr, 0);
 }
 
 namespace {
@@ -197,11 +113,12 @@ absl::StatusOr<std::unique_ptr<LocalAgents>> LocalAgents::Start(const LocalAgent
     // the barrier round (tests/bench/README.md, section 16).
     std::vector<std::string> agent_argv = argv;
     if (i > 0) agent_argv.push_back("--telemetry_processes=false");
-    int pid = 0;
-    auto addr = SpawnAndReadLine(agent_argv, log, "listening on ", options.start_timeout, &pid);
-    if (!addr.ok()) return addr.status();
-    agents->pids_.push_back(pid);
-    agents->addresses_.push_back(*addr);
+    ASSIGN_OR_RETURN(std::unique_ptr<ChildProcess> agent, ChildProcess::Start(agent_argv, log));
+    absl::StatusOr<std::string> address =
+        agent->WaitForLine("listening on ", options.start_timeout);
+    if (!address.ok()) return address.status();
+    agents->agents_.push_back(std::move(agent));
+    agents->addresses_.push_back(*std::move(address));
   }
   // Each agent read its certificate and key when it started; nobody needs
   // them on disk any more (the controller holds its credentials).
@@ -211,7 +128,9 @@ absl::StatusOr<std::unique_ptr<LocalAgents>> LocalAgents::Start(const LocalAgent
 }
 
 LocalAgents::~LocalAgents() {
-  for (int pid : pids_) StopProcess(pid, absl::Seconds(3));
+  // All told first: they shut down side by side, not one after another.
+  for (const auto& agent : agents_) ::kill(agent->pid(), SIGTERM);
+  for (const auto& agent : agents_) agent->Stop(ChildProcess::kStopGrace);
   std::error_code ec;
   if (remove_root_) std::filesystem::remove_all(root_, ec);
   std::filesystem::remove_all(log_dir_, ec);

@@ -3,7 +3,8 @@
 // plan's absolute directories as further roots, for `lockstep run --local N`
 // and plans without agents. Only the first lists the host's busiest processes
 // in its telemetry (--telemetry_processes=false for the others: one host, one
-// scan). Stopped (SIGTERM, then SIGKILL) and the root removed on destruction.
+// scan). Started and stopped (SIGTERM, then SIGKILL) as a ChildProcess
+// (common/process_runner.h); the root is removed on destruction.
 //
 // Only this controller can reach them, and they do not outlive it: they
 // listen with mutual TLS on loopback, with a CA, controller and agent
@@ -24,6 +25,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/process_runner.h"
 
 namespace lockstep {
 
@@ -59,7 +61,7 @@ class LocalAgents {
 
  private:
   LocalAgents() = default;
-  std::vector<int> pids_;
+  std::vector<std::unique_ptr<ChildProcess>> agents_;
   std::vector<std::string> addresses_;
   std::string root_;
   std::string log_dir_;
@@ -69,17 +71,6 @@ class LocalAgents {
 
 // Directory of the running executable (/proc/self/exe).
 std::string SelfDirectory();
-
-// Starts `argv` with stdout to a pipe and stderr to `stderr_path`; waits up
-// to `timeout` for a stdout line starting with `prefix` and returns the rest
-// of it. The child keeps running; *pid receives it.
-absl::StatusOr<std::string> SpawnAndReadLine(const std::vector<std::string>& argv,
-                                             const std::string& stderr_path,
-                                             const std::string& prefix, absl::Duration timeout,
-                                             int* pid);
-
-// SIGTERM, wait up to `grace`, then SIGKILL; reaps the child.
-void StopProcess(int pid, absl::Duration grace);
 
 }  // namespace lockstep
 

@@ -1,7 +1,6 @@
 #include "integration/process_util.h"
 
 #include <signal.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -12,7 +11,6 @@
 #include "common/files.h"
 #include "controller/record/telemetry_file.h"
 #include "controller/results/journal_report.h"
-#include "controller/run/local_agents.h"
 
 namespace lockstep::testing {
 
@@ -23,29 +21,30 @@ std::string SourceDir() { return LOCKSTEP_SOURCE_DIR; }
 ListeningProcess::ListeningProcess(const std::vector<std::string>& argv,
                                    const std::string& log_path, absl::Duration timeout)
     : log_(log_path) {
-  int pid = 0;
-  auto addr = SpawnAndReadLine(argv, log_, "listening on ", timeout, &pid);
-  if (!addr.ok()) {
-    error_ = std::string(addr.status().message());
+  absl::StatusOr<std::unique_ptr<ChildProcess>> child = ChildProcess::Start(argv, log_);
+  if (!child.ok()) {
+    error_ = std::string(child.status().message());
     return;
   }
-  pid_ = pid;
-  address_ = *addr;
+  absl::StatusOr<std::string> address = (*child)->WaitForLine("listening on ", timeout);
+  if (!address.ok()) {
+    error_ = std::string(address.status().message());
+    return;
+  }
+  child_ = *std::move(child);
+  address_ = *std::move(address);
 }
 
 ListeningProcess::~ListeningProcess() {
-  if (pid_ > 0) {
-    ::kill(pid_, SIGCONT);  // a stopped process cannot handle SIGTERM
-    StopProcess(pid_, absl::Seconds(5));
-  }
+  if (child_ != nullptr) child_->Stop(absl::Seconds(5));
 }
 
 void ListeningProcess::Kill(int signal) {
-  if (pid_ <= 0) return;
-  ::kill(pid_, signal);
+  if (!ok()) return;
   if (signal == SIGKILL) {
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
+    child_->Kill();
+  } else {
+    ::kill(child_->pid(), signal);
   }
 }
 

@@ -3,10 +3,12 @@
 #ifndef LOCKSTEP_TESTS_INTEGRATION_PROCESS_UTIL_H_
 #define LOCKSTEP_TESTS_INTEGRATION_PROCESS_UTIL_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/time/time.h"
+#include "common/process_runner.h"
 #include "lockstep/v1/results.pb.h"
 #include "test_util.h"
 
@@ -29,16 +31,16 @@ class ListeningProcess {
   ListeningProcess(const ListeningProcess&) = delete;
   ListeningProcess& operator=(const ListeningProcess&) = delete;
 
-  bool ok() const { return pid_ > 0; }
+  bool ok() const { return child_ != nullptr && child_->running(); }
   const std::string& address() const { return address_; }
   const std::string& error() const { return error_; }
-  int pid() const { return pid_; }
+  int pid() const { return child_ != nullptr ? child_->pid() : -1; }
   const std::string& log_path() const { return log_; }
   // Sends `signal`; after SIGKILL the process is reaped and ok() is false.
   void Kill(int signal);
 
  private:
-  int pid_ = -1;
+  std::unique_ptr<ChildProcess> child_;  // common/process_runner.h
   std::string address_;
   std::string error_;
   std::string log_;

@@ -1,7 +1,7 @@
 // The agent's one process runner on real child processes: exit status and
 // signal, the deadline (SIGTERM, then SIGKILL), the output cap, the exact
 // environment and directory, the abort flag, and a missing program.
-#include "agent/process_runner.h"
+#include "common/process_runner.h"
 
 #include <signal.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "agent/process_runner.h"
+#include "common/process_runner.h"
 
 #include <fcntl.h>
 #include <grp.h>
@@ -15,8 +15,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <utility>
 
@@ -42,6 +44,8 @@ constexpr int kAbortPollMs = 20;
 // After the program ended: how long its pipes are still read (a process
 // that left its group keeps them open).
 constexpr absl::Duration kDrainAfterExit = absl::Milliseconds(500);
+// How long a ChildProcess is waited for after its SIGKILL.
+constexpr absl::Duration kKillReap = absl::Seconds(5);
 
 // ---- the child ----------------------------------------------------------------
 
@@ -69,6 +73,12 @@ struct ChildSetup {
   int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;  // >= kChildFdFloor; -1: probe
   int report_fd = -1;                                  // >= kChildFdFloor
   bool probe = false;  // check dir and program as the account, then exit 0
+  // RunProcess: a group of its own (a timeout kills all it started) and
+  // SIGKILL when the starting thread ends. A ChildProcess keeps the caller's
+  // group (a Ctrl-C or a test harness's kill reaches it too) and outlives the
+  // thread that started it.
+  bool own_group = true;
+  bool die_with_thread = true;
 };
 
 [[noreturn]] void ChildFail(int report_fd, int step) {
@@ -91,7 +101,7 @@ struct ChildSetup {
   ::sched_setscheduler(0, SCHED_OTHER, &normal);
   ::prctl(PR_SET_TIMERSLACK, 0UL, 0, 0, 0);
   if (!c.probe) {
-    if (::setpgid(0, 0) != 0) ChildFail(report, kStepPgid);
+    if (c.own_group && ::setpgid(0, 0) != 0) ChildFail(report, kStepPgid);
     if (::dup2(c.stdin_fd, 0) < 0 || ::dup2(c.stdout_fd, 1) < 0 || ::dup2(c.stderr_fd, 2) < 0 ||
         ::dup2(c.report_fd, 3) < 0 || ::fcntl(3, F_SETFD, FD_CLOEXEC) != 0) {
       ChildFail(report, kStepFds);
@@ -119,7 +129,7 @@ struct ChildSetup {
     ::_exit(0);
   }
   // Cleared by setuid, so set after it: the program dies with its task thread.
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (c.die_with_thread) ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   ::execve(c.program, c.argv, c.envp);
   ChildFail(report, errno == EACCES || errno == ENOENT ? kStepProgram : kStepExec);
 }
@@ -184,7 +194,7 @@ absl::StatusOr<pid_t> Spawn(ChildSetup c, Pipe* report) {
   const pid_t pid = ::fork();
   if (pid < 0) return absl::InternalError(absl::StrFormat("fork: %s", std::strerror(errno)));
   if (pid == 0) ChildMain(c);
-  if (!c.probe) ::setpgid(pid, pid);  // also in the child: whichever runs first
+  if (!c.probe && c.own_group) ::setpgid(pid, pid);  // also in the child: whichever runs first
   CloseFd(&report->write_fd);
   const std::string failed = ReadChildReport(report->read_fd, c);
   if (failed.empty()) return pid;
@@ -589,6 +599,156 @@ absl::StatusOr<CommandOutput> RunCommand(const std::vector<std::string>& argv, i
         out.stderr_text.empty() ? std::string("(empty)") : FirstLine(out.stderr_text)));
   }
   return out;
+}
+
+// ---- A program that keeps running -------------------------------------------
+
+absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(
+    const std::vector<std::string>& argv, const std::string& stderr_path) {
+  if (argv.empty() || argv[0].empty()) {
+    return absl::InvalidArgumentError("ChildProcess: empty argument vector");
+  }
+  const std::vector<char*> args = CStrings(argv);
+  const std::vector<std::string> env = OwnEnvironment();
+  const std::vector<char*> envp = CStrings(env);
+  const CommandAccount account = OwnAccount();
+  std::string dir = "/";
+  if (char* cwd = ::get_current_dir_name()) {
+    dir = cwd;
+    std::free(cwd);
+  }
+  const int err_fd =
+      Lift(::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (err_fd < 0) {
+    return absl::InternalError(absl::StrFormat("cannot open %s for the stderr of %s: %s",
+                                               stderr_path, argv[0], std::strerror(errno)));
+  }
+  Pipe out, report;
+  const int devnull = Lift(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (devnull < 0 || !out.Open() || !report.Open()) {
+    const int e = errno;
+    if (devnull >= 0) ::close(devnull);
+    ::close(err_fd);
+    return absl::InternalError(
+        absl::StrFormat("cannot make the pipes of %s: %s", argv[0], std::strerror(e)));
+  }
+  ChildSetup c{.dir = dir.c_str(),
+               .program = argv[0].c_str(),
+               .argv = args.data(),
+               .envp = envp.data(),
+               .account = &account,
+               .stdin_fd = devnull,
+               .stdout_fd = out.write_fd,
+               .stderr_fd = err_fd,
+               .own_group = false,
+               .die_with_thread = false};
+  absl::StatusOr<pid_t> pid = Spawn(c, &report);
+  ::close(devnull);
+  ::close(err_fd);
+  CloseFd(&out.write_fd);
+  if (!pid.ok()) return pid.status();
+  return std::unique_ptr<ChildProcess>(
+      new ChildProcess(*pid, std::exchange(out.read_fd, -1), argv[0], stderr_path));
+}
+
+ChildProcess::ChildProcess(pid_t pid, int stdout_fd, std::string program,
+                           std::string stderr_path)
+    : pid_(pid),
+      pidfd_(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0))),
+      stdout_fd_(stdout_fd),
+      program_(std::move(program)),
+      stderr_path_(std::move(stderr_path)) {}
+
+ChildProcess::~ChildProcess() {
+  Stop(kStopGrace);
+  CloseFd(&stdout_fd_);
+}
+
+absl::StatusOr<std::string> ChildProcess::WaitForLine(std::string_view prefix,
+                                                      absl::Duration timeout) {
+  std::string got;
+  const int64_t deadline_ns = MonotonicNs() + absl::ToInt64Nanoseconds(timeout);
+  while (stdout_fd_ >= 0) {
+    const size_t nl = got.find('\n');
+    if (nl != std::string::npos) {
+      if (std::string_view(got).substr(0, nl).starts_with(prefix)) {
+        CloseFd(&stdout_fd_);
+        return got.substr(prefix.size(), nl - prefix.size());
+      }
+      got.erase(0, nl + 1);
+      continue;
+    }
+    const int64_t left_ms = (deadline_ns - MonotonicNs()) / 1'000'000;
+    if (left_ms <= 0) break;
+    struct pollfd p = {stdout_fd_, POLLIN, 0};
+    const int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left_ms, INT32_MAX)));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    char buf[512];
+    const ssize_t n = ::read(stdout_fd_, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // the program closed stdout: it exited
+    got.append(buf, static_cast<size_t>(n));
+  }
+  CloseFd(&stdout_fd_);
+  Stop(absl::Milliseconds(200));
+  std::string log(2048, '\0');
+  if (FILE* f = std::fopen(stderr_path_.c_str(), "r")) {
+    log.resize(std::fread(log.data(), 1, log.size(), f));
+    std::fclose(f);
+  } else {
+    log = "(unreadable)";
+  }
+  return absl::UnavailableError(absl::StrFormat(
+      "%s did not print \"%s...\" within %s; its stderr (%s):\n%s", program_,
+      std::string(prefix), absl::FormatDuration(timeout), stderr_path_, Utf8Tail(log, 2048)));
+}
+
+bool ChildProcess::Reap(absl::Duration timeout) {
+  const int64_t deadline_ns = MonotonicNs() + absl::ToInt64Nanoseconds(timeout);  // timeout is finite
+  for (;;) {
+    int status = 0;
+    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_ || (r < 0 && errno == ECHILD)) {
+      pid_ = -1;
+      CloseFd(&pidfd_);
+      return true;
+    }
+    const int64_t left_ns = deadline_ns - MonotonicNs();
+    if (left_ns <= 0) return false;
+    if (pidfd_ >= 0) {
+      // Readable once the program has exited.
+      struct pollfd p = {pidfd_, POLLIN, 0};
+      ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left_ns / 1'000'000 + 1, INT32_MAX)));
+    } else {
+      // No pidfd (a kernel before 5.3): nothing to wait on but time.
+      struct timespec ts = {0, 5'000'000};
+      ::nanosleep(&ts, nullptr);
+    }
+  }
+}
+
+void ChildProcess::Stop(absl::Duration grace) {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGTERM);
+  ::kill(pid_, SIGCONT);
+  if (Reap(grace)) return;
+  Kill();
+}
+
+void ChildProcess::Kill() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  if (Reap(kKillReap)) return;
+  // Stuck in the kernel (D state on a hung mount): it cannot die yet, and the
+  // caller must not hang with it. Reaped in the background whenever it dies.
+  const pid_t pid = std::exchange(pid_, -1);
+  CloseFd(&pidfd_);
+  std::thread([pid] {
+    int st;
+    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+  }).detach();
 }
 
 }  // namespace lockstep
