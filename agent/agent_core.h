@@ -17,7 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/fs/ceph_daemons.h"
-#include "agent/lustre.h"
+#include "agent/fs/lustre_tools.h"
 #include "agent/phase_runner.h"
 #include "agent/roots.h"
 #include "agent/telemetry.h"

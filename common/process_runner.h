@@ -1,6 +1,6 @@
 // The one way Lockstep starts a program. The agent's COMMAND phases
 // (agent/workloads/command_process.h) and file-system tools (lfs, lctl:
-// agent/lustre.h) run to completion through RunProcess and RunCommand; the
+// agent/fs/lustre_tools.h) run to completion through RunProcess and RunCommand; the
 // controller's local agents (controller/run/local_agents.h) and the tests'
 // agents keep running beside their starter as a ChildProcess.
 //

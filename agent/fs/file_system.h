@@ -21,10 +21,11 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "agent/lustre.h"
 #include "lockstep/v1/agent.pb.h"
 
 namespace lockstep {
+
+class LustreTools;  // agent/fs/lustre_tools.h
 
 // A tunable set for one phase; the destructor puts the old value back.
 class FsTunableScope {

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "agent/fs/lustre_tools.h"
 #include "common/status_macros.h"
 
 namespace lockstep {

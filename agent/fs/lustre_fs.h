@@ -1,7 +1,7 @@
 // Lustre behind the FileSystem interface: layouts through `lfs setstripe` /
 // `lfs getstripe -d`, client checksums through `lctl set_param
 // osc.*.checksums` (restored per OSC), the version from /sys or lctl. The
-// tools themselves are agent/lustre.h; they run only with --allow_lustre.
+// tools themselves are agent/fs/lustre_tools.h; they run only with --allow_lustre.
 #ifndef LOCKSTEP_AGENT_FS_LUSTRE_FS_H_
 #define LOCKSTEP_AGENT_FS_LUSTRE_FS_H_
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "agent/lustre.h"
+#include "agent/fs/lustre_tools.h"
 
 namespace lockstep {
 

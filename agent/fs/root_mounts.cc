@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
-#include "agent/lustre.h"
+#include "agent/fs/lustre_tools.h"
 #include "common/files.h"
 
 namespace lockstep {

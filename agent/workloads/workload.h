@@ -50,7 +50,7 @@
 namespace lockstep {
 
 class CephDaemons;  // agent/fs/ceph_daemons.h
-class LustreTools;  // agent/lustre.h
+class LustreTools;  // agent/fs/lustre_tools.h
 
 struct WorkloadOptions {
   // Test only (lockstep-agent --test_delay_per_transfer_us): every transfer

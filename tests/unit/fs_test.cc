@@ -20,6 +20,7 @@
 #include "agent/fs/ceph_daemons.h"
 #include "agent/fs/cephfs.h"
 #include "agent/fs/file_system.h"
+#include "agent/fs/lustre_tools.h"
 #include "agent/fs/root_mounts.h"
 #include "agent/phase_runner.h"
 #include "common/files.h"

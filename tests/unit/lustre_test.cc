@@ -1,4 +1,4 @@
-#include "agent/lustre.h"
+#include "agent/fs/lustre_tools.h"
 
 #include <poll.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "agent/lustre.h"
+#include "agent/fs/lustre_tools.h"
 #include "common/errors.h"
 #include "google/protobuf/text_format.h"
 #include "gmock/gmock.h"

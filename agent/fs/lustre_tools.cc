@@ -1,4 +1,4 @@
-#include "agent/lustre.h"
+#include "agent/fs/lustre_tools.h"
 
 #include <pwd.h>
 #include <sys/stat.h>

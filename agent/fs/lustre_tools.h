@@ -4,8 +4,8 @@
 // path is on Lustre. External tools run only through RunCommand
 // (common/process_runner.h): an argument vector handed to execve, never a
 // shell, so plan strings are never interpreted.
-#ifndef LOCKSTEP_AGENT_LUSTRE_H_
-#define LOCKSTEP_AGENT_LUSTRE_H_
+#ifndef LOCKSTEP_AGENT_FS_LUSTRE_TOOLS_H_
+#define LOCKSTEP_AGENT_FS_LUSTRE_TOOLS_H_
 
 #include <cstdint>
 #include <memory>
@@ -134,4 +134,4 @@ class ScopedParam {
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_AGENT_LUSTRE_H_
+#endif  // LOCKSTEP_AGENT_FS_LUSTRE_TOOLS_H_
