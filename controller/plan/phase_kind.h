@@ -50,6 +50,15 @@ struct ClientFacts {
   const v1::HostFacts* facts = nullptr;
 };
 
+// A figure of one accepted repetition of a phase, as history, compare and
+// gate read it (controller/results/ai_metrics.h: AiMetricDefs names them).
+struct PhaseFigure {
+  std::string metric;
+  double value = 0;
+  double threshold = 0;  // a pass criterion of the phase's (train's au_threshold); 0: none
+  bool passed = true;    // whether the repetition met it (threshold > 0)
+};
+
 // What kinds chose from the clients' facts before the first phase
 // (PhaseKindDef::FitToClients): counts by a key of the kind's (datagen's
 // dataset "dir|prefix|format" -> its num_files), and a line for each choice.
@@ -256,6 +265,10 @@ class PhaseKindDef {
   virtual std::string MissedCriterion(const v1::PhaseRecord& /*pr*/) const { return ""; }
   // What to do about MissedCriterion, said once after the phases that missed it.
   virtual std::string CriterionFix() const { return ""; }
+  // The figures an accepted repetition gives history, compare and gate, in a
+  // fixed order (train: AU and samples/s; checkpoint: its bandwidths and
+  // longest duration); none by default.
+  virtual std::vector<PhaseFigure> Figures(const v1::PhaseRecord& /*pr*/) const { return {}; }
 
   // ---- report -------------------------------------------------------------
   // Whether IOR's report prints the phase's row as IOR's iteration line

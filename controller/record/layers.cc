@@ -25,14 +25,18 @@ Figure FigureOf(std::vector<double> values) {
 }
 
 
-// By repetition: the figure of the phases of `kind` (their row or, with
-// `extra`, the extra row of that access). Several phases of the kind in one
-// repetition: the first.
-std::map<uint32_t, double> ByRepetition(const v1::TestRecord& test, v1::PhaseKind kind,
-                                        const std::string& access) {
+// The layers are told apart by their rows, not by phase kinds: a net phase's
+// row is "net", a backend phase's "backend_write" and "backend_read", an
+// end-to-end transfer's "write" or "read" (ior_math.h ReduceIteration).
+constexpr const char* kEndToEndAccess[] = {"write", "read"};
+
+// By repetition: the figure of the rows of `access` (a phase's row or one
+// of its extra rows). Several phases with such a row in one repetition: the
+// first.
+std::map<uint32_t, double> ByRepetition(const v1::TestRecord& test, const std::string& access) {
   std::map<uint32_t, double> out;
   for (const v1::PhaseRecord& p : test.phases()) {
-    if (p.kind() != kind || !Counts(p)) continue;
+    if (!Counts(p)) continue;
     const v1::IterationRow* row = p.row().access() == access ? &p.row() : nullptr;
     for (const v1::IterationRow& r : p.extra_rows()) {
       if (row == nullptr && r.access() == access) row = &r;
@@ -80,14 +84,19 @@ struct TestLayers {
 
 TestLayers Gather(const v1::TestRecord& test) {
   TestLayers t;
-  t.net = ByRepetition(test, v1::NET, "net");
-  t.backend_write = ByRepetition(test, v1::BACKEND, "backend_write");
-  t.backend_read = ByRepetition(test, v1::BACKEND, "backend_read");
+  t.net = ByRepetition(test, "net");
+  t.backend_write = ByRepetition(test, "backend_write");
+  t.backend_read = ByRepetition(test, "backend_read");
   for (const v1::PhaseRecord& p : test.phases()) {
-    if ((p.kind() != v1::WRITE && p.kind() != v1::READ) || !Counts(p) || p.row().bw_mib() <= 0) continue;
+    const std::string& access = p.row().access();
+    if (std::find(std::begin(kEndToEndAccess), std::end(kEndToEndAccess), access) ==
+            std::end(kEndToEndAccess) ||
+        !Counts(p) || p.row().bw_mib() <= 0) {
+      continue;
+    }
     if (!t.e2e.count(p.phase())) t.names.push_back(p.phase());
     t.e2e[p.phase()].emplace(p.repetition(), p.row().bw_mib());
-    t.access_of[p.phase()] = p.kind() == v1::WRITE ? "write" : "read";
+    t.access_of[p.phase()] = access;
   }
   return t;
 }

@@ -1,7 +1,6 @@
 #include "controller/results/ai_metrics.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <set>
 #include <utility>
@@ -10,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "controller/record/layers.h"
+#include "controller/plan/phase_kind.h"
 #include "controller/record/fold.h"
 
 namespace lockstep {
@@ -50,32 +50,6 @@ bool Accepted(const v1::PhaseRecord& pr) {
   return Counts(pr) && pr.has_ai();
 }
 
-double HostMinAu(const v1::PhaseRecord& pr) {
-  double lo = std::numeric_limits<double>::infinity();
-  for (const v1::AgentPhaseRecord& a : pr.agents()) {
-    if (a.tasks_size() > 0 || a.au() > 0) lo = std::min(lo, a.au());
-  }
-  return lo == std::numeric_limits<double>::infinity() ? pr.ai().au_min() : lo;
-}
-
-// The (metric, value) pairs of one repetition of a train or checkpoint phase.
-std::vector<std::pair<std::string, double>> ValuesOf(const v1::PhaseRecord& pr) {
-  const v1::AiSummary& ai = pr.ai();
-  if (pr.kind() == v1::TRAIN) {
-    return {{"au", ai.au_mean()},
-            {"au_min", ai.au_min()},
-            {"au_host_min", HostMinAu(pr)},
-            {"samples_per_s", ai.samples_per_s()}};
-  }
-  if (pr.kind() == v1::CHECKPOINT) {
-    const std::string op = pr.spec().checkpoint_op() == v1::CHECKPOINT_READ ? "read" : "write";
-    return {{absl::StrCat("checkpoint_", op, "_min_mib_per_s"), ai.min_rank_mib_per_s()},
-            {absl::StrCat("checkpoint_", op, "_aggregate_mib_per_s"), ai.aggregate_mib_per_s()},
-            {absl::StrCat("checkpoint_", op, "_max_duration_s"), ai.max_duration_s()}};
-  }
-  return {};
-}
-
 }  // namespace
 
 std::vector<AiMetric> AiMetricsOf(const v1::RunRecord& run) {
@@ -85,21 +59,21 @@ std::vector<AiMetric> AiMetricsOf(const v1::RunRecord& run) {
       std::vector<AiMetric> metrics;
       for (const v1::PhaseRecord& pr : test.phases()) {
         if (pr.phase() != row.phase() || !Accepted(pr)) continue;
-        const auto values = ValuesOf(pr);
+        const std::vector<PhaseFigure> figures = KindOf(pr.kind()).Figures(pr);
         if (metrics.empty()) {
-          for (const auto& [name, v] : values) {
+          for (const PhaseFigure& f : figures) {
             AiMetric& m = metrics.emplace_back();
             m.key = KeyOf(row, test);
-            m.metric = name;
+            m.metric = f.metric;
           }
         }
-        for (size_t i = 0; i < values.size() && i < metrics.size(); ++i) {
-          metrics[i].values.push_back(values[i].second);
-        }
-        if (pr.kind() == v1::TRAIN && !metrics.empty() && pr.ai().au_threshold() > 0) {
-          AiMetric& au = metrics[0];
-          au.threshold = pr.ai().au_threshold();
-          au.passed = au.passed == 0 ? 0 : (pr.ai().au_passed() ? 1 : 0);
+        for (size_t i = 0; i < figures.size() && i < metrics.size(); ++i) {
+          AiMetric& m = metrics[i];
+          m.values.push_back(figures[i].value);
+          if (figures[i].threshold > 0) {
+            m.threshold = figures[i].threshold;
+            m.passed = m.passed == 0 ? 0 : (figures[i].passed ? 1 : 0);
+          }
         }
       }
       for (AiMetric& m : metrics) out.push_back(std::move(m));

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "controller/plan/phase_kind.h"
 #include "controller/results/compare.h"
 #include "controller/results/svg_plot.h"
 #include "controller/record/fold.h"
@@ -14,8 +15,14 @@
 namespace lockstep {
 namespace {
 
+// A phase whose kind gives an AU figure (train) and that had accelerators:
+// its samples/s and AU are plotted against their number.
 bool AcceptedTrain(const v1::PhaseRecord& pr) {
-  return pr.kind() == v1::TRAIN && Counts(pr) && pr.has_ai() && pr.ai().accelerators() > 0;
+  if (!Counts(pr) || !pr.has_ai() || pr.ai().accelerators() == 0) return false;
+  for (const PhaseFigure& f : KindOf(pr.kind()).Figures(pr)) {
+    if (f.metric == "au") return true;
+  }
+  return false;
 }
 
 // The values at one accelerator count of one line.

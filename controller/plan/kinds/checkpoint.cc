@@ -5,6 +5,7 @@
 // across ranks, duration as the maximum, and both as aggregate.
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/checked_math.h"
 #include "common/sizes.h"
@@ -99,6 +100,19 @@ class CheckpointKind : public PhaseKindDef {
   void Reduce(const std::vector<const v1::TaskResult*>& tasks, const v1::PhaseSpec& spec,
               uint32_t rep, v1::PhaseRecord* pr) const override {
     ReduceCheckpoint(tasks, spec, rep, pr);
+  }
+
+  // The slowest rank's bandwidth, the aggregate and the longest duration,
+  // named by the direction.
+  std::vector<PhaseFigure> Figures(const v1::PhaseRecord& pr) const override {
+    const v1::AiSummary& ai = pr.ai();
+    const std::string op = pr.spec().checkpoint_op() == v1::CHECKPOINT_READ ? "read" : "write";
+    return {{.metric = absl::StrCat("checkpoint_", op, "_min_mib_per_s"),
+             .value = ai.min_rank_mib_per_s()},
+            {.metric = absl::StrCat("checkpoint_", op, "_aggregate_mib_per_s"),
+             .value = ai.aggregate_mib_per_s()},
+            {.metric = absl::StrCat("checkpoint_", op, "_max_duration_s"),
+             .value = ai.max_duration_s()}};
   }
 
   std::vector<std::string> ReportNotes(

@@ -5,6 +5,7 @@
 // computation_time_seconds per batch. Result: samples/s, MiB/s, AU (compute
 // / wall) per accelerator, host and phase, pass/fail against au_threshold.
 #include <algorithm>
+#include <limits>
 #include <random>
 
 #include "absl/strings/str_format.h"
@@ -56,6 +57,16 @@ absl::Status ReadAuThreshold(const TableReader& r, AiPhasePlan* a) {
                                    a->au_threshold));
   }
   return absl::OkStatus();
+}
+
+// The AU of the slowest host (an agent that ran tasks); the summary's
+// au_min for records without per-agent AU.
+double HostMinAu(const v1::PhaseRecord& pr) {
+  double lo = std::numeric_limits<double>::infinity();
+  for (const v1::AgentPhaseRecord& a : pr.agents()) {
+    if (a.tasks_size() > 0 || a.au() > 0) lo = std::min(lo, a.au());
+  }
+  return lo == std::numeric_limits<double>::infinity() ? pr.ai().au_min() : lo;
 }
 
 class TrainKind : public PhaseKindDef {
@@ -155,13 +166,13 @@ class TrainKind : public PhaseKindDef {
     return TrainReportLines(pr);
   }
 
-  // DLIO's validity criterion: the accelerators busy at least au_threshold
-  // of the time (a superseded attempt is not judged).
   // It reads as many files as its dataset's datagen was given.
   void ApplyFit(const ClientFit& fit, v1::PhaseSpec* spec) const override {
     ApplyDatasetFit(fit, spec);
   }
 
+  // DLIO's validity criterion: the accelerators busy at least au_threshold
+  // of the time (a superseded attempt is not judged).
   std::string MissedCriterion(const v1::PhaseRecord& pr) const override {
     const v1::AiSummary& ai = pr.ai();
     if (!Counts(pr) || ai.au_threshold() <= 0 || ai.au_passed()) {
@@ -173,6 +184,21 @@ class TrainKind : public PhaseKindDef {
   std::string CriterionFix() const override {
     return "the accelerators waited for data (see each phase's batch wait); give fewer "
            "accelerators, more read_threads or a faster file system, or lower au_threshold";
+  }
+
+  // AU (judged against au_threshold when it has one), the slowest
+  // accelerator's and host's, and samples/s.
+  std::vector<PhaseFigure> Figures(const v1::PhaseRecord& pr) const override {
+    const v1::AiSummary& ai = pr.ai();
+    PhaseFigure au{.metric = "au", .value = ai.au_mean()};
+    if (ai.au_threshold() > 0) {
+      au.threshold = ai.au_threshold();
+      au.passed = ai.au_passed();
+    }
+    return {au,
+            {.metric = "au_min", .value = ai.au_min()},
+            {.metric = "au_host_min", .value = HostMinAu(pr)},
+            {.metric = "samples_per_s", .value = ai.samples_per_s()}};
   }
 
   // One epoch, short compute, and a batch each accelerator still gets.
