@@ -15,6 +15,7 @@
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "agent/fs/lustre_stats.h"
 #include "agent/process_cpu.h"
 #include "agent/procfs.h"
 #include "common/clock.h"
@@ -27,19 +28,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The Lustre stats files sampled: <root>/<type>/<instance>/<file>.
-struct LustreKind {
-  const char* type;
-  const char* file;
-  bool rpc_stats;
-};
-constexpr LustreKind kLustreKinds[] = {
-    {"obdfilter", "stats", false},
-    {"mdt", "md_stats", false},
-    {"llite", "stats", false},
-    {"osc", "rpc_stats", true},
-};
-
 struct HostSample {
   int64_t mono_ns = 0;
   int64_t unix_ns = 0;
@@ -50,8 +38,7 @@ struct HostSample {
   MemInfoSample mem;
   std::map<std::string, DiskCounters> disks;  // selected devices only
   std::map<std::string, NetCounters> nets;    // selected interfaces only
-  // source ("obdfilter.lustre-OST0000.stats") -> counter name -> counter
-  std::map<std::string, std::map<std::string, LustreStat>> lustre;
+  LustreCounters lustre;  // agent/fs/lustre_stats.h
   // Every process's CPU ticks (shared: each open window keeps the sample).
   std::shared_ptr<const std::vector<ProcessTicks>> processes;
   std::vector<std::string> warnings;
@@ -631,41 +618,7 @@ class TelemetrySampler::Impl {
   }
 
   void CollectLustre(HostSample* s) const {
-    for (const std::string& root : options_.lustre_roots) {
-      // Most hosts have no Lustre: one stat(2) per root, not one per kind.
-      if (std::error_code ec; !fs::is_directory(root, ec)) continue;
-      for (const LustreKind& kind : kLustreKinds) {
-        std::error_code ec;
-        fs::path dir = fs::path(root) / kind.type;
-        if (!fs::is_directory(dir, ec)) continue;
-        for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-          fs::path file = it->path() / kind.file;
-          std::string source = absl::StrFormat("%s.%s.%s", kind.type,
-                                               it->path().filename().string(), kind.file);
-          if (s->lustre.contains(source)) continue;  // an earlier root had it
-          std::error_code ec2;
-          if (!fs::exists(file, ec2)) continue;
-          absl::StatusOr<std::string> text = ReadFileToString(file.string());
-          if (!text.ok()) {
-            s->warnings.push_back(absl::StrFormat("Lustre stats %s unreadable: %s",
-                                                  source, text.status().message()));
-            continue;
-          }
-          absl::StatusOr<LustreStatsSample> parsed =
-              kind.rpc_stats ? ParseLustreRpcStats(*text) : ParseLustreStats(*text);
-          if (!parsed.ok()) {
-            s->warnings.push_back(
-                absl::StrFormat("%s: %s", file.string(), parsed.status().message()));
-            continue;
-          }
-          auto& counters = s->lustre[source];
-          for (LustreStat& c : parsed->counters) {
-            std::string name = c.name;
-            counters[name] = std::move(c);
-          }
-        }
-      }
-    }
+    SampleLustreStats(options_.lustre_roots, &s->lustre, &s->warnings);
   }
 
   void Loop() {

@@ -23,6 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "agent/fs/lustre_stats.h"
 #include "lockstep/v1/telemetry.pb.h"
 
 namespace lockstep {
@@ -30,11 +31,8 @@ namespace lockstep {
 struct TelemetryOptions {
   std::string proc_root = "/proc";
   std::string sys_root = "/sys";
-  // Searched for obdfilter/*/stats, mdt/*/md_stats, llite/*/stats and
-  // osc/*/rpc_stats. The same source under two roots is read from the first.
-  // Newer Lustre keeps llite stats in debugfs, hence the third root.
-  std::vector<std::string> lustre_roots = {"/proc/fs/lustre", "/sys/fs/lustre",
-                                           "/sys/kernel/debug/lustre"};
+  // Where Lustre's stats files are searched (agent/fs/lustre_stats.h).
+  std::vector<std::string> lustre_roots = DefaultLustreStatsRoots();
   uint32_t interval_ms = 1000;  // background sampling period, >= kMinIntervalMs
   // Block devices by name ("sda", "nvme0n1"; a "/dev/" prefix is dropped).
   // Empty = every whole disk in <sys_root>/block except loop, ram and zram.

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -28,11 +29,15 @@ using testing::TempDir;
 // answer kill(pid, 0); ChildProcess reaps, so ESRCH is the one answer.
 bool Gone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
 
+// `script` run by /bin/sh, its stderr in dir/err.log.
+absl::StatusOr<std::unique_ptr<ChildProcess>> StartSh(const TempDir& dir,
+                                                      const std::string& script) {
+  return ChildProcess::Start({"/bin/sh", "-c", script}, dir.path() + "/err.log");
+}
+
 TEST(ChildProcess, ReturnsTheRestOfTheReadyLineAndStopsTheProgram) {
   TempDir dir;
-  auto child = ChildProcess::Start(
-      {"/bin/sh", "-c", "echo starting; echo 'listening on 127.0.0.1:4242'; exec sleep 60"},
-      dir.path() + "/err.log");
+  auto child = StartSh(dir, "echo starting; echo 'listening on 127.0.0.1:4242'; exec sleep 60");
   ASSERT_OK(child);
   auto line = (*child)->WaitForLine("listening on ", absl::Seconds(20));
   ASSERT_OK(line);
@@ -49,8 +54,7 @@ TEST(ChildProcess, ReturnsTheRestOfTheReadyLineAndStopsTheProgram) {
 TEST(ChildProcess, AProgramThatExitsFirstIsReportedWithItsStderr) {
   TempDir dir;
   const std::string log = dir.path() + "/err.log";
-  auto child =
-      ChildProcess::Start({"/bin/sh", "-c", "echo 'bad flag --x' >&2; exit 3"}, log);
+  auto child = StartSh(dir, "echo 'bad flag --x' >&2; exit 3");
   ASSERT_OK(child);
   const int64_t start_ns = MonotonicNs();
   auto line = (*child)->WaitForLine("listening on ", absl::Seconds(20));
@@ -78,9 +82,7 @@ TEST(ChildProcess, ASilentProgramIsStoppedAtTheDeadline) {
 
 TEST(ChildProcess, OneThatIgnoresSigtermIsKilledAfterTheGrace) {
   TempDir dir;
-  auto child = ChildProcess::Start(
-      {"/bin/sh", "-c", "trap '' TERM; echo ready; while :; do sleep 1; done"},
-      dir.path() + "/err.log");
+  auto child = StartSh(dir, "trap '' TERM; echo ready; while :; do sleep 1; done");
   ASSERT_OK(child);
   ASSERT_OK((*child)->WaitForLine("ready", absl::Seconds(20)));
   const pid_t pid = (*child)->pid();

@@ -15,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "agent/fs/lustre_stats.h"
 #include "agent/fs/obdfilter.h"
 #include "agent/phase_runner.h"
 #include "common/clock.h"
@@ -433,6 +434,36 @@ TEST_F(LustreFakeTools, BackendObdfilterPhaseSurveysEveryOst) {
   s.set_total_tasks(3);
   EXPECT_THAT(PhaseRunner::Prepare(s, dir_, options).status().message(),
               HasSubstr("3 tasks for the 2 targets of host"));
+}
+
+// Lustre's telemetry sources (agent/fs/lustre_stats.h): a source under two
+// roots is read from the first, a file that does not parse is a warning
+// naming it, a root that is not there costs nothing.
+TEST(LustreStats, FirstRootWinsAndABadFileIsAWarning) {
+  testing::TempDir dir;
+  auto write = [&](const std::string& rel, const std::string& text) {
+    const std::filesystem::path path = dir.path() + "/" + rel;
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream(path) << text;
+  };
+  write("a/obdfilter/lustre-OST0000/stats",
+        "snapshot_time 1671546960.19 secs.usecs\n"
+        "write_bytes 7 samples [bytes] 4096 1048576 5251072 0\n");
+  write("b/obdfilter/lustre-OST0000/stats", "write_bytes 1 samples [bytes] 1 1 1 0\n");
+  write("b/mdt/lustre-MDT0000/md_stats", "open x samples [reqs]\n");
+  write("b/llite/lustre-ffff8803/stats", "open 3 samples [reqs]\n");
+  LustreCounters got;
+  std::vector<std::string> warnings;
+  SampleLustreStats({dir.path() + "/missing", dir.path() + "/a", dir.path() + "/b"}, &got,
+                    &warnings);
+  ASSERT_EQ(got.size(), 2u);
+  const auto& ost = got.at("obdfilter.lustre-OST0000.stats");
+  EXPECT_EQ(ost.at("write_bytes").samples, 7u);
+  EXPECT_EQ(ost.at("write_bytes").sum, 5251072u);
+  EXPECT_EQ(got.at("llite.lustre-ffff8803.stats").at("open").samples, 3u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], ::testing::HasSubstr("b/mdt/lustre-MDT0000/md_stats"));
+  EXPECT_THAT(warnings[0], ::testing::HasSubstr("sample count is not a number"));
 }
 
 }  // namespace
