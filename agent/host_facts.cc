@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "agent/fs/lustre_tools.h"
 #include "common/build_info.h"
 #include "common/clock.h"
 #include "common/files.h"
@@ -232,12 +233,9 @@ v1::HostFacts GatherHostFacts(v1::Role role, const std::vector<std::string>& roo
   f.set_agent_instance(instance_id);
   f.set_pid(static_cast<uint32_t>(::getpid()));
   f.set_can_drop_caches(::geteuid() == 0 && ::access("/proc/sys/vm/drop_caches", W_OK) == 0);
-  auto lustre = ReadFileToString("/sys/fs/lustre/version");
-  if (!lustre.ok()) lustre = ReadFileToString("/proc/fs/lustre/version");
-  if (lustre.ok()) {
-    absl::string_view v = absl::StripAsciiWhitespace(*lustre);
-    absl::ConsumePrefix(&v, "lustre: ");
-    f.set_lustre_version(std::string(v));
+  if (absl::StatusOr<std::string> lustre = LustreVersionFromFiles(DefaultLustreVersionFiles());
+      lustre.ok()) {
+    f.set_lustre_version(*std::move(lustre));
   }
   GatherHardwareFacts("/", &f);
   GatherThreadLimit("/", &f);

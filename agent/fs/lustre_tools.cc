@@ -113,6 +113,27 @@ absl::StatusOr<std::string> ParseLustreVersion(std::string_view std_text) {
   return std::string(first);
 }
 
+const std::vector<std::string>& DefaultLustreVersionFiles() {
+  static const std::vector<std::string> files = {"/sys/fs/lustre/version",
+                                                 "/proc/fs/lustre/version"};
+  return files;
+}
+
+absl::StatusOr<std::string> LustreVersionFromFiles(const std::vector<std::string>& files) {
+  std::vector<std::string> tried;
+  for (const std::string& file : files) {
+    absl::StatusOr<std::string> text = ReadFileToString(file);
+    if (!text.ok()) {
+      tried.push_back(std::string(text.status().message()));
+      continue;
+    }
+    absl::StatusOr<std::string> v = ParseLustreVersion(*text);
+    if (v.ok()) return v;
+    tried.push_back(absl::StrFormat("%s: %s", file, v.status().message()));
+  }
+  return absl::NotFoundError(absl::StrJoin(tried, "; "));
+}
+
 // ---- lfs / lctl -------------------------------------------------------------
 
 LustreTools::LustreTools(LustreToolsOptions options) : options_(std::move(options)) {}
@@ -217,17 +238,9 @@ absl::StatusOr<StripeInfo> LustreTools::GetStripe(const std::string& path) const
 }
 
 absl::StatusOr<std::string> LustreTools::Version() const {
-  std::vector<std::string> tried;
-  for (const std::string& file : options_.version_files) {
-    absl::StatusOr<std::string> text = ReadFileToString(file);
-    if (!text.ok()) {
-      tried.push_back(std::string(text.status().message()));
-      continue;
-    }
-    absl::StatusOr<std::string> v = ParseLustreVersion(*text);
-    if (v.ok()) return v;
-    tried.push_back(absl::StrFormat("%s: %s", file, v.status().message()));
-  }
+  absl::StatusOr<std::string> from_files = LustreVersionFromFiles(options_.version_files);
+  if (from_files.ok()) return from_files;
+  std::vector<std::string> tried = {std::string(from_files.status().message())};
   absl::StatusOr<CommandOutput> out =
       RunCommand({options_.lctl, "get_param", "-n", "version"}, options_.timeout_ms);
   if (out.ok()) {

@@ -51,6 +51,14 @@ std::vector<ParamValue> ParseParamLines(std::string_view text);
 // "2.15.3\n" (sysfs, new lctl) or "lustre: 2.10.8\nkernel: ..." (old procfs).
 absl::StatusOr<std::string> ParseLustreVersion(std::string_view text);
 
+// Where a Lustre node says its version: sysfs, then the old procfs file.
+const std::vector<std::string>& DefaultLustreVersionFiles();
+
+// The version the first of `files` that parses says; NotFound listing what
+// each said (no file: not a Lustre node). Files only, no lctl: cheap enough
+// for every HostFacts, and no --allow_lustre needed.
+absl::StatusOr<std::string> LustreVersionFromFiles(const std::vector<std::string>& files);
+
 // ---- lfs / lctl -------------------------------------------------------------
 
 struct StripeSettings {
@@ -65,8 +73,7 @@ struct LustreToolsOptions {
   std::string lctl = "lctl";
   int timeout_ms = 30000;     // per tool run
   // Read before asking lctl for the version.
-  std::vector<std::string> version_files = {"/sys/fs/lustre/version",
-                                            "/proc/fs/lustre/version"};
+  std::vector<std::string> version_files = DefaultLustreVersionFiles();
   // SetStripe/GetStripe refuse paths whose statfs type is not Lustre. Only
   // tests turn this off.
   bool require_lustre = true;

@@ -139,6 +139,22 @@ TEST(LustreParse, ParamLinesAndVersion) {
   EXPECT_FALSE(ParseLustreVersion("kernel: patchless_client\n").ok());
 }
 
+// HostFacts and LustreTools read the version files through one function:
+// the old procfs file's further lines stay out of the version (HostFacts
+// kept them before), an unparsable file falls through to the next.
+TEST(LustreParse, VersionFromFilesTakesTheFirstThatParses) {
+  testing::TempDir dir;
+  std::ofstream(dir / "garbage") << "kernel: patchless_client\n";
+  std::ofstream(dir / "procfs") << "lustre: 2.10.8\nkernel: patchless_client\nbuild: 2.10.8-RC1\n";
+  absl::StatusOr<std::string> v =
+      LustreVersionFromFiles({dir / "missing", dir / "garbage", dir / "procfs"});
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(*v, "2.10.8");
+  absl::StatusOr<std::string> none = LustreVersionFromFiles({dir / "missing"});
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(none.status().message(), HasSubstr(dir / "missing"));
+}
+
 TEST(LustreFs, TempDirIsNotLustreAndStripingIsRefused) {
   std::string dir = ::testing::TempDir();
   auto is = IsLustre(dir);
