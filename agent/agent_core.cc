@@ -422,6 +422,7 @@ absl::StatusOr<v1::CacheReply> AgentCore::CacheBarrier(const v1::CacheRequest& r
   impl_->TestDelay("cache", request.session_id());
   CacheControl control{.allow_drop_caches = impl_->options.allow_drop_caches,
                        .drop_caches_path = impl_->options.drop_caches_path,
+                       .roots = &impl_->roots.roots(),
                        .fs = &impl_->fs,
                        .daemons = impl_->daemons.get()};
   ASSIGN_OR_RETURN(v1::CacheReply reply, DropCaches(request, control));

@@ -5,9 +5,12 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
+#include <set>
+#include <vector>
 
 #include "absl/strings/str_format.h"
-#include "agent/fs/lustre_fs.h"
+#include "absl/strings/str_join.h"
 #include "common/clock.h"
 
 namespace lockstep {
@@ -36,6 +39,28 @@ std::string WriteDropCaches(uint32_t mode, const CacheControl& control, v1::Cach
   }
   ::close(fd);
   return why;
+}
+
+// The client caches of each file system the roots are on, once each: ""
+// when dropped, else why not.
+std::string DropClientCaches(const CacheControl& control) {
+  std::set<std::string> done;
+  std::vector<std::string> failed;
+  for (const std::string& root : *control.roots) {
+    absl::StatusOr<std::unique_ptr<FileSystem>> fs = FileSystemFor(root, *control.fs);
+    if (!fs.ok() || !(*fs)->HasClientCaches() || !done.insert((*fs)->Name()).second) continue;
+    if (absl::Status s = (*fs)->DropClientCaches(); !s.ok()) {
+      failed.push_back(std::string(s.message()));
+    }
+  }
+  if (!failed.empty()) return absl::StrJoin(failed, "; ");
+  if (done.empty()) {
+    return absl::StrFormat(
+        "lustre_lru_clear: no root of this agent (%s) is on a file system with client lock "
+        "caches (Lustre); nothing was cleared",
+        absl::StrJoin(*control.roots, ", "));
+  }
+  return "";
 }
 
 }  // namespace
@@ -81,13 +106,12 @@ absl::StatusOr<v1::CacheReply> DropCaches(const v1::CacheRequest& request,
   }
   if (request.lustre_lru_clear()) {
     const int64_t t0 = MonotonicNs();
-    absl::Status s = ClearLustreLru(*control.fs);
-    if (s.ok()) {
+    if (std::string why = DropClientCaches(control); why.empty()) {
       reply.set_lru_cleared(true);
       reply.set_lru_duration_ns(MonotonicNs() - t0);
     } else {
-      if (request.required()) return s;
-      AddWarning(&reply, std::string(s.message()));
+      if (request.required()) return absl::FailedPreconditionError(why);
+      AddWarning(&reply, why);
     }
   }
   return reply;

@@ -58,6 +58,13 @@ class FileSystem {
   virtual absl::StatusOr<v1::FsLayout> GetLayout(const std::string& path) const;
   // Client data checksums on or off for a phase.
   virtual absl::StatusOr<std::unique_ptr<FsTunableScope>> SetChecksums(bool on) const;
+
+  // The client-side caches it keeps beyond the kernel's page cache and
+  // dentries, which a cache barrier drops (the wire's lustre_lru_clear):
+  // Lustre's DLM lock LRU, so that the next phase takes its locks again.
+  // Whether it has any, and the drop; none by default.
+  virtual bool HasClientCaches() const { return false; }
+  virtual absl::Status DropClientCaches() const { return absl::OkStatus(); }
 };
 
 // What the file systems may use, owned by the agent.

@@ -86,9 +86,9 @@ absl::StatusOr<std::unique_ptr<FsTunableScope>> LustreFs::SetChecksums(bool on) 
   return std::unique_ptr<FsTunableScope>(std::make_unique<LustreChecksums>(std::move(scope)));
 }
 
-absl::Status ClearLustreLru(const FileSystemContext& ctx) {
-  RETURN_IF_ERROR(NeedLustre(ctx, "lustre_lru_clear"));
-  return ctx.lustre->SetParam("ldlm.namespaces.*.lru_size", "clear");
+absl::Status LustreFs::DropClientCaches() const {
+  RETURN_IF_ERROR(NeedLustre(ctx_, "lustre_lru_clear"));
+  return ctx_.lustre->SetParam("ldlm.namespaces.*.lru_size", "clear");
 }
 
 }  // namespace lockstep

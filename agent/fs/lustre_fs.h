@@ -27,14 +27,14 @@ class LustreFs : public FileSystem {
                                          const v1::PhaseSpec& spec) const override;
   absl::StatusOr<v1::FsLayout> GetLayout(const std::string& path) const override;
   absl::StatusOr<std::unique_ptr<FsTunableScope>> SetChecksums(bool on) const override;
+  // The lock LRU of every namespace (ldlm.namespaces.*.lru_size=clear).
+  // Needs --allow_lustre.
+  bool HasClientCaches() const override { return true; }
+  absl::Status DropClientCaches() const override;
 
  private:
   const FileSystemContext ctx_;
 };
-
-// The lock LRU of every namespace (ldlm.namespaces.*.lru_size=clear): the
-// client-side Lustre cache a cache barrier flushes. Needs --allow_lustre.
-absl::Status ClearLustreLru(const FileSystemContext& ctx);
 
 }  // namespace lockstep
 

@@ -15,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "agent/cache_control.h"
 #include "agent/fs/lustre_stats.h"
 #include "agent/fs/obdfilter.h"
 #include "agent/phase_runner.h"
@@ -480,6 +481,44 @@ TEST(LustreStats, FirstRootWinsAndABadFileIsAWarning) {
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_THAT(warnings[0], ::testing::HasSubstr("b/mdt/lustre-MDT0000/md_stats"));
   EXPECT_THAT(warnings[0], ::testing::HasSubstr("sample count is not a number"));
+}
+
+// A cache barrier's lustre_lru_clear goes to the file systems of the agent's
+// roots (FileSystem::DropClientCaches), once per file system: two roots on
+// "Lustre" clear the LRU once; roots on no such file system are a warning
+// naming them, or an error when the barrier is required.
+TEST_F(LustreFakeTools, CacheBarrierDropsTheClientCachesOfTheRootsFileSystems) {
+  LustreTools tools(Options());
+  const std::vector<std::string> roots = {dir_, dir_ + "/state"};
+  FileSystemContext ctx{.lustre = &tools, .allow_lustre = true, .lustre_any_fs = true};
+  v1::CacheRequest request;
+  request.set_lustre_lru_clear(true);
+  CacheControl control{.allow_drop_caches = false, .roots = &roots, .fs = &ctx};
+  absl::StatusOr<v1::CacheReply> reply = DropCaches(request, control);
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_TRUE(reply->lru_cleared());
+  EXPECT_EQ(reply->warning(), "");
+  std::vector<std::string> clears;
+  for (const std::string& line : LogLines()) {
+    if (absl::StrContains(line, "lru_size=clear")) clears.push_back(line);
+  }
+  EXPECT_EQ(clears.size(), 1u);
+
+  ctx.lustre_any_fs = false;  // the temp dir is what statfs says: not Lustre
+  reply = DropCaches(request, control);
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_FALSE(reply->lru_cleared());
+  EXPECT_THAT(reply->warning(), HasSubstr("no root of this agent (" + dir_));
+  request.set_required(true);
+  reply = DropCaches(request, control);
+  EXPECT_EQ(reply.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(reply.status().message(), HasSubstr("nothing was cleared"));
+
+  ctx.lustre_any_fs = true;
+  ctx.allow_lustre = false;  // Lustre, but the agent may not run its tools
+  reply = DropCaches(request, control);
+  EXPECT_EQ(reply.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(reply.status().message(), HasSubstr("--allow_lustre"));
 }
 
 }  // namespace
