@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <filesystem>
 #include <fstream>
 
 #include "absl/strings/str_format.h"
@@ -26,7 +25,6 @@
 #include "controller/mdtest/mdtest_cli.h"
 #include "controller/cli/cli_common.h"
 #include "controller/mdtest/mdtest_output.h"
-#include "controller/plan/write_places.h"
 #include "controller/cli/printed_report.h"
 #include "controller/cli/reach_agents.h"
 
@@ -34,46 +32,6 @@ namespace lockstep {
 namespace {
 
 enum class Tool { kIor, kMdtest };
-
-// Local agents: the directory the agents may write below, and the phases'
-// directory on this host. IOR's -o (mdtest's -d) is relative to the working
-// directory. mdtest creates a missing -d (one level): its parent is then the
-// agents' root and the agent creates it.
-absl::Status PlaceLocally(Tool tool, CliCommand* cmd, std::string* root) {
-  std::error_code ec;
-  const std::string dir = cmd->plan.phases.empty() ? "." : cmd->plan.phases.front().dir;
-  std::filesystem::path abs = std::filesystem::absolute(dir, ec).lexically_normal();
-  // Where it may write first: "does not exist; create it" is no advice for
-  // a directory that would then be refused.
-  LocalWritePlaces places;
-  places.cwd = std::filesystem::current_path(ec).string();
-  places.roots = cmd->controller.roots;
-  places.named_on_command_line = true;
-  RETURN_IF_ERROR(CheckLocalWritePlace(abs.string(), places, tool == Tool::kIor ? "-o's directory"
-                                                                                : "-d"));
-  std::string placed;
-  if (!ec && std::filesystem::is_directory(abs, ec)) {
-    *root = std::filesystem::canonical(abs, ec).string();
-    placed = *root;
-  } else if (tool == Tool::kMdtest) {
-    std::string s = abs.string();
-    while (s.size() > 1 && s.back() == '/') s.pop_back();
-    std::filesystem::path p(s);
-    if (!std::filesystem::is_directory(p.parent_path(), ec)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "-d %s: its parent directory %s does not exist; mdtest creates only the last "
-          "directory: create the parent first",
-          dir, p.parent_path().string()));
-    }
-    *root = std::filesystem::canonical(p.parent_path(), ec).string();
-    placed = (std::filesystem::path(*root) / p.filename()).string();
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("directory %s does not exist; create it first", abs.string()));
-  }
-  for (PhasePlan& p : cmd->plan.phases) p.dir = placed;
-  return SetPlanText(&cmd->plan, tool == Tool::kIor ? "ior" : "mdtest");
-}
 
 // -O summaryFile=F: IOR opens F for writing (truncating it) as it reads
 // the option, fails when it cannot, and says "Writing output to F" on
@@ -139,19 +97,12 @@ int RunTranslated(Tool tool, const std::vector<std::string>& args,
   options.out_dir = cmd->controller.out_dir;
   options.command_line = command_line;
   options.interrupted = interrupted;
-  if (!cmd->controller.agents.empty()) {
-    if (absl::Status tls = TlsFromDir(cmd->controller.tls_dir, cmd->controller.insecure, &options);
-        !tls.ok()) {
-      std::fprintf(stderr, "lockstep %s: %s\n", name, std::string(tls.message()).c_str());
-      return kExitUsage;
-    }
-  } else {
-    options.local_agents = cmd->controller.local_agents;
-    absl::Status placed = PlaceLocally(tool, &*cmd, &options.local_root);
-    if (!placed.ok()) {
-      std::fprintf(stderr, "lockstep %s: %s\n", name, std::string(placed.message()).c_str());
-      return kExitUsage;
-    }
+  const LocalPlacement placement =
+      tool == Tool::kIor ? LocalPlacement{.tool = "ior", .what = "-o's directory"}
+                         : LocalPlacement{.tool = "mdtest", .what = "-d", .makes_last_dir = true};
+  if (std::string e = SetUpTranslatedAgents(placement, &*cmd, &options); !e.empty()) {
+    std::fprintf(stderr, "lockstep %s: %s\n", name, e.c_str());
+    return kExitUsage;
   }
   v1::RunRecord& fields = options.record_fields;
   fields.set_ior_command_line(cmd->tool_command_line);

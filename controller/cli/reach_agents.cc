@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <optional>
 
@@ -11,6 +12,8 @@
 #include "absl/strings/str_split.h"
 #include "common/files.h"
 #include "controller/plan/plan.h"
+#include "controller/plan/plan_toml.h"
+#include "controller/plan/write_places.h"
 #include "common/names.h"
 #include "common/net.h"
 #include "common/status_macros.h"
@@ -197,6 +200,59 @@ std::optional<FrontEndAgentsError> FrontEndAgentsFromFlags(const ParsedFlags& f,
   }
   if (o->agents.empty()) o->local_agents = local > 0 ? static_cast<int>(local) : 2;
   return std::nullopt;
+}
+
+namespace {
+
+// Local agents: the directory they may write below (their root) and the
+// phases' directory on this host; relative to the working directory.
+absl::Status PlaceLocally(const LocalPlacement& placement, CliCommand* cmd, std::string* root) {
+  std::error_code ec;
+  const std::string dir = cmd->plan.phases.empty() ? "." : cmd->plan.phases.front().dir;
+  const std::filesystem::path abs = std::filesystem::absolute(dir, ec).lexically_normal();
+  // Where it may write first: "does not exist; create it" is no advice for
+  // a directory that would then be refused.
+  LocalWritePlaces places;
+  places.cwd = std::filesystem::current_path(ec).string();
+  places.roots = cmd->controller.roots;
+  places.named_on_command_line = true;
+  RETURN_IF_ERROR(CheckLocalWritePlace(abs.string(), places, placement.what));
+  std::string placed;
+  if (!ec && std::filesystem::is_directory(abs, ec)) {
+    *root = std::filesystem::canonical(abs, ec).string();
+    placed = *root;
+  } else if (placement.makes_last_dir) {
+    std::string s = abs.string();
+    while (s.size() > 1 && s.back() == '/') s.pop_back();
+    const std::filesystem::path p(s);
+    if (!std::filesystem::is_directory(p.parent_path(), ec)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s %s: its parent directory %s does not exist; %s creates only the last "
+          "directory: create the parent first",
+          placement.what, dir, p.parent_path().string(), placement.tool));
+    }
+    *root = std::filesystem::canonical(p.parent_path(), ec).string();
+    placed = (std::filesystem::path(*root) / p.filename()).string();
+  } else {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "directory %s does not exist; create it first%s", abs.string(), placement.missing_note));
+  }
+  for (PhasePlan& p : cmd->plan.phases) p.dir = placed;
+  return SetPlanText(&cmd->plan, placement.tool);
+}
+
+}  // namespace
+
+std::string SetUpTranslatedAgents(const LocalPlacement& placement, CliCommand* cmd,
+                                  RunOptions* options) {
+  absl::Status s;
+  if (cmd->controller.agents.empty()) {
+    options->local_agents = cmd->controller.local_agents;
+    s = PlaceLocally(placement, cmd, &options->local_root);
+  } else {
+    s = TlsFromDir(cmd->controller.tls_dir, cmd->controller.insecure, options);
+  }
+  return s.ok() ? "" : std::string(s.message());
 }
 
 }  // namespace lockstep

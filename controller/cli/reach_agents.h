@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "common/flags.h"
 #include "common/tls.h"
+#include "controller/ior/ior_cli.h"
 #include "controller/plan/plan.h"
 #include "controller/run/coordinator.h"
 
@@ -78,6 +79,28 @@ struct FrontEndAgentsError {
 std::optional<FrontEndAgentsError> FrontEndAgentsFromFlags(const ParsedFlags& f,
                                                            const std::atomic<bool>* interrupted,
                                                            RunOptions* o);
+
+// Where a translated front end's phases go with local agents: the directory
+// its command line names, as its tool treats it.
+struct LocalPlacement {
+  const char* tool;  // "ior", "mdtest", "iozone": for SetPlanText's message
+  std::string what;  // "-o's directory", "-d", "-F's directory": named by the guard
+  // mdtest: a missing last directory is made (by the agent), below a parent
+  // that must exist; the others refuse a missing directory.
+  bool makes_last_dir = false;
+  std::string missing_note;  // appended to "directory D does not exist; create it first"
+};
+
+// The agents of a translated command (ior, mdtest, iozone) and how they are
+// reached, the one set-up the three share: with --agents or --hostfile, TLS
+// from --tls_dir or --insecure (TlsFromDir, expiry warnings included); else
+// --local N agents rooted at the phases' directory on this host, after the
+// system-directory guard of every front end (CheckLocalWritePlace) and the
+// tool's rule for a missing directory, with the plan's text written again
+// for the placed directory through `lockstep run`'s checks (SetPlanText).
+// An error message, or "".
+std::string SetUpTranslatedAgents(const LocalPlacement& placement, CliCommand* cmd,
+                                  RunOptions* options);
 
 }  // namespace lockstep
 

@@ -159,5 +159,21 @@ TEST(IozoneCli, SystemDirectoryOfDashFIsRefused) {
   EXPECT_FALSE(std::filesystem::exists("/etc/lockstep-iozone-test-x.00000000"));
 }
 
+// A missing -F directory: IOzone does not create it and neither does the
+// front end; the message is the one ior, mdtest and iozone share
+// (SetUpTranslatedAgents), and nothing runs.
+TEST(IozoneCli, AMissingDashFDirectoryIsNamed) {
+  TestCluster tmp;
+  const std::string missing = tmp.path() + "/not-here";
+  CommandResult r = IozoneIn(tmp.path(), {"-i", "0", "-r", "64k", "-s", "1m", "-t", "1", "-w",
+                                          "-F", missing + "/f", "--local", "1", "--out",
+                                          tmp.results_dir()});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("lockstep iozone: directory " + missing +
+                               " does not exist; create it first (IOzone does not create it "
+                               "either)"));
+  EXPECT_FALSE(std::filesystem::exists(missing));
+}
+
 }  // namespace
 }  // namespace lockstep::testing
