@@ -1,12 +1,8 @@
 #include "common/process_runner.h"
 
 #include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
-#include <pwd.h>
-#include <sched.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -29,178 +25,25 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/clock.h"
+#include "common/spawn.h"
 #include "common/status_macros.h"
 
-extern char** environ;
 
 namespace lockstep {
 namespace {
 
-// Descriptors handed to the child are moved at or above this, so that
-// placing them on 0..3 never overwrites one still to be placed.
-constexpr int kChildFdFloor = 10;
+using spawn::ChildSetup;
+using spawn::CloseFd;
+using spawn::CStrings;
+using spawn::Lift;
+using spawn::Pipe;
+using spawn::Spawn;
+
 // How often the wait loop looks at the abort flag.
 constexpr int kAbortPollMs = 20;
 // After the program ended: how long its pipes are still read (a process
 // that left its group keeps them open).
 constexpr absl::Duration kDrainAfterExit = absl::Milliseconds(500);
-// How long a ChildProcess is waited for after its SIGKILL.
-constexpr absl::Duration kKillReap = absl::Seconds(5);
-
-// ---- the child ----------------------------------------------------------------
-
-// What the child reports on the close-on-exec pipe when a step fails.
-enum ChildStep : int { kStepPgid = 1, kStepFds, kStepUser, kStepDir, kStepProgram, kStepExec };
-
-const char* StepText(int step) {
-  switch (step) {
-    case kStepPgid: return "cannot make its process group";
-    case kStepFds: return "cannot set up its stdin, stdout and stderr";
-    case kStepUser: return "cannot switch to the account";
-    case kStepDir: return "cannot enter the phase directory";
-    case kStepProgram: return "cannot execute the program";
-    case kStepExec: return "execve failed";
-    default: return "failed";
-  }
-}
-
-struct ChildSetup {
-  const char* dir = nullptr;
-  const char* program = nullptr;
-  char* const* argv = nullptr;
-  char* const* envp = nullptr;
-  const CommandAccount* account = nullptr;
-  int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;  // >= kChildFdFloor; -1: probe
-  int report_fd = -1;                                  // >= kChildFdFloor
-  bool probe = false;  // check dir and program as the account, then exit 0
-  // RunProcess: a group of its own (a timeout kills all it started) and
-  // SIGKILL when the starting thread ends. A ChildProcess keeps the caller's
-  // group (a Ctrl-C or a test harness's kill reaches it too) and outlives the
-  // thread that started it.
-  bool own_group = true;
-  bool die_with_thread = true;
-};
-
-[[noreturn]] void ChildFail(int report_fd, int step) {
-  const int msg[2] = {step, errno};
-  ssize_t ignored = ::write(report_fd, msg, sizeof(msg));
-  (void)ignored;
-  ::_exit(127);
-}
-
-// Async-signal-safe calls only: the parent has many threads.
-[[noreturn]] void ChildMain(const ChildSetup& c) {
-  int report = c.report_fd;
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  struct sigaction dfl = {};
-  dfl.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);  // EINVAL for some: fine
-  struct sched_param normal = {};
-  ::sched_setscheduler(0, SCHED_OTHER, &normal);
-  ::prctl(PR_SET_TIMERSLACK, 0UL, 0, 0, 0);
-  if (!c.probe) {
-    if (c.own_group && ::setpgid(0, 0) != 0) ChildFail(report, kStepPgid);
-    if (::dup2(c.stdin_fd, 0) < 0 || ::dup2(c.stdout_fd, 1) < 0 || ::dup2(c.stderr_fd, 2) < 0 ||
-        ::dup2(c.report_fd, 3) < 0 || ::fcntl(3, F_SETFD, FD_CLOEXEC) != 0) {
-      ChildFail(report, kStepFds);
-    }
-    report = 3;
-    // Nothing of the agent's leaks: its sockets, files, pipes.
-    if (::syscall(SYS_close_range, 4U, ~0U, 0U) != 0) {
-      struct rlimit rl = {};
-      const int max_fd = ::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (1u << 20)
-                             ? static_cast<int>(rl.rlim_cur)
-                             : (1 << 20);
-      for (int fd = 4; fd < max_fd; ++fd) ::close(fd);
-    }
-  }
-  const CommandAccount& a = *c.account;
-  if (a.switch_user) {
-    if (::setgroups(a.groups.size(), a.groups.data()) != 0 || ::setgid(a.gid) != 0 ||
-        ::setuid(a.uid) != 0 || ::geteuid() != a.uid || ::getegid() != a.gid) {
-      ChildFail(report, kStepUser);
-    }
-  }
-  if (::chdir(c.dir) != 0) ChildFail(report, kStepDir);
-  if (c.probe) {
-    if (::access(c.program, X_OK) != 0) ChildFail(report, kStepProgram);
-    ::_exit(0);
-  }
-  // Cleared by setuid, so set after it: the program dies with its task thread.
-  if (c.die_with_thread) ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  ::execve(c.program, c.argv, c.envp);
-  ChildFail(report, errno == EACCES || errno == ENOENT ? kStepProgram : kStepExec);
-}
-
-// A descriptor at or above kChildFdFloor, close-on-exec; `fd` is closed.
-int Lift(int fd) {
-  if (fd < 0) return -1;
-  const int lifted = ::fcntl(fd, F_DUPFD_CLOEXEC, kChildFdFloor);
-  ::close(fd);
-  return lifted;
-}
-
-void CloseFd(int* fd) {
-  if (*fd >= 0) ::close(*fd);
-  *fd = -1;
-}
-
-// The child's report: "" when execve (or the probe) succeeded.
-std::string ReadChildReport(int fd, const ChildSetup& c) {
-  int msg[2] = {0, 0};
-  size_t got = 0;
-  while (got < sizeof(msg)) {
-    const ssize_t n = ::read(fd, reinterpret_cast<char*>(msg) + got, sizeof(msg) - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<size_t>(n);
-  }
-  if (got < sizeof(msg)) return "";
-  const CommandAccount& a = *c.account;
-  std::string what = StepText(msg[0]);
-  if (msg[0] == kStepDir) what += absl::StrFormat(" %s", c.dir);
-  if (msg[0] == kStepProgram || msg[0] == kStepExec) what += absl::StrFormat(" %s", c.program);
-  return absl::StrFormat("%s as %s (uid %u): %s", what, a.name, a.uid, std::strerror(msg[1]));
-}
-
-struct Pipe {
-  int read_fd = -1, write_fd = -1;
-  bool Open() {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) return false;
-    read_fd = fds[0];
-    write_fd = Lift(fds[1]);
-    return write_fd >= 0;
-  }
-  ~Pipe() {
-    CloseFd(&read_fd);
-    CloseFd(&write_fd);
-  }
-};
-
-std::vector<char*> CStrings(const std::vector<std::string>& v) {
-  std::vector<char*> out;
-  for (const std::string& s : v) out.push_back(const_cast<char*>(s.c_str()));
-  out.push_back(nullptr);
-  return out;
-}
-
-// fork(): the child runs `c`; the parent gets the pid and reads the report
-// (closing its copy of the write end first). Errors name the step.
-absl::StatusOr<pid_t> Spawn(ChildSetup c, Pipe* report) {
-  c.report_fd = report->write_fd;
-  const pid_t pid = ::fork();
-  if (pid < 0) return absl::InternalError(absl::StrFormat("fork: %s", std::strerror(errno)));
-  if (pid == 0) ChildMain(c);
-  if (!c.probe && c.own_group) ::setpgid(pid, pid);  // also in the child: whichever runs first
-  CloseFd(&report->write_fd);
-  const std::string failed = ReadChildReport(report->read_fd, c);
-  if (failed.empty()) return pid;
-  ::waitpid(pid, nullptr, 0);
-  return absl::PermissionDeniedError(failed);
-}
 
 // ---- the wait loop ------------------------------------------------------------
 
@@ -533,24 +376,6 @@ absl::StatusOr<std::string> FindProgram(const std::string& name, const std::stri
       path ? path : "PATH unset"));
 }
 
-// The agent's own account and environment: a tool runs as the agent does.
-CommandAccount OwnAccount() {
-  CommandAccount a;
-  a.uid = ::geteuid();
-  a.gid = ::getegid();
-  if (const passwd* pw = ::getpwuid(a.uid)) {
-    a.name = pw->pw_name;
-    a.home = pw->pw_dir;
-  }
-  return a;
-}
-
-std::vector<std::string> OwnEnvironment() {
-  std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
-  return env;
-}
-
 }  // namespace
 
 absl::StatusOr<CommandOutput> RunCommand(const std::vector<std::string>& argv, int timeout_ms) {
@@ -569,9 +394,9 @@ absl::StatusOr<CommandOutput> RunCommand(const std::vector<std::string>& argv, i
   // Lustre) past a second after that.
   ProcessLaunch launch{.program = program,
                        .argv = argv,
-                       .env = OwnEnvironment(),
+                       .env = spawn::OwnEnvironment(),
                        .dir = "/",
-                       .account = OwnAccount(),
+                       .account = spawn::OwnAccount(),
                        .timeout = absl::Milliseconds(timeout_ms),
                        .kill_grace = absl::ZeroDuration(),
                        .reap_timeout = absl::Seconds(1),
@@ -599,156 +424,6 @@ absl::StatusOr<CommandOutput> RunCommand(const std::vector<std::string>& argv, i
         out.stderr_text.empty() ? std::string("(empty)") : FirstLine(out.stderr_text)));
   }
   return out;
-}
-
-// ---- A program that keeps running -------------------------------------------
-
-absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(
-    const std::vector<std::string>& argv, const std::string& stderr_path) {
-  if (argv.empty() || argv[0].empty()) {
-    return absl::InvalidArgumentError("ChildProcess: empty argument vector");
-  }
-  const std::vector<char*> args = CStrings(argv);
-  const std::vector<std::string> env = OwnEnvironment();
-  const std::vector<char*> envp = CStrings(env);
-  const CommandAccount account = OwnAccount();
-  std::string dir = "/";
-  if (char* cwd = ::get_current_dir_name()) {
-    dir = cwd;
-    std::free(cwd);
-  }
-  const int err_fd =
-      Lift(::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (err_fd < 0) {
-    return absl::InternalError(absl::StrFormat("cannot open %s for the stderr of %s: %s",
-                                               stderr_path, argv[0], std::strerror(errno)));
-  }
-  Pipe out, report;
-  const int devnull = Lift(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  if (devnull < 0 || !out.Open() || !report.Open()) {
-    const int e = errno;
-    if (devnull >= 0) ::close(devnull);
-    ::close(err_fd);
-    return absl::InternalError(
-        absl::StrFormat("cannot make the pipes of %s: %s", argv[0], std::strerror(e)));
-  }
-  ChildSetup c{.dir = dir.c_str(),
-               .program = argv[0].c_str(),
-               .argv = args.data(),
-               .envp = envp.data(),
-               .account = &account,
-               .stdin_fd = devnull,
-               .stdout_fd = out.write_fd,
-               .stderr_fd = err_fd,
-               .own_group = false,
-               .die_with_thread = false};
-  absl::StatusOr<pid_t> pid = Spawn(c, &report);
-  ::close(devnull);
-  ::close(err_fd);
-  CloseFd(&out.write_fd);
-  if (!pid.ok()) return pid.status();
-  return std::unique_ptr<ChildProcess>(
-      new ChildProcess(*pid, std::exchange(out.read_fd, -1), argv[0], stderr_path));
-}
-
-ChildProcess::ChildProcess(pid_t pid, int stdout_fd, std::string program,
-                           std::string stderr_path)
-    : pid_(pid),
-      pidfd_(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0))),
-      stdout_fd_(stdout_fd),
-      program_(std::move(program)),
-      stderr_path_(std::move(stderr_path)) {}
-
-ChildProcess::~ChildProcess() {
-  Stop(kStopGrace);
-  CloseFd(&stdout_fd_);
-}
-
-absl::StatusOr<std::string> ChildProcess::WaitForLine(std::string_view prefix,
-                                                      absl::Duration timeout) {
-  std::string got;
-  const int64_t deadline_ns = MonotonicNs() + absl::ToInt64Nanoseconds(timeout);
-  while (stdout_fd_ >= 0) {
-    const size_t nl = got.find('\n');
-    if (nl != std::string::npos) {
-      if (std::string_view(got).substr(0, nl).starts_with(prefix)) {
-        CloseFd(&stdout_fd_);
-        return got.substr(prefix.size(), nl - prefix.size());
-      }
-      got.erase(0, nl + 1);
-      continue;
-    }
-    const int64_t left_ms = (deadline_ns - MonotonicNs()) / 1'000'000;
-    if (left_ms <= 0) break;
-    struct pollfd p = {stdout_fd_, POLLIN, 0};
-    const int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left_ms, INT32_MAX)));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    char buf[512];
-    const ssize_t n = ::read(stdout_fd_, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // the program closed stdout: it exited
-    got.append(buf, static_cast<size_t>(n));
-  }
-  CloseFd(&stdout_fd_);
-  Stop(absl::Milliseconds(200));
-  std::string log(2048, '\0');
-  if (FILE* f = std::fopen(stderr_path_.c_str(), "r")) {
-    log.resize(std::fread(log.data(), 1, log.size(), f));
-    std::fclose(f);
-  } else {
-    log = "(unreadable)";
-  }
-  return absl::UnavailableError(absl::StrFormat(
-      "%s did not print \"%s...\" within %s; its stderr (%s):\n%s", program_,
-      std::string(prefix), absl::FormatDuration(timeout), stderr_path_, Utf8Tail(log, 2048)));
-}
-
-bool ChildProcess::Reap(absl::Duration timeout) {
-  const int64_t deadline_ns = MonotonicNs() + absl::ToInt64Nanoseconds(timeout);  // timeout is finite
-  for (;;) {
-    int status = 0;
-    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-    if (r == pid_ || (r < 0 && errno == ECHILD)) {
-      pid_ = -1;
-      CloseFd(&pidfd_);
-      return true;
-    }
-    const int64_t left_ns = deadline_ns - MonotonicNs();
-    if (left_ns <= 0) return false;
-    if (pidfd_ >= 0) {
-      // Readable once the program has exited.
-      struct pollfd p = {pidfd_, POLLIN, 0};
-      ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left_ns / 1'000'000 + 1, INT32_MAX)));
-    } else {
-      // No pidfd (a kernel before 5.3): nothing to wait on but time.
-      struct timespec ts = {0, 5'000'000};
-      ::nanosleep(&ts, nullptr);
-    }
-  }
-}
-
-void ChildProcess::Stop(absl::Duration grace) {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGTERM);
-  ::kill(pid_, SIGCONT);
-  if (Reap(grace)) return;
-  Kill();
-}
-
-void ChildProcess::Kill() {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGKILL);
-  if (Reap(kKillReap)) return;
-  // Stuck in the kernel (D state on a hung mount): it cannot die yet, and the
-  // caller must not hang with it. Reaped in the background whenever it dies.
-  const pid_t pid = std::exchange(pid_, -1);
-  CloseFd(&pidfd_);
-  std::thread([pid] {
-    int st;
-    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-  }).detach();
 }
 
 }  // namespace lockstep

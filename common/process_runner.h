@@ -1,8 +1,9 @@
-// The one way Lockstep starts a program. The agent's COMMAND phases
+// Lockstep's way to run a program to completion: the agent's COMMAND phases
 // (agent/workloads/command_process.h) and file-system tools (lfs, lctl:
-// agent/fs/lustre_tools.h) run to completion through RunProcess and RunCommand; the
-// controller's local agents (controller/run/local_agents.h) and the tests'
-// agents keep running beside their starter as a ChildProcess.
+// agent/fs/lustre_tools.h) run through RunProcess and RunCommand. A program
+// that keeps running beside its starter (local agents) is a ChildProcess,
+// common/child_process.h; both start theirs with the machinery of
+// common/spawn.h.
 //
 // How a program is started (RunProcess), and why:
 //   - fork + execve of the absolute path, never a shell; argv as given.
@@ -26,9 +27,7 @@
 
 #include <atomic>
 #include <cstdint>
-#include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -124,59 +123,6 @@ std::string FormatCommand(const std::vector<std::string>& argv);
 // The first line of `text` without surrounding whitespace: a tool's answer
 // or complaint in one line of a message.
 std::string FirstLine(const std::string& text);
-
-// ---- A program that keeps running -------------------------------------------
-
-// A server started beside its starter (Kudu's Subprocess): the controller's
-// local agents, a test's agents. Started as RunProcess starts a program
-// (fork + execve of argv[0], an absolute path, never a shell; signals,
-// mask and scheduling reset; stdin /dev/null; no other descriptor
-// inherited), but it keeps the starter's process group and account, its
-// environment and working directory, and is not killed when the starting
-// thread ends. Its stdout is a pipe for WaitForLine; its stderr goes to a
-// file (created or truncated, 0644). The destructor stops it (Stop with
-// kStopGrace) unless it was stopped already.
-class ChildProcess {
- public:
-  static constexpr absl::Duration kStopGrace = absl::Seconds(3);
-
-  // Errors: InvalidArgument (empty argv), Internal (pipe, fork, the stderr
-  // file), PermissionDenied naming the program when execve failed ("cannot
-  // execute the program /x as u (uid N): No such file or directory").
-  static absl::StatusOr<std::unique_ptr<ChildProcess>> Start(
-      const std::vector<std::string>& argv, const std::string& stderr_path);
-  ~ChildProcess();
-  ChildProcess(const ChildProcess&) = delete;
-  ChildProcess& operator=(const ChildProcess&) = delete;
-
-  // Reads stdout until a line that starts with `prefix` and returns the rest
-  // of that line; stdout is closed then (what the program prints later is
-  // lost: a server prints its address and logs to stderr). Unavailable when
-  // the line has not come within `timeout` or stdout closed first (the
-  // program exited): the program is stopped and the message names it, the
-  // prefix, the stderr file and the first 2 KiB of it.
-  absl::StatusOr<std::string> WaitForLine(std::string_view prefix, absl::Duration timeout);
-
-  // SIGTERM (and SIGCONT: a stopped program cannot act on it), SIGKILL if it
-  // has not exited `grace` later; reaped either way. Idempotent.
-  void Stop(absl::Duration grace);
-  // SIGKILL now, reaped: a crash, for fault tests. Idempotent.
-  void Kill();
-
-  pid_t pid() const { return pid_; }  // -1 once reaped
-  bool running() const { return pid_ > 0; }
-
- private:
-  ChildProcess(pid_t pid, int stdout_fd, std::string program, std::string stderr_path);
-  // Waits up to `timeout` for the exit and reaps it; false when still running.
-  bool Reap(absl::Duration timeout);
-
-  pid_t pid_;
-  int pidfd_ = -1;
-  int stdout_fd_;
-  const std::string program_;
-  const std::string stderr_path_;
-};
 
 }  // namespace lockstep
 

@@ -4,7 +4,7 @@
 // and plans without agents. Only the first lists the host's busiest processes
 // in its telemetry (--telemetry_processes=false for the others: one host, one
 // scan). Started and stopped (SIGTERM, then SIGKILL) as a ChildProcess
-// (common/process_runner.h); the root is removed on destruction.
+// (common/child_process.h); the root is removed on destruction.
 //
 // Only this controller can reach them, and they do not outlive it: they
 // listen with mutual TLS on loopback, with a CA, controller and agent
@@ -25,7 +25,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "common/process_runner.h"
+#include "common/child_process.h"
 
 namespace lockstep {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "common/process_runner.h"
+#include "common/child_process.h"
 #include "lockstep/v1/results.pb.h"
 #include "test_util.h"
 
@@ -40,7 +40,7 @@ class ListeningProcess {
   void Kill(int signal);
 
  private:
-  std::unique_ptr<ChildProcess> child_;  // common/process_runner.h
+  std::unique_ptr<ChildProcess> child_;  // common/child_process.h
   std::string address_;
   std::string error_;
   std::string log_;

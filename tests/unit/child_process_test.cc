@@ -1,4 +1,4 @@
-// ChildProcess (common/process_runner.h) on real child processes: the ready
+// ChildProcess (common/child_process.h) on real child processes: the ready
 // line, a program that dies or stays silent before it, one that ignores
 // SIGTERM, a missing program, and what the child inherits (the starter's
 // process group; no descriptor but its stdio).
@@ -14,7 +14,7 @@
 
 #include "assert_eventually.h"
 #include "common/clock.h"
-#include "common/process_runner.h"
+#include "common/child_process.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
