@@ -23,12 +23,6 @@
 namespace lockstep {
 namespace {
 
-using spawn::ChildSetup;
-using spawn::CloseFd;
-using spawn::CStrings;
-using spawn::Lift;
-using spawn::Pipe;
-
 // How long a ChildProcess is waited for after its SIGKILL.
 constexpr absl::Duration kKillReap = absl::Seconds(5);
 
@@ -39,9 +33,9 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(
   if (argv.empty() || argv[0].empty()) {
     return absl::InvalidArgumentError("ChildProcess: empty argument vector");
   }
-  const std::vector<char*> args = CStrings(argv);
+  const std::vector<char*> args = spawn::CStrings(argv);
   const std::vector<std::string> env = spawn::OwnEnvironment();
-  const std::vector<char*> envp = CStrings(env);
+  const std::vector<char*> envp = spawn::CStrings(env);
   const CommandAccount account = spawn::OwnAccount();
   std::string dir = "/";
   if (char* cwd = ::get_current_dir_name()) {
@@ -49,13 +43,13 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(
     std::free(cwd);
   }
   const int err_fd =
-      Lift(::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+      spawn::Lift(::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (err_fd < 0) {
     return absl::InternalError(absl::StrFormat("cannot open %s for the stderr of %s: %s",
                                                stderr_path, argv[0], std::strerror(errno)));
   }
-  Pipe out, report;
-  const int devnull = Lift(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  spawn::Pipe out, report;
+  const int devnull = spawn::Lift(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   if (devnull < 0 || !out.Open() || !report.Open()) {
     const int e = errno;
     if (devnull >= 0) ::close(devnull);
@@ -63,20 +57,20 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(
     return absl::InternalError(
         absl::StrFormat("cannot make the pipes of %s: %s", argv[0], std::strerror(e)));
   }
-  ChildSetup c{.dir = dir.c_str(),
-               .program = argv[0].c_str(),
-               .argv = args.data(),
-               .envp = envp.data(),
-               .account = &account,
-               .stdin_fd = devnull,
-               .stdout_fd = out.write_fd,
-               .stderr_fd = err_fd,
-               .own_group = false,
-               .die_with_thread = false};
+  spawn::ChildSetup c{.dir = dir.c_str(),
+                      .program = argv[0].c_str(),
+                      .argv = args.data(),
+                      .envp = envp.data(),
+                      .account = &account,
+                      .stdin_fd = devnull,
+                      .stdout_fd = out.write_fd,
+                      .stderr_fd = err_fd,
+                      .own_group = false,
+                      .die_with_thread = false};
   absl::StatusOr<pid_t> pid = spawn::Spawn(c, &report);
   ::close(devnull);
   ::close(err_fd);
-  CloseFd(&out.write_fd);
+  spawn::CloseFd(&out.write_fd);
   if (!pid.ok()) return pid.status();
   return std::unique_ptr<ChildProcess>(
       new ChildProcess(*pid, std::exchange(out.read_fd, -1), argv[0], stderr_path));
@@ -92,7 +86,7 @@ ChildProcess::ChildProcess(pid_t pid, int stdout_fd, std::string program,
 
 ChildProcess::~ChildProcess() {
   Stop(kStopGrace);
-  CloseFd(&stdout_fd_);
+  spawn::CloseFd(&stdout_fd_);
 }
 
 absl::StatusOr<std::string> ChildProcess::WaitForLine(std::string_view prefix,
@@ -103,7 +97,7 @@ absl::StatusOr<std::string> ChildProcess::WaitForLine(std::string_view prefix,
     const size_t nl = got.find('\n');
     if (nl != std::string::npos) {
       if (std::string_view(got).substr(0, nl).starts_with(prefix)) {
-        CloseFd(&stdout_fd_);
+        spawn::CloseFd(&stdout_fd_);
         return got.substr(prefix.size(), nl - prefix.size());
       }
       got.erase(0, nl + 1);
@@ -121,7 +115,7 @@ absl::StatusOr<std::string> ChildProcess::WaitForLine(std::string_view prefix,
     if (n <= 0) break;  // the program closed stdout: it exited
     got.append(buf, static_cast<size_t>(n));
   }
-  CloseFd(&stdout_fd_);
+  spawn::CloseFd(&stdout_fd_);
   Stop(absl::Milliseconds(200));
   std::string log(2048, '\0');
   if (FILE* f = std::fopen(stderr_path_.c_str(), "r")) {
@@ -142,7 +136,7 @@ bool ChildProcess::Reap(absl::Duration timeout) {
     const pid_t r = ::waitpid(pid_, &status, WNOHANG);
     if (r == pid_ || (r < 0 && errno == ECHILD)) {
       pid_ = -1;
-      CloseFd(&pidfd_);
+      spawn::CloseFd(&pidfd_);
       return true;
     }
     const int64_t left_ns = deadline_ns - MonotonicNs();
@@ -174,7 +168,7 @@ void ChildProcess::Kill() {
   // Stuck in the kernel (D state on a hung mount): it cannot die yet, and the
   // caller must not hang with it. Reaped in the background whenever it dies.
   const pid_t pid = std::exchange(pid_, -1);
-  CloseFd(&pidfd_);
+  spawn::CloseFd(&pidfd_);
   std::thread([pid] {
     int st;
     while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
