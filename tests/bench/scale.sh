@@ -9,6 +9,8 @@
 #                        [--telemetry-interval-ms MS (swarm; default 10 ms per agent, >= 10 s)]
 #                        [--lease-ms MS] [--connect-timeout-ms MS] [--keep]
 #                        [--phase-keys 'delay_seconds = 8' (more lines of the phase, ';' between them)]
+#                        [--controller-env MALLOC_ARENA_MAX=16 (repeatable: the controller's
+#                         environment, for an A/B of one binary; README section 26)]
 #
 # Agents: real `lockstep-agent` processes on loopback (one per agent), or with
 # --swarm one `tests/agent_swarm` process hosting N complete agents (see
@@ -70,7 +72,15 @@ ap.add_argument("--lease-ms", type=int, default=0, help="[run] lease_ms (0: the 
 ap.add_argument("--connect-timeout-ms", type=int, default=0,
                 help="[run] connect_timeout_ms (0: the default); 10,000 agents connecting at once need more")
 ap.add_argument("--keep", action="store_true")
+ap.add_argument("--controller-env", action="append", default=[],
+                help="NAME=VALUE added to the controller's environment (repeatable)")
 a = ap.parse_args()
+controller_env = dict(os.environ)
+for kv in a.controller_env:
+    name, sep, value = kv.partition("=")
+    if not sep or not name:
+        sys.exit(f"scale.sh: --controller-env {kv!r}: give NAME=VALUE")
+    controller_env[name] = value
 build = os.path.abspath(a.build)
 lockstep = a.lockstep or os.path.join(build, "lockstep")
 work = tempfile.mkdtemp(prefix="lockstep-scale-")
@@ -166,7 +176,8 @@ def run_controller(plan_text):
         f.write(plan_text)
     t0 = time.monotonic()
     p = subprocess.Popen([lockstep, "run", "--insecure", "--out", out, plan_path],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=controller_env)
     peak = {"threads": 0, "fds": 0}
     stop = threading.Event()
     run_controller.samples = samples = []  # (unix ns, cpu s, rss MB)
