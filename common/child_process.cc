@@ -129,8 +129,9 @@ absl::StatusOr<std::string> ChildProcess::WaitForLine(std::string_view prefix,
       std::string(prefix), absl::FormatDuration(timeout), stderr_path_, Utf8Tail(log, 2048)));
 }
 
+// `timeout` is finite.
 bool ChildProcess::Reap(absl::Duration timeout) {
-  const int64_t deadline_ns = MonotonicNs() + absl::ToInt64Nanoseconds(timeout);  // timeout is finite
+  const int64_t deadline_ns = MonotonicNs() + absl::ToInt64Nanoseconds(timeout);
   for (;;) {
     int status = 0;
     const pid_t r = ::waitpid(pid_, &status, WNOHANG);
@@ -159,6 +160,10 @@ void ChildProcess::Stop(absl::Duration grace) {
   ::kill(pid_, SIGCONT);
   if (Reap(grace)) return;
   Kill();
+}
+
+void ChildProcess::Signal(int signal) const {
+  if (pid_ > 0) ::kill(pid_, signal);  // never kill(-1, ...): every process
 }
 
 void ChildProcess::Kill() {

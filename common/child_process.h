@@ -50,6 +50,9 @@ class ChildProcess {
   void Stop(absl::Duration grace);
   // SIGKILL now, reaped: a crash, for fault tests. Idempotent.
   void Kill();
+  // Sends `signal` while it runs (SIGSTOP for a hung agent, SIGTERM to many
+  // before stopping each); nothing once it was reaped.
+  void Signal(int signal) const;
 
   pid_t pid() const { return pid_; }  // -1 once reaped
   bool running() const { return pid_ > 0; }

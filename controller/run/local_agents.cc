@@ -129,7 +129,7 @@ absl::StatusOr<std::unique_ptr<LocalAgents>> LocalAgents::Start(const LocalAgent
 
 LocalAgents::~LocalAgents() {
   // All told first: they shut down side by side, not one after another.
-  for (const auto& agent : agents_) ::kill(agent->pid(), SIGTERM);
+  for (const auto& agent : agents_) agent->Signal(SIGTERM);
   for (const auto& agent : agents_) agent->Stop(ChildProcess::kStopGrace);
   std::error_code ec;
   if (remove_root_) std::filesystem::remove_all(root_, ec);

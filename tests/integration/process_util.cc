@@ -44,7 +44,7 @@ void ListeningProcess::Kill(int signal) {
   if (signal == SIGKILL) {
     child_->Kill();
   } else {
-    ::kill(child_->pid(), signal);
+    child_->Signal(signal);
   }
 }
 

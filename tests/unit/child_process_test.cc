@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <set>
 #include <string>
@@ -150,6 +151,29 @@ TEST(ChildProcess, TheDestructorStopsItAndKillIsACrash) {
   (*child)->Kill();
   EXPECT_FALSE((*child)->running());
   EXPECT_TRUE(Gone(pid));
+}
+
+// Signal reaches the running program (SIGSTOP: state T, SIGCONT: running
+// again) and is a no-op once it was reaped (pid -1 would mean every process).
+TEST(ChildProcess, SignalReachesTheProgramWhileItRuns) {
+  TempDir dir;
+  auto child = ChildProcess::Start({"/bin/sleep", "60"}, dir.path() + "/err.log");
+  ASSERT_OK(child);
+  const std::string stat = "/proc/" + std::to_string((*child)->pid()) + "/stat";
+  auto state = [&] {
+    std::ifstream f(stat);
+    std::string line;
+    std::getline(f, line);
+    const size_t close = line.rfind(')');
+    return close == std::string::npos || close + 2 >= line.size() ? '?' : line[close + 2];
+  };
+  (*child)->Signal(SIGSTOP);
+  ASSERT_EVENTUALLY([&] { EXPECT_EQ(state(), 'T'); });
+  (*child)->Signal(SIGCONT);
+  ASSERT_EVENTUALLY([&] { EXPECT_EQ(state(), 'S'); });
+  (*child)->Kill();
+  EXPECT_EQ((*child)->pid(), -1);
+  (*child)->Signal(SIGTERM);  // nothing to signal; this test process goes on
 }
 
 }  // namespace
