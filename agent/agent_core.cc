@@ -29,6 +29,10 @@
 namespace lockstep {
 namespace {
 
+// How long an Attach waits for the watchdog to remove an expired session's
+// files before it answers busy.
+constexpr absl::Duration kAttachWaitForLeftovers = absl::Seconds(10);
+
 std::string ThisHost() {
   char host[256] = {};
   return ::gethostname(host, sizeof(host) - 1) == 0 ? std::string(host) : std::string("this host");
@@ -69,6 +73,11 @@ struct AgentCore::Impl {
   mutable absl::Mutex mu;
   bool shutting_down ABSL_GUARDED_BY(mu) = false;
   SessionTable sessions ABSL_GUARDED_BY(mu);
+  // False while the watchdog removes the files of a session whose lease
+  // expired (outside mu): a new session waits for it (Attach), or the new
+  // controller's files could be removed with the old ones.
+  bool leftovers_removed ABSL_GUARDED_BY(mu) = true;
+  std::string removing_run_id ABSL_GUARDED_BY(mu);
   std::unique_ptr<PhaseRunner> runner ABSL_GUARDED_BY(mu);
   // Client checksums set for the current phase; restored when it is replaced,
   // at Detach and when the lease expires.
@@ -141,6 +150,8 @@ void AgentCore::Impl::WatchdogMain() {
 
     std::unique_ptr<PhaseRunner> r;
     EndedSession ended = EndSessionLocked(&r);
+    leftovers_removed = false;
+    removing_run_id = ended.run_id;
     mu.Unlock();
     LogWarning("lease of %u ms expired: controller %s of run %s is silent; aborting and removing "
                "the files of %u phase(s)",
@@ -152,6 +163,7 @@ void AgentCore::Impl::WatchdogMain() {
     RemoveLeftovers(ended, /*all_dirs=*/true);
     if (options.on_session_end) options.on_session_end();
     mu.Lock();
+    leftovers_removed = true;
     RecordLedgerLocked();
   }
 }
@@ -271,6 +283,17 @@ absl::StatusOr<v1::AttachReply> AgentCore::Attach(const v1::AttachRequest& reque
   EndedSession stale;
   {
     absl::MutexLock lock(&impl_->mu);
+    // The watchdog may be removing an expired session's files: wait for it
+    // (bounded), so that none of the new run's files goes with them.
+    if (!impl_->mu.AwaitWithTimeout(absl::Condition(&impl_->leftovers_removed),
+                                    kAttachWaitForLeftovers)) {
+      return WithKind(absl::FailedPreconditionError(absl::StrFormat(
+                          "busy: still removing the files of run %s, whose controller's lease "
+                          "expired (%s so far); attach again when it is done",
+                          impl_->removing_run_id,
+                          absl::FormatDuration(kAttachWaitForLeftovers))),
+                      v1::BUSY);
+    }
     RETURN_IF_ERROR(impl_->sessions.CheckAttach());
     // A session whose lease expired and the watchdog has not ended yet: end
     // it here, removing its files (below, before the new controller can
@@ -550,6 +573,7 @@ absl::StatusOr<v1::TelemetryReply> AgentCore::Telemetry(const v1::TelemetryReque
 
 std::string AgentCore::State() const {
   absl::MutexLock lock(&impl_->mu);
+  if (!impl_->leftovers_removed) return "removing leftovers";
   if (impl_->sessions.idle()) return "idle";
   if (!impl_->runner || impl_->runner->Done()) return "attached";
   return impl_->runner->Started() ? "running" : "prepared";

@@ -99,7 +99,8 @@ class AgentCore {
   absl::StatusOr<v1::CleanupReply> Cleanup(const v1::CleanupRequest& request);
   absl::StatusOr<v1::TelemetryReply> Telemetry(const v1::TelemetryRequest& request);
 
-  // "idle", "attached", "prepared", "running".
+  // "idle", "attached", "prepared", "running", or "removing leftovers" while
+  // the watchdog removes the files of a session whose lease expired.
   std::string State() const;
 
   struct Impl;

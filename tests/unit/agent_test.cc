@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 
 #include <fstream>
+#include <thread>
 
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
@@ -341,6 +343,50 @@ TEST(AgentCore, OneControllerAtATimeAndLeaseExpiryCleansUp) {
   hb.set_session_id(first->session_id());
   EXPECT_EQ((*core)->Heartbeat(hb).status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_OK((*core)->Attach(a));  // a new controller may now take it
+}
+
+// While the watchdog removes the files of a session whose lease expired
+// (outside the agent's lock), State() says so and a new Attach waits for it:
+// otherwise the new controller's files, of the same names in the same
+// directory, could be removed with the old ones (seen as
+// OneControllerAtATimeAndLeaseExpiryCleansUp finding a file after "idle").
+TEST(AgentCore, AttachWaitsUntilAnExpiredSessionsFilesAreRemoved) {
+  TempDir tmp;
+  absl::Notification in_hook, release;
+  std::atomic<bool> hook_done{false};
+  AgentOptions o;
+  o.roots = {tmp.path()};
+  o.min_lease_ms = 50;
+  o.on_session_end = [&] {
+    if (in_hook.HasBeenNotified()) return;  // a later session's end
+    in_hook.Notify();
+    release.WaitForNotificationWithTimeout(absl::Seconds(30));
+    hook_done = true;
+  };
+  auto core = AgentCore::Create(o);
+  ASSERT_OK(core);
+  v1::AttachRequest a = AttachOfRunOne(100);
+  ASSERT_OK((*core)->Attach(a));
+  // No heartbeat: the lease lapses and the watchdog removes the leftovers.
+  ASSERT_TRUE(in_hook.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_EQ((*core)->State(), "removing leftovers");
+  a.set_controller("ctl-B");
+  a.set_lease_ms(60000);
+  absl::Notification attach_done;
+  bool attach_saw_hook_done = false;
+  absl::StatusOr<v1::AttachReply> second;
+  std::thread attacher([&] {
+    second = (*core)->Attach(a);
+    attach_saw_hook_done = hook_done.load();
+    attach_done.Notify();
+  });
+  // It waits: not done while the removal is held.
+  EXPECT_FALSE(attach_done.WaitForNotificationWithTimeout(absl::Milliseconds(500)));
+  release.Notify();
+  attacher.join();
+  ASSERT_OK(second);
+  EXPECT_TRUE(attach_saw_hook_done);
+  EXPECT_EQ((*core)->State(), "attached");
 }
 
 // Wire minor 4: the controller's Prepare, CacheBarrier, Telemetry and
