@@ -19,9 +19,9 @@ namespace lockstep {
 
 // Started as RunProcess starts a program (fork + execve of argv[0], an
 // absolute path, never a shell; signals, mask and scheduling reset; stdin
-// /dev/null; no other descriptor inherited), but it keeps the starter's process group and account, its
-// environment and working directory, and is not killed when the starting
-// thread ends. Its stdout is a pipe for WaitForLine; its stderr goes to a
+// /dev/null; no other descriptor inherited), but it keeps the starter's
+// process group and account, its environment and working directory, and is
+// not killed when the starting thread ends. Its stdout is a pipe for WaitForLine; its stderr goes to a
 // file (created or truncated, 0644). The destructor stops it (Stop with
 // kStopGrace) unless it was stopped already.
 class ChildProcess {

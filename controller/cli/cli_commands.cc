@@ -100,8 +100,8 @@ int RunTranslated(Tool tool, const std::vector<std::string>& args,
   const LocalPlacement placement =
       tool == Tool::kIor ? LocalPlacement{.tool = "ior", .what = "-o's directory"}
                          : LocalPlacement{.tool = "mdtest", .what = "-d", .makes_last_dir = true};
-  if (std::string e = SetUpTranslatedAgents(placement, &*cmd, &options); !e.empty()) {
-    std::fprintf(stderr, "lockstep %s: %s\n", name, e.c_str());
+  if (absl::Status s = SetUpTranslatedAgents(placement, &*cmd, &options); !s.ok()) {
+    std::fprintf(stderr, "lockstep %s: %s\n", name, std::string(s.message()).c_str());
     return kExitUsage;
   }
   v1::RunRecord& fields = options.record_fields;

@@ -243,16 +243,13 @@ absl::Status PlaceLocally(const LocalPlacement& placement, CliCommand* cmd, std:
 
 }  // namespace
 
-std::string SetUpTranslatedAgents(const LocalPlacement& placement, CliCommand* cmd,
-                                  RunOptions* options) {
-  absl::Status s;
-  if (cmd->controller.agents.empty()) {
-    options->local_agents = cmd->controller.local_agents;
-    s = PlaceLocally(placement, cmd, &options->local_root);
-  } else {
-    s = TlsFromDir(cmd->controller.tls_dir, cmd->controller.insecure, options);
+absl::Status SetUpTranslatedAgents(const LocalPlacement& placement, CliCommand* cmd,
+                                   RunOptions* options) {
+  if (!cmd->controller.agents.empty()) {
+    return TlsFromDir(cmd->controller.tls_dir, cmd->controller.insecure, options);
   }
-  return s.ok() ? "" : std::string(s.message());
+  options->local_agents = cmd->controller.local_agents;
+  return PlaceLocally(placement, cmd, &options->local_root);
 }
 
 }  // namespace lockstep

@@ -98,9 +98,9 @@ struct LocalPlacement {
 // system-directory guard of every front end (CheckLocalWritePlace) and the
 // tool's rule for a missing directory, with the plan's text written again
 // for the placed directory through `lockstep run`'s checks (SetPlanText).
-// An error message, or "".
-std::string SetUpTranslatedAgents(const LocalPlacement& placement, CliCommand* cmd,
-                                  RunOptions* options);
+// Errors say what to fix (create the directory, --root DIR, the TLS files).
+absl::Status SetUpTranslatedAgents(const LocalPlacement& placement, CliCommand* cmd,
+                                   RunOptions* options);
 
 }  // namespace lockstep
 

@@ -39,8 +39,8 @@ int IozoneCommand(const std::vector<std::string>& args, const std::string& comma
       .what = cmd->plan.phases.front().file_names.empty() ? "the working directory"
                                                            : "-F's directory",
       .missing_note = " (IOzone does not create it either)"};
-  if (std::string e = SetUpTranslatedAgents(placement, &*cmd, &options); !e.empty()) {
-    std::fprintf(stderr, "lockstep iozone: %s\n", e.c_str());
+  if (absl::Status s = SetUpTranslatedAgents(placement, &*cmd, &options); !s.ok()) {
+    std::fprintf(stderr, "lockstep iozone: %s\n", std::string(s.message()).c_str());
     return kExitUsage;
   }
   // IOzone's layout replaces IOR's: Lockstep's own lines come as '#' lines

@@ -28,7 +28,7 @@ Figure FigureOf(std::vector<double> values) {
 // The layers are told apart by their rows, not by phase kinds: a net phase's
 // row is "net", a backend phase's "backend_write" and "backend_read", an
 // end-to-end transfer's "write" or "read" (ior_math.h ReduceIteration).
-constexpr const char* kEndToEndAccess[] = {"write", "read"};
+bool IsEndToEnd(const std::string& access) { return access == "write" || access == "read"; }
 
 // By repetition: the figure of the rows of `access` (a phase's row or one
 // of its extra rows). Several phases with such a row in one repetition: the
@@ -89,11 +89,7 @@ TestLayers Gather(const v1::TestRecord& test) {
   t.backend_read = ByRepetition(test, "backend_read");
   for (const v1::PhaseRecord& p : test.phases()) {
     const std::string& access = p.row().access();
-    if (std::find(std::begin(kEndToEndAccess), std::end(kEndToEndAccess), access) ==
-            std::end(kEndToEndAccess) ||
-        !Counts(p) || p.row().bw_mib() <= 0) {
-      continue;
-    }
+    if (!IsEndToEnd(access) || !Counts(p) || p.row().bw_mib() <= 0) continue;
     if (!t.e2e.count(p.phase())) t.names.push_back(p.phase());
     t.e2e[p.phase()].emplace(p.repetition(), p.row().bw_mib());
     t.access_of[p.phase()] = access;
