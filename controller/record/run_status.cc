@@ -1,10 +1,5 @@
 #include "controller/record/run_status.h"
 
-#include <google/protobuf/util/json_util.h>
-
-#include "absl/strings/match.h"
-#include "common/json.h"
-
 namespace lockstep {
 
 std::string RunStatusOf(const v1::RunEnd& end) {
@@ -20,22 +15,17 @@ std::string RunStatusOf(const v1::RunEnd& end) {
   }
 }
 
-std::string JournalEndLine(const v1::RunEnd& end) {
-  v1::JournalEnd line;
-  *line.mutable_run_end() = end;
-  return ToJson(line, /*pretty=*/false);
-}
-
-std::optional<v1::RunEnd> ParseJournalEndLine(absl::string_view line) {
-  if (!absl::StartsWith(line, "{\"run_end\"")) {
-    return std::nullopt;
+void ApplyRunEnd(const v1::RunEnd& end, v1::RunRecord* run) {
+  run->set_status(RunStatusOf(end));
+  run->set_error(end.error());
+  if (!end.finished_at().empty()) run->set_finished_at(end.finished_at());
+  for (const v1::AgentRecord& lost : end.lost_agents()) {
+    for (v1::AgentRecord& a : *run->mutable_agents()) {
+      if (a.address() != lost.address()) continue;
+      a.set_status(lost.status());
+      a.set_error(lost.error());
+    }
   }
-  v1::JournalEnd parsed;
-  if (!google::protobuf::util::JsonStringToMessage(std::string(line), &parsed).ok() ||
-      !parsed.has_run_end()) {
-    return std::nullopt;
-  }
-  return parsed.run_end();
 }
 
 }  // namespace lockstep

@@ -6,10 +6,8 @@
 #ifndef LOCKSTEP_CONTROLLER_RECORD_RUN_STATUS_H_
 #define LOCKSTEP_CONTROLLER_RECORD_RUN_STATUS_H_
 
-#include <optional>
 #include <string>
 
-#include "absl/strings/string_view.h"
 #include "lockstep/v1/results.pb.h"
 
 namespace lockstep {
@@ -20,12 +18,10 @@ namespace lockstep {
 // any other failure. complete: otherwise.
 std::string RunStatusOf(const v1::RunEnd& end);
 
-// The JSON line of the journal that records `end` (no newline).
-std::string JournalEndLine(const v1::RunEnd& end);
-
-// The RunEnd of a journal line JournalEndLine wrote; nullopt for any other
-// line (a PhaseRecord, a torn line).
-std::optional<v1::RunEnd> ParseJournalEndLine(absl::string_view line);
+// Sets `run`'s status, error and finished_at from how it ended, and the
+// status and error of its agents lost on the way (matched by address): the
+// live run and a rebuild from the journal's run_end line (record/journal.h).
+void ApplyRunEnd(const v1::RunEnd& end, v1::RunRecord* run);
 
 }  // namespace lockstep
 

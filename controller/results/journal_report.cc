@@ -1,22 +1,16 @@
 #include "controller/results/journal_report.h"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <algorithm>
-#include <map>
-#include <optional>
-#include <set>
 
 #include <google/protobuf/util/json_util.h>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/status_macros.h"
 #include "controller/record/fold.h"
+#include "controller/record/journal.h"
 #include "controller/record/ior_math.h"
 #include "controller/ior/ior_report.h"
 #include "controller/record/run_observer.h"
@@ -130,69 +124,35 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
   std::string base = run_dir;
   while (!base.empty() && base.back() == '/') base.pop_back();
   run.set_run_id(base.substr(base.find_last_of('/') + 1));
-  // How the run ended, from the journal's last line; without one the
+  auto plan = ReadFileToString(run_dir + "/plan.toml");
+  if (plan.ok()) run.set_plan_sha256(Sha256Hex(*plan));
+  // The tests as the run began them and their phases (record/journal.h).
+  const ReplayedJournal journal_read = ReplayJournal(*journal, &run);
+  out.torn_lines = journal_read.torn_lines;
+  if (!journal_read.inferred_tests.empty()) {
+    // An older journal, without test_start lines: what the live run knew
+    // from the plan, from the plan the run kept when it still parses (the
+    // repetitions planned, the sweep point), else what the lines reached.
+    const absl::StatusOr<Plan> parsed =
+        plan.ok() ? ParsePlan(*plan, run_dir + "/plan.toml") : absl::StatusOr<Plan>(plan.status());
+    for (v1::TestRecord& t : *run.mutable_tests()) {
+      if (!parsed.ok() || journal_read.inferred_tests.count(t.test_id()) == 0) continue;
+      t.set_repetitions(std::max(t.repetitions(), parsed->repetitions));
+      for (const v1::SweepValue& v : SweepValuesOf(*parsed, t.test_id())) *t.add_sweep() = v;
+    }
+  }
+  // The live run's rules: each test folded (record/fold.h), the status from
+  // how the run ended (record/run_status.h); without a run_end line the
   // controller stopped before its end.
+  for (v1::TestRecord& t : *run.mutable_tests()) FoldTest(run, &t);
   v1::RunEnd end;
   end.set_ending(v1::RunEnd::INTERRUPTED);
   end.set_error("the controller stopped before writing run.json; rebuilt from journal.jsonl");
-  auto plan = ReadFileToString(run_dir + "/plan.toml");
-  if (plan.ok()) run.set_plan_sha256(Sha256Hex(*plan));
-  const absl::StatusOr<Plan> parsed =
-      plan.ok() ? ParsePlan(*plan, run_dir + "/plan.toml") : absl::StatusOr<Plan>(plan.status());
-  std::map<uint32_t, v1::TestRecord*> tests;
-  int line_no = 0;
-  for (absl::string_view line : absl::StrSplit(*journal, '\n', absl::SkipEmpty())) {
-    ++line_no;
-    if (std::optional<v1::RunEnd> ended = ParseJournalEndLine(line)) {
-      end = *std::move(ended);
-      continue;
-    }
-    v1::PhaseRecord p;
-    if (!google::protobuf::util::JsonStringToMessage(std::string(line), &p).ok()) {
-      ++out.torn_lines;  // the last line of a crash mid-append
-      continue;
-    }
-    uint32_t id = p.spec().test_id();
-    if (!tests.count(id)) {
-      v1::TestRecord* t = run.add_tests();
-      t->set_test_id(id);
-      t->set_tasks_per_agent(p.spec().tasks());
-      t->set_total_tasks(p.spec().total_tasks());
-      t->set_client_agents(p.spec().tasks() ? p.spec().total_tasks() / p.spec().tasks() : 0);
-      // IOR's StartTime: the test started just before its first Prepare.
-      if (p.prepare_sent_unix_ns() > 0) t->set_started_at(FormatRfc3339(p.prepare_sent_unix_ns()));
-      tests[id] = t;
-    }
-    *tests[id]->add_phases() = p;
-  }
-  for (auto& [id, t] : tests) {
-    // What the live run knew from the plan: each phase's layout and the
-    // repetitions.
-    std::set<std::string> seen;
-    uint32_t reps = 0;
-    for (const v1::PhaseRecord& p : t->phases()) {
-      reps = std::max(reps, p.repetition() + 1);
-      if (seen.insert(p.phase()).second) *t->add_plan_specs() = p.spec();
-    }
-    // The plan's repetitions (the live run's figure) when the run kept a plan
-    // that still parses, else those the journal reached.
-    t->set_repetitions(parsed.ok() ? std::max(reps, parsed->repetitions) : reps);
-    // The sweep point, from the plan the run kept (a plan that no longer
-    // parses leaves it out).
-    if (parsed.ok()) {
-      for (const v1::SweepValue& v : SweepValuesOf(*parsed, id)) *t->add_sweep() = v;
-    }
-    FoldTest(run, t);
-  }
-  // The live run's rule (record/run_status.h), on what the run recorded.
-  run.set_status(RunStatusOf(end));
-  run.set_error(end.error());
-  if (!end.finished_at().empty()) run.set_finished_at(end.finished_at());
+  ApplyRunEnd(journal_read.end.value_or(end), &run);
   out.warning = RestoreTelemetryFromDir(run_dir, &run);
   out.text = RenderRunReport(run, run_dir) + FormatPhaseStarts(run);
   return out;
 }
-
 
 absl::Status WriteRebuiltRun(const std::string& run_dir, const RebuiltRun& run) {
   if (!run.from_journal) return absl::OkStatus();

@@ -213,6 +213,9 @@ RunError Coordinator::RunTest(uint32_t test_id) {
   const CompiledTest* compiled = nullptr;
   if (RunError e = CompiledFor(test_id, &compiled)) return e;
   for (const CompiledPhase& phase : compiled->phases) *test->add_plan_specs() = phase.spec;
+  if (absl::Status j = store_->AppendTestStart(*test); !j.ok()) {
+    events_.Note(absl::StrFormat("warning: %s", j.message()));
+  }
 
   for (uint32_t rep = 0; rep < plan_.repetitions; ++rep) {
     if (RunError e = RunRepetition(test, rep)) return e;
@@ -312,7 +315,13 @@ RunError Coordinator::EndRepetition(const std::vector<v1::PhaseSpec>& written,
   if (!keep.empty()) removal_->Release(keep);
   if (!remove.empty()) {
     v1::PhaseRecord* last = test->mutable_phases(test->phases_size() - 1);
-    if (RunError e = removal_->Remove(remove, rep, /*timed=*/true, last)) return e;
+    RunError removed = removal_->Remove(remove, rep, /*timed=*/true, last);
+    if (last->has_remove_row()) {  // after `last` was journaled: its own line
+      if (absl::Status j = store_->AppendFilesRemoved(*last); !j.ok()) {
+        events_.Note(absl::StrFormat("warning: %s", j.message()));
+      }
+    }
+    if (removed) return removed;
   }
   if (Interrupted()) return Fail(RunFailure::kInterrupted, "interrupted");
   return {};
@@ -473,13 +482,14 @@ void Coordinator::Detach() {
 }
 
 void Coordinator::Finish(RunOutcome* outcome, const RunError& failure) {
+  v1::RunEnd end;  // the status's rule is record/run_status.h's, shared with the rebuild
   for (size_t i = 0; i < roster_.size(); ++i) {
     if (!roster_.IsLost(roster_.at(i))) continue;
-    v1::AgentRecord* ar = record_.mutable_agents(static_cast<int>(i));
-    ar->set_status("lost");
-    ar->set_error(roster_.lost_reason(i));
+    v1::AgentRecord* lost = end.add_lost_agents();
+    lost->set_address(record_.agents(static_cast<int>(i)).address());
+    lost->set_status("lost");
+    lost->set_error(roster_.lost_reason(i));
   }
-  v1::RunEnd end;  // the status's rule is record/run_status.h's, shared with the rebuild
   end.set_first_test_summarized(record_.tests_size() > 0 && record_.tests(0).summary_size() > 0);
   end.set_went_on_after_loss(static_cast<bool>(partial_));
   const RunError& ended = failure ? failure : partial_;
@@ -491,9 +501,7 @@ void Coordinator::Finish(RunOutcome* outcome, const RunError& failure) {
   outcome->error = failure || !partial_ ? ended.message
                    : partial_.message + " (the run went on without it: results after it are partial)";
   end.set_finished_at(FormatRfc3339(RealtimeNs()));
-  record_.set_status(RunStatusOf(end));
-  record_.set_error(end.error());
-  record_.set_finished_at(end.finished_at());
+  ApplyRunEnd(end, &record_);
   if (absl::Status j = store_->AppendRunEnd(end); !j.ok()) {
     events_.Note(absl::StrFormat("warning: %s", j.message()));
   }

@@ -15,7 +15,7 @@
 #include "common/files.h"
 #include "common/json.h"
 #include "common/status_macros.h"
-#include "controller/record/run_status.h"
+#include "controller/record/journal.h"
 #include "controller/record/telemetry_file.h"
 #include "absl/strings/str_cat.h"
 
@@ -121,6 +121,14 @@ RunStore::~RunStore() {
 
 absl::Status RunStore::AppendJournal(const v1::PhaseRecord& phase) {
   return AppendJournalLine(ToJson(phase, false) + "\n");
+}
+
+absl::Status RunStore::AppendTestStart(const v1::TestRecord& test) {
+  return AppendJournalLine(JournalTestStartLine(test) + "\n");
+}
+
+absl::Status RunStore::AppendFilesRemoved(const v1::PhaseRecord& phase) {
+  return AppendJournalLine(JournalFilesRemovedLine(phase) + "\n");
 }
 
 absl::Status RunStore::AppendRunEnd(const v1::RunEnd& end) {

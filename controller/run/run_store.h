@@ -1,10 +1,11 @@
 // The results directory of one run: <out>/<run-id>/ with plan.toml (copy),
-// journal.jsonl (one finished phase per line, fsynced), run.json (one line,
-// no indentation: `jq .` shows it indented, written atomically; the
-// coordinator writes summary.txt beside it with WriteSummaryTxt), and telemetry.pb.gz (the agents' full host telemetry, one
-// v1::TelemetryLine per agent and phase, length-delimited protobuf, gzip;
-// run.json keeps a brief per agent and per role). A run never overwrites
-// another.
+// journal.jsonl (record/journal.h: a line as each test begins and as each
+// phase ends, and one as the run ends; each fsynced), run.json (one line, no
+// indentation: `jq .` shows it indented; written atomically; the coordinator
+// writes summary.txt beside it with WriteSummaryTxt), and telemetry.pb.gz
+// (the agents' full host telemetry, one v1::TelemetryLine per agent and
+// phase, length-delimited protobuf, gzip; run.json keeps a brief per agent
+// and per role). A run never overwrites another.
 //
 // Memory stays bounded over a run's phases: JournalAndOffload moves each
 // finished phase's per-agent records (AgentPhaseRecord: tasks, series,
@@ -55,6 +56,11 @@ class RunStore {
   // (cleared in `phase` even when the write fails, which is the error).
   absl::Status MoveTelemetryOut(v1::PhaseRecord* phase);
   absl::Status AppendJournal(const v1::PhaseRecord& phase);
+  // The test's header as it begins (record/journal.h), so that a rebuild
+  // from the journal has the test as the run began it.
+  absl::Status AppendTestStart(const v1::TestRecord& test);
+  // IOR's remove row of `phase`, set after `phase` was journaled.
+  absl::Status AppendFilesRemoved(const v1::PhaseRecord& phase);
   // The journal's last line: how the run ended (record/run_status.h), so
   // that a rebuild from the journal gives the run's status.
   absl::Status AppendRunEnd(const v1::RunEnd& end);

@@ -1,9 +1,11 @@
 #include "controller/results/journal_report.h"
 
 #include <fstream>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "common/json.h"
+#include "controller/record/journal.h"
 #include "controller/record/run_status.h"
 #include "controller/run/run_store.h"
 #include "gmock/gmock.h"
@@ -130,6 +132,94 @@ TEST(RunStatus, OneRuleForTheLiveRunAndTheRebuild) {
   EXPECT_EQ(ParseJournalEndLine(JournalEndLine(end))->ending(), v1::RunEnd::INTERRUPTED);
   EXPECT_FALSE(ParseJournalEndLine(ToJson(Phase(0, 1.0), false)).has_value());
   EXPECT_FALSE(ParseJournalEndLine("{\"run_end\": {\"endi").has_value());
+}
+
+// Issue 41 (fold): the journal has each test as the run began it, so that a
+// rebuild gives what the live run gave, not what the phase lines suggest: the
+// planned repetitions and sweep point without the plan (a front end's plan,
+// or a plan edited since), the clients the run used, the test's start, and a
+// row for a planned phase the run never reached.
+TEST(JournalReport, RebuiltTestsAreTheTestsTheRunBegan) {
+  testing::TempDir out;
+  // A plan that no longer says what the run ran: nothing is read from it.
+  auto store = RunStore::Create(out.path(), "p", "[run]\nrepetitions = 9\n[[phase]]\n");
+  ASSERT_OK(store);
+  std::vector<v1::TestRecord> began;
+  for (uint32_t id : {0u, 1u}) {
+    v1::TestRecord& t = began.emplace_back();
+    t.set_test_id(id);
+    t.set_tasks_per_agent(2);
+    t.set_total_tasks(6);
+    t.set_client_agents(3);
+    t.set_repetitions(3);
+    t.set_started_at(id == 0 ? "2026-12-07T07:00:00Z" : "2026-12-07T07:05:00Z");
+    v1::SweepValue* v = t.add_sweep();
+    v->set_key("transfer_size");
+    v->set_value(id == 0 ? "1m" : "4m");
+    for (const char* name : {"w", "r"}) {
+      v1::PhaseSpec* spec = t.add_plan_specs();
+      *spec = Phase(0, 1.0).spec();
+      spec->set_test_id(id);
+      spec->set_phase_name(name);
+    }
+    *t.add_phases() = Phase(0, 1.0);  // left out of the line, whatever the test holds
+    ASSERT_OK((*store)->AppendTestStart(t));
+    if (id == 1) break;  // the controller dies in test 1, before its first phase ends
+    for (uint32_t rep = 0; rep < 3; ++rep) {
+      v1::PhaseRecord p = Phase(rep, 1.0 + rep);
+      p.mutable_spec()->set_phase_name("w");
+      ASSERT_OK((*store)->AppendJournal(p));
+    }
+  }
+  const std::string dir = (*store)->dir();
+  store->reset();
+  auto r = RebuildRun(dir);
+  ASSERT_OK(r);
+  EXPECT_EQ(r->torn_lines, 0);
+  ASSERT_EQ(r->record.tests_size(), 2);
+  for (int i = 0; i < 2; ++i) {
+    const v1::TestRecord& t = r->record.tests(i);
+    v1::TestRecord header = t;
+    header.clear_phases();
+    header.clear_summary();
+    header.clear_layers();
+    v1::TestRecord want = began[i];
+    want.clear_phases();
+    EXPECT_EQ(ToJson(header, false), ToJson(want, false)) << "test " << i;
+    // A row per planned phase, in the plan's order: "r" never ran.
+    ASSERT_EQ(t.summary_size(), 2) << "test " << i;
+    EXPECT_EQ(t.summary(0).operation(), "write");
+    EXPECT_EQ(t.summary(0).repetitions(), i == 0 ? 3u : 0u);
+    EXPECT_EQ(t.summary(1).repetitions(), 0u);
+  }
+  EXPECT_EQ(r->record.tests(0).phases_size(), 3);
+  EXPECT_EQ(r->record.tests(1).phases_size(), 0);
+}
+
+// An older journal (no test_start lines) still rebuilds: a test begun from
+// its first phase line, the repetitions the plan the run kept asks.
+TEST(JournalReport, AnOlderJournalWithoutTestStartLinesStillRebuilds) {
+  testing::TempDir dir;
+  {
+    std::ofstream j(dir / "journal.jsonl");
+    j << ToJson(Phase(0, 1.0), false) << "\n";
+  }
+  std::ofstream(dir / "plan.toml")
+      << "[run]\nrepetitions = 4\n[[phase]]\nname = \"w\"\nkind = \"write\"\ndir = \".\"\n";
+  auto r = RebuildRun(dir.path());
+  ASSERT_OK(r);
+  ASSERT_EQ(r->record.tests_size(), 1);
+  const v1::TestRecord& t = r->record.tests(0);
+  EXPECT_EQ(t.client_agents(), 2u);  // 4 tasks, 2 per agent
+  EXPECT_EQ(t.repetitions(), 4u);
+  ASSERT_EQ(t.plan_specs_size(), 1);
+  ASSERT_EQ(t.summary_size(), 1);
+  EXPECT_EQ(t.summary(0).repetitions(), 1u);
+  ReplayedJournal replayed;
+  v1::RunRecord run;
+  replayed = ReplayJournal(ToJson(Phase(0, 1.0), false), &run);
+  EXPECT_EQ(replayed.inferred_tests.count(0), 1u);
+  EXPECT_FALSE(replayed.end.has_value());
 }
 
 // A killed run's report has the lines the live run printed before its first
