@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/flags.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
 
@@ -39,8 +40,10 @@ absl::Status TableReader::CheckUnknown() const {
   for (const auto& [k, v] : table_) {
     std::string key(k.str());
     if (std::find(valid_.begin(), valid_.end(), key) == valid_.end()) {
+      const std::string close = ClosestName(key, valid_);  // a typo: "transfersize"
       return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: unknown key '%s' in %s; valid keys: %s", Pos(v), key, where_,
+          "%s: unknown key '%s' in %s; %svalid keys: %s", Pos(v), key, where_,
+          close.empty() ? "" : absl::StrFormat("did you mean '%s'? ", close),
           absl::StrJoin(valid_, ", ")));
     }
   }

@@ -31,7 +31,8 @@ class TableReader {
   absl::Status Error(const toml::node& node, const std::string& key, const std::string& why) const;
   // InvalidArgument "POS: WHERE has no 'KEY'; HOW".
   absl::Status Missing(const std::string& key, const std::string& how) const;
-  // The first key not in `valid`, named with the valid ones.
+  // The first key not in `valid`, named with the valid ones and, for a
+  // typo, the closest of them (common/flags.h ClosestName).
   absl::Status CheckUnknown() const;
 
   // nullptr when the table has no `key`. A key overridden by Override()

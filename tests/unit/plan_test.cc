@@ -11,6 +11,7 @@ namespace lockstep {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr char kGood[] = R"(
 [run]
@@ -114,8 +115,11 @@ TEST(Plan, MalformedTomlNamesLineAndColumn) {
 TEST(Plan, UnknownKeyListsValidOnes) {
   std::string e = Error(WithPhase("blok_size = \"1m\"\n"));
   EXPECT_THAT(e, HasSubstr("plan.toml:5:1"));
-  EXPECT_THAT(e, HasSubstr("unknown key 'blok_size'"));
-  EXPECT_THAT(e, HasSubstr("block_size"));
+  EXPECT_THAT(e, HasSubstr("unknown key 'blok_size' in [[phase]] 'w'; did you mean 'block_size'? "
+                           "valid keys: name, kind,"));
+  // No guess for a word close to no key.
+  EXPECT_THAT(Error(WithPhase("zzzzzzzz = 1\n")),
+              ::testing::AllOf(HasSubstr("unknown key 'zzzzzzzz'"), Not(HasSubstr("did you mean"))));
   EXPECT_THAT(Error("[runn]\n" + WithPhase("")), HasSubstr("unknown top-level key 'runn'"));
   EXPECT_THAT(Error("[run]\nnmae = 1\n" + WithPhase("")), HasSubstr("unknown key 'nmae' in [run]"));
 }
