@@ -1,37 +1,21 @@
 #include "controller/cli/cli_commands.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <fstream>
 
 #include "absl/strings/str_format.h"
-#include "absl/time/clock.h"
-#include "absl/time/time.h"
-#include "common/files.h"
-#include "controller/plan/plan.h"
-#include "common/status_macros.h"
-#include "common/tls.h"
-#include "controller/run/coordinator.h"
-#include "controller/cli/exit_codes.h"
+#include "controller/cli/front_end.h"
+#include "controller/cli/printed_report.h"
 #include "controller/ior/ior_cli.h"
 #include "controller/ior/ior_formats.h"
-#include "controller/ior/ior_report.h"
-#include "controller/ior/lockstep_lines.h"
 #include "controller/mdtest/mdtest_cli.h"
-#include "controller/cli/cli_common.h"
 #include "controller/mdtest/mdtest_output.h"
-#include "controller/cli/printed_report.h"
-#include "controller/cli/reach_agents.h"
 
 namespace lockstep {
 namespace {
-
-enum class Tool { kIor, kMdtest };
 
 // -O summaryFile=F: IOR opens F for writing (truncating it) as it reads
 // the option, fails when it cannot, and says "Writing output to F" on
@@ -78,90 +62,102 @@ bool WriteSummary(const CliCommand& cmd, const v1::RunRecord& record, const std:
   return false;
 }
 
-int RunTranslated(Tool tool, const std::vector<std::string>& args,
-                  const std::string& command_line, const std::atomic<bool>* interrupted) {
-  const char* name = tool == Tool::kIor ? "ior" : "mdtest";
-  FileReader reader = [](const std::string& path) { return ReadPlanInput(path, "an input file"); };
-  MdtestCommandInfo md;
-  auto cmd = tool == Tool::kIor ? ParseIorCommandLine(args, reader)
-                                : ParseMdtestCommandLine(args, reader, &md);
-  if (!cmd.ok()) {
-    std::fprintf(stderr, "lockstep %s: %s\n", name, std::string(cmd.status().message()).c_str());
-    return kExitUsage;
+// What IOR and mdtest share: IOR's command line and options in the record,
+// -O summaryFile opened first, -O summaryFormat written after the run.
+class IorLikeFrontEnd : public FrontEnd {
+ public:
+  absl::Status BeforeAgents(const CliCommand& cmd) override {
+    return OpenSummaryFile(cmd.summary_file);
   }
-  if (absl::Status opened = OpenSummaryFile(cmd->summary_file); !opened.ok()) {
-    std::fprintf(stderr, "lockstep %s: %s\n", name, std::string(opened.message()).c_str());
-    return kExitUsage;
+  bool AfterRun(const CliCommand& cmd, const RunOutcome& outcome,
+                const std::string& report_text) override {
+    return WriteSummary(cmd, outcome.record, outcome.run_dir, report_text, name());
   }
-  RunOptions options;
-  options.out_dir = cmd->controller.out_dir;
-  options.command_line = command_line;
-  options.interrupted = interrupted;
-  const LocalPlacement placement =
-      tool == Tool::kIor ? LocalPlacement{.tool = "ior", .what = "-o's directory"}
-                         : LocalPlacement{.tool = "mdtest", .what = "-d", .makes_last_dir = true};
-  if (absl::Status s = SetUpTranslatedAgents(placement, &*cmd, &options); !s.ok()) {
-    std::fprintf(stderr, "lockstep %s: %s\n", name, std::string(s.message()).c_str());
-    return kExitUsage;
-  }
-  v1::RunRecord& fields = options.record_fields;
-  fields.set_ior_command_line(cmd->tool_command_line);
-  fields.set_ior_verbose(cmd->verbose);
-  fields.set_ior_reference_number(cmd->reference_number);
-  if (tool == Tool::kIor) {  // IOR's -C, -Z, -X, -Q for every test (TestReorderOf)
-    fields.set_ior_reorder_constant(cmd->reorder_constant && cmd->task_offset > 0);
-    fields.set_ior_reorder_random(cmd->reorder_random);
-    fields.set_ior_reorder_random_seed(cmd->reorder_random_seed);
-    fields.set_ior_task_offset(std::max<uint32_t>(cmd->task_offset, 1));
-  }
+
+ protected:
   // With -O summaryFormat=JSON|CSV, IOR prints only that; with -O
   // summaryFile=F, its one line (OpenSummaryFile) and the report goes to F.
   // The text report still goes to the run directory's summary.txt.
-  const bool text = cmd->summary_format == SummaryFormat::kText && cmd->summary_file.empty();
-  const bool mdtest = tool == Tool::kMdtest;
-  if (mdtest) {
-    // mdtest's layout replaces IOR's: Lockstep's own lines come as '#' lines
-    // as the run goes, mdtest's text at its end (it needs the agents'
-    // statfs); its notes are part of its text.
-    v1::FrontEndReport& front = *fields.mutable_front_end_report();
-    front.set_tool("mdtest");
-    *front.mutable_mdtest() = MdtestReportInfoOf(md);
-    if (text) {
-      for (const std::string& n : cmd->notes) {
-        front.add_note_lines(absl::StrFormat("# lockstep %s: %s\n", name, n));
+  static bool TextToStdout(const CliCommand& cmd) {
+    return cmd.summary_format == SummaryFormat::kText && cmd.summary_file.empty();
+  }
+  static void DescribeIor(const CliCommand& cmd, v1::RunRecord* fields) {
+    fields->set_ior_command_line(cmd.tool_command_line);
+    fields->set_ior_verbose(cmd.verbose);
+    fields->set_ior_reference_number(cmd.reference_number);
+  }
+};
+
+class IorFrontEnd final : public IorLikeFrontEnd {
+ public:
+  const char* name() const override { return "ior"; }
+  absl::StatusOr<CliCommand> Parse(const std::vector<std::string>& args,
+                                   const FileReader& read_file) override {
+    return ParseIorCommandLine(args, read_file);
+  }
+  LocalPlacement Placement(const CliCommand& /*cmd*/) const override {
+    return {.tool = "ior", .what = "-o's directory"};
+  }
+  bool Describe(const CliCommand& cmd, v1::RunRecord* fields) override {
+    DescribeIor(cmd, fields);
+    // IOR's -C, -Z, -X, -Q for every test (TestReorderOf).
+    fields->set_ior_reorder_constant(cmd.reorder_constant && cmd.task_offset > 0);
+    fields->set_ior_reorder_random(cmd.reorder_random);
+    fields->set_ior_reorder_random_seed(cmd.reorder_random_seed);
+    fields->set_ior_task_offset(std::max<uint32_t>(cmd.task_offset, 1));
+    const bool text = TextToStdout(cmd);
+    if (text) {  // IOR's notes come before its report
+      for (const std::string& n : cmd.notes) {
+        PrintToStdout(absl::StrFormat("# lockstep ior: %s\n", n));
       }
     }
-  } else if (text) {
-    // IOR's notes come before its report.
-    for (const std::string& n : cmd->notes) {
-      PrintToStdout(absl::StrFormat("# lockstep %s: %s\n", name, n));
+    return text;
+  }
+};
+
+class MdtestFrontEnd final : public IorLikeFrontEnd {
+ public:
+  const char* name() const override { return "mdtest"; }
+  absl::StatusOr<CliCommand> Parse(const std::vector<std::string>& args,
+                                   const FileReader& read_file) override {
+    return ParseMdtestCommandLine(args, read_file, &info_);
+  }
+  LocalPlacement Placement(const CliCommand& /*cmd*/) const override {
+    return {.tool = "mdtest", .what = "-d", .makes_last_dir = true};
+  }
+  // mdtest's layout replaces IOR's: Lockstep's own lines come as '#' lines
+  // as the run goes, mdtest's text at its end (it needs the agents'
+  // statfs); its notes are part of its text.
+  bool Describe(const CliCommand& cmd, v1::RunRecord* fields) override {
+    DescribeIor(cmd, fields);
+    v1::FrontEndReport& front = *fields->mutable_front_end_report();
+    front.set_tool("mdtest");
+    *front.mutable_mdtest() = MdtestReportInfoOf(info_);
+    const bool text = TextToStdout(cmd);
+    if (text) {
+      for (const std::string& n : cmd.notes) {
+        front.add_note_lines(absl::StrFormat("# lockstep mdtest: %s\n", n));
+      }
     }
+    return text;
   }
-  PrintedReport report(fields, /*to_stdout=*/text);
-  report.Attach(&options);
-  RunOutcome outcome = RunPlan(cmd->plan, options);
-  const v1::RunRecord& record = outcome.record;
-  if (!WriteSummary(*cmd, record, outcome.run_dir, report.text()->text(), name) &&
-      outcome.failure == RunFailure::kNone) {
-    outcome.failure = RunFailure::kOther;
-  }
-  std::fflush(stdout);
-  if (outcome.failure != RunFailure::kNone) {
-    std::fprintf(stderr, "lockstep %s: %s\n", name, outcome.error.c_str());
-  }
-  return ExitCodeFor(outcome.failure);
-}
+
+ private:
+  MdtestCommandInfo info_;
+};
 
 }  // namespace
 
 int IorCommand(const std::vector<std::string>& args, const std::string& command_line,
                const std::atomic<bool>* interrupted) {
-  return RunTranslated(Tool::kIor, args, command_line, interrupted);
+  IorFrontEnd ior;
+  return RunFrontEnd(ior, args, command_line, interrupted);
 }
 
 int MdtestCommand(const std::vector<std::string>& args, const std::string& command_line,
                   const std::atomic<bool>* interrupted) {
-  return RunTranslated(Tool::kMdtest, args, command_line, interrupted);
+  MdtestFrontEnd mdtest;
+  return RunFrontEnd(mdtest, args, command_line, interrupted);
 }
 
 }  // namespace lockstep

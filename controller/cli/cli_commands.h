@@ -1,5 +1,5 @@
 // `lockstep ior ...`, `lockstep mdtest ...` and `lockstep iozone ...`:
-// translate, run, report.
+// translate, run, report, each a FrontEnd run by RunFrontEnd (front_end.h).
 #ifndef LOCKSTEP_CONTROLLER_CLI_CLI_COMMANDS_H_
 #define LOCKSTEP_CONTROLLER_CLI_CLI_COMMANDS_H_
 
