@@ -52,11 +52,40 @@ std::string AgentsJson(const google::protobuf::RepeatedPtrField<v1::AgentPhaseRe
 
 }  // namespace
 
+namespace {
+
+// Where `"key":[]` starts among the members of the object `json` (depth 1,
+// outside strings): a nested object's member of the same name, or the text
+// in a string value, is not it. npos when absent.
+size_t TopLevelEmptyArray(const std::string& json, const std::string& key) {
+  const std::string member = "\"" + key + "\":[]";
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      if (c == '\\') ++i;  // the escaped character
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      if (depth == 1 && json.compare(i, member.size(), member) == 0) return i;
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return std::string::npos;
+}
+
+}  // namespace
+
 JsonSplit SplitJsonAt(const std::string& object_json, const std::string& key) {
-  const std::string empty = "\"" + key + "\":[]";
-  const size_t at = object_json.find(empty);
+  const size_t at = TopLevelEmptyArray(object_json, key);
   if (at != std::string::npos) {
-    const size_t open = at + empty.size() - 1;  // the ']'
+    const size_t open = at + key.size() + 4;  // the ']' after "key":[
     return {object_json.substr(0, open), object_json.substr(open)};
   }
   // Not printed (an empty repeated field left out): add it at the end.

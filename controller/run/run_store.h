@@ -34,7 +34,9 @@ namespace lockstep {
 // A JSON object's text cut where the elements of its array `key` go:
 // prefix ends with `"key":[`, suffix starts with `]`. The object printed
 // with `key` empty (ToJson prints `"key":[]`; if absent, the key is added
-// at the end). Exposed for tests.
+// at the end). Only the object's own member counts: a nested object's
+// member of the same name (IOzone's report has `tests` too) or a string
+// holding the text does not. Exposed for tests.
 struct JsonSplit {
   std::string prefix;
   std::string suffix;

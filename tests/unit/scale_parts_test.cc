@@ -446,6 +446,11 @@ TEST(SplitJsonAt, CutsAtTheEmptyArrayOrAddsTheKey) {
   EXPECT_EQ(s.prefix + "1" + s.suffix, R"({"a":1,"tests":[1]})");
   s = SplitJsonAt("{}", "tests");
   EXPECT_EQ(s.prefix + "1" + s.suffix, R"({"tests":[1]})");
+  // A nested member of the same name, or the text inside a string, comes
+  // first: the object's own member is where the elements go.
+  s = SplitJsonAt(R"({"e":"x \"tests\":[] [{","r":{"tests":[]},"tests":[],"z":"}"})", "tests");
+  EXPECT_EQ(s.prefix + "1" + s.suffix,
+            R"({"e":"x \"tests\":[] [{","r":{"tests":[]},"tests":[1],"z":"}"})");
 }
 
 v1::PhaseRecord FullPhase(const std::string& id, v1::PhaseKind kind, int agents) {
