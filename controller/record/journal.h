@@ -37,9 +37,12 @@ std::string JournalEndLine(const v1::RunEnd& end);
 // The RunEnd of a line JournalEndLine wrote; nullopt for any other line.
 std::optional<v1::RunEnd> ParseJournalEndLine(absl::string_view line);
 
+// Lines are read with a later version's unknown fields left out; a line
+// that does not parse, or is no phase and no mark this version knows, is
+// counted in torn_lines.
 struct ReplayedJournal {
   std::optional<v1::RunEnd> end;      // the run_end line's; none: the controller died first
-  int torn_lines = 0;                 // lines that did not parse (a crash mid-append)
+  int torn_lines = 0;                 // lines left out (a crash mid-append)
   std::set<uint32_t> inferred_tests;  // begun from a phase line: no test_start line
 };
 

@@ -196,6 +196,32 @@ TEST(JournalReport, RebuiltTestsAreTheTestsTheRunBegan) {
   EXPECT_EQ(r->record.tests(1).phases_size(), 0);
 }
 
+// Journals across versions. The marks print set fields only, so that an
+// older `lockstep report` (whose parser refuses unknown fields) still reads
+// a run_end line with no lost agent; and a line of a later version is read
+// for what this one knows, an unknown mark left out.
+TEST(JournalReport, LinesReadAcrossVersions) {
+  v1::RunEnd end;
+  end.set_ending(v1::RunEnd::FAILED);
+  end.set_error("e");
+  EXPECT_EQ(JournalEndLine(end), R"({"run_end":{"ending":"FAILED","error":"e"}})");
+  testing::TempDir dir;
+  {
+    std::ofstream j(dir / "journal.jsonl");
+    std::string phase = ToJson(Phase(0, 1.0), false);
+    phase.insert(1, R"("a_later_field":{"x":1},)");
+    j << phase << "\n";
+    j << R"({"a_later_mark":{"phase_id":"t0/r0/w"}})" << "\n";
+    j << R"({"run_end":{"ending":"FAILED","error":"e","a_later_field":2}})" << "\n";
+  }
+  auto r = RebuildRun(dir.path());
+  ASSERT_OK(r);
+  EXPECT_EQ(r->torn_lines, 1);  // the unknown mark
+  ASSERT_EQ(r->record.tests_size(), 1);
+  EXPECT_EQ(r->record.tests(0).phases_size(), 1);
+  EXPECT_EQ(r->record.status(), "failed");
+}
+
 // An older journal (no test_start lines) still rebuilds: a test begun from
 // its first phase line, the repetitions the plan the run kept asks.
 TEST(JournalReport, AnOlderJournalWithoutTestStartLinesStillRebuilds) {
