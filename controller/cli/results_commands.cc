@@ -129,8 +129,10 @@ int ReportRunDirCommand(const std::string& run_dir) {
     std::fprintf(stderr, "lockstep report: warning: %s\n", rebuilt->warning.c_str());
   }
   if (rebuilt->torn_lines > 0) {
-    std::fprintf(stderr, "lockstep report: %d journal line(s) did not parse (cut by a crash) and "
-                 "were left out\n", rebuilt->torn_lines);
+    std::fprintf(stderr,
+                 "lockstep report: %d journal line(s) did not parse (cut by a crash, or written "
+                 "by a later lockstep) and were left out\n",
+                 rebuilt->torn_lines);
   }
   if (rebuilt->from_journal) {
     if (absl::Status s = WriteRebuiltRun(run_dir, *rebuilt); !s.ok()) {
