@@ -35,17 +35,15 @@ absl::Status OpenSummaryFile(const std::string& path) {
 // IOR's report in its -O summaryFormat, on stdout or in -O summaryFile: JSON
 // or CSV from the record, the text report (and the notes before it) as
 // printed. False (said on stderr) when the file cannot be written.
-bool WriteSummary(const CliCommand& cmd, const v1::RunRecord& record, const std::string& run_dir,
-                  const std::string& report_text, const char* name) {
+bool WriteSummary(const FrontEnd& tool, const CliCommand& cmd, const v1::RunRecord& record,
+                  const std::string& run_dir, const std::string& report_text) {
   std::string text;
   if (cmd.summary_format == SummaryFormat::kJson) {
     text = FormatIorJson(record, run_dir);
   } else if (cmd.summary_format == SummaryFormat::kCsv) {
     text = FormatIorCsv(record);
   } else if (!cmd.summary_file.empty()) {
-    for (const std::string& n : cmd.notes) {
-      absl::StrAppendFormat(&text, "# lockstep %s: %s\n", name, n);
-    }
+    for (const std::string& n : cmd.notes) text += tool.NoteLine(n);
     text += report_text;
   } else {
     return true;  // the text report went to stdout as the run went
@@ -57,7 +55,7 @@ bool WriteSummary(const CliCommand& cmd, const v1::RunRecord& record, const std:
   std::ofstream f(cmd.summary_file, std::ios::trunc);
   f << text;
   if (f) return true;
-  std::fprintf(stderr, "lockstep %s: cannot write -O summaryFile=%s: %s\n", name,
+  std::fprintf(stderr, "lockstep %s: cannot write -O summaryFile=%s: %s\n", tool.name(),
                cmd.summary_file.c_str(), std::strerror(errno));
   return false;
 }
@@ -71,7 +69,7 @@ class IorLikeFrontEnd : public FrontEnd {
   }
   bool AfterRun(const CliCommand& cmd, const RunOutcome& outcome,
                 const std::string& report_text) override {
-    return WriteSummary(cmd, outcome.record, outcome.run_dir, report_text, name());
+    return WriteSummary(*this, cmd, outcome.record, outcome.run_dir, report_text);
   }
 
  protected:
@@ -107,9 +105,7 @@ class IorFrontEnd final : public IorLikeFrontEnd {
     fields->set_ior_task_offset(std::max<uint32_t>(cmd.task_offset, 1));
     const bool text = TextToStdout(cmd);
     if (text) {  // IOR's notes come before its report
-      for (const std::string& n : cmd.notes) {
-        PrintToStdout(absl::StrFormat("# lockstep ior: %s\n", n));
-      }
+      for (const std::string& n : cmd.notes) PrintToStdout(NoteLine(n));
     }
     return text;
   }
@@ -134,11 +130,7 @@ class MdtestFrontEnd final : public IorLikeFrontEnd {
     front.set_tool("mdtest");
     *front.mutable_mdtest() = MdtestReportInfoOf(info_);
     const bool text = TextToStdout(cmd);
-    if (text) {
-      for (const std::string& n : cmd.notes) {
-        front.add_note_lines(absl::StrFormat("# lockstep mdtest: %s\n", n));
-      }
-    }
+    if (text) KeepNotes(cmd, &front);
     return text;
   }
 

@@ -13,6 +13,14 @@ std::string FrontEnd::UsageLine(const absl::Status& error) const {
   return absl::StrFormat("lockstep %s: %s\n", name(), error.message());
 }
 
+std::string FrontEnd::NoteLine(const std::string& note) const {
+  return absl::StrFormat("# lockstep %s: %s\n", name(), note);
+}
+
+void FrontEnd::KeepNotes(const CliCommand& cmd, v1::FrontEndReport* report) const {
+  for (const std::string& n : cmd.notes) report->add_note_lines(NoteLine(n));
+}
+
 int RunFrontEnd(FrontEnd& tool, const std::vector<std::string>& args,
                 const std::string& command_line, const std::atomic<bool>* interrupted) {
   FileReader reader = [](const std::string& path) { return ReadPlanInput(path, "an input file"); };

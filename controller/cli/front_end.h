@@ -48,6 +48,12 @@ class FrontEnd {
                         const std::string& /*report_text*/) {
     return true;
   }
+
+  // A note of the translation as it prints: "# lockstep NAME: NOTE\n".
+  std::string NoteLine(const std::string& note) const;
+  // The notes as the tool's report keeps them (FrontEndReport.note_lines:
+  // a layout that replaces IOR's prints them with its text).
+  void KeepNotes(const CliCommand& cmd, v1::FrontEndReport* report) const;
 };
 
 // Parses, sets up the agents, runs and reports `tool`'s command line; the

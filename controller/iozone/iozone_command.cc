@@ -39,9 +39,7 @@ class IozoneFrontEnd final : public FrontEnd {
     v1::FrontEndReport& front = *fields->mutable_front_end_report();
     front.set_tool("iozone");
     *front.mutable_iozone() = IozoneReportInfoOf(info_);
-    for (const std::string& n : cmd.notes) {
-      front.add_note_lines(absl::StrFormat("# lockstep iozone: %s\n", n));
-    }
+    KeepNotes(cmd, &front);
     return true;
   }
 
