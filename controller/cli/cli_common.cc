@@ -102,6 +102,14 @@ absl::StatusOr<bool> ParseControllerOption(const std::vector<std::string>& args,
     c->total_tasks = static_cast<uint32_t>(flag->u);
   } else if (name == "root") {
     c->roots.insert(c->roots.end(), flag->items.begin(), flag->items.end());
+  } else if (name == "history") {
+    c->history = flag->b;
+  } else if (name == "db") {
+    c->db = flag->text;
+  } else if (name == "site") {
+    c->site = flag->text;
+  } else if (name == "tag") {
+    c->tags.insert(c->tags.end(), flag->items.begin(), flag->items.end());
   } else {
     return absl::InternalError(absl::StrFormat("--%s is in the table of %s but not handled",
                                                name, command.FullName()));
@@ -162,10 +170,22 @@ void SplitOutputPath(const std::string& path, std::string* dir, std::string* fil
   *file = slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+HistoryRecording HistoryRecordingOf(const ParsedFlags& f) {
+  return {.enabled = f.GetBool("history"),
+          .db = f.GetString("db"),
+          .site = f.GetString("site"),
+          .tags = f.GetList("tag")};
+}
+
 void RecordRunInHistory(const ParsedFlags& f, const std::string& out_dir,
                         const RunOutcome& outcome, const std::string& program) {
-  if (!f.GetBool("history") || outcome.run_dir.empty()) return;
-  std::string db = f.GetString("db");
+  RecordRunInHistory(HistoryRecordingOf(f), out_dir, outcome, program);
+}
+
+void RecordRunInHistory(const HistoryRecording& h, const std::string& out_dir,
+                        const RunOutcome& outcome, const std::string& program) {
+  if (!h.enabled || outcome.run_dir.empty()) return;
+  std::string db = h.db;
   if (db.empty()) db = out_dir + "/history.db";
   auto store = HistoryStore::Open(db);
   // run.json as written: outcome.record no longer holds the phases'
@@ -174,7 +194,7 @@ void RecordRunInHistory(const ParsedFlags& f, const std::string& out_dir,
   // needed.
   auto json = ReadFileToString(outcome.run_dir + "/run.json");
   absl::Status s = store.ok()
-                       ? (*store)->Record(outcome.record, f.GetString("site"), f.GetList("tag"),
+                       ? (*store)->Record(outcome.record, h.site, h.tags,
                                           json.ok() ? std::string_view(*json) : std::string_view())
                        : store.status();
   if (!s.ok()) {

@@ -43,7 +43,8 @@ constexpr FlagSpec kHostfileFlag = {
 constexpr FlagSpec kInsecureFlag = {
     .name = "insecure", .kind = FlagKind::kBool,
     .help = "plaintext gRPC to the agents; allowed only for loopback addresses"};
-// How a run is recorded in the history database (`lockstep run`, io500).
+// How a run is recorded in the history database: every command that runs
+// (`lockstep run` and the front ends).
 constexpr std::array<FlagSpec, 4> kRecordFlags = {{
     {.name = "history", .kind = FlagKind::kBool, .default_value = "true",
      .help = "record the run in the history database"},
@@ -199,7 +200,7 @@ constexpr CommandSpec kCheck = {
 
 // ---- ior / mdtest: Lockstep's own long options -------------------------------------
 
-constexpr std::array<FlagSpec, 8> kControllerFlags = {{
+constexpr auto kControllerFlags = Concat(std::array<FlagSpec, 8>{{
     {.name = "root", .kind = FlagKind::kList, .value_name = "DIR",
      .help = "with local agents: allow a system directory (/etc, /usr, /var/lib, /root, ...) "
              "for -o / -d; it is refused otherwise.",
@@ -220,7 +221,7 @@ constexpr std::array<FlagSpec, 8> kControllerFlags = {{
     {.name = "tls_dir", .value_name = "DIR",
      .help = "directory made by `lockstep certs init`: uses DIR/ca.pem, DIR/controller.pem and "
              "DIR/controller.key"},
-}};
+}}, kRecordFlags);
 
 constexpr CommandSpec kIor = {
     .program = "lockstep",
@@ -396,7 +397,7 @@ constexpr CommandSpec kIo500 = {
 
 // ---- dlio ----------------------------------------------------------------------
 
-constexpr auto kDlioFlags = Concat(Concat(
+constexpr auto kDlioFlags = Concat(Concat(Concat(
     std::array<FlagSpec, 10>{{
         {.name = "root", .kind = FlagKind::kList, .value_name = "DIR",
          .help = "with local agents: allow a system directory as the data or checkpoint folder.",
@@ -431,7 +432,7 @@ constexpr auto kDlioFlags = Concat(Concat(
          .help = "results directory (one run directory per run)"},
         kInsecureFlag,
     }},
-    kRunTlsFlags), kAgentSourceFlags);
+    kRecordFlags), kRunTlsFlags), kAgentSourceFlags);
 
 constexpr CommandSpec kDlio = {
     .program = "lockstep",

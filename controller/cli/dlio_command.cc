@@ -40,6 +40,7 @@ struct DlioRun {
   DlioConfig config;
   DlioPlanOptions plan_options;
   RunOptions options;
+  HistoryRecording history;  // each run (a --find-max-accelerators step too)
   bool local = false;
   // Local agents: the directories PlaceLocally created (a --smoke run
   // removes those left empty).
@@ -220,6 +221,7 @@ StepResult RunOnce(DlioRun* run, const std::string& command_line) {
   PrintedReport report(run->options.record_fields);  // IOR's (not at -v), then DLIO's lines
   report.Attach(&run->options);
   RunOutcome outcome = RunPlan(*plan, run->options);
+  RecordRunInHistory(run->history, run->options.out_dir, outcome, "lockstep dlio");
   run->options.observer = nullptr;
   run->options.report = nullptr;
   // DLIO's lines read the phases' own figures (AiSummary), not the agents'.
@@ -366,6 +368,7 @@ int DlioCommand(const std::vector<std::string>& args, const std::string& command
   RunOptions& o = run.options;
   o.out_dir = f.GetString("out");
   o.interrupted = interrupted;
+  run.history = HistoryRecordingOf(f);
   const int code = f.GetBool("find-max-accelerators")
                       ? FindMaxAccelerators(f, command_line, &run)
                       : RunOnce(&run, command_line).exit_code;

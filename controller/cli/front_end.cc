@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "controller/cli/cli_common.h"
 #include "controller/cli/exit_codes.h"
@@ -41,6 +42,10 @@ int RunFrontEnd(FrontEnd& tool, const std::vector<std::string>& args,
   PrintedReport report(options.record_fields, text_to_stdout);
   report.Attach(&options);
   RunOutcome outcome = RunPlan(cmd->plan, options);
+  const ControllerCli& c = cmd->controller;
+  RecordRunInHistory(
+      HistoryRecording{.enabled = c.history, .db = c.db, .site = c.site, .tags = c.tags},
+      c.out_dir, outcome, absl::StrCat("lockstep ", tool.name()));
   if (!tool.AfterRun(*cmd, outcome, report.text()->text()) &&
       outcome.failure == RunFailure::kNone) {
     outcome.failure = RunFailure::kOther;

@@ -4,7 +4,8 @@
 // of it, and what it writes after the run. RunFrontEnd does the rest, the
 // same for all: the agents and TLS (SetUpTranslatedAgents, with the
 // system-directory guard and `lockstep run`'s plan checks), the report, the
-// run, the failure's line and the exit code.
+// run, its history entry (--history, --db, --site, --tag, as `lockstep run`),
+// the failure's line and the exit code.
 #ifndef LOCKSTEP_CONTROLLER_CLI_FRONT_END_H_
 #define LOCKSTEP_CONTROLLER_CLI_FRONT_END_H_
 

@@ -38,6 +38,12 @@ struct ControllerCli {
   std::string tls_dir;
   uint32_t total_tasks = 0;         // mdtest --tasks; 0: not given
   std::vector<std::string> roots;   // --root: system directories local agents may write
+  // How the run is recorded in the history database, as `lockstep run`'s
+  // --history, --db, --site, --tag.
+  bool history = true;
+  std::string db;                   // "": OUT/history.db
+  std::string site;
+  std::vector<std::string> tags;
 };
 
 struct CliCommand {

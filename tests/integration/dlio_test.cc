@@ -142,6 +142,16 @@ TEST(DlioCli, FindMaxAcceleratorsDoublesUpToTheCap) {
     ++datagens;
   }
   EXPECT_EQ(datagens, 2u) << r.out;  // its row, and its summary row: one run
+  // Each step is a run, recorded in history with the site given (as
+  // `lockstep run`): three runs, each with its AU.
+  CommandResult listed = RunLockstep({"history", "--db", tmp.results_dir() + "/history.db"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  size_t runs = 0;
+  for (size_t at = listed.out.find(" dlio-"); at != std::string::npos;
+       at = listed.out.find(" dlio-", at + 1)) {
+    ++runs;
+  }
+  EXPECT_EQ(runs, 3u) << listed.out;
 }
 
 TEST(DlioCli, UnknownKeyIsRefusedBeforeAnyAgentStarts) {

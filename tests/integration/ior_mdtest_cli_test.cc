@@ -68,6 +68,37 @@ TEST(IorCli, FilePerProcessWriteReadOnTwoLocalAgents) {
   EXPECT_THAT(j.out, Not(HasSubstr("\n#")));
 }
 
+// Every front end records its run in the history database as `lockstep
+// run` does (--history, --db, --site, --tag): a nightly `lockstep ior` is
+// then listed, compared and gated without an import.
+TEST(IorCli, TheFrontEndsRecordTheirRunsInHistoryAsRunDoes) {
+  TestCluster tmp;
+  std::filesystem::create_directories(tmp / "data");
+  const std::string out = tmp.results_dir();
+  RunResult r = tmp.Lockstep({"ior", "-w", "-b", "1m", "-t", "1m", "-o", tmp / "data/f",
+                              "--local", "1", "--out", out, "--site", "site-a", "--tag",
+                              "nightly"});
+  ASSERT_EQ(r.exit_code, 0) << r.Output();
+  CommandResult listed = RunLockstep({"history", "--db", out + "/history.db"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  const std::string run_id = r.run_dir.substr(r.run_dir.find_last_of('/') + 1);
+  EXPECT_THAT(listed.out, HasSubstr(run_id));
+  EXPECT_THAT(listed.out, HasSubstr("site-a"));
+  EXPECT_THAT(listed.out, HasSubstr("nightly"));
+  // --history=false: nothing recorded; --db elsewhere: there.
+  const std::string other = tmp / "other";
+  RunResult off = tmp.Lockstep({"mdtest", "-n", "4", "-d", tmp / "data/md", "--local", "1",
+                                "--out", other, "--history=false"});
+  ASSERT_EQ(off.exit_code, 0) << off.Output();
+  EXPECT_FALSE(std::filesystem::exists(other + "/history.db"));
+  RunResult db = tmp.Lockstep({"iozone", "-i", "0", "-s", "1m", "-r", "1m", "-t", "1", "-F",
+                               tmp / "data/z", "--local", "1", "--out", other, "--db",
+                               tmp / "z.db"});
+  ASSERT_EQ(db.exit_code, 0) << db.Output();
+  CommandResult z = RunLockstep({"history", "--db", tmp / "z.db"});
+  EXPECT_THAT(z.out, HasSubstr(db.run_dir.substr(db.run_dir.find_last_of('/') + 1))) << z.err;
+}
+
 TEST(IorCli, BadOptionsExitTwoNamingTheOption) {
   CommandResult r = RunLockstep({"ior", "-b", "1x"});
   EXPECT_EQ(r.exit_code, 2);
