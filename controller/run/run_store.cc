@@ -50,10 +50,6 @@ std::string AgentsJson(const google::protobuf::RepeatedPtrField<v1::AgentPhaseRe
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 // Where `"key":[]` starts among the members of the object `json` (depth 1,
 // outside strings): a nested object's member of the same name, or the text
 // in a string value, is not it. npos when absent.
