@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "common/clock.h"
 #include "common/json.h"
+#include "controller/record/run_status.h"
 
 namespace lockstep {
 namespace {
@@ -133,10 +134,7 @@ ReplayedJournal ReplayJournal(absl::string_view text, v1::RunRecord* run) {
       t = run->add_tests();
       BeginFromPhase(p, t);
     }
-    // The live run keeps a failed verification's files as evidence.
-    if (!p.ok()) {
-      for (const std::string& f : p.verify_failed_files()) run->add_kept_files(f);
-    }
+    KeepFailedVerificationFiles(p, run);  // as the live run
     last = t->add_phases();
     *last = std::move(p);
   }

@@ -28,4 +28,9 @@ void ApplyRunEnd(const v1::RunEnd& end, v1::RunRecord* run) {
   }
 }
 
+void KeepFailedVerificationFiles(const v1::PhaseRecord& phase, v1::RunRecord* run) {
+  if (phase.ok()) return;
+  for (const std::string& f : phase.verify_failed_files()) run->add_kept_files(f);
+}
+
 }  // namespace lockstep

@@ -23,6 +23,12 @@ std::string RunStatusOf(const v1::RunEnd& end);
 // live run and a rebuild from the journal's run_end line (record/journal.h).
 void ApplyRunEnd(const v1::RunEnd& end, v1::RunRecord* run);
 
+// A failed phase's verification files stay for inspection: they are added
+// to run->kept_files (host:/path, as the phase names them); nothing for a
+// phase that is ok. The live run (when a verification fails) and the
+// rebuild from the journal (each phase line) both apply it.
+void KeepFailedVerificationFiles(const v1::PhaseRecord& phase, v1::RunRecord* run);
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_CONTROLLER_RECORD_RUN_STATUS_H_

@@ -334,7 +334,7 @@ void Coordinator::KeepEvidence(const v1::PhaseRecord& failed, std::vector<v1::Ph
   const std::vector<v1::PhaseSpec> kept = TakeFilesOf(failed.spec(), written);
   if (!kept.empty()) removal_->Release(kept);
   if (failed.verify_failed_files().empty()) return;
-  for (const std::string& f : failed.verify_failed_files()) record_.add_kept_files(f);
+  KeepFailedVerificationFiles(failed, &record_);
   const std::string note = KeptFilesNote(failed.verify_failed_files());
   events_.Note(note);
   failure->message += "\n" + note;
