@@ -618,8 +618,9 @@ constexpr CommandSpec kReport = {
         "Without an output flag, prints the summary of each RUN again. A run directory whose "
         "controller died before writing run.json is rebuilt from its journal.jsonl (and "
         "run.json and summary.txt are written, with the status the run gave, from the "
-        "journal's last line, or interrupted when the run did not reach its end). With "
-        "--html, --csv, "
+        "journal's last line, or interrupted when the run did not reach its end). A run "
+        "still going (its controller holds journal.jsonl) is printed as its journal so far, "
+        "with status running, and nothing is written into it. With --html, --csv, "
         "--openmetrics or --influx, writes those files for all the runs together.\n\n"
         "RUN is a run id recorded in the history db, a run directory (holding run.json, or "
         "only journal.jsonl), or a run.json file.",

@@ -134,7 +134,12 @@ int ReportRunDirCommand(const std::string& run_dir) {
                  "by a later lockstep) and were left out\n",
                  rebuilt->torn_lines);
   }
-  if (rebuilt->from_journal) {
+  if (rebuilt->running) {
+    std::fprintf(stderr,
+                 "lockstep report: %s is still running (its controller holds journal.jsonl): "
+                 "this is its journal so far; run.json is left for its controller to write\n",
+                 run_dir.c_str());
+  } else if (rebuilt->from_journal) {
     if (absl::Status s = WriteRebuiltRun(run_dir, *rebuilt); !s.ok()) {
       std::fprintf(stderr, "lockstep report: %s\n", std::string(s.message()).c_str());
       return kExitFailure;

@@ -1,6 +1,11 @@
 #include "controller/record/journal.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <map>
 
 #include <google/protobuf/util/json_util.h>
@@ -94,6 +99,15 @@ std::optional<v1::RunEnd> ParseJournalEndLine(absl::string_view line) {
   std::optional<v1::JournalMark> mark = ParseMark(line);
   if (!mark || !mark->has_run_end()) return std::nullopt;
   return mark->run_end();
+}
+
+bool JournalIsHeld(const std::string& run_dir) {
+  const std::string path = run_dir + "/journal.jsonl";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);  // and with it the shared lock, if it was taken
+  return held;
 }
 
 ReplayedJournal ReplayJournal(absl::string_view text, v1::RunRecord* run) {

@@ -37,6 +37,11 @@ std::string JournalEndLine(const v1::RunEnd& end);
 // The RunEnd of a line JournalEndLine wrote; nullopt for any other line.
 std::optional<v1::RunEnd> ParseJournalEndLine(absl::string_view line);
 
+// Whether a live controller holds RUN_DIR/journal.jsonl (its RunStore's
+// flock): the run is still going. False when the file cannot be opened, or
+// its controller died (the kernel released the lock).
+bool JournalIsHeld(const std::string& run_dir);
+
 // Lines are read with a later version's unknown fields left out; a line
 // that does not parse, or is no phase and no mark this version knows, is
 // counted in torn_lines.

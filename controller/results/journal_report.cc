@@ -149,13 +149,19 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
   end.set_ending(v1::RunEnd::INTERRUPTED);
   end.set_error("the controller stopped before writing run.json; rebuilt from journal.jsonl");
   ApplyRunEnd(journal_read.end.value_or(end), &run);
+  out.running = JournalIsHeld(run_dir);
+  if (out.running) {
+    run.set_status("running");
+    run.set_error("the run is still going (its controller holds journal.jsonl): rebuilt from "
+                  "the journal so far");
+  }
   out.warning = RestoreTelemetryFromDir(run_dir, &run);
   out.text = RenderRunReport(run, run_dir) + FormatPhaseStarts(run);
   return out;
 }
 
 absl::Status WriteRebuiltRun(const std::string& run_dir, const RebuiltRun& run) {
-  if (!run.from_journal) return absl::OkStatus();
+  if (!run.from_journal || run.running) return absl::OkStatus();
   // As a run writes it: the agents' full telemetry stays in telemetry.pb.gz.
   v1::RunRecord record = run.record;
   for (v1::TestRecord& t : *record.mutable_tests()) {

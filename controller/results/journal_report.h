@@ -16,6 +16,9 @@ struct RebuiltRun {
   std::string text;       // the run's report (RenderRunReport), then FormatPhaseStarts
   int torn_lines = 0;     // journal lines that did not parse (a crash mid-write)
   bool from_journal = false;
+  // From the journal of a run still going (its controller holds the journal:
+  // record/journal.h JournalIsHeld): status "running", and nothing written.
+  bool running = false;
   // What a damaged telemetry side file left out of `record` (its phases'
   // telemetry lines); "" when whole or absent.
   std::string warning;
@@ -26,10 +29,12 @@ struct RebuiltRun {
 // complete run.json wins over the journal.
 absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir);
 
-// When `run` came from the journal (run.json missing): writes run.json
-// (the status the run's end line gives, by the live run's rule
-// (record/run_status.h); "interrupted" when the journal has no end line: the
-// controller stopped first) and summary.txt atomically; nothing otherwise.
+// When `run` came from the journal (run.json missing) of a run that is not
+// running: writes run.json (the status the run's end line gives, by the live
+// run's rule (record/run_status.h); "interrupted" when the journal has no end
+// line: the controller stopped first) and summary.txt atomically; nothing
+// otherwise (a live run's controller writes its own run.json: one written
+// now would later win over the whole journal if that controller died).
 absl::Status WriteRebuiltRun(const std::string& run_dir, const RebuiltRun& run);
 
 // Per phase with a recorded start (lead, start margins) or role telemetry:

@@ -1,6 +1,7 @@
 #include "controller/run/run_store.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -133,6 +134,10 @@ absl::StatusOr<std::unique_ptr<RunStore>> RunStore::Create(const std::string& ou
     return absl::PermissionDeniedError(
         absl::StrFormat("cannot create %s: %s", journal, std::strerror(errno)));
   }
+  // Held while this run goes (released when the store closes, or by the
+  // kernel when the controller dies): `lockstep report` of the directory
+  // meanwhile knows the run is live (record/journal.h JournalIsHeld).
+  (void)::flock(store->journal_fd_, LOCK_EX | LOCK_NB);
   return store;
 }
 

@@ -5,7 +5,9 @@
 // writes summary.txt beside it with WriteSummaryTxt), and telemetry.pb.gz
 // (the agents' full host telemetry, one v1::TelemetryLine per agent and
 // phase, length-delimited protobuf, gzip; run.json keeps a brief per agent
-// and per role). A run never overwrites another.
+// and per role). A run never overwrites another. The store holds an
+// exclusive flock on journal.jsonl while it is open: a reader tells a live
+// run from one whose controller died (record/journal.h JournalIsHeld).
 //
 // Memory stays bounded over a run's phases: JournalAndOffload moves each
 // finished phase's per-agent records (AgentPhaseRecord: tasks, series,

@@ -271,6 +271,35 @@ TEST_F(FaultTest, AgentKilledInRepetition2RebuiltReportSaysTheStatusRunJsonSaid)
   EXPECT_EQ(rebuilt.error(), live.error());
 }
 
+// `lockstep report RUN_DIR` while the run goes: the journal so far, said to
+// be running, and no run.json written into the live run's directory (one
+// written then would later win over the whole journal, had its controller
+// died); the run's own run.json comes at its end.
+TEST_F(FaultTest, ReportOfARunStillGoingWritesNothingIntoIt) {
+  ASSERT_OK(cluster_.Start(2));
+  auto ctl = StartRun(cluster_.WritePlan(Header(cluster_.Plan())
+                                             .AddPhase(SmallWritePhase("w1", "a"))
+                                             .AddPhase(SmallWritePhase("w2", "b")
+                                                           .Set("delay_seconds", 5))));
+  ASSERT_EVENTUALLY_WITHIN(milliseconds(30000), [&] {
+    ASSERT_GE(JournalPhaseLines(), 1u) << ctl->Output();
+  });
+  std::string run_dir;
+  for (const auto& e : std::filesystem::directory_iterator(cluster_.results_dir())) {
+    if (e.is_directory()) run_dir = e.path().string();
+  }
+  ASSERT_FALSE(run_dir.empty());
+  const RunResult live = cluster_.Lockstep({"report", run_dir});
+  ASSERT_EQ(live.exit_code, 0) << live.Output();
+  EXPECT_THAT(live.err, HasSubstr("is still running (its controller holds journal.jsonl)"))
+      << live.Output();
+  EXPECT_THAT(live.out, HasSubstr("running: the run is still going")) << live.Output();
+  EXPECT_FALSE(std::filesystem::exists(run_dir + "/run.json"));
+  EXPECT_FALSE(std::filesystem::exists(run_dir + "/summary.txt"));
+  ASSERT_EQ(ctl->Wait(milliseconds(60000)), 0) << ctl->Output();
+  EXPECT_EQ(ReadRunJson(run_dir).status(), "complete");
+}
+
 // Two faults at once: the kill fails the phase at once; the stopped agent is
 // found silent later, while the failed repetition's files are removed. The
 // note names both (the chaos bench counted such second losses as "not
@@ -497,9 +526,14 @@ TEST_F(FaultTest, SecondControllerIsToldWhoHoldsTheAgents) {
   EXPECT_EQ(first->Wait(milliseconds(200)), -1) << "the first run ended early";
   first->Signal(SIGINT);
   EXPECT_EQ(first->Wait(milliseconds(10000)), kExitInterrupted) << first->Output();
+  // An agent whose removal did not answer in the interrupt's short deadline
+  // (a loaded machine) is left to its lease: idle and empty by its expiry
+  // (seen once in the suite: "busy" right after the controller's exit).
   for (int i = 0; i < 2; ++i) {
-    EXPECT_TRUE(DataEmpty(i));
-    EXPECT_EQ(cluster_.AgentState(i), "idle");
+    EXPECT_EVENTUALLY_WITHIN(milliseconds(kLeaseMs + 5000), [&] {
+      EXPECT_TRUE(DataEmpty(i)) << DataFiles(i);
+      EXPECT_EQ(cluster_.AgentState(i), "idle");
+    });
   }
 }
 

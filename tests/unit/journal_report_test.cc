@@ -1,5 +1,6 @@
 #include "controller/results/journal_report.h"
 
+#include <filesystem>
 #include <fstream>
 #include <vector>
 
@@ -194,6 +195,37 @@ TEST(JournalReport, RebuiltTestsAreTheTestsTheRunBegan) {
   }
   EXPECT_EQ(r->record.tests(0).phases_size(), 3);
   EXPECT_EQ(r->record.tests(1).phases_size(), 0);
+}
+
+// `lockstep report` of a run still going: its controller holds the journal
+// (RunStore's flock). The report is of the journal so far, says "running",
+// and writes no run.json: one written now would win over the whole journal
+// later if that controller died. Once the store is closed (or its process
+// gone), the same directory rebuilds and writes as a stopped run.
+TEST(JournalReport, ARunStillGoingIsReportedAsRunningAndNothingIsWritten) {
+  testing::TempDir out;
+  auto store = RunStore::Create(out.path(), "p", "[[phase]]\n");
+  ASSERT_OK(store);
+  ASSERT_OK((*store)->AppendJournal(Phase(0, 1.0)));
+  const std::string dir = (*store)->dir();
+  EXPECT_TRUE(JournalIsHeld(dir));
+  auto live = RebuildRun(dir);
+  ASSERT_OK(live);
+  EXPECT_TRUE(live->running);
+  EXPECT_EQ(live->record.status(), "running");
+  EXPECT_THAT(live->record.error(), HasSubstr("still going"));
+  ASSERT_OK(WriteRebuiltRun(dir, *live));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/run.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/summary.txt"));
+  store->reset();
+  EXPECT_FALSE(JournalIsHeld(dir));
+  auto stopped = RebuildRun(dir);
+  ASSERT_OK(stopped);
+  EXPECT_FALSE(stopped->running);
+  EXPECT_EQ(stopped->record.status(), "interrupted");
+  ASSERT_OK(WriteRebuiltRun(dir, *stopped));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/run.json"));
+  EXPECT_FALSE(JournalIsHeld(out.path() + "/no-such-run"));
 }
 
 // Journals across versions. The marks print set fields only, so that an
