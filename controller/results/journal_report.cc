@@ -88,6 +88,10 @@ std::string FormatRunSummary(const v1::RunRecord& run) { return RenderRunReport(
 
 absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
   RebuiltRun out;
+  // Asked first: a controller that ends after this wrote its run.json
+  // before it let the journal go, so a run not held now has its last
+  // run.json (or none) already in place and a rebuild never replaces it.
+  const bool held = JournalIsHeld(run_dir);
   auto json = ReadFileToString(run_dir + "/run.json");
   if (json.ok()) {
     auto s = google::protobuf::util::JsonStringToMessage(*json, &out.record);
@@ -149,7 +153,7 @@ absl::StatusOr<RebuiltRun> RebuildRun(const std::string& run_dir) {
   end.set_ending(v1::RunEnd::INTERRUPTED);
   end.set_error("the controller stopped before writing run.json; rebuilt from journal.jsonl");
   ApplyRunEnd(journal_read.end.value_or(end), &run);
-  out.running = JournalIsHeld(run_dir);
+  out.running = held;
   if (out.running) {
     run.set_status("running");
     run.set_error("the run is still going (its controller holds journal.jsonl): rebuilt from "
