@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
+#include "controller/record/journal.h"
 #include "controller/results/journal_report.h"
 #include "controller/record/telemetry_file.h"
 
@@ -42,6 +43,12 @@ absl::StatusOr<ResolvedRun> ResolveRunRef(const std::string& ref, LazyHistory* d
       out.record = std::move(rebuilt.record);
       if (options.restore_telemetry) out.warning = RestoreTelemetryFromDir(dir, &out.record);
       return out;
+    }
+    if (JournalIsHeld(dir)) {
+      return absl::UnavailableError(absl::StrFormat(
+          "%s: a run still going (its controller holds journal.jsonl), so it has no run.json "
+          "yet; use it once it ends (`lockstep report %s` shows its journal so far)",
+          ref, ref));
     }
     if (::stat((dir + "/journal.jsonl").c_str(), &st) == 0) {
       return absl::NotFoundError(absl::StrFormat(

@@ -119,6 +119,22 @@ TEST_F(RunRefTest, AJournalOnlyDirectoryIsARunOnlyWhereAllowed) {
                 "` rebuilds run.json from its journal.jsonl");
 }
 
+// compare, gate and export of a run still going: said so, not "stopped
+// early" (its controller holds the journal: run/run_store.h).
+TEST_F(RunRefTest, ARunStillGoingIsNamedAsSuch) {
+  auto store = RunStore::Create(dir_ / "results", "live", "[[phase]]\n");
+  ASSERT_OK(store);
+  const std::string live = (*store)->dir();
+  auto refused = Resolve(live);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(refused.status().message()),
+              ::testing::HasSubstr(live + ": a run still going (its controller holds "
+                                          "journal.jsonl), so it has no run.json yet"));
+  store->reset();
+  EXPECT_THAT(std::string(Resolve(live).status().message()),
+              ::testing::HasSubstr("its controller stopped early"));
+}
+
 TEST_F(RunRefTest, ErrorsSayWhatWasTried) {
   auto missing = Resolve("nope");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
