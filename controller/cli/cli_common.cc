@@ -103,13 +103,13 @@ absl::StatusOr<bool> ParseControllerOption(const std::vector<std::string>& args,
   } else if (name == "root") {
     c->roots.insert(c->roots.end(), flag->items.begin(), flag->items.end());
   } else if (name == "history") {
-    c->history = flag->b;
+    c->history.enabled = flag->b;
   } else if (name == "db") {
-    c->db = flag->text;
+    c->history.db = flag->text;
   } else if (name == "site") {
-    c->site = flag->text;
+    c->history.site = flag->text;
   } else if (name == "tag") {
-    c->tags.insert(c->tags.end(), flag->items.begin(), flag->items.end());
+    c->history.tags.insert(c->history.tags.end(), flag->items.begin(), flag->items.end());
   } else {
     return absl::InternalError(absl::StrFormat("--%s is in the table of %s but not handled",
                                                name, command.FullName()));

@@ -81,19 +81,11 @@ absl::Status PlaceTasks(uint32_t total_tasks, const std::string& total_opt, CliC
 // "-o /a/b/f" -> dir "/a/b", file "f"; no slash: dir ".".
 void SplitOutputPath(const std::string& path, std::string* dir, std::string* file);
 
-// How a run is recorded in the history database: --history, --db (""
-// means OUT_DIR/history.db), --site, --tag.
-struct HistoryRecording {
-  bool enabled = true;
-  std::string db;
-  std::string site;
-  std::vector<std::string> tags;
-};
-
-// With `h.enabled`: records the finished run (its run.json text, which has
-// the per-agent records) in h.db, default OUT_DIR/history.db. A failure is
-// a warning on stderr naming the run directory and `lockstep import` as the
-// fix. `program` prefixes the warning ("lockstep", "lockstep io500").
+// With `h.enabled` (HistoryRecording, controller/ior/ior_cli.h): records the
+// finished run (its run.json text, which has the per-agent records) in h.db,
+// default OUT_DIR/history.db. A failure is a warning on stderr naming the run
+// directory and `lockstep import` as the fix. `program` prefixes the warning
+// ("lockstep", "lockstep io500").
 void RecordRunInHistory(const HistoryRecording& h, const std::string& out_dir,
                         const RunOutcome& outcome, const std::string& program);
 // Those of a command that declares kRecordFlags (command_specs.cc).

@@ -42,10 +42,8 @@ int RunFrontEnd(FrontEnd& tool, const std::vector<std::string>& args,
   PrintedReport report(options.record_fields, text_to_stdout);
   report.Attach(&options);
   RunOutcome outcome = RunPlan(cmd->plan, options);
-  const ControllerCli& c = cmd->controller;
-  RecordRunInHistory(
-      HistoryRecording{.enabled = c.history, .db = c.db, .site = c.site, .tags = c.tags},
-      c.out_dir, outcome, absl::StrCat("lockstep ", tool.name()));
+  RecordRunInHistory(cmd->controller.history, cmd->controller.out_dir, outcome,
+                     absl::StrCat("lockstep ", tool.name()));
   if (!tool.AfterRun(*cmd, outcome, report.text()->text()) &&
       outcome.failure == RunFailure::kNone) {
     outcome.failure = RunFailure::kOther;

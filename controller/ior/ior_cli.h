@@ -26,6 +26,16 @@ enum class SummaryFormat { kText, kJson, kCsv };
 //   --local N (local agents; default 2, or 1 when the task count is odd)
 //   --tasks-per-agent N  --out DIR  --insecure  --tls_dir DIR
 //   mdtest only: --tasks N (total tasks, as mpirun -np)
+// How a run is recorded in the history database: --history, --db (""
+// means OUT_DIR/history.db), --site, --tag; every command that runs takes
+// them (cli/cli_common.h RecordRunInHistory).
+struct HistoryRecording {
+  bool enabled = true;
+  std::string db;
+  std::string site;
+  std::vector<std::string> tags;
+};
+
 struct ControllerCli {
   std::vector<std::string> agents;  // client agents, from --agents and --hostfile
   // Agents a hostfile names with role oss or mds: they join cache barriers
@@ -38,12 +48,7 @@ struct ControllerCli {
   std::string tls_dir;
   uint32_t total_tasks = 0;         // mdtest --tasks; 0: not given
   std::vector<std::string> roots;   // --root: system directories local agents may write
-  // How the run is recorded in the history database, as `lockstep run`'s
-  // --history, --db, --site, --tag.
-  bool history = true;
-  std::string db;                   // "": OUT/history.db
-  std::string site;
-  std::vector<std::string> tags;
+  HistoryRecording history;         // --history, --db, --site, --tag
 };
 
 struct CliCommand {
