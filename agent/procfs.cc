@@ -11,20 +11,20 @@
 #include "absl/strings/strip.h"
 
 namespace lockstep {
-namespace {
-
-std::vector<absl::string_view> Fields(absl::string_view line) {
+std::vector<absl::string_view> TextFields(absl::string_view line) {
   return absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
 }
 
-std::vector<absl::string_view> Lines(absl::string_view text) {
+std::vector<absl::string_view> TextLines(absl::string_view text) {
   return absl::StrSplit(text, '\n', absl::SkipWhitespace());
 }
 
-absl::Status BadLine(absl::string_view what, absl::string_view line, absl::string_view why) {
+absl::Status BadTextLine(absl::string_view what, absl::string_view line, absl::string_view why) {
   return absl::InvalidArgumentError(
       absl::StrFormat("%s: cannot parse line \"%s\": %s", what, line, why));
 }
+
+namespace {
 
 bool ToU64(absl::string_view s, uint64_t* out) { return absl::SimpleAtoi(s, out); }
 
@@ -34,17 +34,17 @@ absl::StatusOr<ProcStat> ParseProcStat(std::string_view std_text) {
   absl::string_view text(std_text.data(), std_text.size());
   ProcStat out;
   bool have_cpu = false;
-  for (absl::string_view line : Lines(text)) {
+  for (absl::string_view line : TextLines(text)) {
     if (!absl::StartsWith(line, "cpu")) continue;
-    std::vector<absl::string_view> f = Fields(line);
+    std::vector<absl::string_view> f = TextFields(line);
     if (f[0] == "cpu") {
       // user nice system idle iowait irq softirq steal guest guest_nice; the
       // last ones are missing on old kernels.
-      if (f.size() < 5) return BadLine("/proc/stat", line, "fewer than 4 cpu times");
+      if (f.size() < 5) return BadTextLine("/proc/stat", line, "fewer than 4 cpu times");
       uint64_t v[10] = {0};
       for (size_t i = 1; i < f.size() && i <= 10; ++i) {
         if (!ToU64(f[i], &v[i - 1])) {
-          return BadLine("/proc/stat", line, absl::StrFormat("field %d is not a number", i));
+          return BadTextLine("/proc/stat", line, absl::StrFormat("field %d is not a number", i));
         }
       }
       out.cpu = CpuTimes{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]};
@@ -87,17 +87,17 @@ absl::StatusOr<ProcessTicks> ParseProcPidStat(std::string_view std_text) {
   ProcessTicks out;
   if (open == absl::string_view::npos || close == absl::string_view::npos || close < open ||
       !absl::SimpleAtoi(text.substr(0, open), &out.pid)) {
-    return BadLine("/proc/PID/stat", text, "expected \"PID (COMM) STATE ...\"");
+    return BadTextLine("/proc/PID/stat", text, "expected \"PID (COMM) STATE ...\"");
   }
   out.comm = std::string(text.substr(open + 2, close - open - 2));
   // Fields after the comm, from field 3 (state): flags is field 9, utime
   // 14, stime 15, starttime 22 (proc(5)).
-  std::vector<absl::string_view> f = Fields(text.substr(close + 1));
+  std::vector<absl::string_view> f = TextFields(text.substr(close + 1));
   uint64_t flags = 0;
   if (f.size() < 20 || !ToU64(f[6], &flags) || !ToU64(f[11], &out.user_ticks) ||
       !ToU64(f[12], &out.system_ticks) || !ToU64(f[19], &out.start_ticks)) {
-    return BadLine("/proc/PID/stat", text, "fewer than 22 fields, or flags/utime/stime/starttime "
-                                           "not numbers");
+    return BadTextLine("/proc/PID/stat", text,
+                       "fewer than 22 fields, or flags/utime/stime/starttime not numbers");
   }
   out.kernel_thread = (flags & kPfKthread) != 0;
   return out;
@@ -106,15 +106,15 @@ absl::StatusOr<ProcessTicks> ParseProcPidStat(std::string_view std_text) {
 absl::StatusOr<LoadAvgSample> ParseLoadAvg(std::string_view std_text) {
   absl::string_view text(std_text.data(), std_text.size());
   absl::string_view line = absl::StripAsciiWhitespace(text);
-  std::vector<absl::string_view> f = Fields(line);
+  std::vector<absl::string_view> f = TextFields(line);
   LoadAvgSample out;
   if (f.size() < 4 || !absl::SimpleAtod(f[0], &out.load1) ||
       !absl::SimpleAtod(f[1], &out.load5) || !absl::SimpleAtod(f[2], &out.load15)) {
-    return BadLine("/proc/loadavg", line, "expected \"L1 L5 L15 R/T LASTPID\"");
+    return BadTextLine("/proc/loadavg", line, "expected \"L1 L5 L15 R/T LASTPID\"");
   }
   std::pair<absl::string_view, absl::string_view> rt = absl::StrSplit(f[3], '/');
   if (!absl::SimpleAtoi(rt.first, &out.running) || !absl::SimpleAtoi(rt.second, &out.threads)) {
-    return BadLine("/proc/loadavg", line, "4th field is not R/T");
+    return BadTextLine("/proc/loadavg", line, "4th field is not R/T");
   }
   return out;
 }
@@ -123,10 +123,10 @@ absl::StatusOr<MemInfoSample> ParseMemInfo(std::string_view std_text) {
   absl::string_view text(std_text.data(), std_text.size());
   MemInfoSample out;
   bool dirty = false, writeback = false;
-  for (absl::string_view line : Lines(text)) {
+  for (absl::string_view line : TextLines(text)) {
     // Two lines of some fifty are wanted: split only those.
     if (!absl::StartsWith(line, "Dirty:") && !absl::StartsWith(line, "Writeback:")) continue;
-    std::vector<absl::string_view> f = Fields(line);
+    std::vector<absl::string_view> f = TextFields(line);
     if (f.size() < 2) continue;
     uint64_t* dst = nullptr;
     if (f[0] == "Dirty:") {
@@ -139,13 +139,13 @@ absl::StatusOr<MemInfoSample> ParseMemInfo(std::string_view std_text) {
       continue;
     }
     uint64_t v;
-    if (!ToU64(f[1], &v)) return BadLine("/proc/meminfo", line, "value is not a number");
+    if (!ToU64(f[1], &v)) return BadTextLine("/proc/meminfo", line, "value is not a number");
     uint64_t mult = 1;
     if (f.size() > 2) {
       if (f[2] == "kB") {
         mult = 1024;
       } else {
-        return BadLine("/proc/meminfo", line, "unit is not kB");
+        return BadTextLine("/proc/meminfo", line, "unit is not kB");
       }
     }
     *dst = v * mult;
@@ -160,21 +160,21 @@ absl::StatusOr<MemInfoSample> ParseMemInfo(std::string_view std_text) {
 absl::StatusOr<std::vector<DiskCounters>> ParseDiskStats(std::string_view std_text) {
   absl::string_view text(std_text.data(), std_text.size());
   std::vector<DiskCounters> out;
-  for (absl::string_view line : Lines(text)) {
-    std::vector<absl::string_view> f = Fields(line);
+  for (absl::string_view line : TextLines(text)) {
+    std::vector<absl::string_view> f = TextFields(line);
     DiskCounters d;
     if (f.size() == 7) {
       // Partition lines of 2.6.x kernels: reads read_sectors writes write_sectors.
       d.device = std::string(f[2]);
       if (!ToU64(f[3], &d.reads) || !ToU64(f[4], &d.read_sectors) ||
           !ToU64(f[5], &d.writes) || !ToU64(f[6], &d.write_sectors)) {
-        return BadLine("/proc/diskstats", line, "a counter is not a number");
+        return BadTextLine("/proc/diskstats", line, "a counter is not a number");
       }
       out.push_back(std::move(d));
       continue;
     }
     if (f.size() < 14) {
-      return BadLine("/proc/diskstats", line,
+      return BadTextLine("/proc/diskstats", line,
                      absl::StrFormat("%d fields, expected 14, 18 or 20", f.size()));
     }
     d.device = std::string(f[2]);
@@ -183,7 +183,7 @@ absl::StatusOr<std::vector<DiskCounters>> ParseDiskStats(std::string_view std_te
         !ToU64(f[6], &d.read_ms) || !ToU64(f[7], &d.writes) || !ToU64(f[8], &merged) ||
         !ToU64(f[9], &d.write_sectors) || !ToU64(f[10], &d.write_ms) ||
         !ToU64(f[11], &d.in_flight) || !ToU64(f[12], &d.io_ms)) {
-      return BadLine("/proc/diskstats", line, "a counter is not a number");
+      return BadTextLine("/proc/diskstats", line, "a counter is not a number");
     }
     out.push_back(std::move(d));
   }
@@ -193,21 +193,24 @@ absl::StatusOr<std::vector<DiskCounters>> ParseDiskStats(std::string_view std_te
 absl::StatusOr<std::vector<NetCounters>> ParseNetDev(std::string_view std_text) {
   absl::string_view text(std_text.data(), std_text.size());
   std::vector<NetCounters> out;
-  for (absl::string_view line : Lines(text)) {
+  for (absl::string_view line : TextLines(text)) {
     if (line.find('|') != absl::string_view::npos) continue;  // the two header lines
     size_t colon = line.find(':');
     if (colon == absl::string_view::npos) {
-      return BadLine("/proc/net/dev", line, "no \"iface:\" prefix");
+      return BadTextLine("/proc/net/dev", line, "no \"iface:\" prefix");
     }
     NetCounters n;
     n.iface = std::string(absl::StripAsciiWhitespace(line.substr(0, colon)));
-    std::vector<absl::string_view> f = Fields(line.substr(colon + 1));
+    std::vector<absl::string_view> f = TextFields(line.substr(colon + 1));
     if (f.size() < 16) {
-      return BadLine("/proc/net/dev", line, absl::StrFormat("%d counters, expected 16", f.size()));
+      return BadTextLine("/proc/net/dev", line,
+                         absl::StrFormat("%d counters, expected 16", f.size()));
     }
     uint64_t v[16];
     for (int i = 0; i < 16; ++i) {
-      if (!ToU64(f[i], &v[i])) return BadLine("/proc/net/dev", line, "a counter is not a number");
+      if (!ToU64(f[i], &v[i])) {
+        return BadTextLine("/proc/net/dev", line, "a counter is not a number");
+      }
     }
     n.rx_bytes = v[0];
     n.rx_packets = v[1];
@@ -218,109 +221,6 @@ absl::StatusOr<std::vector<NetCounters>> ParseNetDev(std::string_view std_text) 
     n.tx_errs = v[10];
     n.tx_drop = v[11];
     out.push_back(std::move(n));
-  }
-  return out;
-}
-
-namespace {
-
-bool ParseSnapshotTime(const std::vector<absl::string_view>& f, double* out) {
-  if (f.size() < 2) return false;
-  absl::string_view name = absl::StripSuffix(f[0], ":");
-  if (name != "snapshot_time") return false;
-  return absl::SimpleAtod(f[1], out);
-}
-
-}  // namespace
-
-absl::StatusOr<LustreStatsSample> ParseLustreStats(std::string_view std_text) {
-  absl::string_view text(std_text.data(), std_text.size());
-  LustreStatsSample out;
-  for (absl::string_view line : Lines(text)) {
-    std::vector<absl::string_view> f = Fields(line);
-    if (ParseSnapshotTime(f, &out.snapshot_time_s)) continue;
-    if (f.size() < 3 || f[2] != "samples") continue;  // start_time, elapsed_time, ...
-    LustreStat s;
-    s.name = std::string(f[0]);
-    if (!ToU64(f[1], &s.samples)) {
-      return BadLine("Lustre stats", line, "sample count is not a number");
-    }
-    size_t next = 3;
-    if (f.size() > 3 && absl::StartsWith(f[3], "[") && absl::EndsWith(f[3], "]")) {
-      s.unit = std::string(f[3].substr(1, f[3].size() - 2));
-      next = 4;
-    }
-    // min max sum [sumsq]
-    if (f.size() >= next + 3) {
-      if (!ToU64(f[next + 2], &s.sum)) {
-        int64_t signed_sum;  // a few gauges print negative sums: no delta meaning
-        if (!absl::SimpleAtoi(f[next + 2], &signed_sum)) {
-          return BadLine("Lustre stats", line, "sum is not a number");
-        }
-        s.sum = 0;
-      }
-    }
-    out.counters.push_back(std::move(s));
-  }
-  return out;
-}
-
-namespace {
-
-bool ParseBucket(absl::string_view s, uint64_t* out) {
-  uint64_t mult = 1;
-  if (!s.empty() && (s.back() == 'K' || s.back() == 'k')) {
-    mult = 1024;
-    s.remove_suffix(1);
-  } else if (!s.empty() && (s.back() == 'M' || s.back() == 'm')) {
-    mult = 1024 * 1024;
-    s.remove_suffix(1);
-  }
-  if (!ToU64(s, out)) return false;
-  *out *= mult;
-  return true;
-}
-
-}  // namespace
-
-absl::StatusOr<LustreStatsSample> ParseLustreRpcStats(std::string_view std_text) {
-  absl::string_view text(std_text.data(), std_text.size());
-  LustreStatsSample out;
-  std::string histogram;  // current title, "" before the first header
-  for (absl::string_view line : Lines(text)) {
-    std::vector<absl::string_view> f = Fields(line);
-    if (ParseSnapshotTime(f, &out.snapshot_time_s)) continue;
-    size_t bar = line.find('|');
-    size_t pct = line.find('%');
-    // The column title "rpcs" just before the first '%' ("rpcs in flight"
-    // starts with "rpcs" too).
-    size_t rpcs = pct == absl::string_view::npos ? pct : line.rfind("rpcs", pct);
-    if (bar != absl::string_view::npos && rpcs != absl::string_view::npos && rpcs > 0 &&
-        pct < bar && !f.empty() && !absl::EndsWith(f[0], ":")) {
-      // "pages per rpc         rpcs   % cum % |       rpcs   % cum %"
-      std::string title(absl::StripAsciiWhitespace(line.substr(0, rpcs)));
-      absl::AsciiStrToLower(&title);
-      histogram = absl::StrReplaceAll(title, {{" ", "_"}});
-      continue;
-    }
-    if (histogram.empty() || bar == absl::string_view::npos || f.empty() ||
-        !absl::EndsWith(f[0], ":")) {
-      continue;  // gauges, the "read write" line, blank lines
-    }
-    uint64_t bucket;
-    if (!ParseBucket(absl::StripSuffix(f[0], ":"), &bucket)) {
-      return BadLine("Lustre rpc_stats", line, "bucket is not a number");
-    }
-    std::vector<absl::string_view> halves = absl::StrSplit(line, '|');
-    std::vector<absl::string_view> rf = Fields(halves[0]);
-    std::vector<absl::string_view> wf = Fields(halves[1]);
-    uint64_t r, w;
-    if (rf.size() < 2 || wf.empty() || !ToU64(rf[1], &r) || !ToU64(wf[0], &w)) {
-      return BadLine("Lustre rpc_stats", line, "RPC counts are not numbers");
-    }
-    std::string b = std::string(absl::StripSuffix(f[0], ":"));
-    out.counters.push_back({absl::StrFormat("read.%s.%s", histogram, b), "rpcs", r, r * bucket});
-    out.counters.push_back({absl::StrFormat("write.%s.%s", histogram, b), "rpcs", w, w * bucket});
   }
   return out;
 }

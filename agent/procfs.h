@@ -1,5 +1,5 @@
-// Pure parsers for the kernel and Lustre text files the telemetry sampler
-// reads. Each takes the file's text and returns counters; errors
+// Pure parsers for the kernel text files the telemetry sampler reads
+// (Lustre's are agent/fs/lustre_stats.h). Each takes the file's text and returns counters; errors
 // (InvalidArgument) quote the offending line. Callers add the file's path.
 #ifndef LOCKSTEP_AGENT_PROCFS_H_
 #define LOCKSTEP_AGENT_PROCFS_H_
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace lockstep {
 
@@ -109,34 +110,14 @@ struct NetCounters {
 
 absl::StatusOr<std::vector<NetCounters>> ParseNetDev(std::string_view text);
 
-// ---- Lustre stats files -----------------------------------------------------
+// ---- for parsers of such text (here and in agent/fs) -------------------------
 
-struct LustreStat {
-  std::string name;  // "write_bytes"
-  std::string unit;  // "bytes", "reqs", "usecs"; "" when absent
-  uint64_t samples = 0;
-  uint64_t sum = 0;  // 0 when the line has no min/max/sum
-};
-
-struct LustreStatsSample {
-  double snapshot_time_s = 0;  // 0 when absent
-  std::vector<LustreStat> counters;
-};
-
-// The standard stats format (obdfilter.*.stats, mdt.*.md_stats, llite.*.stats):
-//   snapshot_time             1409777887.590023 secs.usecs
-//   write_bytes               7 samples [bytes] 4096 1048576 5251072 2199023255552
-//   open                      2 samples [reqs]
-// Lines other than "<name> <N> samples ..." (start_time, elapsed_time, blank)
-// are skipped.
-absl::StatusOr<LustreStatsSample> ParseLustreStats(std::string_view text);
-
-// osc.*.rpc_stats / mdc.*.rpc_stats: each histogram row "<bucket>: rpcs % cum%
-// | rpcs % cum%" becomes two counters "read.<histogram>.<bucket>" and
-// "write.<histogram>.<bucket>" (histogram title lowercased, spaces → '_':
-// "pages_per_rpc", "rpcs_in_flight", "offset"); samples = RPCs, sum = bucket
-// × RPCs. The gauges above the histograms are skipped.
-absl::StatusOr<LustreStatsSample> ParseLustreRpcStats(std::string_view text);
+// The blank- or tab-separated fields of `line`, empty ones skipped.
+std::vector<absl::string_view> TextFields(absl::string_view line);
+// The lines of `text` that are not blank.
+std::vector<absl::string_view> TextLines(absl::string_view text);
+// InvalidArgument "WHAT: cannot parse line \"LINE\": WHY".
+absl::Status BadTextLine(absl::string_view what, absl::string_view line, absl::string_view why);
 
 }  // namespace lockstep
 

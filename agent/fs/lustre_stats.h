@@ -1,19 +1,48 @@
 // Lustre's telemetry sources: the stats files a Lustre client or server keeps
 // (obdfilter.*.stats on an OSS, mdt.*.md_stats on an MDS, llite.*.stats and
 // osc.*.rpc_stats on a client), found below the roots Lustre uses and read
-// each sample (agent/telemetry.h). The parsers of their text are
-// agent/procfs.h's; what is sampled, and from where, is Lustre's knowledge
-// and lives here beside LustreFs.
+// each sample (agent/telemetry.h): the parsers of their text, what is
+// sampled and from where. All of it is Lustre's knowledge and lives here
+// beside LustreFs.
 #ifndef LOCKSTEP_AGENT_FS_LUSTRE_STATS_H_
 #define LOCKSTEP_AGENT_FS_LUSTRE_STATS_H_
 
+#include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "agent/procfs.h"
+#include "absl/status/statusor.h"
 
 namespace lockstep {
+
+struct LustreStat {
+  std::string name;  // "write_bytes"
+  std::string unit;  // "bytes", "reqs", "usecs"; "" when absent
+  uint64_t samples = 0;
+  uint64_t sum = 0;  // 0 when the line has no min/max/sum
+};
+
+struct LustreStatsSample {
+  double snapshot_time_s = 0;  // 0 when absent
+  std::vector<LustreStat> counters;
+};
+
+// The standard stats format (obdfilter.*.stats, mdt.*.md_stats, llite.*.stats):
+//   snapshot_time             1409777887.590023 secs.usecs
+//   write_bytes               7 samples [bytes] 4096 1048576 5251072 2199023255552
+//   open                      2 samples [reqs]
+// Lines other than "<name> <N> samples ..." (start_time, elapsed_time, blank)
+// are skipped.
+absl::StatusOr<LustreStatsSample> ParseLustreStats(std::string_view text);
+
+// osc.*.rpc_stats / mdc.*.rpc_stats: each histogram row "<bucket>: rpcs % cum%
+// | rpcs % cum%" becomes two counters "read.<histogram>.<bucket>" and
+// "write.<histogram>.<bucket>" (histogram title lowercased, spaces → '_':
+// "pages_per_rpc", "rpcs_in_flight", "offset"); samples = RPCs, sum = bucket
+// × RPCs. The gauges above the histograms are skipped.
+absl::StatusOr<LustreStatsSample> ParseLustreRpcStats(std::string_view text);
 
 // The roots searched, first to last: /proc and /sys, and debugfs where newer
 // Lustre keeps the llite stats.

@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "agent/fs/lustre_stats.h"
 #include "agent/procfs.h"
 #include "absl/strings/str_format.h"
 #include "common/clock.h"
