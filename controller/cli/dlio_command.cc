@@ -18,6 +18,7 @@
 #include "controller/cli/cli_common.h"
 #include "controller/cli/command_specs.h"
 #include "controller/cli/exit_codes.h"
+#include "controller/cli/front_end.h"
 #include "controller/cli/reach_agents.h"
 #include "controller/dlio/dlio_config.h"
 #include "controller/dlio/dlio_plan.h"
@@ -218,12 +219,10 @@ StepResult RunOnce(DlioRun* run, const std::string& command_line) {
   }
   plan->text = dp.toml;
   run->options.command_line = command_line;
-  PrintedReport report(run->options.record_fields);  // IOR's (not at -v), then DLIO's lines
-  report.Attach(&run->options);
-  RunOutcome outcome = RunPlan(*plan, run->options);
-  RecordRunInHistory(run->history, run->options.out_dir, outcome, "lockstep dlio");
-  run->options.observer = nullptr;
-  run->options.report = nullptr;
+  // IOR's report (not at -v), then DLIO's lines.
+  const FrontEndRun ran = RunFrontEndPlan("dlio", *plan, /*text_to_stdout=*/true, run->history,
+                                          {}, &run->options);
+  const RunOutcome& outcome = ran.outcome;
   // DLIO's lines read the phases' own figures (AiSummary), not the agents'.
   const v1::RunRecord& record = outcome.record;
   PrintDlioMetrics(record);
@@ -235,9 +234,6 @@ StepResult RunOnce(DlioRun* run, const std::string& command_line) {
       r.au = p.ai().au_mean();
       r.passed = p.ai().au_passed();
     }
-  }
-  if (outcome.failure != RunFailure::kNone) {
-    std::fprintf(stderr, "lockstep dlio: %s\n", outcome.error.c_str());
   }
   r.exit_code = ExitCodeFor(outcome.failure);
   return r;

@@ -22,6 +22,28 @@ void FrontEnd::KeepNotes(const CliCommand& cmd, v1::FrontEndReport* report) cons
   for (const std::string& n : cmd.notes) report->add_note_lines(NoteLine(n));
 }
 
+FrontEndRun RunFrontEndPlan(const char* tool, const Plan& plan, bool text_to_stdout,
+                            const HistoryRecording& history,
+                            const std::vector<RunObserver*>& more, RunOptions* options) {
+  PrintedReport report(options->record_fields, text_to_stdout);
+  report.Attach(options);
+  RunEvents events;
+  if (!more.empty()) {
+    events.Add(report.observer());
+    for (RunObserver* o : more) events.Add(o);
+    options->observer = &events;
+  }
+  FrontEndRun run{.outcome = RunPlan(plan, *options), .report_text = report.text()->text()};
+  options->observer = nullptr;
+  options->report = nullptr;
+  RecordRunInHistory(history, options->out_dir, run.outcome, absl::StrCat("lockstep ", tool));
+  std::fflush(stdout);
+  if (run.outcome.failure != RunFailure::kNone) {
+    std::fprintf(stderr, "lockstep %s: %s\n", tool, run.outcome.error.c_str());
+  }
+  return run;
+}
+
 int RunFrontEnd(FrontEnd& tool, const std::vector<std::string>& args,
                 const std::string& command_line, const std::atomic<bool>* interrupted) {
   FileReader reader = [](const std::string& path) { return ReadPlanInput(path, "an input file"); };
@@ -39,20 +61,13 @@ int RunFrontEnd(FrontEnd& tool, const std::vector<std::string>& args,
     return kExitUsage;
   }
   const bool text_to_stdout = tool.Describe(*cmd, &options.record_fields);
-  PrintedReport report(options.record_fields, text_to_stdout);
-  report.Attach(&options);
-  RunOutcome outcome = RunPlan(cmd->plan, options);
-  RecordRunInHistory(cmd->controller.history, cmd->controller.out_dir, outcome,
-                     absl::StrCat("lockstep ", tool.name()));
-  if (!tool.AfterRun(*cmd, outcome, report.text()->text()) &&
-      outcome.failure == RunFailure::kNone) {
-    outcome.failure = RunFailure::kOther;
+  FrontEndRun run = RunFrontEndPlan(tool.name(), cmd->plan, text_to_stdout,
+                                    cmd->controller.history, {}, &options);
+  if (!tool.AfterRun(*cmd, run.outcome, run.report_text) &&
+      run.outcome.failure == RunFailure::kNone) {
+    return ExitCodeFor(RunFailure::kOther);
   }
-  std::fflush(stdout);
-  if (outcome.failure != RunFailure::kNone) {
-    std::fprintf(stderr, "lockstep %s: %s\n", tool.name(), outcome.error.c_str());
-  }
-  return ExitCodeFor(outcome.failure);
+  return ExitCodeFor(run.outcome.failure);
 }
 
 }  // namespace lockstep

@@ -57,6 +57,21 @@ class FrontEnd {
   void KeepNotes(const CliCommand& cmd, v1::FrontEndReport* report) const;
 };
 
+// One plan of a front end, run and recorded the same way for all five (ior,
+// mdtest, iozone through RunFrontEnd; io500 and dlio, whose flags are
+// Lockstep's own, directly): the report as the run goes (its text to
+// stdout when `text_to_stdout`), with `more` observers beside it; the run;
+// its history entry (`history`); a failed run's line on stderr, "lockstep
+// TOOL: ERROR". options->observer and options->report are cleared again
+// before it returns.
+struct FrontEndRun {
+  RunOutcome outcome;
+  std::string report_text;  // the text report as printed
+};
+FrontEndRun RunFrontEndPlan(const char* tool, const Plan& plan, bool text_to_stdout,
+                            const HistoryRecording& history,
+                            const std::vector<RunObserver*>& more, RunOptions* options);
+
 // Parses, sets up the agents, runs and reports `tool`'s command line; the
 // exit code (cli/exit_codes.h).
 int RunFrontEnd(FrontEnd& tool, const std::vector<std::string>& args,

@@ -20,6 +20,7 @@
 #include "controller/cli/cli_common.h"
 #include "controller/cli/command_specs.h"
 #include "controller/cli/exit_codes.h"
+#include "controller/cli/front_end.h"
 #include "controller/ior/ior_cli.h"
 #include "controller/cli/reach_agents.h"
 #include "controller/io500/io500_config.h"
@@ -260,27 +261,19 @@ int Io500Command(const std::vector<std::string>& args, const std::string& comman
   // Lockstep's '#' lines as the run goes; IO500's summary instead of IOR's,
   // at the end.
   o.record_fields.mutable_front_end_report()->set_tool("io500");
-  PrintedReport report(o.record_fields);
   // IO500's files read every phase's per-agent records, a failed one's too,
   // and print the IOR phases' telemetry lines.
   PhaseAgents agents(/*keep_telemetry=*/true);
-  RunEvents events;
-  events.Add(report.observer());
-  events.Add(&agents);
-  o.observer = &events;
-  o.report = report.text();
   ShowProgress(&o, /*lines_otherwise=*/false);
   PrintToStdout(absl::StrFormat("#%s\n# lockstep io500: data in %s, IO500's files in %s\n",
                         Io500ProvenanceLine().substr(1), run.setup.datadir,
                         run.setup.resultdir));
   for (const std::string& n : run.notes) PrintToStdout("# lockstep io500: " + n + "\n");
-  RunOutcome outcome = RunPlan(run.plan, o);
-  RecordRunInHistory(f, o.out_dir, outcome, "lockstep io500");
+  const FrontEndRun ran = RunFrontEndPlan("io500", run.plan, /*text_to_stdout=*/true,
+                                          HistoryRecordingOf(f), {&agents}, &o);
+  const RunOutcome& outcome = ran.outcome;
   PurgeDataDir(run.setup.datadir);
   absl::Status written = WriteOutputs(run, outcome, agents.Full(outcome.record));
-  if (outcome.failure != RunFailure::kNone) {
-    std::fprintf(stderr, "lockstep io500: %s\n", outcome.error.c_str());
-  }
   if (!written.ok()) {
     std::fprintf(stderr, "lockstep io500: IO500's files: %s\n",
                  std::string(written.message()).c_str());
