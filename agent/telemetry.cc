@@ -15,7 +15,6 @@
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "agent/fs/lustre_stats.h"
 #include "agent/process_cpu.h"
 #include "agent/procfs.h"
 #include "common/clock.h"
@@ -38,7 +37,7 @@ struct HostSample {
   MemInfoSample mem;
   std::map<std::string, DiskCounters> disks;  // selected devices only
   std::map<std::string, NetCounters> nets;    // selected interfaces only
-  LustreCounters lustre;  // agent/fs/lustre_stats.h
+  FsStatCounters fs_stats;  // agent/fs/fs_stats.h
   // Every process's CPU ticks (shared: each open window keeps the sample).
   std::shared_ptr<const std::vector<ProcessTicks>> processes;
   std::vector<std::string> warnings;
@@ -85,7 +84,7 @@ struct NetAcc {
   double rx_mb_s_max = 0, tx_mb_s_max = 0;
 };
 
-struct LustreAcc {
+struct FsStatAcc {
   std::string unit;
   uint64_t samples = 0;
   uint64_t sum = 0;
@@ -104,7 +103,7 @@ struct Window {
   uint32_t running_max = 0;
   std::map<std::string, DiskAcc> disks;
   std::map<std::string, NetAcc> nets;
-  std::map<std::pair<std::string, std::string>, LustreAcc> lustre;
+  std::map<std::pair<std::string, std::string>, FsStatAcc> fs_stats;
   std::set<std::string> sources;
   ProcessCpuWindow processes;
   std::vector<std::string> warnings;
@@ -134,7 +133,7 @@ void FeedLevels(const HostSample& s, Window* w) {
   for (const auto& [name, d] : s.disks) {
     w->disks[name].in_flight_max = std::max(w->disks[name].in_flight_max, d.in_flight);
   }
-  for (const auto& [source, counters] : s.lustre) w->sources.insert(source);
+  for (const auto& [source, counters] : s.fs_stats) w->sources.insert(source);
   if (s.processes) w->processes.Add(*s.processes);
 }
 
@@ -230,16 +229,16 @@ void FeedNets(const HostSample& p, const HostSample& s, int64_t interval_duratio
   }
 }
 
-// Lustre counters present in both samples.
-void FeedLustre(const HostSample& p, const HostSample& s, Window* w) {
-  for (const auto& [source, counters] : s.lustre) {
-    auto pit = p.lustre.find(source);
-    if (pit == p.lustre.end()) continue;
+// The file systems' counters present in both samples.
+void FeedFsStats(const HostSample& p, const HostSample& s, Window* w) {
+  for (const auto& [source, counters] : s.fs_stats) {
+    auto pit = p.fs_stats.find(source);
+    if (pit == p.fs_stats.end()) continue;
     for (const auto& [name, stat] : counters) {
       auto cit = pit->second.find(name);
-      // A counter missing from the previous sample had 0 samples then: Lustre
-      // prints only counters that have been hit.
-      LustreStat before;
+      // A counter missing from the previous sample had 0 samples then (Lustre
+      // prints only counters that have been hit).
+      FsStat before;
       if (cit != pit->second.end()) before = cit->second;
       bool reset = false;
       uint64_t ds = Delta(before.samples, stat.samples, &reset);
@@ -250,7 +249,7 @@ void FeedLustre(const HostSample& p, const HostSample& s, Window* w) {
                                 source));
       }
       if (ds == 0 && dsum == 0) continue;
-      LustreAcc& acc = w->lustre[{source, name}];
+      FsStatAcc& acc = w->fs_stats[{source, name}];
       acc.unit = stat.unit;
       acc.samples += ds;
       acc.sum += dsum;
@@ -274,7 +273,7 @@ void Feed(const HostSample& s, Window* w) {
   FeedCpu(p, s, w);
   FeedDisks(p, s, interval_duration_ns, w);
   FeedNets(p, s, interval_duration_ns, w);
-  FeedLustre(p, s, w);
+  FeedFsStats(p, s, w);
   w->prev = s;
 }
 
@@ -350,7 +349,7 @@ v1::TelemetrySummary Summarize(const Window& w, uint32_t interval_ms) {
     SetMeanMax(MbPerS(acc.delta.tx_bytes, acc.present_ns), acc.tx_mb_s_max,
                n->mutable_tx_mb_s());
   }
-  for (const auto& [key, acc] : w.lustre) {
+  for (const auto& [key, acc] : w.fs_stats) {  // the wire calls them Lustre's
     v1::LustreCounter* c = out.add_lustre();
     c->set_source(key.first);
     c->set_name(key.second);
@@ -543,7 +542,7 @@ class TelemetrySampler::Impl {
     read_parse("net/dev", ParseNetDev, &nets, nullptr);
     SelectNets(nets, &s);
 
-    CollectLustre(&s);
+    CollectFsStats(&s);
     if (options_.process_cpu) {
       // Fresh enough for a sample: window ends of the agents of one process
       // (a swarm) that fall within this share one scan.
@@ -617,8 +616,8 @@ class TelemetrySampler::Impl {
     }
   }
 
-  void CollectLustre(HostSample* s) const {
-    SampleLustreStats(options_.lustre_roots, &s->lustre, &s->warnings);
+  void CollectFsStats(HostSample* s) const {
+    for (const FsStatsSource& source : options_.fs_stats) source(&s->fs_stats, &s->warnings);
   }
 
   void Loop() {

@@ -1,5 +1,6 @@
-// Host telemetry for a phase: a background sampler of /proc, /sys and Lustre
-// stats files, summarised per window (one window = one phase).
+// Host telemetry for a phase: a background sampler of /proc, /sys and the
+// file systems' own stats files (agent/fs/fs_stats.h: Lustre's), summarised
+// per window (one window = one phase).
 //
 //   ASSIGN_OR_RETURN(auto sampler, TelemetrySampler::Create(options));
 //   RETURN_IF_ERROR(sampler->Start());          // optional: periodic samples
@@ -10,7 +11,7 @@
 //
 // Windows may overlap. Without Start() a window still has its two end
 // samples. Everything is thread-safe. Whatever cannot be measured (a device
-// not in /proc/diskstats, an unreadable Lustre stats file) becomes a warning
+// not in /proc/diskstats, an unreadable stats file) becomes a warning
 // in the summaries of the windows open at the time, never a silent skip.
 #ifndef LOCKSTEP_AGENT_TELEMETRY_H_
 #define LOCKSTEP_AGENT_TELEMETRY_H_
@@ -23,7 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "agent/fs/lustre_stats.h"
+#include "agent/fs/fs_stats.h"
 #include "lockstep/v1/telemetry.pb.h"
 
 namespace lockstep {
@@ -31,8 +32,9 @@ namespace lockstep {
 struct TelemetryOptions {
   std::string proc_root = "/proc";
   std::string sys_root = "/sys";
-  // Where Lustre's stats files are searched (agent/fs/lustre_stats.h).
-  std::vector<std::string> lustre_roots = DefaultLustreStatsRoots();
+  // The file systems' own stats files sampled (agent/fs/fs_stats.h):
+  // Lustre's by default.
+  std::vector<FsStatsSource> fs_stats = DefaultFsStatsSources();
   uint32_t interval_ms = 1000;  // background sampling period, >= kMinIntervalMs
   // Block devices by name ("sda", "nvme0n1"; a "/dev/" prefix is dropped).
   // Empty = every whole disk in <sys_root>/block except loop, ram and zram.
@@ -73,7 +75,7 @@ class TelemetrySampler {
   // place of the sample that call would take. For a window that must open
   // on a latency-critical path (an agent's Start, between the Start's
   // arrival and the instant): one sample reads every process's stat and
-  // every Lustre stats file, milliseconds on a host of a thousand processes
+  // every file system's stats file, milliseconds on a host of a thousand processes
   // or OSCs; Prime() takes it at the end of Prepare and the cache barrier
   // instead. Feeds no window and does not count in SampleCount(); a failed
   // sample keeps nothing.

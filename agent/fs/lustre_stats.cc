@@ -34,7 +34,7 @@ constexpr LustreStatsFile kLustreStatsFiles[] = {
 
 }  // namespace
 
-void SampleLustreStats(const std::vector<std::string>& roots, LustreCounters* out,
+void SampleLustreStats(const std::vector<std::string>& roots, FsStatCounters* out,
                        std::vector<std::string>* warnings) {
   for (const std::string& root : roots) {
     if (std::error_code ec; !fs::is_directory(root, ec)) continue;
@@ -62,7 +62,7 @@ void SampleLustreStats(const std::vector<std::string>& roots, LustreCounters* ou
           continue;
         }
         auto& counters = (*out)[std::move(source)];
-        for (LustreStat& c : parsed->counters) {
+        for (FsStat& c : parsed->counters) {
           std::string name = c.name;
           counters[std::move(name)] = std::move(c);
         }
@@ -89,7 +89,7 @@ absl::StatusOr<LustreStatsSample> ParseLustreStats(std::string_view std_text) {
     std::vector<absl::string_view> f = TextFields(line);
     if (ParseSnapshotTime(f, &out.snapshot_time_s)) continue;
     if (f.size() < 3 || f[2] != "samples") continue;  // start_time, elapsed_time, ...
-    LustreStat s;
+    FsStat s;
     s.name = std::string(f[0]);
     if (!absl::SimpleAtoi(f[1], &s.samples)) {
       return BadTextLine("Lustre stats", line, "sample count is not a number");
@@ -174,5 +174,13 @@ absl::StatusOr<LustreStatsSample> ParseLustreRpcStats(std::string_view std_text)
   }
   return out;
 }
+
+FsStatsSource LustreStatsSource(std::vector<std::string> roots) {
+  return [roots = std::move(roots)](FsStatCounters* out, std::vector<std::string>* warnings) {
+    SampleLustreStats(roots, out, warnings);
+  };
+}
+
+std::vector<FsStatsSource> DefaultFsStatsSources() { return {LustreStatsSource()}; }
 
 }  // namespace lockstep

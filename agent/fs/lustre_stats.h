@@ -8,25 +8,18 @@
 #define LOCKSTEP_AGENT_FS_LUSTRE_STATS_H_
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/fs/fs_stats.h"
 
 namespace lockstep {
 
-struct LustreStat {
-  std::string name;  // "write_bytes"
-  std::string unit;  // "bytes", "reqs", "usecs"; "" when absent
-  uint64_t samples = 0;
-  uint64_t sum = 0;  // 0 when the line has no min/max/sum
-};
-
 struct LustreStatsSample {
   double snapshot_time_s = 0;  // 0 when absent
-  std::vector<LustreStat> counters;
+  std::vector<FsStat> counters;  // a sum is 0 when the line has none
 };
 
 // The standard stats format (obdfilter.*.stats, mdt.*.md_stats, llite.*.stats):
@@ -52,16 +45,16 @@ inline const std::vector<std::string>& DefaultLustreStatsRoots() {
   return roots;
 }
 
-// source ("obdfilter.lustre-OST0000.stats") -> counter name -> counter.
-using LustreCounters = std::map<std::string, std::map<std::string, LustreStat>>;
-
 // Reads <root>/<type>/<instance>/<file> for obdfilter/*/stats,
 // mdt/*/md_stats, llite/*/stats and osc/*/rpc_stats below each of `roots`
 // into *out (a source under two roots is read from the first). A root that
 // is not a directory costs one stat(2): most hosts have no Lustre. A file
 // that cannot be read or parsed adds a line to *warnings and is skipped.
-void SampleLustreStats(const std::vector<std::string>& roots, LustreCounters* out,
+void SampleLustreStats(const std::vector<std::string>& roots, FsStatCounters* out,
                        std::vector<std::string>* warnings);
+
+// SampleLustreStats of `roots` as a telemetry source (agent/fs/fs_stats.h).
+FsStatsSource LustreStatsSource(std::vector<std::string> roots = DefaultLustreStatsRoots());
 
 }  // namespace lockstep
 

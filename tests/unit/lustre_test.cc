@@ -469,7 +469,7 @@ TEST(LustreStats, FirstRootWinsAndABadFileIsAWarning) {
   write("b/obdfilter/lustre-OST0000/stats", "write_bytes 1 samples [bytes] 1 1 1 0\n");
   write("b/mdt/lustre-MDT0000/md_stats", "open x samples [reqs]\n");
   write("b/llite/lustre-ffff8803/stats", "open 3 samples [reqs]\n");
-  LustreCounters got;
+  FsStatCounters got;
   std::vector<std::string> warnings;
   SampleLustreStats({dir.path() + "/missing", dir.path() + "/a", dir.path() + "/b"}, &got,
                     &warnings);

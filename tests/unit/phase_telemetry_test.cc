@@ -17,7 +17,7 @@ using ::testing::HasSubstr;
 
 std::unique_ptr<TelemetrySampler> HostSampler() {
   TelemetryOptions o;
-  o.lustre_roots = {};
+  o.fs_stats = {};
   o.process_cpu = false;
   auto sampler = TelemetrySampler::Create(o);
   EXPECT_TRUE(sampler.ok()) << sampler.status();

@@ -321,7 +321,7 @@ TelemetryOptions FakeOptions(const std::string& root) {
   TelemetryOptions o;
   o.proc_root = root + "/proc";
   o.sys_root = root + "/sys";  // no block/: every non-loop disk counts
-  o.lustre_roots = {root + "/lustre", root + "/lustre2"};
+  o.fs_stats = {LustreStatsSource({root + "/lustre", root + "/lustre2"})};
   return o;
 }
 
