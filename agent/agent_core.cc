@@ -10,7 +10,7 @@
 #include "absl/time/time.h"
 #include "agent/cache_control.h"
 #include "agent/fs/file_system.h"
-#include "agent/fs/obdfilter.h"
+#include "agent/fs/lustre_fs.h"
 #include "agent/fs/root_mounts.h"
 #include "agent/host_facts.h"
 #include "agent/phase_preparer.h"
@@ -211,23 +211,9 @@ absl::StatusOr<std::unique_ptr<AgentCore>> AgentCore::Create(const AgentOptions&
     ASSIGN_OR_RETURN(impl->ledger, SessionLedger::Open(options.state_dir));
   }
   impl->root_mounts = std::make_unique<RootMounts>(impl->roots.roots());
-  impl->lustre = std::make_unique<LustreTools>(options.lustre_options);
-  impl->fs.lustre = impl->lustre.get();
-  impl->fs.allow_lustre = options.allow_lustre;
-  impl->fs.lustre_any_fs = !options.lustre_options.require_lustre;
-  // Asked once: lctl may take a while, and the version does not change
-  // while the agent runs (a client upgrade restarts it).
-  if (options.allow_lustre) {
-    if (auto v = impl->lustre->Version(); v.ok()) impl->fs.lustre_version = *v;
-    // An OSS's OSTs (the obdfilter devices it serves), for a backend phase's
-    // obdfilter survey: HostFacts.extra["lustre_osts"], asked once too.
-    if (options.role == v1::OSS) {
-      if (auto osts = LocalOsts(*impl->lustre); osts.ok() && !osts->empty()) {
-        impl->options.extra_facts["lustre_osts"] = absl::StrCat(osts->size());
-      }
-    }
-    impl->options.runner.lustre = impl->lustre.get();  // BACKEND obdfilter
-  }
+  impl->lustre = SetUpLustre(options.lustre_options, options.allow_lustre, options.role,
+                             &impl->fs, &impl->options.extra_facts);
+  if (options.allow_lustre) impl->options.runner.lustre = impl->lustre.get();  // BACKEND obdfilter
   impl->daemons = std::make_unique<CephDaemons>(options.ceph);
   impl->options.runner.ceph_daemons = impl->daemons.get();  // BACKEND osd_bench
   if (options.telemetry) {

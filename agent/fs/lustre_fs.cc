@@ -2,7 +2,8 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "agent/fs/lustre_tools.h"
+#include "absl/strings/str_cat.h"
+#include "agent/fs/obdfilter.h"
 #include "common/status_macros.h"
 
 namespace lockstep {
@@ -89,6 +90,23 @@ absl::StatusOr<std::unique_ptr<FsTunableScope>> LustreFs::SetChecksums(bool on) 
 absl::Status LustreFs::DropClientCaches() const {
   RETURN_IF_ERROR(NeedLustre(ctx_, "lustre_lru_clear"));
   return ctx_.lustre->SetParam("ldlm.namespaces.*.lru_size", "clear");
+}
+
+std::unique_ptr<LustreTools> SetUpLustre(const LustreToolsOptions& options, bool allowed,
+                                         v1::Role role, FileSystemContext* ctx,
+                                         std::map<std::string, std::string>* extra_facts) {
+  auto tools = std::make_unique<LustreTools>(options);
+  ctx->lustre = tools.get();
+  ctx->allow_lustre = allowed;
+  ctx->lustre_any_fs = !options.require_lustre;
+  if (!allowed) return tools;
+  if (auto v = tools->Version(); v.ok()) ctx->lustre_version = *v;
+  if (role == v1::OSS) {
+    if (auto osts = LocalOsts(*tools); osts.ok() && !osts->empty()) {
+      (*extra_facts)["lustre_osts"] = absl::StrCat(osts->size());
+    }
+  }
+  return tools;
 }
 
 }  // namespace lockstep

@@ -5,7 +5,12 @@
 #ifndef LOCKSTEP_AGENT_FS_LUSTRE_FS_H_
 #define LOCKSTEP_AGENT_FS_LUSTRE_FS_H_
 
+#include <map>
+#include <memory>
+#include <string>
+
 #include "agent/fs/file_system.h"
+#include "agent/fs/lustre_tools.h"
 
 namespace lockstep {
 
@@ -35,6 +40,16 @@ class LustreFs : public FileSystem {
  private:
   const FileSystemContext ctx_;
 };
+
+// The agent's Lustre support, set up once as it starts: the tools of
+// `options` (the caller keeps them for the agent's life) and, in *ctx, what
+// LustreFs reads of them. With `allowed` (--allow_lustre) it asks the
+// version once (lctl may take a while; a client upgrade restarts the
+// agent) and, on an OSS, counts the OSTs it serves into
+// (*extra_facts)["lustre_osts"] for a backend phase's obdfilter survey.
+std::unique_ptr<LustreTools> SetUpLustre(const LustreToolsOptions& options, bool allowed,
+                                         v1::Role role, FileSystemContext* ctx,
+                                         std::map<std::string, std::string>* extra_facts);
 
 }  // namespace lockstep
 
