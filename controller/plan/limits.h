@@ -7,6 +7,8 @@
 #ifndef LOCKSTEP_CONTROLLER_PLAN_LIMITS_H_
 #define LOCKSTEP_CONTROLLER_PLAN_LIMITS_H_
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 #include "common/limits.h"  // what the agent checks too: tasks, alignment, buffers, tree size
@@ -69,6 +71,20 @@ inline constexpr uint64_t kDefaultSeekTransferBytes = 8192;    // bonnie++'s chu
 // ---- [run] -----------------------------------------------------------------
 inline constexpr uint32_t kMinConnectTimeoutMs = 100, kMaxConnectTimeoutMs = 600'000;
 inline constexpr uint32_t kMinLeaseMs = 200, kMaxLeaseMs = 600'000;
+
+// The lease of a run whose plan names none: 5 s, and 2 ms per agent beyond
+// 2,500 agents (20 s at 10,000), at most kMaxLeaseMs. The controller renews
+// each agent's lease every lease/3 when no other call did, so with the lease
+// fixed its heartbeats grow with agents x phase time: at 10,000 agents and
+// 10 s phases, 60,000 calls a phase, most of the controller's CPU
+// (tests/bench/README.md, sections 25 and 27). What it costs: a dead
+// controller or agent is noticed after the longer lease.
+inline constexpr uint32_t kDefaultLeaseMs = 5000, kLeaseMsPerAgent = 2;
+inline uint32_t LeaseMsForAgents(size_t agents) {
+  const uint64_t scaled = uint64_t{kLeaseMsPerAgent} * agents;
+  return static_cast<uint32_t>(
+      std::min<uint64_t>(kMaxLeaseMs, std::max<uint64_t>(kDefaultLeaseMs, scaled)));
+}
 inline constexpr uint32_t kMinProgressIntervalMs = 50, kMaxProgressIntervalMs = 600'000;
 inline constexpr uint64_t kMaxSeed = UINT64_MAX >> 1;    // seed, IOR -G (TOML integers are signed)
 inline constexpr uint32_t kMaxDropMode = 3;              // drop_mode 1..3: /proc/sys/vm/drop_caches

@@ -86,6 +86,7 @@ absl::Status ParseRun(const toml::table& t, const std::string& source, Plan* pla
   RETURN_IF_ERROR(r.Uint32("connect_timeout_ms", kMinConnectTimeoutMs, kMaxConnectTimeoutMs,
                            &plan->connect_timeout_ms));
   RETURN_IF_ERROR(r.Uint32("lease_ms", kMinLeaseMs, kMaxLeaseMs, &plan->lease_ms));
+  plan->lease_ms_given = t.contains("lease_ms");
   RETURN_IF_ERROR(r.Uint32("progress_interval_ms", kMinProgressIntervalMs,
                            kMaxProgressIntervalMs, &plan->progress_interval_ms));
   RETURN_IF_ERROR(r.Uint("seed", 0, kMaxSeed, &plan->seed));

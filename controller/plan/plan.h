@@ -111,6 +111,9 @@ struct Plan {
   uint32_t repetitions = 1;
   uint32_t connect_timeout_ms = 5000;
   uint32_t lease_ms = 5000;
+  // [run] lease_ms was named. Otherwise the run sizes the lease to its
+  // agents (LeaseMsForAgents, controller/plan/limits.h) once it knows them.
+  bool lease_ms_given = false;
   uint32_t progress_interval_ms = 1000;
   uint64_t seed = 1;
   // Cache barrier before every phase: "none", "clients" or "all" (clients

@@ -50,7 +50,7 @@ RunError AgentSetUp::Attach(const std::string& controller_name) {
   for (auto& r : requests) {
     r.set_run_id(record.run_id());
     r.set_controller(controller_name);
-    r.set_lease_ms(plan.lease_ms);
+    r.set_lease_ms(lease_ms);
     SetWireVersion(&r);
   }
   const CallWatch watch{nullptr, options.interrupted};

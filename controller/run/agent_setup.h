@@ -19,6 +19,7 @@ namespace lockstep {
 
 struct AgentSetUp {
   const Plan& plan;
+  uint32_t lease_ms;  // asked of every agent at Attach
   const RunOptions& options;
   AgentRoster& roster;
   RunEmitter& events;     // notes: expiring certificates, clock bounds exceeded

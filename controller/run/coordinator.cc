@@ -65,7 +65,7 @@ class Coordinator {
   void StartRecord();
   RunError SetUpAgents();
   // The agents' set-up steps (controller/run/agent_setup.h), on this run's parts.
-  AgentSetUp SetUp() { return {plan_, options_, roster_, events_, record_}; }
+  AgentSetUp SetUp() { return {plan_, lease_ms_, options_, roster_, events_, record_}; }
   RunError RunTest(uint32_t test_id);
   // Every test compiled for the clients it will have (controller/plan/compile.h),
   // before the first test runs: a total_size split too small is refused.
@@ -92,6 +92,7 @@ class Coordinator {
   bool Interrupted() const { return options_.interrupted && options_.interrupted->load(); }
 
   const Plan& plan_;
+  uint32_t lease_ms_ = 0;  // the agents' lease: the plan's, or sized to them (SetUpAgents)
   ClientFit fit_;  // what the kinds chose from the clients' facts (client_fit.h)
   std::vector<CompiledTest> compiled_;  // one per test, compiled with fit_
   const RunOptions& options_;
@@ -173,10 +174,21 @@ RunError Coordinator::SetUpAgents() {
   if (absl::Status fds = EnsureFileLimit(endpoints_.agents.size()); !fds.ok()) {
     return Fail(RunFailure::kConnect, std::string(fds.message()));
   }
+  lease_ms_ = plan_.lease_ms;
+  if (!plan_.lease_ms_given) {
+    lease_ms_ = LeaseMsForAgents(endpoints_.agents.size());
+    if (lease_ms_ != plan_.lease_ms) {
+      events_.Note(absl::StrFormat(
+          "lease %u ms for %u agents (%u ms per agent beyond %u; [run] lease_ms sets it): "
+          "a silent controller or agent is noticed within it",
+          lease_ms_, endpoints_.agents.size(), kLeaseMsPerAgent,
+          kDefaultLeaseMs / kLeaseMsPerAgent));
+    }
+  }
   for (const AgentPlan& a : endpoints_.agents) {
     roster_.Add(std::make_unique<AgentClient>(a.address, a.role, endpoints_.credentials,
                                               endpoints_.tls_files,
-                                              absl::Milliseconds(plan_.lease_ms)));
+                                              absl::Milliseconds(lease_ms_)));
   }
   controller_name_ = absl::StrFormat("%s pid %d", LocalHostName(), ::getpid());
   if (RunError e = SetUp().Connect()) return e;
@@ -190,11 +202,11 @@ RunError Coordinator::SetUpAgents() {
   for (const std::string& note : fit_.notes) events_.Note(note);
   // Leases run from Attach: with many agents the clock round may outlast one.
   heartbeater_ = std::make_unique<Heartbeater>(
-      roster_.all(), absl::Milliseconds(plan_.lease_ms), plan_.io_stall_timeout_ms);
+      roster_.all(), absl::Milliseconds(lease_ms_), plan_.io_stall_timeout_ms);
   removal_ = std::make_unique<FileRemoval>(&roster_, heartbeater_.get(), &events_,
                                            options_.interrupted,
                                            RemovalSession{record_.run_id(), controller_name_,
-                                                          plan_.lease_ms});
+                                                          lease_ms_});
   return SetUp().MeasureClocks();
 }
 
@@ -383,7 +395,7 @@ RunError Coordinator::AfterFailedPhase(const RunError& failure,
 // may reuse: let the lease run out first. The interrupt flag is set by a
 // signal handler, which cannot wake a CondVar: look at it every 50 ms.
 void Coordinator::WaitForLostLeases() {
-  const int64_t until_mono_ns = MonotonicNs() + (int64_t{plan_.lease_ms} + 250) * 1'000'000;
+  const int64_t until_mono_ns = MonotonicNs() + (int64_t{lease_ms_} + 250) * 1'000'000;
   while (!Interrupted()) {
     const int64_t left_ns = until_mono_ns - MonotonicNs();
     if (left_ns <= 0) return;

@@ -210,5 +210,22 @@ TEST(PathishKeys, DirWithNulIsRefused) {
   EXPECT_THAT(why, HasSubstr("NUL"));
 }
 
+// ---- the lease, sized to the agents when the plan names none -----------------
+
+TEST(RunLease, GrowsWithTheAgentsBeyond2500OnlyWhenThePlanNamesNone) {
+  EXPECT_EQ(LeaseMsForAgents(1), 5000u);
+  EXPECT_EQ(LeaseMsForAgents(1024), 5000u);
+  EXPECT_EQ(LeaseMsForAgents(2500), 5000u);
+  EXPECT_EQ(LeaseMsForAgents(2501), 5002u);
+  EXPECT_EQ(LeaseMsForAgents(10000), 20000u);
+  EXPECT_EQ(LeaseMsForAgents(size_t{1} << 40), kMaxLeaseMs);  // no wrap at absurd counts
+  auto unnamed = ParsePlan(kPhase, "p.toml");
+  ASSERT_TRUE(unnamed.ok()) << unnamed.status();
+  EXPECT_FALSE(unnamed->lease_ms_given);
+  auto named = ParsePlan(std::string("[run]\nlease_ms = 5000\n") + kPhase, "p.toml");
+  ASSERT_TRUE(named.ok()) << named.status();
+  EXPECT_TRUE(named->lease_ms_given);  // the default's value, but chosen: kept at any scale
+}
+
 }  // namespace
 }  // namespace lockstep
