@@ -108,7 +108,10 @@ absl::Status CallWatch::Check(const AgentClient* agent) const {
 }
 
 absl::Status AgentClient::Connect(absl::Duration timeout, const ConnectOptions& options) {
-  const auto deadline = std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout);
+  const auto deadline =
+      options.deadline != std::chrono::system_clock::time_point{}
+          ? options.deadline
+          : std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout);
   bool failed_once = false;
   for (grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/true);
        state != GRPC_CHANNEL_READY; state = channel_->GetState(/*try_to_connect=*/true)) {

@@ -7,6 +7,7 @@
 #define LOCKSTEP_CONTROLLER_RUN_AGENT_CLIENT_H_
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -55,6 +56,11 @@ class AgentClient {
   struct ConnectOptions {
     bool fail_fast = false;
     const std::atomic<bool>* interrupted = nullptr;
+    // When set, the wait ends at this instant instead of `timeout` from the
+    // call: channels that started connecting together (StartConnecting)
+    // share one deadline, so that waiting for thousands of them with a few
+    // threads takes `timeout` once, not once per thread's turn.
+    std::chrono::system_clock::time_point deadline{};
   };
   absl::Status Connect(absl::Duration timeout, const ConnectOptions& options);
   absl::Status Connect(absl::Duration timeout) { return Connect(timeout, ConnectOptions{}); }

@@ -23,11 +23,14 @@ namespace lockstep {
 // Connects to all at once: the slowest decides, not the sum.
 RunError AgentSetUp::Connect() {
   std::vector<absl::Status> connected(roster.size());
-  // Every channel starts connecting at once; a bounded pool waits for them.
+  // Every channel starts connecting at once; a bounded pool waits for them,
+  // all until one deadline: connect_timeout_ms after the last started.
   for (size_t i = 0; i < roster.size(); ++i) roster.at(i)->StartConnecting();
+  const absl::Duration timeout = absl::Milliseconds(plan.connect_timeout_ms);
+  const auto deadline = std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout);
   BoundedParallelFor(roster.size(), kMaxAgentWorkThreads, [&](size_t i) {
-    connected[i] = roster.at(i)->Connect(absl::Milliseconds(plan.connect_timeout_ms),
-                                          {.interrupted = options.interrupted});
+    connected[i] = roster.at(i)->Connect(
+        timeout, {.interrupted = options.interrupted, .deadline = deadline});
   });
   if (interrupted()) return Fail(RunFailure::kInterrupted, "interrupted while connecting");
   std::vector<std::string> unreachable;
@@ -41,8 +44,17 @@ RunError AgentSetUp::Connect() {
       unreachable.push_back(std::string(connected[i].message()));
     }
   }
-  if (!unreachable.empty()) return Fail(RunFailure::kConnect, absl::StrJoin(unreachable, "\n"));
-  return {};
+  if (unreachable.empty()) return {};
+  // A fleet mostly down: the first ones say why, run.json has every agent's.
+  constexpr size_t kNamed = 20;
+  if (unreachable.size() > kNamed) {
+    const size_t more = unreachable.size() - kNamed;
+    unreachable.resize(kNamed);
+    unreachable.push_back(absl::StrFormat(
+        "... and %d more of the %d agents (run.json's agents give each one's error)", more,
+        roster.size()));
+  }
+  return Fail(RunFailure::kConnect, absl::StrJoin(unreachable, "\n"));
 }
 
 RunError AgentSetUp::Attach(const std::string& controller_name) {

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <iterator>
@@ -179,6 +180,26 @@ TEST_F(RunTest, UnreachableAgentIsNamedAndNothingIsLeftBehind) {
   EXPECT_TRUE(cluster_.Files(0).empty());
   // The good agent was never taken: another run can use it at once.
   EXPECT_EQ(cluster_.Run(OnePhase(PlanPhase("w", "write"), 1)).exit_code, 0);
+}
+
+// A fleet mostly down: the channels connect together and share one
+// deadline, so 200 refused agents cost one connect_timeout_ms, not one per
+// turn of the 32 waiting threads (7 turns of 1 s here before); the error
+// names the first 20 and counts the rest.
+TEST_F(RunTest, ManyUnreachableAgentsShareOneConnectDeadline) {
+  PlanBuilder plan_builder = cluster_.Plan({0}).Set("connect_timeout_ms", 1000);
+  for (int i = 2; i < 202; ++i) plan_builder.AddAgent(absl::StrFormat("127.0.0.%d:1", i));
+  const std::string plan = cluster_.WritePlan(plan_builder.AddPhase(PlanPhase("w", "write")));
+  const auto t0 = std::chrono::steady_clock::now();
+  RunResult r = cluster_.Run(plan);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("agent 127.0.0.2:1 cannot be reached"));
+  EXPECT_THAT(r.err, HasSubstr("... and 180 more of the 201 agents"));
+  EXPECT_THAT(r.err, Not(HasSubstr("agent 127.0.0.201:1 cannot")));
+  EXPECT_LT(seconds, 5.0) << "200 unreachable agents took " << seconds << " s to refuse";
+  EXPECT_TRUE(cluster_.Files(0).empty());
 }
 
 TEST_F(RunTest, DirectoryOutsideRootsOrMissing) {
