@@ -31,12 +31,18 @@ void NanoSleep(absl::Duration d) {
   }
 }
 
+// One wake-up per core per kGuardPeriod for all the host's guards together.
+absl::Duration GuardPeriodFor(uint32_t host_agents, uint32_t cores) {
+  const int64_t agents = std::max<uint32_t>(host_agents, 1), usable = std::max<uint32_t>(cores, 1);
+  return StartGate::kGuardPeriod * ((agents + usable - 1) / usable);
+}
+
 }  // namespace
 
 StartGate::StartGate(uint32_t tasks, uint32_t cores, uint32_t host_agents)
     : slots_(tasks),
-      polls_(uint64_t{tasks} * std::max<uint32_t>(host_agents, 1) > std::max<uint32_t>(cores, 1) &&
-             std::max<uint32_t>(host_agents, 1) <= std::max<uint32_t>(cores, 1)) {}
+      polls_(uint64_t{tasks} * std::max<uint32_t>(host_agents, 1) > std::max<uint32_t>(cores, 1)),
+      guard_period_(GuardPeriodFor(host_agents, cores)) {}
 
 StartGate::~StartGate() {
   Stop();
@@ -87,12 +93,10 @@ void StartGate::GuardMain(int64_t start_at_unix_ns, bool allow_realtime) {
         absl::FromUnixNanos(start_at_unix_ns - 1'000'000));
   }
   if (!polls_) {
-    // Other agents share the host (or this one's tasks fit the cores): each
-    // has a guard of its own, and guards polling at real-time priority would
-    // take the cores from the tasks they guard. So this guard does not poll;
-    // it only bounds the real-time priority set above: each task lowers
-    // itself once its first operation returned, and whatever is still
-    // raised at kMaxRealtime is lowered then.
+    // The host's tasks fit its cores: nothing to hand over. This guard only
+    // bounds the real-time priority set above: each task lowers itself once
+    // its first operation returned, and whatever is still raised at
+    // kMaxRealtime is lowered then.
     absl::MutexLock lock(&mu_);
     mu_.AwaitWithDeadline(
         absl::Condition(
@@ -134,7 +138,7 @@ void StartGate::GuardMain(int64_t start_at_unix_ns, bool allow_realtime) {
       }
       if (last || all) break;
     }
-    NanoSleep(kGuardPeriod);
+    NanoSleep(guard_period_);
   }
   SetPolicy(pthread_self(), SCHED_OTHER, 0);
 }

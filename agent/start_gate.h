@@ -13,8 +13,9 @@
 //     them one by one for the start does not wait for cores behind everything
 //     at normal priority), and at the instant the woken tasks take the cores
 //     ahead of everything at normal priority. A guard
-//     thread at SCHED_FIFO priority 2 wakes every kGuardPeriod from the
-//     instant on and puts back to normal scheduling each task that it saw
+//     thread at SCHED_FIFO priority 2 wakes every guard period from the
+//     instant on (kGuardPeriod, stretched where the host's agents outnumber
+//     its cores: below) and puts back to normal scheduling each task that it saw
 //     issuing its first operation at its previous wake-up (so the task is in
 //     the kernel by then), even while that operation is still in the kernel:
 //     the kernel then gives the core to a task that has not issued its own
@@ -59,12 +60,14 @@ class StartGate {
 
   // `cores`: the CPUs the tasks can use; `host_agents`: the agents of this
   // run on the host (0 or 1: this one alone), each with `tasks` tasks. The
-  // guard polls (promise 2 above) when the host's tasks outnumber the cores
-  // and its agents do not (one polling guard per core at most). Otherwise
-  // the tasks are released at real-time priority, each lowered once its
-  // first operation returned (or at kMaxRealtime), without a guard awake
-  // every kGuardPeriod: more polling real-time guards than cores would hold
-  // the cores the tasks need until kMaxRealtime.
+  // guard polls (promise 2 above) when the host's tasks outnumber the cores;
+  // otherwise the tasks are released at real-time priority, each lowered
+  // once its first operation returned (or at kMaxRealtime). Every agent on
+  // the host has a guard of its own, so where the agents outnumber the
+  // cores each guard wakes every kGuardPeriod x ceil(agents / cores): the
+  // host's guards together wake about once per core per kGuardPeriod. At a
+  // 20 µs period each, 32 agents' guards (or 8 x 4) held both cores of a
+  // 2-core host from the tasks until kMaxRealtime.
   StartGate(uint32_t tasks, uint32_t cores, uint32_t host_agents = 1);
   // Stops the guard and joins it.
   ~StartGate();
@@ -96,6 +99,9 @@ class StartGate {
   // why real-time priority was refused. Valid after Begin.
   std::string note() const;
 
+  // The polling guard's period: kGuardPeriod x ceil(host agents / cores).
+  absl::Duration guard_period() const { return guard_period_; }
+
   // Test only: tasks at SCHED_FIFO now.
   uint32_t RaisedNow() const;
 
@@ -120,7 +126,8 @@ class StartGate {
   // Tasks that issued their first operation or ended without one.
   std::atomic<uint32_t> issued_{0};
   std::atomic<bool> stopped_{false};
-  const bool polls_;  // the host's tasks outnumber the cores, its agents do not
+  const bool polls_;  // the host's tasks outnumber the cores
+  const absl::Duration guard_period_;  // kGuardPeriod x ceil(host agents / cores)
   std::thread guard_;
 
   mutable absl::Mutex mu_;

@@ -234,10 +234,8 @@ TEST(StartGate, ATaskThatNeverIssuesIsDroppedToNormalPriorityWithinTheBound) {
 // Whether the guard polls at SCHED_FIFO (agent/start_gate.h): between Start
 // and the instant (2 s here) a polling guard waits at priority 2, one that
 // does not poll has gone back to normal scheduling; the parked tasks are
-// raised in both cases. It polls only when the host's tasks outnumber the
-// cores and its agents do not: 32 agents x 1 task, or 8 x 4, each with a
-// polling guard, took both cores of this machine from the tasks until
-// kMaxRealtime (tests/bench/scale.sh, start_skew.sh cases d and b).
+// raised in both cases. It polls when the host's tasks outnumber the cores,
+// at a period stretched by the agents per core (TheGuardPeriodStretches...).
 void ExpectGuardPolls(uint32_t tasks, uint32_t host_agents, bool polls) {
   SCOPED_TRACE(absl::StrFormat("%u tasks, %u agents on the host", tasks, host_agents));
   TempDir tmp;
@@ -258,22 +256,39 @@ void ExpectGuardPolls(uint32_t tasks, uint32_t host_agents, bool polls) {
   ASSERT_EVENTUALLY([&] { EXPECT_EQ(RealtimeThreads(), 0); });
 }
 
-TEST(StartGate, TheGuardPollsOnlyWhenTheHostsTasksButNotItsAgentsOutnumberTheCores) {
+TEST(StartGate, TheGuardPollsWhenTheHostsTasksOutnumberTheCores) {
   if (!RealtimePermitted()) GTEST_SKIP() << "needs SCHED_FIFO (root or CAP_SYS_NICE)";
   ExpectGuardPolls(kTasks, 1, /*polls=*/true);   // 8 tasks of one agent on 2 cores
   if (ReadStartHost().usable_cores() == 2) {
     ExpectGuardPolls(2, 2, /*polls=*/true);  // 2 agents x 2 tasks on 2 cores
   }
-  ExpectGuardPolls(1, 1, /*polls=*/false);       // its one task fits the cores
-  ExpectGuardPolls(1, 32, /*polls=*/false);      // 32 agents x 1 task
-  ExpectGuardPolls(kTasks, 8, /*polls=*/false);  // 8 agents x 8 tasks
+  ExpectGuardPolls(1, 1, /*polls=*/false);      // its one task fits the cores
+  ExpectGuardPolls(1, 32, /*polls=*/true);      // 32 agents x 1 task: at a longer period
+  ExpectGuardPolls(kTasks, 8, /*polls=*/true);  // 8 agents x 8 tasks
+}
+
+// The host's guards together wake about once per core per kGuardPeriod.
+TEST(StartGate, TheGuardPeriodStretchesWithTheAgentsPerCore) {
+  const absl::Duration p = StartGate::kGuardPeriod;
+  EXPECT_EQ(StartGate(8, 2, 1).guard_period(), p);       // one agent
+  EXPECT_EQ(StartGate(2, 2, 2).guard_period(), p);       // an agent per core
+  EXPECT_EQ(StartGate(1, 2, 4).guard_period(), 2 * p);   // 4 agents on 2 cores
+  EXPECT_EQ(StartGate(1, 2, 5).guard_period(), 3 * p);   // rounded up
+  EXPECT_EQ(StartGate(1, 16, 32).guard_period(), 2 * p);
+  EXPECT_EQ(StartGate(1, 2, 32).guard_period(), 16 * p);
+  EXPECT_EQ(StartGate(1, 0, 0).guard_period(), p);       // unknown counts: one each
 }
 
 // With a guard that does not poll, a task still at real-time priority at
 // the bound is lowered then.
 TEST(StartGate, WithoutPollingATaskThatNeverIssuesIsLoweredAtTheBound) {
   if (!RealtimePermitted()) GTEST_SKIP() << "needs SCHED_FIFO (root or CAP_SYS_NICE)";
-  ExpectHeldTaskLoweredAtTheBound(1, 32);
+  ExpectHeldTaskLoweredAtTheBound(1, 1);  // one task: fits the cores, no polling guard
+}
+
+TEST(StartGate, AtALongGuardPeriodATaskThatNeverIssuesIsLoweredAtTheBound) {
+  if (!RealtimePermitted()) GTEST_SKIP() << "needs SCHED_FIFO (root or CAP_SYS_NICE)";
+  ExpectHeldTaskLoweredAtTheBound(1, 32);  // polling every 16 x kGuardPeriod on 2 cores
 }
 
 }  // namespace
