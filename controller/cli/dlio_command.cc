@@ -56,9 +56,7 @@ std::optional<int> ReachDlioAgents(const ParsedFlags& f, const std::atomic<bool>
     return e->message.empty() ? e->exit_code : Fail(e->exit_code, e->message);
   }
   run->local = o.agents.empty();
-  uint32_t clients = 0;
-  for (const AgentPlan& a : o.agents) clients += a.role == v1::OSS || a.role == v1::MDS ? 0 : 1;
-  run->plan_options.hosts = run->local ? static_cast<uint32_t>(o.local_agents) : clients;
+  run->plan_options.hosts = ClientAgentCount(o);
   return std::nullopt;
 }
 

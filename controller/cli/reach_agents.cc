@@ -202,6 +202,13 @@ std::optional<FrontEndAgentsError> FrontEndAgentsFromFlags(const ParsedFlags& f,
   return std::nullopt;
 }
 
+uint32_t ClientAgentCount(const RunOptions& o) {
+  if (o.agents.empty()) return static_cast<uint32_t>(o.local_agents);
+  uint32_t clients = 0;
+  for (const AgentPlan& a : o.agents) clients += a.role == v1::OSS || a.role == v1::MDS ? 0 : 1;
+  return clients;
+}
+
 namespace {
 
 // Local agents: the directory they may write below (their root) and the

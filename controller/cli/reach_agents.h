@@ -79,6 +79,10 @@ struct FrontEndAgentsError {
 std::optional<FrontEndAgentsError> FrontEndAgentsFromFlags(const ParsedFlags& f,
                                                            const std::atomic<bool>* interrupted,
                                                            RunOptions* o);
+// The client agents those options give: the local ones, or the named agents
+// not marked oss or mds (an agent whose role its hostfile line does not say
+// counts as a client; its own --role is learnt only at Attach).
+uint32_t ClientAgentCount(const RunOptions& o);
 
 // Where a translated front end's phases go with local agents: the directory
 // its command line names, as its tool treats it.

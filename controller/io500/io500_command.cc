@@ -64,13 +64,9 @@ std::optional<int> ReachAgents(const ParsedFlags& f, const std::atomic<bool>* in
   if (auto e = FrontEndAgentsFromFlags(f, interrupted, &o)) {
     return e->message.empty() ? e->exit_code : Fail(e->exit_code, e->message);
   }
-  if (o.agents.empty()) {
-    run->setup.client_agents = static_cast<uint32_t>(o.local_agents);
-  } else {
-    uint32_t clients = 0;  // roles the agents did not state are learnt at Attach
-    for (const AgentPlan& a : o.agents) clients += a.role == v1::OSS || a.role == v1::MDS ? 0 : 1;
-    run->setup.client_agents = clients == 1 ? 1 : 0;
-  }
+  // Named agents: one client for sure, or the count is learnt at Attach (0).
+  const uint32_t clients = ClientAgentCount(o);
+  run->setup.client_agents = o.agents.empty() || clients == 1 ? clients : 0;
   return std::nullopt;
 }
 
