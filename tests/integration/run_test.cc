@@ -1,5 +1,6 @@
 // End to end: three lockstep-agent processes on loopback, the real
 // `lockstep` binary, real files.
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <signal.h>
@@ -200,6 +201,34 @@ TEST_F(RunTest, ManyUnreachableAgentsShareOneConnectDeadline) {
   EXPECT_THAT(r.err, Not(HasSubstr("agent 127.0.0.201:1 cannot")));
   EXPECT_LT(seconds, 5.0) << "200 unreachable agents took " << seconds << " s to refuse";
   EXPECT_TRUE(cluster_.Files(0).empty());
+}
+
+// A plan that names no lease_ms gets one sized to its agents beyond 2,500
+// (controller/plan/limits.h LeaseMsForAgents), said in the run's notes
+// before the agents are reached; a plan's own lease_ms is kept. 2,501
+// refused addresses: the run fails at connect, after the note.
+TEST_F(RunTest, TheLeaseGrowsWithTheAgentsUnlessThePlanNamesIt) {
+  struct rlimit fds {};
+  if (::getrlimit(RLIMIT_NOFILE, &fds) != 0 || fds.rlim_max < 4096) {
+    GTEST_SKIP() << "needs a hard RLIMIT_NOFILE of 4096 for 2,501 channels";
+  }
+  for (const bool named : {false, true}) {
+    SCOPED_TRACE(named ? "lease_ms named" : "lease_ms not named");
+    PlanBuilder plan_builder = cluster_.Plan({}).Set("connect_timeout_ms", 200);
+    if (named) plan_builder.Set("lease_ms", 5000);
+    for (int i = 0; i < 2501; ++i) {
+      plan_builder.AddAgent(absl::StrFormat("127.0.%d.%d:1", 1 + i / 250, 1 + i % 250));
+    }
+    RunResult r = cluster_.Run(cluster_.WritePlan(plan_builder.AddPhase(PlanPhase("w", "write"))));
+    EXPECT_EQ(r.exit_code, 3) << r.err.substr(0, 2000);
+    const std::string note = "lease 5002 ms for 2501 agents (2 ms per agent beyond 2500";
+    if (named) {
+      EXPECT_THAT(r.out, Not(HasSubstr(note)));
+    } else {
+      EXPECT_THAT(r.out, HasSubstr(note));
+    }
+    EXPECT_THAT(r.err, HasSubstr("... and 2481 more of the 2501 agents"));
+  }
 }
 
 TEST_F(RunTest, DirectoryOutsideRootsOrMissing) {
