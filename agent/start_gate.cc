@@ -41,7 +41,9 @@ absl::Duration GuardPeriodFor(uint32_t host_agents, uint32_t cores) {
 
 StartGate::StartGate(uint32_t tasks, uint32_t cores, uint32_t host_agents)
     : slots_(tasks),
-      polls_(uint64_t{tasks} * std::max<uint32_t>(host_agents, 1) > std::max<uint32_t>(cores, 1)),
+      polls_(uint64_t{tasks} * std::max<uint32_t>(host_agents, 1) > std::max<uint32_t>(cores, 1) &&
+             std::max<uint32_t>(host_agents, 1) <=
+                 uint64_t{kMaxPolledAgentsPerCore} * std::max<uint32_t>(cores, 1)),
       guard_period_(GuardPeriodFor(host_agents, cores)) {}
 
 StartGate::~StartGate() {

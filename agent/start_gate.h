@@ -57,12 +57,18 @@ class StartGate {
  public:
   static constexpr absl::Duration kGuardPeriod = absl::Microseconds(20);
   static constexpr absl::Duration kMaxRealtime = absl::Milliseconds(50);
+  // Beyond this many agents per core (a swarm of agents in few processes)
+  // no guard polls: 1,024 agents on 2 cores released their tasks over
+  // 341–429 ms with paced guards, 265–305 ms without (tests/bench/README.md
+  // section 28).
+  static constexpr uint32_t kMaxPolledAgentsPerCore = 16;
 
   // `cores`: the CPUs the tasks can use; `host_agents`: the agents of this
   // run on the host (0 or 1: this one alone), each with `tasks` tasks. The
-  // guard polls (promise 2 above) when the host's tasks outnumber the cores;
-  // otherwise the tasks are released at real-time priority, each lowered
-  // once its first operation returned (or at kMaxRealtime). Every agent on
+  // guard polls (promise 2 above) when the host's tasks outnumber the cores
+  // and its agents are at most kMaxPolledAgentsPerCore per core; otherwise
+  // the tasks are released at real-time priority, each lowered once its
+  // first operation returned (or at kMaxRealtime). Every agent on
   // the host has a guard of its own, so where the agents outnumber the
   // cores each guard wakes every kGuardPeriod x ceil(agents / cores): the
   // host's guards together wake about once per core per kGuardPeriod. At a
@@ -126,7 +132,7 @@ class StartGate {
   // Tasks that issued their first operation or ended without one.
   std::atomic<uint32_t> issued_{0};
   std::atomic<bool> stopped_{false};
-  const bool polls_;  // the host's tasks outnumber the cores
+  const bool polls_;  // the host's tasks outnumber the cores, not too many agents per core
   const absl::Duration guard_period_;  // kGuardPeriod x ceil(host agents / cores)
   std::thread guard_;
 

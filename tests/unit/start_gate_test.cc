@@ -262,9 +262,12 @@ TEST(StartGate, TheGuardPollsWhenTheHostsTasksOutnumberTheCores) {
   if (ReadStartHost().usable_cores() == 2) {
     ExpectGuardPolls(2, 2, /*polls=*/true);  // 2 agents x 2 tasks on 2 cores
   }
-  ExpectGuardPolls(1, 1, /*polls=*/false);      // its one task fits the cores
-  ExpectGuardPolls(1, 32, /*polls=*/true);      // 32 agents x 1 task: at a longer period
-  ExpectGuardPolls(kTasks, 8, /*polls=*/true);  // 8 agents x 8 tasks
+  ExpectGuardPolls(1, 1, /*polls=*/false);  // its one task fits the cores
+  const uint32_t cores = ReadStartHost().usable_cores();
+  ExpectGuardPolls(1, 2 * cores, /*polls=*/true);  // 2 agents x 1 task per core: a longer period
+  const uint32_t most = StartGate::kMaxPolledAgentsPerCore * cores;
+  ExpectGuardPolls(1, most, /*polls=*/true);        // as many agents per core as may poll
+  ExpectGuardPolls(1, most + 1, /*polls=*/false);   // one more: a swarm, no polling
 }
 
 // The host's guards together wake about once per core per kGuardPeriod.
