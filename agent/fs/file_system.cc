@@ -7,6 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "agent/fs/cephfs.h"
 #include "agent/fs/lustre_fs.h"
+#include "agent/fs/lustre_stats.h"
 #include "common/files.h"
 #include "common/fs_type.h"
 #include "common/status_macros.h"
@@ -131,5 +132,7 @@ absl::StatusOr<std::unique_ptr<FileSystem>> FileSystemFor(const std::string& dir
   return std::unique_ptr<FileSystem>(
       std::make_unique<PosixFs>(type->name, kind != nullptr && kind->shared));
 }
+
+std::vector<FsStatsSource> DefaultFsStatsSources() { return {LustreStatsSource()}; }
 
 }  // namespace lockstep

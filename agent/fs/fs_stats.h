@@ -32,7 +32,8 @@ using FsStatsSource =
     std::function<void(FsStatCounters* out, std::vector<std::string>* warnings)>;
 
 // The sources an agent samples: every file system's that keeps such files
-// (Lustre's, below its default roots).
+// (Lustre's, below its default roots). Listed in agent/fs/file_system.cc,
+// beside FileSystemFor, where a new file system is added.
 std::vector<FsStatsSource> DefaultFsStatsSources();
 
 }  // namespace lockstep

@@ -32,6 +32,27 @@ constexpr LustreStatsFile kLustreStatsFiles[] = {
     {"osc", "rpc_stats", true},
 };
 
+bool ParseSnapshotTime(const std::vector<absl::string_view>& f, double* out) {
+  if (f.size() < 2) return false;
+  absl::string_view name = absl::StripSuffix(f[0], ":");
+  if (name != "snapshot_time") return false;
+  return absl::SimpleAtod(f[1], out);
+}
+
+bool ParseBucket(absl::string_view s, uint64_t* out) {
+  uint64_t mult = 1;
+  if (!s.empty() && (s.back() == 'K' || s.back() == 'k')) {
+    mult = 1024;
+    s.remove_suffix(1);
+  } else if (!s.empty() && (s.back() == 'M' || s.back() == 'm')) {
+    mult = 1024 * 1024;
+    s.remove_suffix(1);
+  }
+  if (!absl::SimpleAtoi(s, out)) return false;
+  *out *= mult;
+  return true;
+}
+
 }  // namespace
 
 void SampleLustreStats(const std::vector<std::string>& roots, FsStatCounters* out,
@@ -71,17 +92,6 @@ void SampleLustreStats(const std::vector<std::string>& roots, FsStatCounters* ou
   }
 }
 
-namespace {
-
-bool ParseSnapshotTime(const std::vector<absl::string_view>& f, double* out) {
-  if (f.size() < 2) return false;
-  absl::string_view name = absl::StripSuffix(f[0], ":");
-  if (name != "snapshot_time") return false;
-  return absl::SimpleAtod(f[1], out);
-}
-
-}  // namespace
-
 absl::StatusOr<LustreStatsSample> ParseLustreStats(std::string_view std_text) {
   absl::string_view text(std_text.data(), std_text.size());
   LustreStatsSample out;
@@ -113,24 +123,6 @@ absl::StatusOr<LustreStatsSample> ParseLustreStats(std::string_view std_text) {
   }
   return out;
 }
-
-namespace {
-
-bool ParseBucket(absl::string_view s, uint64_t* out) {
-  uint64_t mult = 1;
-  if (!s.empty() && (s.back() == 'K' || s.back() == 'k')) {
-    mult = 1024;
-    s.remove_suffix(1);
-  } else if (!s.empty() && (s.back() == 'M' || s.back() == 'm')) {
-    mult = 1024 * 1024;
-    s.remove_suffix(1);
-  }
-  if (!absl::SimpleAtoi(s, out)) return false;
-  *out *= mult;
-  return true;
-}
-
-}  // namespace
 
 absl::StatusOr<LustreStatsSample> ParseLustreRpcStats(std::string_view std_text) {
   absl::string_view text(std_text.data(), std_text.size());
@@ -180,7 +172,5 @@ FsStatsSource LustreStatsSource(std::vector<std::string> roots) {
     SampleLustreStats(roots, out, warnings);
   };
 }
-
-std::vector<FsStatsSource> DefaultFsStatsSources() { return {LustreStatsSource()}; }
 
 }  // namespace lockstep
