@@ -41,9 +41,10 @@ absl::Duration GuardPeriodFor(uint32_t host_agents, uint32_t cores) {
 
 StartGate::StartGate(uint32_t tasks, uint32_t cores, uint32_t host_agents)
     : slots_(tasks),
-      polls_(uint64_t{tasks} * std::max<uint32_t>(host_agents, 1) > std::max<uint32_t>(cores, 1) &&
-             std::max<uint32_t>(host_agents, 1) <=
-                 uint64_t{kMaxPolledAgentsPerCore} * std::max<uint32_t>(cores, 1)),
+      swarm_(std::max<uint32_t>(host_agents, 1) >
+             uint64_t{kMaxPolledAgentsPerCore} * std::max<uint32_t>(cores, 1)),
+      polls_(!swarm_ &&
+             uint64_t{tasks} * std::max<uint32_t>(host_agents, 1) > std::max<uint32_t>(cores, 1)),
       guard_period_(GuardPeriodFor(host_agents, cores)) {}
 
 StartGate::~StartGate() {
@@ -202,11 +203,19 @@ bool StartGate::realtime() const {
 
 std::string StartGate::note() const {
   absl::MutexLock lock(&mu_);
+  if (realtime_ && polls_) {
+    return absl::StrFormat(
+        "start: %u tasks released at SCHED_FIFO, each back to normal scheduling once its first "
+        "operation was in the kernel (a guard looked every %d µs); all issued their first "
+        "before any its second",
+        slots_.size(), absl::ToInt64Microseconds(guard_period_));
+  }
   if (realtime_) {
     return absl::StrFormat(
         "start: %u tasks released at SCHED_FIFO, each back to normal scheduling once its first "
-        "operation was issued; all issued their first before any its second",
-        slots_.size());
+        "operation returned%s; all issued their first before any its second",
+        slots_.size(),
+        swarm_ ? " (more than 16 agents per core on this host: no guard polls)" : "");
   }
   return absl::StrFormat(
       "start: SCHED_FIFO refused (%s), %u tasks released at normal priority (root or "

@@ -132,7 +132,8 @@ class StartGate {
   // Tasks that issued their first operation or ended without one.
   std::atomic<uint32_t> issued_{0};
   std::atomic<bool> stopped_{false};
-  const bool polls_;  // the host's tasks outnumber the cores, not too many agents per core
+  const bool swarm_;  // more than kMaxPolledAgentsPerCore agents per core
+  const bool polls_;  // the host's tasks outnumber the cores, and no swarm
   const absl::Duration guard_period_;  // kGuardPeriod x ceil(host agents / cores)
   std::thread guard_;
 

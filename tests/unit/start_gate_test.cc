@@ -253,6 +253,8 @@ void ExpectGuardPolls(uint32_t tasks, uint32_t host_agents, bool polls) {
   ASSERT_TRUE(s.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
   EXPECT_TRUE(s.result.ok()) << s.result.error();
   EXPECT_THAT(s.result.start_note(), HasSubstr("released at SCHED_FIFO"));
+  EXPECT_THAT(s.result.start_note(), HasSubstr(polls ? "was in the kernel (a guard looked every"
+                                                     : "once its first operation returned"));
   ASSERT_EVENTUALLY([&] { EXPECT_EQ(RealtimeThreads(), 0); });
 }
 
