@@ -1,11 +1,14 @@
 // Shared by the unit and integration tests: status assertions, temporary
-// directories, running a command, and (assert_eventually.h) retrying a block
-// of assertions until it passes.
+// directories, running a command, a loopback socket, and
+// (assert_eventually.h) retrying a block of assertions until it passes.
 #ifndef LOCKSTEP_TESTS_TEST_UTIL_H_
 #define LOCKSTEP_TESTS_TEST_UTIL_H_
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -133,6 +136,36 @@ inline CommandResult RunCommand(const std::vector<std::string>& argv,
   ::unlink(err_tmpl);
   return r;
 }
+
+// A TCP socket bound to 127.0.0.1 on a free port; listening if asked (with
+// that backlog: connections it does not accept). port() is 0 when it could
+// not be set up.
+class LoopbackSocket {
+ public:
+  explicit LoopbackSocket(bool listen, int backlog = 4) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+        (listen && ::listen(fd_, backlog) != 0) ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      return;
+    }
+    port_ = ntohs(a.sin_port);
+  }
+  ~LoopbackSocket() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  LoopbackSocket(const LoopbackSocket&) = delete;
+  LoopbackSocket& operator=(const LoopbackSocket&) = delete;
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
 
 }  // namespace lockstep::testing
 

@@ -1,11 +1,9 @@
 #include "controller/cli/agents_command.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <set>
-#include <thread>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -18,6 +16,7 @@
 #include "controller/cli/reach_agents.h"
 #include "controller/plan/plan.h"
 #include "controller/run/agent_client.h"
+#include "controller/run/bounded_parallel.h"
 
 namespace lockstep {
 namespace {
@@ -33,15 +32,9 @@ struct Probe {
   int64_t rtt_ns = std::numeric_limits<int64_t>::max();
 };
 
-// Connects and asks Identify kClockSamples times (NTP's arithmetic with
-// T2 = T3 = the agent's clock reading). A refused or unreachable address,
-// or a failed handshake, fails at once with its cause; only silence waits
-// for `timeout`.
-void ProbeAgent(AgentClient* agent, absl::Duration timeout,
-                const std::atomic<bool>* interrupted, Probe* out) {
-  out->address = agent->address();
-  out->status = agent->Connect(timeout, {.fail_fast = true, .interrupted = interrupted});
-  if (!out->status.ok()) return;
+// Asks a connected agent Identify kClockSamples times (NTP's arithmetic
+// with T2 = T3 = the agent's clock reading).
+void AskAgent(AgentClient* agent, absl::Duration timeout, Probe* out) {
   for (int i = 0; i < kClockSamples; ++i) {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout));
@@ -135,16 +128,20 @@ int AgentsCommand(const std::vector<std::string>& args, const std::atomic<bool>*
   for (const AgentPlan& a : *agents) {
     clients.push_back(std::make_unique<AgentClient>(a.address, a.role, creds, files));
   }
+  // All connect at once: a refused or unreachable address, or a failed
+  // handshake, fails at once with its cause; only silence waits for the
+  // timeout, once for all.
   const absl::Duration timeout = absl::Milliseconds(f.GetUint("timeout_ms"));
+  std::vector<AgentClient*> all;
+  for (const auto& c : clients) all.push_back(c.get());
+  const std::vector<absl::Status> connected = ConnectAll(
+      all, timeout, {.fail_fast = true, .interrupted = interrupted}, kParallelProbes);
   std::vector<Probe> probes(clients.size());
-  for (size_t start = 0; start < clients.size(); start += kParallelProbes) {
-    std::vector<std::thread> threads;
-    for (size_t i = start; i < std::min(clients.size(), start + kParallelProbes); ++i) {
-      threads.emplace_back(
-          [&, i] { ProbeAgent(clients[i].get(), timeout, interrupted, &probes[i]); });
-    }
-    for (std::thread& t : threads) t.join();
-  }
+  BoundedParallelFor(clients.size(), kParallelProbes, [&](size_t i) {
+    probes[i].address = clients[i]->address();
+    probes[i].status = connected[i];
+    if (connected[i].ok()) AskAgent(clients[i].get(), timeout, &probes[i]);
+  });
   std::printf("%-22s  %-6s  %-10s  %-16s  %3s  %9s  %-6s  %-21s  %-10s  %s\n", "AGENT", "ROLE",
               "VERSION", "HOST", "CPU", "MEMORY", "CACHES", "CLOCK OFFSET ± UNCERT", "CERT UNTIL",
               "ROOTS");

@@ -1,66 +1,16 @@
 #include "controller/run/agent_client.h"
 
-#include "common/tls_inspect.h"
-
-#include <fcntl.h>
-#include <netdb.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 
 #include "absl/strings/str_format.h"
 #include "common/http2_flow.h"
-#include "common/net.h"
-#include "common/wire_version.h"
 #include "common/status_macros.h"
+#include "common/tls_inspect.h"
+#include "common/wire_version.h"
+#include "controller/run/bounded_parallel.h"
+#include "controller/run/tcp_probe.h"
 
 namespace lockstep {
-namespace {
-
-// Whether a plain TCP connection to `address` succeeds within `timeout_ms`:
-// empty if it does, else why not. Tells "nothing listens there" apart from
-// "something listens but the gRPC/TLS handshake fails".
-std::string TcpProbe(const std::string& address, int timeout_ms) {
-  auto hp = SplitHostPort(address);
-  if (!hp.ok()) return std::string(hp.status().message());
-  struct addrinfo hints = {};
-  hints.ai_socktype = SOCK_STREAM;
-  struct addrinfo* res = nullptr;
-  int rc = ::getaddrinfo(hp->first.c_str(), std::to_string(hp->second).c_str(), &hints, &res);
-  if (rc != 0) return absl::StrFormat("cannot resolve %s: %s", hp->first, ::gai_strerror(rc));
-  std::string why = "no address";
-  for (struct addrinfo* a = res; a != nullptr; a = a->ai_next) {
-    int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) continue;
-    int err = 0;
-    if (::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
-      err = errno;
-      if (err == EINPROGRESS) {
-        struct pollfd p = {fd, POLLOUT, 0};
-        if (::poll(&p, 1, timeout_ms) == 1) {
-          socklen_t len = sizeof(err);
-          ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
-        } else {
-          err = ETIMEDOUT;
-        }
-      }
-    }
-    ::close(fd);
-    if (err == 0) {
-      why.clear();
-      break;
-    }
-    why = std::strerror(err);
-  }
-  ::freeaddrinfo(res);
-  return why;
-}
-
-}  // namespace
 
 AgentClient::AgentClient(std::string address, v1::Role role,
                          std::shared_ptr<grpc::ChannelCredentials> credentials,
@@ -108,26 +58,65 @@ absl::Status CallWatch::Check(const AgentClient* agent) const {
 }
 
 absl::Status AgentClient::Connect(absl::Duration timeout, const ConnectOptions& options) {
+  const ConnectWait wait = WaitConnected(timeout, options);
+  if (wait.connected) return absl::OkStatus();
+  if (wait.interrupted) {
+    return absl::CancelledError(absl::StrFormat("agent %s: interrupted while connecting", address_));
+  }
+  return ExplainNotConnected(timeout, wait, TcpProbe({address_})[0]);
+}
+
+std::vector<absl::Status> ConnectAll(const std::vector<AgentClient*>& agents,
+                                     absl::Duration timeout, AgentClient::ConnectOptions options,
+                                     size_t threads) {
+  for (AgentClient* a : agents) a->StartConnecting();
+  options.deadline = std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout);
+  std::vector<AgentClient::ConnectWait> waits(agents.size());
+  BoundedParallelFor(agents.size(), threads,
+                     [&](size_t i) { waits[i] = agents[i]->WaitConnected(timeout, options); });
+  std::vector<absl::Status> connected(agents.size());
+  std::vector<size_t> silent;
+  std::vector<std::string> addresses;
+  for (size_t i = 0; i < agents.size(); ++i) {
+    if (waits[i].interrupted) {
+      connected[i] = absl::CancelledError(
+          absl::StrFormat("agent %s: interrupted while connecting", agents[i]->address()));
+    } else if (!waits[i].connected) {
+      silent.push_back(i);
+      addresses.push_back(agents[i]->address());
+    }
+  }
+  const std::vector<std::string> tcp = TcpProbe(addresses);
+  BoundedParallelFor(silent.size(), threads, [&](size_t k) {
+    const size_t i = silent[k];
+    connected[i] = agents[i]->ExplainNotConnected(timeout, waits[i], tcp[k]);
+  });
+  return connected;
+}
+
+AgentClient::ConnectWait AgentClient::WaitConnected(absl::Duration timeout,
+                                                    const ConnectOptions& options) {
   const auto deadline =
       options.deadline != std::chrono::system_clock::time_point{}
           ? options.deadline
           : std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout);
-  bool failed_once = false;
+  ConnectWait wait;
   for (grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/true);
        state != GRPC_CHANNEL_READY; state = channel_->GetState(/*try_to_connect=*/true)) {
     if (options.interrupted != nullptr && options.interrupted->load()) {
-      return absl::CancelledError(absl::StrFormat("agent %s: interrupted while connecting", address_));
+      wait.interrupted = true;
+      return wait;
     }
     // Whether an attempt failed (a refused or broken handshake), or all
     // were only slow: a timeout does not blame TLS.
-    failed_once |= state == GRPC_CHANNEL_TRANSIENT_FAILURE;
-    if (failed_once && options.fail_fast) break;
+    wait.failed_once |= state == GRPC_CHANNEL_TRANSIENT_FAILURE;
+    if (wait.failed_once && options.fail_fast) break;
     const auto now = std::chrono::system_clock::now();
     if (now >= deadline) break;
     channel_->WaitForStateChange(state, std::min(deadline, now + std::chrono::milliseconds(50)));
   }
-  if (channel_->GetState(false) == GRPC_CHANNEL_READY) return absl::OkStatus();
-  return ExplainNotConnected(timeout, failed_once);
+  wait.connected = channel_->GetState(false) == GRPC_CHANNEL_READY;
+  return wait;
 }
 
 absl::Status AgentClient::CheckAgentRole(const grpc::ClientContext& ctx) {
@@ -141,8 +130,9 @@ absl::Status AgentClient::CheckAgentRole(const grpc::ClientContext& ctx) {
   return absl::OkStatus();
 }
 
-absl::Status AgentClient::ExplainNotConnected(absl::Duration timeout, bool failed_once) const {
-  const std::string tcp = TcpProbe(address_, 1000);
+absl::Status AgentClient::ExplainNotConnected(absl::Duration timeout, const ConnectWait& wait,
+                                              const std::string& tcp) const {
+  const bool failed_once = wait.failed_once;
   if (tcp.empty() && !failed_once) {
     return absl::DeadlineExceededError(absl::StrFormat(
         "agent %s accepts TCP connections but its gRPC handshake was still in progress after "

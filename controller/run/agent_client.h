@@ -65,6 +65,20 @@ class AgentClient {
   absl::Status Connect(absl::Duration timeout, const ConnectOptions& options);
   absl::Status Connect(absl::Duration timeout) { return Connect(timeout, ConnectOptions{}); }
 
+  // Connect in two steps, for many agents at once (ConnectAll): the wait,
+  // then why those that did not connect did not.
+  struct ConnectWait {
+    bool connected = false;
+    bool interrupted = false;
+    bool failed_once = false;  // an attempt failed, rather than all being slow
+  };
+  ConnectWait WaitConnected(absl::Duration timeout, const ConnectOptions& options);
+  // Why the wait did not connect: `tcp` is TcpProbe's answer for this
+  // address (empty: it accepted a TCP connection). With TLS files, a
+  // listening agent's handshake is tried once more to say what mismatches.
+  absl::Status ExplainNotConnected(absl::Duration timeout, const ConnectWait& wait,
+                                   const std::string& tcp) const;
+
   // With TLS: OK when the agent's certificate, seen on `ctx` of a call that
   // succeeded, carries the agent role (common/tls.h CheckPeerRole; looked at
   // until one call passed). Plaintext: OK. FanOut calls it on every call.
@@ -75,10 +89,6 @@ class AgentClient {
   v1::HostFacts facts;
 
  private:
-  // Why the channel is not connected: TCP refused/unreachable, a failed
-  // TLS handshake, or silence for `timeout`.
-  absl::Status ExplainNotConnected(absl::Duration timeout, bool failed_once) const;
-
   std::string address_;
   v1::Role role_;
   TlsFiles tls_files_;
@@ -86,6 +96,16 @@ class AgentClient {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Agent::Stub> stub_;
 };
+
+// Connects `agents` all at once, `threads` waiting at a time, until one
+// deadline `timeout` after they all started (options.deadline is set
+// here); OK or each one's error, in order. Those that did not connect are
+// then probed over TCP all together (tcp_probe.h) and explained, so that N
+// silent hosts cost one probe's wait, not N. Cancelled errors once
+// options.interrupted is set.
+std::vector<absl::Status> ConnectAll(const std::vector<AgentClient*>& agents,
+                                     absl::Duration timeout, AgentClient::ConnectOptions options,
+                                     size_t threads);
 
 // What may end a FanOut's calls before their deadline, looked at every
 // kCallWatchPeriod while calls are outstanding:

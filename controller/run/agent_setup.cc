@@ -22,16 +22,9 @@ namespace lockstep {
 
 // Connects to all at once: the slowest decides, not the sum.
 RunError AgentSetUp::Connect() {
-  std::vector<absl::Status> connected(roster.size());
-  // Every channel starts connecting at once; a bounded pool waits for them,
-  // all until one deadline: connect_timeout_ms after the last started.
-  for (size_t i = 0; i < roster.size(); ++i) roster.at(i)->StartConnecting();
-  const absl::Duration timeout = absl::Milliseconds(plan.connect_timeout_ms);
-  const auto deadline = std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout);
-  BoundedParallelFor(roster.size(), kMaxAgentWorkThreads, [&](size_t i) {
-    connected[i] = roster.at(i)->Connect(
-        timeout, {.interrupted = options.interrupted, .deadline = deadline});
-  });
+  const std::vector<absl::Status> connected =
+      ConnectAll(roster.all(), absl::Milliseconds(plan.connect_timeout_ms),
+                 {.interrupted = options.interrupted}, kMaxAgentWorkThreads);
   if (interrupted()) return Fail(RunFailure::kInterrupted, "interrupted while connecting");
   std::vector<std::string> unreachable;
   for (size_t i = 0; i < roster.size(); ++i) {

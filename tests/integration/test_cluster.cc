@@ -188,6 +188,21 @@ class TestCluster::Network {
     return Ip(ip_, {"-n", controller_, "link", "set", Link("c", i + 1), up ? "up" : "down"});
   }
 
+  // A veth pair whose far end stays down drops all it is given and answers
+  // nothing; without ARP on the near end not even a neighbour lookup fails.
+  // (A dummy link would do, but not every kernel has the module.)
+  absl::Status DropTrafficTo(const std::string& prefix) {
+    const std::string link = Link("d", 0);
+    for (const std::vector<std::string>& step :
+         {std::vector<std::string>{"-n", controller_, "link", "add", link, "type", "veth", "peer",
+                                   "name", Link("e", 0)},
+          {"-n", controller_, "link", "set", link, "arp", "off", "up"},
+          {"-n", controller_, "route", "add", prefix, "dev", link}}) {
+      if (absl::Status s = Ip(ip_, step); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
   std::vector<std::string> Exec(const std::string& ns) const { return {ip_, "netns", "exec", ns}; }
   const std::string& controller() const { return controller_; }
 
@@ -355,6 +370,11 @@ absl::Status TestCluster::CutLink(int i) {
   if (network_ == nullptr) return absl::FailedPreconditionError("CutLink needs namespaces");
   (void)agent(i);
   return network_->SetLink(i, false);
+}
+
+absl::Status TestCluster::DropTrafficTo(const std::string& prefix) {
+  if (network_ == nullptr) return absl::FailedPreconditionError("DropTrafficTo needs namespaces");
+  return network_->DropTrafficTo(prefix);
 }
 
 absl::Status TestCluster::RestoreLink(int i) {

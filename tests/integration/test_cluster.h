@@ -182,6 +182,11 @@ class TestCluster {
   // Namespaces only: sets the controller's end of agent i's link down / up.
   absl::Status CutLink(int i);
   absl::Status RestoreLink(int i);
+  // Namespaces only: what the controller sends to `prefix` (CIDR, outside
+  // 10.213/16) vanishes, SYNs included, with no answer (a dummy link in the
+  // controller's namespace): hosts that are down behind a router, or a
+  // firewall that drops.
+  absl::Status DropTrafficTo(const std::string& prefix);
   // What agent i says to a Heartbeat for a session it cannot know, asked with
   // the cluster's credentials: "idle", "busy" or "code N: MESSAGE".
   std::string AgentState(int i) const;

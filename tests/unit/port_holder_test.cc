@@ -18,32 +18,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-// A TCP socket bound to 127.0.0.1 on a free port; listening if asked.
-class LoopbackSocket {
- public:
-  explicit LoopbackSocket(bool listen) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(a);
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
-        (listen && ::listen(fd_, 4) != 0) ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-      return;
-    }
-    port_ = ntohs(a.sin_port);
-  }
-  ~LoopbackSocket() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int port() const { return port_; }
-
- private:
-  int fd_ = -1;
-  int port_ = 0;
-};
+using ::lockstep::testing::LoopbackSocket;
 
 TEST(PortHolder, FindsThisProcessListening) {
   LoopbackSocket s(/*listen=*/true);
