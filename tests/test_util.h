@@ -26,6 +26,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "assert_eventually.h"
+#include "common/unique_fd.h"
 #include "gtest/gtest.h"
 
 #define ASSERT_OK(expr)                                   \
@@ -137,33 +138,43 @@ inline CommandResult RunCommand(const std::vector<std::string>& argv,
   return r;
 }
 
+// Milliseconds and seconds on the steady clock from t0 to t1 (now).
+inline double MsSince(std::chrono::steady_clock::time_point t0,
+                      std::chrono::steady_clock::time_point t1 = std::chrono::steady_clock::now()) {
+  return std::chrono::duration<double, std::milli>(t1 - t0).count();
+}
+inline double SecondsSince(std::chrono::steady_clock::time_point t0) { return MsSince(t0) / 1000; }
+
+// A measured time as "[TAG] WHAT: N ms" on stdout and as the test's
+// property WHAT (ctest --output-on-failure, or the XML).
+inline void ReportMs(const char* tag, const std::string& what, double ms) {
+  std::printf("[%s] %s: %.0f ms\n", tag, what.c_str(), ms);
+  std::fflush(stdout);
+  ::testing::Test::RecordProperty(what, std::to_string(static_cast<int64_t>(ms + 0.5)) + " ms");
+}
+
 // A TCP socket bound to 127.0.0.1 on a free port; listening if asked (with
 // that backlog: connections it does not accept). port() is 0 when it could
 // not be set up.
 class LoopbackSocket {
  public:
-  explicit LoopbackSocket(bool listen, int backlog = 4) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  explicit LoopbackSocket(bool listen, int backlog = 4)
+      : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t len = sizeof(a);
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
-        (listen && ::listen(fd_, backlog) != 0) ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    if (fd_.get() < 0 || ::bind(fd_.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+        (listen && ::listen(fd_.get(), backlog) != 0) ||
+        ::getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&a), &len) != 0) {
       return;
     }
     port_ = ntohs(a.sin_port);
   }
-  ~LoopbackSocket() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  LoopbackSocket(const LoopbackSocket&) = delete;
-  LoopbackSocket& operator=(const LoopbackSocket&) = delete;
   int port() const { return port_; }
 
  private:
-  int fd_ = -1;
+  UniqueFd fd_;
   int port_ = 0;
 };
 

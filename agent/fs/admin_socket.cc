@@ -11,26 +11,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "common/clock.h"
+#include "common/unique_fd.h"
 
 namespace lockstep {
 namespace {
 
 // Answers (perf dump of an OSD is ~30 KB) are far below this.
 constexpr uint32_t kMaxAnswerBytes = 64 << 20;
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // Waits until `fd` is ready for `events` or the deadline passes.
 absl::Status WaitFor(int fd, short events, int64_t deadline_mono_ns, const std::string& path) {
@@ -84,7 +71,7 @@ absl::StatusOr<std::string> AdminSocketCommand(const std::string& socket_path,
         sizeof(addr.sun_path) - 1));
   }
   std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
-  Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (fd.get() < 0) {
     return absl::InternalError(absl::StrFormat("socket(AF_UNIX): %s", std::strerror(errno)));
   }

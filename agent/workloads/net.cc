@@ -29,6 +29,7 @@
 #include "common/clock.h"
 #include "common/limits.h"
 #include "common/net.h"
+#include "common/unique_fd.h"
 
 namespace lockstep {
 namespace {
@@ -67,31 +68,6 @@ FrameHeader DecodeHeader(const unsigned char in[kFrameHeaderBytes]) {
   std::memcpy(&l, in + 8, 8);
   return {be32toh(t), be64toh(l)};
 }
-
-// A socket closed on every path.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() { Reset(); }
-  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  Fd& operator=(Fd&& o) noexcept {
-    if (this != &o) {
-      Reset();
-      fd_ = o.fd_;
-      o.fd_ = -1;
-    }
-    return *this;
-  }
-  int get() const { return fd_; }
-  void Reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
 
 // Waits until `fd` is ready for `events`, looking at the abort flag every
 // kPollMs; false (errno ETIMEDOUT or ECANCELED) past `deadline_mono_ns` or
@@ -294,9 +270,9 @@ class NetWorkload : public Workload {
   void Send(const TaskContext& task);
   void Receive(const TaskContext& task);
   // Connects task's stream to `peer` and sends the hello; false after task.Fail.
-  bool Connect(const TaskContext& task, const v1::NetPeer& peer, Fd* out);
+  bool Connect(const TaskContext& task, const v1::NetPeer& peer, UniqueFd* out);
   // Accepts connections until one proves the token; false after task.Fail.
-  bool AcceptVerified(const TaskContext& task, Fd* out, std::string* from);
+  bool AcceptVerified(const TaskContext& task, UniqueFd* out, std::string* from);
   void ReceiveFrames(const TaskContext& task, int fd, const std::string& from);
   void ReadTcpInfo(int fd, v1::NetResult* r) const;
   std::string PeerName(const v1::NetPeer& p) const {
@@ -307,7 +283,7 @@ class NetWorkload : public Workload {
   const v1::NetSpec net_;
   const WorkloadOptions options_;
   std::string interface_address_;  // of net_.interface(), "" when none named
-  Fd listener_;
+  UniqueFd listener_;
   uint32_t listen_port_ = 0;
   std::vector<v1::NetPeer> peers_;
   std::vector<std::vector<unsigned char>> payloads_;  // by sending task
@@ -349,14 +325,14 @@ absl::Status NetWorkload::Prepare(const BeneathDir& /*dir*/, std::span<v1::TaskR
     a6->sin6_addr = in6addr_any;
     len = sizeof(sockaddr_in6);
   }
-  Fd fd(::socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  UniqueFd fd(::socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (fd.get() < 0 && addr.ss_family == AF_INET6) {  // a host without IPv6
     auto* a4 = reinterpret_cast<sockaddr_in*>(&addr);
     *a4 = sockaddr_in{};
     a4->sin_family = AF_INET;
     a4->sin_addr.s_addr = htonl(INADDR_ANY);
     len = sizeof(sockaddr_in);
-    fd = Fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    fd = UniqueFd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   }
   if (fd.get() < 0) {
     return absl::InternalError(absl::StrFormat("phase %s: socket: %s", spec_.phase_id(),
@@ -383,7 +359,7 @@ absl::Status NetWorkload::Prepare(const BeneathDir& /*dir*/, std::span<v1::TaskR
   return absl::OkStatus();
 }
 
-bool NetWorkload::Connect(const TaskContext& task, const v1::NetPeer& peer, Fd* out) {
+bool NetWorkload::Connect(const TaskContext& task, const v1::NetPeer& peer, UniqueFd* out) {
   v1::TaskResult* r = task.result;
   const std::string name = PeerName(peer);
   addrinfo hints{};
@@ -395,7 +371,7 @@ bool NetWorkload::Connect(const TaskContext& task, const v1::NetPeer& peer, Fd* 
     return false;
   }
   std::unique_ptr<addrinfo, void (*)(addrinfo*)> guard(found, ::freeaddrinfo);
-  Fd fd(::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  UniqueFd fd(::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (fd.get() < 0) {
     task.Fail({.message = absl::StrFormat("socket for %s: %s", name, ErrnoText(errno))});
     return false;
@@ -448,7 +424,7 @@ void NetWorkload::Send(const TaskContext& task) {
   v1::TaskResult* r = task.result;
   v1::NetResult* nr = r->mutable_net();
   nr->set_peer(peer.agent());
-  Fd fd;
+  UniqueFd fd;
   if (!Connect(task, peer, &fd)) return;
   const std::vector<unsigned char>& payload = payloads_[task.index];
   unsigned char header[kFrameHeaderBytes];
@@ -514,7 +490,7 @@ void NetWorkload::Send(const TaskContext& task) {
   r->set_close_stop_unix_ns(RealtimeNs());
 }
 
-bool NetWorkload::AcceptVerified(const TaskContext& task, Fd* out, std::string* from) {
+bool NetWorkload::AcceptVerified(const TaskContext& task, UniqueFd* out, std::string* from) {
   const int64_t deadline =
       MonotonicNs() + static_cast<int64_t>(net_.duration_ms()) * 1'000'000 + kQuietLimitNs;
   while (true) {
@@ -529,7 +505,7 @@ bool NetWorkload::AcceptVerified(const TaskContext& task, Fd* out, std::string* 
     }
     sockaddr_storage peer{};
     socklen_t len = sizeof(peer);
-    Fd fd(::accept4(listener_.get(), reinterpret_cast<sockaddr*>(&peer), &len,
+    UniqueFd fd(::accept4(listener_.get(), reinterpret_cast<sockaddr*>(&peer), &len,
                     SOCK_CLOEXEC | SOCK_NONBLOCK));
     if (fd.get() < 0) continue;  // another task took it, or it went away
     BlockWithTimeouts(fd.get());
@@ -557,7 +533,7 @@ bool NetWorkload::AcceptVerified(const TaskContext& task, Fd* out, std::string* 
 
 void NetWorkload::Receive(const TaskContext& task) {
   v1::TaskResult* r = task.result;
-  Fd fd;
+  UniqueFd fd;
   std::string from;
   r->set_open_start_unix_ns(RealtimeNs());
   if (!AcceptVerified(task, &fd, &from)) return;

@@ -55,10 +55,6 @@ constexpr int kMarginMs = 6000;
 constexpr int kMarginMs = 1500;
 #endif
 
-double MsSince(Clock::time_point t0, Clock::time_point t1 = Clock::now()) {
-  return std::chrono::duration<double, std::milli>(t1 - t0).count();
-}
-
 // The last line a controller printed to stderr (its one-line verdict).
 std::string LastLine(const std::string& err) {
   std::string e = err;
@@ -68,9 +64,7 @@ std::string LastLine(const std::string& err) {
 
 void Report(const std::string& what, double ms, const std::string& err = "") {
   if (!err.empty()) std::printf("[fault] %s: says \"%s\"\n", what.c_str(), LastLine(err).c_str());
-  std::printf("[fault] %s: %.0f ms\n", what.c_str(), ms);
-  std::fflush(stdout);
-  ::testing::Test::RecordProperty(what, absl::StrFormat("%.0f ms", ms));
+  ReportMs("fault", what, ms);
 }
 
 void Say(const std::string& what, const std::string& err) {

@@ -45,15 +45,7 @@ constexpr int kMarginMs = 1000;
 constexpr int kInterruptMs = 1000;  // SIGINT to exit
 #endif
 
-double MsSince(Clock::time_point t0, Clock::time_point t1 = Clock::now()) {
-  return std::chrono::duration<double, std::milli>(t1 - t0).count();
-}
-
-void Report(const std::string& what, double ms) {
-  std::printf("[hang] %s: %.0f ms\n", what.c_str(), ms);
-  std::fflush(stdout);
-  ::testing::Test::RecordProperty(what, absl::StrFormat("%.0f ms", ms));
-}
+void Report(const std::string& what, double ms) { ReportMs("hang", what, ms); }
 
 // An agent whose `call` (prepare, cache, cleanup) waits `ms` first.
 AgentSpec SlowIn(const std::string& call, int ms = 600'000) {

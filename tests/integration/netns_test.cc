@@ -115,8 +115,7 @@ TEST(NetnsTest, SilentAddressesAreDiagnosedTogether) {
   const std::string path = cluster.WritePlan(plan.AddPhase(PlanPhase("w", "write")));
   const auto t0 = std::chrono::steady_clock::now();
   RunResult r = cluster.Run(path);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds = SecondsSince(t0);
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_TRUE(absl::StrContains(r.err, "agent 10.214.0.4:7000 did not answer within 1s"))
       << r.err;
@@ -142,8 +141,7 @@ TEST(NetnsTest, SilentAddressesAreDiagnosedTogether) {
   for (const std::string& c : cluster.ControllerCredentials()) args.push_back(c);
   const auto t1 = std::chrono::steady_clock::now();
   RunResult listed = cluster.Lockstep(args);
-  const double listed_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  const double listed_seconds = SecondsSince(t1);
   EXPECT_EQ(listed.exit_code, 3) << listed.Output();
   EXPECT_TRUE(absl::StrContains(listed.out, "1 of 251 agents answered")) << listed.out;
   EXPECT_TRUE(absl::StrContains(

@@ -193,8 +193,7 @@ TEST_F(RunTest, ManyUnreachableAgentsShareOneConnectDeadline) {
   const std::string plan = cluster_.WritePlan(plan_builder.AddPhase(PlanPhase("w", "write")));
   const auto t0 = std::chrono::steady_clock::now();
   RunResult r = cluster_.Run(plan);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds = SecondsSince(t0);
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("agent 127.0.0.2:1 cannot be reached"));
   EXPECT_THAT(r.err, HasSubstr("... and 180 more of the 201 agents"));

@@ -72,8 +72,7 @@ TEST(SlowAgentTest, AStuckTransferIsReportedWithItsFileAndOffset) {
   ASSERT_OK(cluster.Start({.agents = {Delayed(30'000'000)}}));
   const auto t0 = std::chrono::steady_clock::now();
   RunResult r = cluster.Run(NightlyPlan(cluster, {0}, 600), {"--history=false"});
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds = SecondsSince(t0);
   EXPECT_EQ(r.exit_code, 4) << r.out << r.err;  // a hung agent counts as lost
   EXPECT_THAT(r.err, HasSubstr("I/O stalled beyond io_stall_timeout_ms = 600"));
   EXPECT_THAT(r.err, HasSubstr("task 0 stuck in write"));
