@@ -134,8 +134,10 @@ int AgentsCommand(const std::vector<std::string>& args, const std::atomic<bool>*
   const absl::Duration timeout = absl::Milliseconds(f.GetUint("timeout_ms"));
   std::vector<AgentClient*> all;
   for (const auto& c : clients) all.push_back(c.get());
-  const std::vector<absl::Status> connected = ConnectAll(
-      all, timeout, {.fail_fast = true, .interrupted = interrupted}, kParallelProbes);
+  const std::vector<absl::Status> connected =
+      ConnectAll(all, timeout,
+                 {.fail_fast = true, .interrupted = interrupted, .timeout_setting = "--timeout_ms"},
+                 kParallelProbes);
   std::vector<Probe> probes(clients.size());
   BoundedParallelFor(clients.size(), kParallelProbes, [&](size_t i) {
     probes[i].address = clients[i]->address();

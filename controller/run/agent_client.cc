@@ -63,7 +63,7 @@ absl::Status AgentClient::Connect(absl::Duration timeout, const ConnectOptions& 
   if (wait.interrupted) {
     return absl::CancelledError(absl::StrFormat("agent %s: interrupted while connecting", address_));
   }
-  return ExplainNotConnected(timeout, wait, TcpProbe({address_})[0]);
+  return ExplainNotConnected(timeout, wait, TcpProbe({address_})[0], options.timeout_setting);
 }
 
 std::vector<absl::Status> ConnectAll(const std::vector<AgentClient*>& agents,
@@ -89,7 +89,8 @@ std::vector<absl::Status> ConnectAll(const std::vector<AgentClient*>& agents,
   const std::vector<std::string> tcp = TcpProbe(addresses);
   BoundedParallelFor(silent.size(), threads, [&](size_t k) {
     const size_t i = silent[k];
-    connected[i] = agents[i]->ExplainNotConnected(timeout, waits[i], tcp[k]);
+    connected[i] =
+        agents[i]->ExplainNotConnected(timeout, waits[i], tcp[k], options.timeout_setting);
   });
   return connected;
 }
@@ -131,14 +132,15 @@ absl::Status AgentClient::CheckAgentRole(const grpc::ClientContext& ctx) {
 }
 
 absl::Status AgentClient::ExplainNotConnected(absl::Duration timeout, const ConnectWait& wait,
-                                              const std::string& tcp) const {
+                                              const std::string& tcp,
+                                              const char* timeout_setting) const {
   const bool failed_once = wait.failed_once;
   if (tcp.empty() && !failed_once) {
     return absl::DeadlineExceededError(absl::StrFormat(
         "agent %s accepts TCP connections but its gRPC handshake was still in progress after "
         "%s: the agent or this machine is too busy to answer in time (many agents connecting "
-        "at once); raise connect_timeout_ms in [run]",
-        address_, absl::FormatDuration(timeout)));
+        "at once); raise %s",
+        address_, absl::FormatDuration(timeout), timeout_setting));
   }
   if (tcp.empty()) {
     if (!tls_files_.ca_pem.empty()) {
@@ -164,8 +166,8 @@ absl::Status AgentClient::ExplainNotConnected(absl::Duration timeout, const Conn
   }
   return absl::UnavailableError(absl::StrFormat(
       "agent %s did not answer within %s: check that lockstep-agent runs there, listens on that "
-      "port, and that TLS settings match (connect_timeout_ms in [run] sets the wait); TCP: %s",
-      address_, absl::FormatDuration(timeout), tcp));
+      "port, and that TLS settings match (%s sets the wait); TCP: %s",
+      address_, absl::FormatDuration(timeout), timeout_setting, tcp));
 }
 
 void SetWireVersion(v1::AttachRequest* request) {

@@ -61,6 +61,8 @@ class AgentClient {
     // share one deadline, so that waiting for thousands of them with a few
     // threads takes `timeout` once, not once per thread's turn.
     std::chrono::system_clock::time_point deadline{};
+    // What sets `timeout`, for the errors that suggest a longer one.
+    const char* timeout_setting = "connect_timeout_ms in [run]";
   };
   absl::Status Connect(absl::Duration timeout, const ConnectOptions& options);
   absl::Status Connect(absl::Duration timeout) { return Connect(timeout, ConnectOptions{}); }
@@ -77,7 +79,7 @@ class AgentClient {
   // address (empty: it accepted a TCP connection). With TLS files, a
   // listening agent's handshake is tried once more to say what mismatches.
   absl::Status ExplainNotConnected(absl::Duration timeout, const ConnectWait& wait,
-                                   const std::string& tcp) const;
+                                   const std::string& tcp, const char* timeout_setting) const;
 
   // With TLS: OK when the agent's certificate, seen on `ctx` of a call that
   // succeeded, carries the agent role (common/tls.h CheckPeerRole; looked at

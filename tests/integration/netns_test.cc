@@ -145,7 +145,9 @@ TEST(NetnsTest, SilentAddressesAreDiagnosedTogether) {
   EXPECT_EQ(listed.exit_code, 3) << listed.Output();
   EXPECT_TRUE(absl::StrContains(listed.out, "1 of 251 agents answered")) << listed.out;
   EXPECT_TRUE(absl::StrContains(
-      listed.out, "NOT ANSWERING: agent 10.214.0.253:7000 did not answer within 1s"))
+      listed.out, "NOT ANSWERING: agent 10.214.0.253:7000 did not answer within 1s: check that "
+                  "lockstep-agent runs there, listens on that port, and that TLS settings match "
+                  "(--timeout_ms sets the wait); TCP: Connection timed out"))
       << listed.out;
   EXPECT_LT(listed_seconds, 5.0) << "`lockstep agents` took " << listed_seconds << " s";
 }
