@@ -43,8 +43,8 @@ absl::Status PhaseKindDef::OnlyHere(const TableReader& r, const PhasePlan& p,
                                     const char* key) const {
   if (r.Get(key) == nullptr || p.kind == wire()) return absl::OkStatus();
   return r.Error(*r.Get(key), key,
-                 absl::StrFormat("applies to %s phases, not to kind = \"%s\"", name(),
-                                 PhaseKindName(p.kind)));
+                 absl::StrFormat("applies to %s phases, not to kind = \"%s\"; %s", name(),
+                                 PhaseKindName(p.kind), KeysOfKindForMessage(KindOf(p.kind))));
 }
 
 absl::Status PhaseKindDef::RefuseOwnKeys(const TableReader& r, const PhasePlan& p) const {
@@ -124,6 +124,29 @@ const PhaseKindDef* KindNamed(std::string_view name) {
     if (name == k->name()) return k;
   }
   return nullptr;
+}
+
+const std::vector<std::string>& SharedPhaseKeys() {
+  static const auto* keys = new std::vector<std::string>{
+      "name", "kind", "dir", "file_name", "file_names", "file_per_process", "tasks_per_agent",
+      "transfer_size", "block_size", "segments", "repetitions", "fsync", "fsync_per_transfer",
+      "direct", "keep", "verify", "reorder_tasks", "reorder_node_offset", "remove_files",
+      "cache", "stripe_count", "stripe_size", "stripe_index", "stripe_pool", "object_size",
+      "checksums", "random_offsets", "random_blocks", "stonewall_seconds", "stonewall_wear_out",
+      "verify_after_write", "delay_seconds", "intra_barriers", "reorder_random",
+      "reorder_random_seed", "multi_file", "stonewall_count_from", "total_size"};
+  return *keys;
+}
+
+std::string KeysOfKindForMessage(const PhaseKindDef& kind) {
+  const std::vector<std::string> own = kind.OwnKeys();
+  return absl::StrFormat("kind = \"%s\" takes %sthe shared keys %s (some of them apply to some "
+                         "kinds only)",
+                         kind.name(),
+                         own.empty() ? ""
+                                     : absl::StrCat("its own keys ", absl::StrJoin(own, ", "),
+                                                    " and "),
+                         absl::StrJoin(SharedPhaseKeys(), ", "));
 }
 
 std::string KindNamesForMessage() {

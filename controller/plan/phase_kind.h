@@ -324,6 +324,12 @@ const PhaseKindDef* KindNamed(std::string_view name);
 const std::vector<const PhaseKindDef*>& AllKinds();
 // "write, read, rewrite, ... or seeks": the names, for messages.
 std::string KindNamesForMessage();
+// The [[phase]] keys every kind reads, before each kind's own (OwnKeys); a
+// few of them apply to some kinds only (an error says which when given).
+const std::vector<std::string>& SharedPhaseKeys();
+// What a phase of `kind` may hold, for messages: 'kind = "mdtest" takes
+// its own keys md_op, ... and the shared keys name, kind, dir, ...'.
+std::string KeysOfKindForMessage(const PhaseKindDef& kind);
 
 // The spec fields of IOR's finer options (random offsets, stonewall, -W,
 // -d, -g, -m, -Z) and the kind's own (FillSpec).

@@ -24,24 +24,26 @@
 namespace lockstep {
 namespace {
 
-// The keys every kind reads (some apply to IOR's transfer kinds only), then
-// each kind's own (PhaseKindDef::OwnKeys).
+// The keys every kind reads (SharedPhaseKeys), then each kind's own
+// (PhaseKindDef::OwnKeys).
 const std::vector<std::string>& PhaseKeys() {
   static const auto* keys = [] {
-    auto* k = new std::vector<std::string>{
-        "name", "kind", "dir", "file_name", "file_names", "file_per_process", "tasks_per_agent",
-        "transfer_size", "block_size", "segments", "repetitions", "fsync", "fsync_per_transfer",
-        "direct", "keep", "verify", "reorder_tasks", "reorder_node_offset", "remove_files",
-        "cache", "stripe_count", "stripe_size", "stripe_index", "stripe_pool", "object_size",
-        "checksums", "random_offsets", "random_blocks", "stonewall_seconds", "stonewall_wear_out",
-        "verify_after_write", "delay_seconds", "intra_barriers", "reorder_random",
-        "reorder_random_seed", "multi_file", "stonewall_count_from", "total_size"};
+    auto* k = new std::vector<std::string>(SharedPhaseKeys());
     for (const PhaseKindDef* kind : AllKinds()) {
       for (const std::string& key : kind->OwnKeys()) k->push_back(key);
     }
     return k;
   }();
   return *keys;
+}
+
+// For an unknown key's message: the keys of the kind the table names, or
+// (no kind, or not a kind) empty, and every phase key is listed.
+std::string KeysOfNamedKind(const TableReader& r) {
+  const toml::node* kind = r.Get("kind");
+  const PhaseKindDef* k =
+      kind != nullptr && kind->is_string() ? KindNamed(kind->as_string()->get()) : nullptr;
+  return k == nullptr ? "" : KeysOfKindForMessage(*k);
 }
 
 constexpr const char* kTransferKinds = "write, read and rewrite";
@@ -534,7 +536,7 @@ absl::Status ParsePhase(const toml::table& table, const std::string& source, int
   first.name = EscapeForTerminal(first.name);
   if (!first.name.empty()) label = absl::StrFormat("[[phase]] '%s'", first.name);
   TableReader r(table, source, label, PhaseKeys());
-  RETURN_IF_ERROR(r.CheckUnknown());
+  RETURN_IF_ERROR(r.CheckUnknown(KeysOfNamedKind(r)));
   ASSIGN_OR_RETURN(std::vector<SweepAxis> axes, SweepAxesOf(r, table, first.name, agreement));
   size_t len = 1;
   for (const SweepAxis& a : axes) len = std::max(len, a.values->size());

@@ -36,15 +36,15 @@ absl::Status TableReader::Missing(const std::string& key, const std::string& how
       absl::StrFormat("%s: %s has no '%s'; %s", Pos(), where_, key, how));
 }
 
-absl::Status TableReader::CheckUnknown() const {
+absl::Status TableReader::CheckUnknown(const std::string& listed) const {
   for (const auto& [k, v] : table_) {
     std::string key(k.str());
     if (std::find(valid_.begin(), valid_.end(), key) == valid_.end()) {
       const std::string close = ClosestName(key, valid_);  // a typo: "transfersize"
       return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: unknown key '%s' in %s; %svalid keys: %s", Pos(v), key, where_,
+          "%s: unknown key '%s' in %s; %s%s", Pos(v), key, where_,
           close.empty() ? "" : absl::StrFormat("did you mean '%s'? ", close),
-          absl::StrJoin(valid_, ", ")));
+          listed.empty() ? "valid keys: " + absl::StrJoin(valid_, ", ") : listed));
     }
   }
   return absl::OkStatus();

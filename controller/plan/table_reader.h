@@ -31,9 +31,10 @@ class TableReader {
   absl::Status Error(const toml::node& node, const std::string& key, const std::string& why) const;
   // InvalidArgument "POS: WHERE has no 'KEY'; HOW".
   absl::Status Missing(const std::string& key, const std::string& how) const;
-  // The first key not in `valid`, named with the valid ones and, for a
-  // typo, the closest of them (common/flags.h ClosestName).
-  absl::Status CheckUnknown() const;
+  // The first key not in `valid`, named with, for a typo, the closest valid
+  // one (common/flags.h ClosestName), and then `listed` ("kind = ... takes
+  // ...") or, when empty, every valid key.
+  absl::Status CheckUnknown(const std::string& listed = "") const;
 
   // nullptr when the table has no `key`. A key overridden by Override()
   // answers with its override.

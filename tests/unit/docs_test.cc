@@ -160,7 +160,8 @@ std::vector<std::string> ValidKeys(const std::string& plan_text) {
 }
 
 // docs/plans.md names every key the parser takes, of [run], [[agent]] and
-// [[phase]] (each as `key`).
+// [[phase]] (each as `key`). A phase that names no kind is told every
+// phase key, of all kinds.
 TEST(Docs, PlansNameEveryKeyThePlanParserTakes) {
   absl::StatusOr<std::string> doc =
       ReadFileToString(std::string(LOCKSTEP_SOURCE_DIR) + "/docs/plans.md");
@@ -170,7 +171,7 @@ TEST(Docs, PlansNameEveryKeyThePlanParserTakes) {
   for (const std::string& text :
        {std::string("[run]\nno_such_key = 1\n") + phase,
         std::string("[[agent]]\naddress = \"h:1\"\nno_such_key = 1\n") + phase,
-        phase + "no_such_key = 1\n"}) {
+        std::string("[[phase]]\nname = \"w\"\nno_such_key = 1\n")}) {
     for (const std::string& key : ValidKeys(text)) {
       ++keys;
       EXPECT_NE(doc->find("`" + key + "`"), std::string::npos)

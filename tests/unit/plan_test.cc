@@ -116,12 +116,31 @@ TEST(Plan, UnknownKeyListsValidOnes) {
   std::string e = Error(WithPhase("blok_size = \"1m\"\n"));
   EXPECT_THAT(e, HasSubstr("plan.toml:5:1"));
   EXPECT_THAT(e, HasSubstr("unknown key 'blok_size' in [[phase]] 'w'; did you mean 'block_size'? "
-                           "valid keys: name, kind,"));
+                           "kind = \"write\" takes the shared keys name, kind, dir,"));
+  EXPECT_THAT(e, HasSubstr(", total_size (some of them apply to some kinds only)"));
+  EXPECT_THAT(e, Not(HasSubstr("md_items")));
+  // A kind's own keys come first; a phase with no kind is told every key.
+  EXPECT_THAT(Error("[[phase]]\nname = \"m\"\nkind = \"mdtest\"\nmd_itms = 1\n"),
+              HasSubstr("did you mean 'md_items'? kind = \"mdtest\" takes its own keys md_op, "
+                        "md_branching,"));
+  EXPECT_THAT(Error("[[phase]]\nname = \"x\"\nmd_itms = 1\n"),
+              HasSubstr("did you mean 'md_items'? valid keys: name, kind,"));
   // No guess for a word close to no key.
   EXPECT_THAT(Error(WithPhase("zzzzzzzz = 1\n")),
               ::testing::AllOf(HasSubstr("unknown key 'zzzzzzzz'"), Not(HasSubstr("did you mean"))));
   EXPECT_THAT(Error("[runn]\n" + WithPhase("")), HasSubstr("unknown top-level key 'runn'"));
   EXPECT_THAT(Error("[run]\nnmae = 1\n" + WithPhase("")), HasSubstr("unknown key 'nmae' in [run]"));
+}
+
+// A key of another kind names the kinds it applies to, and the keys this
+// kind takes.
+TEST(Plan, KeyOfAnotherKindNamesThisKindsKeys) {
+  const std::string e = Error(WithPhase("md_items = 10\n"));
+  EXPECT_THAT(e, HasSubstr("plan.toml:5:12: [[phase]] 'w' key 'md_items': applies to mdtest "
+                           "phases, not to kind = \"write\"; kind = \"write\" takes the shared "
+                           "keys name, kind, dir,"));
+  EXPECT_THAT(Error("[[phase]]\nname = \"t\"\nkind = \"train\"\ndir = \"/x\"\nmd_items = 1\n"),
+              HasSubstr("kind = \"train\" takes its own keys epochs, batch_size,"));
 }
 
 TEST(Plan, WrongType) {
