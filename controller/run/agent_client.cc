@@ -77,8 +77,9 @@ std::vector<absl::Status> ConnectAll(const std::vector<AgentClient*>& agents,
   std::vector<absl::Status> connected(agents.size());
   std::vector<size_t> silent;
   std::vector<std::string> addresses;
+  const bool interrupted = options.interrupted != nullptr && options.interrupted->load();
   for (size_t i = 0; i < agents.size(); ++i) {
-    if (waits[i].interrupted) {
+    if (waits[i].interrupted || (interrupted && !waits[i].connected)) {  // no probe
       connected[i] = absl::CancelledError(
           absl::StrFormat("agent %s: interrupted while connecting", agents[i]->address()));
     } else if (!waits[i].connected) {
@@ -86,7 +87,7 @@ std::vector<absl::Status> ConnectAll(const std::vector<AgentClient*>& agents,
       addresses.push_back(agents[i]->address());
     }
   }
-  const std::vector<std::string> tcp = TcpProbe(addresses);
+  const std::vector<std::string> tcp = TcpProbe(addresses, kTcpProbeTimeout, options.interrupted);
   BoundedParallelFor(silent.size(), threads, [&](size_t k) {
     const size_t i = silent[k];
     connected[i] =

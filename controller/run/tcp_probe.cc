@@ -76,15 +76,21 @@ void Resolve(const std::string& address, Target* t) {
 
 class Prober {
  public:
-  Prober(std::vector<Target>* targets, absl::Duration timeout)
-      : targets_(*targets), timeout_(absl::ToChronoNanoseconds(timeout)) {
+  Prober(std::vector<Target>* targets, absl::Duration timeout,
+         const std::atomic<bool>* interrupted)
+      : targets_(*targets), timeout_(absl::ToChronoNanoseconds(timeout)),
+        interrupted_(interrupted) {
     for (size_t i = 0; i < targets_.size(); ++i) {
       if (!targets_[i].done) queue_.push_back(i);
     }
   }
 
   void Run() {
-    while (Fill(), !active_.empty()) Wait();
+    while (!Interrupted() && (Fill(), !active_.empty())) Wait();
+    for (const Slot& s : active_) ::close(s.fd);
+    for (Target& t : targets_) {
+      if (!t.done) Finish(t, "interrupted");
+    }
   }
 
  private:
@@ -130,6 +136,8 @@ class Prober {
     return true;
   }
 
+  bool Interrupted() const { return interrupted_ != nullptr && interrupted_->load(); }
+
   static void Finish(Target& t, std::string why) {
     t.why = std::move(why);
     t.done = true;
@@ -145,7 +153,8 @@ class Prober {
       earliest = std::min(earliest, *targets_[s.target].deadline);
       fds.push_back({s.fd, POLLOUT, 0});
     }
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(earliest - Clock::now());
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(earliest - Clock::now());
+    if (interrupted_ != nullptr) left = std::min(left, std::chrono::milliseconds(50));
     ::poll(fds.data(), fds.size(), static_cast<int>(std::max<int64_t>(left.count(), 0)));
     const Clock::time_point now = Clock::now();
     std::vector<Slot> still;
@@ -180,6 +189,7 @@ class Prober {
 
   std::vector<Target>& targets_;
   const Clock::duration timeout_;
+  const std::atomic<bool>* interrupted_;
   std::deque<size_t> queue_;
   std::vector<Slot> active_;
 };
@@ -187,11 +197,11 @@ class Prober {
 }  // namespace
 
 std::vector<std::string> TcpProbe(const std::vector<std::string>& addresses,
-                                  absl::Duration timeout) {
+                                  absl::Duration timeout, const std::atomic<bool>* interrupted) {
   std::vector<Target> targets(addresses.size());
   BoundedParallelFor(addresses.size(), kMaxAgentWorkThreads,
                      [&](size_t i) { Resolve(addresses[i], &targets[i]); });
-  Prober(&targets, timeout).Run();
+  Prober(&targets, timeout, interrupted).Run();
   std::vector<std::string> why(targets.size());
   for (size_t i = 0; i < targets.size(); ++i) why[i] = std::move(targets[i].why);
   return why;

@@ -4,6 +4,7 @@
 #ifndef LOCKSTEP_CONTROLLER_RUN_TCP_PROBE_H_
 #define LOCKSTEP_CONTROLLER_RUN_TCP_PROBE_H_
 
+#include <atomic>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -24,9 +25,11 @@ inline constexpr size_t kMaxTcpProbesAtOnce = 1024;
 // resolved (by a bounded pool) and then tried together, so that N silent
 // hosts cost about `timeout` for each kMaxTcpProbesAtOnce of them, not N
 // waits. When this process runs out of descriptors, the addresses left
-// wait for the sockets in flight to finish.
+// wait for the sockets in flight to finish. Once `*interrupted` is set
+// (looked at every 50 ms), what is not settled yet says "interrupted".
 std::vector<std::string> TcpProbe(const std::vector<std::string>& addresses,
-                                  absl::Duration timeout = kTcpProbeTimeout);
+                                  absl::Duration timeout = kTcpProbeTimeout,
+                                  const std::atomic<bool>* interrupted = nullptr);
 
 }  // namespace lockstep
 

@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,20 @@ TEST(TcpProbe, MoreAddressesThanSocketsAtOnceOrDescriptorsEachGetAnAnswer) {
   for (size_t i = 0; i < why.size(); ++i) {
     EXPECT_EQ(why[i], i % 100 == 0 ? "" : "Connection refused") << addresses[i];
   }
+}
+
+// An interrupt ends the probe: what is not settled says so (an address
+// that does not resolve is settled before any connection).
+TEST(TcpProbe, AnInterruptLeavesWhatIsNotSettledInterrupted) {
+  LoopbackSocket listening(/*listen=*/true);
+  ASSERT_GT(listening.port(), 0);
+  const std::atomic<bool> interrupted{true};
+  const std::vector<std::string> why =
+      TcpProbe({absl::StrCat("127.0.0.1:", listening.port()), "no-such-host.invalid:1"},
+               kTcpProbeTimeout, &interrupted);
+  ASSERT_EQ(why.size(), 2u);
+  EXPECT_EQ(why[0], "interrupted");
+  EXPECT_THAT(why[1], StartsWith("cannot resolve"));
 }
 
 }  // namespace
