@@ -7,11 +7,15 @@
 // throwaway certificates from `lockstep certs`. Namespaces are deleted in
 // every case (destructors), and leftovers of dead earlier runs are removed
 // first. Skipped (with the reason) when not root or `ip` is missing.
+#include <signal.h>
+
 #include <chrono>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/files.h"
 #include "gtest/gtest.h"
 #include "integration/test_cluster.h"
 #include "test_util.h"
@@ -150,6 +154,55 @@ TEST(NetnsTest, SilentAddressesAreDiagnosedTogether) {
                   "(--timeout_ms sets the wait); TCP: Connection timed out"))
       << listed.out;
   EXPECT_LT(listed_seconds, 5.0) << "`lockstep agents` took " << listed_seconds << " s";
+}
+
+// The TCP connections of process `pid` (its network namespace's) that are
+// sending their SYN, unanswered so far: state 02 in /proc/PID/net/tcp{,6}.
+int SynSent(pid_t pid) {
+  int n = 0;
+  for (const char* file : {"tcp", "tcp6"}) {
+    const std::string text =
+        ReadFileToString(absl::StrCat("/proc/", pid, "/net/", file)).value_or("");
+    for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+      std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
+      if (f.size() > 3 && f[3] == "02") ++n;
+    }
+  }
+  return n;
+}
+
+// Ctrl-C while the controller waits for silent agents (a minute's
+// connect_timeout_ms): it exits within a second, as interrupted, without
+// probing them first.
+TEST(NetnsTest, CtrlCWhileWaitingForSilentAgentsExitsWithinASecond) {
+  if (std::string why = TestCluster::NamespacesUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  TestCluster cluster;
+  absl::Status started = cluster.Start({.agents = {{.role = "client"}}, .namespaces = true});
+  if (absl::StrContains(started.message(), "ermission")) {
+    GTEST_SKIP() << "cannot create network namespaces here: " << started;
+  }
+  ASSERT_OK(started);
+  ASSERT_OK(cluster.DropTrafficTo("10.214.0.0/16"));
+  PlanBuilder plan = cluster.Plan().Set("connect_timeout_ms", 60000);
+  for (int i = 0; i < 50; ++i) plan.AddAgent(absl::StrCat("10.214.0.", 4 + i, ":7000"));
+  auto ctl = cluster.StartRun(cluster.WritePlan(plan.AddPhase(PlanPhase("w", "write"))),
+                              {"--history=false"});
+  // Its SYNs to the silent hosts are out: it is waiting for them.
+  ASSERT_EVENTUALLY_WITHIN(std::chrono::seconds(15), [&] {
+    EXPECT_GE(SynSent(ctl->pid()), 50) << ctl->Output();
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  ctl->Signal(SIGINT);
+  ASSERT_EQ(ctl->Wait(std::chrono::seconds(10)), 130) << ctl->Output();
+  const double ms = MsSince(t0, ctl->exited_at());
+  ReportMs("netns", "SIGINT while connecting to 50 silent agents: controller exit", ms);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  EXPECT_LT(ms, 6000);
+#else
+  EXPECT_LT(ms, 1000);
+#endif
+  EXPECT_TRUE(absl::StrContains(ctl->err(), "interrupted while connecting")) << ctl->Output();
+  EXPECT_FALSE(absl::StrContains(ctl->err(), "TCP:")) << ctl->Output();
 }
 
 }  // namespace

@@ -95,6 +95,7 @@ class ControllerProcess {
   // When the reaper saw it exit; only meaningful once Wait returned a code.
   std::chrono::steady_clock::time_point exited_at();
   void Signal(int sig);
+  pid_t pid() const { return pid_; }
   std::string out() const;  // its stdout so far
   std::string err() const;  // its stderr so far
   std::string Output() const { return "stdout:\n" + out() + "\nstderr:\n" + err(); }
