@@ -23,8 +23,7 @@ using ::testing::HasSubstr;
 
 TEST(AiWorkloads, DatagenTrainCheckpointWriteAndReadOnTwoAgents) {
   TestCluster cluster;
-  const std::string shared = cluster / "shared";
-  fs::create_directories(shared);
+  const std::string shared = cluster.MakeDir("shared");
   const AgentSpec spec{.flags = {"--root", shared}};
   ASSERT_OK(cluster.Start({.agents = {spec, spec}}));
   PlanBuilder plan = cluster.Plan();

@@ -54,8 +54,7 @@ PlanPhase Mdtest(const std::string& name, const std::string& op, const std::stri
 
 TEST(Find, AgentsSharesAddUpToAPlainWalk) {
   TestCluster cluster;
-  const std::string shared = cluster / "shared";
-  fs::create_directories(shared);
+  const std::string shared = cluster.MakeDir("shared");
   const AgentSpec spec{.flags = {"--root", shared}};
   ASSERT_OK(cluster.Start({.agents = {spec, spec}}));
   // Old files of the right size and name, then the reference phase, then new

@@ -98,21 +98,30 @@ TEST(NetnsTest, ClientOssMdsInNamespacesOverTls) {
   }
 }
 
-// Agents on hosts that are down behind a router, or behind a firewall that
-// drops: every SYN vanishes (TestCluster::DropTrafficTo). The run fails at
-// connect, naming them as silent. Their TCP diagnosis (does anything
-// listen?) is tried for all of them at once after the shared connect
-// deadline: one probe's wait for the lot, where probing them a pool thread
-// at a time took a second per 32 agents (8 s here).
-TEST(NetnsTest, SilentAddressesAreDiagnosedTogether) {
-  if (std::string why = TestCluster::NamespacesUnavailable(); !why.empty()) GTEST_SKIP() << why;
-  TestCluster cluster;
-  absl::Status started = cluster.Start({.agents = {{.role = "client"}}, .namespaces = true});
-  if (absl::StrContains(started.message(), "ermission")) {
-    GTEST_SKIP() << "cannot create network namespaces here: " << started;
+// One client agent in its namespace; addresses in 10.214.0.0/16 are hosts
+// that never answer (every SYN vanishes: TestCluster::DropTrafficTo), as
+// hosts down behind a router or behind a firewall that drops.
+class SilentHostsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string why = TestCluster::NamespacesUnavailable(); !why.empty()) GTEST_SKIP() << why;
+    absl::Status started = cluster.Start({.agents = {{.role = "client"}}, .namespaces = true});
+    if (absl::StrContains(started.message(), "ermission")) {
+      GTEST_SKIP() << "cannot create network namespaces here: " << started;
+    }
+    ASSERT_OK(started);
+    ASSERT_OK(cluster.DropTrafficTo("10.214.0.0/16"));
   }
-  ASSERT_OK(started);
-  ASSERT_OK(cluster.DropTrafficTo("10.214.0.0/16"));
+
+  TestCluster cluster;
+};
+
+// Agents on silent hosts: the run fails at connect, naming them as silent.
+// Their TCP diagnosis (does anything listen?) is tried for all of them at
+// once after the shared connect deadline: one probe's wait for the lot,
+// where probing them a pool thread at a time took a second per 32 agents
+// (8 s here).
+TEST_F(SilentHostsTest, TheyAreDiagnosedTogether) {
   PlanBuilder plan = cluster.Plan().Set("connect_timeout_ms", 1000);
   constexpr int kSilent = 250;
   for (int i = 0; i < kSilent; ++i) plan.AddAgent(absl::StrCat("10.214.0.", 4 + i, ":7000"));
@@ -174,15 +183,7 @@ int SynSent(pid_t pid) {
 // Ctrl-C while the controller waits for silent agents (a minute's
 // connect_timeout_ms): it exits within a second, as interrupted, without
 // probing them first.
-TEST(NetnsTest, CtrlCWhileWaitingForSilentAgentsExitsWithinASecond) {
-  if (std::string why = TestCluster::NamespacesUnavailable(); !why.empty()) GTEST_SKIP() << why;
-  TestCluster cluster;
-  absl::Status started = cluster.Start({.agents = {{.role = "client"}}, .namespaces = true});
-  if (absl::StrContains(started.message(), "ermission")) {
-    GTEST_SKIP() << "cannot create network namespaces here: " << started;
-  }
-  ASSERT_OK(started);
-  ASSERT_OK(cluster.DropTrafficTo("10.214.0.0/16"));
+TEST_F(SilentHostsTest, CtrlCWhileWaitingForThemExitsWithinASecond) {
   PlanBuilder plan = cluster.Plan().Set("connect_timeout_ms", 60000);
   for (int i = 0; i < 50; ++i) plan.AddAgent(absl::StrCat("10.214.0.", 4 + i, ":7000"));
   auto ctl = cluster.StartRun(cluster.WritePlan(plan.AddPhase(PlanPhase("w", "write"))),

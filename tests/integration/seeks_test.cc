@@ -20,8 +20,7 @@ using ::testing::HasSubstr;
 
 TEST(Seeks, TwoAgentsSeekOverOneSharedFileAndReportTheirTopProcesses) {
   TestCluster cluster;
-  const std::string shared = cluster / "shared";
-  fs::create_directories(shared);
+  const std::string shared = cluster.MakeDir("shared");
   // 1 ms per seek: the phase lasts about 0.4 s, long enough for telemetry.
   const AgentSpec spec{.flags = {"--root", shared, "--test_delay_per_transfer_us", "1000",
                                  "--telemetry_interval_ms", "100"}};

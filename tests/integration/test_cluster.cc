@@ -372,6 +372,12 @@ absl::Status TestCluster::CutLink(int i) {
   return network_->SetLink(i, false);
 }
 
+std::string TestCluster::MakeDir(const std::string& name) const {
+  const std::string dir = tmp_ / name;
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
 absl::Status TestCluster::DropTrafficTo(const std::string& prefix) {
   if (network_ == nullptr) return absl::FailedPreconditionError("DropTrafficTo needs namespaces");
   return network_->DropTrafficTo(prefix);

@@ -216,6 +216,9 @@ class TestCluster {
   // ---- paths ------------------------------------------------------------------
   const std::string& path() const { return tmp_.path(); }
   std::string operator/(const std::string& name) const { return tmp_ / name; }
+  // That directory, created (with its parents): a "shared" file system for
+  // agents rooted there.
+  std::string MakeDir(const std::string& name) const;
   std::string results_dir() const { return tmp_ / "results"; }
   std::string pki_dir() const { return tmp_ / "pki"; }
 

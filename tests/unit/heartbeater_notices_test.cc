@@ -18,6 +18,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lockstep/v1/agent.grpc.pb.h"
+#include "unit/loopback_agent.h"
 
 namespace lockstep {
 namespace {
@@ -46,18 +47,8 @@ class ScriptedAgent final : public v1::Agent::Service {
   int heartbeats ABSL_GUARDED_BY(mu) = 0;
 };
 
-struct Fixture {
-  Fixture() {
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(&agent);
-    server = builder.BuildAndStart();
-    client = std::make_unique<AgentClient>(absl::StrFormat("127.0.0.1:%d", port), v1::OSS,
-                                           grpc::InsecureChannelCredentials());
-    client->session_id = "s1";
-    EXPECT_TRUE(client->Connect(absl::Seconds(10)).ok());
-  }
-  ~Fixture() { server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1)); }
+struct Fixture : testing::LoopbackAgent<ScriptedAgent> {
+  Fixture() : LoopbackAgent(v1::OSS) { EXPECT_TRUE(client->Connect(absl::Seconds(10)).ok()); }
 
   // Notices gathered until one contains `text` (or the deadline): all of them.
   std::vector<std::string> NoticesUntil(Heartbeater& h, const std::string& text) {
@@ -73,10 +64,6 @@ struct Fixture {
     return all;
   }
 
-  ScriptedAgent agent;
-  int port = 0;
-  std::unique_ptr<grpc::Server> server;
-  std::unique_ptr<AgentClient> client;
 };
 
 TEST(HeartbeaterNotices, ADaemonGoingDownAndComingBackIsSaidOnceEach) {

@@ -20,6 +20,7 @@
 #include "controller/run/phase_stream.h"
 #include "gtest/gtest.h"
 #include "lockstep/v1/agent.grpc.pb.h"
+#include "unit/loopback_agent.h"
 
 namespace lockstep {
 namespace {
@@ -54,17 +55,8 @@ class CountingAgent final : public v1::Agent::Service {
 
 enum class Via { kCleanup, kStart };
 
-struct Fixture {
-  Fixture() {
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(&agent);
-    server = builder.BuildAndStart();
-    client = std::make_unique<AgentClient>(absl::StrFormat("127.0.0.1:%d", port), v1::CLIENT,
-                                           grpc::InsecureChannelCredentials());
-    client->session_id = "s1";
-  }
-  ~Fixture() { server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1)); }
+struct Fixture : testing::LoopbackAgent<CountingAgent> {
+  Fixture() : LoopbackAgent(v1::CLIENT) {}
 
   // Cleanup through the heartbeater's watch (or a Start whose stream tells
   // the watch, as PhaseAttempt passes it to agents that renew on Start)
@@ -121,10 +113,6 @@ struct Fixture {
     return agent.heartbeats.load() - before;
   }
 
-  CountingAgent agent;
-  int port = 0;
-  std::unique_ptr<grpc::Server> server;
-  std::unique_ptr<AgentClient> client;
 };
 
 TEST(Heartbeater, CallsTheAgentAnsweredStandInForHeartbeats) {
