@@ -17,6 +17,7 @@
 #include "controller/plan/plan.h"
 #include "controller/run/agent_client.h"
 #include "controller/run/bounded_parallel.h"
+#include "controller/run/fd_limit.h"
 
 namespace lockstep {
 namespace {
@@ -123,6 +124,11 @@ int AgentsCommand(const std::vector<std::string>& args, const std::atomic<bool>*
     auto made = ControllerCredentials(files);
     if (!made.ok()) return bad(std::string(made.status().message()));
     creds = *made;
+  }
+  // A connection (a descriptor) per agent, as a run holds them.
+  if (absl::Status fds = EnsureFileLimit(agents->size()); !fds.ok()) {
+    std::fprintf(stderr, "lockstep agents: %s\n", std::string(fds.message()).c_str());
+    return kExitConnect;
   }
   std::vector<std::unique_ptr<AgentClient>> clients;
   for (const AgentPlan& a : *agents) {
