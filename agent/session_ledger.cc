@@ -16,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "agent/beneath.h"
 #include "agent/phase_runner.h"
 #include "common/files.h"
@@ -124,18 +125,38 @@ absl::StatusOr<std::unique_ptr<SessionLedger>> SessionLedger::Open(const std::st
   }
   const std::string base = absl::StrFormat("%s/agent-%d", state_dir, ::getpid());
   const std::string lock_path = base + ".lock";
-  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  struct stat held, named;
-  // Locked, and still the file of that name (another agent starting may have
-  // taken an unlocked lock file for a dead agent's and removed it).
-  if (fd < 0 || ::flock(fd, LOCK_EX | LOCK_NB) != 0 || ::fstat(fd, &held) != 0 ||
-      ::stat(lock_path.c_str(), &named) != 0 || held.st_ino != named.st_ino) {
-    const int err = errno;
-    if (fd >= 0) ::close(fd);
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "cannot lock %s: %s; give a writable --state_dir", lock_path, std::strerror(err)));
+  // Locked, and still the file of that name: another agent starting may
+  // have taken our fresh lock file, not locked yet, for a dead agent's, and
+  // be removing it (RemoveLostSessions: it holds the lock meanwhile). Then
+  // a new one is made after a moment; that race is lost rarely, and hardly
+  // twice. (An agent of the same pid in another pid namespace, on the same
+  // directory, holds it for good: the error after the last try.)
+  constexpr int kTries = 16;
+  int fd = -1;
+  for (int attempt = 1;; ++attempt) {
+    fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) break;
+    int err = 0;
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      err = errno;
+    } else {
+      struct stat held, named;
+      const bool named_ok = ::fstat(fd, &held) == 0 && ::stat(lock_path.c_str(), &named) == 0;
+      if (named_ok && held.st_ino == named.st_ino) {
+        return std::unique_ptr<SessionLedger>(new SessionLedger(base + ".ledger", lock_path, fd));
+      }
+      err = named_ok ? ESTALE : errno;  // replaced, or gone
+    }
+    ::close(fd);
+    fd = -1;
+    errno = err;
+    if (attempt == kTries) break;
+    absl::SleepFor(absl::Milliseconds(attempt));
   }
-  return std::unique_ptr<SessionLedger>(new SessionLedger(base + ".ledger", lock_path, fd));
+  const int err = errno;
+  if (fd >= 0) ::close(fd);
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "cannot lock %s: %s; give a writable --state_dir", lock_path, std::strerror(err)));
 }
 
 void SessionLedger::Record(const SessionTable& sessions, const AllowedRoots& roots) {
