@@ -132,9 +132,8 @@ absl::StatusOr<std::unique_ptr<SessionLedger>> SessionLedger::Open(const std::st
   // twice. (An agent of the same pid in another pid namespace, on the same
   // directory, holds it for good: the error after the last try.)
   constexpr int kTries = 16;
-  int fd = -1;
   for (int attempt = 1;; ++attempt) {
-    fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) break;
     int err = 0;
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -148,13 +147,11 @@ absl::StatusOr<std::unique_ptr<SessionLedger>> SessionLedger::Open(const std::st
       err = named_ok ? ESTALE : errno;  // replaced, or gone
     }
     ::close(fd);
-    fd = -1;
     errno = err;
     if (attempt == kTries) break;
     absl::SleepFor(absl::Milliseconds(attempt));
   }
   const int err = errno;
-  if (fd >= 0) ::close(fd);
   return absl::FailedPreconditionError(absl::StrFormat(
       "cannot lock %s: %s; give a writable --state_dir", lock_path, std::strerror(err)));
 }

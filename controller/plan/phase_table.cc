@@ -536,7 +536,8 @@ absl::Status ParsePhase(const toml::table& table, const std::string& source, int
   first.name = EscapeForTerminal(first.name);
   if (!first.name.empty()) label = absl::StrFormat("[[phase]] '%s'", first.name);
   TableReader r(table, source, label, PhaseKeys());
-  RETURN_IF_ERROR(r.CheckUnknown(KeysOfNamedKind(r)));
+  // An unknown key's message lists the keys of the phase's kind (made only then).
+  if (!r.CheckUnknown().ok()) return r.CheckUnknown(KeysOfNamedKind(r));
   ASSIGN_OR_RETURN(std::vector<SweepAxis> axes, SweepAxesOf(r, table, first.name, agreement));
   size_t len = 1;
   for (const SweepAxis& a : axes) len = std::max(len, a.values->size());

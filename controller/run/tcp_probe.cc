@@ -35,7 +35,7 @@ struct Target {
   size_t next = 0;          // the endpoint to try next
   std::string why;          // the last failure; empty once accepted
   bool done = false;
-  std::optional<Clock::time_point> deadline;  // set when its first try starts
+  std::optional<Clock::time_point> deadline;  // set when its first try is in flight
 };
 
 // A connection in flight.
@@ -111,7 +111,6 @@ class Prober {
   // false when no socket could be opened while others are in flight.
   bool Start(size_t i) {
     Target& t = targets_[i];
-    if (!t.deadline) t.deadline = Clock::now() + timeout_;
     for (; t.next < t.endpoints.size(); ++t.next) {
       const Endpoint& e = t.endpoints[t.next];
       const int fd = ::socket(e.family, e.socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, e.protocol);
@@ -126,6 +125,9 @@ class Prober {
         return true;
       }
       if (errno == EINPROGRESS) {
+        // Its time runs from its first connection in flight, not while it
+        // waited for a descriptor.
+        if (!t.deadline) t.deadline = Clock::now() + timeout_;
         active_.push_back({fd, i});
         return true;
       }
