@@ -157,6 +157,7 @@ class TransferWorkload::TaskRun {
     w_.first_done_mono_ns_.compare_exchange_strong(expected, MonotonicNs(),
                                                    std::memory_order_acq_rel);
     if (!at_first_done_noted_) ctx_.result->set_bytes_at_first_done(bytes_);
+    if (w_.options_.test_on_done) w_.options_.test_on_done(ctx_.index);
   }
 
   // Offset of the task's k-th transfer: in order, shuffled (-z), or, with

@@ -59,6 +59,9 @@ struct WorkloadOptions {
   // Test only: called by the transfer loop right before task `index` issues
   // its operation number `op` (0 and 1 only), with the monotonic instant.
   std::function<void(uint32_t index, uint64_t op, int64_t mono_ns)> test_on_issue;
+  // Test only: called when task `index` has ended its transfers (after the
+  // agent's first end was noted, if it was the first).
+  std::function<void(uint32_t index)> test_on_done;
   // Test only: false keeps a start gate (agent/start_gate.h) from using
   // SCHED_FIFO, as for an agent without the privilege.
   bool allow_realtime = true;

@@ -523,24 +523,28 @@ namespace lockstep {
 namespace {
 
 // IOzone's Min xfer: each task records the bytes it had moved when the
-// agent's first task ended. Task 1 waits before its second transfer until
-// task 0 has written its whole file, so by task 0's end it had moved far
-// less than its own file; task 0 counts all of its own.
+// agent's first task ended. Task 1 has moved one transfer when task 0
+// ends: task 0 waits before its second transfer until task 1 has done its
+// first, and task 1 waits before its second until task 0 has ended (the
+// hook after its end is noted). Task 0 counts all of its own. (Task 1 once
+// waited only for task 0's file to be whole: task 0 could be descheduled
+// between its last write and its end, and task 1 end first.)
 TEST(FirstDone, EachTaskCountsItsBytesAtTheFirstEnd) {
   TempDir tmp;
   v1::PhaseSpec s = Spec(v1::WRITE);
   s.set_segments(1);
   s.set_block_bytes(8 << 20);
-  const std::string file0 = TaskFilePath(tmp.path(), s, 0);
+  absl::Notification task1_second, task0_done;
   RunnerOptions options;
+  options.test_on_done = [&](uint32_t index) {
+    if (index == 0) task0_done.Notify();
+  };
   options.test_on_issue = [&](uint32_t index, uint64_t op, int64_t) {
-    if (index != 1 || op != 1) return;
-    const int64_t deadline_mono_ns = MonotonicNs() + int64_t{30} * 1'000'000'000;
-    struct stat st;
-    while (MonotonicNs() < deadline_mono_ns &&
-           !(::stat(file0.c_str(), &st) == 0 && st.st_size == (8 << 20))) {
-      std::this_thread::yield();
-    }
+    if (op != 1) return;
+    if (index == 0) task1_second.WaitForNotificationWithTimeout(absl::Seconds(30));
+    if (index != 1) return;
+    task1_second.Notify();
+    task0_done.WaitForNotificationWithTimeout(absl::Seconds(30));
   };
   auto runner = PhaseRunner::Prepare(s, tmp.path(), options);
   ASSERT_OK(runner);
@@ -552,9 +556,7 @@ TEST(FirstDone, EachTaskCountsItsBytesAtTheFirstEnd) {
   EXPECT_EQ(t0.bytes(), 8u << 20);
   EXPECT_EQ(t0.bytes_at_first_done(), t0.bytes());
   EXPECT_EQ(t1.bytes(), 8u << 20);
-  EXPECT_GE(t1.bytes_at_first_done(), 64u << 10);  // its first transfer, before the wait
-  EXPECT_LT(t1.bytes_at_first_done(), t1.bytes());
-  EXPECT_EQ(t1.bytes_at_first_done() % (64 << 10), 0u);  // whole transfers
+  EXPECT_EQ(t1.bytes_at_first_done(), 64u << 10);  // its first transfer, before the wait
 }
 
 }  // namespace
