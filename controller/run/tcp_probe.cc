@@ -3,7 +3,6 @@
 #include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -14,6 +13,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/net.h"
+#include "common/unique_fd.h"
 #include "controller/run/bounded_parallel.h"
 
 namespace lockstep {
@@ -38,9 +38,9 @@ struct Target {
   std::optional<Clock::time_point> deadline;  // set when its first try is in flight
 };
 
-// A connection in flight.
+// A connection in flight, closed when its slot goes.
 struct Slot {
-  int fd;
+  UniqueFd fd;
   size_t target;
 };
 
@@ -87,7 +87,7 @@ class Prober {
 
   void Run() {
     while (!Interrupted() && (Fill(), !active_.empty())) Wait();
-    for (const Slot& s : active_) ::close(s.fd);
+    active_.clear();  // closes what is still in flight
     for (Target& t : targets_) {
       if (!t.done) Finish(t, "interrupted");
     }
@@ -113,14 +113,13 @@ class Prober {
     Target& t = targets_[i];
     for (; t.next < t.endpoints.size(); ++t.next) {
       const Endpoint& e = t.endpoints[t.next];
-      const int fd = ::socket(e.family, e.socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, e.protocol);
-      if (fd < 0) {
+      UniqueFd fd(::socket(e.family, e.socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, e.protocol));
+      if (fd.get() < 0) {
         if ((errno == EMFILE || errno == ENFILE) && !active_.empty()) return false;
         t.why = absl::StrFormat("cannot open a socket: %s", std::strerror(errno));
         continue;
       }
-      if (::connect(fd, reinterpret_cast<const sockaddr*>(&e.addr), e.len) == 0) {
-        ::close(fd);
+      if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&e.addr), e.len) == 0) {
         Finish(t, "");
         return true;
       }
@@ -128,11 +127,10 @@ class Prober {
         // Its time runs from its first connection in flight, not while it
         // waited for a descriptor.
         if (!t.deadline) t.deadline = Clock::now() + timeout_;
-        active_.push_back({fd, i});
+        active_.push_back({std::move(fd), i});
         return true;
       }
       t.why = std::strerror(errno);
-      ::close(fd);
     }
     t.done = true;
     return true;
@@ -153,7 +151,7 @@ class Prober {
     fds.reserve(active_.size());
     for (const Slot& s : active_) {
       earliest = std::min(earliest, *targets_[s.target].deadline);
-      fds.push_back({s.fd, POLLOUT, 0});
+      fds.push_back({s.fd.get(), POLLOUT, 0});
     }
     auto left = std::chrono::ceil<std::chrono::milliseconds>(earliest - Clock::now());
     if (interrupted_ != nullptr) left = std::min(left, std::chrono::milliseconds(50));
@@ -161,13 +159,12 @@ class Prober {
     const Clock::time_point now = Clock::now();
     std::vector<Slot> still;
     for (size_t k = 0; k < active_.size(); ++k) {
-      const Slot& s = active_[k];
+      Slot& s = active_[k];
       Target& t = targets_[s.target];
       if (fds[k].revents != 0) {
         int err = 0;
         socklen_t len = sizeof(err);
-        ::getsockopt(s.fd, SOL_SOCKET, SO_ERROR, &err, &len);
-        ::close(s.fd);
+        ::getsockopt(s.fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
         if (err == 0) {
           Finish(t, "");
         } else {
@@ -180,10 +177,9 @@ class Prober {
           }
         }
       } else if (now >= *t.deadline) {
-        ::close(s.fd);
         Finish(t, std::strerror(ETIMEDOUT));
       } else {
-        still.push_back(s);
+        still.push_back(std::move(s));
       }
     }
     active_ = std::move(still);
