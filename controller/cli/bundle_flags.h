@@ -1,7 +1,7 @@
 // The flags of issue 40's commands that need no results service: `export
 // --bundle`, `compare --sites` and `verify`. Kept apart from
-// command_specs.cc (which includes this header and puts them in its table)
-// so that the table stays within the size limit.
+// command_specs_results.cc (which includes this header and puts them in its
+// table) so that the table stays within the size limit.
 #ifndef LOCKSTEP_CONTROLLER_CLI_BUNDLE_FLAGS_H_
 #define LOCKSTEP_CONTROLLER_CLI_BUNDLE_FLAGS_H_
 

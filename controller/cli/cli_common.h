@@ -88,7 +88,7 @@ void SplitOutputPath(const std::string& path, std::string* dir, std::string* fil
 // ("lockstep", "lockstep io500").
 void RecordRunInHistory(const HistoryRecording& h, const std::string& out_dir,
                         const RunOutcome& outcome, const std::string& program);
-// Those of a command that declares kRecordFlags (command_specs.cc).
+// Those of a command that declares kRecordFlags (command_specs_parts.h).
 HistoryRecording HistoryRecordingOf(const ParsedFlags& f);
 // RecordRunInHistory(HistoryRecordingOf(f), ...).
 void RecordRunInHistory(const ParsedFlags& f, const std::string& out_dir,

@@ -1,5 +1,5 @@
 // The handlers of `lockstep`'s subcommands, each named in its CommandSpec
-// (controller/cli/command_specs.cc: `.handler`): main (controller/cli/
+// (controller/cli/command_specs*.cc: `.handler`): main (controller/cli/
 // main.cc) parses nothing itself; it finds the command's spec and calls its
 // handler with the words after the command's name.
 #ifndef LOCKSTEP_CONTROLLER_CLI_COMMAND_HANDLERS_H_
