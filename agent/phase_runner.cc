@@ -15,103 +15,23 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "agent/procfs.h"
+#include "agent/phase_progress.h"
 #include "agent/spin_start.h"
+#include "agent/start_choice.h"
 #include "agent/start_gate.h"
 #include "common/clock.h"
 #include "common/errors.h"
-#include "common/files.h"
 #include "common/histogram.h"
 #include "common/names.h"
 
 namespace lockstep {
 namespace {
 
-constexpr uint32_t kSeriesIntervalMs = 100;
-constexpr int64_t kSeriesIntervalDurationNs = int64_t{kSeriesIntervalMs} * 1'000'000;
 // A parked task leaves the latch this long before the instant (before its spin,
 // if it spins) and sleeps the rest with a 1 ns timer slack: wide enough for a
 // latch's wake-up to be late by the scheduler's usual jitter, narrow enough that
 // no task thread runs during the lead.
 constexpr int64_t kUnparkBeforeNs = 2'000'000;
-
-// What every kind shares; the workload checks its own fields.
-absl::Status ValidateCommon(const v1::PhaseSpec& s) {
-  if (s.file_name().empty() || s.file_name().find('/') != std::string::npos) {
-    return SpecError(
-        s, absl::StrFormat("file name \"%s\" must be a plain name without '/'", s.file_name()));
-  }
-  if (s.task_file_names_size() > 0 &&
-      (!s.file_per_process() ||
-       static_cast<uint32_t>(s.task_file_names_size()) != s.total_tasks())) {
-    return SpecError(s, absl::StrFormat("%d task file names for %u tasks%s; give one per task",
-                                        s.task_file_names_size(), s.total_tasks(),
-                                        s.file_per_process() ? "" : " of a shared file"));
-  }
-  for (const std::string& name : s.task_file_names()) {
-    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
-      return SpecError(s, absl::StrFormat("task file name \"%s\" must be a plain name", name));
-    }
-  }
-  if (s.tasks() == 0) return SpecError(s, "no tasks for this agent");
-  if (s.total_tasks() == 0 || s.first_rank() + s.tasks() > s.total_tasks()) {
-    return SpecError(s, absl::StrFormat("ranks %u..%u do not fit in %u tasks", s.first_rank(),
-                                        s.first_rank() + s.tasks() - 1, s.total_tasks()));
-  }
-  return absl::OkStatus();
-}
-
-// Bytes moved per kSeriesIntervalMs since the start: the result's series.
-class ThroughputSeries {
- public:
-  explicit ThroughputSeries(int64_t start_unix_ns) : next_unix_ns_(start_unix_ns + kSeriesIntervalDurationNs) {}
-
-  int64_t next_unix_ns() const { return next_unix_ns_; }
-
-  // One entry per interval that ended by `now_unix_ns`, with `bytes` so far.
-  void Advance(int64_t now_unix_ns, uint64_t bytes) {
-    if (now_unix_ns < next_unix_ns_) return;
-    while (next_unix_ns_ <= now_unix_ns) {
-      values_.push_back(bytes - last_bytes_);
-      last_bytes_ = bytes;
-      next_unix_ns_ += kSeriesIntervalDurationNs;
-    }
-  }
-
-  // The last, partial interval (or the only one of a phase shorter than one).
-  void Close(uint64_t bytes) {
-    if (bytes > last_bytes_ || values_.empty()) values_.push_back(bytes - last_bytes_);
-  }
-
-  const std::vector<uint64_t>& values() const { return values_; }
-
- private:
-  int64_t next_unix_ns_;
-  uint64_t last_bytes_ = 0;
-  std::vector<uint64_t> values_;
-};
-
-// This host's CPU between two progress events, for the live line.
-class HostCpu {
- public:
-  void Into(v1::Progress* p) {
-    auto text = ReadFileToString("/proc/stat");
-    if (!text.ok()) return;
-    auto stat = ParseProcStat(*text);
-    if (!stat.ok()) return;
-    if (have_last_) {
-      const CpuPercent pct = CpuPercentBetween(last_, stat->cpu);
-      p->set_cpu_busy_pct(100.0 - pct.idle);
-      p->set_cpu_iowait_pct(pct.iowait);
-    }
-    last_ = stat->cpu;
-    have_last_ = true;
-  }
-
- private:
-  CpuTimes last_;
-  bool have_last_ = false;
-};
 
 struct Task {
   uint32_t rank = 0;
@@ -468,37 +388,16 @@ void PhaseRunner::Impl::StartTaskThreads() {
 
 void PhaseRunner::Impl::ChooseStart(int64_t at_unix_ns, int64_t spin_duration_ns,
                                     uint32_t host_agents, int64_t first_transfer_after_ns) {
-  // The controller asks for a spin where its count of the host's tasks fits
-  // the online cores; the agent also knows its affinity, its cgroup's CPU
-  // quota and the load, and spins only where the host's tasks fit the cores
-  // it can use. Spinners beyond those would take the cores from each other.
-  // --start_spin never: where they fit, the tasks sleep to the instant.
-  const StartHost host = ReadStartHost();
-  const uint32_t host_tasks = std::max<uint32_t>(host_agents, 1) * tasks.size();
-  const bool cores_fit = host_tasks <= host.usable_cores();
-  const bool fits = options.spin_start && spin_duration_ns > 0 && cores_fit;
-  const bool sleep = !options.spin_start && cores_fit;
-  start_host_note = absl::StrFormat(
-      "host: %u tasks on %u usable cores (%u online, %u allowed, quota %s), load %.2f: %s",
-      host_tasks, host.usable_cores(), host.online_cores, host.allowed_cores,
-      host.quota_cores > 0 ? absl::StrFormat("%.2f", host.quota_cores) : "none", host.load1,
-      fits    ? "spin"
-      : sleep ? "sleep to the instant (--start_spin never)"
-      : spin_duration_ns > 0 ? "no spin (the controller asked for one): gate"
-                             : "gate");
   // The task threads are parked (they wait for start_given under mu).
   std::vector<pthread_t> threads;
   for (auto& t : tasks) threads.push_back(t->thread.native_handle());
-  if (fits) {
-    spin = std::make_unique<SpinStart>(tasks.size(), spin_duration_ns, options.allow_realtime,
-                                       std::clamp<int64_t>(first_transfer_after_ns, 0, 5'000'000));
-    spin->RaiseParked(threads);
-    spin_at_unix_ns = at_unix_ns;
-    return;
-  }
-  if (sleep) return;  // WaitForStart sleeps each task to the instant
-  gate = std::make_unique<StartGate>(tasks.size(), host.usable_cores(), host_agents);
-  gate->Begin(at_unix_ns, threads, options.allow_realtime);
+  StartChoice choice =
+      ChooseStartOnHost(threads, at_unix_ns, spin_duration_ns, host_agents,
+                        first_transfer_after_ns, options.spin_start, options.allow_realtime);
+  start_host_note = std::move(choice.host_note);
+  spin = std::move(choice.spin);
+  gate = std::move(choice.gate);
+  if (spin) spin_at_unix_ns = at_unix_ns;
 }
 
 PhaseRunner::PhaseRunner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -532,7 +431,7 @@ absl::StatusOr<std::unique_ptr<PhaseRunner>> PhaseRunner::Prepare(
 absl::StatusOr<std::unique_ptr<PhaseRunner>> PhaseRunner::Prepare(
     std::unique_ptr<Workload> workload, const v1::PhaseSpec& spec,
     std::shared_ptr<const BeneathDir> dir, const RunnerOptions& options) {
-  if (absl::Status s = ValidateCommon(spec); !s.ok()) return s;
+  if (absl::Status s = CheckCommonSpec(spec); !s.ok()) return s;
   if (absl::Status s = workload->Validate(); !s.ok()) return s;
   // IOR -d: the delay comes before the stale files are removed and before
   // the start barrier, so it is never timed.
@@ -557,10 +456,10 @@ absl::Status PhaseRunner::Start(int64_t start_at_unix_ns, int64_t spin_duration_
           absl::StrFormat("phase %s was already started", impl_->spec.phase_id()));
     }
     if (impl_->abort.load()) {
-      return WithKind(absl::AbortedError(absl::StrFormat("phase %s was aborted before its start: %s",
-                                                         impl_->spec.phase_id(),
-                                                         impl_->abort_reason)),
-                      impl_->abort_kind);
+      return WithKind(
+          absl::AbortedError(absl::StrFormat("phase %s was aborted before its start: %s",
+                                             impl_->spec.phase_id(), impl_->abort_reason)),
+          impl_->abort_kind);
     }
     impl_->sink = std::move(sink);
     impl_->progress_interval_ms = std::max<uint32_t>(progress_interval_ms, 50);

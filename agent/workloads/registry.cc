@@ -95,6 +95,32 @@ absl::Status SpecError(const v1::PhaseSpec& spec, const std::string& why) {
   return absl::InvalidArgumentError(absl::StrFormat("phase %s: %s", spec.phase_id(), why));
 }
 
+// What every kind shares; the workload checks its own fields (Validate).
+absl::Status CheckCommonSpec(const v1::PhaseSpec& s) {
+  if (s.file_name().empty() || s.file_name().find('/') != std::string::npos) {
+    return SpecError(
+        s, absl::StrFormat("file name \"%s\" must be a plain name without '/'", s.file_name()));
+  }
+  if (s.task_file_names_size() > 0 &&
+      (!s.file_per_process() ||
+       static_cast<uint32_t>(s.task_file_names_size()) != s.total_tasks())) {
+    return SpecError(s, absl::StrFormat("%d task file names for %u tasks%s; give one per task",
+                                        s.task_file_names_size(), s.total_tasks(),
+                                        s.file_per_process() ? "" : " of a shared file"));
+  }
+  for (const std::string& name : s.task_file_names()) {
+    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
+      return SpecError(s, absl::StrFormat("task file name \"%s\" must be a plain name", name));
+    }
+  }
+  if (s.tasks() == 0) return SpecError(s, "no tasks for this agent");
+  if (s.total_tasks() == 0 || s.first_rank() + s.tasks() > s.total_tasks()) {
+    return SpecError(s, absl::StrFormat("ranks %u..%u do not fit in %u tasks", s.first_rank(),
+                                        s.first_rank() + s.tasks() - 1, s.total_tasks()));
+  }
+  return absl::OkStatus();
+}
+
 // file_name as one path component: not empty, not . or .., no '/' or NUL
 // (the controller refuses these at the plan check; "x/.." once reached
 // Prepare's remove).

@@ -11,7 +11,8 @@
 //
 //   MakeWorkload(spec)      any thread; no I/O, holds no resources.
 //   Validate()              the Prepare call's thread, after the runner checked
-//                           what every kind shares (file name, tasks, ranks).
+//                           what every kind shares (CheckCommonSpec: file
+//                           name, tasks, ranks).
 //   TaskPath(dir, rank)     any thread; pure.
 //   Prepare(dir, results)   the Prepare call's thread, once, before any task
 //                           thread exists: stale files removed or the files to
@@ -244,6 +245,12 @@ std::vector<v1::PhaseKind> WorkloadKinds();
 
 // InvalidArgument "phase ID: why", for Validate.
 absl::Status SpecError(const v1::PhaseSpec& spec, const std::string& why);
+
+// What every kind's spec shares, checked by the phase runner before the
+// kind's own Validate: a plain file name; task file names only for a file
+// per process, one plain name per task; this agent's tasks and ranks within
+// the total. A SpecError naming the value, else OK.
+absl::Status CheckCommonSpec(const v1::PhaseSpec& spec);
 
 // The IOR layout every transfer-based kind needs (write, read, rewrite,
 // seeks): a transfer size that is a positive multiple of kTransferAlignBytes

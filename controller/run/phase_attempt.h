@@ -12,6 +12,7 @@
 //      telemetry lines.
 // A failure aborts the phase on the clients still reachable and marks lost
 // the agents found lost (AgentRoster); the run decides what follows.
+// Steps 1 to 5 are in phase_attempt.cc, 6 and 7 in phase_attempt_collect.cc.
 //
 // Owns: the attempt's state (client specs, Prepare and cache replies, streams).
 // Thread: the coordinator's; one attempt at a time.
@@ -75,6 +76,7 @@ class PhaseAttempt {
   // One look at leases, stalls and the interrupt flag while streams run.
   RunError Watch();
   RunError LoseDuringPhase(AgentClient* agent, const std::string& reason, bool restarted);
+  // Steps 6 and 7 (phase_attempt_collect.cc).
   void Collect(RunError* failure);
   void CollectClient(size_t i, RunError* failure);
   void NameVerifiedFiles();
