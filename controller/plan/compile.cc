@@ -63,14 +63,16 @@ v1::PhaseSpec SpecOf(const Plan& plan, const PhasePlan& phase, uint32_t test_id,
 
 }  // namespace
 
-absl::StatusOr<CompiledTest> CompileTest(const Plan& plan, uint32_t test_id,
-                                         size_t client_agents, bool ignore_free_space,
-                                         const ClientFit* fit) {
+absl::StatusOr<CompiledTest> CompileTest(const Plan& plan, const ResolvedPlan& resolved,
+                                         uint32_t test_id, size_t client_agents,
+                                         bool ignore_free_space, const ClientFit* fit) {
   CompiledTest out;
   out.test_id = test_id;
   out.client_agents = client_agents;
   out.phases.reserve(plan.phases.size());
-  for (const PhasePlan& planned : plan.phases) {
+  const std::vector<PhasePlan>& phases = resolved.tests[test_id];
+  for (size_t i = 0; i < plan.phases.size(); ++i) {
+    const PhasePlan& planned = plan.phases[i];
     if (FindKind(planned.kind) == nullptr) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: phase '%s' has kind %d, which this lockstep does not know; the kinds are %s",
@@ -78,12 +80,12 @@ absl::StatusOr<CompiledTest> CompileTest(const Plan& plan, uint32_t test_id,
     }
     CompiledPhase& c = out.phases.emplace_back();
     c.planned = &planned;
-    c.resolved = ResolvePhase(plan, planned, test_id);  // this test's swept values
-    auto split = SplitAggregate(plan, c.resolved, test_id, client_agents);
+    c.resolved = &phases[i];  // this test's swept values
+    auto split = SplitAggregate(plan, *c.resolved, test_id, client_agents);
     if (!split.ok()) return split.status();
-    c.aggregate_note = AggregateNote(c.resolved, test_id,
-                                     plan.TasksPerAgent(c.resolved, test_id) * client_agents, *split);
-    c.spec = SpecOf(plan, c.resolved, test_id, *split, client_agents, ignore_free_space);
+    c.aggregate_note = AggregateNote(
+        *c.resolved, test_id, plan.TasksPerAgent(*c.resolved, test_id) * client_agents, *split);
+    c.spec = SpecOf(plan, *c.resolved, test_id, *split, client_agents, ignore_free_space);
     if (fit != nullptr) KindOf(planned.kind).ApplyFit(*fit, &c.spec);
   }
   return out;

@@ -94,6 +94,16 @@ PhasePlan ResolvePhase(const Plan& plan, const PhasePlan& phase, uint32_t test) 
   return r;
 }
 
+ResolvedPlan ResolvePlan(const Plan& plan) {
+  ResolvedPlan out;
+  out.tests.resize(plan.tests());
+  for (uint32_t t = 0; t < plan.tests(); ++t) {
+    out.tests[t].reserve(plan.phases.size());
+    for (const PhasePlan& phase : plan.phases) out.tests[t].push_back(ResolvePhase(plan, phase, t));
+  }
+  return out;
+}
+
 void MarkSharedSweeps(Plan* plan) {
   // Key -> the phases that sweep it and their values.
   std::map<std::string, std::vector<PhaseSweep*>> by_key;

@@ -3,21 +3,20 @@
 #include <string>
 
 #include "absl/strings/str_join.h"
-#include "controller/plan/sweep.h"
 
 namespace lockstep {
 
-RunError FitPhasesToClients(const Plan& plan, const std::vector<AgentClient*>& clients,
-                            bool force, ClientFit* fit) {
+RunError FitPhasesToClients(const Plan& plan, const ResolvedPlan& resolved,
+                            const std::vector<AgentClient*>& clients, bool force, ClientFit* fit) {
   std::vector<ClientFacts> view;
   view.reserve(clients.size());
   for (const AgentClient* c : clients) view.push_back({c->address(), &c->facts});
   for (const PhasePlan& p : plan.phases) KindOf(p.kind).FitToClients(p, view, fit);
   if (force || view.empty()) return {};
   std::vector<std::string> refused;
-  for (const PhasePlan& declared : plan.phases) {
-    for (uint32_t t = 0; t < plan.tests(); ++t) {
-      KindOf(declared.kind).CheckOnClients(ResolvePhase(plan, declared, t), view, *fit, &refused);
+  for (size_t i = 0; i < plan.phases.size(); ++i) {
+    for (const std::vector<PhasePlan>& test : resolved.tests) {
+      KindOf(plan.phases[i].kind).CheckOnClients(test[i], view, *fit, &refused);
     }
   }
   if (refused.empty()) return {};

@@ -13,16 +13,17 @@
 
 #include "controller/plan/phase_kind.h"
 #include "controller/plan/plan.h"
+#include "controller/plan/sweep.h"
 #include "controller/run/agent_client.h"
 #include "controller/run/run_error.h"
 
 namespace lockstep {
 
 // FitToClients of every phase of `plan` into *fit, then, unless `force`,
-// CheckOnClients of every phase in every test: kBadPlan with every refusal,
-// one line each. Empty otherwise.
-RunError FitPhasesToClients(const Plan& plan, const std::vector<AgentClient*>& clients,
-                            bool force, ClientFit* fit);
+// CheckOnClients of every phase in every test (`resolved`: ResolvePlan of
+// `plan`): kBadPlan with every refusal, one line each. Empty otherwise.
+RunError FitPhasesToClients(const Plan& plan, const ResolvedPlan& resolved,
+                            const std::vector<AgentClient*>& clients, bool force, ClientFit* fit);
 
 }  // namespace lockstep
 

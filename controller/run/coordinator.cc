@@ -56,6 +56,7 @@ class Coordinator {
  public:
   Coordinator(const Plan& plan, const RunOptions& options)
       : plan_(plan),
+        resolved_(ResolvePlan(plan)),
         options_(options),
         events_(options.observer) {}
 
@@ -92,6 +93,7 @@ class Coordinator {
   bool Interrupted() const { return options_.interrupted && options_.interrupted->load(); }
 
   const Plan& plan_;
+  const ResolvedPlan resolved_;  // every test's phases, resolved once (before compiled_)
   uint32_t lease_ms_ = 0;  // the agents' lease: the plan's, or sized to them (SetUpAgents)
   ClientFit fit_;  // what the kinds chose from the clients' facts (client_fit.h)
   std::vector<CompiledTest> compiled_;  // one per test, compiled with fit_
@@ -196,9 +198,10 @@ RunError Coordinator::SetUpAgents() {
   // What the phases' kinds need of each client (a command's program), before any phase runs.
   if (RunError e = CheckPhasesOnAgents(plan_, roster_.clients(), roster_.servers())) return e;
   // Layouts and checksums a root's file system cannot have, before any phase.
-  if (RunError e = CheckFsSettings(plan_, roster_.clients())) return e;
+  if (RunError e = CheckFsSettings(resolved_, roster_.clients())) return e;
   // What the kinds size to the clients and refuse of them (the AI datasets).
-  if (RunError e = FitPhasesToClients(plan_, roster_.clients(), options_.force, &fit_)) return e;
+  RunError unfit = FitPhasesToClients(plan_, resolved_, roster_.clients(), options_.force, &fit_);
+  if (unfit) return unfit;
   for (const std::string& note : fit_.notes) events_.Note(note);
   // Leases run from Attach: with many agents the clock round may outlast one.
   heartbeater_ = std::make_unique<Heartbeater>(
@@ -246,7 +249,7 @@ RunError Coordinator::CompileTests() {
     // [run] client_agents: the clients test t uses (UseClientsOf refuses more).
     const size_t clients =
         plan_.ClientAgents(t) > 0 ? std::min<size_t>(plan_.ClientAgents(t), available) : available;
-    auto compiled = CompileTest(plan_, t, clients, options_.force, &fit_);
+    auto compiled = CompileTest(plan_, resolved_, t, clients, options_.force, &fit_);
     if (!compiled.ok()) return Fail(RunFailure::kBadPlan, std::string(compiled.status().message()));
     for (const CompiledPhase& phase : compiled->phases) {
       if (!phase.aggregate_note.empty()) events_.Note(phase.aggregate_note);
@@ -260,7 +263,7 @@ RunError Coordinator::CompiledFor(uint32_t test_id, const CompiledTest** out) {
   CompiledTest& compiled = compiled_.at(test_id);
   const size_t clients = roster_.clients().size();
   if (compiled.client_agents != clients) {  // fewer after a loss: the split and ranks change
-    auto again = CompileTest(plan_, test_id, clients, options_.force, &fit_);
+    auto again = CompileTest(plan_, resolved_, test_id, clients, options_.force, &fit_);
     if (!again.ok()) return Fail(RunFailure::kBadPlan, std::string(again.status().message()));
     compiled = std::move(*again);
   }

@@ -30,12 +30,13 @@ std::string LayoutKeysOf(const PhasePlan& p) {
 
 }  // namespace
 
-RunError CheckFsSettings(const Plan& plan, const std::vector<AgentClient*>& clients) {
+RunError CheckFsSettings(const ResolvedPlan& resolved, const std::vector<AgentClient*>& clients) {
   std::vector<std::string> refused;
   std::set<std::string> said;  // one line per phase, agent and key
-  for (const PhasePlan& declared : plan.phases) {
-    for (uint32_t t = 0; t < plan.tests(); ++t) {
-      const PhasePlan p = ResolvePhase(plan, declared, t);
+  const size_t phases = resolved.tests.empty() ? 0 : resolved.tests.front().size();
+  for (size_t i = 0; i < phases; ++i) {
+    for (const std::vector<PhasePlan>& test : resolved.tests) {
+      const PhasePlan& p = test[i];
       const bool crc = p.checksums != v1::CHECKSUMS_UNCHANGED;
       if (!p.set_stripe && !crc) continue;
       for (const AgentClient* c : clients) {

@@ -17,14 +17,17 @@
 
 #include "common/root_facts.h"
 #include "controller/plan/plan.h"
+#include "controller/plan/sweep.h"
 #include "controller/run/agent_client.h"
 #include "controller/run/run_error.h"
 #include "lockstep/v1/agent.pb.h"
 
 namespace lockstep {
 
-// kBadPlan, all refusals one line each; empty when nothing is refused.
-RunError CheckFsSettings(const Plan& plan, const std::vector<AgentClient*>& clients);
+// The phases of every test (`resolved`: ResolvePlan of the run's plan)
+// against `clients`: kBadPlan, all refusals one line each (a phase's, then
+// the next phase's); empty when nothing is refused.
+RunError CheckFsSettings(const ResolvedPlan& resolved, const std::vector<AgentClient*>& clients);
 
 }  // namespace lockstep
 

@@ -57,8 +57,9 @@ TEST(ClientFit, MemoryMultipleSizesTheDatasetForDatagenAndTrain) {
   auto b = Client("b:1", "n1", 4 * kGiB, 1000 * kGiB, false);
   auto c = Client("c:1", "n2", 4 * kGiB, 1000 * kGiB, false);
   const Plan plan = DatasetPlan(2);
+  const ResolvedPlan resolved = ResolvePlan(plan);
   ClientFit fit;
-  ASSERT_FALSE(FitPhasesToClients(plan, {a.get(), b.get(), c.get()}, false, &fit));
+  ASSERT_FALSE(FitPhasesToClients(plan, resolved, {a.get(), b.get(), c.get()}, false, &fit));
   ASSERT_EQ(fit.counts.size(), 1u);
   // 2 x 8 GiB of files of 1 MiB (plus the format's own bytes): at least
   // 16,384 files, a little fewer than that many more.
@@ -71,19 +72,20 @@ TEST(ClientFit, MemoryMultipleSizesTheDatasetForDatagenAndTrain) {
                                   HasSubstr("on 2 client hosts")));
   // The compiled specs: datagen and the train phase of the same dataset
   // get the files chosen; the write is untouched.
-  auto compiled = CompileTest(plan, 0, 3, false, &fit);
+  auto compiled = CompileTest(plan, resolved, 0, 3, false, &fit);
   ASSERT_TRUE(compiled.ok()) << compiled.status();
   ASSERT_EQ(compiled->phases.size(), 3u);
   EXPECT_EQ(compiled->phases[0].spec.num_files(), files);
   EXPECT_EQ(compiled->phases[1].spec.num_files(), files);
-  auto unfitted = CompileTest(plan, 0, 3, false);
+  auto unfitted = CompileTest(plan, resolved, 0, 3, false);
   ASSERT_TRUE(unfitted.ok()) << unfitted.status();
   EXPECT_EQ(unfitted->phases[1].spec.num_files(), 16u);
   EXPECT_EQ(compiled->phases[2].spec.SerializeAsString(),
             unfitted->phases[2].spec.SerializeAsString());
   // No multiple: nothing chosen.
   ClientFit none;
-  ASSERT_FALSE(FitPhasesToClients(DatasetPlan(0), {a.get()}, false, &none));
+  const Plan without = DatasetPlan(0);
+  ASSERT_FALSE(FitPhasesToClients(without, ResolvePlan(without), {a.get()}, false, &none));
   EXPECT_TRUE(none.counts.empty());
 }
 
@@ -93,24 +95,25 @@ TEST(ClientFit, ADatasetLargerThanTheFreeSpaceIsRefusedUnlessForced) {
   auto a = Client("a:1", "n1", 4 * kGiB, 4 * kGiB, false);
   auto b = Client("b:1", "n2", 4 * kGiB, 4 * kGiB, false);
   const Plan plan = DatasetPlan(2);
+  const ResolvedPlan resolved = ResolvePlan(plan);
   ClientFit fit;
-  RunError e = FitPhasesToClients(plan, {a.get(), b.get()}, false, &fit);
+  RunError e = FitPhasesToClients(plan, resolved, {a.get(), b.get()}, false, &fit);
   ASSERT_TRUE(e);
   EXPECT_EQ(e.kind, RunFailure::kBadPlan);
   EXPECT_THAT(e.message, AllOf(HasSubstr("[[phase]] 'gen' key 'num_files'"),
                                HasSubstr("on agent a:1 (n1), where 4 GiB is free"),
                                HasSubstr("on agent b:1 (n2)"), HasSubstr("--force")));
   ClientFit forced;
-  EXPECT_FALSE(FitPhasesToClients(plan, {a.get(), b.get()}, true, &forced));
+  EXPECT_FALSE(FitPhasesToClients(plan, resolved, {a.get(), b.get()}, true, &forced));
   EXPECT_EQ(forced.counts, fit.counts);  // the size is chosen all the same
   // With 10 GiB free each, a local root holds its half; a shared one (as
   // its agent declares) must hold the whole dataset.
   auto c = Client("c:1", "n1", 4 * kGiB, 10 * kGiB, false);
   auto d = Client("d:1", "n2", 4 * kGiB, 10 * kGiB, false);
-  EXPECT_FALSE(FitPhasesToClients(plan, {c.get(), d.get()}, false, &fit));
+  EXPECT_FALSE(FitPhasesToClients(plan, resolved, {c.get(), d.get()}, false, &fit));
   auto s1 = Client("s:1", "n1", 4 * kGiB, 10 * kGiB, true);
   auto s2 = Client("s:2", "n2", 4 * kGiB, 10 * kGiB, true);
-  e = FitPhasesToClients(plan, {s1.get(), s2.get()}, false, &fit);
+  e = FitPhasesToClients(plan, resolved, {s1.get(), s2.get()}, false, &fit);
   ASSERT_TRUE(e);
   EXPECT_THAT(e.message, HasSubstr("(fuse) on agent s:1 (n1)"));
 }

@@ -27,13 +27,15 @@ const std::string kPlan =
 TEST(Compile, EachPhaseOnceWithTheTestsValuesAndSplit) {
   auto plan = ParsePlan(kPlan, "plan.toml");
   ASSERT_TRUE(plan.ok()) << plan.status();
-  auto test = CompileTest(*plan, 0, 2, /*ignore_free_space=*/false);
+  const ResolvedPlan resolved = ResolvePlan(*plan);
+  auto test = CompileTest(*plan, resolved, 0, 2, /*ignore_free_space=*/false);
   ASSERT_TRUE(test.ok()) << test.status();
   ASSERT_EQ(test->phases.size(), 2u);
   EXPECT_EQ(test->client_agents, 2u);
   const CompiledPhase& w = test->phases[0];
   EXPECT_EQ(w.planned, &plan->phases[0]);
-  EXPECT_EQ(w.resolved.tasks_per_agent, std::vector<uint32_t>{2});
+  EXPECT_EQ(w.resolved, &resolved.tests[0][0]);
+  EXPECT_EQ(w.resolved->tasks_per_agent, std::vector<uint32_t>{2});
   EXPECT_EQ(w.spec.phase_id(), "t0/r0/w");
   EXPECT_EQ(w.spec.tasks(), 2u);
   EXPECT_EQ(w.spec.total_tasks(), 4u);
@@ -44,10 +46,33 @@ TEST(Compile, EachPhaseOnceWithTheTestsValuesAndSplit) {
   EXPECT_FALSE(test->phases[1].spec.ignore_free_space());
 }
 
+TEST(Compile, APlanIsResolvedOncePerTestAndPhase) {
+  auto plan = ParsePlan(kPlan, "plan.toml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const ResolvedPlan resolved = ResolvePlan(*plan);
+  ASSERT_EQ(resolved.tests.size(), 2u);  // tasks_per_agent = [2, 8]
+  for (uint32_t t = 0; t < 2; ++t) {
+    ASSERT_EQ(resolved.tests[t].size(), 2u);
+    for (size_t i = 0; i < 2; ++i) {
+      const PhasePlan& p = resolved.tests[t][i];
+      EXPECT_EQ(p.name, plan->phases[i].name);
+      EXPECT_EQ(p.tasks_per_agent, std::vector<uint32_t>{t == 0 ? 2u : 8u});
+      EXPECT_TRUE(p.points.empty());
+    }
+  }
+  // A recompile (fewer clients after a loss) reads the same resolution.
+  auto first = CompileTest(*plan, resolved, 0, 2, false);
+  auto again = CompileTest(*plan, resolved, 0, 1, false);
+  ASSERT_TRUE(first.ok() && again.ok());
+  EXPECT_EQ(first->phases[1].resolved, again->phases[1].resolved);
+  EXPECT_EQ(again->phases[1].spec.total_tasks(), 2u);
+}
+
 TEST(Compile, RepetitionAndClientAreStampsNotRebuilds) {
   auto plan = ParsePlan(kPlan, "plan.toml");
   ASSERT_TRUE(plan.ok()) << plan.status();
-  auto test = CompileTest(*plan, 0, 3, /*ignore_free_space=*/true);
+  const ResolvedPlan resolved = ResolvePlan(*plan);
+  auto test = CompileTest(*plan, resolved, 0, 3, /*ignore_free_space=*/true);
   ASSERT_TRUE(test.ok()) << test.status();
   v1::PhaseSpec s = SpecOfRepetition(test->phases[1], 4);
   EXPECT_EQ(s.repetition(), 4u);
@@ -65,7 +90,8 @@ TEST(Compile, RepetitionAndClientAreStampsNotRebuilds) {
 TEST(Compile, ASplitTooSmallIsRefusedNotSwallowed) {
   auto plan = ParsePlan(kPlan, "plan.toml");
   ASSERT_TRUE(plan.ok()) << plan.status();
-  auto test = CompileTest(*plan, 1, 2, false);  // 16 tasks x 1 MiB > 8 MiB
+  const ResolvedPlan resolved = ResolvePlan(*plan);
+  auto test = CompileTest(*plan, resolved, 1, 2, false);  // 16 tasks x 1 MiB > 8 MiB
   ASSERT_FALSE(test.ok());
   EXPECT_THAT(test.status().message(),
               AllOf(HasSubstr("phase 'w' test 1: total_size 8 MiB is smaller than 16 tasks"),
@@ -76,7 +102,8 @@ TEST(Compile, AnUnknownKindIsRefusedNamingThePlanAndPhase) {
   auto plan = ParsePlan(kPlan, "plan.toml");
   ASSERT_TRUE(plan.ok()) << plan.status();
   plan->phases[1].kind = static_cast<v1::PhaseKind>(977);  // a front end's or a newer plan's
-  auto test = CompileTest(*plan, 0, 2, false);
+  const ResolvedPlan resolved = ResolvePlan(*plan);
+  auto test = CompileTest(*plan, resolved, 0, 2, false);
   ASSERT_FALSE(test.ok());
   EXPECT_EQ(test.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(test.status().message(),

@@ -24,7 +24,8 @@ std::unique_ptr<AgentClient> Agent(const std::string& address, const std::string
   return c;
 }
 
-Plan OnePhase(const std::string& dir, bool stripe, v1::ChecksumMode checksums) {
+// A plan of one write phase in one test, resolved as a run resolves it.
+ResolvedPlan OnePhase(const std::string& dir, bool stripe, v1::ChecksumMode checksums) {
   Plan plan;
   PhasePlan p;
   p.name = "w";
@@ -34,7 +35,7 @@ Plan OnePhase(const std::string& dir, bool stripe, v1::ChecksumMode checksums) {
   p.stripe_count = stripe ? 4 : 0;
   p.checksums = checksums;
   plan.phases.push_back(p);
-  return plan;
+  return ResolvePlan(plan);
 }
 
 TEST(FsChecks, RootsOnFileSystemsWithoutLayoutsAreRefusedBeforeTheRun) {
@@ -92,7 +93,7 @@ TEST(FsChecks, DeclaredCapabilitiesDecideNotNames) {
                                    "switch at run time"));
   EXPECT_THAT(e.message, HasSubstr("ms_crc_data"));
   // Both keys of one phase are judged, each on its own.
-  Plan both = OnePhase("/data/x", true, v1::CHECKSUMS_OFF);
+  ResolvedPlan both = OnePhase("/data/x", true, v1::CHECKSUMS_OFF);
   auto ext4 = Agent("g:1", "/data", "ext4");
   e = CheckFsSettings(both, {ext4.get()});
   ASSERT_TRUE(e);

@@ -52,12 +52,13 @@ TEST(Sweep, ListOnAnySweepableKeyMakesTests) {
   EXPECT_EQ(t1.stripe_count, 4);  // not swept: the same in every test
   EXPECT_TRUE(t1.points.empty());
   // The PhaseSpec the agents get carries the test's values.
-  auto test1 = CompileTest(*plan, 1, 2, false);
+  const ResolvedPlan resolved = ResolvePlan(*plan);
+  auto test1 = CompileTest(*plan, resolved, 1, 2, false);
   ASSERT_TRUE(test1.ok()) << test1.status();
   const v1::PhaseSpec& s = test1->phases[0].spec;
   EXPECT_EQ(s.stripe_size_bytes(), 2u << 20);
   EXPECT_EQ(s.checksums(), v1::CHECKSUMS_OFF);
-  auto test0 = CompileTest(*plan, 0, 2, false);
+  auto test0 = CompileTest(*plan, resolved, 0, 2, false);
   ASSERT_TRUE(test0.ok()) << test0.status();
   EXPECT_EQ(test0->phases[1].spec.stripe_size_bytes(), 64u << 10);
 }
@@ -95,7 +96,8 @@ TEST(Sweep, TasksPerAgentStillSweepsAndZipsWithOtherKeys) {
   EXPECT_EQ(t2.transfer_bytes, 1u << 20);
   EXPECT_TRUE(t2.fsync);
   EXPECT_FALSE(ResolvePhase(*plan, plan->phases[0], 0).fsync);
-  auto test1 = CompileTest(*plan, 1, 2, false);
+  const ResolvedPlan resolved = ResolvePlan(*plan);
+  auto test1 = CompileTest(*plan, resolved, 1, 2, false);
   ASSERT_TRUE(test1.ok()) << test1.status();
   EXPECT_EQ(test1->phases[0].spec.total_tasks(), 8u);
   // A list of one value is that value, not a sweep.
