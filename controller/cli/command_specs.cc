@@ -199,10 +199,10 @@ constexpr CommandSpec kHelp = {
     .handler = HelpCommand,
 };
 
-constexpr const CommandSpec* kCommands[] = {&kRun,     &kIor,     &kMdtest, &kIozone, &kIo500, &kDlio,
-                                            &kAgents,  &kCheck,   &kHistory, &kImport,
-                                            &kExport,  &kCompare, &kGate,    &kReport,
-                                            &kVerify,  &kPushCommandSpec, &kCerts, &kHelp};
+constexpr const CommandSpec* kCommands[] = {
+    &kRun,    &kIor,    &kMdtest,  &kIozone, &kIo500,   &kDlio,
+    &kAgents, &kCheck,  &kHistory, &kImport, &kExport,  &kCompare,
+    &kGate,   &kReport, &kVerify,  &kPushCommandSpec,   &kCerts, &kHelp};
 
 constexpr ManSection kSections[] = {
     {.title = "Run references", .text = kRunRefs},
