@@ -7,7 +7,7 @@
 #                        [--telemetry-processes on|off (real agents: per-process CPU;
 #                         each of N agents on this one host scans every process)]
 #                        [--telemetry-interval-ms MS (swarm; default 10 ms per agent, >= 10 s)]
-#                        [--lease-ms MS] [--connect-timeout-ms MS] [--keep]
+#                        [--lease-ms MS] [--connect-timeout-ms MS] [--keep] [--tls]
 #                        [--phase-keys 'delay_seconds = 8' (more lines of the phase, ';' between them)]
 #                        [--controller-env MALLOC_ARENA_MAX=16 (repeatable: the controller's
 #                         environment, for an A/B of one binary; README section 26)]
@@ -16,7 +16,11 @@
 # --swarm one `tests/agent_swarm` process hosting N complete agents (see
 # tests/bench/README.md, "Scale", for what the swarm shares). Files go to
 # /dev/shm. The plan has one write phase (file per process, 256 KiB per task)
-# repeated P times, with [[agent]] tables for the addresses.
+# repeated P times, with [[agent]] tables for the addresses. Plaintext on
+# loopback (--insecure), or with --tls mutual TLS as every remote agent is
+# reached: `lockstep certs init` makes a CA, the controller's certificate and
+# one agent certificate for 127.0.0.1 that every agent serves, and the run
+# is given --tls_dir.
 #
 # Prints one JSON line per run:
 #   agents, tasks, phases,
@@ -72,6 +76,7 @@ ap.add_argument("--lease-ms", type=int, default=0, help="[run] lease_ms (0: the 
 ap.add_argument("--connect-timeout-ms", type=int, default=0,
                 help="[run] connect_timeout_ms (0: the default); 10,000 agents connecting at once need more")
 ap.add_argument("--keep", action="store_true")
+ap.add_argument("--tls", action="store_true", help="mutual TLS instead of --insecure")
 ap.add_argument("--controller-env", action="append", default=[],
                 help="NAME=VALUE added to the controller's environment (repeatable)")
 a = ap.parse_args()
@@ -86,6 +91,14 @@ lockstep = a.lockstep or os.path.join(build, "lockstep")
 work = tempfile.mkdtemp(prefix="lockstep-scale-")
 shm = tempfile.mkdtemp(prefix="lockstep-scale-", dir="/dev/shm")
 logs = os.path.join(work, "logs"); os.makedirs(logs)
+tls_dir = os.path.join(work, "tls")
+if a.tls:
+    subprocess.run([lockstep, "certs", "init", "--dir", tls_dir, "--agent", "bench,127.0.0.1"],
+                   check=True, stdout=subprocess.DEVNULL)
+# How an agent serves: the agent certificate of 127.0.0.1, or plaintext.
+agent_tls = (["--tls_ca", os.path.join(tls_dir, "ca.pem"),
+              "--tls_cert", os.path.join(tls_dir, "agent-bench.pem"),
+              "--tls_key", os.path.join(tls_dir, "agent-bench.key")] if a.tls else [])
 
 
 def start_swarm():
@@ -106,7 +119,8 @@ def start_swarm():
         p = subprocess.Popen([swarm, "--agents", str(n), "--root", root, "--addresses", addr_file,
                               "--threads", str(a.swarm_threads), "--telemetry", a.telemetry,
                               "--telemetry_interval_ms",
-                              str(a.telemetry_interval_ms or max(10000, 10 * a.agents))],
+                              str(a.telemetry_interval_ms or max(10000, 10 * a.agents))]
+                             + agent_tls,
                              stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
         procs.append(p)
         deadline = time.monotonic() + 120 + n / 50
@@ -132,8 +146,9 @@ class Agent:
         os.makedirs(root, exist_ok=True)
         self.log = open(os.path.join(logs, f"agent-{os.path.basename(root)}.log"), "wb")
         self.proc = subprocess.Popen([agent_bin, "--listen", "127.0.0.1:0", "--root", root,
-                                      "--insecure", "--telemetry_processes="
-                                      + ("true" if a.telemetry_processes == "on" else "false")],
+                                      "--telemetry_processes="
+                                      + ("true" if a.telemetry_processes == "on" else "false")]
+                                     + (agent_tls or ["--insecure"]),
                                      stdout=subprocess.PIPE, stderr=self.log,
                                      stdin=subprocess.DEVNULL)
         line = self.proc.stdout.readline().decode()  # EOF if it exits
@@ -175,7 +190,8 @@ def run_controller(plan_text):
     with open(plan_path, "w") as f:
         f.write(plan_text)
     t0 = time.monotonic()
-    p = subprocess.Popen([lockstep, "run", "--insecure", "--out", out, plan_path],
+    transport = ["--tls_dir", tls_dir] if a.tls else ["--insecure"]
+    p = subprocess.Popen([lockstep, "run", *transport, "--out", out, plan_path],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=controller_env)
     peak = {"threads": 0, "fds": 0}
@@ -300,7 +316,7 @@ try:
     swarm_processes = len(agents_handle) if a.swarm else 0
     stop_swarm()  # its call counts (heartbeats) come at its exit
     out = {
-        "agents": a.agents, "swarm": a.swarm,
+        "agents": a.agents, "swarm": a.swarm, "tls": a.tls,
         "swarm_processes": swarm_processes,
         "telemetry_processes": a.telemetry_processes if not a.swarm else None,
         "tasks": a.agents * a.tasks_per_agent, "phases": len(phases), "exit": rc,

@@ -4,7 +4,7 @@
 //
 //   agent_swarm --agents N --root DIR --addresses FILE
 //               [--threads T] [--telemetry on|off] [--telemetry_interval_ms MS]
-//               [--host 127.0.0.1]
+//               [--host 127.0.0.1] [--tls_ca CA --tls_cert CERT --tls_key KEY]
 //
 // Each agent is the agent's own code: one AgentCore (sessions, leases,
 // watchdog, Prepare, PhaseRunner with real task threads and real small I/O)
@@ -23,8 +23,13 @@
 // at 1 s take most of two cores); a phase still has a sample at each end.
 //
 // Writes the agents' addresses to FILE, one per line, in agent order, then
-// prints "ready N" and "listening on ADDRESS" (the first agent's) and serves until SIGINT or SIGTERM. Needs insecure
-// loopback (like `lockstep-agent --insecure`). File descriptors: one listening
+// prints "ready N" and "listening on ADDRESS" (the first agent's) and serves
+// until SIGINT or SIGTERM. Plaintext on loopback (like `lockstep-agent
+// --insecure`), or with --tls_ca/--tls_cert/--tls_key mutual TLS as
+// lockstep-agent serves it (MakeServerCredentials: a client certificate
+// chained to CA required), so that a controller's cost per agent can be
+// measured with the TLS every remote agent needs; each agent's certificate
+// is CERT (its SANs must name HOST). File descriptors: one listening
 // socket per agent plus one per controller connection (and spares: 3 per
 // agent are asked for); the soft limit is
 // raised to the hard one, and (as root) the hard one to what is needed.
@@ -51,6 +56,7 @@
 #include "absl/synchronization/mutex.h"
 #include "agent/agent_core.h"
 #include "agent/agent_service.h"
+#include "common/tls.h"
 #include "lockstep/v1/agent.grpc.pb.h"
 
 namespace lockstep {
@@ -66,6 +72,7 @@ struct Options {
   bool telemetry = true;
   uint32_t telemetry_interval_ms = 10000;
   std::string host = "127.0.0.1";
+  TlsFiles tls;  // all empty: plaintext
 };
 
 // Routes each call to the agent listening on the port the caller dialled.
@@ -167,16 +174,27 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       o->telemetry_interval_ms = static_cast<uint32_t>(std::atoi(value.c_str()));
     } else if (flag == "--host") {
       o->host = value;
+    } else if (flag == "--tls_ca") {
+      o->tls.ca_pem = value;
+    } else if (flag == "--tls_cert") {
+      o->tls.cert_pem = value;
+    } else if (flag == "--tls_key") {
+      o->tls.key_pem = value;
     } else {
       std::fprintf(stderr, "agent_swarm: unknown flag %s\n", flag.c_str());
       return false;
     }
   }
+  const bool tls_given = !o->tls.ca_pem.empty() || !o->tls.cert_pem.empty() ||
+                         !o->tls.key_pem.empty();
+  const bool tls_whole =
+      !o->tls.ca_pem.empty() && !o->tls.cert_pem.empty() && !o->tls.key_pem.empty();
   if (argc % 2 == 0 || o->agents <= 0 || o->root.empty() || o->addresses.empty() ||
-      o->threads <= 0) {
+      o->threads <= 0 || tls_given != tls_whole) {
     std::fprintf(stderr,
                  "usage: agent_swarm --agents N --root DIR --addresses FILE [--threads T] "
-                 "[--telemetry on|off] [--telemetry_interval_ms 10000] [--host 127.0.0.1]\n");
+                 "[--telemetry on|off] [--telemetry_interval_ms 10000] [--host 127.0.0.1] "
+                 "[--tls_ca CA --tls_cert CERT --tls_key KEY (all three)]\n");
     return false;
   }
   return true;
@@ -234,12 +252,19 @@ int Main(int argc, char** argv) {
     services.push_back(MakeAgentService(core->get(), AgentServiceOptions{}));
     cores.push_back(std::move(*core));
   }
+  std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
+  if (!o.tls.ca_pem.empty()) {
+    auto tls = MakeServerCredentials(o.tls);
+    if (!tls.ok()) {
+      std::fprintf(stderr, "agent_swarm: %s\n", std::string(tls.status().message()).c_str());
+      return 2;
+    }
+    creds = *std::move(tls);
+  }
   Router router;
   grpc::ServerBuilder builder;
   std::vector<int> ports(o.agents, 0);
-  for (int k = 0; k < o.agents; ++k) {
-    builder.AddListeningPort(o.host + ":0", grpc::InsecureServerCredentials(), &ports[k]);
-  }
+  for (int k = 0; k < o.agents; ++k) builder.AddListeningPort(o.host + ":0", creds, &ports[k]);
   builder.RegisterService(&router);
   // Polling threads shared by every agent. The synchronous handler pool is
   // gRPC's default: it grows with the calls in flight (a thread quota would
