@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "controller/plan/plan.h"
+#include "controller/plan/sweep.h"
 
 namespace lockstep {
 
@@ -47,9 +48,10 @@ struct DryRunOptions {
 };
 
 // The dry run's text: one block per test, one line per phase, then the
-// totals. Pure: reads `plan` only.
-std::string FormatDryRun(const Plan& plan, const DryRunAgents& agents,
-                         const DryRunOptions& options);
+// totals. Pure: reads `plan` and its phases as `resolved` (ResolvePlan of
+// `plan`) has them.
+std::string FormatDryRun(const Plan& plan, const ResolvedPlan& resolved,
+                         const DryRunAgents& agents, const DryRunOptions& options);
 
 }  // namespace lockstep
 
