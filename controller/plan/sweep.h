@@ -28,16 +28,14 @@ void CopySweptKey(const std::string& key, const PhasePlan& from, PhasePlan* to);
 
 // `phase` (one of plan.phases) as it runs in test `test`: its swept keys at
 // that test's values, tasks_per_agent = {that test's}, sweep and points
-// cleared. Without a sweep: the phase itself. Its one caller outside tests
-// is ResolvePlan.
+// cleared. Without a sweep: the phase itself.
 PhasePlan ResolvePhase(const Plan& plan, const PhasePlan& phase, uint32_t test);
 
 // Every test's phases as they run, each resolved once (ResolvePhase):
 // tests[t][i] is plan.phases[i] in test t. A run resolves its plan once,
 // before its first check: the file-system checks, the kinds' client fit and
 // CompileTest (controller/plan/compile.h) read it, and nothing after them
-// resolves a phase again (a recompile after a loss neither); a dry run
-// (plan_smoke.h FormatDryRun) reads one too.
+// resolves a phase again (a recompile after a loss neither).
 struct ResolvedPlan {
   std::vector<std::vector<PhasePlan>> tests;
 };
