@@ -65,11 +65,11 @@ absl::StatusOr<DryRunAgents> CountAgents(const ParsedFlags& f, const Plan& plan)
 
 // Every test's phases: block × segments × tasks within 64-bit offsets
 // (SplitAggregate's OutOfRange).
-absl::Status CheckTestSizes(const Plan& plan, const ResolvedPlan& resolved, uint32_t clients) {
+absl::Status CheckTestSizes(const Plan& plan, uint32_t clients) {
   for (uint32_t t = 0; t < plan.tests(); ++t) {
     const uint32_t c = plan.ClientAgents(t) > 0 ? std::min(plan.ClientAgents(t), clients) : clients;
-    for (const PhasePlan& phase : resolved.tests[t]) {
-      auto split = SplitAggregate(plan, phase, t, c);
+    for (const PhasePlan& phase : plan.phases) {
+      auto split = SplitAggregate(plan, ResolvePhase(plan, phase, t), t, c);
       if (!split.ok() && absl::IsOutOfRange(split.status())) return split.status();
     }
   }
@@ -93,15 +93,14 @@ int DryRun(const ParsedFlags& f, const Plan& plan) {
   }
   // Sizes beyond 64 bits are refused as the run refuses them (its
   // CheckAggregates), not shown as a wrapped figure.
-  const ResolvedPlan resolved = ResolvePlan(plan);  // once, for both
-  if (absl::Status s = CheckTestSizes(plan, resolved, agents->clients); !s.ok()) {
+  if (absl::Status s = CheckTestSizes(plan, agents->clients); !s.ok()) {
     std::fprintf(stderr, "lockstep run: %s\n", std::string(s.message()).c_str());
     return kExitUsage;
   }
   DryRunOptions o;
   o.rate_mib_s = static_cast<double>(f.GetUint("rate_mib_s"));
   o.rate_ops_s = static_cast<double>(f.GetUint("rate_ops_s"));
-  const std::string text = FormatDryRun(plan, resolved, *agents, o);
+  const std::string text = FormatDryRun(plan, *agents, o);
   std::fwrite(text.data(), 1, text.size(), stdout);
   return kExitOk;
 }

@@ -146,8 +146,8 @@ void MakeSmokePlan(const SmokeOptions& options, Plan* plan) {
   }
 }
 
-std::string FormatDryRun(const Plan& plan, const ResolvedPlan& resolved,
-                         const DryRunAgents& agents, const DryRunOptions& options) {
+std::string FormatDryRun(const Plan& plan, const DryRunAgents& agents,
+                         const DryRunOptions& options) {
   std::string out = absl::StrFormat(
       "dry run of %s: nothing is sent to any agent, no file is touched\n"
       "agents: %u client(s), %u server(s) (%s)\n"
@@ -170,7 +170,8 @@ std::string FormatDryRun(const Plan& plan, const ResolvedPlan& resolved,
                                                 "refuse this test)",
                                                 plan.ClientAgents(t))
                               : "");
-    for (const PhasePlan& p : resolved.tests[t]) {
+    for (const PhasePlan& phase : plan.phases) {
+      const PhasePlan p = ResolvePhase(plan, phase, t);
       const PhaseEstimate e = EstimatePhase(plan, p, t, clients, options);
       // Saturated: the run refuses what does not fit (SplitAggregate).
       const uint64_t per_agent = SaturatingMul(e.bytes_per_task, plan.TasksPerAgent(p, t));

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "controller/plan/plan.h"
-#include "controller/plan/sweep.h"
 
 namespace lockstep {
 
@@ -48,10 +47,9 @@ struct DryRunOptions {
 };
 
 // The dry run's text: one block per test, one line per phase, then the
-// totals. Pure: reads `plan` and its phases as `resolved` (ResolvePlan of
-// `plan`) has them.
-std::string FormatDryRun(const Plan& plan, const ResolvedPlan& resolved,
-                         const DryRunAgents& agents, const DryRunOptions& options);
+// totals. Pure: reads `plan` only.
+std::string FormatDryRun(const Plan& plan, const DryRunAgents& agents,
+                         const DryRunOptions& options);
 
 }  // namespace lockstep
 

@@ -84,7 +84,7 @@ uint64_t DryRunAllocations(const std::string& text) {
       for (const PhasePlan& p : plan->phases) (void)ResolvePhase(*plan, p, t);
       (void)SweepValuesOf(*plan, t);
     }
-    (void)FormatDryRun(*plan, ResolvePlan(*plan), {.clients = 2, .source = "t"}, {});
+    (void)FormatDryRun(*plan, {.clients = 2, .source = "t"}, {});
   });
 }
 

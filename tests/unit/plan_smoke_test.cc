@@ -102,7 +102,7 @@ segments = 100
 TEST(DryRun, CountsBytesFilesAndTimePerTestAndInAll) {
   Plan plan = MustParse(kSeedLike);
   const std::string text =
-      FormatDryRun(plan, ResolvePlan(plan), {.clients = 2, .servers = 1, .source = "--local 2"},
+      FormatDryRun(plan, {.clients = 2, .servers = 1, .source = "--local 2"},
                    {.rate_mib_s = 1024, .rate_ops_s = 1000});
   EXPECT_THAT(text, HasSubstr("dry run of seed.toml: nothing is sent to any agent"));
   EXPECT_THAT(text, HasSubstr("agents: 2 client(s), 1 server(s) (--local 2)"));
@@ -130,8 +130,7 @@ tasks_per_agent = [1, 3, 2, 4]
   EXPECT_EQ(plan.tests(), 4u);
   EXPECT_EQ(plan.ClientAgents(0), 1u);
   EXPECT_EQ(plan.ClientAgents(3), 8u);
-  const std::string text =
-      FormatDryRun(plan, ResolvePlan(plan), {.clients = 4, .source = "--agents"}, {});
+  const std::string text = FormatDryRun(plan, {.clients = 4, .source = "--agents"}, {});
   EXPECT_THAT(text, HasSubstr("test 2: 4 client agent(s), 2 task(s) per agent\n"));
   EXPECT_THAT(text, HasSubstr("test 3: 4 client agent(s), 4 task(s) per agent (client_agents "
                               "asks for 8: the run would refuse this test)"));
