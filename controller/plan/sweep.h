@@ -35,7 +35,9 @@ PhasePlan ResolvePhase(const Plan& plan, const PhasePlan& phase, uint32_t test);
 // tests[t][i] is plan.phases[i] in test t. A run resolves its plan once,
 // before its first check: the file-system checks, the kinds' client fit and
 // CompileTest (controller/plan/compile.h) read it, and nothing after them
-// resolves a phase again (a recompile after a loss neither).
+// resolves a phase again (a recompile after a loss neither). It holds every
+// test's phases at once, as the compiled tests do; the dry run, which need
+// not, resolves each test's phases as it reaches them (plan_smoke.h).
 struct ResolvedPlan {
   std::vector<std::vector<PhasePlan>> tests;
 };
