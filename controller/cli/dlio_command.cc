@@ -60,12 +60,6 @@ std::optional<int> ReachDlioAgents(const ParsedFlags& f, const std::atomic<bool>
   return std::nullopt;
 }
 
-std::string Absolute(const std::string& path) {
-  std::error_code ec;
-  fs::path p = fs::absolute(path, ec);
-  return (ec ? fs::path(path) : p).lexically_normal().string();
-}
-
 // The directories create_directories(dir) would create.
 std::vector<std::string> MissingDirs(const fs::path& dir) {
   std::vector<std::string> missing;
@@ -83,15 +77,12 @@ std::vector<std::string> MissingDirs(const fs::path& dir) {
 // ancestor.
 std::optional<int> PlaceLocally(const ParsedFlags& f, DlioRun* run) {
   DlioConfig& c = run->config;
-  const std::string data = Absolute(DlioDataDir(c, run->plan_options));
+  const std::string data = AbsolutePath(DlioDataDir(c, run->plan_options));
   run->plan_options.data_dir = data;
-  const std::string ckpt = Absolute(DlioCheckpointDir(c, run->plan_options));
+  const std::string ckpt = AbsolutePath(DlioCheckpointDir(c, run->plan_options));
   c.checkpoint_folder = ckpt;
-  LocalWritePlaces places;
+  const LocalWritePlaces places = CommandLineWritePlaces(f.GetList("root"));
   std::error_code ec;
-  places.cwd = fs::current_path(ec).string();
-  places.roots = f.GetList("root");
-  places.named_on_command_line = true;
   fs::path root;
   for (const auto& [dir, what] : {std::pair{data, "dataset.data_folder"},
                                   std::pair{ckpt, "checkpoint.checkpoint_folder"}}) {

@@ -219,10 +219,7 @@ absl::Status PlaceLocally(const LocalPlacement& placement, CliCommand* cmd, std:
   const std::filesystem::path abs = std::filesystem::absolute(dir, ec).lexically_normal();
   // Where it may write first: "does not exist; create it" is no advice for
   // a directory that would then be refused.
-  LocalWritePlaces places;
-  places.cwd = std::filesystem::current_path(ec).string();
-  places.roots = cmd->controller.roots;
-  places.named_on_command_line = true;
+  const LocalWritePlaces places = CommandLineWritePlaces(cmd->controller.roots);
   RETURN_IF_ERROR(CheckLocalWritePlace(abs.string(), places, placement.what));
   std::string placed;
   if (!ec && std::filesystem::is_directory(abs, ec)) {

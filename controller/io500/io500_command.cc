@@ -51,12 +51,6 @@ int Fail(int code, const std::string& message) {
   return code;
 }
 
-std::string Absolute(const std::string& path) {
-  std::error_code ec;
-  fs::path p = fs::absolute(path, ec);
-  return (ec ? fs::path(path) : p).lexically_normal().string();
-}
-
 // The agents (none: local ones) and the credentials; an exit code on error.
 std::optional<int> ReachAgents(const ParsedFlags& f, const std::atomic<bool>* interrupted,
                                Io500Run* run) {
@@ -82,8 +76,8 @@ std::optional<int> SetUp(const ParsedFlags& f, Io500Run* run) {
   Io500Setup& s = run->setup;
   const int64_t now_s = absl::ToUnixSeconds(absl::Now());
   const std::string stamp = Io500DirTimestamp(now_s);
-  s.datadir = Absolute(c.timestamp_datadir ? c.datadir + "/" + stamp : c.datadir);
-  s.resultdir = Absolute(c.timestamp_resultdir ? c.resultdir + "/" + stamp : c.resultdir);
+  s.datadir = AbsolutePath(c.timestamp_datadir ? c.datadir + "/" + stamp : c.datadir);
+  s.resultdir = AbsolutePath(c.timestamp_resultdir ? c.resultdir + "/" + stamp : c.resultdir);
   s.tasks_per_agent = static_cast<uint32_t>(f.GetUint("tasks-per-agent"));
   s.stonewall_seconds =
       f.Has("stonewall-s") ? static_cast<uint32_t>(f.GetUint("stonewall-s")) : c.stonewall_seconds;
@@ -93,11 +87,7 @@ std::optional<int> SetUp(const ParsedFlags& f, Io500Run* run) {
   // Where it may write, before anything is created: the ini names both
   // directories (as a command line would), but a system directory only
   // with --root.
-  LocalWritePlaces places;
-  std::error_code cwd_ec;
-  places.cwd = fs::current_path(cwd_ec).string();
-  places.roots = f.GetList("root");
-  places.named_on_command_line = true;
+  const LocalWritePlaces places = CommandLineWritePlaces(f.GetList("root"));
   if (local) {
     if (absl::Status w = CheckLocalWritePlace(s.datadir, places, "[global] datadir"); !w.ok()) {
       return Fail(kExitUsage, std::string(w.message()));

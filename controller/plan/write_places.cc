@@ -33,6 +33,21 @@ int DirLine(const Plan& plan, size_t index) {
 
 }  // namespace
 
+LocalWritePlaces CommandLineWritePlaces(std::vector<std::string> roots) {
+  LocalWritePlaces places;
+  std::error_code ec;
+  places.cwd = std::filesystem::current_path(ec).string();
+  places.roots = std::move(roots);
+  places.named_on_command_line = true;
+  return places;
+}
+
+std::string AbsolutePath(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path p = std::filesystem::absolute(path, ec);
+  return (ec ? std::filesystem::path(path) : p).lexically_normal().string();
+}
+
 bool IsSystemDirectory(const std::string& path) {
   if (path == "/") return true;
   static const char* const kSystem[] = {"/etc", "/usr",  "/boot",    "/bin", "/sbin",

@@ -23,6 +23,17 @@ struct LocalWritePlaces {
   bool named_on_command_line = false;
 };
 
+// The places of a front end whose command line names its directories
+// (`lockstep ior -o`, mdtest -d, iozone -F, io500's ini, dlio's folders):
+// this process's working directory, `roots` (its --root) and
+// named_on_command_line.
+LocalWritePlaces CommandLineWritePlaces(std::vector<std::string> roots);
+
+// `path` made absolute against the working directory and normalized
+// (lexically: symlinks are WhereItLands's to resolve); `path` normalized
+// when the working directory cannot be read.
+std::string AbsolutePath(const std::string& path);
+
 // "/", /etc, /usr, /boot, /bin, /sbin, /lib*, /proc, /sys, /dev (but
 // /dev/shm), /var/lib, /root, or below one of them. `path` is absolute and
 // normal.

@@ -76,5 +76,22 @@ TEST(WritePlaces, PlanDirsMustBeTheRunnersPlaces) {
               HasSubstr("-o's directory \"/etc\" is a system directory"));
 }
 
+// What every front end that names its directories on the command line
+// starts from (ior, mdtest, iozone, io500, dlio): one helper, not four copies.
+TEST(WritePlaces, CommandLinePlacesAndAbsolutePaths) {
+  const std::string cwd = std::filesystem::current_path().string();
+  const LocalWritePlaces places = CommandLineWritePlaces({"/scratch/a", "/scratch/b"});
+  EXPECT_EQ(places.cwd, cwd);
+  EXPECT_EQ(places.roots, (std::vector<std::string>{"/scratch/a", "/scratch/b"}));
+  EXPECT_TRUE(places.named_on_command_line);
+  EXPECT_EQ(places.local_root, "");
+  // A directory named below a --root is allowed; a system directory is not.
+  EXPECT_TRUE(CheckLocalWritePlace("/scratch/a/run", places, "-o's directory").ok());
+  EXPECT_FALSE(CheckLocalWritePlace("/etc/x", places, "-o's directory").ok());
+  EXPECT_EQ(AbsolutePath("data/../io500"),
+            (std::filesystem::path(cwd) / "io500").lexically_normal().string());
+  EXPECT_EQ(AbsolutePath("/a//b/./c/.."), "/a/b/");
+}
+
 }  // namespace
 }  // namespace lockstep
