@@ -92,9 +92,9 @@ work = tempfile.mkdtemp(prefix="lockstep-scale-")
 shm = tempfile.mkdtemp(prefix="lockstep-scale-", dir="/dev/shm")
 logs = os.path.join(work, "logs"); os.makedirs(logs)
 tls_dir = os.path.join(work, "tls")
-if a.tls:
-    subprocess.run([lockstep, "certs", "init", "--dir", tls_dir, "--agent", "bench,127.0.0.1"],
-                   check=True, stdout=subprocess.DEVNULL)
+if a.tls:  # the build's own lockstep: --lockstep may be a wrapper (perf) or an older binary
+    subprocess.run([os.path.join(build, "lockstep"), "certs", "init", "--dir", tls_dir,
+                    "--agent", "bench,127.0.0.1"], check=True, stdout=subprocess.DEVNULL)
 # How an agent serves: the agent certificate of 127.0.0.1, or plaintext.
 agent_tls = (["--tls_ca", os.path.join(tls_dir, "ca.pem"),
               "--tls_cert", os.path.join(tls_dir, "agent-bench.pem"),
