@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "absl/strings/str_format.h"
 #include "common/sizes.h"
@@ -154,6 +155,12 @@ absl::Status MakeDirectories(const std::string& dir, mode_t mode) {
     return absl::FailedPreconditionError(absl::StrFormat("%s is not a directory", dir));
   }
   return absl::OkStatus();
+}
+
+std::string AbsolutePath(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path p = std::filesystem::absolute(path, ec);
+  return (ec ? std::filesystem::path(path) : p).lexically_normal().string();
 }
 
 bool PathIsUnder(const std::string& path, const std::string& root) {

@@ -42,6 +42,11 @@ absl::Status MakeDirectories(const std::string& dir, mode_t mode);
 // "/". Both absolute and normal (no "..", no trailing '/').
 bool PathIsUnder(const std::string& path, const std::string& root);
 
+// `path` made absolute against the working directory and normalized by its
+// text (no symlinks resolved); `path` normalized when the working directory
+// cannot be read.
+std::string AbsolutePath(const std::string& path);
+
 // Hex SHA-256 of `data` (OpenSSL EVP).
 std::string Sha256Hex(std::string_view data);
 

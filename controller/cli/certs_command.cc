@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <string_view>
 
 #include "absl/strings/ascii.h"
@@ -148,9 +147,7 @@ std::string Quote(const std::string& s) {
 int RunCerts(const InitOptions& opts, bool make_ca) {
   const char* cmd = make_ca ? "init" : "issue";
   const bool issue_controller = make_ca || opts.controller_given;
-  std::error_code ec;
-  std::filesystem::path abs = std::filesystem::absolute(opts.dir, ec);
-  const std::string dir = ec ? opts.dir : abs.lexically_normal().string();
+  const std::string dir = AbsolutePath(opts.dir);
   auto strip_slash = [](std::string d) {
     while (d.size() > 1 && d.back() == '/') d.pop_back();
     return d;

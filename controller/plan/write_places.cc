@@ -42,12 +42,6 @@ LocalWritePlaces CommandLineWritePlaces(std::vector<std::string> roots) {
   return places;
 }
 
-std::string AbsolutePath(const std::string& path) {
-  std::error_code ec;
-  const std::filesystem::path p = std::filesystem::absolute(path, ec);
-  return (ec ? std::filesystem::path(path) : p).lexically_normal().string();
-}
-
 bool IsSystemDirectory(const std::string& path) {
   if (path == "/") return true;
   static const char* const kSystem[] = {"/etc", "/usr",  "/boot",    "/bin", "/sbin",

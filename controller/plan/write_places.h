@@ -29,11 +29,6 @@ struct LocalWritePlaces {
 // named_on_command_line.
 LocalWritePlaces CommandLineWritePlaces(std::vector<std::string> roots);
 
-// `path` made absolute against the working directory and normalized
-// (lexically: symlinks are WhereItLands's to resolve); `path` normalized
-// when the working directory cannot be read.
-std::string AbsolutePath(const std::string& path);
-
 // "/", /etc, /usr, /boot, /bin, /sbin, /lib*, /proc, /sys, /dev (but
 // /dev/shm), /var/lib, /root, or below one of them. `path` is absolute and
 // normal.

@@ -91,5 +91,12 @@ TEST(PathIsUnder, ByTextOnly) {
   EXPECT_TRUE(PathIsUnder("/anything", "/"));
 }
 
+TEST(AbsolutePath, AgainstTheWorkingDirectoryAndNormalByText) {
+  const std::string cwd = std::filesystem::current_path().string();
+  EXPECT_EQ(AbsolutePath("data/../io500"),
+            (std::filesystem::path(cwd) / "io500").lexically_normal().string());
+  EXPECT_EQ(AbsolutePath("/a//b/./c/.."), "/a/b/");
+}
+
 }  // namespace
 }  // namespace lockstep
