@@ -8,6 +8,7 @@
 #include "common/names.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
+#include "controller/plan/kinds/key_table.h"
 #include "controller/plan/kinds/registry.h"
 #include "controller/plan/limits.h"
 #include "controller/plan/plan_smoke.h"
@@ -70,44 +71,19 @@ class MdtestKind : public PhaseKindDef {
   v1::PhaseKind wire() const override { return v1::MDTEST; }
 
   std::vector<std::string> OwnKeys() const override {
-    return {"md_op",        "md_branching", "md_depth",          "md_items",
-            "md_unique_dir", "md_write_size", "md_read_size",     "md_leaf_only",
-            "md_neighbor_shift", "md_stonewall_seconds"};
+    std::vector<std::string> keys = keys_.Keys();
+    keys.insert(keys.begin(), "md_op");
+    return keys;
   }
 
-  std::vector<SweptKey> SweptKeys() const override {
-    return {
-        {"md_items",
-         [](const PhasePlan& f, PhasePlan* t) {
-           t->Own<MdtestPlan>().md_items = f.Own<MdtestPlan>().md_items;
-         }},
-        {"md_write_size",
-         [](const PhasePlan& f, PhasePlan* t) {
-           t->Own<MdtestPlan>().md_write_bytes = f.Own<MdtestPlan>().md_write_bytes;
-         }},
-        {"md_read_size",
-         [](const PhasePlan& f, PhasePlan* t) {
-           t->Own<MdtestPlan>().md_read_bytes = f.Own<MdtestPlan>().md_read_bytes;
-         }},
-    };
-  }
+  std::vector<SweptKey> SweptKeys() const override { return keys_.Swept(); }
 
   absl::Status ReadKeys(const TableReader& r, const Plan&, PhasePlan* p) const override {
     MdtestPlan other_kind;  // another kind's phase: read to check, not kept
     MdtestPlan& md = p->kind == wire() ? p->Own<MdtestPlan>() : other_kind;
     std::string op;
     RETURN_IF_ERROR(r.String("md_op", &op));
-    RETURN_IF_ERROR(r.Uint32("md_branching", 1, kMaxMdBranching, &md.md_branching));
-    RETURN_IF_ERROR(r.Uint32("md_depth", 0, kMaxMdDepth, &md.md_depth));
-    RETURN_IF_ERROR(r.Uint("md_items", 0, kMaxMdItems, &md.md_items));
-    RETURN_IF_ERROR(r.Bool("md_unique_dir", &md.md_unique_dir));
-    if (r.Get("md_write_size")) RETURN_IF_ERROR(r.Size("md_write_size", &md.md_write_bytes));
-    if (r.Get("md_read_size")) RETURN_IF_ERROR(r.Size("md_read_size", &md.md_read_bytes));
-    RETURN_IF_ERROR(r.Bool("md_leaf_only", &md.md_leaf_only));
-    RETURN_IF_ERROR(
-        r.Uint32("md_neighbor_shift", 0, kMaxMdNeighborShift, &md.md_neighbor_shift));
-    RETURN_IF_ERROR(
-        r.Uint32("md_stonewall_seconds", 0, kMaxStonewallSeconds, &md.md_stonewall_seconds));
+    RETURN_IF_ERROR(keys_.Read(r, &md));
     RETURN_IF_ERROR(RefuseOwnKeys(r, *p));
     if (p->kind != wire()) return absl::OkStatus();
     return CheckMdtestPhase(r, op, p);
@@ -117,29 +93,13 @@ class MdtestKind : public PhaseKindDef {
     const MdtestPlan& md = p.Own<MdtestPlan>();
     WriteKeepAndDelay(p, out);
     out->String("md_op", MdtestOpName(md.md_op));
-    out->Uint("md_branching", md.md_branching);
-    out->Uint("md_depth", md.md_depth);
-    out->UintAlways("md_items", md.md_items);  // 0 too: mdtest without -n
-    out->Bool("md_unique_dir", md.md_unique_dir);
-    out->Uint("md_write_size", md.md_write_bytes);
-    out->Uint("md_read_size", md.md_read_bytes);
-    out->Bool("md_leaf_only", md.md_leaf_only);
-    out->Uint("md_neighbor_shift", md.md_neighbor_shift);
-    out->Uint("md_stonewall_seconds", md.md_stonewall_seconds);
+    keys_.Write(md, out);
   }
 
   void FillSpec(const PhasePlan& p, v1::PhaseSpec* s) const override {
     const MdtestPlan& md = p.Own<MdtestPlan>();
     s->set_md_op(md.md_op);
-    s->set_md_branching(md.md_branching);
-    s->set_md_depth(md.md_depth);
-    s->set_md_items(md.md_items);
-    s->set_md_unique_dir(md.md_unique_dir);
-    s->set_md_write_bytes(md.md_write_bytes);
-    s->set_md_read_bytes(md.md_read_bytes);
-    s->set_md_leaf_only(md.md_leaf_only);
-    s->set_md_neighbor_shift(md.md_neighbor_shift);
-    s->set_md_stonewall_seconds(md.md_stonewall_seconds);
+    keys_.Fill(md, s);
     // -W: the tasks of every agent agree on the count at the wall.
     if (md.md_stonewall_seconds > 0) s->set_sync_across_agents(true);
   }
@@ -176,6 +136,26 @@ class MdtestKind : public PhaseKindDef {
     e->files = md.md_op == v1::MD_FILE_CREATE ? md.md_items * e->tasks : 0;
     e->note = MdtestOpName(md.md_op);
   }
+
+ private:
+  // Every key but md_op (a name, checked with the others in CheckMdtestPhase).
+  using P = MdtestPlan;
+  using S = v1::PhaseSpec;
+  const KeyTable<P> keys_ =
+      KeyTable<P>()
+          .Uint32("md_branching", &P::md_branching, 1, kMaxMdBranching, &S::set_md_branching)
+          .Uint32("md_depth", &P::md_depth, 0, kMaxMdDepth, &S::set_md_depth)
+          // Written at 0 too: mdtest without -n.
+          .Uint("md_items", &P::md_items, 0, kMaxMdItems, &S::set_md_items,
+                {.swept = true, .write_zero = true})
+          .Bool("md_unique_dir", &P::md_unique_dir, &S::set_md_unique_dir)
+          .Size("md_write_size", &P::md_write_bytes, &S::set_md_write_bytes, {.swept = true})
+          .Size("md_read_size", &P::md_read_bytes, &S::set_md_read_bytes, {.swept = true})
+          .Bool("md_leaf_only", &P::md_leaf_only, &S::set_md_leaf_only)
+          .Uint32("md_neighbor_shift", &P::md_neighbor_shift, 0, kMaxMdNeighborShift,
+                  &S::set_md_neighbor_shift)
+          .Uint32("md_stonewall_seconds", &P::md_stonewall_seconds, 0, kMaxStonewallSeconds,
+                  &S::set_md_stonewall_seconds);
 };
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "common/status_macros.h"
 #include "common/wire_version.h"
 #include "controller/plan/kinds/layers_plan.h"
+#include "controller/plan/kinds/key_table.h"
 #include "controller/plan/kinds/registry.h"
 #include "controller/plan/plan_smoke.h"
 #include "controller/record/ior_math.h"
@@ -95,17 +96,15 @@ class NetKind : public PhaseKindDef {
   void SetDefaults(PhasePlan* p) const override { p->dir.assign(1, '.'); }
 
   std::vector<std::string> OwnKeys() const override {
-    return {"streams", "message_size", "duration_seconds", "ping_count", "ping_size", "interface"};
+    std::vector<std::string> keys = keys_.Keys();
+    keys.push_back("interface");
+    return keys;
   }
 
   absl::Status ReadKeys(const TableReader& r, const Plan&, PhasePlan* p) const override {
     NetPlan other_kind;
     NetPlan& n = p->kind == wire() ? p->Own<NetPlan>() : other_kind;
-    RETURN_IF_ERROR(r.Uint32("streams", 1, kMaxNetStreamsPerPeer, &n.streams));
-    RETURN_IF_ERROR(r.Size("message_size", &n.message_bytes));
-    RETURN_IF_ERROR(r.Uint32("duration_seconds", 1, kMaxNetDurationMs / 1000, &n.duration_seconds));
-    RETURN_IF_ERROR(r.Uint32("ping_count", 0, 100000, &n.ping_count));
-    RETURN_IF_ERROR(r.Size("ping_size", &n.ping_bytes));
+    RETURN_IF_ERROR(keys_.Read(r, &n));
     RETURN_IF_ERROR(r.String("interface", &n.interface));
     RETURN_IF_ERROR(RefuseOwnKeys(r, *p));
     if (p->kind != wire()) return absl::OkStatus();
@@ -132,11 +131,7 @@ class NetKind : public PhaseKindDef {
   void WriteToml(const PhasePlan& p, TomlLines* out) const override {
     const NetPlan& n = p.Own<NetPlan>();
     WriteKeepAndDelay(p, out);
-    out->UintAlways("streams", n.streams);
-    out->UintAlways("message_size", n.message_bytes);
-    out->UintAlways("duration_seconds", n.duration_seconds);
-    out->UintAlways("ping_count", n.ping_count);
-    out->UintAlways("ping_size", n.ping_bytes);
+    keys_.Write(n, out);
     if (!n.interface.empty()) out->String("interface", n.interface);
   }
 
@@ -285,6 +280,20 @@ class NetKind : public PhaseKindDef {
     e->note = absl::StrFormat("%u stream(s) per client and OSS pair for %u s", n.streams,
                               n.duration_seconds);
   }
+
+ private:
+  // Every key but interface (a name); FillSpec puts them in NetSpec, in its
+  // units. Written back at any value: a net phase's defaults are not 0.
+  using P = NetPlan;
+  static constexpr KeyOptions kAlways{.write_zero = true};
+  const KeyTable<P> keys_ =
+      KeyTable<P>()
+          .Uint32("streams", &P::streams, 1, kMaxNetStreamsPerPeer, nullptr, kAlways)
+          .Size("message_size", &P::message_bytes, nullptr, kAlways)
+          .Uint32("duration_seconds", &P::duration_seconds, 1, kMaxNetDurationMs / 1000, nullptr,
+                  kAlways)
+          .Uint32("ping_count", &P::ping_count, 0, 100000, nullptr, kAlways)
+          .Size("ping_size", &P::ping_bytes, nullptr, kAlways);
 };
 
 }  // namespace

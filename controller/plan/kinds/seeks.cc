@@ -5,6 +5,7 @@
 #include "common/checked_math.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
+#include "controller/plan/kinds/key_table.h"
 #include "controller/plan/kinds/registry.h"
 #include "controller/plan/limits.h"
 #include "controller/plan/plan_smoke.h"
@@ -20,13 +21,12 @@ class SeeksKind : public PhaseKindDef {
 
   void SetDefaults(PhasePlan* p) const override { p->transfer_bytes = kDefaultSeekTransferBytes; }
 
-  std::vector<std::string> OwnKeys() const override { return {"seeks", "seek_rewrite_pct"}; }
+  std::vector<std::string> OwnKeys() const override { return keys_.Keys(); }
 
   absl::Status ReadKeys(const TableReader& r, const Plan&, PhasePlan* p) const override {
     SeeksPlan other_kind;  // another kind's phase: read to check, not kept
     SeeksPlan& sk = p->kind == wire() ? p->Own<SeeksPlan>() : other_kind;
-    RETURN_IF_ERROR(r.Uint("seeks", 1, kMaxSeeksPerTask, &sk.seeks));
-    RETURN_IF_ERROR(r.Uint32("seek_rewrite_pct", 0, 100, &sk.seek_rewrite_pct));
+    RETURN_IF_ERROR(keys_.Read(r, &sk));
     RETURN_IF_ERROR(RefuseOwnKeys(r, *p));
     if (p->kind != wire()) return absl::OkStatus();
     if (sk.seeks == 0) {
@@ -41,17 +41,13 @@ class SeeksKind : public PhaseKindDef {
   }
 
   void WriteToml(const PhasePlan& p, TomlLines* out) const override {
-    const SeeksPlan& sk = p.Own<SeeksPlan>();
     WriteKeepAndDelay(p, out);
     WriteIorShape(p, out);  // a seeks phase has no total_size: block_size
-    out->Uint("seeks", sk.seeks);
-    out->UintAlways("seek_rewrite_pct", sk.seek_rewrite_pct);
+    keys_.Write(p.Own<SeeksPlan>(), out);
   }
 
   void FillSpec(const PhasePlan& p, v1::PhaseSpec* s) const override {
-    const SeeksPlan& sk = p.Own<SeeksPlan>();
-    s->set_seeks_per_task(sk.seeks);
-    s->set_seek_rewrite_pct(sk.seek_rewrite_pct);
+    keys_.Fill(p.Own<SeeksPlan>(), s);
   }
 
   // It may lay its file out (agent/workloads/seeks.h).
@@ -87,6 +83,13 @@ class SeeksKind : public PhaseKindDef {
     e->ops_rate_only = true;
     e->note = absl::StrFormat("%u%% written back; timed at the metadata rate", sk.seek_rewrite_pct);
   }
+
+ private:
+  const KeyTable<SeeksPlan> keys_ =
+      KeyTable<SeeksPlan>()
+          .Uint("seeks", &SeeksPlan::seeks, 1, kMaxSeeksPerTask, &v1::PhaseSpec::set_seeks_per_task)
+          .Uint32("seek_rewrite_pct", &SeeksPlan::seek_rewrite_pct, 0, 100,
+                  &v1::PhaseSpec::set_seek_rewrite_pct, {.write_zero = true});
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "common/limits.h"
 #include "common/sizes.h"
+#include "controller/plan/kinds/key_table.h"
 #include "controller/plan/kinds/registry.h"
 #include "controller/plan/limits.h"
 #include "controller/plan/plan_smoke.h"
@@ -28,42 +29,13 @@ class SmallFilesKind : public PhaseKindDef {
  public:
   v1::PhaseKind wire() const override { return v1::SMALL_FILES; }
 
-  std::vector<std::string> OwnKeys() const override {
-    return {"small_files", "small_file_min_size", "small_file_max_size", "small_files_per_dir"};
-  }
-
-  std::vector<SweptKey> SweptKeys() const override {
-    return {
-        {"small_files",
-         [](const PhasePlan& f, PhasePlan* t) {
-           t->Own<SmallFilesPlan>().small_files = f.Own<SmallFilesPlan>().small_files;
-         }},
-        {"small_file_min_size",
-         [](const PhasePlan& f, PhasePlan* t) {
-           t->Own<SmallFilesPlan>().small_file_min_bytes =
-               f.Own<SmallFilesPlan>().small_file_min_bytes;
-         }},
-        {"small_file_max_size",
-         [](const PhasePlan& f, PhasePlan* t) {
-           t->Own<SmallFilesPlan>().small_file_max_bytes =
-               f.Own<SmallFilesPlan>().small_file_max_bytes;
-         }},
-        {"small_files_per_dir",
-         [](const PhasePlan& f, PhasePlan* t) {
-           t->Own<SmallFilesPlan>().small_files_per_dir =
-               f.Own<SmallFilesPlan>().small_files_per_dir;
-         }},
-    };
-  }
+  std::vector<std::string> OwnKeys() const override { return keys_.Keys(); }
+  std::vector<SweptKey> SweptKeys() const override { return keys_.Swept(); }
 
   absl::Status ReadKeys(const TableReader& r, const Plan&, PhasePlan* p) const override {
     SmallFilesPlan other_kind;  // another kind's phase: read to check, not kept
     SmallFilesPlan& sf = p->kind == wire() ? p->Own<SmallFilesPlan>() : other_kind;
-    RETURN_IF_ERROR(r.Uint("small_files", 1, kMaxSmallFiles, &sf.small_files));
-    RETURN_IF_ERROR(r.Size("small_file_min_size", &sf.small_file_min_bytes));
-    RETURN_IF_ERROR(r.Size("small_file_max_size", &sf.small_file_max_bytes));
-    RETURN_IF_ERROR(
-        r.Uint32("small_files_per_dir", 1, kMaxSmallFilesPerDir, &sf.small_files_per_dir));
+    RETURN_IF_ERROR(keys_.Read(r, &sf));
     RETURN_IF_ERROR(RefuseOwnKeys(r, *p));
     if (p->kind != wire()) return absl::OkStatus();
     if (sf.small_files == 0) {
@@ -84,20 +56,12 @@ class SmallFilesKind : public PhaseKindDef {
   }
 
   void WriteToml(const PhasePlan& p, TomlLines* out) const override {
-    const SmallFilesPlan& sf = p.Own<SmallFilesPlan>();
     WriteKeepAndDelay(p, out);
-    out->Uint("small_files", sf.small_files);
-    out->Uint("small_file_min_size", sf.small_file_min_bytes);
-    out->Uint("small_file_max_size", sf.small_file_max_bytes);
-    out->Uint("small_files_per_dir", sf.small_files_per_dir);
+    keys_.Write(p.Own<SmallFilesPlan>(), out);
   }
 
   void FillSpec(const PhasePlan& p, v1::PhaseSpec* s) const override {
-    const SmallFilesPlan& sf = p.Own<SmallFilesPlan>();
-    s->set_small_files(sf.small_files);
-    s->set_small_file_min_bytes(sf.small_file_min_bytes);
-    s->set_small_file_max_bytes(sf.small_file_max_bytes);
-    s->set_small_files_per_dir(sf.small_files_per_dir);
+    keys_.Fill(p.Own<SmallFilesPlan>(), s);
   }
 
   bool LeavesFiles(const PhasePlan&) const override { return true; }
@@ -125,6 +89,19 @@ class SmallFilesKind : public PhaseKindDef {
     e->files = sf.small_files * e->tasks;
     e->note = "written, then read back";
   }
+
+ private:
+  using P = SmallFilesPlan;
+  const KeyTable<P> keys_ =
+      KeyTable<P>()
+          .Uint("small_files", &P::small_files, 1, kMaxSmallFiles, &v1::PhaseSpec::set_small_files,
+                {.swept = true})
+          .Size("small_file_min_size", &P::small_file_min_bytes,
+                &v1::PhaseSpec::set_small_file_min_bytes, {.swept = true})
+          .Size("small_file_max_size", &P::small_file_max_bytes,
+                &v1::PhaseSpec::set_small_file_max_bytes, {.swept = true})
+          .Uint32("small_files_per_dir", &P::small_files_per_dir, 1, kMaxSmallFilesPerDir,
+                  &v1::PhaseSpec::set_small_files_per_dir, {.swept = true});
 };
 
 }  // namespace
