@@ -136,13 +136,11 @@ class AgentServiceImpl final : public AgentBase {
 
   grpc::Status Attach(grpc::ServerContext* ctx, const v1::AttachRequest* request,
                       v1::AttachReply* reply) override {
-    if (auto s = Authorize(ctx, "Attach"); !s.ok()) return s;
-    return Reply(ctx, "Attach", core_->Attach(*request), reply);
+    return Serve(ctx, "Attach", &AgentCore::Attach, request, reply);
   }
   grpc::Status Heartbeat(grpc::ServerContext* ctx, const v1::HeartbeatRequest* request,
                          v1::HeartbeatReply* reply) override {
-    if (auto s = Authorize(ctx, "Heartbeat"); !s.ok()) return s;
-    return Reply(ctx, "Heartbeat", core_->Heartbeat(*request), reply);
+    return Serve(ctx, "Heartbeat", &AgentCore::Heartbeat, request, reply);
   }
   grpc::Status Detach(grpc::ServerContext* ctx, const v1::DetachRequest* request,
                       v1::DetachReply*) override {
@@ -157,13 +155,11 @@ class AgentServiceImpl final : public AgentBase {
   }
   grpc::Status Prepare(grpc::ServerContext* ctx, const v1::PrepareRequest* request,
                        v1::PrepareReply* reply) override {
-    if (auto s = Authorize(ctx, "Prepare"); !s.ok()) return s;
-    return Reply(ctx, "Prepare", core_->Prepare(*request), reply);
+    return Serve(ctx, "Prepare", &AgentCore::Prepare, request, reply);
   }
   grpc::Status CacheBarrier(grpc::ServerContext* ctx, const v1::CacheRequest* request,
                             v1::CacheReply* reply) override {
-    if (auto s = Authorize(ctx, "CacheBarrier"); !s.ok()) return s;
-    return Reply(ctx, "CacheBarrier", core_->CacheBarrier(*request), reply);
+    return Serve(ctx, "CacheBarrier", &AgentCore::CacheBarrier, request, reply);
   }
   grpc::ServerWriteReactor<v1::PhaseEvent>* Start(grpc::CallbackServerContext* ctx,
                                                   const v1::StartRequest* request) override {
@@ -176,26 +172,31 @@ class AgentServiceImpl final : public AgentBase {
   }
   grpc::Status Abort(grpc::ServerContext* ctx, const v1::AbortRequest* request,
                      v1::AbortReply* reply) override {
-    if (auto s = Authorize(ctx, "Abort"); !s.ok()) return s;
-    return Reply(ctx, "Abort", core_->Abort(*request), reply);
+    return Serve(ctx, "Abort", &AgentCore::Abort, request, reply);
   }
   grpc::Status Release(grpc::ServerContext* ctx, const v1::ReleaseRequest* request,
                        v1::ReleaseReply* reply) override {
-    if (auto s = Authorize(ctx, "Release"); !s.ok()) return s;
-    return Reply(ctx, "Release", core_->Release(*request), reply);
+    return Serve(ctx, "Release", &AgentCore::Release, request, reply);
   }
   grpc::Status Telemetry(grpc::ServerContext* ctx, const v1::TelemetryRequest* request,
                          v1::TelemetryReply* reply) override {
-    if (auto s = Authorize(ctx, "Telemetry"); !s.ok()) return s;
-    return Reply(ctx, "Telemetry", core_->Telemetry(*request), reply);
+    return Serve(ctx, "Telemetry", &AgentCore::Telemetry, request, reply);
   }
   grpc::Status Cleanup(grpc::ServerContext* ctx, const v1::CleanupRequest* request,
                        v1::CleanupReply* reply) override {
-    if (auto s = Authorize(ctx, "Cleanup"); !s.ok()) return s;
-    return Reply(ctx, "Cleanup", core_->Cleanup(*request), reply);
+    return Serve(ctx, "Cleanup", &AgentCore::Cleanup, request, reply);
   }
 
  private:
+  // A unary call's one shape: refuse a peer Authorize refuses, else answer
+  // with what the core's `handle` makes of the request.
+  template <typename Request, typename Response>
+  grpc::Status Serve(grpc::ServerContext* ctx, const char* method,
+                     absl::StatusOr<Response> (AgentCore::*handle)(const Request&),
+                     const Request* request, Response* reply) {
+    if (auto s = Authorize(ctx, method); !s.ok()) return s;
+    return Reply(ctx, method, (core_->*handle)(*request), reply);
+  }
   template <typename T>
   grpc::Status Reply(grpc::ServerContext* ctx, const char* method, absl::StatusOr<T> result,
                      T* reply) {

@@ -31,6 +31,27 @@ bool IsVirtualDisk(const std::string& name) {
          absl::StartsWith(name, "zram");
 }
 
+// Of `all`, the counters that each name in `wanted` names (by their `name`
+// field), copied into *selected under that name. Returns the names `all`
+// lacks, in the order of `wanted`.
+template <typename Counters>
+std::vector<std::string> SelectNamed(const std::vector<std::string>& wanted,
+                                     const std::vector<Counters>& all,
+                                     std::string Counters::*name,
+                                     std::map<std::string, Counters>* selected) {
+  std::vector<std::string> missing;
+  for (const std::string& want : wanted) {
+    auto it = std::find_if(all.begin(), all.end(),
+                           [&](const Counters& c) { return c.*name == want; });
+    if (it != all.end()) {
+      (*selected)[want] = *it;
+    } else {
+      missing.push_back(want);
+    }
+  }
+  return missing;
+}
+
 }  // namespace
 
 absl::StatusOr<HostSample> HostSampleReader::Read() {
@@ -82,17 +103,14 @@ absl::StatusOr<HostSample> HostSampleReader::Read() {
 
 void HostSampleReader::SelectDisks(std::vector<DiskCounters>& disks, HostSample* s) {
   if (!options_.devices.empty()) {
-    for (const std::string& want : options_.devices) {
-      auto it = std::find_if(disks.begin(), disks.end(),
-                             [&](const DiskCounters& d) { return d.device == want; });
-      if (it != disks.end()) {
-        s->disks[want] = *it;
-        continue;
-      }
-      std::vector<std::string> present;
-      for (const DiskCounters& d : disks) {
-        if (!IsVirtualDisk(d.device)) present.push_back(d.device);
-      }
+    const std::vector<std::string> missing =
+        SelectNamed(options_.devices, disks, &DiskCounters::device, &s->disks);
+    if (missing.empty()) return;
+    std::vector<std::string> present;
+    for (const DiskCounters& d : disks) {
+      if (!IsVirtualDisk(d.device)) present.push_back(d.device);
+    }
+    for (const std::string& want : missing) {
       s->warnings.push_back(absl::StrFormat(
           "block device \"%s\" is not in %s/diskstats (present: %s); fix the telemetry "
           "devices list",
@@ -122,15 +140,12 @@ bool HostSampleReader::IsWholeDisk(const std::string& device) {
 
 void HostSampleReader::SelectNets(std::vector<NetCounters>& nets, HostSample* s) const {
   if (!options_.ifaces.empty()) {
-    for (const std::string& want : options_.ifaces) {
-      auto it = std::find_if(nets.begin(), nets.end(),
-                             [&](const NetCounters& n) { return n.iface == want; });
-      if (it != nets.end()) {
-        s->nets[want] = *it;
-        continue;
-      }
-      std::vector<std::string> present;
-      for (const NetCounters& n : nets) present.push_back(n.iface);
+    const std::vector<std::string> missing =
+        SelectNamed(options_.ifaces, nets, &NetCounters::iface, &s->nets);
+    if (missing.empty()) return;
+    std::vector<std::string> present;
+    for (const NetCounters& n : nets) present.push_back(n.iface);
+    for (const std::string& want : missing) {
       s->warnings.push_back(absl::StrFormat(
           "network interface \"%s\" is not in %s/net/dev (present: %s); fix the telemetry "
           "ifaces list",

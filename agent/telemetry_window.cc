@@ -35,6 +35,16 @@ double MbPerS(uint64_t bytes, int64_t ns) {
   return ns > 0 ? static_cast<double>(bytes) / 1e6 / (static_cast<double>(ns) / 1e9) : 0.0;
 }
 
+// fn(name, before, after) for each name that both `before` and `after` (the
+// disks, interfaces or stats sources of two consecutive samples) hold.
+template <typename Map, typename Fn>
+void ForEachInBoth(const Map& before, const Map& after, Fn fn) {
+  for (const auto& [name, now] : after) {
+    auto it = before.find(name);
+    if (it != before.end()) fn(name, it->second, now);
+  }
+}
+
 // Levels (memory, load, disk queue depth) count from the first sample on.
 void FeedLevels(const HostSample& s, TelemetryWindow* w) {
   for (const std::string& warning : s.warnings) w->Warn(warning);
@@ -84,10 +94,8 @@ void FeedCpu(const HostSample& p, const HostSample& s, TelemetryWindow* w) {
 // Disks present in both samples.
 void FeedDisks(const HostSample& p, const HostSample& s, int64_t interval_duration_ns,
                TelemetryWindow* w) {
-  for (const auto& [name, d] : s.disks) {
-    auto it = p.disks.find(name);
-    if (it == p.disks.end()) continue;
-    const DiskCounters& o = it->second;
+  ForEachInBoth(p.disks, s.disks, [&](const std::string& name, const DiskCounters& o,
+                                       const DiskCounters& d) {
     DiskAcc& acc = w->disks[name];
     bool reset = false;
     uint64_t reads = Delta(o.reads, d.reads, &reset);
@@ -118,16 +126,14 @@ void FeedDisks(const HostSample& p, const HostSample& s, int64_t interval_durati
       acc.write_mb_s_max = std::max(acc.write_mb_s_max,
                                     MbPerS(wsec * kDiskSectorBytes, interval_duration_ns));
     }
-  }
+  });
 }
 
 // Network interfaces present in both samples.
 void FeedNets(const HostSample& p, const HostSample& s, int64_t interval_duration_ns,
               TelemetryWindow* w) {
-  for (const auto& [name, n] : s.nets) {
-    auto it = p.nets.find(name);
-    if (it == p.nets.end()) continue;
-    const NetCounters& o = it->second;
+  ForEachInBoth(p.nets, s.nets, [&](const std::string& name, const NetCounters& o,
+                                     const NetCounters& n) {
     NetAcc& acc = w->nets[name];
     bool reset = false;
     uint64_t rx = Delta(o.rx_bytes, n.rx_bytes, &reset);
@@ -148,20 +154,19 @@ void FeedNets(const HostSample& p, const HostSample& s, int64_t interval_duratio
       acc.rx_mb_s_max = std::max(acc.rx_mb_s_max, MbPerS(rx, interval_duration_ns));
       acc.tx_mb_s_max = std::max(acc.tx_mb_s_max, MbPerS(tx, interval_duration_ns));
     }
-  }
+  });
 }
 
 // The file systems' counters present in both samples.
 void FeedFsStats(const HostSample& p, const HostSample& s, TelemetryWindow* w) {
-  for (const auto& [source, counters] : s.fs_stats) {
-    auto pit = p.fs_stats.find(source);
-    if (pit == p.fs_stats.end()) continue;
+  ForEachInBoth(p.fs_stats, s.fs_stats, [&](const std::string& source, const auto& previous,
+                                             const auto& counters) {
     for (const auto& [name, stat] : counters) {
-      auto cit = pit->second.find(name);
+      auto cit = previous.find(name);
       // A counter missing from the previous sample had 0 samples then (Lustre
       // prints only counters that have been hit).
       FsStat before;
-      if (cit != pit->second.end()) before = cit->second;
+      if (cit != previous.end()) before = cit->second;
       bool reset = false;
       uint64_t ds = Delta(before.samples, stat.samples, &reset);
       uint64_t dsum = reset ? stat.sum : Delta(before.sum, stat.sum, &reset);
@@ -176,7 +181,7 @@ void FeedFsStats(const HostSample& p, const HostSample& s, TelemetryWindow* w) {
       acc.samples += ds;
       acc.sum += dsum;
     }
-  }
+  });
 }
 
 }  // namespace

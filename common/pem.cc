@@ -21,6 +21,18 @@ std::string DirName(const std::string& path) {
   return path.substr(0, slash);
 }
 
+// A read-only memory BIO over `pem`; null when OpenSSL cannot make one.
+BioPtr MemoryBio(const std::string& pem) {
+  return BioPtr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+}
+
+// All that was written into the memory BIO `bio`.
+std::string MemoryBioText(BIO* bio) {
+  char* data = nullptr;
+  long len = BIO_get_mem_data(bio, &data);
+  return std::string(data, static_cast<size_t>(len));
+}
+
 }  // namespace
 
 std::string OpensslErrors() {
@@ -44,9 +56,7 @@ absl::Status OpensslError(absl::string_view what) {
 absl::StatusOr<std::string> CertToPem(X509* cert) {
   BioPtr bio(BIO_new(BIO_s_mem()));
   if (!bio || PEM_write_bio_X509(bio.get(), cert) != 1) return OpensslError("PEM-encoding a certificate");
-  char* data = nullptr;
-  long len = BIO_get_mem_data(bio.get(), &data);
-  return std::string(data, static_cast<size_t>(len));
+  return MemoryBioText(bio.get());
 }
 
 absl::StatusOr<std::string> KeyToPem(EVP_PKEY* key) {
@@ -54,13 +64,11 @@ absl::StatusOr<std::string> KeyToPem(EVP_PKEY* key) {
   if (!bio || PEM_write_bio_PrivateKey(bio.get(), key, nullptr, nullptr, 0, nullptr, nullptr) != 1) {
     return OpensslError("PEM-encoding a private key");
   }
-  char* data = nullptr;
-  long len = BIO_get_mem_data(bio.get(), &data);
-  return std::string(data, static_cast<size_t>(len));
+  return MemoryBioText(bio.get());
 }
 
 absl::StatusOr<X509Ptr> ParseCert(const std::string& pem, const std::string& path) {
-  BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  BioPtr bio = MemoryBio(pem);
   X509Ptr cert(bio ? PEM_read_bio_X509(bio.get(), nullptr, NoPassword, nullptr) : nullptr);
   if (!cert) {
     std::string details = OpensslErrors();
@@ -77,7 +85,7 @@ absl::StatusOr<std::vector<X509Ptr>> ParseCertBundle(const std::string& pem,
   std::vector<X509Ptr> certs;
   ASSIGN_OR_RETURN(X509Ptr first, ParseCert(pem, path));
   certs.push_back(std::move(first));
-  BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  BioPtr bio = MemoryBio(pem);
   if (!bio) return OpensslError("reading a certificate bundle");
   X509Ptr skip(PEM_read_bio_X509(bio.get(), nullptr, NoPassword, nullptr));  // == first
   for (;;) {
@@ -90,7 +98,7 @@ absl::StatusOr<std::vector<X509Ptr>> ParseCertBundle(const std::string& pem,
 }
 
 absl::StatusOr<PkeyPtr> ParseKey(const std::string& pem, const std::string& path) {
-  BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  BioPtr bio = MemoryBio(pem);
   PkeyPtr key(bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, NoPassword, nullptr) : nullptr);
   if (!key) {
     std::string details = OpensslErrors();
@@ -105,9 +113,7 @@ absl::StatusOr<PkeyPtr> ParseKey(const std::string& pem, const std::string& path
 std::string AsnTimeToString(const ASN1_TIME* t) {
   BioPtr bio(BIO_new(BIO_s_mem()));
   if (!bio || ASN1_TIME_print(bio.get(), t) != 1) return "?";
-  char* data = nullptr;
-  long len = BIO_get_mem_data(bio.get(), &data);
-  return std::string(data, static_cast<size_t>(len));
+  return MemoryBioText(bio.get());
 }
 
 absl::StatusOr<std::string> ReadTlsFile(const std::string& path, absl::string_view what) {

@@ -53,17 +53,12 @@ class CheckpointWorkload : public Workload {
     held_ = &held;
     const std::string& dir = held.path();
     dir_ = dir;
-    if (Writes() && held.Mkdir(dir, 0775) != 0 && errno != EEXIST) {  // CreatesMissingDir
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "phase %s: cannot create %s: %s", spec_.phase_id(), dir, BeneathErrorText(errno)));
+    if (Writes()) {  // CreatesMissingDir
+      RETURN_IF_ERROR(MakeDirUnlessExists(held, dir, spec_.phase_id()));
     }
     for (uint32_t c = 0; c < spec_.checkpoints(); ++c) {
       if (Writes()) {
-        const std::string step = StepDir(dir, c);
-        if (held.Mkdir(step, 0775) != 0 && errno != EEXIST) {
-          return absl::FailedPreconditionError(absl::StrFormat(
-              "phase %s: cannot create %s: %s", spec_.phase_id(), step, BeneathErrorText(errno)));
-        }
+        RETURN_IF_ERROR(MakeDirUnlessExists(held, StepDir(dir, c), spec_.phase_id()));
         continue;
       }
       for (uint32_t t = 0; t < spec_.tasks(); ++t) {

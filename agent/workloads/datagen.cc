@@ -40,10 +40,7 @@ class DatagenWorkload : public Workload {
     // The phase directory too: rank 0's agent made it (CreatesMissingDir),
     // the others may get here first.
     for (const std::string& d : {dir.path(), DatasetTrainDir(dir.path())}) {
-      if (dir.Mkdir(d, 0775) != 0 && errno != EEXIST) {
-        return absl::FailedPreconditionError(absl::StrFormat(
-            "phase %s: cannot create %s: %s", spec_.phase_id(), d, BeneathErrorText(errno)));
-      }
+      RETURN_IF_ERROR(MakeDirUnlessExists(dir, d, spec_.phase_id()));
     }
     chunk_bytes_ = AiChunkBytes(spec_);
     ASSIGN_OR_RETURN(buffers_, PatternBuffersPerTask(spec_, chunk_bytes_));

@@ -37,6 +37,15 @@ uint64_t AiChunkBytes(const v1::PhaseSpec& spec) {
   return spec.transfer_bytes() == 0 ? kDefaultAiChunkBytes : spec.transfer_bytes();
 }
 
+absl::Status MakeDirUnlessExists(const BeneathDir& held, const std::string& path,
+                                 const std::string& phase_id) {
+  if (held.Mkdir(path, 0775) != 0 && errno != EEXIST) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "phase %s: cannot create %s: %s", phase_id, path, BeneathErrorText(errno)));
+  }
+  return absl::OkStatus();
+}
+
 int PwriteFull(int fd, const char* buf, size_t len, uint64_t offset, size_t* done) {
   *done = 0;
   while (*done < len) {

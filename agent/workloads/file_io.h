@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "agent/beneath.h"
 #include "lockstep/v1/agent.pb.h"
 
 namespace lockstep {
@@ -34,6 +36,13 @@ absl::StatusOr<std::vector<AlignedBuffer>> PatternBuffersPerTask(const v1::Phase
 // The I/O chunk of an AI phase (datagen, train, checkpoint): its
 // transfer_bytes, kDefaultAiChunkBytes when 0.
 uint64_t AiChunkBytes(const v1::PhaseSpec& spec);
+
+// Makes directory `path` (mode 0775) through `held`; one that exists already
+// is fine (another agent of a shared file system, or of this phase, made
+// it). Otherwise FailedPrecondition "phase <phase_id>: cannot create <path>:
+// <BeneathErrorText>".
+absl::Status MakeDirUnlessExists(const BeneathDir& held, const std::string& path,
+                                 const std::string& phase_id);
 
 // pwrite(2) until all of `len` is written. Returns 0 or an errno; *done
 // receives the bytes written.

@@ -19,6 +19,7 @@
 #include "common/limits.h"
 #include "common/mdtest_layout.h"
 #include "common/pattern.h"
+#include "common/status_macros.h"
 
 namespace lockstep {
 namespace {
@@ -469,13 +470,7 @@ absl::Status MdtestWorkload::Prepare(const BeneathDir& held,
     }
   }
   const size_t bytes = std::max<uint64_t>({spec_.md_write_bytes(), spec_.md_read_bytes(), 8});
-  for (uint32_t i = 0; i < spec_.tasks(); ++i) {
-    auto buf = AllocateAligned(bytes);
-    if (!buf.ok()) return buf.status();
-    FillPattern(buf->get(), bytes / 8 * 8, 0,
-                PatternTag(spec_.pattern_seed(), spec_.first_rank() + i));
-    bufs_.push_back(std::move(*buf));
-  }
+  ASSIGN_OR_RETURN(bufs_, PatternBuffersPerTask(spec_, bytes));
   struct statfs sf;
   const bool have_statfs = ::fstatfs(held.fd(), &sf) == 0;
   const FsKind* kind = have_statfs ? FsKindOf(static_cast<uint32_t>(sf.f_type)) : nullptr;
