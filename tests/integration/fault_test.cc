@@ -766,12 +766,7 @@ TEST_F(FaultTest, EmptyAndAbsurdRequestsAreRefusedNamingTheField) {
 // veth pair (TestCluster's namespaces); the link is set down mid-phase.
 // Non-loopback, so TLS.
 TEST_F(FaultTest, NetworkCutMidPhase) {
-  if (std::string why = TestCluster::NamespacesUnavailable(); !why.empty()) GTEST_SKIP() << why;
-  absl::Status started = cluster_.Start({.agents = {AgentSpec{}}, .namespaces = true});
-  if (absl::StrContains(started.message(), "ermission")) {
-    GTEST_SKIP() << "cannot create network namespaces here: " << started;
-  }
-  ASSERT_OK(started);
+  START_IN_NAMESPACES_OR_SKIP(cluster_, {.agents = {AgentSpec{}}});
   auto ctl = StartRun(PlanOf(BigWritePhase()));
   ASSERT_NO_FATAL_FAILURE(WaitForData(*ctl));
   const auto t0 = Clock::now();

@@ -25,14 +25,9 @@ namespace lockstep::testing {
 namespace {
 
 TEST(NetnsTest, ClientOssMdsInNamespacesOverTls) {
-  if (std::string why = TestCluster::NamespacesUnavailable(); !why.empty()) GTEST_SKIP() << why;
   TestCluster cluster;
-  absl::Status started = cluster.Start(
-      {.agents = {{.role = "client"}, {.role = "oss"}, {.role = "mds"}}, .namespaces = true});
-  if (absl::StrContains(started.message(), "ermission")) {
-    GTEST_SKIP() << "cannot create network namespaces here: " << started;
-  }
-  ASSERT_OK(started);
+  START_IN_NAMESPACES_OR_SKIP(
+      cluster, {.agents = {{.role = "client"}, {.role = "oss"}, {.role = "mds"}}});
   for (int i = 0; i < 3; ++i) {
     ASSERT_TRUE(absl::StartsWith(cluster.address(i), absl::StrCat("10.213.", i + 1, ".2:")))
         << cluster.address(i);
@@ -105,12 +100,7 @@ TEST(NetnsTest, ClientOssMdsInNamespacesOverTls) {
 class SilentHostsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (std::string why = TestCluster::NamespacesUnavailable(); !why.empty()) GTEST_SKIP() << why;
-    absl::Status started = cluster.Start({.agents = {{.role = "client"}}, .namespaces = true});
-    if (absl::StrContains(started.message(), "ermission")) {
-      GTEST_SKIP() << "cannot create network namespaces here: " << started;
-    }
-    ASSERT_OK(started);
+    START_IN_NAMESPACES_OR_SKIP(cluster, {.agents = {{.role = "client"}}});
     ASSERT_OK(cluster.DropTrafficTo("10.214.0.0/16"));
   }
 
