@@ -14,7 +14,6 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "common/files.h"
 #include "conformance/conformance.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
@@ -49,11 +48,6 @@ struct Case {
   int ranks = 1;
 };
 
-std::string Read(const std::string& path) {
-  auto s = ReadFileToString(path);
-  return s.ok() ? *s : "";
-}
-
 Case ParseCmd(const std::string& name, const std::string& cmd_file) {
   Case c;
   c.name = name;
@@ -64,16 +58,6 @@ Case ParseCmd(const std::string& name, const std::string& cmd_file) {
     if (l.rfind("ranks=", 0) == 0) c.ranks = std::stoi(l.substr(6));
   }
   return c;
-}
-
-std::vector<std::string> CaseNames(const std::string& parent = kGoldenDir) {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(parent, ec)) {
-    if (e.is_directory()) names.push_back(e.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
 }
 
 // Data on tmpfs where there is one, as the golden runs were.
@@ -260,7 +244,7 @@ TEST_P(Conformance, MatchesIorLineForLine) {
   std::filesystem::remove_all(data);
 }
 
-INSTANTIATE_TEST_SUITE_P(Golden, Conformance, ::testing::ValuesIn(CaseNames()),
+INSTANTIATE_TEST_SUITE_P(Golden, Conformance, ::testing::ValuesIn(CaseNames(kGoldenDir)),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return absl::StrReplaceAll(info.param, {{"-", "_"}});
                          });
