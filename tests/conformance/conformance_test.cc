@@ -3,6 +3,7 @@
 // line and task count on one local agent (as `mpirun -np N` on one node),
 // and compared by the rules of conformance.h: lines, parameters, columns,
 // files left behind, JSON keys and CSV columns.
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -66,6 +67,13 @@ std::string DataParent() {
   return std::filesystem::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0
              ? "/dev/shm"
              : "/tmp";
+}
+
+// A fresh directory lockstep-NAME-XXXXXX below DataParent(); "" where it
+// cannot be made.
+std::string MakeDataDir(const std::string& name) {
+  std::string tmpl = DataParent() + "/lockstep-" + name + "-XXXXXX";
+  return ::mkdtemp(tmpl.data()) != nullptr ? tmpl : "";
 }
 
 // Runs `lockstep TOOL ARGS` with @DIR@ = dir on one local agent and
@@ -173,10 +181,8 @@ TEST_P(Conformance, MatchesIorLineForLine) {
   const std::string gdir = kGoldenDir + "/" + name;
   Case c = ParseCmd(name, gdir + "/cmd.txt");
   TempDir results;
-  char tmpl[64];
-  std::snprintf(tmpl, sizeof(tmpl), "%s/lockstep-conf-XXXXXX", DataParent().c_str());
-  ASSERT_NE(::mkdtemp(tmpl), nullptr);
-  const std::string data = tmpl;
+  const std::string data = MakeDataDir("conf");
+  ASSERT_FALSE(data.empty());
   // @DIR@: a fresh, empty directory, as for the golden runs (mdtest makes
   // its -d @DIR@/md itself).
   const std::string dir = data + "/d";
@@ -259,10 +265,8 @@ class Sequence : public ::testing::TestWithParam<std::string> {};
 TEST_P(Sequence, LeavesIorsFilesAfterEveryStep) {
   const std::string sdir = kSequenceDir + "/" + GetParam();
   TempDir results;
-  char tmpl[64];
-  std::snprintf(tmpl, sizeof(tmpl), "%s/lockstep-seq-XXXXXX", DataParent().c_str());
-  ASSERT_NE(::mkdtemp(tmpl), nullptr);
-  const std::string data = tmpl;
+  const std::string data = MakeDataDir("seq");
+  ASSERT_FALSE(data.empty());
   const std::string dir = data + "/d";
   std::filesystem::create_directories(dir);
   int n = 0;
