@@ -42,6 +42,15 @@
 
 namespace lockstep::testing {
 
+// A sanitizer build (tests/sanitize.sh) runs several times slower: timing
+// bounds are loosened there, since it checks memory and thread safety, not
+// timing.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kSanitizerBuild = true;
+#else
+inline constexpr bool kSanitizerBuild = false;
+#endif
+
 inline absl::Status AsStatus(const absl::Status& s) { return s; }
 template <typename T>
 absl::Status AsStatus(const absl::StatusOr<T>& s) { return s.status(); }
