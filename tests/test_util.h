@@ -42,9 +42,27 @@
 
 namespace lockstep::testing {
 
+// A sanitizer build (tests/sanitize.sh) runs several times slower: timing
+// bounds are loosened there, since it checks memory and thread safety, not
+// timing.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kSanitizerBuild = true;
+#else
+inline constexpr bool kSanitizerBuild = false;
+#endif
+
 inline absl::Status AsStatus(const absl::Status& s) { return s; }
 template <typename T>
 absl::Status AsStatus(const absl::StatusOr<T>& s) { return s.status(); }
+
+// "OK" when `result` holds a value, else its error message, which must be an
+// InvalidArgument (a failure names `input`): what a parser's refusal says.
+template <typename T>
+std::string ErrorOrOk(const absl::StatusOr<T>& result, const std::string& input = "") {
+  if (result.ok()) return "OK";
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument) << input;
+  return std::string(result.status().message());
+}
 
 // A fresh directory, removed with everything below it at scope exit.
 class TempDir {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/files.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -340,6 +341,21 @@ std::vector<std::string> CompareCsv(const std::string& golden, const std::string
     }
   }
   return diffs;
+}
+
+std::string Read(const std::string& path) {
+  auto s = ReadFileToString(path);
+  return s.ok() ? *s : "";
+}
+
+std::vector<std::string> CaseNames(const std::string& parent) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(parent, ec)) {
+    if (e.is_directory()) names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 }  // namespace lockstep::conformance

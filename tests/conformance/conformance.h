@@ -73,6 +73,15 @@ std::vector<std::string> CompareJsonKeys(const std::string& golden, const std::s
 // CSV: the same header fields (more allowed) and the same number of rows.
 std::vector<std::string> CompareCsv(const std::string& golden, const std::string& lockstep);
 
+// ---- the suites' cases (conformance_test.cc, io500_conformance_test.cc) ----
+
+// The text of the file at `path`; "" where it cannot be read.
+std::string Read(const std::string& path);
+
+// The names of the directories in `parent`, sorted: one case each (none
+// where `parent` cannot be read).
+std::vector<std::string> CaseNames(const std::string& parent);
+
 }  // namespace lockstep::conformance
 
 #endif  // LOCKSTEP_TESTS_CONFORMANCE_CONFORMANCE_H_

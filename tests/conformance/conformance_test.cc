@@ -3,6 +3,7 @@
 // line and task count on one local agent (as `mpirun -np N` on one node),
 // and compared by the rules of conformance.h: lines, parameters, columns,
 // files left behind, JSON keys and CSV columns.
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -14,7 +15,6 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "common/files.h"
 #include "conformance/conformance.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
@@ -49,11 +49,6 @@ struct Case {
   int ranks = 1;
 };
 
-std::string Read(const std::string& path) {
-  auto s = ReadFileToString(path);
-  return s.ok() ? *s : "";
-}
-
 Case ParseCmd(const std::string& name, const std::string& cmd_file) {
   Case c;
   c.name = name;
@@ -66,22 +61,19 @@ Case ParseCmd(const std::string& name, const std::string& cmd_file) {
   return c;
 }
 
-std::vector<std::string> CaseNames(const std::string& parent = kGoldenDir) {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(parent, ec)) {
-    if (e.is_directory()) names.push_back(e.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 // Data on tmpfs where there is one, as the golden runs were.
 std::string DataParent() {
   std::error_code ec;
   return std::filesystem::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0
              ? "/dev/shm"
              : "/tmp";
+}
+
+// A fresh directory lockstep-NAME-XXXXXX below DataParent(); "" where it
+// cannot be made.
+std::string MakeDataDir(const std::string& name) {
+  std::string tmpl = DataParent() + "/lockstep-" + name + "-XXXXXX";
+  return ::mkdtemp(tmpl.data()) != nullptr ? tmpl : "";
 }
 
 // Runs `lockstep TOOL ARGS` with @DIR@ = dir on one local agent and
@@ -189,10 +181,8 @@ TEST_P(Conformance, MatchesIorLineForLine) {
   const std::string gdir = kGoldenDir + "/" + name;
   Case c = ParseCmd(name, gdir + "/cmd.txt");
   TempDir results;
-  char tmpl[64];
-  std::snprintf(tmpl, sizeof(tmpl), "%s/lockstep-conf-XXXXXX", DataParent().c_str());
-  ASSERT_NE(::mkdtemp(tmpl), nullptr);
-  const std::string data = tmpl;
+  const std::string data = MakeDataDir("conf");
+  ASSERT_FALSE(data.empty());
   // @DIR@: a fresh, empty directory, as for the golden runs (mdtest makes
   // its -d @DIR@/md itself).
   const std::string dir = data + "/d";
@@ -260,7 +250,7 @@ TEST_P(Conformance, MatchesIorLineForLine) {
   std::filesystem::remove_all(data);
 }
 
-INSTANTIATE_TEST_SUITE_P(Golden, Conformance, ::testing::ValuesIn(CaseNames()),
+INSTANTIATE_TEST_SUITE_P(Golden, Conformance, ::testing::ValuesIn(CaseNames(kGoldenDir)),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return absl::StrReplaceAll(info.param, {{"-", "_"}});
                          });
@@ -275,10 +265,8 @@ class Sequence : public ::testing::TestWithParam<std::string> {};
 TEST_P(Sequence, LeavesIorsFilesAfterEveryStep) {
   const std::string sdir = kSequenceDir + "/" + GetParam();
   TempDir results;
-  char tmpl[64];
-  std::snprintf(tmpl, sizeof(tmpl), "%s/lockstep-seq-XXXXXX", DataParent().c_str());
-  ASSERT_NE(::mkdtemp(tmpl), nullptr);
-  const std::string data = tmpl;
+  const std::string data = MakeDataDir("seq");
+  ASSERT_FALSE(data.empty());
   const std::string dir = data + "/d";
   std::filesystem::create_directories(dir);
   int n = 0;

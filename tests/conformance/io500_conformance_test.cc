@@ -17,7 +17,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "common/files.h"
+#include "conformance/conformance.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
 
@@ -30,21 +30,6 @@ using ::lockstep::testing::TempDir;
 
 const std::string kCases = std::string(LOCKSTEP_SOURCE_DIR) + "/tests/conformance/io500";
 const std::string kLockstep = std::string(LOCKSTEP_BIN_DIR) + "/lockstep";
-
-std::string Read(const std::string& path) {
-  auto s = ReadFileToString(path);
-  return s.ok() ? *s : "";
-}
-
-std::vector<std::string> CaseNames() {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(kCases, ec)) {
-    if (e.is_directory()) names.push_back(e.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 // Paths, IO500's timestamps and -G seeds as io500_structure.sh writes them.
 std::string Normal(const std::string& text, const std::string& data,
@@ -132,7 +117,7 @@ TEST_P(Io500Conformance, ResultDirectoryHasTheAppsStructure) {
   EXPECT_TRUE(absl::StrContains(Read(dirs[0] + "/lockstep.txt"), "not an official IO500 list"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Golden, Io500Conformance, ::testing::ValuesIn(CaseNames()),
+INSTANTIATE_TEST_SUITE_P(Golden, Io500Conformance, ::testing::ValuesIn(CaseNames(kCases)),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return absl::StrReplaceAll(info.param, {{"-", "_"}});
                          });

@@ -46,14 +46,9 @@ using std::chrono::milliseconds;
 
 constexpr int kLeaseMs = 1000;
 // Allowed on top of the lease for detection: one heartbeat period (lease/3),
-// the controller's 100 ms poll, process exit, and a loaded 2-core builder.
-// Sanitizer builds (tests/sanitize.sh) run several times slower: there the
-// bound is loosened, since they check memory and thread safety, not timing.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int kMarginMs = 6000;
-#else
-constexpr int kMarginMs = 1500;
-#endif
+// the controller's 100 ms poll, process exit, and a loaded 2-core builder
+// (loosened in a sanitizer build).
+constexpr int kMarginMs = kSanitizerBuild ? 6000 : 1500;
 
 // The last line a controller printed to stderr (its one-line verdict).
 std::string LastLine(const std::string& err) {
@@ -766,12 +761,7 @@ TEST_F(FaultTest, EmptyAndAbsurdRequestsAreRefusedNamingTheField) {
 // veth pair (TestCluster's namespaces); the link is set down mid-phase.
 // Non-loopback, so TLS.
 TEST_F(FaultTest, NetworkCutMidPhase) {
-  if (std::string why = TestCluster::NamespacesUnavailable(); !why.empty()) GTEST_SKIP() << why;
-  absl::Status started = cluster_.Start({.agents = {AgentSpec{}}, .namespaces = true});
-  if (absl::StrContains(started.message(), "ermission")) {
-    GTEST_SKIP() << "cannot create network namespaces here: " << started;
-  }
-  ASSERT_OK(started);
+  START_IN_NAMESPACES_OR_SKIP(cluster_, {.agents = {AgentSpec{}}});
   auto ctl = StartRun(PlanOf(BigWritePhase()));
   ASSERT_NO_FATAL_FAILURE(WaitForData(*ctl));
   const auto t0 = Clock::now();

@@ -123,14 +123,9 @@ TEST(Layers, NetStreamsFromEveryClientToEveryServerCountTheSameBytesOnBothEnds) 
 // Each agent in its own network namespace, the controller's routing
 // between them: the streams cross veth links, as a data network.
 TEST(Layers, NetAcrossNetworkNamespaces) {
-  if (std::string why = TestCluster::NamespacesUnavailable(); !why.empty()) GTEST_SKIP() << why;
   TestCluster cluster;
-  absl::Status started = cluster.Start(
-      {.agents = {{.role = "client"}, {.role = "client"}, {.role = "oss"}}, .namespaces = true});
-  if (absl::StrContains(started.message(), "ermission")) {
-    GTEST_SKIP() << "cannot create network namespaces here: " << started;
-  }
-  ASSERT_OK(started);
+  START_IN_NAMESPACES_OR_SKIP(
+      cluster, {.agents = {{.role = "client"}, {.role = "client"}, {.role = "oss"}}});
   RunResult r;
   v1::RunRecord rec;
   ASSERT_NO_FATAL_FAILURE(RunNetPlan(cluster, &r, &rec));

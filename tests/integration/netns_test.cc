@@ -25,14 +25,9 @@ namespace lockstep::testing {
 namespace {
 
 TEST(NetnsTest, ClientOssMdsInNamespacesOverTls) {
-  if (std::string why = TestCluster::NamespacesUnavailable(); !why.empty()) GTEST_SKIP() << why;
   TestCluster cluster;
-  absl::Status started = cluster.Start(
-      {.agents = {{.role = "client"}, {.role = "oss"}, {.role = "mds"}}, .namespaces = true});
-  if (absl::StrContains(started.message(), "ermission")) {
-    GTEST_SKIP() << "cannot create network namespaces here: " << started;
-  }
-  ASSERT_OK(started);
+  START_IN_NAMESPACES_OR_SKIP(
+      cluster, {.agents = {{.role = "client"}, {.role = "oss"}, {.role = "mds"}}});
   for (int i = 0; i < 3; ++i) {
     ASSERT_TRUE(absl::StartsWith(cluster.address(i), absl::StrCat("10.213.", i + 1, ".2:")))
         << cluster.address(i);
@@ -105,12 +100,7 @@ TEST(NetnsTest, ClientOssMdsInNamespacesOverTls) {
 class SilentHostsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (std::string why = TestCluster::NamespacesUnavailable(); !why.empty()) GTEST_SKIP() << why;
-    absl::Status started = cluster.Start({.agents = {{.role = "client"}}, .namespaces = true});
-    if (absl::StrContains(started.message(), "ermission")) {
-      GTEST_SKIP() << "cannot create network namespaces here: " << started;
-    }
-    ASSERT_OK(started);
+    START_IN_NAMESPACES_OR_SKIP(cluster, {.agents = {{.role = "client"}}});
     ASSERT_OK(cluster.DropTrafficTo("10.214.0.0/16"));
   }
 
@@ -208,11 +198,7 @@ TEST_F(SilentHostsTest, CtrlCWhileWaitingForThemExitsWithinASecond) {
   ASSERT_EQ(ctl->Wait(std::chrono::seconds(10)), 130) << ctl->Output();
   const double ms = MsSince(t0, ctl->exited_at());
   ReportMs("netns", "SIGINT while connecting to 50 silent agents: controller exit", ms);
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  EXPECT_LT(ms, 6000);
-#else
-  EXPECT_LT(ms, 1000);
-#endif
+  EXPECT_LT(ms, kSanitizerBuild ? 6000 : 1000);
   EXPECT_TRUE(absl::StrContains(ctl->err(), "interrupted while connecting")) << ctl->Output();
   EXPECT_FALSE(absl::StrContains(ctl->err(), "TCP:")) << ctl->Output();
 }

@@ -49,10 +49,12 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "common/tls.h"
@@ -251,5 +253,25 @@ std::string ProbeAgent(const std::string& address, const TlsFiles& tls = {},
                        const std::vector<std::string>& prefix = {});
 
 }  // namespace lockstep::testing
+
+// Starts `cluster` with the ClusterOptions given after it, each agent in its
+// own network namespace (namespaces = true), or skips the test where this
+// host cannot make them: NamespacesUnavailable(), or no permission (a
+// container). Any other failure to start fails the test. In a test body or
+// a fixture's SetUp.
+#define START_IN_NAMESPACES_OR_SKIP(cluster, ...)                                          \
+  do {                                                                                     \
+    if (std::string why_ = ::lockstep::testing::TestCluster::NamespacesUnavailable();      \
+        !why_.empty()) {                                                                   \
+      GTEST_SKIP() << why_;                                                                \
+    }                                                                                      \
+    ::lockstep::testing::ClusterOptions options_ = __VA_ARGS__;                            \
+    options_.namespaces = true;                                                            \
+    const ::absl::Status started_ = (cluster).Start(std::move(options_));                  \
+    if (::absl::StrContains(started_.message(), "ermission")) {                            \
+      GTEST_SKIP() << "cannot create network namespaces here: " << started_;               \
+    }                                                                                      \
+    ASSERT_OK(started_);                                                                   \
+  } while (0)
 
 #endif  // LOCKSTEP_TESTS_INTEGRATION_TEST_CLUSTER_H_

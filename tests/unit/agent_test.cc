@@ -489,12 +489,7 @@ TEST(AgentCore, LeaseExpiryKeepsReleasedFilesAndRemovesTheRest) {
   o.telemetry = false;
   auto core = AgentCore::Create(o);
   ASSERT_OK(core);
-  v1::AttachRequest a;
-  a.set_wire_major(kWireMajor);
-  a.set_run_id("run-1");
-  a.set_controller("ctl-A");
-  a.set_lease_ms(300);
-  auto session = (*core)->Attach(a);
+  auto session = (*core)->Attach(AttachOfRunOne(300));
   ASSERT_OK(session);
   auto write = [&](const std::string& name) {
     v1::PrepareRequest p;
@@ -541,11 +536,7 @@ TEST(AgentCore, MdtestCreatesAMissingDirectoryAndRemovesItAtTheEnd) {
   o.telemetry = false;
   auto core = AgentCore::Create(o);
   ASSERT_OK(core);
-  v1::AttachRequest a;
-  a.set_wire_major(kWireMajor);
-  a.set_run_id("run-1");
-  a.set_controller("ctl-A");
-  a.set_lease_ms(5000);
+  v1::AttachRequest a = AttachOfRunOne(5000);
   auto session = (*core)->Attach(a);
   ASSERT_OK(session);
   int phases = 0;
@@ -641,12 +632,7 @@ TEST(AgentCore, ServersDoNotRunTasksAndDropCachesIsReported) {
   o.drop_caches_path = tmp / "no-such-dir/drop_caches";
   auto core = AgentCore::Create(o);
   ASSERT_OK(core);
-  v1::AttachRequest a;
-  a.set_wire_major(kWireMajor);
-  a.set_run_id("run-1");
-  a.set_controller("ctl-A");
-  a.set_lease_ms(10000);
-  auto s = (*core)->Attach(a);
+  auto s = (*core)->Attach(AttachOfRunOne(10000));
   ASSERT_OK(s);
   auto prep = (*core)->Prepare(WritePrepare(s->session_id()));
   EXPECT_EQ(prep.status().code(), absl::StatusCode::kFailedPrecondition);

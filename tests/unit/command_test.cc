@@ -17,6 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
+#include "unit/plan_text.h"
 #include "controller/plan/kinds/command_plan.h"
 
 namespace lockstep {
@@ -25,17 +26,11 @@ namespace {
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using plan_text::Error;
 
 std::string Command(const std::string& extra, const std::string& argv = "[\"tar\", \"xf\", \"a.tar\"]") {
   return "[[phase]]\nname = \"untar\"\nkind = \"command\"\ndir = \"build\"\nargv = " + argv + "\n" +
          extra;
-}
-
-std::string PlanError(const std::string& text) {
-  auto plan = ParsePlan(text, "plan.toml");
-  if (plan.ok()) return "OK";
-  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
-  return std::string(plan.status().message());
 }
 
 TEST(CommandPlan, ParsesTheKeys) {
@@ -57,29 +52,29 @@ TEST(CommandPlan, ParsesTheKeys) {
 }
 
 TEST(CommandPlan, BadInputNamesTheKeyAndTheFix) {
-  EXPECT_THAT(PlanError("[[phase]]\nname = \"c\"\nkind = \"command\"\ndir = \"d\"\n"),
+  EXPECT_THAT(Error("[[phase]]\nname = \"c\"\nkind = \"command\"\ndir = \"d\"\n"),
               AllOf(HasSubstr("plan.toml:1:1"), HasSubstr("has no 'argv'"),
                     HasSubstr("argv = [\"tar\", \"xf\", \"linux.tar\"]")));
-  EXPECT_THAT(PlanError(Command("", "[]")), AllOf(HasSubstr("key 'argv'"), HasSubstr("empty")));
-  EXPECT_THAT(PlanError(Command("", "\"tar xf a.tar\"")),
+  EXPECT_THAT(Error(Command("", "[]")), AllOf(HasSubstr("key 'argv'"), HasSubstr("empty")));
+  EXPECT_THAT(Error(Command("", "\"tar xf a.tar\"")),
               AllOf(HasSubstr("plan.toml:5:"), HasSubstr("expected a list of strings")));
-  EXPECT_THAT(PlanError(Command("", "[\"bin/tar\"]")),
+  EXPECT_THAT(Error(Command("", "[\"bin/tar\"]")),
               AllOf(HasSubstr("relative path"), HasSubstr("\"tar\"")));
-  EXPECT_THAT(PlanError(Command("env = [\"LD_PRELOAD=/tmp/x.so\"]\n")),
+  EXPECT_THAT(Error(Command("env = [\"LD_PRELOAD=/tmp/x.so\"]\n")),
               AllOf(HasSubstr("key 'env'"), HasSubstr("LD_PRELOAD is refused")));
-  EXPECT_THAT(PlanError(Command("env = [\"NOEQUALS\"]\n")), HasSubstr("is not KEY=VALUE"));
-  EXPECT_THAT(PlanError(Command("env = [\"1X=y\"]\n")), HasSubstr("not a variable name"));
-  EXPECT_THAT(PlanError(Command("tail_size = \"1m\"\n")),
+  EXPECT_THAT(Error(Command("env = [\"NOEQUALS\"]\n")), HasSubstr("is not KEY=VALUE"));
+  EXPECT_THAT(Error(Command("env = [\"1X=y\"]\n")), HasSubstr("not a variable name"));
+  EXPECT_THAT(Error(Command("tail_size = \"1m\"\n")),
               AllOf(HasSubstr("key 'tail_size'"), HasSubstr("over the limit of 65536")));
-  EXPECT_THAT(PlanError(Command("timeout_seconds = 0\n")), HasSubstr("key 'timeout_seconds'"));
+  EXPECT_THAT(Error(Command("timeout_seconds = 0\n")), HasSubstr("key 'timeout_seconds'"));
   // One program per agent: tasks_per_agent is refused with the fix.
-  EXPECT_THAT(PlanError(Command("tasks_per_agent = 4\n")),
+  EXPECT_THAT(Error(Command("tasks_per_agent = 4\n")),
               AllOf(HasSubstr("key 'tasks_per_agent'"), HasSubstr("once on every client agent"),
                     HasSubstr("set it to 1")));
-  EXPECT_THAT(PlanError(Command("tasks_per_agent = [1, 2]\n")), HasSubstr("not 2 times"));
-  EXPECT_EQ(PlanError(Command("tasks_per_agent = 1\n")), "OK");
+  EXPECT_THAT(Error(Command("tasks_per_agent = [1, 2]\n")), HasSubstr("not 2 times"));
+  EXPECT_EQ(Error(Command("tasks_per_agent = 1\n")), "OK");
   // The command keys belong to command phases.
-  EXPECT_THAT(PlanError("[[phase]]\nname = \"w\"\nkind = \"write\"\ndir = \"d\"\nargv = [\"x\"]\n"),
+  EXPECT_THAT(Error("[[phase]]\nname = \"w\"\nkind = \"write\"\ndir = \"d\"\nargv = [\"x\"]\n"),
               AllOf(HasSubstr("key 'argv'"), HasSubstr("applies to command phases")));
 }
 

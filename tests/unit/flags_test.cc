@@ -58,12 +58,7 @@ std::vector<std::string> Words(const std::string& line) {
 absl::StatusOr<ParsedFlags> Parse(const std::string& line) { return ParseFlags(Words(line), kCmd); }
 
 // The error message of a bad line, or "OK".
-std::string Error(const std::string& line) {
-  auto f = Parse(line);
-  if (f.ok()) return "OK";
-  EXPECT_EQ(f.status().code(), absl::StatusCode::kInvalidArgument) << line;
-  return std::string(f.status().message());
-}
+std::string Error(const std::string& line) { return testing::ErrorOrOk(Parse(line), line); }
 
 TEST(Flags, DefaultsWhenNothingIsGiven) {
   auto f = Parse("");

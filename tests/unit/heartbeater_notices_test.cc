@@ -4,6 +4,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
@@ -40,6 +41,24 @@ class ScriptedAgent final : public v1::Agent::Service {
     for (const std::string& s : stalled) reply->add_stalled(s);
     return grpc::Status::OK;
   }
+  // What the next heartbeats answer, and what they asked, under the lock.
+  void SetDaemonsDown(std::vector<std::string> down) {
+    absl::MutexLock lock(&mu);
+    daemons_down = std::move(down);
+  }
+  void SetStalled(std::vector<std::string> tasks) {
+    absl::MutexLock lock(&mu);
+    stalled = std::move(tasks);
+  }
+  int Heartbeats() {
+    absl::MutexLock lock(&mu);
+    return heartbeats;
+  }
+  uint32_t AskedStallMs() {
+    absl::MutexLock lock(&mu);
+    return asked_stall_ms;
+  }
+
   absl::Mutex mu;
   std::vector<std::string> daemons_down ABSL_GUARDED_BY(mu);
   std::vector<std::string> stalled ABSL_GUARDED_BY(mu);
@@ -69,30 +88,17 @@ struct Fixture : testing::LoopbackAgent<ScriptedAgent> {
 TEST(HeartbeaterNotices, ADaemonGoingDownAndComingBackIsSaidOnceEach) {
   Fixture f;
   Heartbeater heartbeater({f.client.get()}, absl::Milliseconds(600), 0);
-  {
-    absl::MutexLock lock(&f.agent.mu);
-    f.agent.daemons_down = {"osd.2 (pid 4242) is not running"};
-  }
+  f.agent.SetDaemonsDown({"osd.2 (pid 4242) is not running"});
   std::vector<std::string> notices = f.NoticesUntil(heartbeater, "osd.2");
   ASSERT_THAT(notices, Contains(HasSubstr("osd.2 (pid 4242) is not running")))
       << absl::StrJoin(notices, "\n");
   EXPECT_THAT(notices[0], HasSubstr("oss agent 127.0.0.1:"));
   // Said once, though every later heartbeat reports it too: three more
   // answered heartbeats bring nothing new.
-  int seen = 0;
-  {
-    absl::MutexLock lock(&f.agent.mu);
-    seen = f.agent.heartbeats;
-  }
-  ASSERT_EVENTUALLY([&] {
-    absl::MutexLock lock(&f.agent.mu);
-    ASSERT_GE(f.agent.heartbeats, seen + 3);
-  });
+  const int seen = f.agent.Heartbeats();
+  ASSERT_EVENTUALLY([&] { ASSERT_GE(f.agent.Heartbeats(), seen + 3); });
   for (const std::string& n : heartbeater.TakeNotices()) EXPECT_THAT(n, Not(HasSubstr("osd.2")));
-  {
-    absl::MutexLock lock(&f.agent.mu);
-    f.agent.daemons_down.clear();
-  }
+  f.agent.SetDaemonsDown({});
   notices = f.NoticesUntil(heartbeater, "run again");
   EXPECT_THAT(notices, Contains(HasSubstr("file-system daemons run again")));
   EXPECT_FALSE(heartbeater.Lost().has_value());
@@ -103,20 +109,14 @@ TEST(HeartbeaterNotices, AStallIsReportedBeforeTheTimeoutFailsThePhase) {
   // Timeout 60 s: the agents are asked for stalls from 10 s on, and one
   // reported is a warning, not yet a stall that fails the phase.
   Heartbeater heartbeater({f.client.get()}, absl::Milliseconds(600), 60000);
-  {
-    absl::MutexLock lock(&f.agent.mu);
-    f.agent.stalled = {"task 3 stuck in mdtest /m/d at item 7 for 10.4 s"};
-  }
+  f.agent.SetStalled({"task 3 stuck in mdtest /m/d at item 7 for 10.4 s"});
   std::vector<std::string> notices = f.NoticesUntil(heartbeater, "stuck");
   ASSERT_THAT(notices, Contains(HasSubstr("I/O stalled (the file system does not answer): task 3")))
       << absl::StrJoin(notices, "\n");
   EXPECT_THAT(notices, Contains(HasSubstr("io_stall_timeout_ms = 60000")));
   EXPECT_FALSE(heartbeater.Stalled().has_value());
-  {
-    absl::MutexLock lock(&f.agent.mu);
-    EXPECT_EQ(f.agent.asked_stall_ms, Heartbeater::kStallWarningMs);
-    f.agent.stalled.clear();
-  }
+  EXPECT_EQ(f.agent.AskedStallMs(), Heartbeater::kStallWarningMs);
+  f.agent.SetStalled({});
   notices = f.NoticesUntil(heartbeater, "moving again");
   EXPECT_THAT(notices, Contains(HasSubstr("I/O is moving again")));
   EXPECT_FALSE(heartbeater.Stalled().has_value());
@@ -126,10 +126,7 @@ TEST(HeartbeaterNotices, AShortTimeoutStillFailsAtTheTimeout) {
   Fixture f;
   // 500 ms is below the warning threshold: a reported stall is the stall.
   Heartbeater heartbeater({f.client.get()}, absl::Milliseconds(600), 500);
-  {
-    absl::MutexLock lock(&f.agent.mu);
-    f.agent.stalled = {"task 0 stuck in write /d/f at offset 0 for 0.6 s"};
-  }
+  f.agent.SetStalled({"task 0 stuck in write /d/f at offset 0 for 0.6 s"});
   ASSERT_EVENTUALLY([&] { ASSERT_TRUE(heartbeater.Stalled().has_value()); });
   EXPECT_THAT(heartbeater.Stalled()->reason, HasSubstr("task 0 stuck"));
 }

@@ -31,18 +31,8 @@ absl::StatusOr<CliCommand> Md(const std::string& line) {
 }
 
 // The error of a bad command line, or "OK".
-std::string IorError(const std::string& line) {
-  auto c = Ior(line);
-  if (c.ok()) return "OK";
-  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument) << line;
-  return std::string(c.status().message());
-}
-std::string MdError(const std::string& line) {
-  auto c = Md(line);
-  if (c.ok()) return "OK";
-  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument) << line;
-  return std::string(c.status().message());
-}
+std::string IorError(const std::string& line) { return testing::ErrorOrOk(Ior(line), line); }
+std::string MdError(const std::string& line) { return testing::ErrorOrOk(Md(line), line); }
 
 TEST(IorCli, TranslatesTheSeedLine) {
   auto c = Ior("-F -a POSIX -r -w -b 60g -t 1m -o /lustre/ki/pfs/out/ior.dat -i 2 -v");

@@ -33,12 +33,7 @@ absl::StatusOr<CliCommand> Iozone(const std::string& line, IozoneCommandInfo* in
 }
 
 // The error of a bad command line, or "OK".
-std::string Error(const std::string& line) {
-  auto c = Iozone(line);
-  if (c.ok()) return "OK";
-  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument) << line;
-  return std::string(c.status().message());
-}
+std::string Error(const std::string& line) { return testing::ErrorOrOk(Iozone(line), line); }
 
 TEST(IozoneCli, TranslatesTheThroughputLine) {
   IozoneCommandInfo info;

@@ -28,12 +28,7 @@ absl::StatusOr<CliCommand> Md(const std::string& line) {
 }
 
 // The error of a command line, or "OK".
-std::string MdError(const std::string& line) {
-  auto c = Md(line);
-  if (c.ok()) return "OK";
-  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument) << line;
-  return std::string(c.status().message());
-}
+std::string MdError(const std::string& line) { return testing::ErrorOrOk(Md(line), line); }
 
 // The option names of `/opt/ior/bin/mdtest --help` (IOR 4.1.0+dev, built
 // with Debian's Open MPI, without the Lustre API), in its order.

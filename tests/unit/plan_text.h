@@ -8,15 +8,13 @@
 
 #include "controller/plan/plan.h"
 #include "gtest/gtest.h"
+#include "test_util.h"
 
 namespace lockstep::plan_text {
 
 // "OK" when `text` parses, else ParsePlan's message (an InvalidArgument).
 inline std::string Error(const std::string& text) {
-  auto plan = ParsePlan(text, "plan.toml");
-  if (plan.ok()) return "OK";
-  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
-  return std::string(plan.status().message());
+  return testing::ErrorOrOk(ParsePlan(text, "plan.toml"));
 }
 
 // A [[phase]] table in /x with `extra` keys.
