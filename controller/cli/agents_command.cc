@@ -11,6 +11,7 @@
 #include "common/names.h"
 #include "common/net.h"
 #include "common/sizes.h"
+#include "common/text_escape.h"
 #include "controller/cli/command_specs.h"
 #include "controller/cli/exit_codes.h"
 #include "controller/cli/reach_agents.h"
@@ -86,8 +87,10 @@ std::string Line(const Probe& p) {
 std::string CommandsLine(const Probe& p) {
   const v1::HostFacts& f = p.facts;
   if (!p.status.ok() || f.allowed_commands_size() == 0) return "";
-  return absl::StrFormat("  commands: %s as %s\n", absl::StrJoin(f.allowed_commands(), ", "),
-                         f.command_user().empty() ? "(no account)" : f.command_user());
+  return absl::StrFormat("  commands: %s as %s\n",
+                         EscapeForTerminal(absl::StrJoin(f.allowed_commands(), ", ")),
+                         EscapeForTerminal(f.command_user().empty() ? "(no account)"
+                                                                    : f.command_user()));
 }
 
 }  // namespace
@@ -156,7 +159,9 @@ int AgentsCommand(const std::vector<std::string>& args, const std::atomic<bool>*
   size_t answered = 0;
   std::set<std::string> versions;
   for (const Probe& p : probes) {
-    std::printf("%s\n%s", Line(p).c_str(), CommandsLine(p).c_str());
+    // An agent's facts are its to say: escaped, so that a hostname or a root
+    // with terminal controls cannot rewrite the screen.
+    std::printf("%s\n%s", EscapeForTerminal(Line(p)).c_str(), CommandsLine(p).c_str());
     if (p.status.ok()) {
       ++answered;
       versions.insert(absl::StrFormat("%s/w%u", p.facts.agent_version(), p.facts.wire_version()));

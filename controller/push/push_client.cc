@@ -9,6 +9,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/files.h"
+#include "common/text_escape.h"
 #include "controller/results/bundle.h"
 
 namespace lockstep {
@@ -33,8 +35,12 @@ absl::StatusOr<HostPort> ParseUrl(const std::string& url) {
   return hp;
 }
 
+// Named by the hash of the content as computed here, never by the bundle's
+// own content_sha256 field: a bundle file is input, and that field (say
+// "../../.ssh/authorized_keys" with a NUL) would otherwise pick where the
+// spool writes, and which file a delivered push removes.
 std::string SpoolPath(const std::string& dir, const v1::RunBundle& bundle) {
-  return absl::StrCat(dir, "/", bundle.content_sha256(), kBundleExtension);
+  return absl::StrCat(dir, "/", Sha256Hex(bundle.content()), kBundleExtension);
 }
 
 }  // namespace
@@ -68,7 +74,8 @@ PushResult PushBundle(const PushTarget& target, const v1::RunBundle& bundle) {
     return out;
   }
   out.http_status = res->status;
-  out.message = std::string(absl::StripTrailingAsciiWhitespace(res->body));
+  // The service's words, for a terminal: its controls escaped.
+  out.message = EscapeForTerminal(std::string(absl::StripTrailingAsciiWhitespace(res->body)));
   if (res->status == 201) {
     out.kind = PushResult::kStored;
   } else if (res->status == 200) {
@@ -95,8 +102,9 @@ absl::StatusOr<std::string> ServiceGet(const PushTarget& target, const std::stri
                                                httplib::to_string(res.error())));
   }
   if (res->status == 200) return res->body;
-  const std::string what = absl::StrCat(target.url, path, ": ", res->status, " ",
-                                        absl::StripTrailingAsciiWhitespace(res->body));
+  const std::string what =
+      absl::StrCat(target.url, path, ": ", res->status, " ",
+                   EscapeForTerminal(std::string(absl::StripTrailingAsciiWhitespace(res->body))));
   if (res->status >= 500) return absl::UnavailableError(what);
   if (res->status == 404) return absl::NotFoundError(what);
   if (res->status == 401 || res->status == 403) return absl::PermissionDeniedError(what);
