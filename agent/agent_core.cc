@@ -206,7 +206,9 @@ absl::StatusOr<std::unique_ptr<AgentCore>> AgentCore::Create(const AgentOptions&
   if (account.ok()) impl->command_user = account->name;
   impl->roots = *roots;
   if (!options.state_dir.empty()) {
-    // What an agent killed before this one left in its roots, before anything new.
+    // What an agent killed before this one left in its roots, before anything
+    // new; only from a directory no one else could have written a ledger in.
+    RETURN_IF_ERROR(CheckStateDir(options.state_dir));
     RemoveLostSessions(options.state_dir, impl->roots);
     ASSIGN_OR_RETURN(impl->ledger, SessionLedger::Open(options.state_dir));
   }

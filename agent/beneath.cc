@@ -230,13 +230,30 @@ BeneathDir::~BeneathDir() {
 }
 
 absl::StatusOr<std::shared_ptr<const BeneathDir>> BeneathDir::OpenRoot(const std::string& root) {
-  const int fd = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) {
+  // From "/" with no symlink followed (openat2 beneath "/", or the walk): a
+  // root is canonical, so a link on its path now means a directory on the
+  // way was swapped for one since the agent started (rename(2) by whoever
+  // owns a directory there), which would lead every file of the phase
+  // outside the root.
+  std::vector<std::string> comps;
+  const int bad = root.empty() || root[0] != '/' ? EINVAL : Components("/", root, &comps);
+  Fd slash(bad == 0 ? ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC) : -1, true);
+  Fd fd = slash.get() < 0 ? Fd() : WalkDirs(slash.get(), comps, comps.size());
+  const int err = bad != 0 ? bad : errno;
+  if (fd.get() < 0) {
+    if (err == ELOOP) {
+      return absl::PermissionDeniedError(absl::StrFormat(
+          "the root %s: a directory on its path is now a symbolic link (none was when the agent "
+          "started); the agent does not follow it out of the root. Put the path back, or "
+          "restart the agent with --root naming the real directory",
+          root));
+    }
     return absl::FailedPreconditionError(absl::StrFormat(
         "cannot open the root %s: %s; is it still a directory (and mounted)?", root,
-        std::strerror(errno)));
+        std::strerror(err)));
   }
-  return std::shared_ptr<const BeneathDir>(new BeneathDir(root, fd, ""));
+  const int owned = comps.empty() ? slash.release() : fd.release();  // "/" is its own root
+  return std::shared_ptr<const BeneathDir>(new BeneathDir(root, owned, ""));
 }
 
 int BeneathDir::Split(const std::string& path, std::vector<std::string>* comps) const {

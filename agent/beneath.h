@@ -32,7 +32,9 @@ namespace lockstep {
 class BeneathDir : public std::enable_shared_from_this<BeneathDir> {
  public:
   // Opens `root`, a directory the agent trusts (an allowed root, canonical:
-  // AllowedRoots), and records its mount. FailedPrecondition naming the root
+  // AllowedRoots), from "/" with no symlink followed, and records its mount.
+  // PermissionDenied naming the root when a directory on its path is now a
+  // symlink (swapped since the agent started); FailedPrecondition naming it
   // when it cannot be opened as a directory.
   static absl::StatusOr<std::shared_ptr<const BeneathDir>> OpenRoot(const std::string& root);
 

@@ -89,6 +89,15 @@ std::optional<int> MakeCredentials(const AgentConfig& config, const std::string&
                    config.listen.c_str());
       return 2;
     }
+    if (::geteuid() == 0) {
+      // Loopback keeps the network out, not the host's other users.
+      std::fprintf(stderr,
+                   "lockstep-agent: warning: --insecure as root: every user of this host can "
+                   "connect to %s and make this agent write, remove files and drop caches as "
+                   "root; use it only on a host where every user may do that (a test machine), "
+                   "else mutual TLS (deploy/certs.sh)\n",
+                   config.listen.c_str());
+    }
     *creds = grpc::InsecureServerCredentials();
     return std::nullopt;
   }

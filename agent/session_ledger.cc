@@ -21,9 +21,14 @@
 #include "agent/phase_runner.h"
 #include "common/files.h"
 #include "common/log.h"
+#include "common/status_macros.h"
 
 namespace lockstep {
 namespace {
+
+// A ledger lists a session's phases and directories: a few KB. Anything
+// larger (or endless: a device, a FIFO) is not one.
+constexpr uint64_t kMaxLedgerBytes = uint64_t{64} << 20;
 
 constexpr char kHeader[] = "lockstep-agent ledger 1";
 
@@ -117,12 +122,29 @@ SessionLedger::~SessionLedger() {
   if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
-absl::StatusOr<std::unique_ptr<SessionLedger>> SessionLedger::Open(const std::string& state_dir) {
+absl::Status CheckStateDir(const std::string& state_dir) {
   if (absl::Status s = MakeDirectories(state_dir, 0700); !s.ok()) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "state directory %s: %s; create it or give another with --state_dir", state_dir,
         std::string(s.message())));
   }
+  struct stat st = {};
+  if (::stat(state_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "state directory %s is not a directory; give another with --state_dir", state_dir));
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 || (st.st_uid != ::geteuid() && st.st_uid != 0)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "state directory %s (uid %d, mode %04o) can be written by others than uid %d and root: "
+        "a ledger put there would make this agent remove the files it names; make it private "
+        "(chown root and chmod 0700 %s) or give another with --state_dir",
+        state_dir, st.st_uid, st.st_mode & 07777, ::geteuid(), state_dir));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<SessionLedger>> SessionLedger::Open(const std::string& state_dir) {
+  RETURN_IF_ERROR(CheckStateDir(state_dir));
   const std::string base = absl::StrFormat("%s/agent-%d", state_dir, ::getpid());
   const std::string lock_path = base + ".lock";
   // Locked, and still the file of that name: another agent starting may
@@ -188,7 +210,7 @@ uint64_t RemoveLostSessions(const std::string& state_dir, const AllowedRoots& ro
       continue;
     }
     std::string run_id;
-    const auto text = ReadFileToString(base + ".ledger");
+    const auto text = ReadFileAtMost(base + ".ledger", kMaxLedgerBytes, "a session ledger");
     const std::vector<Entry> entries = text.ok() ? ParseLedger(*text, &run_id) : std::vector<Entry>{};
     const std::string owner =
         absl::StrFormat("files left by an agent that ended without removing them (%s, run %s)",

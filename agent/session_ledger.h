@@ -46,6 +46,13 @@ class SessionLedger {
   std::string written_;  // the ledger's text as last written
 };
 
+// Creates `state_dir` (0700) if missing, and checks that only this user or
+// root can write there: a directory, not group- or other-writable, owned by
+// the effective uid or root. A ledger planted there would make the agent
+// remove the files it names below the roots at its next start.
+// FailedPrecondition naming the directory, what is wrong and the fix.
+absl::Status CheckStateDir(const std::string& state_dir);
+
 // At start-up: the ledgers in `state_dir` of agents that are gone (their
 // lock is free). Whatever each lists below `roots` is removed (the phases'
 // files, then the directories those sessions made, if empty), each removal

@@ -14,6 +14,7 @@
 #include "agent/fs/ceph_daemons.h"
 #include "agent/fs/obdfilter.h"
 #include "agent/workloads/file_io.h"
+#include "common/checked_math.h"
 #include "common/clock.h"
 #include "common/net.h"
 #include "common/limits.h"
@@ -93,7 +94,8 @@ class BackendWorkload : public Workload {
   bool CreatesFiles() const override { return !per_target_; }
   bool UsesDir() const override { return !per_target_; }
   uint64_t AgentWriteBytes() const override {
-    return per_target_ ? 0 : backend_.bytes() * spec_.tasks();
+    // Saturated: a product that wrapped would pass the byte limit as 0.
+    return per_target_ ? 0 : SaturatingMul(backend_.bytes(), spec_.tasks());
   }
 
  private:

@@ -289,5 +289,31 @@ INSTANTIATE_TEST_SUITE_P(OpenAt2AndWalk, BeneathTest, ::testing::Values(false, t
                                              : std::string("OpenAt2");
                          });
 
+// A root whose path gained a symbolic link since the agent started (a
+// directory on the way renamed and a link put in its place, by whoever owns
+// that directory) is not followed: the phase's files would land outside it.
+TEST(BeneathDir, ARootWhosePathNowHasASymlinkIsRefused) {
+  TempDir tmp;
+  fs::create_directories(tmp / "user/bench");
+  fs::create_directories(tmp / "outside");
+  const std::string root = tmp / "user/bench";
+  ASSERT_OK(BeneathDir::OpenRoot(root).status());
+
+  fs::rename(tmp / "user", tmp / "user.old");
+  fs::create_directories(tmp / "elsewhere");
+  fs::create_directory_symlink(tmp / "outside", tmp / "elsewhere/bench");
+  fs::create_directory_symlink(tmp / "elsewhere", tmp / "user");  // user/bench -> outside
+  auto swapped = BeneathDir::OpenRoot(root);
+  ASSERT_FALSE(swapped.ok());
+  EXPECT_EQ(swapped.status().code(), absl::StatusCode::kPermissionDenied) << swapped.status();
+  EXPECT_THAT(swapped.status().message(), HasSubstr("symbolic link")) << swapped.status();
+  EXPECT_THAT(swapped.status().message(), HasSubstr(root)) << swapped.status();
+
+  // "/" itself is a root like any other.
+  auto slash = BeneathDir::OpenRoot("/");
+  ASSERT_OK(slash.status());
+  EXPECT_EQ((*slash)->path(), "/");
+}
+
 }  // namespace
 }  // namespace lockstep

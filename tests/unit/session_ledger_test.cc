@@ -1,5 +1,7 @@
 #include "agent/session_ledger.h"
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <string>
 #include <thread>
@@ -37,6 +39,24 @@ TEST(SessionLedger, AStartDoesNotFailWhenAnotherStartSweepsItsFreshLockFile) {
   done = true;
   sweeper.join();
   EXPECT_EQ(failed, 0) << first_error;
+}
+
+// A state directory others can write in would let them plant a ledger that
+// makes the agent remove the files it names: refused, naming the fix.
+TEST(SessionLedger, AStateDirectoryOthersCanWriteIsRefused) {
+  testing::TempDir tmp;
+  const std::string dir = tmp / "state";
+  ASSERT_OK(CheckStateDir(dir));  // made private
+  struct stat st = {};
+  ASSERT_EQ(::stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 077, 0u);
+  ASSERT_EQ(::chmod(dir.c_str(), 01777), 0);
+  absl::Status s = CheckStateDir(dir);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find("chmod 0700"), std::string::npos) << s;
+  EXPECT_FALSE(SessionLedger::Open(dir).ok());
+  ASSERT_EQ(::chmod(dir.c_str(), 0700), 0);
+  EXPECT_OK(CheckStateDir(dir));
 }
 
 }  // namespace
