@@ -97,6 +97,15 @@ absl::StatusOr<std::vector<X509Ptr>> ParseCertBundle(const std::string& pem,
   return certs;
 }
 
+std::string CertSha256Hex(X509* cert) {
+  unsigned char* der = nullptr;
+  const int len = i2d_X509(cert, &der);
+  if (len <= 0) return "";
+  std::string hex = Sha256Hex(std::string_view(reinterpret_cast<const char*>(der), len));
+  OPENSSL_free(der);
+  return hex;
+}
+
 absl::StatusOr<PkeyPtr> ParseKey(const std::string& pem, const std::string& path) {
   BioPtr bio = MemoryBio(pem);
   PkeyPtr key(bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, NoPassword, nullptr) : nullptr);

@@ -59,6 +59,10 @@ absl::StatusOr<X509Ptr> ParseCert(const std::string& pem, const std::string& pat
 absl::StatusOr<std::vector<X509Ptr>> ParseCertBundle(const std::string& pem,
                                                      const std::string& path);
 
+// Lower-case hex SHA-256 of the certificate's DER: one certificate, not a
+// subject (a name admitted again gets a new one). "" when it cannot encode.
+std::string CertSha256Hex(X509* cert);
+
 // An unencrypted private key; encrypted keys are refused (InvalidArgument).
 absl::StatusOr<PkeyPtr> ParseKey(const std::string& pem, const std::string& path);
 

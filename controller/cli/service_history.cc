@@ -2,7 +2,11 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <string>
 
+#include <google/protobuf/util/json_util.h>
+
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -23,14 +27,21 @@ void RemoveMirror() {
   if (!g_mirror_dir.empty()) std::filesystem::remove_all(g_mirror_dir, ec);
 }
 
-// "KEY":"VALUE" of one JSON line the service wrote (its values have no
-// escapes: ids, names, hashes).
-std::string Field(const std::string& line, const std::string& key) {
-  const std::string tag = absl::StrCat("\"", key, "\":\"");
-  const size_t at = line.find(tag);
-  if (at == std::string::npos) return "";
-  const size_t start = at + tag.size();
-  return line.substr(start, line.find('"', start) - start);
+// One line of the service's run list, parsed as JSON (its values are the
+// sites' text); its run id checked before it goes into a URL.
+absl::StatusOr<v1::ServiceRunListing> ListingOf(absl::string_view line, const std::string& db) {
+  v1::ServiceRunListing l;
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = true;  // a later service's fields
+  if (!google::protobuf::util::JsonStringToMessage(std::string(line), &l, options).ok()) {
+    return absl::DataLossError(absl::StrCat(db, " listed a run in a line that is not a run "
+                                            "listing: ", absl::CEscape(line.substr(0, 200))));
+  }
+  if (!IsSafeRunId(l.run_id())) {
+    return absl::DataLossError(absl::StrCat(db, " listed a run id that is not one: \"",
+                                            absl::CEscape(l.run_id().substr(0, 200)), "\""));
+  }
+  return l;
 }
 
 }  // namespace
@@ -59,11 +70,16 @@ absl::StatusOr<std::string> HistoryDbFor(const std::string& db) {
   const std::string path = absl::StrCat(g_mirror_dir, "/history.db");
   ASSIGN_OR_RETURN(std::unique_ptr<HistoryStore> store, HistoryStore::Open(path));
   for (absl::string_view line : absl::StrSplit(list, '\n', absl::SkipEmpty())) {
-    const std::string id = Field(std::string(line), "run_id");
+    ASSIGN_OR_RETURN(v1::ServiceRunListing listed, ListingOf(line, db));
+    const std::string& id = listed.run_id();
     ASSIGN_OR_RETURN(std::string json, ServiceGet(target, absl::StrCat("/api/v1/runs/", id,
                                                                        "/run.json")));
     ASSIGN_OR_RETURN(v1::RunRecord run, ParseRunJson(json, absl::StrCat(db, " run ", id)));
-    RETURN_IF_ERROR(store->Record(run, Field(std::string(line), "site"), {}, json));
+    if (run.run_id() != id) {  // the record is another run's: not mirrored under this id
+      return absl::DataLossError(absl::StrCat(db, " answered run ", id, " with the record of run ",
+                                              absl::CEscape(run.run_id())));
+    }
+    RETURN_IF_ERROR(store->Record(run, listed.site(), {}, json));
   }
   return path;
 }

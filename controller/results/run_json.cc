@@ -1,5 +1,6 @@
 #include "controller/results/run_json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -39,6 +40,14 @@ std::string CleanProtobufError(std::string s) {
 }
 
 }  // namespace
+
+bool IsSafeRunId(std::string_view run_id) {
+  if (run_id.empty() || run_id.size() > 128 || run_id == "." || run_id == "..") return false;
+  return std::all_of(run_id.begin(), run_id.end(), [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
+           c == '-';
+  });
+}
 
 absl::StatusOr<v1::RunRecord> ParseRunJson(std::string_view json, std::string_view origin) {
   const std::string where(origin);

@@ -23,6 +23,12 @@ inline constexpr uint32_t kMaxRunFormatVersion = 1;
 absl::StatusOr<v1::RunRecord> ParseRunJson(std::string_view json, std::string_view origin);
 // ParseRunJson of the file at `path`; an unreadable file's error names it.
 absl::StatusOr<v1::RunRecord> ReadRunJson(const std::string& path);
+// Whether `run_id` may name a run where an id becomes a path or a URL
+// segment (a run directory, the results service's /api/v1/runs/ID, its
+// spool): 1 to 128 of [A-Za-z0-9._-], not "." or "..". Lockstep's own ids
+// ("20261207-162812-seq-write-1a2b") always are.
+bool IsSafeRunId(std::string_view run_id);
+
 // protobuf's JSON form with the .proto field names, indented.
 std::string RunToJson(const v1::RunRecord& run);
 

@@ -27,6 +27,7 @@
 #include "absl/strings/str_format.h"
 #include "common/files.h"
 #include "common/flags.h"
+#include "common/pem.h"
 #include "common/tls_ca.h"
 #include "controller/service/service_db.h"
 #include "controller/service/service_http.h"
@@ -110,7 +111,7 @@ int Serve(const ParsedFlags& f, ServiceDb& db) {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   std::printf("lockstep-service: serving https://%s:%d/ (database %s)\n", o.listen_host.c_str(),
-              service.port(), db.conninfo().c_str());
+              service.port(), db.conninfo_for_display().c_str());
   std::fflush(stdout);
   while (!migrated.ok()) {  // keep trying until the database answers
     ::sleep(2);
@@ -159,7 +160,12 @@ int Main(const std::vector<std::string>& args) {
     if (absl::Status s = IssueCertificate(dir, prefix, CertRole::kSite, name, {}, -3600, days); !s.ok()) {
       return Fail(s);
     }
-    if (absl::Status s = db.Admit(name, "site", ""); !s.ok()) return Fail(s);
+    auto pem = ReadFileToString(prefix + ".pem");
+    auto cert = pem.ok() ? ParseCert(*pem, prefix + ".pem") : pem.status();
+    if (!cert.ok()) return Fail(cert.status());
+    if (absl::Status s = db.Admit(name, "site", "", CertSha256Hex(cert->get())); !s.ok()) {
+      return Fail(s);
+    }
     std::printf("admitted site %s: %s.pem and %s.key (give them to the site, with %s/ca.pem)\n",
                 name.c_str(), prefix.c_str(), prefix.c_str(), dir.c_str());
     return 0;

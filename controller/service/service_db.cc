@@ -2,11 +2,14 @@
 
 #include <google/protobuf/util/message_differencer.h>
 
+#include <libpq-fe.h>
+
 #include <algorithm>
 #include <optional>
 #include <pqxx/pqxx>
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -67,6 +70,11 @@ CREATE TABLE results (
     R"sql(
 ALTER TABLE results ADD COLUMN efficiency double precision;
 )sql",
+    // 3: the certificate a site was admitted with (SHA-256 of its DER): a
+    // site revoked and admitted again is its new certificate only.
+    R"sql(
+ALTER TABLE principals ADD COLUMN cert_sha256 text;
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
@@ -110,8 +118,34 @@ std::vector<ResultRowData> ResultRowsOf(const v1::RunRecord& run, int* client_ag
 
 }  // namespace
 
+namespace {
+
+// `conninfo` as libpq reads it (keywords or a URI), each set option but the
+// password as KEYWORD=VALUE: what a message or log line may show.
+std::string WithoutPassword(const std::string& conninfo) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &error);
+  if (options == nullptr) {
+    PQfreemem(error);
+    return "(a connection string libpq cannot parse)";
+  }
+  std::string shown;
+  for (const PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+    if (o->val == nullptr || o->val[0] == '\0' || std::string_view(o->keyword) == "password") {
+      continue;
+    }
+    absl::StrAppend(&shown, shown.empty() ? "" : " ", o->keyword, "=", o->val);
+  }
+  PQconninfoFree(options);
+  return shown;
+}
+
+}  // namespace
+
 ServiceDb::ServiceDb(std::string conninfo, int max_idle_connections)
-    : conninfo_(std::move(conninfo)), max_idle_(max_idle_connections) {}
+    : conninfo_(std::move(conninfo)),
+      shown_conninfo_(WithoutPassword(conninfo_)),
+      max_idle_(max_idle_connections) {}
 
 ServiceDb::~ServiceDb() = default;
 
@@ -165,7 +199,7 @@ absl::Status ServiceDb::With(const std::function<void(pqxx::connection&)>& body)
       std::lock_guard<std::mutex> lock(mu_);
       idle_.clear();
     }
-    if (!reused || attempt > 0) return Unreachable(conninfo_, why);
+    if (!reused || attempt > 0) return Unreachable(shown_conninfo_, why);
   }
 }
 
@@ -208,7 +242,7 @@ absl::Status ServiceDb::Migrate() {
 }
 
 absl::Status ServiceDb::Admit(const std::string& name, const std::string& role,
-                              const std::string& token_sha256) {
+                              const std::string& token_sha256, const std::string& cert_sha256) {
   bool already = false;
   absl::Status s = With([&](pqxx::connection& c) {
     pqxx::work w(c);
@@ -216,15 +250,17 @@ absl::Status ServiceDb::Admit(const std::string& name, const std::string& role,
         "SELECT role, revoked_unix_s IS NULL FROM principals WHERE name = $1 FOR UPDATE", name);
     const int64_t now_s = absl::ToUnixSeconds(absl::Now());
     const char* token = token_sha256.empty() ? nullptr : token_sha256.c_str();
+    const char* cert = cert_sha256.empty() ? nullptr : cert_sha256.c_str();
     if (r.empty()) {
-      w.exec_params("INSERT INTO principals (name, role, token_sha256, admitted_unix_s) "
-                    "VALUES ($1, $2, $3, $4)", name, role, token, now_s);
+      w.exec_params("INSERT INTO principals (name, role, token_sha256, admitted_unix_s, "
+                    "cert_sha256) VALUES ($1, $2, $3, $4, $5)", name, role, token, now_s, cert);
     } else if (r[0][1].as<bool>()) {
       already = true;
       return;
     } else {
       w.exec_params("UPDATE principals SET role = $2, token_sha256 = $3, admitted_unix_s = $4, "
-                    "revoked_unix_s = NULL WHERE name = $1", name, role, token, now_s);
+                    "revoked_unix_s = NULL, cert_sha256 = $5 WHERE name = $1",
+                    name, role, token, now_s, cert);
     }
     w.commit();
   });
@@ -261,14 +297,15 @@ absl::StatusOr<Principal> OnePrincipal(ServiceDb* db, const char* where, const s
   absl::Status s = db->With([&](pqxx::connection& c) {
     pqxx::read_transaction w(c);
     pqxx::result r = w.exec_params(
-        absl::StrCat("SELECT name, role, admitted_unix_s, coalesce(revoked_unix_s, 0) "
-                     "FROM principals WHERE ", where, " = $1"),
+        absl::StrCat("SELECT name, role, admitted_unix_s, coalesce(revoked_unix_s, 0), "
+                     "coalesce(cert_sha256, '') FROM principals WHERE ", where, " = $1"),
         value);
     if (r.empty()) return;
     found = Principal{.name = r[0][0].as<std::string>(),
                       .role = r[0][1].as<std::string>(),
                       .admitted_unix_s = r[0][2].as<int64_t>(),
-                      .revoked_unix_s = r[0][3].as<int64_t>()};
+                      .revoked_unix_s = r[0][3].as<int64_t>(),
+                      .cert_sha256 = r[0][4].as<std::string>()};
   });
   if (!s.ok()) return s;
   if (!found) return absl::NotFoundError(what);
@@ -307,6 +344,18 @@ absl::StatusOr<PushOutcome> ServiceDb::StoreRun(const v1::RunBundle& bundle,
                                                 const v1::BundleContent& content) {
   auto run = ParseRunJson(content.run_json(), absl::StrCat("bundle ", bundle.content_sha256()));
   if (!run.ok()) return run.status();
+  // The id the run is stored and listed under is its record's own, and one
+  // that is safe as a URL segment and a file name wherever it goes next.
+  if (content.run_id() != run->run_id()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the bundle names run %s but its run.json is run %s; nothing was stored",
+        content.run_id(), run->run_id()));
+  }
+  if (!IsSafeRunId(content.run_id())) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "run id \"%s\" is not 1 to 128 of A-Z a-z 0-9 . _ -; nothing was stored",
+        absl::CEscape(content.run_id())));
+  }
   int client_agents = 0;
   const std::vector<ResultRowData> rows = ResultRowsOf(*run, &client_agents);
   auto started_ns = ParseDateOrTime(run->started_at());

@@ -5,7 +5,8 @@
 //
 //   schema_version  one row: the schema's version (kSchemaVersion)
 //   principals      name, role (site | reader), token_sha256 (readers),
-//                   admitted and revoked instants
+//                   cert_sha256 (a site's certificate as admitted), admitted
+//                   and revoked instants
 //   runs            run id (kept across sites and migrations), content
 //                   sha256 (unique: a push is idempotent), site, plan name
 //                   and sha256, workload hash and class, system name and the
@@ -37,13 +38,16 @@
 
 namespace lockstep {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 struct Principal {
   std::string name;
   std::string role;  // "site" or "reader"
   int64_t admitted_unix_s = 0;
   int64_t revoked_unix_s = 0;  // 0: not revoked
+  // A site's: hex SHA-256 of the DER of the certificate it was admitted with
+  // (CertSha256Hex); "" for a reader, and for a site admitted before schema 3.
+  std::string cert_sha256;
 };
 
 // What a push did.
@@ -68,11 +72,12 @@ class ServiceDb {
   absl::Status Migrate();
   absl::StatusOr<int> Version();
 
-  // Admits `name` with `role`; a reader's token is stored as its SHA-256.
+  // Admits `name` with `role`; a reader's token is stored as its SHA-256, a
+  // site's certificate as its `cert_sha256`, the only one then taken for it.
   // AlreadyExists when admitted and not revoked; a revoked name is admitted
-  // again (a new certificate or token).
+  // again (a new certificate or token: the old one stays refused).
   absl::Status Admit(const std::string& name, const std::string& role,
-                     const std::string& token_sha256);
+                     const std::string& token_sha256, const std::string& cert_sha256 = "");
   absl::Status Revoke(const std::string& name);
   // NotFound when not admitted.
   absl::StatusOr<Principal> FindPrincipal(const std::string& name);
@@ -89,10 +94,12 @@ class ServiceDb {
   absl::Status SetVisibility(const std::string& site, const std::string& run_id,
                              const std::string& visibility, int64_t until_unix_s);
 
-  const std::string& conninfo() const { return conninfo_; }
+  // The connection string without its password (for logs and messages).
+  const std::string& conninfo_for_display() const { return shown_conninfo_; }
 
  private:
   std::string conninfo_;
+  std::string shown_conninfo_;
   int max_idle_;
   std::mutex mu_;
   std::vector<std::unique_ptr<pqxx::connection>> idle_;

@@ -1,5 +1,6 @@
 #include "controller/service/service_http.h"
 
+#include <google/protobuf/util/json_util.h>
 #include <httplib.h>
 #include <openssl/bio.h>
 #include <openssl/pem.h>
@@ -7,7 +8,9 @@
 #include <openssl/x509.h>
 
 #include <chrono>
+#include <cstdio>
 #include <functional>
+#include <regex>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -15,7 +18,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/files.h"
+#include "common/pem.h"
 #include "common/tls_ca.h"
 #include "controller/results/bundle.h"
 #include "controller/results/history.h"
@@ -40,8 +46,20 @@ int HttpCode(const absl::Status& s) {
   }
 }
 
+// An internal error's text (a database error, a query) is for the service's
+// log, not for whoever asked: they get its time to quote to the admin.
 void Refuse(httplib::Response& res, const absl::Status& s) {
   res.status = HttpCode(s);
+  if (res.status == 500) {
+    const std::string when =
+        absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone());
+    std::fprintf(stderr, "lockstep-service: %s: internal error: %s\n", when.c_str(),
+                 std::string(s.message()).c_str());
+    res.set_content(absl::StrCat("lockstep-service: internal error at ", when,
+                                 "; the service's log has the details\n"),
+                    "text/plain");
+    return;
+  }
   res.set_content(absl::StrCat("lockstep-service: ", s.message(), "\n"), "text/plain");
 }
 
@@ -50,6 +68,7 @@ void Refuse(httplib::Response& res, const absl::Status& s) {
 struct PeerCertificate {
   std::string cn;
   absl::StatusOr<CertRole> role = CertRole::kNone;
+  std::string sha256;  // CertSha256Hex
 };
 
 PeerCertificate PeerCertificateOf(const httplib::Request& req) {
@@ -60,6 +79,7 @@ PeerCertificate PeerCertificateOf(const httplib::Request& req) {
   char cn[256] = {0};
   X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn, sizeof(cn));
   peer.cn = cn;
+  peer.sha256 = CertSha256Hex(cert);
   BIO* bio = BIO_new(BIO_s_mem());
   std::string pem;
   if (bio != nullptr && PEM_write_bio_X509(bio, cert) == 1) {
@@ -106,6 +126,15 @@ absl::StatusOr<Viewer> Authenticate(ServiceDb& db, const httplib::Request& req) 
           "site ", cn, " (certificate CN=", cn, ") was revoked; ask the service's admin for a "
           "new credential (`lockstep-service admit ", cn, "`)"));
     }
+    // The certificate it was admitted with, not any of its name: a site
+    // revoked and admitted again gets a new one, and the old (perhaps the
+    // stolen one) stays refused.
+    if (!p->cert_sha256.empty() && p->cert_sha256 != peer.sha256) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "this certificate of site ", cn, " (sha256 ", peer.sha256.substr(0, 16),
+          "...) is not the one it was last admitted with; use the credential of its latest "
+          "`lockstep-service admit ", cn, "`"));
+    }
     return Viewer{.name = cn, .is_site = true};
   }
   const std::string token = TokenOf(req);
@@ -126,6 +155,41 @@ absl::StatusOr<Viewer> Authenticate(ServiceDb& db, const httplib::Request& req) 
     return absl::PermissionDeniedError(absl::StrCat("reader ", p->name, " was revoked"));
   }
   return Viewer{.name = p->name, .is_site = false};
+}
+
+// What a request with a body must pass before cpp-httplib reads it (it reads
+// the body after the pre-routing handler): a declared length within
+// `max_bytes`, no chunked transfer (0.11 enforces its payload limit only on
+// a Content-Length), no Content-Encoding (0.11 inflates gzip and brotli
+// without a limit), and a client certificate of this service's CA. Otherwise
+// anyone who reaches the port could make the service hold gigabytes before
+// a 401.
+absl::Status CheckBeforeBody(size_t max_bytes, const httplib::Request& req) {
+  const bool chunked = req.has_header("Transfer-Encoding");
+  if (!chunked && !req.has_header("Content-Length")) return absl::OkStatus();  // no body
+  if (chunked) {
+    return absl::FailedPreconditionError(
+        "a request body needs a Content-Length; chunked transfer is not taken");
+  }
+  if (req.has_header("Content-Encoding")) {
+    return absl::UnimplementedError("a compressed request body is not taken; send it as is");
+  }
+  uint64_t length = 0;
+  if (!absl::SimpleAtoi(req.get_header_value("Content-Length"), &length)) {
+    return absl::InvalidArgumentError("the Content-Length is not a number");
+  }
+  if (length > max_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the body is ", length, " bytes; this service takes at most ", max_bytes));
+  }
+  // A client certificate of this service's CA (TLS has verified its chain):
+  // an admitted site, or one that was; its body is read and its request
+  // answered in full (a revoked site is told so). No certificate: a reader
+  // or no one, neither of whom sends a body.
+  if (length == 0 || !PeerCertificateOf(req).cn.empty()) return absl::OkStatus();
+  return absl::UnauthenticatedError(
+      "no credential: a request with a body comes from a site, with its client certificate "
+      "(`lockstep-service admit SITE` issues one)");
 }
 
 using Handler = std::function<absl::Status(const Viewer&, const httplib::Request&,
@@ -192,14 +256,28 @@ absl::Status Visibility(ServiceDb& db, const Viewer& v, const httplib::Request& 
   return db.SetVisibility(v.name, req.matches[1], what, until_s);
 }
 
+// One JSON line per run (v1::ServiceRunListing), printed by protobuf's JSON
+// writer: a site's text is escaped, never spliced.
 std::string RunsJson(const std::vector<RunRow>& runs) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
   std::string out;
   for (const RunRow& r : runs) {
-    absl::StrAppend(&out, "{\"run_id\":\"", r.run_id, "\",\"site\":\"", r.site,
-                    "\",\"plan\":\"", r.name, "\",\"started_at\":\"", r.started_at,
-                    "\",\"status\":\"", r.status, "\",\"workload_hash\":\"", r.workload_hash,
-                    "\",\"content_sha256\":\"", r.content_sha256, "\",\"visibility\":\"",
-                    r.visibility, "\"}\n");
+    v1::ServiceRunListing l;
+    l.set_run_id(r.run_id);
+    l.set_site(r.site);
+    l.set_plan(r.name);
+    l.set_started_at(r.started_at);
+    l.set_status(r.status);
+    l.set_workload_hash(r.workload_hash);
+    l.set_content_sha256(r.content_sha256);
+    l.set_visibility(r.visibility);
+    std::string line;
+    // It fails only on a string that is not UTF-8, and each of these was
+    // read from a parsed run.json, which is.
+    (void)google::protobuf::util::MessageToJsonString(l, &line, options);
+    absl::StrAppend(&out, line, "\n");
   }
   return out;
 }
@@ -273,9 +351,11 @@ void ResultsService::Routes() {
     res.set_header("Set-Cookie", absl::StrCat("lockstep_token=", token,
                                               "; Path=/; Max-Age=2592000; HttpOnly; Secure; "
                                               "SameSite=Lax"));
-    // Only a path of this service: never elsewhere.
+    // Only a path of this service, never elsewhere: "/\\evil.example" is
+    // "//evil.example" to a browser, so a path of plain characters only.
     std::string next = req.get_param_value("next");
-    if (next.empty() || next[0] != '/' || absl::StartsWith(next, "//")) next = "/";
+    static const std::regex kOwnPath(R"(^/([A-Za-z0-9_.~%=&+-][A-Za-z0-9/_.~%?=&+-]*)?$)");
+    if (!std::regex_match(next, kOwnPath)) next = "/";
     res.set_redirect(next, 303);
   });
   s.Get(R"(/(index\.csv)?)", Guarded(db, [db](const Viewer& v, const httplib::Request& req,
@@ -361,6 +441,25 @@ absl::Status ResultsService::Start() {
                      "; make them with `lockstep-service init`"));
   }
   server_->set_payload_max_length(options_.max_bundle_bytes);
+  server_->set_pre_routing_handler(
+      [max_bytes = options_.max_bundle_bytes](const httplib::Request& req,
+                                              httplib::Response& res) {
+        absl::Status refused = CheckBeforeBody(max_bytes, req);
+        if (refused.ok()) return httplib::Server::HandlerResponse::Unhandled;
+        const int code = absl::IsFailedPrecondition(refused)  ? 411
+                         : absl::IsResourceExhausted(refused) ? 413
+                         : absl::IsUnimplemented(refused)     ? 415
+                                                              : 0;
+        if (code == 0) {
+          Refuse(res, refused);  // the credential's refusal
+        } else {
+          res.status = code;
+          res.set_content(absl::StrCat("lockstep-service: ", refused.message(), "\n"),
+                          "text/plain");
+        }
+        res.set_header("Connection", "close");  // the body is not read
+        return httplib::Server::HandlerResponse::Handled;
+      });
   Routes();
   if (options_.port == 0) {
     port_ = server_->bind_to_any_port(options_.listen_host);

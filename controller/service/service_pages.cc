@@ -34,10 +34,18 @@ std::string Head(const std::string& title, const Viewer& v) {
       "</span></nav><h1>", Esc(title), "</h1>");
 }
 
+// One CSV cell of text a site sent: quoted when it holds a comma, quote or
+// line break, and a cell a spreadsheet would take for a formula (=, +, -,
+// @, or a tab or CR first) prefixed with ' (OWASP's advice for CSV
+// injection).
 std::string Csv(std::string_view s) {
-  if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
+  std::string cell(s);
+  if (!cell.empty() && std::string_view("=+-@\t\r").find(cell[0]) != std::string_view::npos) {
+    cell.insert(0, 1, '\'');
+  }
+  if (cell.find_first_of(",\"\n\r") == std::string::npos) return cell;
   std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  for (char c : cell) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
 }
 
@@ -88,7 +96,7 @@ std::string IndexCsv(const std::vector<SitePlanRow>& rows) {
   std::string out = "site,system,plan,runs,last_started_at,workload_hash\n";
   for (const SitePlanRow& r : rows) {
     absl::StrAppend(&out, Csv(r.site), ",", Csv(r.system_name), ",", Csv(r.plan), ",", r.runs,
-                    ",", Csv(r.last_started_at), ",", r.workload_hash, "\n");
+                    ",", Csv(r.last_started_at), ",", Csv(r.workload_hash), "\n");
   }
   return out;
 }
@@ -144,8 +152,9 @@ std::string TrendCsv(const TrendData& data) {
                     "min_mib_s,max_mib_s,repetitions,tasks\n";
   for (const ResultRow& x : data.results) {
     const RunRow& r = *run_of[x.run_id];
-    absl::StrAppend(&out, Csv(r.run_id), ",", Csv(r.site), ",", Csv(r.name), ",", r.started_at,
-                    ",", r.status, ",", Csv(x.result_key), ",", x.operation, ",",
+    absl::StrAppend(&out, Csv(r.run_id), ",", Csv(r.site), ",", Csv(r.name), ",",
+                    Csv(r.started_at), ",", Csv(r.status), ",", Csv(x.result_key), ",",
+                    Csv(x.operation), ",",
                     Mib(x.median_mib_s), ",", Mib(x.min_mib_s), ",", Mib(x.max_mib_s), ",",
                     x.repetitions, ",", x.num_tasks, "\n");
   }
@@ -223,7 +232,7 @@ std::string ClassCsv(const ClassData& data) {
   std::string out = "workload_hash,result,site,median_mib_s,min_mib_s,max_mib_s,runs,"
                     "client_agents,tasks,efficiency\n";
   for (const SiteResultRow& r : data.rows) {
-    absl::StrAppend(&out, data.workload_hash, ",", Csv(r.result_key), ",", Csv(r.site), ",",
+    absl::StrAppend(&out, Csv(data.workload_hash), ",", Csv(r.result_key), ",", Csv(r.site), ",",
                     Mib(r.median_mib_s), ",", Mib(r.min_mib_s), ",", Mib(r.max_mib_s), ",",
                     r.runs, ",", r.client_agents, ",", r.num_tasks, ",",
                     r.efficiency ? absl::StrFormat("%.4f", *r.efficiency) : "", "\n");

@@ -115,6 +115,15 @@ curl -s --cacert "$T/svc/ca.pem" -o "$T/anon" -w '%{http_code}' "$URL/" | grep -
 [ "$(runs)" = 1 ] || fail "a refused push stored something"
 echo "ok: revoked, unknown, role-less and anonymous refused, naming the subject"
 
+# Admitted again after a revocation, a site is its new certificate only: the
+# old one (perhaps the one that leaked) stays refused.
+"$SERVICE" admit sitec --db "$DB" --tls_dir "$T/svc" --out "$T/creds/sitec-new" >/dev/null
+[ "$(push sitec "$A2")" = 1 ] && grep -q "not the one it was last admitted with" "$T/out" \
+    || fail "the revoked certificate after a new admission: $(cat "$T/out")"
+[ "$(runs)" = 1 ] || fail "a push with a replaced certificate stored something"
+"$SERVICE" revoke sitec --db "$DB" >/dev/null
+echo "ok: a site admitted again is refused its old certificate"
+
 # Another site's bundle; a tampered bundle.
 "$LOCKSTEP" export --bundle "$A2" "$T/a2.lsbundle" --credentials "$T/creds/sitea" >/dev/null
 [ "$(push siteb "$T/a2.lsbundle")" = 1 ] && grep -q "siteb may push only runs under its own name" \
@@ -130,6 +139,46 @@ PY
     || fail "tampered bundle: $(cat "$T/out")"
 [ "$(runs)" = 1 ] || fail "another site's or a tampered bundle was stored"
 echo "ok: another site's bundle and a tampered bundle refused"
+
+# A run id that would forge a line of the run list ({"run_id":"x1","site":
+# "siteb",...}) or a path: refused, nothing stored.
+cp -r "$A2" "$T/forged"
+python3 - "$T/forged/run.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["run_id"] = 'x1","site":"siteb'
+json.dump(r, open(sys.argv[1], "w"))
+PY
+"$LOCKSTEP" export --bundle "$T/forged" "$T/forged.lsbundle" --credentials "$T/creds/sitea" \
+    >/dev/null || fail "export of the forged run"
+[ "$(push sitea "$T/forged.lsbundle")" = 1 ] && grep -q "is not 1 to 128" "$T/out" \
+    || fail "a forged run id: $(cat "$T/out")"
+[ "$(runs)" = 1 ] || fail "a forged run id was stored"
+echo "ok: a run id that is not one refused"
+
+# A body is refused before it is read unless its length is declared and its
+# sender authenticates: chunked (411), compressed (415), anonymous (401).
+body_code() {  # CURL ARGS... -> the HTTP code of an anonymous POST
+  curl -s --cacert "$T/svc/ca.pem" -o "$T/body" -w '%{http_code}' "$@" "$URL/api/v1/runs" || true
+}
+code=$(head -c 8000000 /dev/zero | body_code -H "Transfer-Encoding: chunked" --data-binary @-)
+[ "$code" = 411 ] || fail "a chunked anonymous body: $code $(cat "$T/body")"
+code=$(body_code -H "Content-Encoding: gzip" --data-binary @"$T/a2.lsbundle")
+[ "$code" = 415 ] || fail "a compressed body: $code $(cat "$T/body")"
+code=$(body_code --data-binary @"$T/a2.lsbundle")
+[ "$code" = 401 ] && grep -q "no credential" "$T/body" || fail "an anonymous body: $code $(cat "$T/body")"
+rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$SERVICE_PID/status")
+[ "$rss_kb" -lt 400000 ] || fail "the service's peak RSS is $rss_kb kB after refused bodies"
+echo "ok: chunked, compressed and anonymous bodies refused before they are read (peak RSS ${rss_kb} kB)"
+
+# /login sends a browser only to a path of this service.
+loc=$(curl -s --cacert "$T/svc/ca.pem" -o /dev/null -w '%{redirect_url}' \
+    "$URL/login?token=$TOKEN&next=/%5Cevil.example")
+[ "$loc" = "$URL/" ] || fail "/login?next=/\\evil.example redirected to $loc"
+loc=$(curl -s --cacert "$T/svc/ca.pem" -o /dev/null -w '%{redirect_url}' \
+    "$URL/login?token=$TOKEN&next=/sites/sitea/plans/nightly")
+[ "$loc" = "$URL/sites/sitea/plans/nightly" ] || fail "/login?next= an own page: $loc"
+echo "ok: /login redirects only to this service's own paths"
 
 # Killed after storing, before answering: the retry leaves exactly one run.
 stop_service

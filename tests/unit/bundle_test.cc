@@ -219,5 +219,22 @@ TEST_F(BundleTest, ACredentialDirectoryIsSearchedBySiteName) {
   EXPECT_TRUE(Has(std::string(none.status().message()), "name the site")) << none.status();
 }
 
+// A run id becomes a URL segment of the results service and a file name in
+// a mirror: only plain ids are taken (a pushed bundle's run id is checked
+// with it before it is stored).
+TEST(RunId, OnlyPlainIdsAreSafe) {
+  EXPECT_TRUE(IsSafeRunId("20261207-162812-seq-write-1a2b"));
+  EXPECT_TRUE(IsSafeRunId("run.v2_A-1"));
+  EXPECT_FALSE(IsSafeRunId(""));
+  EXPECT_FALSE(IsSafeRunId("."));
+  EXPECT_FALSE(IsSafeRunId(".."));
+  EXPECT_FALSE(IsSafeRunId("a/b"));
+  EXPECT_FALSE(IsSafeRunId("x1\",\"site\":\"siteB"));
+  EXPECT_FALSE(IsSafeRunId(std::string("a\0b", 3)));
+  EXPECT_FALSE(IsSafeRunId("a b"));
+  EXPECT_FALSE(IsSafeRunId(std::string(129, 'a')));
+  EXPECT_TRUE(IsSafeRunId(std::string(128, 'a')));
+}
+
 }  // namespace
 }  // namespace lockstep
