@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_format.h"
 #include "agent/workloads/file_io.h"
+#include "common/checked_math.h"
 #include "common/clock.h"
 #include "common/fs_type.h"
 #include "common/limits.h"
@@ -78,6 +79,11 @@ class MdtestWorkload : public Workload {
   }
   absl::StatusOr<uint32_t> RemoveFiles(const BeneathDir& dir) const override;
   bool CreatesFiles() const override { return true; }
+  // mdtest -w: each created file gets md_write_bytes.
+  uint64_t AgentWriteBytes() const override {
+    if (spec_.md_op() != v1::MD_FILE_CREATE) return 0;
+    return SaturatingMul(SaturatingMul(spec_.tasks(), spec_.md_items()), spec_.md_write_bytes());
+  }
   bool CreatesMissingDir() const override { return true; }
   bool RemovesTrees() const override { return spec_.md_op() == v1::MD_TREE_REMOVE; }
 

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_format.h"
 #include "agent/workloads/file_io.h"
+#include "common/checked_math.h"
 #include "common/clock.h"
 #include "common/limits.h"
 #include "common/mix.h"
@@ -91,6 +92,17 @@ class SmallFilesWorkload : public Workload {
   }
 
   bool CreatesFiles() const override { return true; }
+  // Every task's files at the mean of their log-uniform sizes (exact when
+  // the min and max are one size), saturated: what the agent's byte limit
+  // and the free-space check weigh.
+  uint64_t AgentWriteBytes() const override {
+    const double lo = static_cast<double>(std::max<uint64_t>(spec_.small_file_min_bytes(), 8));
+    const double hi = static_cast<double>(std::max<uint64_t>(spec_.small_file_max_bytes(), 8));
+    const double mean = hi <= lo ? hi : (hi - lo) / std::log(hi / lo);
+    const double files = static_cast<double>(SaturatingMul(spec_.tasks(), spec_.small_files()));
+    const double bytes = files * mean;
+    return bytes >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(bytes);
+  }
 
  private:
   struct Task {

@@ -95,6 +95,35 @@ TEST(PhasePreparer, RefusesMoreBytesThanThePerPhaseLimit) {
   EXPECT_TRUE(std::filesystem::is_empty(tmp.path()));  // nothing made
 }
 
+// Every kind that writes is weighed against the limit, not only transfers:
+// mdtest -w's files, small files (at their mean size), and a BACKEND whose
+// bytes x tasks would wrap past 64 bits.
+TEST(PhasePreparer, EveryWritingKindIsWeighedAgainstTheByteLimit) {
+  TempDir tmp;
+  Preparer p(tmp.path(), 16, 1024 * 1024);
+  v1::PhaseSpec md;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(phase_id: "t0/r0/md" kind: MDTEST md_op: MD_FILE_CREATE dir: "." file_name: "f"
+           tasks: 2 total_tasks: 2 md_items: 100 md_write_bytes: 8192 md_branching: 1)pb",
+      &md));  // 2 x 100 x 8 KiB = 1.6 MB
+  EXPECT_THAT(p.Prepare(md).status().message(), HasSubstr("limits.max_bytes_per_phase"));
+  v1::PhaseSpec sf;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(phase_id: "t0/r0/sf" kind: SMALL_FILES dir: "." file_name: "f" tasks: 2
+           total_tasks: 2 small_files: 64 small_file_min_bytes: 16384
+           small_file_max_bytes: 16384 small_files_per_dir: 64)pb",
+      &sf));  // 2 x 64 x 16 KiB = 2 MiB
+  EXPECT_THAT(p.Prepare(sf).status().message(), HasSubstr("limits.max_bytes_per_phase"));
+  v1::PhaseSpec be;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(phase_id: "t0/r0/be" kind: BACKEND dir: "." file_name: "f" tasks: 2
+           total_tasks: 2 backend { method: "file" bytes: 9223372036854775808
+           block_bytes: 1048576 })pb",
+      &be));  // 2 x 2^63 wrapped to 0 before
+  EXPECT_THAT(p.Prepare(be).status().message(), HasSubstr("limits.max_bytes_per_phase"));
+  EXPECT_TRUE(std::filesystem::is_empty(tmp.path()));  // nothing made
+}
+
 TEST(PhasePreparer, RefusesADirectoryOutsideTheRootsOrMissing) {
   TempDir tmp;
   std::filesystem::create_directories(tmp / "root");
