@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/log.h"
@@ -380,7 +381,9 @@ RunError Coordinator::AfterFailedPhase(const RunError& failure,
     }
   }
   RunError lost = failure;
-  if (!others.empty()) lost.message += "\n" + absl::StrJoin(others, "\n");
+  // StrAppend, not "\n" + ...: GCC 12 at -O3 falsely warns on that (-Wrestrict,
+  // GCC bug 105329), and the quickstart's Release build said so.
+  if (!others.empty()) absl::StrAppend(&lost.message, "\n", absl::StrJoin(others, "\n"));
   if (roster_.clients().empty()) {
     return Fail(RunFailure::kAgentLost, lost.message + "; no client agent is left to continue with");
   }
