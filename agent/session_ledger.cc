@@ -27,7 +27,8 @@ namespace lockstep {
 namespace {
 
 // A ledger lists a session's phases and directories: a few KB. Anything
-// larger (or endless: a device, a FIFO) is not one.
+// larger (or endless, such as a device) is not one. (A FIFO would block the
+// open itself: CheckStateDir keeps others from putting one there.)
 constexpr uint64_t kMaxLedgerBytes = uint64_t{64} << 20;
 
 constexpr char kHeader[] = "lockstep-agent ledger 1";
