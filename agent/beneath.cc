@@ -354,6 +354,20 @@ int BeneathDir::Open(const std::string& path, int flags, mode_t mode) const {
   return fd;
 }
 
+int BeneathDir::OpenFile(const std::string& path, int flags, mode_t mode) const {
+  const int fd = Open(path, flags | O_NONBLOCK, mode);
+  if (fd < 0) return -1;
+  struct stat st;
+  int err = ::fstat(fd, &st) != 0 ? errno : S_ISREG(st.st_mode) ? 0 : ENXIO;
+  // F_SETFL takes the status flags only (access mode and creation flags are
+  // ignored): `flags` as asked, O_NONBLOCK cleared unless asked for.
+  if (err == 0 && (flags & O_NONBLOCK) == 0 && ::fcntl(fd, F_SETFL, flags) != 0) err = errno;
+  if (err == 0) return fd;
+  ::close(fd);
+  errno = err;
+  return -1;
+}
+
 int BeneathDir::Mkdir(const std::string& path, mode_t mode) const {
   return AtParent(path, [&](int dirfd, const char* name) { return ::mkdirat(dirfd, name, mode); });
 }
@@ -446,6 +460,10 @@ std::string BeneathErrorText(int err) {
     return "a symbolic link on the path (the agent follows none below its roots)";
   }
   if (err == EXDEV) return "the path leaves the phase directory (\"..\" or outside it)";
+  if (err == ENXIO) {
+    return "not a regular file (a FIFO, socket or device file stands at the path; a data file "
+           "must be a regular file)";
+  }
   return std::strerror(err);
 }
 

@@ -73,6 +73,15 @@ class BeneathDir : public std::enable_shared_from_this<BeneathDir> {
   // errno otherwise. Open adds O_NOFOLLOW | O_CLOEXEC; Stat does not follow
   // a last symlink (lstat); Rename works between any two paths below.
   int Open(const std::string& path, int flags, mode_t mode = 0) const;
+  // Open for a task's data file, one that a plan may point at among files
+  // others can write (a READ of an existing data set, a rewrite): anything
+  // but a regular file is refused with ENXIO (BeneathErrorText says so). A
+  // FIFO, socket or device planted at the name would otherwise block the
+  // open or the reads: the open is non-blocking, then the descriptor is
+  // blocking again as `flags` asked. Costs an fstat and an fcntl per open;
+  // workloads that open a file per item (mdtest, small_files) use Open in
+  // directories their phase made (0775, the agent's).
+  int OpenFile(const std::string& path, int flags, mode_t mode = 0) const;
   int Mkdir(const std::string& path, mode_t mode) const;
   int Rmdir(const std::string& path) const;
   int Unlink(const std::string& path) const;
@@ -116,7 +125,8 @@ class BeneathDir : public std::enable_shared_from_this<BeneathDir> {
 
 // A sentence for an errno of a BeneathDir operation: ELOOP and EXDEV say
 // that the agent follows no symlink and leaves no directory below its
-// roots; others are strerror's.
+// roots, ENXIO that a data file is no regular file (OpenFile); others are
+// strerror's.
 std::string BeneathErrorText(int err);
 
 // The mount id of what `path` names now (statx, no symlink followed at the

@@ -178,7 +178,7 @@ void BackendWorkload::WriteThenRead(const TaskContext& task, const std::string& 
     task.Fail({.what = what, .path = path, .err = err, .offset = offset});
   };
   r->set_open_start_unix_ns(RealtimeNs());
-  int fd = dir_->Open(path, O_CREAT | O_WRONLY | O_TRUNC | O_DIRECT | O_CLOEXEC, 0600);
+  int fd = dir_->OpenFile(path, O_CREAT | O_WRONLY | O_TRUNC | O_DIRECT | O_CLOEXEC, 0600);
   if (fd < 0) return fail("cannot create", errno, 0);
   r->set_open_stop_unix_ns(RealtimeNs());
   const int64_t write_start = MonotonicNs();
@@ -214,7 +214,7 @@ void BackendWorkload::WriteThenRead(const TaskContext& task, const std::string& 
   r->set_close_stop_unix_ns(RealtimeNs());
   if (task.Aborted()) return;
   // The read, from the device: O_DIRECT passes by the page cache.
-  fd = dir_->Open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+  fd = dir_->OpenFile(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
   if (fd < 0) return fail("cannot open", errno, 0);
   const int64_t read_start = MonotonicNs();
   r->set_readback_start_unix_ns(RealtimeNs());

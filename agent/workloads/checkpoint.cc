@@ -136,8 +136,8 @@ class CheckpointWorkload : public Workload {
   // Writes or reads one shard; the bytes moved (less than shard_bytes after
   // task.Fail or a stop). `before` = the task's bytes of earlier shards.
   uint64_t Shard(const TaskContext& task, const std::string& path, char* buf, uint64_t before) {
-    const int fd = Writes() ? held_->Open(path, O_CREAT | O_WRONLY | O_TRUNC, 0664)
-                            : held_->Open(path, O_RDONLY);
+    const int fd = Writes() ? held_->OpenFile(path, O_CREAT | O_WRONLY | O_TRUNC, 0664)
+                            : held_->OpenFile(path, O_RDONLY);
     if (fd < 0) {
       task.Fail({.what = Writes() ? "cannot create" : "cannot open", .path = path, .err = errno});
       return 0;

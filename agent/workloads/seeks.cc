@@ -149,7 +149,7 @@ absl::Status SeeksWorkload::LayOutIfShort(const BeneathDir& dir) const {
                       v1::NO_SPACE);
     }
   }
-  const int fd = dir.Open(path_, O_WRONLY | O_CREAT, 0664);
+  const int fd = dir.OpenFile(path_, O_WRONLY | O_CREAT, 0664);
   if (fd < 0) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "seeks phase %s: cannot create %s to lay it out: %s; put a write phase with the same "
@@ -203,7 +203,7 @@ class SeeksWorkload::TaskRun {
     const int flags = O_CLOEXEC | O_NOFOLLOW | (rewrites ? O_RDWR : O_RDONLY) |
                       (s_.direct() ? O_DIRECT : 0);
     r->set_open_start_unix_ns(RealtimeNs());
-    fd_ = w_.dir_->Open(w_.path_, flags);
+    fd_ = w_.dir_->OpenFile(w_.path_, flags);
     const int open_err = errno;
     r->set_open_stop_unix_ns(RealtimeNs());
     r->set_rdwr_start_unix_ns(r->open_stop_unix_ns());

@@ -314,7 +314,7 @@ class TrainWorkload::Accelerator {
     if (file != reader.file) {
       if (reader.fd >= 0) ::close(reader.fd);
       reader.file = file;
-      reader.fd = w_.held_->Open(DatasetFilePath(w_.dir_, s_, file), O_RDONLY);
+      reader.fd = w_.held_->OpenFile(DatasetFilePath(w_.dir_, s_, file), O_RDONLY);
       if (reader.fd < 0) return Fail(reader, "cannot open", errno, 0);
     }
     const DatasetFileLayout l = DatasetFileLayoutOf(s_, file);

@@ -82,7 +82,7 @@ class TransferWorkload::TaskRun {
     const int flags =
         O_CLOEXEC | O_NOFOLLOW | w_.OpenFlags() | (s_.direct() ? O_DIRECT : 0);
     r->set_open_start_unix_ns(RealtimeNs());
-    fd_ = w_.dir_->Open(t_.path, flags, 0664);
+    fd_ = w_.dir_->OpenFile(t_.path, flags, 0664);
     const int open_err = errno;
     r->set_open_stop_unix_ns(RealtimeNs());
     if (fd_ >= 0) return true;
@@ -242,7 +242,7 @@ class TransferWorkload::TaskRun {
   // IOR -W: untimed, after the close: re-read what this task wrote, in the
   // order it wrote it, and compare with the pattern.
   void VerifyAfterWrite() {
-    const int fd = w_.dir_->Open(t_.path, O_RDONLY | (s_.direct() ? O_DIRECT : 0));
+    const int fd = w_.dir_->OpenFile(t_.path, O_RDONLY | (s_.direct() ? O_DIRECT : 0));
     if (fd < 0) {
       Fail("cannot open for verification after write", errno, 0);
       return;

@@ -12,9 +12,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -281,6 +283,49 @@ TEST_P(BeneathTest, RootResolvesEveryComponentFromTheRootEachTime) {
   EXPECT_EQ((*deeper)->root().Open(file, O_WRONLY | O_TRUNC), -1);
   EXPECT_EQ((*deeper)->Stat(file, &st), 0);  // the held directory is still a.moved/b/c
   ExpectOutsideUntouched();
+}
+
+// A FIFO planted where a task's data file is expected: OpenFile refuses it
+// at once (ENXIO, "not a regular file") for reading and for writing, where
+// Open would block until a writer (or reader) came. Run on a thread with a
+// deadline: a regression is released by opening the FIFO's other end, and
+// fails instead of hanging the suite.
+TEST_P(BeneathTest, OpenFileRefusesAFifoWithoutBlocking) {
+  const fs::path fifo = root_ / "a/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0666), 0) << std::strerror(errno);
+  for (const int flags : {O_RDONLY, O_WRONLY | O_CREAT, O_RDWR}) {
+    auto opened = std::async(std::launch::async, [&] {
+      const int fd = root_dir_->OpenFile("a/fifo", flags, 0644);
+      const int err = errno;
+      if (fd >= 0) ::close(fd);
+      return fd >= 0 ? 0 : err;
+    });
+    if (opened.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+      const int other = ::open(fifo.c_str(), (flags & O_ACCMODE) == O_RDONLY
+                                                 ? O_WRONLY | O_NONBLOCK
+                                                 : O_RDONLY | O_NONBLOCK);
+      opened.wait();
+      if (other >= 0) ::close(other);
+      FAIL() << "OpenFile blocked on a FIFO (flags " << flags << ")";
+    }
+    EXPECT_EQ(opened.get(), ENXIO) << "flags " << flags;
+  }
+  EXPECT_THAT(BeneathErrorText(ENXIO), HasSubstr("not a regular file"));
+}
+
+TEST_P(BeneathTest, OpenFileOfARegularFileIsBlockingAsAsked) {
+  const int made = root_dir_->OpenFile("a/f", O_WRONLY | O_CREAT | O_APPEND, 0644);
+  ASSERT_GE(made, 0) << std::strerror(errno);
+  const int status = ::fcntl(made, F_GETFL);
+  EXPECT_EQ(status & O_NONBLOCK, 0);
+  EXPECT_NE(status & O_APPEND, 0);
+  ::close(made);
+  const int nonblocking = root_dir_->OpenFile("a/f", O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(nonblocking, 0) << std::strerror(errno);
+  EXPECT_NE(::fcntl(nonblocking, F_GETFL) & O_NONBLOCK, 0);
+  ::close(nonblocking);
+  EXPECT_EQ(root_dir_->OpenFile("a/b", O_RDONLY), -1);  // a directory
+  EXPECT_EQ(errno, ENXIO);
 }
 
 INSTANTIATE_TEST_SUITE_P(OpenAt2AndWalk, BeneathTest, ::testing::Values(false, true),
