@@ -2,6 +2,7 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_format.h"
+#include "common/text_escape.h"
 
 namespace lockstep {
 
@@ -42,8 +43,11 @@ absl::Status FromGrpcStatus(const grpc::Status& status, const std::string& addre
   if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && message.empty()) {
     message = "no answer before the deadline";
   }
+  // An agent's words, for people: escaped for the terminal where they
+  // enter (common/text_escape.h).
   absl::Status out(static_cast<absl::StatusCode>(status.error_code()),
-                   absl::StrFormat("agent %s: %s", address, message));
+                   absl::StrFormat("agent %s: %s", address,
+                                   EscapeForTerminalKeepingLines(message)));
   v1::ErrorDetail detail;
   if (!status.error_details().empty() && detail.ParseFromString(status.error_details())) {
     out = WithKind(std::move(out), detail.kind());

@@ -32,8 +32,9 @@ v1::ErrorKind KindOf(const absl::Status& status);
 // serialized v1::ErrorDetail in the status details.
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
-// Wire → controller: the message prefixed "agent ADDRESS: ", the code and
-// the kind kept. An empty DEADLINE_EXCEEDED message says what happened.
+// Wire → controller: the message prefixed "agent ADDRESS: " and escaped
+// for the terminal (newlines kept: common/text_escape.h), the code and the
+// kind kept. An empty DEADLINE_EXCEEDED message says what happened.
 absl::Status FromGrpcStatus(const grpc::Status& status, const std::string& address);
 
 }  // namespace lockstep

@@ -43,9 +43,9 @@ bool MustEscape(uint32_t cp) {
          (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
-}  // namespace
+bool IsLineControl(uint32_t cp) { return cp == '\n' || cp == '\t'; }
 
-std::string EscapeForTerminal(std::string_view text) {
+std::string Escape(std::string_view text, bool keep_lines) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
@@ -56,7 +56,7 @@ std::string EscapeForTerminal(std::string_view text) {
       ++i;
       continue;
     }
-    if (!MustEscape(cp)) {
+    if (!MustEscape(cp) || (keep_lines && IsLineControl(cp))) {
       out.append(text.substr(i, n));
     } else if (cp < 0x80) {
       out += absl::StrFormat("\\x%02x", cp);
@@ -66,6 +66,24 @@ std::string EscapeForTerminal(std::string_view text) {
     i += n;
   }
   return out;
+}
+
+}  // namespace
+
+std::string EscapeForTerminal(std::string_view text) { return Escape(text, false); }
+
+std::string EscapeForTerminalKeepingLines(std::string_view text) { return Escape(text, true); }
+
+void EscapeInPlaceKeepingLines(std::string* text) {
+  for (size_t i = 0; i < text->size();) {
+    uint32_t cp = 0;
+    const size_t n = DecodeUtf8(*text, i, &cp);
+    if (n == 0 || (MustEscape(cp) && !IsLineControl(cp))) {
+      *text = Escape(*text, true);
+      return;
+    }
+    i += n;
+  }
 }
 
 bool HasControlCharacters(std::string_view text) {

@@ -19,8 +19,17 @@ namespace lockstep {
 // UTF-8 as \xNN. A backslash stays a backslash. Other text is unchanged.
 std::string EscapeForTerminal(std::string_view text);
 
+// EscapeForTerminal, but newlines and tabs stay as they are: a program's
+// output, a multi-line message. Carriage returns and the rest are escaped.
+std::string EscapeForTerminalKeepingLines(std::string_view text);
+
 // True when EscapeForTerminal(text) would change something.
 bool HasControlCharacters(std::string_view text);
+
+// Escapes `*text` in place (EscapeForTerminalKeepingLines), copying only
+// when something must change: text from an agent or a program, escaped
+// where it enters the controller.
+void EscapeInPlaceKeepingLines(std::string* text);
 
 }  // namespace lockstep
 

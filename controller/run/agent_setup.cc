@@ -14,6 +14,7 @@
 #include "common/tls_inspect.h"
 #include "common/wire_version.h"
 #include "controller/run/agent_client.h"
+#include "controller/run/agent_text.h"
 #include "controller/run/bounded_parallel.h"
 #include "controller/run/clock_sync.h"
 #include "controller/run/host_clocks.h"
@@ -70,6 +71,7 @@ RunError AgentSetUp::Attach(const std::string& controller_name) {
     if (s.ok()) {
       // Sessions taken are released at detach even when refused below.
       agent->session_id = replies[i]->session_id();
+      EscapeAgentText(replies[i]->mutable_facts());  // controller/run/agent_text.h
       agent->facts = replies[i]->facts();
       *ar->mutable_facts() = replies[i]->facts();  // run.json: every agent's versions
       s = CheckAgentWireVersion(agent->facts, agent->address());

@@ -15,6 +15,7 @@
 #include "controller/plan/phase_kind.h"
 #include "controller/run/bounded_parallel.h"
 #include "controller/run/agent_checks.h"
+#include "controller/run/agent_text.h"
 #include "controller/run/host_limits.h"
 #include "controller/run/phase_specs.h"
 #include "controller/run/progress_line.h"
@@ -113,6 +114,9 @@ RunError PhaseAttempt::Prepare() {
   prepared_ = FanOut<v1::PrepareRequest, v1::PrepareReply>(
       clients_, requests, kPrepareTimeout, LOCKSTEP_ASYNC(Prepare), &watch_);
   record_->set_prepared_unix_ns(RealtimeNs());
+  for (auto& reply : prepared_) {
+    if (reply.ok()) EscapeAgentText(&*reply);  // controller/run/agent_text.h
+  }
   if (Interrupted()) {
     Abort("interrupted by the operator");
     return Failed(Fail(RunFailure::kInterrupted, "interrupted while preparing " + phase_id_));
@@ -236,7 +240,8 @@ RunError PhaseAttempt::CacheStep(const std::vector<AgentClient*>& who, bool sync
       return Fail(refused ? RunFailure::kBadPlan : RunFailure::kAgentLost,
                   absl::StrFormat("cache barrier before %s: %s", phase_id_, status.message()));
     }
-    const v1::CacheReply& reply = *replies[i];
+    v1::CacheReply& reply = *replies[i];
+    EscapeAgentText(&reply);  // controller/run/agent_text.h
     v1::CacheReply& acc = cache_done_[who[i]];
     if (reply.synced()) {
       acc.set_synced(true);
@@ -271,8 +276,12 @@ std::vector<absl::StatusOr<v1::TelemetryReply>> PhaseAttempt::ServerWindow(bool 
     requests[i].set_phase_id(phase_id_);
     requests[i].set_end(end);
   }
-  return FanOut<v1::TelemetryRequest, v1::TelemetryReply>(
+  auto replies = FanOut<v1::TelemetryRequest, v1::TelemetryReply>(
       servers_, requests, kRpcTimeout, LOCKSTEP_ASYNC(Telemetry), &watch_);
+  for (auto& reply : replies) {
+    if (reply.ok()) EscapeAgentText(reply->mutable_telemetry());  // controller/run/agent_text.h
+  }
+  return replies;
 }
 
 // 4. One instant for all, far enough ahead for the slowest to hear of it

@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "common/clock.h"
 #include "common/errors.h"
+#include "controller/run/agent_text.h"
 
 namespace lockstep {
 
@@ -41,7 +42,8 @@ void PhaseStream::OnReadDone(bool ok) {
   {
     absl::MutexLock lock(&mu_);
     if (event_.has_result()) {
-      result_ = event_.result();
+      result_ = std::move(*event_.mutable_result());
+      EscapeAgentText(&result_);  // where agent text enters: controller/run/agent_text.h
       have_result_ = true;
     } else if (event_.has_progress()) {
       progress_ = event_.progress();

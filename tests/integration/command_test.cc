@@ -3,7 +3,8 @@
 // program an agent does not allow is refused by name and key; a failing
 // program names its host, status and stderr; a hanging one is killed at its
 // timeout with the children it started; under root it runs as nobody; local
-// agents allow the plan's programs.
+// agents allow the plan's programs; what a program prints is escaped for
+// the terminal.
 #include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -151,6 +152,26 @@ TEST(Command, AFailingCommandNamesItsHostStatusAndStderr) {
   EXPECT_EQ(results[1].exit_code(), 3);
   EXPECT_EQ(results[1].stdout_tail(), "checking\n");
   EXPECT_EQ(results[1].stderr_tail(), "no ok here\n");
+}
+
+// A program's output is the user's, and a terminal obeys escape sequences:
+// what it printed reaches the operator's screen and run.json escaped
+// (controller/run/agent_text.h), its lines kept.
+TEST(Command, WhatAProgramPrintsIsEscapedForTheTerminal) {
+  TestCluster cluster;
+  ASSERT_OK(cluster.Start(Allowing(1, {"/bin/sh"})));
+  OpenToEveryone(cluster);
+  std::filesystem::create_directory(cluster.dir(0, "cmd"));
+  const std::string plan = cluster.WritePlan(cluster.Plan().AddPhase(CommandPhase(
+      "loud", {"sh", "-c",
+               "printf 'a\\033[2Jb\\nc\\n'; printf 'e\\033]0;t\\007f\\n' >&2; exit 3"})));
+  RunResult r = cluster.Run(plan);
+  EXPECT_EQ(r.exit_code, 5) << r.Output();
+  EXPECT_THAT(r.Output(), AllOf(HasSubstr("e\\x1b]0;t\\x07f"), Not(HasSubstr("\x1b"))));
+  const std::vector<v1::CommandResult> results = Results(r.Record());
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].stdout_tail(), "a\\x1b[2Jb\nc\n");
+  EXPECT_EQ(results[0].stderr_tail(), "e\\x1b]0;t\\x07f\n");
 }
 
 // A process is gone: no /proc entry, or a zombie nobody reaps (a container's init).
