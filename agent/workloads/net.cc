@@ -1,6 +1,7 @@
 // The NET workload (agent/workloads/net.h): its checks, its listening socket
 // and its sending and receiving tasks. A stream's wire format and socket
-// calls are agent/workloads/net_streams.h.
+// calls are agent/workloads/net_streams.h; the receivers' shared acceptor,
+// which reads and checks the hellos, agent/workloads/net_acceptor.h.
 #include "agent/workloads/net.h"
 
 #include <arpa/inet.h>
@@ -19,12 +20,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/mutex.h"
+#include "agent/workloads/net_acceptor.h"
 #include "agent/workloads/net_streams.h"
 #include "common/clock.h"
 #include "common/limits.h"
@@ -98,8 +100,9 @@ class NetWorkload : public Workload {
     return absl::OkStatus();
   }
   bool UsesDir() const override { return false; }
-  // The port is the phase's only: closed as soon as its tasks are done.
-  void Finish() override { listener_.Reset(); }
+  // The port is the phase's only: closed as soon as its tasks are done,
+  // with every connection that was not taken.
+  void Finish() override { acceptor_.reset(); }
 
   void RunTask(const TaskContext& task) override {
     if (task.index < net_.send_peers() * net_.streams_per_peer()) {
@@ -117,8 +120,10 @@ class NetWorkload : public Workload {
   void Receive(const TaskContext& task);
   // Connects task's stream to `peer` and sends the hello; false after task.Fail.
   bool Connect(const TaskContext& task, const v1::NetPeer& peer, UniqueFd* out);
-  // Accepts connections until one proves the token; false after task.Fail.
+  // Takes a stream that proved the token from the acceptor; false after task.Fail.
   bool AcceptVerified(const TaskContext& task, UniqueFd* out, std::string* from);
+  // The rank a hello names when it proves the phase's token (NetAcceptor::HelloCheck).
+  std::optional<uint32_t> CheckHello(const unsigned char* hello) const;
   void ReceiveFrames(const TaskContext& task, int fd, const std::string& from);
   std::string PeerName(const v1::NetPeer& p) const {
     return absl::StrFormat("agent %s (%s port %u)", p.agent(), p.host(), p.port());
@@ -128,13 +133,12 @@ class NetWorkload : public Workload {
   const v1::NetSpec net_;
   const WorkloadOptions options_;
   std::string interface_address_;  // of net_.interface(), "" when none named
-  UniqueFd listener_;
+  // Receivers: the phase's listening socket and the connections not yet
+  // taken; every receiving task takes its stream here (net_acceptor.h).
+  std::unique_ptr<NetAcceptor> acceptor_;
   uint32_t listen_port_ = 0;
   std::vector<v1::NetPeer> peers_;
   std::vector<std::vector<unsigned char>> payloads_;  // by sending task
-  // Receivers: the ranks whose stream was taken (a repeated hello is refused).
-  absl::Mutex mu_;
-  std::set<uint32_t> ranks_seen_ ABSL_GUARDED_BY(mu_);
 };
 
 absl::Status NetWorkload::Prepare(const BeneathDir& /*dir*/,
@@ -165,7 +169,10 @@ absl::Status NetWorkload::Prepare(const BeneathDir& /*dir*/,
     return absl::InternalError(
         absl::StrFormat("phase %s: %s", spec_.phase_id(), listener.status().message()));
   }
-  listener_ = std::move(*listener);
+  // Room for every receiving stream to be pending at once, and for strangers.
+  acceptor_ = std::make_unique<NetAcceptor>(
+      std::move(*listener), [this](const unsigned char* hello) { return CheckHello(hello); },
+      net_.receive_streams() + kNetPendingSpare);
   return absl::OkStatus();
 }
 
@@ -303,42 +310,33 @@ void NetWorkload::Send(const TaskContext& task) {
 bool NetWorkload::AcceptVerified(const TaskContext& task, UniqueFd* out, std::string* from) {
   const int64_t deadline =
       MonotonicNs() + static_cast<int64_t>(net_.duration_ms()) * 1'000'000 + kQuietLimitNs;
-  while (true) {
-    if (!WaitReady(listener_.get(), POLLIN, &task, deadline)) {
-      if (errno != ECANCELED) {
-        task.Fail({.message = absl::StrFormat(
-                       "no stream arrived on port %u of %s within %u ms after the phase's "
-                       "duration: a sending agent never connected (is a firewall between them?)",
-                       listen_port_, LocalHostName(), kQuietLimitNs / 1'000'000)});
-      }
-      return false;
+  absl::StatusOr<NetStream> stream = acceptor_->Take(&task, deadline);
+  if (!stream.ok()) {
+    if (!absl::IsCancelled(stream.status())) {
+      task.Fail({.message = absl::StrFormat(
+                     "no stream arrived on port %u of %s within %u ms after the phase's "
+                     "duration: a sending agent never connected (is a firewall between them?)",
+                     listen_port_, LocalHostName(), kQuietLimitNs / 1'000'000)});
     }
-    sockaddr_storage peer{};
-    socklen_t len = sizeof(peer);
-    UniqueFd fd(::accept4(listener_.get(), reinterpret_cast<sockaddr*>(&peer), &len,
-                    SOCK_CLOEXEC | SOCK_NONBLOCK));
-    if (fd.get() < 0) continue;  // another task took it, or it went away
-    BlockWithTimeouts(fd.get());
-    *from = NetEndpoint(peer);
-    unsigned char hello[kNetHelloBytes];
-    if (!RecvAll(fd.get(), hello, sizeof(hello), &task, MonotonicNs() + 10'000'000'000)) continue;
-    uint32_t version, rank;
-    std::memcpy(&version, hello + 4, 4);
-    std::memcpy(&rank, hello + 8, 4);
-    rank = be32toh(rank);
-    const std::string proof = NetStreamProof(net_.token(), spec_.phase_id(), rank);
-    const bool valid = std::memcmp(hello, kNetHelloMagic, 4) == 0 &&
-                       be32toh(version) == kNetProtocolVersion &&
-                       CRYPTO_memcmp(hello + 12, proof.data(), kNetProofBytes) == 0;
-    if (!valid) continue;  // not one of the phase's streams: closed unread
-    {
-      absl::MutexLock lock(&mu_);
-      if (!ranks_seen_.insert(rank).second) continue;  // a replayed hello
-    }
-    task.result->mutable_net()->set_peer(*from);
-    *out = std::move(fd);
-    return true;
+    return false;
   }
+  *out = std::move(stream->fd);
+  *from = std::move(stream->from);
+  task.result->mutable_net()->set_peer(*from);
+  return true;
+}
+
+std::optional<uint32_t> NetWorkload::CheckHello(const unsigned char* hello) const {
+  uint32_t version, rank;
+  std::memcpy(&version, hello + 4, 4);
+  std::memcpy(&rank, hello + 8, 4);
+  rank = be32toh(rank);
+  const std::string proof = NetStreamProof(net_.token(), spec_.phase_id(), rank);
+  const bool valid = std::memcmp(hello, kNetHelloMagic, 4) == 0 &&
+                     be32toh(version) == kNetProtocolVersion &&
+                     CRYPTO_memcmp(hello + 12, proof.data(), kNetProofBytes) == 0;
+  if (!valid) return std::nullopt;
+  return rank;
 }
 
 void NetWorkload::Receive(const TaskContext& task) {

@@ -19,10 +19,16 @@
 //   frames u32 type, u32 0, u64 length, then `length` payload bytes:
 //          DATA (counted), PING (the receiver echoes the frame back), END
 //          (length 0: the receiver answers u64 bytes counted, and both close)
-// A connection whose hello does not verify, or that repeats a rank already
-// seen in the phase, is closed before any of its data is read; the
-// receiving task goes on waiting for a valid one. The token travels only
-// over the control channel (mutual TLS), and never on the data stream.
+// Without an interface the port listens on every address of the host (IPv6
+// and IPv4), as iperf3's does, from Prepare until the phase's tasks are done;
+// only streams whose hello proves the token are measured. The receiving
+// tasks share one acceptor (agent/workloads/net_acceptor.h) that reads each
+// connection's hello without blocking: a connection whose hello does not
+// verify, repeats a rank already seen in the phase, or is not complete
+// within kNetHelloWindowNs of its accept is closed before any of its data
+// is read, and no receiving task ever waits on a connection that has not
+// proven itself. The token travels only over the control channel (mutual
+// TLS), and never on the data stream.
 #ifndef LOCKSTEP_AGENT_WORKLOADS_NET_H_
 #define LOCKSTEP_AGENT_WORKLOADS_NET_H_
 
