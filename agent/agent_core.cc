@@ -503,6 +503,9 @@ absl::StatusOr<v1::ReleaseReply> AgentCore::Release(const v1::ReleaseRequest& re
 
 absl::StatusOr<v1::CleanupReply> AgentCore::Cleanup(const v1::CleanupRequest& request) {
   RETURN_IF_ERROR(CheckRequest(request));
+  // Its spec is weighed as a Prepare's before anything is stopped or removed
+  // (the workload's own checks come with RemovePhaseFiles).
+  RETURN_IF_ERROR(impl_->preparer->CheckTasks(request.spec()));
   std::unique_ptr<PhaseRunner> ended;
   if (!request.release_only()) impl_->TestDelay("cleanup", request.session_id());
   {

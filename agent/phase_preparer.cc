@@ -140,19 +140,21 @@ void DescribePreparedPhase(const BeneathDir& dir, const PhaseRunner& runner,
   reply->set_threads_parked(runner.spec().tasks());
 }
 
+// The workloads see the byte limit too (a seeks layout, weighed at Prepare).
+PhasePreparerOptions WithWorkloadsLimit(PhasePreparerOptions options) {
+  options.runner.max_bytes_per_phase = options.max_bytes_per_phase;
+  return options;
+}
+
 }  // namespace
 
 PhasePreparer::PhasePreparer(const AllowedRoots* roots, const RootMounts* mounts,
                              const FileSystemContext* fs, PhasePreparerOptions options)
-    : roots_(roots), mounts_(mounts), fs_(fs), options_(std::move(options)) {}
+    : roots_(roots), mounts_(mounts), fs_(fs), options_(WithWorkloadsLimit(std::move(options))) {}
 
 absl::StatusOr<PreparedPhase> PhasePreparer::Prepare(
     const v1::PhaseSpec& spec, std::shared_ptr<const BeneathDir>* created_dir) const {
-  if (spec.tasks() > options_.max_tasks) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "phase %s asks for %u tasks on this agent; its limit is %u", spec.phase_id(), spec.tasks(),
-        options_.max_tasks));
-  }
+  RETURN_IF_ERROR(CheckTasks(spec));
   ASSIGN_OR_RETURN(std::unique_ptr<Workload> workload, MakeWorkload(spec, options_.runner));
   // A root whose mount went away leaves the bare mount point: refused.
   if (workload->UsesDir()) RETURN_IF_ERROR(mounts_->Check(spec.dir(), options_.host));
@@ -169,6 +171,13 @@ absl::StatusOr<PreparedPhase> PhasePreparer::Prepare(
                    PhaseRunner::Prepare(std::move(workload), spec, phase.held, options_.runner));
   DescribePreparedPhase(*phase.held, *phase.runner, &phase.reply);
   return phase;
+}
+
+absl::Status PhasePreparer::CheckTasks(const v1::PhaseSpec& spec) const {
+  if (spec.tasks() <= options_.max_tasks) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrFormat("phase %s asks for %u tasks on this agent; its limit is %u",
+                      spec.phase_id(), spec.tasks(), options_.max_tasks));
 }
 
 absl::StatusOr<std::shared_ptr<const BeneathDir>> PhasePreparer::HoldDir(

@@ -65,6 +65,11 @@ class PhasePreparer {
   absl::StatusOr<PreparedPhase> Prepare(const v1::PhaseSpec& spec,
                                         std::shared_ptr<const BeneathDir>* created_dir) const;
 
+  // The agent's task limit (max_tasks) as Prepare checks it; a Cleanup's
+  // spec passes it too (InvalidArgument), so that no removal walks more task
+  // files than a phase here may have.
+  absl::Status CheckTasks(const v1::PhaseSpec& spec) const;
+
   // The plan directory `dir` resolved within the roots and held open below
   // its root, as Prepare holds it (a Cleanup of a phase this session did not
   // prepare). Errors as Prepare's for the directory.

@@ -20,6 +20,7 @@
 #include "common/limits.h"
 #include "common/mix.h"
 #include "common/pattern.h"
+#include "common/sizes.h"
 
 namespace lockstep {
 
@@ -136,6 +137,14 @@ absl::Status SeeksWorkload::LayOutIfShort(const BeneathDir& dir) const {
   } else if (errno != ENOENT) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "seeks phase %s: cannot stat %s: %s", spec_.phase_id(), path_, BeneathErrorText(errno)));
+  }
+  const uint64_t limit = options_.max_bytes_per_phase;
+  if (limit > 0 && need - have > limit) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "seeks phase %s: laying out %s would write %s on this agent; its limit is %s "
+        "(limits.max_bytes_per_phase in the agent config): shrink block_size, segments or "
+        "tasks, or lay the file out with a write phase of the same keys",
+        spec_.phase_id(), path_, HumanBytes(need - have), HumanBytes(limit)));
   }
   struct statvfs sv;
   if (!spec_.ignore_free_space() && ::fstatvfs(dir.fd(), &sv) == 0) {

@@ -76,6 +76,11 @@ struct WorkloadOptions {
   // ResolveCommandAccount). Not test hooks: AgentCore sets them.
   std::vector<std::string> allow_commands;
   std::string command_user;
+  // The agent config's limits.max_bytes_per_phase (0 = any), set by
+  // PhasePreparer from its own: for writes known only at Prepare (a seeks
+  // phase lays out what is missing of its file). AgentWriteBytes is checked
+  // against it before.
+  uint64_t max_bytes_per_phase = 0;
   // BACKEND osd_bench (agent/workloads/backend.h): the Ceph daemons this
   // agent serves; null or empty on an agent that serves none. Set by
   // AgentCore; outlives every workload.

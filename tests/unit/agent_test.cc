@@ -481,6 +481,38 @@ TEST(AgentCore, PhaseTelemetryStartsAtTheCacheBarrier) {
   EXPECT_GE(result.telemetry().start_unix_ns(), prepared_unix_ns);
 }
 
+// A Cleanup's spec is weighed as a Prepare's: more tasks than the agent's
+// limit is refused before any file goes (security review: one removal could
+// walk billions of task file names).
+TEST(AgentCore, ACleanupBeyondTheTaskLimitIsRefusedAndRemovesNothing) {
+  TempDir tmp;
+  AgentOptions o;
+  o.roots = {tmp.path()};
+  o.max_tasks = 4;
+  o.telemetry = false;
+  auto core = AgentCore::Create(o);
+  ASSERT_OK(core);
+  auto session = (*core)->Attach(AttachOfRunOne(30'000));
+  ASSERT_OK(session);
+  std::ofstream(tmp / "testfile.00000000") << "x";
+  v1::CleanupRequest c;
+  c.set_session_id(session->session_id());
+  *c.mutable_spec() = Spec(v1::WRITE, true);
+  c.mutable_spec()->set_dir(".");
+  c.mutable_spec()->set_tasks(5);
+  c.mutable_spec()->set_total_tasks(5);
+  const auto refused = (*core)->Cleanup(c);
+  EXPECT_TRUE(absl::IsInvalidArgument(refused.status())) << refused.status();
+  EXPECT_THAT(refused.status().message(), HasSubstr("its limit is 4"));
+  EXPECT_TRUE(std::filesystem::exists(tmp / "testfile.00000000"));
+  c.mutable_spec()->set_tasks(4);
+  c.mutable_spec()->set_total_tasks(4);
+  const auto removed = (*core)->Cleanup(c);
+  ASSERT_OK(removed);
+  EXPECT_EQ(removed->removed(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(tmp / "testfile.00000000"));
+}
+
 TEST(AgentCore, LeaseExpiryKeepsReleasedFilesAndRemovesTheRest) {
   TempDir tmp;
   AgentOptions o;

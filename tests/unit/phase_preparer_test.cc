@@ -4,6 +4,7 @@
 #include "agent/phase_preparer.h"
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
 
 #include "agent/fs/lustre_tools.h"
@@ -16,6 +17,7 @@
 namespace lockstep {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using testing::TempDir;
 
@@ -122,6 +124,26 @@ TEST(PhasePreparer, EveryWritingKindIsWeighedAgainstTheByteLimit) {
       &be));  // 2 x 2^63 wrapped to 0 before
   EXPECT_THAT(p.Prepare(be).status().message(), HasSubstr("limits.max_bytes_per_phase"));
   EXPECT_TRUE(std::filesystem::is_empty(tmp.path()));  // nothing made
+}
+
+// A seeks phase writes at Prepare what is missing of its file (its layout):
+// weighed against the limit then, so that a file already laid out passes.
+TEST(PhasePreparer, ASeeksLayoutIsWeighedAgainstTheByteLimit) {
+  TempDir tmp;
+  Preparer p(tmp.path(), 16, 1024 * 1024);
+  v1::PhaseSpec seeks;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(phase_id: "t0/r0/seeks" kind: SEEKS dir: "." file_name: "f" tasks: 3
+           total_tasks: 3 transfer_bytes: 8192 block_bytes: 262144 segments: 2
+           seeks_per_task: 10 seek_rewrite_pct: 10)pb",
+      &seeks));  // 3 x 2 x 256 KiB = 1.5 MiB
+  const auto refused = p.Prepare(seeks);
+  EXPECT_THAT(refused.status().message(),
+              AllOf(HasSubstr("limits.max_bytes_per_phase"), HasSubstr("1.50 MiB")));
+  EXPECT_FALSE(std::filesystem::exists(tmp / "f"));
+  std::ofstream(tmp / "f").close();
+  std::filesystem::resize_file(tmp / "f", 3 * 2 * 262144);
+  EXPECT_TRUE(p.Prepare(seeks).ok());  // laid out already: nothing to write
 }
 
 TEST(PhasePreparer, RefusesADirectoryOutsideTheRootsOrMissing) {
