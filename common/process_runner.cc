@@ -27,6 +27,7 @@
 #include "common/clock.h"
 #include "common/spawn.h"
 #include "common/status_macros.h"
+#include "common/supervisor.h"
 
 
 namespace lockstep {
@@ -86,82 +87,102 @@ int64_t TimevalNs(const struct timeval& tv) {
   return static_cast<int64_t>(tv.tv_sec) * 1'000'000'000 + static_cast<int64_t>(tv.tv_usec) * 1000;
 }
 
-// One running program: its pipes, its pidfd, the signals sent.
+// One running program under its supervisor (common/supervisor.h): its
+// pipes, the supervisor's report and pidfd, the signals sent.
 class Watcher {
  public:
-  Watcher(const ProcessLaunch& launch, pid_t pid, int64_t start_mono_ns, int out_fd, int err_fd)
+  Watcher(const ProcessLaunch& launch, pid_t supervisor, int64_t start_mono_ns, int out_fd,
+          int err_fd, int report_fd)
       : launch_(launch),
-        pid_(pid),
+        supervisor_(supervisor),
         start_mono_ns_(start_mono_ns),
         deadline_mono_ns_(start_mono_ns + absl::ToInt64Nanoseconds(launch.timeout)),
         out_fd_(out_fd),
         err_fd_(err_fd),
+        report_fd_(report_fd),
         out_(launch.tail_bytes),
         err_(launch.tail_bytes) {
-    pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-    for (int fd : {out_fd_, err_fd_}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, supervisor, 0));
+    for (int fd : {out_fd_, err_fd_, report_fd_}) {
+      ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    }
   }
   ~Watcher() {
     CloseFd(&pidfd_);
     CloseFd(&out_fd_);
     CloseFd(&err_fd_);
+    CloseFd(&report_fd_);
   }
 
+  // Until the program has ended, then while the supervisor kills what it
+  // left and the pipes close, for kDrainAfterExit at most.
   v1::CommandResult Run(const std::atomic<bool>* abort) {
-    while (!exited_ || ((out_fd_ >= 0 || err_fd_ >= 0) && MonotonicNs() < drain_until_mono_ns_)) {
+    while (!exited_ || ((out_fd_ >= 0 || err_fd_ >= 0 || !supervisor_reaped_) &&
+                        MonotonicNs() < drain_until_mono_ns_)) {
       if (!exited_) Signal(abort != nullptr && abort->load());
       if (!exited_ && GiveUp()) break;
       Poll();
       if (out_fd_ >= 0) Drain(&out_fd_, &out_);
       if (err_fd_ >= 0) Drain(&err_fd_, &err_);
-      if (!exited_) Reap();
+      if (!exited_) ReadReport();
+      if (!supervisor_reaped_) ReapSupervisor();
     }
+    if (!supervisor_reaped_) ReapInBackground();
     return Result();
   }
 
  private:
-  // SIGTERM to the group at the deadline or on abort, SIGKILL a grace later.
+  // At the deadline or on abort the supervisor SIGTERMs the program's group;
+  // a grace later it SIGKILLs everything. The supervisor is signalled only
+  // while not reaped: its pid cannot name another process meanwhile.
   void Signal(bool aborted) {
+    if (supervisor_reaped_) return;
     const int64_t now = MonotonicNs();
     if (term_sent_mono_ns_ == 0 && (aborted || now >= deadline_mono_ns_)) {
       timed_out_ = !aborted;
-      ::kill(-pid_, SIGTERM);
+      ::kill(supervisor_, spawn::kSuperviseTerm);
       term_sent_mono_ns_ = now;
     } else if (term_sent_mono_ns_ != 0 && !killed_ &&
                now >= term_sent_mono_ns_ + absl::ToInt64Nanoseconds(launch_.kill_grace)) {
-      ::kill(-pid_, SIGKILL);
+      ::kill(supervisor_, spawn::kSuperviseKill);
       killed_ = true;
       killed_mono_ns_ = now;
     }
   }
 
-  // Killed and still not gone reap_timeout later: stuck in the kernel. A
-  // background thread reaps it whenever it dies; the result says SIGKILL.
+  // Killed and still not gone reap_timeout later: stuck in the kernel. The
+  // supervisor reaps it whenever it dies, and a background thread the
+  // supervisor; the result says SIGKILL.
   bool GiveUp() {
     if (!killed_ || launch_.reap_timeout == absl::InfiniteDuration() ||
         MonotonicNs() < killed_mono_ns_ + absl::ToInt64Nanoseconds(launch_.reap_timeout)) {
       return false;
     }
-    const pid_t pid = pid_;
-    std::thread([pid] {
-      int st;
-      while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-      }
-    }).detach();
     end_mono_ns_ = MonotonicNs();
     status_ = SIGKILL;  // WIFSIGNALED, WTERMSIG == SIGKILL
     return true;
   }
 
+  void ReapInBackground() {
+    const pid_t pid = supervisor_;
+    std::thread([pid] {
+      int st;
+      while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+      }
+    }).detach();
+    supervisor_reaped_ = true;
+  }
+
   void Poll() {
-    struct pollfd fds[3];
+    struct pollfd fds[4];
     nfds_t n = 0;
-    if (!exited_ && pidfd_ >= 0) fds[n++] = {pidfd_, POLLIN, 0};
+    if (!supervisor_reaped_ && pidfd_ >= 0) fds[n++] = {pidfd_, POLLIN, 0};
+    if (!exited_ && report_fd_ >= 0) fds[n++] = {report_fd_, POLLIN, 0};
     if (out_fd_ >= 0) fds[n++] = {out_fd_, POLLIN, 0};
     if (err_fd_ >= 0) fds[n++] = {err_fd_, POLLIN, 0};
     int64_t wait_ns = int64_t{kAbortPollMs} * 1'000'000;
-    // Without a pidfd the exit is seen at the next look: look often.
-    if (!exited_ && pidfd_ < 0) wait_ns = 1'000'000;
+    // Without a pidfd the supervisor's exit is seen at the next look: look often.
+    if (exited_ && !supervisor_reaped_ && pidfd_ < 0) wait_ns = 1'000'000;
     if (!exited_ && term_sent_mono_ns_ == 0) {
       wait_ns = std::min(wait_ns, deadline_mono_ns_ - MonotonicNs());
     }
@@ -170,21 +191,34 @@ class Watcher {
     ::poll(fds, n, wait_ms);
   }
 
-  // When the program has ended: the rest of its group is killed while the
-  // program is a zombie (its pid, the group's id, cannot be reused yet),
-  // then it is reaped with its rusage.
-  void Reap() {
-    siginfo_t info = {};
-    if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT | WNOHANG) != 0 ||
-        info.si_pid != pid_) {
-      return;
+  // The supervisor's report of the program's end: its status and rusage.
+  // End of file without one: the supervisor was killed, and the program
+  // with it (its parent-death signal, SIGKILL).
+  void ReadReport() {
+    spawn::SupervisorReport r = {};
+    ssize_t n;
+    while ((n = ::read(report_fd_, &r, sizeof(r))) < 0 && errno == EINTR) {
     }
+    if (n < 0 && errno == EAGAIN) return;
+    if (n == static_cast<ssize_t>(sizeof(r))) {
+      status_ = r.status;
+      usage_ = r.usage;
+    } else {
+      status_ = SIGKILL;
+    }
+    CloseFd(&report_fd_);
     end_mono_ns_ = MonotonicNs();
-    ::kill(-pid_, SIGKILL);
-    while (::wait4(pid_, &status_, 0, &usage_) < 0 && errno == EINTR) {
-    }
     exited_ = true;
     drain_until_mono_ns_ = end_mono_ns_ + absl::ToInt64Nanoseconds(kDrainAfterExit);
+  }
+
+  // The supervisor exits once nothing it supervised is left.
+  void ReapSupervisor() {
+    int st = 0;
+    pid_t r;
+    while ((r = ::waitpid(supervisor_, &st, WNOHANG)) < 0 && errno == EINTR) {
+    }
+    if (r == supervisor_ || (r < 0 && errno == ECHILD)) supervisor_reaped_ = true;
   }
 
   v1::CommandResult Result() const {
@@ -204,13 +238,14 @@ class Watcher {
   }
 
   const ProcessLaunch& launch_;
-  const pid_t pid_;
+  const pid_t supervisor_;
   const int64_t start_mono_ns_;
   const int64_t deadline_mono_ns_;
   int pidfd_ = -1;
-  int out_fd_, err_fd_;
+  int out_fd_, err_fd_, report_fd_;
   Tail out_, err_;
   bool exited_ = false;
+  bool supervisor_reaped_ = false;
   bool timed_out_ = false;
   bool killed_ = false;
   int64_t killed_mono_ns_ = 0;
@@ -267,12 +302,13 @@ absl::StatusOr<v1::CommandResult> RunProcess(const ProcessLaunch& launch,
                                                     const std::atomic<bool>* abort) {
   const std::vector<char*> argv = CStrings(launch.argv);
   const std::vector<char*> envp = CStrings(launch.env);
-  Pipe out, err, report;
+  Pipe out, err, report, supervision;
   const int devnull = Lift(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  if (devnull < 0 || !out.Open() || !err.Open() || !report.Open()) {
+  if (devnull < 0 || !out.Open() || !err.Open() || !report.Open() || !supervision.Open()) {
     const int e = errno;
     if (devnull >= 0) ::close(devnull);
-    return absl::InternalError(absl::StrFormat("cannot make the program's pipes: %s", std::strerror(e)));
+    return absl::InternalError(
+        absl::StrFormat("cannot make the program's pipes: %s", std::strerror(e)));
   }
   ChildSetup c{.dir = launch.dir.c_str(),
                .program = launch.program.c_str(),
@@ -281,15 +317,17 @@ absl::StatusOr<v1::CommandResult> RunProcess(const ProcessLaunch& launch,
                .account = &launch.account,
                .stdin_fd = devnull,
                .stdout_fd = out.write_fd,
-               .stderr_fd = err.write_fd};
+               .stderr_fd = err.write_fd,
+               .supervisor_fd = supervision.write_fd};
   const int64_t start_mono_ns = MonotonicNs();
-  absl::StatusOr<pid_t> pid = Spawn(c, &report);
+  absl::StatusOr<pid_t> supervisor = Spawn(c, &report);
   ::close(devnull);
   CloseFd(&out.write_fd);
   CloseFd(&err.write_fd);
-  if (!pid.ok()) return pid.status();
-  Watcher watcher(launch, *pid, start_mono_ns, std::exchange(out.read_fd, -1),
-                  std::exchange(err.read_fd, -1));
+  CloseFd(&supervision.write_fd);
+  if (!supervisor.ok()) return supervisor.status();
+  Watcher watcher(launch, *supervisor, start_mono_ns, std::exchange(out.read_fd, -1),
+                  std::exchange(err.read_fd, -1), std::exchange(supervision.read_fd, -1));
   return watcher.Run(abort);
 }
 
@@ -389,9 +427,9 @@ absl::StatusOr<CommandOutput> RunCommand(const std::vector<std::string>& argv, i
   const std::string cmd = FormatCommand(argv);
   ASSIGN_OR_RETURN(std::string program, FindProgram(argv[0], cmd));
   // The agent's one process runner (agent/workloads/command_process.h): own
-  // process group, nothing inherited but the pipes, SIGKILL to the group at
-  // the timeout, and no waiting on a tool stuck in the kernel (a hung
-  // Lustre) past a second after that.
+  // process group, nothing inherited but the pipes, SIGKILL to all it
+  // started at the timeout, and no waiting on a tool stuck in the kernel (a
+  // hung Lustre) past a second after that.
   ProcessLaunch launch{.program = program,
                        .argv = argv,
                        .env = spawn::OwnEnvironment(),

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "common/supervisor.h"
 
 extern char** environ;
 
@@ -25,9 +26,6 @@ namespace {
 // placing them on 0..3 never overwrites one still to be placed.
 constexpr int kChildFdFloor = 10;
 
-// What the child reports on the close-on-exec pipe when a step fails.
-enum ChildStep : int { kStepPgid = 1, kStepFds, kStepUser, kStepDir, kStepProgram, kStepExec };
-
 const char* StepText(int step) {
   switch (step) {
     case kStepPgid: return "cannot make its process group";
@@ -36,11 +34,14 @@ const char* StepText(int step) {
     case kStepDir: return "cannot enter the phase directory";
     case kStepProgram: return "cannot execute the program";
     case kStepExec: return "execve failed";
+    case kStepSupervise: return "cannot start the program under its supervisor";
     default: return "failed";
   }
 }
 
-[[noreturn]] void ChildFail(int report_fd, int step) {
+}  // namespace
+
+[[noreturn]] void FailChild(int report_fd, ChildStep step) {
   const int msg[2] = {step, errno};
   ssize_t ignored = ::write(report_fd, msg, sizeof(msg));
   (void)ignored;
@@ -48,7 +49,7 @@ const char* StepText(int step) {
 }
 
 // Async-signal-safe calls only: the parent has many threads.
-[[noreturn]] void ChildMain(const ChildSetup& c) {
+[[noreturn]] void ExecChild(const ChildSetup& c) {
   int report = c.report_fd;
   sigset_t none;
   sigemptyset(&none);
@@ -60,10 +61,10 @@ const char* StepText(int step) {
   ::sched_setscheduler(0, SCHED_OTHER, &normal);
   ::prctl(PR_SET_TIMERSLACK, 0UL, 0, 0, 0);
   if (!c.probe) {
-    if (c.own_group && ::setpgid(0, 0) != 0) ChildFail(report, kStepPgid);
+    if (c.own_group && ::setpgid(0, 0) != 0) FailChild(report, kStepPgid);
     if (::dup2(c.stdin_fd, 0) < 0 || ::dup2(c.stdout_fd, 1) < 0 || ::dup2(c.stderr_fd, 2) < 0 ||
         ::dup2(c.report_fd, 3) < 0 || ::fcntl(3, F_SETFD, FD_CLOEXEC) != 0) {
-      ChildFail(report, kStepFds);
+      FailChild(report, kStepFds);
     }
     report = 3;
     // Nothing of the agent's leaks: its sockets, files, pipes.
@@ -79,22 +80,26 @@ const char* StepText(int step) {
   if (a.switch_user) {
     if (::setgroups(a.groups.size(), a.groups.data()) != 0 || ::setgid(a.gid) != 0 ||
         ::setuid(a.uid) != 0 || ::geteuid() != a.uid || ::getegid() != a.gid) {
-      ChildFail(report, kStepUser);
+      FailChild(report, kStepUser);
     }
   }
-  if (::chdir(c.dir) != 0) ChildFail(report, kStepDir);
+  if (::chdir(c.dir) != 0) FailChild(report, kStepDir);
   if (c.probe) {
-    if (::access(c.program, X_OK) != 0) ChildFail(report, kStepProgram);
+    if (::access(c.program, X_OK) != 0) FailChild(report, kStepProgram);
     ::_exit(0);
   }
-  // Cleared by setuid, so set after it: the program dies with its task thread.
+  // Cleared by setuid, so set after it: the program dies with its task thread
+  // (or its supervisor, common/supervisor.h).
   if (c.die_with_thread) ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   ::execve(c.program, c.argv, c.envp);
-  ChildFail(report, errno == EACCES || errno == ENOENT ? kStepProgram : kStepExec);
+  FailChild(report, errno == EACCES || errno == ENOENT ? kStepProgram : kStepExec);
 }
 
-// The child's report: "" when execve (or the probe) succeeded.
-std::string ReadChildReport(int fd, const ChildSetup& c) {
+namespace {
+
+// The child's report: "" when execve (or the probe) succeeded; *step the
+// step that failed.
+std::string ReadChildReport(int fd, const ChildSetup& c, int* step) {
   int msg[2] = {0, 0};
   size_t got = 0;
   while (got < sizeof(msg)) {
@@ -104,10 +109,13 @@ std::string ReadChildReport(int fd, const ChildSetup& c) {
     got += static_cast<size_t>(n);
   }
   if (got < sizeof(msg)) return "";
+  *step = msg[0];
   const CommandAccount& a = *c.account;
   std::string what = StepText(msg[0]);
   if (msg[0] == kStepDir) what += absl::StrFormat(" %s", c.dir);
-  if (msg[0] == kStepProgram || msg[0] == kStepExec) what += absl::StrFormat(" %s", c.program);
+  if (msg[0] == kStepProgram || msg[0] == kStepExec || msg[0] == kStepSupervise) {
+    what += absl::StrFormat(" %s", c.program);
+  }
   return absl::StrFormat("%s as %s (uid %u): %s", what, a.name, a.uid, std::strerror(msg[1]));
 }
 
@@ -148,14 +156,21 @@ std::vector<char*> CStrings(const std::vector<std::string>& v) {
 
 absl::StatusOr<pid_t> Spawn(ChildSetup c, Pipe* report) {
   c.report_fd = report->write_fd;
+  c.starter_pid = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) return absl::InternalError(absl::StrFormat("fork: %s", std::strerror(errno)));
-  if (pid == 0) ChildMain(c);
-  if (!c.probe && c.own_group) ::setpgid(pid, pid);  // also in the child: whichever runs first
+  if (pid == 0) {
+    if (c.supervisor_fd >= 0) Supervise(c);
+    ExecChild(c);
+  }
+  // Also in the child: whichever runs first (a supervisor makes its own too).
+  if (!c.probe && c.own_group) ::setpgid(pid, pid);
   CloseFd(&report->write_fd);
-  const std::string failed = ReadChildReport(report->read_fd, c);
+  int step = 0;
+  const std::string failed = ReadChildReport(report->read_fd, c, &step);
   if (failed.empty()) return pid;
   ::waitpid(pid, nullptr, 0);
+  if (step == kStepSupervise) return absl::InternalError(failed);
   return absl::PermissionDeniedError(failed);
 }
 

@@ -1,7 +1,9 @@
 // The fork/execve machinery behind common/process_runner.h (RunProcess,
 // ProbeAsAccount, RunCommand) and common/child_process.h (ChildProcess):
-// internal to those two, not for other callers. Only async-signal-safe calls
-// run in the child between fork and execve: the callers are multithreaded.
+// internal to those two and to the supervisor between RunProcess and its
+// program (common/supervisor.h), not for other callers. Only
+// async-signal-safe calls run in the child between fork and execve: the
+// callers are multithreaded.
 #ifndef LOCKSTEP_COMMON_SPAWN_H_
 #define LOCKSTEP_COMMON_SPAWN_H_
 
@@ -26,11 +28,29 @@ struct ChildSetup {
   int report_fd = -1;                                  // >= kChildFdFloor (Spawn sets it)
   bool probe = false;  // check dir and program as the account, then exit 0
   // RunProcess: a group of its own (a timeout kills all it started) and
-  // SIGKILL when the starting thread ends. A ChildProcess keeps the caller's
-  // group (a Ctrl-C or a test harness's kill reaches it too) and outlives the
-  // thread that started it.
+  // SIGKILL when the starting thread ends (under a supervisor: when the
+  // supervisor ends, and the starting thread's end ends the supervisor). A
+  // ChildProcess keeps the caller's group (a Ctrl-C or a test harness's kill
+  // reaches it too) and outlives the thread that started it.
   bool own_group = true;
   bool die_with_thread = true;
+  // RunProcess: >= kChildFdFloor, the child is the program's supervisor
+  // (common/supervisor.h), which reports the program's end on it and starts
+  // the program as its own child with this same setup. -1: the child is the
+  // program.
+  int supervisor_fd = -1;
+  pid_t starter_pid = 0;  // the caller's pid (Spawn sets it)
+};
+
+// What a child reports on its report pipe when a step before execve failed.
+enum ChildStep : int {
+  kStepPgid = 1,
+  kStepFds,
+  kStepUser,
+  kStepDir,
+  kStepProgram,
+  kStepExec,
+  kStepSupervise,  // the supervisor could not be set up or fork the program
 };
 
 // A descriptor at or above the floor the child's dup2s leave alone,
@@ -49,11 +69,20 @@ struct Pipe {
 // argv/envp for execve: pointers into `v`, null-terminated.
 std::vector<char*> CStrings(const std::vector<std::string>& v);
 
-// fork(): the child runs `c`; the parent gets the pid and reads the child's
-// report on `report` (closing its copy of the write end first).
-// PermissionDenied naming the step that failed before execve; Internal when
-// fork failed.
+// fork(): the child runs `c` (the supervisor when c.supervisor_fd >= 0:
+// then the pid is the supervisor's); the parent gets the pid and reads the
+// child's report on `report` (closing its copy of the write end first) until
+// the program's execve closes it. PermissionDenied naming the step that
+// failed before execve; Internal when fork failed or the supervisor could
+// not start the program.
 absl::StatusOr<pid_t> Spawn(ChildSetup c, Pipe* report);
+
+// In a child of Spawn: the setup `c` asks for, then execve (or the probe's
+// checks). Never returns; async-signal-safe.
+[[noreturn]] void ExecChild(const ChildSetup& c);
+
+// In a child: reports `step` and errno on `report_fd`, then _exit(127).
+[[noreturn]] void FailChild(int report_fd, ChildStep step);
 
 // This process's account and environment: a tool or local agent runs as
 // the starter does.
