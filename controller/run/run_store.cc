@@ -93,6 +93,33 @@ JsonSplit SplitJsonAt(const std::string& object_json, const std::string& key) {
           "]" + object_json.substr(close)};
 }
 
+namespace {
+
+// The results directory holds each run's directory by its path: another
+// account that may rename entries in it (its owner, or anyone where it is
+// writable without the sticky bit) could swap a run's directory for a link
+// between two writes, and the controller (root, often) would write its
+// files there. /tmp (root's, sticky) is fine.
+absl::Status CheckResultsDir(const std::string& out_dir) {
+  struct stat st = {};
+  if (::stat(out_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return absl::PermissionDeniedError(absl::StrFormat(
+        "results directory %s is not a directory; choose another with --out", out_dir));
+  }
+  const bool others_own = st.st_uid != ::geteuid() && st.st_uid != 0;
+  const bool others_write = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0;
+  if (!others_own && !others_write) return absl::OkStatus();
+  return absl::PermissionDeniedError(absl::StrFormat(
+      "results directory %s (uid %d, mode %04o) lets another account than uid %d and root "
+      "rename the run directories in it (%s): a run's files could be redirected; choose a "
+      "directory of your own with --out, or chmod +t %s",
+      out_dir, st.st_uid, st.st_mode & 07777, ::geteuid(),
+      others_own ? "it owns the directory" : "writable by others, without the sticky bit",
+      out_dir));
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<RunStore>> RunStore::Create(const std::string& out_dir,
                                                           const std::string& run_name,
                                                           const std::string& plan_text) {
@@ -103,6 +130,7 @@ absl::StatusOr<std::unique_ptr<RunStore>> RunStore::Create(const std::string& ou
         "cannot create results directory %s: %s; choose another with --out", out_dir,
         ec.message()));
   }
+  RETURN_IF_ERROR(CheckResultsDir(out_dir));
   std::string safe;
   for (char c : run_name) safe += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_') ? c : '_';
   if (safe.size() > 40) safe.resize(40);

@@ -48,6 +48,9 @@ JsonSplit SplitJsonAt(const std::string& object_json, const std::string& key);
 class RunStore {
  public:
   // Creates <out_dir>/<run-id>/ (out_dir too, if missing) and copies the plan.
+  // PermissionDenied naming out_dir, its owner and mode when another
+  // account than ours and root could rename entries in it (it owns it, or
+  // may write it and the sticky bit is not set: /tmp is fine).
   static absl::StatusOr<std::unique_ptr<RunStore>> Create(const std::string& out_dir,
                                                           const std::string& run_name,
                                                           const std::string& plan_text);
