@@ -354,6 +354,11 @@ int BeneathDir::Open(const std::string& path, int flags, mode_t mode) const {
   return fd;
 }
 
+std::string BeneathDir::HeldPath() const {
+  if (!lead_.empty()) return "";
+  return absl::StrFormat("/proc/%d/fd/%d", ::getpid(), fd_);
+}
+
 int BeneathDir::OpenFile(const std::string& path, int flags, mode_t mode) const {
   const int fd = Open(path, flags | O_NONBLOCK, mode);
   if (fd < 0) return -1;

@@ -64,6 +64,12 @@ class BeneathDir : public std::enable_shared_from_this<BeneathDir> {
   // The descriptor held: the directory, or its parent for a directory still
   // to be made (OpenDirToCreate). For fstatvfs/ioctl of its file system.
   int fd() const { return fd_; }
+  // The directory held, as a path that leads to it and nowhere else:
+  // "/proc/<agent pid>/fd/<fd>", a link the kernel resolves to the very
+  // directory held, whatever became of its path since (a component swapped
+  // for a symlink). For what takes only a path: a program the agent starts
+  // (lfs setstripe), setxattr. Empty for a directory still to be made.
+  std::string HeldPath() const;
 
   // The operations, as their system calls: `path` is relative to this
   // directory or absolute below path() (the workloads build their paths

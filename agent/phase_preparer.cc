@@ -108,7 +108,7 @@ absl::Status ApplyFsSettings(const FileSystemContext& fs, const v1::PhaseSpec& s
   // Everything refused before anything changes.
   RETURN_IF_ERROR(file_system->CheckSettings(spec, dir));
   if (spec.set_stripe()) {
-    ASSIGN_OR_RETURN(v1::FsLayout layout, file_system->SetLayout(dir, spec));
+    ASSIGN_OR_RETURN(v1::FsLayout layout, file_system->SetLayout(dir, phase->held->HeldPath(), spec));
     reply->set_stripe_layout(layout.raw());
     *reply->mutable_layout() = std::move(layout);
   }

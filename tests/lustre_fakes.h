@@ -2,7 +2,8 @@
 // hooks: each appends "tool<TAB>arg1<TAB>arg2..." to DIR/argv.log; lctl keeps
 // parameters as files in DIR/state/ (one per parameter, named like it), with
 // a version, two OSCs' checksums (1 and 0) and one lock LRU to start with;
-// `lfs getstripe` prints kGetStripeDir (with -d) or kGetStripeFile;
+// `lfs setstripe` appends what its last argument resolves to (readlink -f)
+// to DIR/resolved.log; `lfs getstripe` prints kGetStripeDir (with -d) or kGetStripeFile;
 // `lctl hang` starts a sleep and writes its pid to DIR/sleep.pid.
 #ifndef LOCKSTEP_TESTS_LUSTRE_FAKES_H_
 #define LOCKSTEP_TESTS_LUSTRE_FAKES_H_
@@ -55,11 +56,14 @@ inline bool WriteFakeLustreTools(const std::string& dir) {
   ok &= write(dir + "/bin/lfs",
               absl::StrFormat("#!/bin/sh\n%s"
                               "case \"$1\" in\n"
+                              "setstripe)\n"
+                              "  for last in \"$@\"; do :; done\n"
+                              "  readlink -f \"$last\" >> '%s' || true;;\n"
                               "getstripe)\n"
                               "  if [ \"$2\" = -d ]; then printf '%%s' '%s';\n"
                               "  else printf '%%s' '%s'; fi;;\n"
                               "esac\n",
-                              log_line, kGetStripeDir, kGetStripeFile),
+                              log_line, dir + "/resolved.log", kGetStripeDir, kGetStripeFile),
               0755);
   ok &= write(dir + "/bin/lctl",
               absl::StrFormat(

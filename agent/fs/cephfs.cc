@@ -102,7 +102,7 @@ absl::StatusOr<v1::FsLayout> CephFs::GetLayout(const std::string& path) const {
   }
 }
 
-absl::StatusOr<v1::FsLayout> CephFs::SetLayout(const std::string& dir,
+absl::StatusOr<v1::FsLayout> CephFs::SetLayout(const std::string& dir, const std::string& at,
                                                const v1::PhaseSpec& spec) const {
   RETURN_IF_ERROR(CheckSettings(spec, dir));
   ASSIGN_OR_RETURN(v1::FsLayout now, GetLayout(dir));
@@ -117,7 +117,9 @@ absl::StatusOr<v1::FsLayout> CephFs::SetLayout(const std::string& dir,
   }
   std::string value = absl::StrFormat("stripe_unit=%u stripe_count=%d object_size=%u", su, sc, os);
   if (!spec.stripe_pool().empty()) value += " pool=" + spec.stripe_pool();
-  if (::setxattr(dir.c_str(), "ceph.dir.layout", value.data(), value.size(), 0) != 0) {
+  // Through the held directory (`at`), not by the path: see file_system.h.
+  const std::string& target = at.empty() ? dir : at;
+  if (::setxattr(target.c_str(), "ceph.dir.layout", value.data(), value.size(), 0) != 0) {
     const int e = errno;
     return absl::FailedPreconditionError(absl::StrFormat(
         "cephfs: setting ceph.dir.layout=\"%s\" on %s failed: %s%s", value, dir, std::strerror(e),

@@ -31,7 +31,7 @@ class CephFs : public FileSystem {
     return c;
   }
   absl::Status CheckSettings(const v1::PhaseSpec& spec, const std::string& dir) const override;
-  absl::StatusOr<v1::FsLayout> SetLayout(const std::string& dir,
+  absl::StatusOr<v1::FsLayout> SetLayout(const std::string& dir, const std::string& at,
                                          const v1::PhaseSpec& spec) const override;
   // A directory's own layout, else the nearest ancestor's (what its new
   // files get); a file's layout.

@@ -86,6 +86,7 @@ absl::Status FileSystem::CheckSettings(const v1::PhaseSpec& spec, const std::str
 }
 
 absl::StatusOr<v1::FsLayout> FileSystem::SetLayout(const std::string& dir,
+                                                   const std::string& /*at*/,
                                                    const v1::PhaseSpec& spec) const {
   RETURN_IF_ERROR(CheckSettings(spec, dir));
   return GetLayout(dir);

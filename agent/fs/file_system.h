@@ -8,7 +8,7 @@
 //   FileSystemContext ctx{.lustre = &tools, .allow_lustre = true};
 //   ASSIGN_OR_RETURN(std::unique_ptr<FileSystem> fs, FileSystemFor(dir, ctx));
 //   RETURN_IF_ERROR(fs->CheckSettings(spec, dir));          // before anything changes
-//   ASSIGN_OR_RETURN(v1::FsLayout got, fs->SetLayout(dir, spec));
+//   ASSIGN_OR_RETURN(v1::FsLayout got, fs->SetLayout(dir, held->HeldPath(), spec));
 //
 // A setting the file system cannot make is refused (FailedPrecondition)
 // before anything is changed, naming the file system, the plan key, the
@@ -52,7 +52,10 @@ class FileSystem {
   // checksums) in `dir`; changes nothing.
   virtual absl::Status CheckSettings(const v1::PhaseSpec& spec, const std::string& dir) const;
   // Applies spec's layout (set_stripe) to `dir` and returns it as read back.
-  virtual absl::StatusOr<v1::FsLayout> SetLayout(const std::string& dir,
+  // The change is made through `at` (BeneathDir::HeldPath: the directory
+  // Prepare holds, so that a component swapped for a link since cannot
+  // redirect it; empty: `dir` itself); `dir` names it in messages and reads.
+  virtual absl::StatusOr<v1::FsLayout> SetLayout(const std::string& dir, const std::string& at,
                                                  const v1::PhaseSpec& spec) const;
   // The layout `path` (a directory or a file) has, as far as the FS says.
   virtual absl::StatusOr<v1::FsLayout> GetLayout(const std::string& path) const;

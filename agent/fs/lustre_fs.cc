@@ -56,7 +56,7 @@ absl::Status LustreFs::CheckSettings(const v1::PhaseSpec& spec, const std::strin
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::FsLayout> LustreFs::SetLayout(const std::string& dir,
+absl::StatusOr<v1::FsLayout> LustreFs::SetLayout(const std::string& dir, const std::string& at,
                                                  const v1::PhaseSpec& spec) const {
   RETURN_IF_ERROR(CheckSettings(spec, dir));
   StripeSettings st;
@@ -64,6 +64,7 @@ absl::StatusOr<v1::FsLayout> LustreFs::SetLayout(const std::string& dir,
   st.stripe_size_bytes = spec.stripe_size_bytes();
   st.stripe_index = spec.stripe_index();
   st.pool = spec.stripe_pool();
+  st.through = at;
   RETURN_IF_ERROR(ctx_.lustre->SetStripe(dir, st));
   auto info = ctx_.lustre->GetStripe(dir);
   if (!info.ok()) {

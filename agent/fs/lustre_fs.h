@@ -28,7 +28,7 @@ class LustreFs : public FileSystem {
     return c;
   }
   absl::Status CheckSettings(const v1::PhaseSpec& spec, const std::string& dir) const override;
-  absl::StatusOr<v1::FsLayout> SetLayout(const std::string& dir,
+  absl::StatusOr<v1::FsLayout> SetLayout(const std::string& dir, const std::string& at,
                                          const v1::PhaseSpec& spec) const override;
   absl::StatusOr<v1::FsLayout> GetLayout(const std::string& path) const override;
   absl::StatusOr<std::unique_ptr<FsTunableScope>> SetChecksums(bool on) const override;

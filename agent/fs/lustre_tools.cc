@@ -140,8 +140,11 @@ LustreTools::LustreTools(LustreToolsOptions options) : options_(std::move(option
 
 namespace {
 
-absl::Status CheckOnLustre(const std::string& path, const char* what) {
-  ASSIGN_OR_RETURN(FsType t, FsTypeOf(path));
+// `at`, when given, is where `path` is reached (a held directory's /proc
+// link); messages name `path`.
+absl::Status CheckOnLustre(const std::string& path, const char* what,
+                           const std::string& at = "") {
+  ASSIGN_OR_RETURN(FsType t, FsTypeOf(at.empty() ? path : at));
   if (t.magic != kLustreSuperMagic) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "cannot %s %s: it is on %s (statfs f_type 0x%x), not Lustre (0x%x); point the phase "
@@ -196,13 +199,14 @@ absl::Status LustreTools::SetStripe(const std::string& dir, const StripeSettings
         "not starting with '-'",
         s.pool, dir));
   }
+  const std::string& target = s.through.empty() ? dir : s.through;
   if (options_.require_lustre) {
     struct stat st;
-    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (::stat(target.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
       return absl::NotFoundError(absl::StrFormat(
           "stripe directory %s does not exist or is not a directory; create it first", dir));
     }
-    RETURN_IF_ERROR(CheckOnLustre(dir, "set striping on"));
+    RETURN_IF_ERROR(CheckOnLustre(dir, "set striping on", s.through));
   }
   std::vector<std::string> argv = {options_.lfs, "setstripe",
                                    "-c", absl::StrCat(s.stripe_count),
@@ -215,7 +219,7 @@ absl::Status LustreTools::SetStripe(const std::string& dir, const StripeSettings
     argv.push_back("-p");
     argv.push_back(s.pool);
   }
-  argv.push_back(dir);
+  argv.push_back(target);
   return RunCommand(argv, options_.timeout_ms).status();
 }
 

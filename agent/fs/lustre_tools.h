@@ -66,6 +66,11 @@ struct StripeSettings {
   uint64_t stripe_size_bytes = 0;  // 0 = default; else a multiple of 64 KiB, < 4 GiB
   int64_t stripe_index = -1;       // first OST; -1 = let the MDS choose
   std::string pool;                // "" = no pool
+  // The path lfs is given for the directory: a held directory's /proc link
+  // (BeneathDir::HeldPath), so that a component swapped for a symlink since
+  // it was opened cannot redirect the layout; "" = the directory's path.
+  // Messages name the directory's path either way.
+  std::string through;
 };
 
 struct LustreToolsOptions {

@@ -3,6 +3,7 @@
 // `lockstep run` of a plan with striping, client checksums and the lock LRU
 // flush. What the tools were asked, in which order and on which directory, is
 // read back from the fakes' argv log; what the run recorded from run.json.
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -68,12 +69,17 @@ TEST(LustreAgent, StripingChecksumsAndLruThroughTheAgentBinary) {
     SCOPED_TRACE(absl::StrCat("agent ", i, " asked:\n", absl::StrJoin(log, "\n")));
     // The version, asked once when the agent started, reaches run.json.
     EXPECT_EQ(rec.agents(i).facts().lustre_version(), "2.15.3");
-    // setstripe on this agent's own phase directory, before the files, then
-    // getstripe -d of it, recorded in the phase's agent record.
+    // setstripe on this agent's own phase directory, before the files,
+    // through the directory the agent holds (its /proc link, which lfs
+    // resolved to the phase directory), then getstripe -d of it, recorded
+    // in the phase's agent record.
     const std::string dir = cluster.dir(i);
     EXPECT_THAT(Lines(log, "lfs\tsetstripe"),
-                ::testing::ElementsAre(
-                    absl::StrCat("lfs\tsetstripe\t-c\t4\t-S\t1048576\t-i\t2\t", dir)));
+                ::testing::ElementsAre(::testing::StartsWith(
+                    "lfs\tsetstripe\t-c\t4\t-S\t1048576\t-i\t2\t/proc/")));
+    auto resolved = ReadFileToString(fakes + "/resolved.log");
+    ASSERT_OK(resolved);
+    EXPECT_EQ(*resolved, std::filesystem::canonical(dir).string() + "\n");
     EXPECT_THAT(Lines(log, "lfs\tgetstripe"),
                 Contains(absl::StrCat("lfs\tgetstripe\t-d\t", dir)));
     // Checksums: off for the write, on for the read, each OSC back to its own

@@ -285,6 +285,24 @@ TEST_P(BeneathTest, RootResolvesEveryComponentFromTheRootEachTime) {
   ExpectOutsideUntouched();
 }
 
+// HeldPath leads to the directory held, not to what its path names now:
+// lfs setstripe and setxattr, given it, act on the phase directory even
+// when a component was swapped for a link to a directory outside.
+TEST_P(BeneathTest, TheHeldPathLeadsToTheHeldDirectoryAfterASwap) {
+  auto held = root_dir_->OpenDir("a/b");
+  ASSERT_TRUE(held.ok()) << held.status();
+  const std::string at = (*held)->HeldPath();
+  ASSERT_THAT(at, ::testing::StartsWith("/proc/"));
+  Swap("a", outside_.path());
+  EXPECT_EQ(fs::canonical(at), fs::canonical(root_ / "a.moved/b"));
+  std::ofstream(at + "/made") << "x";
+  EXPECT_TRUE(fs::exists(root_ / "a.moved/b/made"));
+  ExpectOutsideUntouched();
+  auto to_make = root_dir_->OpenDirToCreate("a.moved/new");
+  ASSERT_TRUE(to_make.ok()) << to_make.status();
+  EXPECT_EQ((*to_make)->HeldPath(), "");  // still to be made: no directory to lead to
+}
+
 // A FIFO planted where a task's data file is expected: OpenFile refuses it
 // at once (ENXIO, "not a regular file") for reading and for writing, where
 // Open would block until a writer (or reader) came. Run on a thread with a
