@@ -22,7 +22,7 @@
 namespace lockstep {
 namespace {
 
-constexpr std::array<FlagSpec, 9> kPushFlags = {{
+constexpr std::array<FlagSpec, 10> kPushFlags = {{
     {.name = "to", .value_name = "URL",
      .help = "the results service, https://HOST:PORT"},
     {.name = "credentials", .value_name = "DIR",
@@ -42,6 +42,9 @@ constexpr std::array<FlagSpec, 9> kPushFlags = {{
      .help = "the history db that names runs by id (and that --all reads)"},
     {.name = "site", .value_name = "NAME",
      .help = "the site (default: the certificate's CN; must be it)"},
+    {.name = "visibility", .value_name = "WHO", .default_value = "shared",
+     .help = "who else sees the runs pushed now: shared, private or \"embargo YYYY-MM-DD\" "
+             "(stored with the run; a spooled run keeps it)"},
 }};
 
 int Fail(const absl::Status& s) {
@@ -55,10 +58,12 @@ struct Pusher {
   SiteCredential credential;
   std::string site;
   v1::SiteDescription described;
+  RunVisibility visibility;  // --visibility, for the runs named now
   int stored = 0, already = 0, spooled = 0, refused = 0;
 
-  void Send(const v1::RunBundle& bundle, const std::string& what) {
-    PushResult r = PushOrSpool(target, spool, bundle);
+  void Send(const v1::RunBundle& bundle, const std::string& what,
+            const RunVisibility& as) {
+    PushResult r = PushOrSpool(target, spool, bundle, as);
     const char* verdict = r.kind == PushResult::kStored          ? "stored"
                           : r.kind == PushResult::kAlreadyStored ? "already stored"
                           : r.kind == PushResult::kUnreachable   ? "NOT delivered"
@@ -100,6 +105,7 @@ struct Pusher {
 
 absl::Status Setup(const PushSettings& f, Pusher* p) {
   p->spool = f.spool;
+  ASSIGN_OR_RETURN(p->visibility, ParseRunVisibility(f.visibility));
   p->target.url = f.url;
   RETURN_IF_ERROR(CheckServiceUrl(p->target.url));
   if (f.credentials.empty() || f.ca.empty()) {
@@ -129,7 +135,7 @@ void SendSpool(Pusher* p) {
                    std::string(bundle.status().message()).c_str());
       continue;
     }
-    p->Send(*bundle, absl::StrCat("spooled ", path));
+    p->Send(*bundle, absl::StrCat("spooled ", path), SpooledVisibility(path));
   }
 }
 
@@ -172,7 +178,8 @@ int PushCommand(const std::vector<std::string>& args) {
   const PushSettings settings{.url = f->GetString("to"), .credentials = f->GetString("credentials"),
                               .ca = f->GetString("ca"), .site = f->GetString("site"),
                               .site_file = f->GetString("site-file"),
-                              .spool = f->GetString("spool"), .db = f->GetString("db")};
+                              .spool = f->GetString("spool"), .db = f->GetString("db"),
+                              .visibility = f->GetString("visibility")};
   if (absl::Status s = Setup(settings, &p); !s.ok()) return Fail(s);
   std::vector<std::string> refs = f->positional();
   LazyHistory db(f->GetString("db"));
@@ -194,7 +201,7 @@ int PushCommand(const std::vector<std::string>& args) {
       ++p.refused;
       continue;
     }
-    p.Send(*bundle, ref);
+    p.Send(*bundle, ref, p.visibility);
   }
   return p.ExitCode();
 }
@@ -215,7 +222,7 @@ int PushRunDirectory(const PushSettings& settings, const std::string& run_dir) {
   LazyHistory db(settings.db);
   auto bundle = p.FromRef(run_dir, &db);
   if (!bundle.ok()) return Fail(bundle.status());
-  p.Send(*bundle, run_dir);
+  p.Send(*bundle, run_dir, p.visibility);
   return p.ExitCode();
 }
 

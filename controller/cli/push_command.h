@@ -45,6 +45,8 @@ struct PushSettings {
   std::string url, credentials, ca, site, site_file;
   std::string spool = "lockstep-results/spool";
   std::string db = "lockstep-results/history.db";
+  // Who else sees the runs pushed now (ParseRunVisibility's words).
+  std::string visibility = "shared";
 };
 
 // The plan's [run] KEY (push, push_credentials, push_ca) from its text; ""

@@ -3,11 +3,13 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <regex>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "common/files.h"
 #include "common/text_escape.h"
@@ -39,15 +41,21 @@ absl::StatusOr<HostPort> ParseUrl(const std::string& url) {
 // own content_sha256 field: a bundle file is input, and that field (say
 // "../../.ssh/authorized_keys" with a NUL) would otherwise pick where the
 // spool writes, and which file a delivered push removes.
-std::string SpoolPath(const std::string& dir, const v1::RunBundle& bundle) {
-  return absl::StrCat(dir, "/", Sha256Hex(bundle.content()), kBundleExtension);
+std::string SpoolPath(const std::string& dir, const v1::RunBundle& bundle,
+                      const RunVisibility& visibility) {
+  std::string tag;
+  if (visibility.kind != RunVisibility::kShared) {
+    tag = "." + absl::StrReplaceAll(RunVisibilityText(visibility), {{" ", "_"}, {":", "-"}});
+  }
+  return absl::StrCat(dir, "/", Sha256Hex(bundle.content()), tag, kBundleExtension);
 }
 
 }  // namespace
 
 absl::Status CheckServiceUrl(const std::string& url) { return ParseUrl(url).status(); }
 
-PushResult PushBundle(const PushTarget& target, const v1::RunBundle& bundle) {
+PushResult PushBundle(const PushTarget& target, const v1::RunBundle& bundle,
+                      const RunVisibility& visibility) {
   PushResult out;
   auto hp = ParseUrl(target.url);
   if (!hp.ok()) {
@@ -61,8 +69,13 @@ PushResult PushBundle(const PushTarget& target, const v1::RunBundle& bundle) {
   client.set_connection_timeout(target.connect_timeout_s, 0);
   client.set_read_timeout(target.read_timeout_s, 0);
   client.set_write_timeout(target.read_timeout_s, 0);
-  auto res = client.Post("/api/v1/runs", bundle.SerializeAsString(),
-                         "application/x-lockstep-bundle");
+  std::string path = "/api/v1/runs";
+  if (visibility.kind != RunVisibility::kShared) {
+    // Letters, digits, '-', ':' and one space: only the space needs escaping.
+    absl::StrAppend(&path, "?visibility=",
+                    absl::StrReplaceAll(RunVisibilityText(visibility), {{" ", "%20"}}));
+  }
+  auto res = client.Post(path, bundle.SerializeAsString(), "application/x-lockstep-bundle");
   if (!res) {
     out.message = absl::StrCat(target.url, " cannot be reached: ",
                                httplib::to_string(res.error()));
@@ -111,14 +124,33 @@ absl::StatusOr<std::string> ServiceGet(const PushTarget& target, const std::stri
   return absl::InvalidArgumentError(what);
 }
 
-absl::Status SpoolBundle(const std::string& spool_dir, const v1::RunBundle& bundle) {
+absl::Status SpoolBundle(const std::string& spool_dir, const v1::RunBundle& bundle,
+                         const RunVisibility& visibility) {
   std::error_code ec;
   std::filesystem::create_directories(spool_dir, ec);
   if (ec) {
     return absl::UnavailableError(absl::StrCat("cannot create the spool ", spool_dir, ": ",
                                                ec.message()));
   }
-  return WriteBundleFile(SpoolPath(spool_dir, bundle), bundle);
+  return WriteBundleFile(SpoolPath(spool_dir, bundle, visibility), bundle);
+}
+
+RunVisibility SpooledVisibility(const std::string& path) {
+  // SHA256[.TAG].lsbundle, TAG as SpoolPath writes it.
+  const std::string name = std::filesystem::path(path).filename().string();
+  const size_t first = name.find('.');
+  const size_t ext = name.size() - std::min(name.size(), std::strlen(kBundleExtension));
+  if (first == std::string::npos || first >= ext) return RunVisibility{};
+  std::string tag = name.substr(first + 1, ext - first - 1);
+  // "embargo_2027-03-01T12-00-00Z": the space and the time's colons back.
+  tag = absl::StrReplaceAll(tag, {{"_", " "}});
+  if (const size_t t = tag.find('T'); t != std::string::npos) {
+    for (size_t i = t; i < tag.size(); ++i) {
+      if (tag[i] == '-') tag[i] = ':';
+    }
+  }
+  auto parsed = ParseRunVisibility(tag);
+  return parsed.ok() ? *parsed : RunVisibility{};
 }
 
 std::vector<std::string> SpooledBundles(const std::string& spool_dir) {
@@ -136,14 +168,14 @@ std::vector<std::string> SpooledBundles(const std::string& spool_dir) {
 }
 
 PushResult PushOrSpool(const PushTarget& target, const std::string& spool_dir,
-                       const v1::RunBundle& bundle) {
-  PushResult r = PushBundle(target, bundle);
-  const std::string path = SpoolPath(spool_dir, bundle);
+                       const v1::RunBundle& bundle, const RunVisibility& visibility) {
+  PushResult r = PushBundle(target, bundle, visibility);
+  const std::string path = SpoolPath(spool_dir, bundle, visibility);
   std::error_code ec;
   if (r.delivered()) {
     std::filesystem::remove(path, ec);
   } else if (r.kind == PushResult::kUnreachable) {
-    absl::Status s = SpoolBundle(spool_dir, bundle);
+    absl::Status s = SpoolBundle(spool_dir, bundle, visibility);
     absl::StrAppend(&r.message, s.ok() ? absl::StrCat("; spooled as ", path,
                                                       " (the next push or run sends it)")
                                        : absl::StrCat("; and NOT spooled: ", s.message()));

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "controller/results/visibility.h"
 #include "lockstep/v1/bundle.pb.h"
 
 namespace lockstep {
@@ -37,24 +38,33 @@ struct PushResult {
 // InvalidArgument naming the URL when it is not https://HOST[:PORT][/].
 absl::Status CheckServiceUrl(const std::string& url);
 
-// One POST of the serialised bundle. Never spools by itself.
-PushResult PushBundle(const PushTarget& target, const v1::RunBundle& bundle);
+// One POST of the serialised bundle, asking that the run be stored with
+// `visibility` (?visibility=, when not shared). Never spools by itself.
+PushResult PushBundle(const PushTarget& target, const v1::RunBundle& bundle,
+                      const RunVisibility& visibility);
 
 // GET `path` (with its query) from the service as the site of `target`:
 // the body on 200; otherwise Unavailable (unreachable, 5xx) or the
 // service's refusal as PermissionDenied/NotFound/InvalidArgument, with its text.
 absl::StatusOr<std::string> ServiceGet(const PushTarget& target, const std::string& path);
 
-// The spool: SPOOL/SHA256.lsbundle files written atomically.
-absl::Status SpoolBundle(const std::string& spool_dir, const v1::RunBundle& bundle);
+// The spool: SPOOL/SHA256.lsbundle files written atomically, the content's
+// SHA-256 as computed here; a bundle pushed with another visibility than
+// shared keeps it in its name (SHA256.private.lsbundle,
+// SHA256.embargo_2027-03-01.lsbundle), so that it is sent as asked later.
+absl::Status SpoolBundle(const std::string& spool_dir, const v1::RunBundle& bundle,
+                         const RunVisibility& visibility);
 // Paths of the spooled bundles, oldest first.
 std::vector<std::string> SpooledBundles(const std::string& spool_dir);
+// The visibility a spooled bundle was pushed with, from its name (shared
+// when its name says none or nothing this version reads).
+RunVisibility SpooledVisibility(const std::string& path);
 
 // Pushes `bundle`; when it was not delivered for a reason that may pass
 // (unreachable, 5xx) it is spooled (PushResult kUnreachable, message says
 // so); when it was delivered and a copy was spooled, the copy is removed.
 PushResult PushOrSpool(const PushTarget& target, const std::string& spool_dir,
-                       const v1::RunBundle& bundle);
+                       const v1::RunBundle& bundle, const RunVisibility& visibility);
 
 }  // namespace lockstep
 

@@ -338,10 +338,21 @@ bool IsSameRun(const std::string& stored_bundle, const v1::BundleContent& conten
   return stored_run.ok() &&
          google::protobuf::util::MessageDifferencer::Equals(*stored_run, run);
 }
+
+// The runs table's visibility and embargo_until (null unless an embargo)
+// of `v`: an embargoed run is 'shared' from its embargo's end.
+const char* VisibilityColumn(const RunVisibility& v) {
+  return v.kind == RunVisibility::kPrivate ? "private" : "shared";
+}
+std::optional<double> EmbargoColumn(const RunVisibility& v) {
+  if (v.kind != RunVisibility::kEmbargo) return std::nullopt;
+  return static_cast<double>(v.until_unix_s);
+}
 }  // namespace
 
 absl::StatusOr<PushOutcome> ServiceDb::StoreRun(const v1::RunBundle& bundle,
-                                                const v1::BundleContent& content) {
+                                                const v1::BundleContent& content,
+                                                const RunVisibility& visibility) {
   auto run = ParseRunJson(content.run_json(), absl::StrCat("bundle ", bundle.content_sha256()));
   if (!run.ok()) return run.status();
   // The id the run is stored and listed under is its record's own, and one
@@ -384,14 +395,14 @@ absl::StatusOr<PushOutcome> ServiceDb::StoreRun(const v1::RunBundle& bundle,
     pqxx::result id = w.exec_params(
         "INSERT INTO runs (run_id, content_sha256, site, name, plan_sha256, workload_hash, "
         "workload_class, system_name, system_pb, started_at, started_text, status, "
-        "client_agents, bundle_bytes, bundle) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
-        "to_timestamp($10), $11, $12, $13, $14, $15) "
-        "ON CONFLICT DO NOTHING RETURNING id",
+        "client_agents, bundle_bytes, bundle, visibility, embargo_until) VALUES ($1, $2, $3, "
+        "$4, $5, $6, $7, $8, $9, to_timestamp($10), $11, $12, $13, $14, $15, $16, "
+        "to_timestamp($17)) ON CONFLICT DO NOTHING RETURNING id",
         content.run_id(), bundle.content_sha256(), content.site(), run->name(),
         run->plan_sha256(), content.workload_hash(), content.workload_class(),
         content.system().site().system(), pqxx::binarystring(system_pb), started_s,
         run->started_at(), run->status(), client_agents, static_cast<int64_t>(bytes.size()),
-        pqxx::binarystring(bytes));
+        pqxx::binarystring(bytes), VisibilityColumn(visibility), EmbargoColumn(visibility));
     if (id.empty()) {  // a concurrent push of the same run won
       outcome = PushOutcome::kAlreadyStored;
       return;
@@ -417,7 +428,7 @@ absl::StatusOr<PushOutcome> ServiceDb::StoreRun(const v1::RunBundle& bundle,
 }
 
 absl::Status ServiceDb::SetVisibility(const std::string& site, const std::string& run_id,
-                                      const std::string& visibility, int64_t until_unix_s) {
+                                      const RunVisibility& visibility) {
   std::string owner;
   absl::Status s = With([&](pqxx::connection& c) {
     pqxx::work w(c);
@@ -425,11 +436,9 @@ absl::Status ServiceDb::SetVisibility(const std::string& site, const std::string
     if (r.empty()) return;
     owner = r[0][0].as<std::string>();
     if (owner != site) return;
-    std::optional<double> until;
-    if (visibility == "embargo") until = static_cast<double>(until_unix_s);
     w.exec_params("UPDATE runs SET visibility = $2, embargo_until = to_timestamp($3) "
                   "WHERE run_id = $1",
-                  run_id, visibility == "private" ? "private" : "shared", until);
+                  run_id, VisibilityColumn(visibility), EmbargoColumn(visibility));
     w.commit();
   });
   if (!s.ok()) return s;

@@ -34,6 +34,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "controller/results/visibility.h"
 #include "lockstep/v1/bundle.pb.h"
 
 namespace lockstep {
@@ -84,15 +85,17 @@ class ServiceDb {
   absl::StatusOr<Principal> FindReaderByToken(const std::string& token_sha256);
 
   // Stores a verified bundle (content parsed from it, its hash) with its
-  // typed rows, in one transaction; the same content hash again is
-  // kAlreadyStored. AlreadyExists when the run id is stored with another
-  // content (naming both hashes).
+  // typed rows and `visibility`, in one transaction: a run pushed private is
+  // never seen by another site, not even for a moment. The same content
+  // hash again is kAlreadyStored (its visibility as it was). AlreadyExists
+  // when the run id is stored with another content (naming both hashes).
   absl::StatusOr<PushOutcome> StoreRun(const v1::RunBundle& bundle,
-                                       const v1::BundleContent& content);
-  // "shared", "private", or "embargo" until `until_unix_s`. Only the run's
-  // own site may (PermissionDenied otherwise; NotFound naming the run).
+                                       const v1::BundleContent& content,
+                                       const RunVisibility& visibility);
+  // Only the run's own site may (PermissionDenied otherwise; NotFound naming
+  // the run).
   absl::Status SetVisibility(const std::string& site, const std::string& run_id,
-                             const std::string& visibility, int64_t until_unix_s);
+                             const RunVisibility& visibility);
 
   // The connection string without its password (for logs and messages).
   const std::string& conninfo_for_display() const { return shown_conninfo_; }

@@ -22,11 +22,13 @@
 #include "absl/time/time.h"
 #include "common/files.h"
 #include "common/pem.h"
+#include "common/status_macros.h"
 #include "common/tls_ca.h"
 #include "controller/results/bundle.h"
 #include "controller/results/history.h"
 #include "controller/results/report.h"
 #include "controller/results/run_json.h"
+#include "controller/results/visibility.h"
 #include "controller/service/service_pages.h"
 #include "controller/service/service_queries.h"
 
@@ -225,7 +227,18 @@ absl::Status Push(ServiceDb& db, const std::string& ca_pem, int answer_delay_ms,
         "site ", v.name, " may push only runs under its own name; this bundle is site ",
         verdict.content.site(), "'s; nothing was stored"));
   }
-  auto outcome = db.StoreRun(*bundle, verdict.content);
+  // Who else sees it, from the push's ?visibility= (the push command's
+  // --visibility): stored with the run, never set a moment later.
+  RunVisibility visibility;
+  if (req.has_param("visibility")) {
+    auto asked = ParseRunVisibility(req.get_param_value("visibility"));
+    if (!asked.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(asked.status().message(),
+                                                     "; nothing was stored"));
+    }
+    visibility = *asked;
+  }
+  auto outcome = db.StoreRun(*bundle, verdict.content, visibility);
   if (!outcome.ok()) return outcome.status();
   // Fault tests: the run is stored, the answer is late (the service is
   // killed before it leaves).
@@ -241,19 +254,8 @@ absl::Status Push(ServiceDb& db, const std::string& ca_pem, int answer_delay_ms,
 
 absl::Status Visibility(ServiceDb& db, const Viewer& v, const httplib::Request& req) {
   if (!v.is_site) return absl::PermissionDeniedError("only a run's own site changes who sees it");
-  const std::string body(absl::StripAsciiWhitespace(req.body));
-  int64_t until_s = 0;
-  std::string what = body;
-  if (absl::StartsWith(body, "embargo ")) {
-    auto ns = ParseDateOrTime(body.substr(8));
-    if (!ns.ok()) return ns.status();
-    until_s = *ns / 1000000000;
-    what = "embargo";
-  } else if (body != "shared" && body != "private") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "visibility \"", body, "\": give shared, private or \"embargo YYYY-MM-DD\""));
-  }
-  return db.SetVisibility(v.name, req.matches[1], what, until_s);
+  ASSIGN_OR_RETURN(const RunVisibility visibility, ParseRunVisibility(req.body));
+  return db.SetVisibility(v.name, req.matches[1], visibility);
 }
 
 // One JSON line per run (v1::ServiceRunListing), printed by protobuf's JSON

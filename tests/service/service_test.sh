@@ -239,6 +239,26 @@ as_site sitea "$URL/sites/sitea/plans/nightly.csv" | grep -q "$(id_of "$A3")" ||
 as_site sitea -d shared "$URL/api/v1/runs/$(id_of "$A2")/visibility" >/dev/null
 echo "ok: private and embargoed runs hidden from site B and readers in every page and CSV"
 
+# A run pushed private is stored private (never shared for a moment); one
+# that waits in the spool keeps the visibility it was pushed with.
+A4=$(run_at sitea) && A5=$(run_at sitea) || exit 1
+[ "$(push sitea --visibility public "$A4")" = 2 ] && grep -q 'visibility "public"' "$T/out" \
+    || fail "a bad --visibility: $(cat "$T/out")"
+[ "$(push sitea --visibility private "$A4")" = 0 ] || fail "push --visibility private: $(cat "$T/out")"
+[ "$(q "select visibility from runs where run_id = '$(id_of "$A4")'")" = private ] \
+    || fail "A4 not stored private"
+as_site siteb "$URL/api/v1/runs" | grep -q "$(id_of "$A4")" && fail "site B lists the private run"
+stop_service
+[ "$(push sitea --visibility "embargo 2099-01-01" "$A5")" = 3 ] || fail "spool A5: $(cat "$T/out")"
+ls "$T/sitea/spool" | grep -q '\.embargo_2099-01-01\.lsbundle$' || fail "spool name: $(ls "$T/sitea/spool")"
+start_service
+[ "$(push sitea --pending)" = 0 ] && grep -q "stored run $(id_of "$A5")" "$T/out" \
+    || fail "spooled A5: $(cat "$T/out")"
+[ "$(q "select visibility || ' ' || to_char(embargo_until at time zone 'UTC', 'YYYY-MM-DD') from runs where run_id = '$(id_of "$A5")'")" = "shared 2099-01-01" ] \
+    || fail "A5 not stored under its embargo"
+as_reader "$URL/api/v1/runs" | grep -q "$(id_of "$A5")" && fail "a reader lists the embargoed run"
+echo "ok: pushed private and embargoed (also from the spool): stored so, hidden at once"
+
 # Efficiency (issue 42): each site's write and read beside the network its
 # runs measured, the figure that compares sites of different sizes.
 as_reader "$URL/classes/$HASH.csv" >"$T/class.csv"

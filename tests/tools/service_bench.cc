@@ -90,7 +90,7 @@ int Push(char** argv, int argc) {
                                         creds[s]);
         PushTarget target{.url = url, .cert_path = creds[s].cert_path,
                           .key_path = creds[s].key_path, .ca_path = ca};
-        PushResult r = PushBundle(target, b);
+        PushResult r = PushBundle(target, b, RunVisibility{});
         if (r.kind == PushResult::kStored) {
           ++stored;
         } else if (r.kind == PushResult::kAlreadyStored) {

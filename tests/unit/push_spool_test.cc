@@ -25,13 +25,42 @@ TEST(PushSpool, ABundlesOwnHashFieldNeverPicksThePath) {
   bundle.set_content("ssh-ed25519 AAAA attacker\n");
   bundle.set_content_sha256(std::string("../victim\0.", 11));
 
-  const PushResult r = PushOrSpool(Unreachable(), spool, bundle);
+  const PushResult r = PushOrSpool(Unreachable(), spool, bundle, RunVisibility{});
   ASSERT_EQ(r.kind, PushResult::kUnreachable) << r.message;
   EXPECT_FALSE(std::filesystem::exists(victim)) << r.message;
   const std::string expected = spool + "/" + Sha256Hex(bundle.content()) + ".lsbundle";
   EXPECT_TRUE(std::filesystem::exists(expected)) << r.message;
   EXPECT_EQ(SpooledBundles(spool), std::vector<std::string>{expected});
   EXPECT_NE(r.message.find(expected), std::string::npos) << r.message;
+}
+
+// A run pushed private (or embargoed) that waits in the spool is sent as
+// asked later: the spool keeps the visibility in the file's name.
+TEST(PushSpool, ASpooledRunKeepsTheVisibilityItWasPushedWith) {
+  testing::TempDir dir;
+  const std::string spool = dir / "spool";
+  for (const char* words : {"shared", "private", "embargo 2027-03-01",
+                            "embargo 2027-03-01T12:30:00Z"}) {
+    SCOPED_TRACE(words);
+    auto visibility = ParseRunVisibility(words);
+    ASSERT_TRUE(visibility.ok()) << visibility.status();
+    EXPECT_EQ(RunVisibilityText(*visibility), words);
+    v1::RunBundle bundle;
+    bundle.set_content(words);
+    const PushResult r = PushOrSpool(Unreachable(), spool, bundle, *visibility);
+    ASSERT_EQ(r.kind, PushResult::kUnreachable) << r.message;
+    std::string path;
+    for (const std::string& p : SpooledBundles(spool)) {
+      if (p.rfind(spool + "/" + Sha256Hex(words), 0) == 0) path = p;
+    }
+    ASSERT_FALSE(path.empty()) << r.message;
+    const RunVisibility back = SpooledVisibility(path);
+    EXPECT_EQ(back.kind, visibility->kind) << path;
+    EXPECT_EQ(back.until_unix_s, visibility->until_unix_s) << path;
+  }
+  EXPECT_EQ(SpooledBundles(spool).size(), 4u);
+  EXPECT_FALSE(ParseRunVisibility("public").ok());
+  EXPECT_FALSE(ParseRunVisibility("embargo soon").ok());
 }
 
 }  // namespace

@@ -1,0 +1,35 @@
+// Who sees a run on a results service besides its own site
+// (docs/results-service.md): every admitted site and reader (shared),
+// nobody (private), or nobody until an instant, then everyone (embargo).
+// Given when the run is pushed (`lockstep push --visibility`, stored with
+// the run in one transaction) or later by its site (POST
+// /api/v1/runs/RUN/visibility): the same words both ways.
+#ifndef LOCKSTEP_CONTROLLER_RESULTS_VISIBILITY_H_
+#define LOCKSTEP_CONTROLLER_RESULTS_VISIBILITY_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+
+namespace lockstep {
+
+struct RunVisibility {
+  enum Kind { kShared, kPrivate, kEmbargo };
+  Kind kind = kShared;
+  int64_t until_unix_s = 0;  // kEmbargo: when it becomes shared
+};
+
+// "shared", "private" or "embargo DATE" (YYYY-MM-DD, a UTC day's start, or
+// RFC 3339); surrounding whitespace ignored. InvalidArgument naming the
+// text and the three forms.
+absl::StatusOr<RunVisibility> ParseRunVisibility(std::string_view text);
+
+// The words ParseRunVisibility reads back: "shared", "private",
+// "embargo 2027-03-01" (or "embargo 2027-03-01T12:00:00Z" within a day).
+std::string RunVisibilityText(const RunVisibility& visibility);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CONTROLLER_RESULTS_VISIBILITY_H_
