@@ -1,8 +1,13 @@
 #include "agent/agent_service.h"
 
-#include <deque>
+#include <unistd.h>
 
+#include <deque>
+#include <string>
+
+#include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "agent/loopback_peer.h"
 #include "common/clock.h"
 #include "common/errors.h"
 #include "common/http2_flow.h"
@@ -122,6 +127,23 @@ class StartReactor : public grpc::ServerWriteReactor<v1::PhaseEvent> {
   std::shared_ptr<Outbox> outbox_;
 };
 
+// A plaintext call on loopback to an agent running as root: from root or
+// the agent's own account only (AgentServiceOptions.local_accounts_port).
+absl::Status CheckLocalAccount(const std::string& peer, const std::string& ip, int port) {
+  auto uid = LoopbackPeerUid(peer, ip, static_cast<uint16_t>(port));
+  if (!uid.ok()) {
+    return absl::UnauthenticatedError(absl::StrFormat(
+        "cannot tell which account called from %s (%s): an agent with --insecure as root "
+        "answers only root and its own account",
+        peer, uid.status().message()));
+  }
+  if (*uid == 0 || *uid == ::geteuid()) return absl::OkStatus();
+  return absl::PermissionDeniedError(absl::StrFormat(
+      "the call from %s came from uid %d: an agent with --insecure as root answers only root "
+      "and its own account (uid %d); other accounts need mutual TLS (deploy/certs.sh)",
+      peer, *uid, ::geteuid()));
+}
+
 class AgentServiceImpl final : public AgentBase {
  public:
   AgentServiceImpl(AgentCore* core, AgentServiceOptions options)
@@ -211,9 +233,16 @@ class AgentServiceImpl final : public AgentBase {
 
   template <typename Ctx>
   grpc::Status Authorize(Ctx* ctx, const char* method) {
-    if (!options_.require_tls_peer) return grpc::Status::OK;
-    absl::Status s = CheckPeerRole(*ctx->auth_context(), CertRole::kController);
-    if (s.ok()) s = CheckPeerAllowed(*ctx->auth_context(), options_.allowed_controllers);
+    absl::Status s;
+    if (options_.local_accounts_port != nullptr) {
+      s = CheckLocalAccount(ctx->peer(), options_.local_accounts_ip,
+                            options_.local_accounts_port->load());
+    } else if (!options_.require_tls_peer) {
+      return grpc::Status::OK;
+    } else {
+      s = CheckPeerRole(*ctx->auth_context(), CertRole::kController);
+      if (s.ok()) s = CheckPeerAllowed(*ctx->auth_context(), options_.allowed_controllers);
+    }
     if (!s.ok()) {
       LogWarning("%s from %s refused: %s", method, ctx->peer(), s.ToString());
       return ToGrpcStatus(s);

@@ -4,7 +4,9 @@
 #ifndef LOCKSTEP_AGENT_AGENT_SERVICE_H_
 #define LOCKSTEP_AGENT_AGENT_SERVICE_H_
 
+#include <atomic>
 #include <memory>
+#include <string>
 
 #include <grpcpp/server_builder.h>
 
@@ -18,6 +20,13 @@ struct AgentServiceOptions {
   // SAN); empty = any certificate that chains to the CA.
   bool require_tls_peer = false;
   std::vector<std::string> allowed_controllers;
+  // Plaintext on loopback as root (--insecure): when set, every call must
+  // come from a socket of root or of this agent's account (its owner read
+  // from the kernel's socket table: agent/loopback_peer.h), to the port
+  // this holds (stored once the server listens; 0 until then refuses all)
+  // on `local_accounts_ip` (the listen address; empty: 127.0.0.1 or ::1).
+  std::shared_ptr<const std::atomic<int>> local_accounts_port;
+  std::string local_accounts_ip;
 };
 
 // The server settings every agent process uses (lockstep-agent and the test

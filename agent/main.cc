@@ -1,10 +1,12 @@
 // lockstep-agent: runs on every client, OSS and MDS node; does what its
 // controller asks within what its operator allowed (--root, --role).
+#include <arpa/inet.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -79,7 +81,8 @@ std::optional<int> ParseCommandLine(int argc, char** argv, AgentConfig* config) 
 // the controllers --tls_allow names. An exit code (2) when refused.
 std::optional<int> MakeCredentials(const AgentConfig& config, const std::string& listen_host,
                                    std::shared_ptr<grpc::ServerCredentials>* creds,
-                                   AgentServiceOptions* service_options) {
+                                   AgentServiceOptions* service_options,
+                                   std::shared_ptr<std::atomic<int>>* bound_port) {
   if (config.insecure) {
     if (!IsLoopbackHost(listen_host)) {
       std::fprintf(stderr,
@@ -90,12 +93,20 @@ std::optional<int> MakeCredentials(const AgentConfig& config, const std::string&
       return 2;
     }
     if (::geteuid() == 0) {
-      // Loopback keeps the network out, not the host's other users.
+      // Loopback keeps the network out, not the host's other users: as root
+      // it answers only root's connections (agent/loopback_peer.h).
+      *bound_port = std::make_shared<std::atomic<int>>(0);
+      service_options->local_accounts_port = *bound_port;
+      // An address literal as listened on; "localhost": 127.0.0.1 or ::1.
+      in6_addr any;
+      if (::inet_pton(AF_INET, listen_host.c_str(), &any) == 1 ||
+          ::inet_pton(AF_INET6, listen_host.c_str(), &any) == 1) {
+        service_options->local_accounts_ip = listen_host;
+      }
       std::fprintf(stderr,
-                   "lockstep-agent: warning: --insecure as root: every user of this host can "
-                   "connect to %s and make this agent write, remove files and drop caches as "
-                   "root; use it only on a host where every user may do that (a test machine), "
-                   "else mutual TLS (deploy/certs.sh)\n",
+                   "lockstep-agent: --insecure as root: only root's connections to %s are "
+                   "answered (their owner read from the kernel's socket table); other accounts "
+                   "need mutual TLS (deploy/certs.sh)\n",
                    config.listen.c_str());
     }
     *creds = grpc::InsecureServerCredentials();
@@ -192,10 +203,12 @@ class HeldGrpcLog {
   static inline std::vector<std::string> held_ ABSL_GUARDED_BY(mu_);
 };
 
-// Serves `service` on config.listen until SIGINT or SIGTERM. 0, 1 when the
-// port cannot be had, 2 when --announce cannot write its file.
+// Serves `service` on config.listen until SIGINT or SIGTERM; the port it
+// listens on goes to *bound_port when given. 0, 1 when the port cannot be
+// had, 2 when --announce cannot write its file.
 int Serve(const AgentConfig& config, const std::pair<std::string, int>& hostport,
-          const std::shared_ptr<grpc::ServerCredentials>& creds, grpc::Service* service) {
+          const std::shared_ptr<grpc::ServerCredentials>& creds, grpc::Service* service,
+          std::atomic<int>* bound_port) {
   const sigset_t signals = StopSignals();
   grpc::ServerBuilder builder;
   int port = 0;
@@ -210,6 +223,7 @@ int Serve(const AgentConfig& config, const std::pair<std::string, int>& hostport
                  DescribeListenFailure(config.listen, hostport.second).c_str());
     return 1;
   }
+  if (bound_port != nullptr) bound_port->store(port);
   std::optional<Announcement> announced;
   if (!config.announce_dir.empty()) {
     Announcement a = AnnouncementOf(config, hostport.first, port);
@@ -312,8 +326,9 @@ int Main(int argc, char** argv) {
   }
   std::shared_ptr<grpc::ServerCredentials> creds;
   AgentServiceOptions service_options;
+  std::shared_ptr<std::atomic<int>> bound_port;  // set with --insecure as root
   if (std::optional<int> exit_code =
-          MakeCredentials(config, hostport->first, &creds, &service_options)) {
+          MakeCredentials(config, hostport->first, &creds, &service_options, &bound_port)) {
     return *exit_code;
   }
   NoteCertificateExpiry(&config);
@@ -331,7 +346,7 @@ int Main(int argc, char** argv) {
     return 2;
   }
   std::unique_ptr<grpc::Service> service = MakeAgentService(core->get(), service_options);
-  const int exit_code = Serve(config, *hostport, creds, service.get());
+  const int exit_code = Serve(config, *hostport, creds, service.get(), bound_port.get());
   core->reset();
   RemoveLocalDir(config.local_dir);
   return exit_code;
