@@ -156,6 +156,11 @@ absl::StatusOr<PreparedPhase> PhasePreparer::Prepare(
     const v1::PhaseSpec& spec, std::shared_ptr<const BeneathDir>* created_dir) const {
   RETURN_IF_ERROR(CheckTasks(spec));
   ASSIGN_OR_RETURN(std::unique_ptr<Workload> workload, MakeWorkload(spec, options_.runner));
+  // Every kind's buffers, before anything is made: a kind's limit on one
+  // item does not bound tasks x item (4,096 x 64 MiB is 256 GiB).
+  RETURN_IF_ERROR(CheckAgentBufferBytes(spec, workload->AgentBufferBytes(),
+                                        absl::StrFormat("%u tasks", spec.tasks()),
+                                        workload->AgentBufferKeys()));
   // A root whose mount went away leaves the bare mount point: refused.
   if (workload->UsesDir()) RETURN_IF_ERROR(mounts_->Check(spec.dir(), options_.host));
   PreparedPhase phase;

@@ -53,12 +53,14 @@ class PhasePreparer {
                 PhasePreparerOptions options);
 
   // Prepares `spec`, refusing before anything changes when it is not valid
-  // here: InvalidArgument for more tasks than max_tasks, more bytes than
-  // max_bytes_per_phase or a spec its workload refuses; PermissionDenied
-  // (PATH_REFUSED) for a directory outside the roots; NotFound for a missing
-  // one; ResourceExhausted (NO_SPACE) when the free space is short (unless
-  // spec.ignore_free_space); FailedPrecondition for a root whose mount went
-  // away; the file system's own errors for a layout or checksum it refuses.
+  // here: InvalidArgument for more tasks than max_tasks, more buffers than
+  // kMaxAgentBufferBytes or the host's memory (Workload::AgentBufferBytes),
+  // more bytes than max_bytes_per_phase or a spec its workload refuses;
+  // PermissionDenied (PATH_REFUSED) for a directory outside the roots;
+  // NotFound for a missing one; ResourceExhausted (NO_SPACE) when the free
+  // space is short (unless spec.ignore_free_space); FailedPrecondition for a
+  // root whose mount went away; the file system's own errors for a layout
+  // or checksum it refuses.
   // A missing mdtest -d directory is created (rank 0's agent only) and held
   // in `*created_dir` (its path() the directory) even when a later step
   // fails, so that the session can remove it.

@@ -22,10 +22,12 @@ inline constexpr uint64_t kTransferAlignBytes = 8;
 // O_DIRECT needs transfers (and the buffers) aligned to 4 KiB.
 inline constexpr uint64_t kDirectIoAlignBytes = 4096;
 
-// The transfer buffers of one phase on one agent (tasks × transfer size,
-// twice with verification): a plan asking for more is refused before any
-// buffer is allocated (4,096 tasks × 1 GiB once grew an agent to 20 GB
-// before it was killed). The agent also refuses more than its memory.
+// The buffers of one phase on one agent, of every kind (the agent weighs
+// Workload::AgentBufferBytes; for transfers tasks × transfer size, twice
+// with verification): a phase asking for more is refused by the agent's
+// Prepare before any buffer is allocated (4,096 tasks × 1 GiB once grew an
+// agent to 20 GB before it was killed). The agent also refuses more than
+// its memory.
 inline constexpr uint64_t kMaxAgentBufferBytes = uint64_t{64} << 30;
 // Sizes (block × segments × tasks × agents, a file's size) are checked in
 // 64 bits and refused beyond kMaxFileOffsetBytes (common/checked_math.h).

@@ -97,6 +97,12 @@ class BackendWorkload : public Workload {
     // Saturated: a product that wrapped would pass the byte limit as 0.
     return per_target_ ? 0 : SaturatingMul(backend_.bytes(), spec_.tasks());
   }
+  // file: one block buffer per task, tasks x block_bytes; osd_bench and
+  // obdfilter: none here (the OSD, lctl's echo client hold theirs).
+  uint64_t AgentBufferBytes() const override {
+    return per_target_ ? 0 : SaturatingMul(spec_.tasks(), backend_.block_bytes());
+  }
+  std::string AgentBufferKeys() const override { return "tasks_per_agent or transfer_size"; }
 
  private:
   void WriteThenRead(const TaskContext& task, const std::string& path);

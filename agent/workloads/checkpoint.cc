@@ -129,6 +129,11 @@ class CheckpointWorkload : public Workload {
     if (!Writes()) return 0;  // saturated: never passes the free-space check
     return SaturatingMul(SaturatingMul(spec_.shard_bytes(), spec_.checkpoints()), spec_.tasks());
   }
+  // One chunk per task: tasks x AiChunkBytes (transfer size, 1 MiB when 0).
+  uint64_t AgentBufferBytes() const override {
+    return SaturatingMul(spec_.tasks(), AiChunkBytes(spec_));
+  }
+  std::string AgentBufferKeys() const override { return "tasks_per_agent or transfer_size"; }
 
  private:
   bool Writes() const { return spec_.checkpoint_op() == v1::CHECKPOINT_WRITE; }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "agent/workloads/command_process.h"
+#include "common/checked_math.h"
 #include "common/clock.h"
 #include "common/command_rules.h"
 #include "common/limits.h"
@@ -68,6 +69,13 @@ class CommandWorkload : public Workload {
   absl::StatusOr<uint32_t> RemoveFiles(const BeneathDir& /*dir*/) const override { return 0u; }
   bool CreatesFiles() const override { return false; }
   bool PreparesMissingDir() const override { return true; }
+  // Per task the stdout and stderr tails, each held up to 2 x tail_bytes +
+  // 128 KiB before it is trimmed (common/process_runner.cc, Tail).
+  uint64_t AgentBufferBytes() const override {
+    const uint64_t tail = SaturatingAdd(SaturatingMul(2, tail_bytes_), 128 * 1024);
+    return SaturatingMul(SaturatingMul(spec_.tasks(), 2), tail);
+  }
+  std::string AgentBufferKeys() const override { return "tail_size"; }
 
  private:
   // argv[0]: an absolute path listed in allow_commands, exactly.

@@ -110,6 +110,17 @@ class DatagenWorkload : public Workload {
     }
     return sum;
   }
+  // Per task one chunk (AiChunkBytes), and for NPZ the tail NpzTail builds
+  // whole: y's 8 zero bytes a sample, up to 3 copies of them while its
+  // string is assembled: tasks x (chunk + 24 x samples_per_file).
+  uint64_t AgentBufferBytes() const override {
+    const bool npz = spec_.dataset_format() == v1::DATASET_FORMAT_NPZ;
+    const uint64_t tail = npz ? SaturatingMul(24, spec_.samples_per_file()) : 0;
+    return SaturatingMul(spec_.tasks(), SaturatingAdd(AiChunkBytes(spec_), tail));
+  }
+  std::string AgentBufferKeys() const override {
+    return "tasks_per_agent, transfer_size or samples_per_file";
+  }
 
  private:
   // Writes dataset file `index`; its size, or 0 after task.Fail.

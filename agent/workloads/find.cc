@@ -65,6 +65,10 @@ class FindWorkload : public Workload {
 
   absl::StatusOr<uint32_t> RemoveFiles(const BeneathDir& /*dir*/) const override { return 0u; }
   bool CreatesFiles() const override { return false; }
+  // None the spec sizes: a walk holds its pending directory names and one
+  // DIR stream (libc's, 32 KiB), as many as the tree has, not the spec.
+  uint64_t AgentBufferBytes() const override { return 0; }
+  std::string AgentBufferKeys() const override { return "tasks_per_agent"; }
 
  private:
   class TaskRun;

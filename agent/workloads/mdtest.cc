@@ -59,6 +59,11 @@ bool IsStonewalledCreate(const v1::PhaseSpec& s) {
   return IsCreate(s.md_op()) && s.md_stonewall_seconds() > 0;
 }
 
+// What one directory of a task's tree (MdtestTaskTree) costs it at least:
+// the std::string, and 32 bytes from malloc for its path, 27 characters or
+// more ("/test-dir.0-0/mdtest_tree.0" below the root).
+constexpr uint64_t kMdtestPathFloorBytes = sizeof(std::string) + 32;
+
 class MdtestWorkload : public Workload {
  public:
   explicit MdtestWorkload(const v1::PhaseSpec& spec) : spec_(spec) {}
@@ -86,6 +91,22 @@ class MdtestWorkload : public Workload {
   }
   bool CreatesMissingDir() const override { return true; }
   bool RemovesTrees() const override { return spec_.md_op() == v1::MD_TREE_REMOVE; }
+  // Per task a -w/-e buffer of max(-w, -e, 8), for file_read with verify
+  // (-X) the expected bytes, min(-w, -e) rounded down to 8, and its copy of
+  // the tree's paths at kMdtestPathFloorBytes a directory (a floor).
+  uint64_t AgentBufferBytes() const override {
+    const uint64_t w = spec_.md_write_bytes(), e = spec_.md_read_bytes();
+    const bool expects = spec_.md_op() == v1::MD_FILE_READ && spec_.verify();
+    const uint64_t paths = SaturatingMul(MdtestTreeDirs(spec_.md_branching(), spec_.md_depth()),
+                                         kMdtestPathFloorBytes);
+    const uint64_t per_task = SaturatingAdd(
+        SaturatingAdd(std::max<uint64_t>({w, e, 8}), expects ? std::min(w, e) / 8 * 8 : 0),
+        paths);
+    return SaturatingMul(spec_.tasks(), per_task);
+  }
+  std::string AgentBufferKeys() const override {
+    return "tasks_per_agent, md_write_size or md_read_size";
+  }
 
  private:
   class TaskRun;

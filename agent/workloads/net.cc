@@ -28,6 +28,7 @@
 #include "absl/strings/str_join.h"
 #include "agent/workloads/net_acceptor.h"
 #include "agent/workloads/net_streams.h"
+#include "common/checked_math.h"
 #include "common/clock.h"
 #include "common/limits.h"
 #include "common/net.h"
@@ -114,6 +115,10 @@ class NetWorkload : public Workload {
 
   absl::StatusOr<uint32_t> RemoveFiles(const BeneathDir& /*dir*/) const override { return 0u; }
   bool CreatesFiles() const override { return false; }
+  // A sender's payload (message - header) and its ping and pong frames
+  // (header + ping each); a receiver's frame buffer, max(message, header + ping).
+  uint64_t AgentBufferBytes() const override;
+  std::string AgentBufferKeys() const override { return "streams, message_size or ping_size"; }
 
  private:
   void Send(const TaskContext& task);
@@ -140,6 +145,22 @@ class NetWorkload : public Workload {
   std::vector<v1::NetPeer> peers_;
   std::vector<std::vector<unsigned char>> payloads_;  // by sending task
 };
+
+uint64_t NetWorkload::AgentBufferBytes() const {
+  // Senders and receivers as Validate has them (together the tasks): a spec
+  // whose peers and streams outnumber its tasks is weighed by its tasks
+  // here, then refused by Validate before anything is allocated.
+  const uint64_t tasks = spec_.tasks();
+  const uint64_t senders =
+      std::min(SaturatingMul(net_.send_peers(), net_.streams_per_peer()), tasks);
+  const uint64_t receivers = std::min<uint64_t>(net_.receive_streams(), tasks - senders);
+  const uint64_t message = net_.message_bytes();
+  const uint64_t ping_frame = SaturatingAdd(kNetFrameHeaderBytes, net_.ping_bytes());
+  const uint64_t payload = message > kNetFrameHeaderBytes ? message - kNetFrameHeaderBytes : 0;
+  const uint64_t per_sender = SaturatingAdd(payload, SaturatingMul(2, ping_frame));
+  const uint64_t per_receiver = std::max(message, ping_frame);
+  return SaturatingAdd(SaturatingMul(senders, per_sender), SaturatingMul(receivers, per_receiver));
+}
 
 absl::Status NetWorkload::Prepare(const BeneathDir& /*dir*/,
                                   std::span<v1::TaskResult* const> results) {

@@ -29,6 +29,7 @@
 #include "common/limits.h"
 #include "common/names.h"
 #include "common/sizes.h"
+#include "common/status_macros.h"
 
 namespace lockstep {
 namespace {
@@ -160,26 +161,11 @@ absl::Status CheckTransferLayout(const v1::PhaseSpec& s) {
                             HumanBytes(kMaxFileOffsetBytes)));
   }
   const bool checks = s.verify() || s.verify_after_write();
-  const uint64_t buffers =
-      SaturatingMul(SaturatingMul(s.transfer_bytes(), s.tasks()), checks ? 2 : 1);
-  if (buffers > kMaxAgentBufferBytes) {
-    return SpecError(s, absl::StrFormat(
-                            "%u tasks x transfer size %s%s need %s of buffers; an agent holds "
-                            "at most %s for one phase: lower the transfer size or the tasks",
-                            s.tasks(), HumanBytes(s.transfer_bytes()),
-                            checks ? " x 2 (verification)" : "", HumanBytes(buffers),
-                            HumanBytes(kMaxAgentBufferBytes)));
-  }
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page_bytes = ::sysconf(_SC_PAGESIZE);
-  if (pages > 0 && page_bytes > 0 &&
-      buffers > static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_bytes)) {
-    return SpecError(s, absl::StrFormat("%u tasks x transfer size %s need %s of buffers, more "
-                                        "than this host's memory (%s): lower the transfer size "
-                                        "or the tasks",
-                                        s.tasks(), HumanBytes(s.transfer_bytes()),
-                                        HumanBytes(buffers),
-                                        HumanBytes(static_cast<uint64_t>(pages) * page_bytes)));
-  }
+  RETURN_IF_ERROR(CheckAgentBufferBytes(
+      s, TransferBufferBytes(s),
+      absl::StrFormat("%u tasks x transfer size %s%s", s.tasks(), HumanBytes(s.transfer_bytes()),
+                      checks ? " x 2 (verification)" : ""),
+      "tasks_per_agent or transfer_size"));
   if (absl::Status name = CheckPlainFileName(s); !name.ok()) return name;
   if (s.random_blocks() && s.kind() != v1::READ) {
     return SpecError(s, "random blocks (IOR -z -z) apply to read phases only (IOR 4.1's write "
@@ -191,6 +177,30 @@ absl::Status CheckTransferLayout(const v1::PhaseSpec& s) {
                             kDirectIoAlignBytes, s.transfer_bytes()));
   }
   return absl::OkStatus();
+}
+
+uint64_t TransferBufferBytes(const v1::PhaseSpec& s) {
+  const bool checks = s.verify() || s.verify_after_write();
+  return SaturatingMul(SaturatingMul(s.transfer_bytes(), s.tasks()), checks ? 2 : 1);
+}
+
+absl::Status CheckAgentBufferBytes(const v1::PhaseSpec& spec, uint64_t buffer_bytes,
+                                   const std::string& what, const std::string& keys) {
+  const std::string need =
+      absl::StrFormat("kind %s: %s need %s of buffers on this agent", PhaseKindName(spec.kind()),
+                      what, HumanBytes(buffer_bytes));
+  if (buffer_bytes > kMaxAgentBufferBytes) {
+    return SpecError(spec, absl::StrFormat("%s, more than the %s an agent holds for one phase; "
+                                           "lower %s",
+                                           need, HumanBytes(kMaxAgentBufferBytes), keys));
+  }
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page_bytes = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_bytes <= 0) return absl::OkStatus();
+  const uint64_t memory_bytes =
+      SaturatingMul(static_cast<uint64_t>(pages), static_cast<uint64_t>(page_bytes));
+  if (buffer_bytes <= memory_bytes) return absl::OkStatus();
+  return SpecError(spec, absl::StrFormat("%s, more than this host's memory (%s); lower %s", need,
+                                         HumanBytes(memory_bytes), keys));
 }
 
 int64_t BeginTransferOp(TaskCounters* c, const WorkloadOptions& options, uint64_t offset) {

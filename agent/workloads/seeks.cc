@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "agent/workloads/file_io.h"
+#include "common/checked_math.h"
 #include "common/clock.h"
 #include "common/errors.h"
 #include "common/layout.h"
@@ -109,6 +110,15 @@ class SeeksWorkload : public Workload {
   // The file may be laid out by Prepare: the session removes it if the
   // controller dies (keep = true releases it as for a write phase).
   bool CreatesFiles() const override { return true; }
+  // Per task a transfer buffer (and with verify a scratch one), plus the
+  // piece a layout writes through, min(block, 4 MiB), freed before them:
+  // tasks x transfer size (x 2 with verify) + the piece.
+  uint64_t AgentBufferBytes() const override {
+    const uint64_t per_task = SaturatingMul(spec_.transfer_bytes(), spec_.verify() ? 2 : 1);
+    return SaturatingAdd(SaturatingMul(spec_.tasks(), per_task),
+                         std::min(spec_.block_bytes(), kLayoutPieceBytes));
+  }
+  std::string AgentBufferKeys() const override { return "tasks_per_agent or transfer_size"; }
 
  private:
   struct Task {

@@ -103,6 +103,15 @@ class SmallFilesWorkload : public Workload {
     const double bytes = files * mean;
     return bytes >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(bytes);
   }
+  // Per task the largest file's pattern and a scratch buffer for its check:
+  // tasks x 2 x max(small_file_max_bytes, 8).
+  uint64_t AgentBufferBytes() const override {
+    const uint64_t file = std::max<uint64_t>(spec_.small_file_max_bytes(), 8);
+    return SaturatingMul(SaturatingMul(spec_.tasks(), 2), file);
+  }
+  std::string AgentBufferKeys() const override {
+    return "tasks_per_agent or small_file_max_size";
+  }
 
  private:
   struct Task {

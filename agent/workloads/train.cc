@@ -17,6 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/dataset.h"
 #include "agent/workloads/file_io.h"
+#include "common/checked_math.h"
 #include "common/clock.h"
 #include "common/histogram.h"
 #include "common/limits.h"
@@ -147,6 +148,13 @@ class TrainWorkload : public Workload {
 
   absl::StatusOr<uint32_t> RemoveFiles(const BeneathDir&) const override { return 0u; }
   bool CreatesFiles() const override { return false; }
+  // Per task a chunk per reader thread, and its epoch's file order and
+  // sample list (8 bytes each): tasks x (read_threads x chunk + 8 x
+  // (num_files + ceil(num_files x samples_per_file / total_tasks))).
+  uint64_t AgentBufferBytes() const override;
+  std::string AgentBufferKeys() const override {
+    return "tasks_per_agent, read_threads, transfer_size, num_files or samples_per_file";
+  }
 
  private:
   class Accelerator;
@@ -357,6 +365,15 @@ class TrainWorkload::Accelerator {
   mutable EpochQueue q_;
   LatencyHistogram batch_wait_;
 };
+
+uint64_t TrainWorkload::AgentBufferBytes() const {
+  const uint64_t samples = SaturatingMul(spec_.num_files(), spec_.samples_per_file());
+  const uint64_t ranks = std::max<uint32_t>(spec_.total_tasks(), 1);
+  const uint64_t rank_samples = samples / ranks + (samples % ranks != 0 ? 1 : 0);
+  const uint64_t indexes = SaturatingMul(8, SaturatingAdd(spec_.num_files(), rank_samples));
+  const uint64_t chunks = SaturatingMul(spec_.read_threads(), AiChunkBytes(spec_));
+  return SaturatingMul(spec_.tasks(), SaturatingAdd(chunks, indexes));
+}
 
 void TrainWorkload::RunTask(const TaskContext& task) {
   auto accelerator = std::make_unique<Accelerator>(*this, task);  // its histogram is large

@@ -38,6 +38,11 @@ class TransferWorkload : public Workload {
   bool CreatesFiles() const override;
   // Write: tasks × block × segments.
   uint64_t AgentWriteBytes() const override;
+  // Per task a transfer buffer, and a scratch one for the pattern check:
+  // tasks x transfer size, x 2 with verify or verify_after_write (either,
+  // as CheckTransferLayout weighs it: TransferBufferBytes).
+  uint64_t AgentBufferBytes() const override { return TransferBufferBytes(spec_); }
+  std::string AgentBufferKeys() const override { return "tasks_per_agent or transfer_size"; }
 
  protected:
   // open(2) flags of a task's file, besides O_CLOEXEC | O_NOFOLLOW | O_DIRECT.

@@ -210,6 +210,20 @@ class Workload {
   // Bytes this agent's tasks will write (0 when it does not grow files): the
   // agent's per-phase limit and its free-space check.
   virtual uint64_t AgentWriteBytes() const { return 0; }
+  // Bytes of the buffers this agent's tasks of the phase will allocate over
+  // the phase's life (Prepare's and RunTask's): every allocation whose size
+  // the spec sets, per task, reader thread or stream, at the size asked
+  // (AllocateAligned's rounding up to 4 KiB not counted). Saturating
+  // (UINT64_MAX when it does not fit) and defined for any spec, one that
+  // Validate would refuse included: PhasePreparer weighs it before Validate
+  // and before anything is made, against kMaxAgentBufferBytes and the
+  // host's memory (CheckAgentBufferBytes). Whoever changes what a workload
+  // allocates changes this with it (tests/unit/agent_buffers_test.cc pins
+  // the formulas).
+  virtual uint64_t AgentBufferBytes() const = 0;
+  // The plan keys that size AgentBufferBytes, for its refusal's fix:
+  // "tasks_per_agent or transfer_size".
+  virtual std::string AgentBufferKeys() const = 0;
   // mdtest creates its -d directory when it is missing (rank 0's agent).
   virtual bool CreatesMissingDir() const { return false; }
   // Prepare creates the phase directory itself when it is missing, on every
@@ -262,6 +276,19 @@ absl::Status CheckCommonSpec(const v1::PhaseSpec& spec);
 // (and of kDirectIoAlignBytes with O_DIRECT), a non-zero block that is a
 // multiple of it, segments. A SpecError naming the value, else OK.
 absl::Status CheckTransferLayout(const v1::PhaseSpec& spec);
+
+// The buffers CheckTransferLayout weighs (a transfer kind's
+// AgentBufferBytes): tasks x transfer size, x 2 with verify or
+// verify_after_write (a scratch buffer for the pattern check); saturating.
+uint64_t TransferBufferBytes(const v1::PhaseSpec& spec);
+
+// `buffer_bytes` of buffers against kMaxAgentBufferBytes and this host's
+// physical memory (sysconf): a SpecError "phase ID: kind KIND: WHAT need N
+// of buffers on this agent, more than BOUND ...; lower KEYS" when over
+// either, else OK. `what` says what needs them ("4 tasks x transfer size
+// 1 MiB"), `keys` the plan keys that lower them (AgentBufferKeys).
+absl::Status CheckAgentBufferBytes(const v1::PhaseSpec& spec, uint64_t buffer_bytes,
+                                   const std::string& what, const std::string& keys);
 
 // One transfer-like operation of a task (the transfer loop, a seek): Begin
 // marks it in flight at `offset` in `c` (the heartbeat's stall report reads

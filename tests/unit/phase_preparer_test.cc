@@ -3,12 +3,17 @@
 // is made; a good phase comes back parked and described.
 #include "agent/phase_preparer.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <memory>
 
+#include "absl/strings/str_format.h"
 #include "agent/fs/lustre_tools.h"
 #include "common/errors.h"
+#include "common/limits.h"
+#include "common/sizes.h"
 #include "google/protobuf/text_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -124,6 +129,102 @@ TEST(PhasePreparer, EveryWritingKindIsWeighedAgainstTheByteLimit) {
       &be));  // 2 x 2^63 wrapped to 0 before
   EXPECT_THAT(p.Prepare(be).status().message(), HasSubstr("limits.max_bytes_per_phase"));
   EXPECT_TRUE(std::filesystem::is_empty(tmp.path()));  // nothing made
+}
+
+// A spec from its text format.
+v1::PhaseSpec SpecText(const std::string& text) {
+  v1::PhaseSpec s;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &s)) << text;
+  return s;
+}
+
+// Every kind's buffers are weighed before anything is made, not only a
+// transfer's (security review): each kind's largest item is allowed alone,
+// but 4,096 tasks of 64 MiB need 256 GiB, more than an agent holds for one
+// phase (64 GiB; and than this host has). Without the check the NET phase
+// parked 4,096 receivers, the mdtest one made its -d directory, and the
+// others allocated (or ran out of space) before they failed.
+TEST(PhasePreparer, EveryKindsBuffersAreWeighedBeforeAnythingIsMade) {
+  TempDir tmp;
+  Preparer p(tmp.path(), kMaxAgentTasks, 0);
+  struct Case {
+    std::string text;
+    const char* bytes;  // as the refusal prints them
+    const char* keys;
+  };
+  const Case cases[] = {
+      // 4,096 receiving streams x a 64 MiB frame buffer each.
+      {R"pb(phase_id: "t0/r0/net" kind: NET file_name: "net" tasks: 4096 total_tasks: 4096
+            net { streams_per_peer: 1 message_bytes: 67108864 duration_ms: 1000
+                  ping_bytes: 64 receive_streams: 4096
+                  token: "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk" })pb",
+       "256 GiB", "lower streams, message_size or ping_size"},
+      // 4,096 x a 64 MiB O_DIRECT block.
+      {R"pb(phase_id: "t0/r0/be" kind: BACKEND dir: "." file_name: "f" tasks: 4096
+            total_tasks: 4096 backend { method: "file" bytes: 67108864
+            block_bytes: 67108864 })pb",
+       "256 GiB", "lower tasks_per_agent or transfer_size"},
+      // 4,096 x mdtest -e 64 MiB (and 64 bytes of tree path each) in a
+      // missing -d that rank 0's agent would create.
+      {R"pb(phase_id: "t0/r0/md" kind: MDTEST md_op: MD_FILE_READ dir: "md" file_name: "f"
+            tasks: 4096 total_tasks: 4096 md_items: 1 md_read_bytes: 67108864
+            md_branching: 1)pb",
+       "256.00 GiB", "lower tasks_per_agent, md_write_size or md_read_size"},
+      // 4,096 x (a 32 MiB largest file + its scratch buffer).
+      {R"pb(phase_id: "t0/r0/sf" kind: SMALL_FILES dir: "." file_name: "f" tasks: 4096
+            total_tasks: 4096 small_files: 1 small_file_min_bytes: 8
+            small_file_max_bytes: 33554432 small_files_per_dir: 1)pb",
+       "256 GiB", "lower tasks_per_agent or small_file_max_size"},
+      // 4,096 x 64 reader threads x a 1 MiB chunk (and 16 bytes of sample
+      // indexes each).
+      {R"pb(phase_id: "t0/r0/train" kind: TRAIN dir: "." file_name: "f" tasks: 4096
+            total_tasks: 4096 dataset_format: DATASET_FORMAT_RECORDS num_files: 1
+            samples_per_file: 4096 record_bytes: 4096 batch_size: 1 epochs: 1
+            read_threads: 64 prefetch_batches: 1)pb",
+       "256.00 GiB", "read_threads"},
+  };
+  for (const Case& c : cases) {
+    const v1::PhaseSpec spec = SpecText(c.text);
+    auto phase = p.Prepare(spec);
+    EXPECT_EQ(phase.status().code(), absl::StatusCode::kInvalidArgument)
+        << spec.phase_id() << ": " << phase.status();
+    EXPECT_THAT(phase.status().message(),
+                AllOf(HasSubstr("phase " + spec.phase_id() + ": kind "),
+                      HasSubstr(absl::StrFormat("%u tasks need %s of buffers on this agent",
+                                                spec.tasks(), c.bytes)),
+                      HasSubstr("more than the 64 GiB an agent holds for one phase"),
+                      HasSubstr(c.keys)));
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(tmp.path()));  // nothing made, -d included
+}
+
+// Below the agent's bound, the host's memory is the limit: a NET phase whose
+// receivers need a 64 MiB buffer each, one more than this host's memory holds.
+TEST(PhasePreparer, BuffersBeyondTheHostsMemoryAreRefused) {
+  const uint64_t memory_bytes =
+      static_cast<uint64_t>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE);
+  const uint64_t buffer_bytes = uint64_t{64} << 20;
+  const uint64_t tasks = memory_bytes / buffer_bytes + 1;
+  if (tasks * buffer_bytes > kMaxAgentBufferBytes || tasks > kMaxAgentTasks) {
+    GTEST_SKIP() << "this host's memory (" << HumanBytes(memory_bytes)
+                 << ") is above the agent's bound: the test above covers it";
+  }
+  TempDir tmp;
+  Preparer p(tmp.path(), kMaxAgentTasks, 0);
+  v1::PhaseSpec net = SpecText(
+      R"pb(phase_id: "t0/r0/net" kind: NET file_name: "net"
+           net { streams_per_peer: 1 message_bytes: 67108864 duration_ms: 1000
+                 ping_bytes: 64 token: "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk" })pb");
+  net.set_tasks(static_cast<uint32_t>(tasks));
+  net.set_total_tasks(static_cast<uint32_t>(tasks));
+  net.mutable_net()->set_receive_streams(static_cast<uint32_t>(tasks));
+  auto phase = p.Prepare(net);
+  EXPECT_EQ(phase.status().code(), absl::StatusCode::kInvalidArgument) << phase.status();
+  EXPECT_THAT(phase.status().message(),
+              AllOf(HasSubstr(absl::StrFormat("%u tasks need %s of buffers", tasks,
+                                              HumanBytes(tasks * buffer_bytes))),
+                    HasSubstr(absl::StrFormat("more than this host's memory (%s)",
+                                              HumanBytes(memory_bytes)))));
 }
 
 // A seeks phase writes at Prepare what is missing of its file (its layout):
