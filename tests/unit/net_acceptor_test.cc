@@ -30,6 +30,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
+#include "unit/run_phase.h"
 
 namespace lockstep::testing {
 namespace {
@@ -39,47 +40,12 @@ using ::testing::HasSubstr;
 constexpr char kPhase[] = "t0/r0/net";
 
 // A NET phase of this agent: `send_peers` peers x 2 streams to send,
-// `receive_streams` to receive, 300 ms of 64 KiB messages.
+// `receive_streams` to receive (ranks 2.. when it only receives).
 v1::PhaseSpec NetSpec(uint32_t send_peers, uint32_t receive_streams, const std::string& token) {
-  v1::PhaseSpec s;
-  s.set_phase_id(kPhase);
-  s.set_kind(v1::NET);
-  s.set_file_name("net");
-  s.set_tasks(send_peers * 2 + receive_streams);
-  s.set_first_rank(send_peers > 0 ? 0 : 2);
-  s.set_total_tasks(4);
-  v1::NetSpec* n = s.mutable_net();
-  n->set_streams_per_peer(2);
-  n->set_message_bytes(64 << 10);
-  n->set_duration_ms(300);
-  n->set_ping_count(3);
-  n->set_ping_bytes(64);
-  n->set_token(token);
-  n->set_send_peers(send_peers);
-  n->set_receive_streams(receive_streams);
-  return s;
+  return NetPhaseSpec(send_peers, receive_streams, send_peers > 0 ? 0 : 2, 4, token);
 }
 
-// Starts `r` now; Wait returns its result.
-class Started {
- public:
-  explicit Started(PhaseRunner* r) {
-    EXPECT_OK(r->Start(RealtimeNs() + 1'000'000, 0, 50, [this](const v1::PhaseEvent& e) {
-      if (e.has_result()) {
-        result_ = e.result();
-        done_.Notify();
-      }
-    }));
-  }
-  v1::PhaseResult Wait() {
-    EXPECT_TRUE(done_.WaitForNotificationWithTimeout(absl::Seconds(90)));
-    return result_;
-  }
-
- private:
-  absl::Notification done_;
-  v1::PhaseResult result_;
-};
+using Started = StartedPhase;
 
 // A blocking connection to 127.0.0.1:port; -1 on failure.
 UniqueFd ConnectTo(uint32_t port) {

@@ -27,45 +27,10 @@ using ::testing::HasSubstr;
 
 v1::PhaseSpec NetSpec(uint32_t send_peers, uint32_t receive_streams, uint32_t first_rank,
                       const std::string& token) {
-  v1::PhaseSpec s;
-  s.set_phase_id("t0/r0/net");
-  s.set_kind(v1::NET);
-  s.set_file_name("net");
-  s.set_tasks(send_peers * 2 + receive_streams);
-  s.set_first_rank(first_rank);
-  s.set_total_tasks(8);
-  v1::NetSpec* n = s.mutable_net();
-  n->set_streams_per_peer(2);
-  n->set_message_bytes(64 << 10);
-  n->set_duration_ms(300);
-  n->set_ping_count(5);
-  n->set_ping_bytes(64);
-  n->set_token(token);
-  n->set_send_peers(send_peers);
-  n->set_receive_streams(receive_streams);
-  return s;
+  return NetPhaseSpec(send_peers, receive_streams, first_rank, 8, token);
 }
 
-// Starts `r` now and returns its result later.
-class Started {
- public:
-  explicit Started(PhaseRunner* r) {
-    EXPECT_OK(r->Start(RealtimeNs() + 1'000'000, 0, 50, [this](const v1::PhaseEvent& e) {
-      if (e.has_result()) {
-        result_ = e.result();
-        done_.Notify();
-      }
-    }));
-  }
-  v1::PhaseResult Wait() {
-    EXPECT_TRUE(done_.WaitForNotificationWithTimeout(absl::Seconds(60)));
-    return result_;
-  }
-
- private:
-  absl::Notification done_;
-  v1::PhaseResult result_;
-};
+using Started = StartedPhase;
 
 TEST(NetWorkload, StreamsAreCountedOnBothEndsAndAStrangerIsClosedUnread) {
   TempDir tmp;
