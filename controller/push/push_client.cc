@@ -45,7 +45,8 @@ std::string SpoolPath(const std::string& dir, const v1::RunBundle& bundle,
                       const RunVisibility& visibility) {
   std::string tag;
   if (visibility.kind != RunVisibility::kShared) {
-    tag = "." + absl::StrReplaceAll(RunVisibilityText(visibility), {{" ", "_"}, {":", "-"}});
+    tag = absl::StrCat(".", absl::StrReplaceAll(RunVisibilityText(visibility),
+                                                {{" ", "_"}, {":", "-"}}));
   }
   return absl::StrCat(dir, "/", Sha256Hex(bundle.content()), tag, kBundleExtension);
 }
