@@ -27,6 +27,7 @@
 #include "controller/plan/plan.h"
 #include "controller/plan/write_places.h"
 #include "controller/results/history.h"
+#include "controller/results/visibility.h"
 #include "controller/run/coordinator.h"
 
 namespace lockstep {
@@ -63,17 +64,32 @@ std::optional<int> RefuseLocalWritePlaces(const ParsedFlags& f, const Plan& plan
   return kExitUsage;
 }
 
-// `--push URL` or the plan's [run] push: the run goes to the results
-// service (or waits in the spool); the run's exit code stays its own.
-void PushAtRunEnd(const ParsedFlags& f, const Plan& plan, const std::string& out_dir,
-                  const std::string& run_dir) {
+// `--push URL` or the plan's [run] push: where the run goes at its end,
+// each flag over the plan's key of its name. An empty url: nowhere.
+PushSettings PushSettingsOf(const ParsedFlags& f, const Plan& plan, const std::string& out_dir) {
   auto pick = [&f, &plan](const char* key) {
     return f.GetString(key).empty() ? PlanRunString(plan.text, key) : f.GetString(key);
   };
-  PushSettings s{.url = pick("push"), .credentials = pick("push_credentials"),
-                 .ca = pick("push_ca"), .site = f.GetString("site"),
-                 .spool = f.GetString("spool"),
-                 .db = f.GetString("db").empty() ? out_dir + "/history.db" : f.GetString("db")};
+  const std::string visibility = pick("push_visibility");
+  return {.url = pick("push"), .credentials = pick("push_credentials"), .ca = pick("push_ca"),
+          .site = f.GetString("site"), .spool = f.GetString("spool"),
+          .db = f.GetString("db").empty() ? out_dir + "/history.db" : f.GetString("db"),
+          .visibility = visibility.empty() ? "shared" : visibility};
+}
+
+// Before anything runs: the push's visibility is words the service takes.
+std::optional<int> RefuseBadPush(const PushSettings& s) {
+  if (s.url.empty()) return std::nullopt;
+  absl::StatusOr<RunVisibility> v = ParseRunVisibility(s.visibility);
+  if (v.ok()) return std::nullopt;
+  std::fprintf(stderr, "lockstep: --push_visibility or [run] push_visibility: %s\n",
+               std::string(v.status().message()).c_str());
+  return kExitUsage;
+}
+
+// The run goes to the results service (or waits in the spool); the run's
+// exit code stays its own.
+void PushAtRunEnd(const PushSettings& s, const std::string& run_dir) {
   if (s.url.empty() || run_dir.empty()) return;
   if (PushRunDirectory(s, run_dir) != kExitOk) {
     std::fprintf(stderr, "lockstep: warning: run %s was not pushed to %s (see above)\n",
@@ -102,6 +118,8 @@ int RunCommand(const CommandCall& call) {
     return kExitUsage;
   }
   if (f.GetBool("smoke")) ApplySmoke(f, &*plan);
+  const PushSettings push = PushSettingsOf(f, *plan, f.GetString("out"));
+  if (auto refused = RefuseBadPush(push)) return *refused;
   if (f.GetBool("dry-run")) return DryRun(f, *plan);
   RunOptions options;
   options.out_dir = f.GetString("out");
@@ -135,7 +153,7 @@ int RunCommand(const CommandCall& call) {
     std::fprintf(stderr, "lockstep: %s\n", outcome.error.c_str());
   }
   RecordRunInHistory(f, options.out_dir, outcome, "lockstep");
-  PushAtRunEnd(f, *plan, options.out_dir, outcome.run_dir);
+  PushAtRunEnd(push, outcome.run_dir);
   return ExitCodeFor(outcome.failure);
 }
 

@@ -23,7 +23,7 @@ extern const CommandSpec kPushCommandSpec;
 
 // `lockstep run`'s flags for pushing at the end of the run (each overrides
 // the plan's [run] key of the same name).
-inline constexpr std::array<FlagSpec, 4> kRunPushFlags = {{
+inline constexpr std::array<FlagSpec, 5> kRunPushFlags = {{
     {.name = "push", .value_name = "URL",
      .help = "at the end of the run, push it to this results service (https://HOST:PORT); "
              "when it cannot take it the run still succeeds and waits in the spool "
@@ -33,6 +33,9 @@ inline constexpr std::array<FlagSpec, 4> kRunPushFlags = {{
              "push_credentials"},
     {.name = "push_ca", .value_name = "FILE",
      .help = "with --push: the service's CA certificate. Plan: [run] push_ca"},
+    {.name = "push_visibility", .value_name = "WHO",
+     .help = "with --push: who else sees the run: shared (the default), private or \"embargo "
+             "YYYY-MM-DD\", stored with it. Plan: [run] push_visibility"},
     {.name = "spool", .value_name = "DIR", .default_value = "lockstep-results/spool",
      .help = "with --push: where a run waits while the service cannot take it"},
 }};
@@ -49,7 +52,8 @@ struct PushSettings {
   std::string visibility = "shared";
 };
 
-// The plan's [run] KEY (push, push_credentials, push_ca) from its text; ""
+// The plan's [run] KEY (push, push_credentials, push_ca, push_visibility)
+// from its text; ""
 // when absent (ParsePlan has checked that it is a string).
 std::string PlanRunString(const std::string& plan_text, const char* key);
 

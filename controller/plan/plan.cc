@@ -29,7 +29,7 @@ const std::vector<std::string> kRunKeys = {
     "progress_interval_ms", "seed",     "cache",              "drop_mode",
     "cache_required", "lustre_lru_clear", "max_start_skew_us", "on_skew",
     "max_clock_uncertainty_us", "on_clock", "on_agent_loss", "io_stall_timeout_ms",
-    "client_agents", "push",   "push_credentials", "push_ca"};
+    "client_agents", "push",   "push_credentials", "push_ca", "push_visibility"};
 const std::vector<std::string> kAgentKeys = {"address", "role"};
 
 // The TOML document; TOML++ throws on malformed text, caught here.
@@ -104,7 +104,7 @@ absl::Status ParseRun(const toml::table& t, const std::string& source, Plan* pla
   RETURN_IF_ERROR(ReadClientAgents(r, plan));
   // Where `lockstep run` pushes the run at its end (read by the CLI from the
   // plan's text, controller/cli/push_command.h); checked here as strings.
-  for (const char* key : {"push", "push_credentials", "push_ca"}) {
+  for (const char* key : {"push", "push_credentials", "push_ca", "push_visibility"}) {
     std::string ignored;
     RETURN_IF_ERROR(r.String(key, &ignored));
   }

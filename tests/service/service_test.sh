@@ -259,6 +259,26 @@ start_service
 as_reader "$URL/api/v1/runs" | grep -q "$(id_of "$A5")" && fail "a reader lists the embargoed run"
 echo "ok: pushed private and embargoed (also from the spool): stored so, hidden at once"
 
+# lockstep run --push with a visibility: a bad word stops the run before it
+# starts; a good one stores the run so.
+run_push() {  # VISIBILITY: lockstep run --push as site A; output in $T/out, exit code echoed
+  set +e
+  (cd "$T" && "$LOCKSTEP" run "$T/plan.toml" --local 2 --out "$T/sitea/results" --site sitea \
+      --push "$URL" --push_credentials "$T/creds/sitea" --push_ca "$T/svc/ca.pem" \
+      --spool "$T/sitea/spool" --push_visibility "$1" >"$T/out" 2>&1)
+  local rc=$?
+  set -e
+  echo $rc
+}
+before=$(runs)
+[ "$(run_push public)" = 2 ] && grep -q 'push_visibility: visibility "public"' "$T/out" \
+    || fail "run --push_visibility public: $(cat "$T/out")"
+[ "$(runs)" = "$before" ] || fail "a refused run --push stored something"
+[ "$(run_push private)" = 0 ] || fail "run --push_visibility private: $(tail -5 "$T/out")"
+[ "$(q "select visibility from runs where site = 'sitea' order by id desc limit 1")" = private ] \
+    || fail "the run pushed at its end is not private"
+echo "ok: lockstep run --push_visibility: a bad word refused before the run, private stored so"
+
 # Efficiency (issue 42): each site's write and read beside the network its
 # runs measured, the figure that compares sites of different sizes.
 as_reader "$URL/classes/$HASH.csv" >"$T/class.csv"
