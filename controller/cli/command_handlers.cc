@@ -65,23 +65,24 @@ std::optional<int> RefuseLocalWritePlaces(const ParsedFlags& f, const Plan& plan
 }
 
 // `--push URL` or the plan's [run] push: where the run goes at its end,
-// each flag over the plan's key of its name. An empty url: nowhere.
-PushSettings PushSettingsOf(const ParsedFlags& f, const Plan& plan, const std::string& out_dir) {
+// each flag over the plan's key of its name (an empty url: nowhere), decided
+// before anything runs. kExitUsage, said on stderr, for a visibility the
+// service would not take.
+std::optional<int> PushSettingsOf(const ParsedFlags& f, const Plan& plan,
+                                  const std::string& out_dir, PushSettings* s) {
   auto pick = [&f, &plan](const char* key) {
     return f.GetString(key).empty() ? PlanRunString(plan.text, key) : f.GetString(key);
   };
-  const std::string visibility = pick("push_visibility");
-  return {.url = pick("push"), .credentials = pick("push_credentials"), .ca = pick("push_ca"),
-          .site = f.GetString("site"), .spool = f.GetString("spool"),
-          .db = f.GetString("db").empty() ? out_dir + "/history.db" : f.GetString("db"),
-          .visibility = visibility.empty() ? "shared" : visibility};
-}
-
-// Before anything runs: the push's visibility is words the service takes.
-std::optional<int> RefuseBadPush(const PushSettings& s) {
-  if (s.url.empty()) return std::nullopt;
-  absl::StatusOr<RunVisibility> v = ParseRunVisibility(s.visibility);
-  if (v.ok()) return std::nullopt;
+  *s = {.url = pick("push"), .credentials = pick("push_credentials"), .ca = pick("push_ca"),
+        .site = f.GetString("site"), .spool = f.GetString("spool"),
+        .db = f.GetString("db").empty() ? out_dir + "/history.db" : f.GetString("db")};
+  const std::string words = pick("push_visibility");
+  if (s->url.empty() || words.empty()) return std::nullopt;
+  absl::StatusOr<RunVisibility> v = ParseRunVisibility(words);
+  if (v.ok()) {
+    s->visibility = *v;
+    return std::nullopt;
+  }
   std::fprintf(stderr, "lockstep: --push_visibility or [run] push_visibility: %s\n",
                std::string(v.status().message()).c_str());
   return kExitUsage;
@@ -118,8 +119,8 @@ int RunCommand(const CommandCall& call) {
     return kExitUsage;
   }
   if (f.GetBool("smoke")) ApplySmoke(f, &*plan);
-  const PushSettings push = PushSettingsOf(f, *plan, f.GetString("out"));
-  if (auto refused = RefuseBadPush(push)) return *refused;
+  PushSettings push;
+  if (auto refused = PushSettingsOf(f, *plan, f.GetString("out"), &push)) return *refused;
   if (f.GetBool("dry-run")) return DryRun(f, *plan);
   RunOptions options;
   options.out_dir = f.GetString("out");

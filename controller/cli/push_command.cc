@@ -105,7 +105,7 @@ struct Pusher {
 
 absl::Status Setup(const PushSettings& f, Pusher* p) {
   p->spool = f.spool;
-  ASSIGN_OR_RETURN(p->visibility, ParseRunVisibility(f.visibility));
+  p->visibility = f.visibility;
   p->target.url = f.url;
   RETURN_IF_ERROR(CheckServiceUrl(p->target.url));
   if (f.credentials.empty() || f.ca.empty()) {
@@ -175,11 +175,13 @@ int PushCommand(const std::vector<std::string>& args) {
   if (auto code = HelpOrUsageExit(kPushCommandSpec, f)) return *code;
   if (f->GetBool("pending") && f->GetString("to").empty()) return ListSpool(f->GetString("spool"));
   Pusher p;
+  auto visibility = ParseRunVisibility(f->GetString("visibility"));
+  if (!visibility.ok()) return Fail(visibility.status());
   const PushSettings settings{.url = f->GetString("to"), .credentials = f->GetString("credentials"),
                               .ca = f->GetString("ca"), .site = f->GetString("site"),
                               .site_file = f->GetString("site-file"),
                               .spool = f->GetString("spool"), .db = f->GetString("db"),
-                              .visibility = f->GetString("visibility")};
+                              .visibility = *visibility};
   if (absl::Status s = Setup(settings, &p); !s.ok()) return Fail(s);
   std::vector<std::string> refs = f->positional();
   LazyHistory db(f->GetString("db"));

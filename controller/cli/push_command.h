@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/flags.h"
+#include "controller/results/visibility.h"
 
 namespace lockstep {
 
@@ -48,8 +49,8 @@ struct PushSettings {
   std::string url, credentials, ca, site, site_file;
   std::string spool = "lockstep-results/spool";
   std::string db = "lockstep-results/history.db";
-  // Who else sees the runs pushed now (ParseRunVisibility's words).
-  std::string visibility = "shared";
+  // Who else sees the runs pushed now.
+  RunVisibility visibility;
 };
 
 // The plan's [run] KEY (push, push_credentials, push_ca, push_visibility)
