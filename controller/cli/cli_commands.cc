@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "absl/strings/str_format.h"
+#include "controller/cli/exit_codes.h"
 #include "controller/cli/front_end.h"
 #include "controller/cli/printed_report.h"
 #include "controller/ior/ior_cli.h"
@@ -62,14 +63,19 @@ bool WriteSummary(const FrontEnd& tool, const CliCommand& cmd, const v1::RunReco
 
 // What IOR and mdtest share: IOR's command line and options in the record,
 // -O summaryFile opened first, -O summaryFormat written after the run.
-class IorLikeFrontEnd : public FrontEnd {
+class IorLikeFrontEnd : public TranslatedFrontEnd {
  public:
   absl::Status BeforeAgents(const CliCommand& cmd) override {
     return OpenSummaryFile(cmd.summary_file);
   }
-  bool AfterRun(const CliCommand& cmd, const RunOutcome& outcome,
-                const std::string& report_text) override {
-    return WriteSummary(*this, cmd, outcome.record, outcome.run_dir, report_text);
+  // A run whose summary could not be written fails.
+  std::optional<int> AfterRun(CliCommand* cmd, const RunOutcome& outcome,
+                              const std::string& report_text) override {
+    if (!WriteSummary(*this, *cmd, outcome.record, outcome.run_dir, report_text) &&
+        outcome.failure == RunFailure::kNone) {
+      return ExitCodeFor(RunFailure::kOther);
+    }
+    return ExitCodeFor(outcome.failure);
   }
 
  protected:

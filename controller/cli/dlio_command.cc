@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "common/files.h"
+#include "common/status_macros.h"
 #include "controller/plan/plan.h"
 #include "controller/cli/cli_commands.h"
 #include "controller/cli/cli_common.h"
@@ -20,6 +21,7 @@
 #include "controller/cli/exit_codes.h"
 #include "controller/cli/front_end.h"
 #include "controller/cli/reach_agents.h"
+#include "controller/dlio/accelerator_sweep.h"
 #include "controller/dlio/dlio_config.h"
 #include "controller/dlio/dlio_plan.h"
 #include "controller/cli/printed_report.h"
@@ -32,33 +34,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-int Fail(int code, const std::string& message) {
-  std::fprintf(stderr, "lockstep dlio: %s\n", message.c_str());
-  return code;
-}
-
+// Everything the runs share, decided before the first.
 struct DlioRun {
   DlioConfig config;
   DlioPlanOptions plan_options;
-  RunOptions options;
-  HistoryRecording history;  // each run (a --find-max-accelerators step too)
-  bool local = false;
   // Local agents: the directories PlaceLocally created (a --smoke run
   // removes those left empty).
   std::vector<std::string> created_dirs;
 };
-
-// The agents and credentials (as `lockstep io500`); an exit code on error.
-std::optional<int> ReachDlioAgents(const ParsedFlags& f, const std::atomic<bool>* interrupted,
-                                   DlioRun* run) {
-  RunOptions& o = run->options;
-  if (auto e = FrontEndAgentsFromFlags(f, interrupted, &o)) {
-    return e->message.empty() ? e->exit_code : Fail(e->exit_code, e->message);
-  }
-  run->local = o.agents.empty();
-  run->plan_options.hosts = ClientAgentCount(o);
-  return std::nullopt;
-}
 
 // The directories create_directories(dir) would create.
 std::vector<std::string> MissingDirs(const fs::path& dir) {
@@ -75,7 +58,7 @@ std::vector<std::string> MissingDirs(const fs::path& dir) {
 // working directory) and the checkpoint folder (a relative one below it:
 // DlioCheckpointDir), checked, created; the agents' root is their common
 // ancestor.
-std::optional<int> PlaceLocally(const ParsedFlags& f, DlioRun* run) {
+absl::Status PlaceLocally(const ParsedFlags& f, DlioRun* run, std::string* local_root) {
   DlioConfig& c = run->config;
   const std::string data = AbsolutePath(DlioDataDir(c, run->plan_options));
   run->plan_options.data_dir = data;
@@ -87,12 +70,14 @@ std::optional<int> PlaceLocally(const ParsedFlags& f, DlioRun* run) {
   for (const auto& [dir, what] : {std::pair{data, "dataset.data_folder"},
                                   std::pair{ckpt, "checkpoint.checkpoint_folder"}}) {
     if (absl::Status w = CheckLocalWritePlace(dir, places, what); !w.ok()) {
-      return Fail(kExitUsage, std::string(w.message()));
+      return absl::InvalidArgumentError(w.message());
     }
     for (std::string& m : MissingDirs(dir)) run->created_dirs.push_back(std::move(m));
     fs::create_directories(dir, ec);
-    if (ec) return Fail(kExitUsage, absl::StrFormat("cannot create %s (%s): %s", dir, what,
-                                                    ec.message()));
+    if (ec) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("cannot create %s (%s): %s", dir, what, ec.message()));
+    }
     if (root.empty()) {
       root = dir;
       continue;
@@ -105,8 +90,8 @@ std::optional<int> PlaceLocally(const ParsedFlags& f, DlioRun* run) {
     }
     root = common;
   }
-  run->options.local_root = root.string();
-  return std::nullopt;
+  *local_root = root.string();
+  return absl::OkStatus();
 }
 
 // DLIO's per-epoch and [METRIC] lines (its statscounter.py wording) for the
@@ -190,6 +175,12 @@ void RemoveCreatedDirs(const DlioRun& run) {
   }
 }
 
+// A set-up error the user fixes (exit 2), whatever its code.
+absl::Status Usage(const absl::Status& s) {
+  return s.ok() ? s : absl::InvalidArgumentError(s.message());
+}
+
+// What one run said: its exit code, and its train phase's AU.
 struct StepResult {
   int exit_code = kExitOk;
   bool trained = false;
@@ -197,26 +188,9 @@ struct StepResult {
   bool passed = false;
 };
 
-StepResult RunOnce(DlioRun* run, const std::string& command_line) {
-  const DlioPlan dp = DlioToPlan(run->config, run->plan_options);
-  for (const std::string& n : dp.notes) PrintToStdout("# lockstep dlio: " + n + "\n");
+StepResult StepResultOf(const RunOutcome& outcome) {
   StepResult r;
-  auto plan = ParsePlan(dp.toml, run->config.path + " (as a plan)");
-  if (!plan.ok()) {
-    r.exit_code = Fail(kExitUsage, std::string(plan.status().message()));
-    return r;
-  }
-  plan->text = dp.toml;
-  run->options.command_line = command_line;
-  // IOR's report (not at -v), then DLIO's lines.
-  const FrontEndRun ran = RunFrontEndPlan("dlio", *plan, /*text_to_stdout=*/true, run->history,
-                                          {}, &run->options);
-  const RunOutcome& outcome = ran.outcome;
-  // DLIO's lines read the phases' own figures (AiSummary), not the agents'.
-  const v1::RunRecord& record = outcome.record;
-  PrintDlioMetrics(record);
-  PrintCheckpointPlaces(*run, record);
-  for (const v1::TestRecord& t : record.tests()) {
+  for (const v1::TestRecord& t : outcome.record.tests()) {
     for (const v1::PhaseRecord& p : t.phases()) {
       if (p.kind() != v1::TRAIN) continue;
       r.trained = true;
@@ -228,85 +202,161 @@ StepResult RunOnce(DlioRun* run, const std::string& command_line) {
   return r;
 }
 
-// One step of the sweep: the train phase with `n` accelerators per host
-// (the first step also writes the dataset when the workload does).
-StepResult SweepStep(DlioRun* run, const std::string& command_line, uint32_t n, bool first) {
-  run->plan_options.accelerators_per_host = n;
-  run->plan_options.train_only = !first;
-  PrintToStdout(absl::StrFormat("# lockstep dlio: find-max: %u accelerators per host\n", n));
-  StepResult r = RunOnce(run, command_line);
-  if ((r.exit_code == kExitOk || r.exit_code == kExitAuBelowThreshold) && r.trained) {
-    PrintToStdout(
-        absl::StrFormat("# lockstep dlio: find-max: %u accelerators per host: AU %.2f%% "
-                        "(threshold %.2f%%): %s\n",
-                        n, 100 * r.au, 100 * run->config.au_threshold, r.passed ? "pass" : "fail"));
-  }
-  return r;
-}
-
-int FindMaxAccelerators(const ParsedFlags& f, const std::string& command_line, DlioRun* run) {
+// The sweep --find-max-accelerators asks for, and the workload it measures
+// (training only; its steps after the first read the dataset).
+absl::StatusOr<AcceleratorSweep> SweepOf(const ParsedFlags& f, DlioRun* run) {
   if (run->config.computation_time_seconds <= 0) {
-    return Fail(kExitUsage, "--find-max-accelerators needs train.computation_time > 0 (AU is "
-                            "compute time / wall time)");
+    return absl::InvalidArgumentError("--find-max-accelerators needs train.computation_time > 0 "
+                                      "(AU is compute time / wall time)");
   }
-  run->config.checkpoint = false;  // the sweep measures training only
+  run->config.checkpoint = false;
   run->config.train = true;
-  run->plan_options.later_runs_read_dataset = true;  // its steps after the first read it
+  run->plan_options.later_runs_read_dataset = true;
   std::vector<uint32_t> counts;
   for (const std::string& s : f.GetList("accelerator-counts")) {
     uint32_t n = 0;
     if (!absl::SimpleAtoi(s, &n) || n < 1 || n > kMaxAgentTasks) {
-      return Fail(kExitUsage, absl::StrFormat("--accelerator-counts: %s is not a count from 1 "
-                                              "to %u",
-                                              s, kMaxAgentTasks));
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--accelerator-counts: %s is not a count from 1 to %u", s, kMaxAgentTasks));
     }
     counts.push_back(n);
   }
+  const uint32_t start = run->plan_options.accelerators_per_host;
   const uint32_t max = static_cast<uint32_t>(f.GetUint("max-accelerators"));
-  uint32_t best = 0, failed = 0;
-  bool first = true;
-  auto step = [&](uint32_t n) -> std::optional<int> {
-    StepResult r = SweepStep(run, command_line, n, first);
-    first = false;
+  if (counts.empty() && start > max) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--accelerators %u is above --max-accelerators %u: the sweep starts at --accelerators; "
+        "lower it or raise --max-accelerators",
+        start, max));
+  }
+  return AcceleratorSweep(std::move(counts), start, max);
+}
+
+// DLIO's workload YAML and Lockstep's flags (ParsedFlags of
+// DlioCommandSpec): the agents first (the plan is per host), then the data
+// and checkpoint folders and the plan; one run, or with
+// --find-max-accelerators one run per accelerator count. After each run
+// DLIO's per-epoch and [METRIC] lines.
+class DlioFrontEnd final : public FrontEnd {
+ public:
+  explicit DlioFrontEnd(const ParsedFlags& f) : f_(f) {}
+
+  const char* name() const override { return "dlio"; }
+  // The workload, its overrides and the sweep, before any agent is reached.
+  absl::StatusOr<CliCommand> Parse(const std::vector<std::string>& /*args*/,
+                                   const FileReader& /*read_file*/) override {
+    const std::string& path = f_.positional()[0];
+    auto text = ReadPlanInput(path, "a DLIO config");
+    if (!text.ok()) return Usage(text.status());
+    auto config = ParseDlioConfig(*text, path);
+    if (!config.ok()) return Usage(config.status());
+    run_.config = *std::move(config);
+    for (size_t i = 1; i < f_.positional().size(); ++i) {
+      const std::string& a = f_.positional()[i];
+      if (!IsDlioOverride(a)) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s is not an override; write ++workload.SECTION.KEY=VALUE", a));
+      }
+      RETURN_IF_ERROR(Usage(ApplyDlioOverride(a, &run_.config)));
+    }
+    RETURN_IF_ERROR(Usage(CheckDlioCheckpointFolder(run_.config)));
+    for (const std::string& n : run_.config.ignored) PrintToStdout(NoteLine(n));
+    DlioPlanOptions& po = run_.plan_options;
+    po.data_dir = f_.GetString("data-dir");
+    po.smoke = f_.GetBool("smoke");
+    po.accelerators_per_host = static_cast<uint32_t>(f_.GetUint("accelerators"));
+    if (f_.GetBool("find-max-accelerators")) {
+      auto sweep = SweepOf(f_, &run_);
+      if (!sweep.ok()) return sweep.status();
+      sweep_ = *std::move(sweep);
+    }
+    CliCommand cmd;
+    cmd.controller.out_dir = f_.GetString("out");
+    cmd.controller.history = HistoryRecordingOf(f_);  // each run, every step of a sweep
+    return cmd;
+  }
+  absl::Status SetUpAgents(const std::atomic<bool>* interrupted, CliCommand* cmd,
+                           RunOptions* o) override {
+    RETURN_IF_ERROR(FrontEndAgentsFromFlags(f_, interrupted, o));
+    run_.plan_options.hosts = ClientAgentCount(*o);
+    if (o->agents.empty()) RETURN_IF_ERROR(PlaceLocally(f_, &run_, &o->local_root));
+    absl::Status planned = PlanFor(
+        sweep_ ? sweep_->first() : run_.plan_options.accelerators_per_host, true, &cmd->plan);
+    if (!planned.ok()) Finish();
+    return planned;
+  }
+  // IOR's report (not at -v) as the run goes, DLIO's lines after it.
+  bool Describe(const CliCommand& /*cmd*/, v1::RunRecord* /*fields*/) override { return true; }
+  std::optional<int> AfterRun(CliCommand* cmd, const RunOutcome& outcome,
+                              const std::string& /*report_text*/) override {
+    // DLIO's lines read the phases' own figures (AiSummary), not the agents'.
+    PrintDlioMetrics(outcome.record);
+    PrintCheckpointPlaces(run_, outcome.record);
+    const StepResult r = StepResultOf(outcome);
+    const std::optional<int> code = sweep_ ? SweepStepDone(r, cmd) : r.exit_code;
+    if (code) Finish();
+    return code;
+  }
+
+ private:
+  // The plan with `n` accelerators per host (a sweep's; its first step
+  // also writes the dataset when the workload does), through `lockstep
+  // run`'s checks.
+  absl::Status PlanFor(uint32_t n, bool first, Plan* plan) {
+    DlioPlanOptions& po = run_.plan_options;
+    if (sweep_) {
+      po.accelerators_per_host = n;
+      po.train_only = !first;
+      PrintToStdout(NoteLine(absl::StrFormat("find-max: %u accelerators per host", n)));
+    }
+    const DlioPlan dp = DlioToPlan(run_.config, po);
+    for (const std::string& note : dp.notes) PrintToStdout(NoteLine(note));
+    auto parsed = ParsePlan(dp.toml, run_.config.path + " (as a plan)");
+    if (!parsed.ok()) return Usage(parsed.status());
+    *plan = *std::move(parsed);
+    plan->text = dp.toml;
+    return absl::OkStatus();
+  }
+  // A sweep's step ended: its line, then the next step's plan, or the
+  // sweep's answer and exit code.
+  std::optional<int> SweepStepDone(const StepResult& r, CliCommand* cmd) {
+    const uint32_t n = run_.plan_options.accelerators_per_host;
+    const double threshold_pct = 100 * run_.config.au_threshold;
     // A count whose AU fails its threshold is a result of the sweep, not an error.
     if (r.exit_code != kExitOk && r.exit_code != kExitAuBelowThreshold) return r.exit_code;
-    if (r.passed) {
-      best = std::max(best, n);
-    } else if (failed == 0 || n < failed) {
-      failed = n;
+    if (r.trained) {
+      PrintToStdout(NoteLine(absl::StrFormat(
+          "find-max: %u accelerators per host: AU %.2f%% (threshold %.2f%%): %s", n, 100 * r.au,
+          threshold_pct, r.passed ? "pass" : "fail")));
     }
-    return std::nullopt;
-  };
-  if (!counts.empty()) {
-    for (uint32_t n : counts) {
-      if (auto code = step(n)) return *code;
-    }
-  } else {
-    // Doubling until AU falls below the threshold, then bisection.
-    for (uint32_t n = run->plan_options.accelerators_per_host; n <= max && failed == 0; n *= 2) {
-      if (auto code = step(n)) return *code;
-      if (n > max / 2 && n != max && failed == 0) {
-        if (auto code = step(max)) return *code;
-        break;
+    if (std::optional<uint32_t> next = sweep_->Next(n, r.passed)) {
+      if (absl::Status s = PlanFor(*next, false, &cmd->plan); !s.ok()) {
+        std::fputs(UsageLine(s).c_str(), stderr);
+        return kExitUsage;
       }
+      return std::nullopt;
     }
-    while (failed > 0 && failed - best > 1 && best > 0) {
-      if (auto code = step(best + (failed - best) / 2)) return *code;
+    if (sweep_->best() == 0) {
+      PrintToStdout(NoteLine(absl::StrFormat(
+          "find-max: no count tried keeps AU at or above %.2f%%", threshold_pct)));
+      return kExitFailure;
     }
+    PrintToStdout(NoteLine(absl::StrFormat(
+        "find-max: the most accelerators per host with AU at or above %.2f%%: %u%s",
+        threshold_pct, sweep_->best(), sweep_->failed() == 0 ? " (none tried failed)" : "")));
+    return kExitOk;
   }
-  if (best == 0) {
-    PrintToStdout(
-        absl::StrFormat("# lockstep dlio: find-max: no count tried keeps AU at or above "
-                        "%.2f%%\n",
-                        100 * run->config.au_threshold));
-    return kExitFailure;
+  // A --smoke run removes what it wrote (not a sweep's: its steps read the
+  // dataset the first wrote).
+  void Finish() {
+    const DlioPlanOptions& po = run_.plan_options;
+    if (po.smoke && !po.later_runs_read_dataset) RemoveCreatedDirs(run_);
   }
-  PrintToStdout(absl::StrFormat(
-      "# lockstep dlio: find-max: the most accelerators per host with AU at "
-      "or above %.2f%%: %u%s\n",
-      100 * run->config.au_threshold, best, failed == 0 ? " (none tried failed)" : ""));
-  return kExitOk;
-}
+
+  const ParsedFlags& f_;
+  DlioRun run_;
+  std::optional<AcceleratorSweep> sweep_;
+};
 
 }  // namespace
 
@@ -315,50 +365,14 @@ int DlioCommand(const std::vector<std::string>& args, const std::string& command
   const CommandSpec& spec = DlioCommandSpec();
   auto flags = ParseFlags(args, spec);
   if (auto code = HelpOrUsageExit(spec, flags)) return *code;
-  const ParsedFlags& f = *flags;
-  if (f.positional().empty()) {
-    return Fail(kExitUsage, "give DLIO's workload CONFIG.yaml (deploy/plans/dlio/*.yaml)\n" +
-                                FormatUsage(spec));
+  if (flags->positional().empty()) {
+    std::fprintf(stderr,
+                 "lockstep dlio: give DLIO's workload CONFIG.yaml (deploy/plans/dlio/*.yaml)\n%s\n",
+                 FormatUsage(spec).c_str());
+    return kExitUsage;
   }
-  const std::string& path = f.positional()[0];
-  auto text = ReadPlanInput(path, "a DLIO config");
-  if (!text.ok()) return Fail(kExitUsage, std::string(text.status().message()));
-  auto config = ParseDlioConfig(*text, path);
-  if (!config.ok()) return Fail(kExitUsage, std::string(config.status().message()));
-  DlioRun run;
-  run.config = *std::move(config);
-  for (size_t i = 1; i < f.positional().size(); ++i) {
-    const std::string& a = f.positional()[i];
-    if (!IsDlioOverride(a)) {
-      return Fail(kExitUsage, absl::StrFormat("%s is not an override; write "
-                                              "++workload.SECTION.KEY=VALUE",
-                                              a));
-    }
-    if (absl::Status s = ApplyDlioOverride(a, &run.config); !s.ok()) {
-      return Fail(kExitUsage, std::string(s.message()));
-    }
-  }
-  if (absl::Status s = CheckDlioCheckpointFolder(run.config); !s.ok()) {
-    return Fail(kExitUsage, std::string(s.message()));
-  }
-  for (const std::string& n : run.config.ignored) PrintToStdout("# lockstep dlio: " + n + "\n");
-  if (auto code = ReachDlioAgents(f, interrupted, &run)) return *code;
-  DlioPlanOptions& po = run.plan_options;
-  po.data_dir = f.GetString("data-dir");
-  po.smoke = f.GetBool("smoke");
-  po.accelerators_per_host = static_cast<uint32_t>(f.GetUint("accelerators"));
-  if (run.local) {
-    if (auto code = PlaceLocally(f, &run)) return *code;
-  }
-  RunOptions& o = run.options;
-  o.out_dir = f.GetString("out");
-  o.interrupted = interrupted;
-  run.history = HistoryRecordingOf(f);
-  const int code = f.GetBool("find-max-accelerators")
-                      ? FindMaxAccelerators(f, command_line, &run)
-                      : RunOnce(&run, command_line).exit_code;
-  if (po.smoke && !po.later_runs_read_dataset) RemoveCreatedDirs(run);
-  return code;
+  DlioFrontEnd dlio(*flags);
+  return RunFrontEnd(dlio, args, command_line, interrupted);
 }
 
 }  // namespace lockstep

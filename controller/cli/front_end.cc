@@ -9,22 +9,20 @@
 #include "controller/cli/printed_report.h"
 
 namespace lockstep {
+namespace {
 
-std::string FrontEnd::UsageLine(const absl::Status& error) const {
-  return absl::StrFormat("lockstep %s: %s\n", name(), error.message());
-}
+struct FrontEndRun {
+  RunOutcome outcome;
+  std::string report_text;  // the text report as printed
+};
 
-std::string FrontEnd::NoteLine(const std::string& note) const {
-  return absl::StrFormat("# lockstep %s: %s\n", name(), note);
-}
-
-void FrontEnd::KeepNotes(const CliCommand& cmd, v1::FrontEndReport* report) const {
-  for (const std::string& n : cmd.notes) report->add_note_lines(NoteLine(n));
-}
-
-FrontEndRun RunFrontEndPlan(const char* tool, const Plan& plan, bool text_to_stdout,
-                            const HistoryRecording& history,
-                            const std::vector<RunObserver*>& more, RunOptions* options) {
+// One plan: the report as the run goes (its text to stdout when
+// `text_to_stdout`), with `more` observers beside it; the run; its history
+// entry; a failed run's line on stderr, "lockstep TOOL: ERROR".
+// options->observer and options->report are cleared again before it returns.
+FrontEndRun RunOnePlan(const char* tool, const Plan& plan, bool text_to_stdout,
+                       const HistoryRecording& history, const std::vector<RunObserver*>& more,
+                       RunOptions* options) {
   PrintedReport report(options->record_fields, text_to_stdout);
   report.Attach(options);
   RunEvents events;
@@ -44,30 +42,68 @@ FrontEndRun RunFrontEndPlan(const char* tool, const Plan& plan, bool text_to_std
   return run;
 }
 
+}  // namespace
+
+std::string FrontEnd::UsageLine(const absl::Status& error) const {
+  return absl::StrFormat("lockstep %s: %s\n", name(), error.message());
+}
+
+std::optional<int> FrontEnd::AfterRun(CliCommand* /*cmd*/, const RunOutcome& outcome,
+                                      const std::string& /*report_text*/) {
+  return ExitCodeFor(outcome.failure);
+}
+
+std::string FrontEnd::NoteLine(const std::string& note) const {
+  return absl::StrFormat("# lockstep %s: %s\n", name(), note);
+}
+
+void FrontEnd::KeepNotes(const CliCommand& cmd, v1::FrontEndReport* report) const {
+  for (const std::string& n : cmd.notes) report->add_note_lines(NoteLine(n));
+}
+
+absl::Status TranslatedFrontEnd::SetUpAgents(const std::atomic<bool>* /*interrupted*/,
+                                             CliCommand* cmd, RunOptions* o) {
+  absl::Status s = SetUpTranslatedAgents(Placement(*cmd), cmd, o);
+  return s.ok() ? s : absl::InvalidArgumentError(s.message());
+}
+
+int SetUpExitCode(const absl::Status& error) {
+  switch (error.code()) {
+    case absl::StatusCode::kOk: return kExitOk;
+    case absl::StatusCode::kCancelled: return kExitInterrupted;
+    case absl::StatusCode::kUnavailable: return kExitConnect;
+    case absl::StatusCode::kInternal: return kExitFailure;
+    default: return kExitUsage;
+  }
+}
+
 int RunFrontEnd(FrontEnd& tool, const std::vector<std::string>& args,
                 const std::string& command_line, const std::atomic<bool>* interrupted) {
   FileReader reader = [](const std::string& path) { return ReadPlanInput(path, "an input file"); };
   absl::StatusOr<CliCommand> cmd = tool.Parse(args, reader);
-  absl::Status usage = cmd.ok() ? tool.BeforeAgents(*cmd) : cmd.status();
+  absl::Status set_up = cmd.ok() ? tool.BeforeAgents(*cmd) : cmd.status();
   RunOptions options;
-  if (usage.ok()) {
+  if (set_up.ok()) {
     options.out_dir = cmd->controller.out_dir;
     options.command_line = command_line;
     options.interrupted = interrupted;
-    usage = SetUpTranslatedAgents(tool.Placement(*cmd), &*cmd, &options);
+    set_up = tool.SetUpAgents(interrupted, &*cmd, &options);
   }
-  if (!usage.ok()) {
-    std::fputs(tool.UsageLine(usage).c_str(), stderr);
-    return kExitUsage;
+  if (!set_up.ok()) {
+    if (!absl::IsCancelled(set_up) || !set_up.message().empty()) {
+      std::fputs(tool.UsageLine(set_up).c_str(), stderr);
+    }
+    return SetUpExitCode(set_up);
   }
   const bool text_to_stdout = tool.Describe(*cmd, &options.record_fields);
-  FrontEndRun run = RunFrontEndPlan(tool.name(), cmd->plan, text_to_stdout,
-                                    cmd->controller.history, {}, &options);
-  if (!tool.AfterRun(*cmd, run.outcome, run.report_text) &&
-      run.outcome.failure == RunFailure::kNone) {
-    return ExitCodeFor(RunFailure::kOther);
+  const std::vector<RunObserver*> observers = tool.Observers();
+  for (;;) {
+    FrontEndRun run = RunOnePlan(tool.name(), cmd->plan, text_to_stdout,
+                                 cmd->controller.history, observers, &options);
+    if (std::optional<int> code = tool.AfterRun(&*cmd, run.outcome, run.report_text)) {
+      return *code;
+    }
   }
-  return ExitCodeFor(run.outcome.failure);
 }
 
 }  // namespace lockstep

@@ -18,7 +18,6 @@
 #include "common/net.h"
 #include "common/status_macros.h"
 #include "common/tls_inspect.h"
-#include "controller/cli/exit_codes.h"
 #include "controller/run/agent_discovery.h"
 
 namespace lockstep {
@@ -178,28 +177,26 @@ absl::Status TlsFromFlags(const ParsedFlags& f, RunOptions* o) {
   return absl::OkStatus();
 }
 
-std::optional<FrontEndAgentsError> FrontEndAgentsFromFlags(const ParsedFlags& f,
-                                                           const std::atomic<bool>* interrupted,
-                                                           RunOptions* o) {
+absl::Status FrontEndAgentsFromFlags(const ParsedFlags& f, const std::atomic<bool>* interrupted,
+                                     RunOptions* o) {
   o->insecure = f.GetBool("insecure");
   if (absl::Status tls = TlsFromFlags(f, o); !tls.ok()) {
-    return FrontEndAgentsError{kExitUsage, std::string(tls.message())};
+    return absl::InvalidArgumentError(tls.message());
   }
   auto agents = AgentsFromFlags(f, absl::Seconds(5), interrupted);
   if (!agents.ok()) {
-    if (absl::IsCancelled(agents.status())) return FrontEndAgentsError{kExitInterrupted, ""};
-    return FrontEndAgentsError{absl::IsInvalidArgument(agents.status()) ? kExitUsage
-                                                                         : kExitConnect,
-                               std::string(agents.status().message())};
+    if (absl::IsCancelled(agents.status())) return absl::CancelledError();
+    if (absl::IsInvalidArgument(agents.status())) return agents.status();
+    return absl::UnavailableError(agents.status().message());
   }
   o->agents = *std::move(agents);
   const uint64_t local = f.GetUint("local");
   if (!o->agents.empty() && local > 0) {
-    return FrontEndAgentsError{
-        kExitUsage, "--local cannot be combined with --agents, --hostfile or --agents-from"};
+    return absl::InvalidArgumentError(
+        "--local cannot be combined with --agents, --hostfile or --agents-from");
   }
   if (o->agents.empty()) o->local_agents = local > 0 ? static_cast<int>(local) : 2;
-  return std::nullopt;
+  return absl::OkStatus();
 }
 
 uint32_t ClientAgentCount(const RunOptions& o) {

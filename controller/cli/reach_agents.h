@@ -6,7 +6,6 @@
 #define LOCKSTEP_CONTROLLER_CLI_REACH_AGENTS_H_
 
 #include <atomic>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,16 +68,12 @@ absl::Status TlsFromFlags(const ParsedFlags& f, RunOptions* o);
 // A front end's agents and credentials (`lockstep io500`, `lockstep dlio`),
 // from --insecure, the TLS flags, --agents/--hostfile/--agents-from and
 // --local, into o->insecure, tls_files, credentials and agents; with no
-// agents named, o->local_agents = --local N (2 when not given). On error the
-// exit code and the message for the command to print (the message is empty
-// when interrupted: kExitInterrupted).
-struct FrontEndAgentsError {
-  int exit_code;
-  std::string message;
-};
-std::optional<FrontEndAgentsError> FrontEndAgentsFromFlags(const ParsedFlags& f,
-                                                           const std::atomic<bool>* interrupted,
-                                                           RunOptions* o);
+// agents named, o->local_agents = --local N (2 when not given). Errors, for
+// FrontEnd::SetUpAgents (SetUpExitCode): InvalidArgument for bad flags,
+// files or TLS material; Unavailable when the agents could not be learnt;
+// Cancelled, without a message, when interrupted.
+absl::Status FrontEndAgentsFromFlags(const ParsedFlags& f, const std::atomic<bool>* interrupted,
+                                     RunOptions* o);
 // The client agents those options give: the local ones, or the named agents
 // not marked oss or mds (an agent whose role its hostfile line does not say
 // counts as a client; its own --role is learnt only at Attach).

@@ -41,39 +41,22 @@ namespace fs = std::filesystem;
 struct Io500Run {
   Io500Config config;
   Io500Setup setup;
-  Plan plan;
-  RunOptions options;
   std::vector<std::string> notes;
 };
 
-int Fail(int code, const std::string& message) {
-  std::fprintf(stderr, "lockstep io500: %s\n", message.c_str());
-  return code;
+// A set-up error the user fixes (exit 2), whatever its code.
+absl::Status Usage(const absl::Status& s) {
+  return s.ok() ? s : absl::InvalidArgumentError(s.message());
 }
 
-// The agents (none: local ones) and the credentials; an exit code on error.
-std::optional<int> ReachAgents(const ParsedFlags& f, const std::atomic<bool>* interrupted,
-                               Io500Run* run) {
-  RunOptions& o = run->options;
-  if (auto e = FrontEndAgentsFromFlags(f, interrupted, &o)) {
-    return e->message.empty() ? e->exit_code : Fail(e->exit_code, e->message);
-  }
-  // Named agents: one client for sure, or the count is learnt at Attach (0).
-  const uint32_t clients = ClientAgentCount(o);
-  run->setup.client_agents = o.agents.empty() || clients == 1 ? clients : 0;
-  return std::nullopt;
-}
-
-// The configuration, the directories and the plan; an exit code on error.
-std::optional<int> SetUp(const ParsedFlags& f, Io500Run* run) {
-  const std::string& path = f.positional()[0];
-  auto text = ReadPlanInput(path, "an IO500 ini file");
-  if (!text.ok()) return Fail(kExitUsage, std::string(text.status().message()));
-  auto config = ParseIo500Config(*text, path);
-  if (!config.ok()) return Fail(kExitUsage, std::string(config.status().message()));
-  run->config = *std::move(config);
+// The directories and the plan of run->config (into *plan, through
+// `lockstep run`'s checks); `o` holds the agents.
+absl::Status SetUp(const ParsedFlags& f, RunOptions* o, Io500Run* run, Plan* plan) {
   const Io500Config& c = run->config;
   Io500Setup& s = run->setup;
+  // Named agents: one client for sure, or the count is learnt at Attach (0).
+  const uint32_t clients = ClientAgentCount(*o);
+  s.client_agents = o->agents.empty() || clients == 1 ? clients : 0;
   const int64_t now_s = absl::ToUnixSeconds(absl::Now());
   const std::string stamp = Io500DirTimestamp(now_s);
   s.datadir = AbsolutePath(c.timestamp_datadir ? c.datadir + "/" + stamp : c.datadir);
@@ -83,42 +66,34 @@ std::optional<int> SetUp(const ParsedFlags& f, Io500Run* run) {
       f.Has("stonewall-s") ? static_cast<uint32_t>(f.GetUint("stonewall-s")) : c.stonewall_seconds;
   s.seed = static_cast<uint64_t>(now_s);  // the data pattern's seed
   s.timestamp = stamp;                    // IO500's -G of each group (Io500PhaseSeed)
-  const bool local = run->options.local_agents > 0;
+  const bool local = o->local_agents > 0;
   // Where it may write, before anything is created: the ini names both
   // directories (as a command line would), but a system directory only
   // with --root.
   const LocalWritePlaces places = CommandLineWritePlaces(f.GetList("root"));
   if (local) {
-    if (absl::Status w = CheckLocalWritePlace(s.datadir, places, "[global] datadir"); !w.ok()) {
-      return Fail(kExitUsage, std::string(w.message()));
-    }
+    RETURN_IF_ERROR(Usage(CheckLocalWritePlace(s.datadir, places, "[global] datadir")));
   }
-  if (absl::Status w = CheckLocalWritePlace(s.resultdir, places, "[global] resultdir"); !w.ok()) {
-    return Fail(kExitUsage, std::string(w.message()));
-  }
+  RETURN_IF_ERROR(Usage(CheckLocalWritePlace(s.resultdir, places, "[global] resultdir")));
   std::string note;
-  if (absl::Status d = PrepareIo500DataDir(s.datadir, local, &note); !d.ok()) {
-    return Fail(kExitUsage, std::string(d.message()));
-  }
+  RETURN_IF_ERROR(Usage(PrepareIo500DataDir(s.datadir, local, &note)));
   if (!note.empty()) run->notes.push_back(note);
   std::error_code ec;
   fs::create_directories(s.resultdir, ec);
   if (ec) {
-    return Fail(kExitFailure, absl::StrFormat("cannot create the result directory %s: %s; fix "
-                                              "[global] resultdir",
-                                              s.resultdir, ec.message()));
+    return absl::InternalError(absl::StrFormat(
+        "cannot create the result directory %s: %s; fix [global] resultdir", s.resultdir,
+        ec.message()));
   }
-  run->plan = BuildIo500Plan(c, s, &run->notes);
-  if (absl::Status s = SetPlanText(&run->plan, "io500"); !s.ok()) {
-    return Fail(kExitUsage, std::string(s.message()));
-  }
+  *plan = BuildIo500Plan(c, s, &run->notes);
+  RETURN_IF_ERROR(Usage(SetPlanText(plan, "io500")));
   if (s.stonewall_seconds != kIo500StonewallSeconds) {
     run->notes.push_back(absl::StrFormat("stonewall %u s, not 300: the run is [INVALID] for "
                                          "IO500",
                                          s.stonewall_seconds));
   }
-  if (local) run->options.local_root = s.datadir;
-  return std::nullopt;
+  if (local) o->local_root = s.datadir;
+  return absl::OkStatus();
 }
 
 // IO500's timestampfile: made before the run, its time set afterwards to
@@ -225,47 +200,84 @@ absl::Status PrepareIo500DataDir(const std::string& datadir, bool must_see, std:
   return absl::OkStatus();
 }
 
+namespace {
+
+// IO500's ini and Lockstep's flags (ParsedFlags of Io500CommandSpec): the
+// agents first (the plan needs the client count), then the directories and
+// the plan; after the run IO500's files from every phase's per-agent
+// records, also when a phase failed.
+class Io500FrontEnd final : public FrontEnd {
+ public:
+  explicit Io500FrontEnd(const ParsedFlags& f) : f_(f) {}
+
+  const char* name() const override { return "io500"; }
+  // The ini, before any agent is reached.
+  absl::StatusOr<CliCommand> Parse(const std::vector<std::string>& /*args*/,
+                                   const FileReader& /*read_file*/) override {
+    const std::string& path = f_.positional()[0];
+    auto text = ReadPlanInput(path, "an IO500 ini file");
+    if (!text.ok()) return Usage(text.status());
+    auto config = ParseIo500Config(*text, path);
+    if (!config.ok()) return Usage(config.status());
+    run_.config = *std::move(config);
+    CliCommand cmd;
+    cmd.controller.out_dir = f_.GetString("out");
+    cmd.controller.history = HistoryRecordingOf(f_);
+    return cmd;
+  }
+  absl::Status SetUpAgents(const std::atomic<bool>* interrupted, CliCommand* cmd,
+                           RunOptions* o) override {
+    RETURN_IF_ERROR(FrontEndAgentsFromFlags(f_, interrupted, o));
+    RETURN_IF_ERROR(SetUp(f_, o, &run_, &cmd->plan));
+    o->force = true;  // IO500's blockSize is a bound: the stonewall ends the writes
+    ShowProgress(o, /*lines_otherwise=*/false);
+    return absl::OkStatus();
+  }
+  // Lockstep's '#' lines as the run goes; IO500's summary instead of IOR's,
+  // at the end.
+  bool Describe(const CliCommand& /*cmd*/, v1::RunRecord* fields) override {
+    fields->mutable_front_end_report()->set_tool("io500");
+    PrintToStdout(absl::StrFormat("#%s\n# lockstep io500: data in %s, IO500's files in %s\n",
+                                  Io500ProvenanceLine().substr(1), run_.setup.datadir,
+                                  run_.setup.resultdir));
+    for (const std::string& n : run_.notes) PrintToStdout(NoteLine(n));
+    return true;
+  }
+  std::vector<RunObserver*> Observers() override { return {&agents_}; }
+  std::optional<int> AfterRun(CliCommand* /*cmd*/, const RunOutcome& outcome,
+                              const std::string& /*report_text*/) override {
+    PurgeDataDir(run_.setup.datadir);
+    absl::Status written = WriteOutputs(run_, outcome, agents_.Full(outcome.record));
+    if (!written.ok()) {
+      std::fprintf(stderr, "lockstep io500: IO500's files: %s\n",
+                   std::string(written.message()).c_str());
+      if (outcome.failure == RunFailure::kNone) return kExitFailure;
+    }
+    return ExitCodeFor(outcome.failure);
+  }
+
+ private:
+  const ParsedFlags& f_;
+  Io500Run run_;
+  // IO500's files read every phase's per-agent records, a failed one's too,
+  // and print the IOR phases' telemetry lines.
+  PhaseAgents agents_{/*keep_telemetry=*/true};
+};
+
+}  // namespace
+
 int Io500Command(const std::vector<std::string>& args, const std::string& command_line,
                  const std::atomic<bool>* interrupted) {
   const CommandSpec& spec = Io500CommandSpec();
   auto flags = ParseFlags(args, spec);
   if (auto code = HelpOrUsageExit(spec, flags)) return *code;
-  const ParsedFlags& f = *flags;
-  if (f.positional().size() != 1) {
+  if (flags->positional().size() != 1) {
     std::fprintf(stderr, "lockstep io500: give one CONFIG.ini (IO500's configuration file)\n%s",
                  FormatUsage(spec).c_str());
     return kExitUsage;
   }
-  Io500Run run;
-  if (auto code = ReachAgents(f, interrupted, &run)) return *code;
-  if (auto code = SetUp(f, &run)) return *code;
-  RunOptions& o = run.options;
-  o.out_dir = f.GetString("out");
-  o.command_line = command_line;
-  o.interrupted = interrupted;
-  o.force = true;  // IO500's blockSize is a bound: the stonewall ends the writes
-  // Lockstep's '#' lines as the run goes; IO500's summary instead of IOR's,
-  // at the end.
-  o.record_fields.mutable_front_end_report()->set_tool("io500");
-  // IO500's files read every phase's per-agent records, a failed one's too,
-  // and print the IOR phases' telemetry lines.
-  PhaseAgents agents(/*keep_telemetry=*/true);
-  ShowProgress(&o, /*lines_otherwise=*/false);
-  PrintToStdout(absl::StrFormat("#%s\n# lockstep io500: data in %s, IO500's files in %s\n",
-                        Io500ProvenanceLine().substr(1), run.setup.datadir,
-                        run.setup.resultdir));
-  for (const std::string& n : run.notes) PrintToStdout("# lockstep io500: " + n + "\n");
-  const FrontEndRun ran = RunFrontEndPlan("io500", run.plan, /*text_to_stdout=*/true,
-                                          HistoryRecordingOf(f), {&agents}, &o);
-  const RunOutcome& outcome = ran.outcome;
-  PurgeDataDir(run.setup.datadir);
-  absl::Status written = WriteOutputs(run, outcome, agents.Full(outcome.record));
-  if (!written.ok()) {
-    std::fprintf(stderr, "lockstep io500: IO500's files: %s\n",
-                 std::string(written.message()).c_str());
-    if (outcome.failure == RunFailure::kNone) return kExitFailure;
-  }
-  return ExitCodeFor(outcome.failure);
+  Io500FrontEnd io500(*flags);
+  return RunFrontEnd(io500, args, command_line, interrupted);
 }
 
 }  // namespace lockstep

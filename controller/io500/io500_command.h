@@ -5,7 +5,8 @@
 // (run.json, journal and history in --out), then writes IO500's files to
 // <resultdir>/<YYYY.MM.DD-HH.MM.SS>/ (controller/io500/io500_output.h) with
 // whatever was measured, also when a phase failed. The flags are
-// Io500CommandSpec() of command_specs.h.
+// Io500CommandSpec() of command_specs.h; the steps are a FrontEnd's
+// (controller/cli/front_end.h).
 #ifndef LOCKSTEP_CONTROLLER_IO500_IO500_COMMAND_H_
 #define LOCKSTEP_CONTROLLER_IO500_IO500_COMMAND_H_
 

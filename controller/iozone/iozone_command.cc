@@ -10,7 +10,7 @@
 namespace lockstep {
 namespace {
 
-class IozoneFrontEnd final : public FrontEnd {
+class IozoneFrontEnd final : public TranslatedFrontEnd {
  public:
   const char* name() const override { return "iozone"; }
   absl::StatusOr<CliCommand> Parse(const std::vector<std::string>& args,
