@@ -8,6 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/build_info.h"
 #include "common/files.h"
 #include "common/tls.h"
@@ -79,12 +81,14 @@ std::optional<int> PushSettingsOf(const ParsedFlags& f, const Plan& plan,
   const std::string words = pick("push_visibility");
   if (s->url.empty() || words.empty()) return std::nullopt;
   absl::StatusOr<RunVisibility> v = ParseRunVisibility(words);
-  if (v.ok()) {
+  absl::Status checked =
+      v.ok() ? CheckChosenVisibility(*v, absl::ToUnixSeconds(absl::Now())) : v.status();
+  if (checked.ok()) {
     s->visibility = *v;
     return std::nullopt;
   }
   std::fprintf(stderr, "lockstep: --push_visibility or [run] push_visibility: %s\n",
-               std::string(v.status().message()).c_str());
+               std::string(checked.message()).c_str());
   return kExitUsage;
 }
 

@@ -9,6 +9,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/status_macros.h"
 #include "controller/cli/command_specs.h"
 #include "controller/cli/exit_codes.h"
@@ -177,6 +179,10 @@ int PushCommand(const std::vector<std::string>& args) {
   Pusher p;
   auto visibility = ParseRunVisibility(f->GetString("visibility"));
   if (!visibility.ok()) return Fail(visibility.status());
+  if (absl::Status s = CheckChosenVisibility(*visibility, absl::ToUnixSeconds(absl::Now()));
+      !s.ok()) {
+    return Fail(s);
+  }
   const PushSettings settings{.url = f->GetString("to"), .credentials = f->GetString("credentials"),
                               .ca = f->GetString("ca"), .site = f->GetString("site"),
                               .site_file = f->GetString("site-file"),

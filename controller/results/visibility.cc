@@ -25,6 +25,16 @@ absl::StatusOr<RunVisibility> ParseRunVisibility(std::string_view text) {
       "visibility \"", words, "\": give shared, private or \"embargo YYYY-MM-DD\""));
 }
 
+absl::Status CheckChosenVisibility(const RunVisibility& visibility, int64_t now_unix_s) {
+  if (visibility.kind != RunVisibility::kEmbargo || visibility.until_unix_s > now_unix_s) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "visibility \"", RunVisibilityText(visibility), "\" has already ended (today is ",
+      absl::FormatTime("%Y-%m-%d", absl::FromUnixSeconds(now_unix_s), absl::UTCTimeZone()),
+      "): the run would be shared at once; give a later date, or shared"));
+}
+
 std::string RunVisibilityText(const RunVisibility& visibility) {
   switch (visibility.kind) {
     case RunVisibility::kShared:

@@ -26,6 +26,14 @@ struct RunVisibility {
 // text and the three forms.
 absl::StatusOr<RunVisibility> ParseRunVisibility(std::string_view text);
 
+// A visibility chosen now (`lockstep push --visibility`, `lockstep run`'s
+// push_visibility, a site's POST .../visibility): an embargo that ends at or
+// before `now_unix_s` is refused (InvalidArgument naming its date and
+// today), as the run would be shared at once: a wrong year would publish
+// what was meant to wait. Not applied to a run that waited in the spool past
+// its embargo: it goes out as it was asked.
+absl::Status CheckChosenVisibility(const RunVisibility& visibility, int64_t now_unix_s);
+
 // The words ParseRunVisibility reads back: "shared", "private",
 // "embargo 2027-03-01" (or "embargo 2027-03-01T12:00:00Z" within a day).
 std::string RunVisibilityText(const RunVisibility& visibility);

@@ -255,6 +255,7 @@ absl::Status Push(ServiceDb& db, const std::string& ca_pem, int answer_delay_ms,
 absl::Status Visibility(ServiceDb& db, const Viewer& v, const httplib::Request& req) {
   if (!v.is_site) return absl::PermissionDeniedError("only a run's own site changes who sees it");
   ASSIGN_OR_RETURN(const RunVisibility visibility, ParseRunVisibility(req.body));
+  RETURN_IF_ERROR(CheckChosenVisibility(visibility, absl::ToUnixSeconds(absl::Now())));
   return db.SetVisibility(v.name, req.matches[1], visibility);
 }
 

@@ -223,6 +223,10 @@ as_site sitea -d private "$URL/api/v1/runs/$(id_of "$A3")/visibility" >/dev/null
 as_site sitea -d "embargo 2099-01-01" "$URL/api/v1/runs/$(id_of "$A2")/visibility" >/dev/null
 as_site siteb -d private "$URL/api/v1/runs/$(id_of "$A1")/visibility" -o /dev/null \
     && fail "site B changed site A's run"
+as_site sitea -d "embargo 2020-01-01" "$URL/api/v1/runs/$(id_of "$A3")/visibility" -o /dev/null \
+    && fail "an embargo that has already ended was taken"
+[ "$(q "select visibility from runs where run_id = '$(id_of "$A3")'")" = private ] \
+    || fail "a refused embargo changed the run's visibility"
 as_reader() { curl -sf --cacert "$T/svc/ca.pem" -H "Authorization: Bearer $TOKEN" "$@"; }
 HASH=$(q "select workload_hash from runs limit 1")
 for view in "as_site siteb" as_reader; do
@@ -244,6 +248,8 @@ echo "ok: private and embargoed runs hidden from site B and readers in every pag
 A4=$(run_at sitea) && A5=$(run_at sitea) || exit 1
 [ "$(push sitea --visibility public "$A4")" = 2 ] && grep -q 'visibility "public"' "$T/out" \
     || fail "a bad --visibility: $(cat "$T/out")"
+[ "$(push sitea --visibility "embargo 2020-01-01" "$A4")" = 2 ] && grep -q 'has already ended' "$T/out" \
+    || fail "push --visibility with an embargo that has ended: $(cat "$T/out")"
 [ "$(push sitea --visibility private "$A4")" = 0 ] || fail "push --visibility private: $(cat "$T/out")"
 [ "$(q "select visibility from runs where run_id = '$(id_of "$A4")'")" = private ] \
     || fail "A4 not stored private"

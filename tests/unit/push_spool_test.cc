@@ -6,6 +6,7 @@
 
 #include "common/files.h"
 #include "controller/push/push_client.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
 
@@ -61,6 +62,27 @@ TEST(PushSpool, ASpooledRunKeepsTheVisibilityItWasPushedWith) {
   EXPECT_EQ(SpooledBundles(spool).size(), 4u);
   EXPECT_FALSE(ParseRunVisibility("public").ok());
   EXPECT_FALSE(ParseRunVisibility("embargo soon").ok());
+}
+
+// An embargo chosen now that has already ended would share the run at once
+// (a wrong year publishes it): refused, naming its date and today.
+TEST(PushSpool, AnEmbargoChosenNowMustEndLater) {
+  const int64_t now_s = 1'796'000'000;  // 2026-11-30T00:53:20Z
+  auto past = ParseRunVisibility("embargo 2026-03-01");
+  ASSERT_TRUE(past.ok());
+  const absl::Status s = CheckChosenVisibility(*past, now_s);
+  EXPECT_TRUE(absl::IsInvalidArgument(s));
+  EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("embargo 2026-03-01"));
+  EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("today is 2026-11-30"));
+  auto at_now = ParseRunVisibility("embargo 2026-11-30T00:53:20Z");
+  ASSERT_TRUE(at_now.ok());
+  EXPECT_FALSE(CheckChosenVisibility(*at_now, now_s).ok());
+  auto later = ParseRunVisibility("embargo 2027-03-01");
+  ASSERT_TRUE(later.ok());
+  EXPECT_TRUE(CheckChosenVisibility(*later, now_s).ok());
+  for (const char* words : {"shared", "private"}) {
+    EXPECT_TRUE(CheckChosenVisibility(*ParseRunVisibility(words), now_s).ok()) << words;
+  }
 }
 
 }  // namespace
