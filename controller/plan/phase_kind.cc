@@ -126,6 +126,64 @@ const PhaseKindDef* KindNamed(std::string_view name) {
   return nullptr;
 }
 
+namespace {
+
+// The shared I/O keys and who reads them (PhaseKindDef::IoKeys). `blocks`:
+// read only by a kind with IOR's blocks (IorBlocks) too; `flag`: a switch,
+// whose false does nothing anywhere and is accepted everywhere (a plan that
+// says fsync = false on every phase stays valid).
+struct IoKeyRow {
+  const char* key;
+  uint32_t bit;
+  bool blocks = false;
+  bool flag = false;
+};
+constexpr IoKeyRow kIoKeyRows[] = {
+    {"transfer_size", kIoSizes},
+    {"block_size", kIoSizes, /*blocks=*/true},
+    {"segments", kIoSizes, /*blocks=*/true},
+    {"total_size", kIoSizes, /*blocks=*/true},
+    {"file_per_process", kIoFilePerProcess, false, /*flag=*/true},
+    {"file_names", kIoFilePerProcess},
+    {"fsync", kIoFsync, false, /*flag=*/true},
+    {"fsync_per_transfer", kIoFsyncPerTransfer, false, /*flag=*/true},
+    {"direct", kIoDirect, false, /*flag=*/true},
+    {"verify", kIoVerify, false, /*flag=*/true},
+    {"reorder_tasks", kIoReorder, false, /*flag=*/true}};
+
+// false, or a sweep of falses only.
+bool OnlyFalse(const toml::node& n) {
+  if (const toml::array* a = n.as_array()) {
+    for (const toml::node& e : *a) {
+      if (!OnlyFalse(e)) return false;
+    }
+    return true;
+  }
+  return n.is_boolean() && !n.as_boolean()->get();
+}
+
+}  // namespace
+
+absl::Status RefuseIoKeysNotRead(const TableReader& r, const PhaseKindDef& kind) {
+  for (const IoKeyRow& row : kIoKeyRows) {
+    const toml::node* given = r.Get(row.key);
+    if (given == nullptr || (kind.IoKeys() & row.bit) != 0) continue;
+    if (row.flag && OnlyFalse(*given)) continue;
+    std::vector<std::string> readers;
+    for (const PhaseKindDef* k : AllKinds()) {
+      if ((k->IoKeys() & row.bit) != 0 && (!row.blocks || k->IorBlocks())) {
+        readers.push_back(k->name());
+      }
+    }
+    const std::string last = readers.back();
+    readers.pop_back();
+    return r.Error(*given, row.key,
+                   absl::StrFormat("applies to %s and %s phases, not to kind = \"%s\"; drop it",
+                                   absl::StrJoin(readers, ", "), last, kind.name()));
+  }
+  return absl::OkStatus();
+}
+
 const std::vector<std::string>& SharedPhaseKeys() {
   static const auto* keys = new std::vector<std::string>{
       "name", "kind", "dir", "file_name", "file_names", "file_per_process", "tasks_per_agent",

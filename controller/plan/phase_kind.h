@@ -125,6 +125,20 @@ class TomlLines {
   std::string* out_;
 };
 
+// The shared [[phase]] keys of IOR's transfers that only some kinds read
+// (PhaseKindDef::IoKeys): one given to a kind that does not read it is
+// refused, naming the kinds that do, never ignored.
+enum IoKey : uint32_t {
+  kIoSizes = 1u << 0,             // transfer_size; with IorBlocks(), block_size, segments, total_size
+  kIoFilePerProcess = 1u << 1,    // file_per_process, file_names
+  kIoFsync = 1u << 2,             // fsync
+  kIoFsyncPerTransfer = 1u << 3,  // fsync_per_transfer
+  kIoDirect = 1u << 4,            // direct
+  kIoVerify = 1u << 5,            // verify
+  kIoReorder = 1u << 6,           // reorder_tasks
+  kIoAllKeys = (1u << 7) - 1,
+};
+
 class PhaseKindDef {
  public:
   virtual ~PhaseKindDef() = default;
@@ -156,6 +170,11 @@ class PhaseKindDef {
   // is read (the kind's I/O chunk, block = transfer) and the others are
   // refused (the AI kinds, whose sizes are their own keys).
   virtual bool IorBlocks() const { return true; }
+  // Which of the shared I/O keys this kind reads (IoKey bits). Its
+  // WriteToml writes back each of them that the phase sets. Rules between a
+  // key and one operation of the kind (fsync on a read, verify on a write)
+  // are checked apart.
+  virtual uint32_t IoKeys() const { return 0; }
   // Writes this kind's keys of `p` for PlanToToml, with the shared keep and
   // delay_seconds where the kind puts them (WriteKeepAndDelay); ParsePlan
   // of the text gives `p` back.
@@ -327,6 +346,10 @@ std::string KindNamesForMessage();
 // The [[phase]] keys every kind reads, before each kind's own (OwnKeys); a
 // few of them apply to some kinds only (an error says which when given).
 const std::vector<std::string>& SharedPhaseKeys();
+// A shared I/O key of the table `r` given to `kind`, which does not read it
+// (PhaseKindDef::IoKeys): InvalidArgument naming the position, the key,
+// the kinds that read it and the fix; never a key quietly ignored.
+absl::Status RefuseIoKeysNotRead(const TableReader& r, const PhaseKindDef& kind);
 // What a phase of `kind` may hold, for messages: 'kind = "mdtest" takes
 // its own keys md_op, ... and the shared keys name, kind, dir, ...'.
 std::string KeysOfKindForMessage(const PhaseKindDef& kind);

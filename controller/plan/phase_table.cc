@@ -131,6 +131,7 @@ absl::Status ReadKindAndFiles(const TableReader& r, PhasePlan* p) {
                                    KindNamesForMessage()));
   }
   p->kind = k->wire();
+  RETURN_IF_ERROR(RefuseIoKeysNotRead(r, *k));
   k->SetDefaults(p);
   RETURN_IF_ERROR(r.Path("dir", &p->dir));
   if (p->dir.empty()) {
@@ -427,20 +428,12 @@ absl::Status ReadStonewallCountFrom(const TableReader& r, const Plan& plan, Phas
   return absl::OkStatus();
 }
 
-// Keys that contradict the kind: fsync on a read, verify on a write.
+// Keys that contradict the phase's operation: verify on an mdtest phase that
+// reads nothing (fsync on a read, verify on a write: RefuseIoKeysNotRead).
 absl::Status CheckKindConflicts(const TableReader& r, const PhasePlan& p) {
-  if (p.kind == v1::READ && (p.fsync || p.fsync_per_transfer)) {
-    return r.Error(EitherNode(r, "fsync", "fsync_per_transfer"), "fsync",
-                   "applies to write phases only");
-  }
   if (p.kind == v1::MDTEST && p.verify && p.Own<MdtestPlan>().md_op != v1::MD_FILE_READ) {
     return r.Error(*r.Get("verify"), "verify",
                    "applies to mdtest's file_read (mdtest -X checks what -w wrote); drop it here");
-  }
-  if (p.kind == v1::WRITE && p.verify) {
-    return r.Error(*r.Get("verify"), "verify",
-                   "applies to read phases (a read phase with verify = true checks what the write "
-                   "phase wrote)");
   }
   return absl::OkStatus();
 }

@@ -210,7 +210,8 @@ TEST(Plan, BadAgents) {
 }
 
 TEST(Plan, PhaseOptionConflicts) {
-  EXPECT_THAT(Error(WithPhase("verify = true\n")), HasSubstr("applies to read phases"));
+  EXPECT_THAT(Error(WithPhase("verify = true\n")),
+              HasSubstr("applies to read, rewrite, mdtest and seeks phases, not to kind = \"write\""));
   EXPECT_THAT(Error(WithPhase("direct = true\ntransfer_size = 512\nblock_size = 1024\n")),
               HasSubstr("O_DIRECT needs"));
 }

@@ -146,7 +146,8 @@ TEST(Sweep, EveryPointIsCheckedAndNamed) {
               HasSubstr("expected true or false"));
   // A key of another kind is refused in a list as it is alone.
   EXPECT_THAT(Error(Phase("r", "read", "fsync = [true, false]\n")),
-              HasSubstr("applies to write phases only"));
+              HasSubstr("applies to write, rewrite, mdtest, seeks, datagen and checkpoint phases, "
+                        "not to kind = \"read\""));
 }
 
 }  // namespace

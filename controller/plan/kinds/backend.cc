@@ -103,6 +103,7 @@ class BackendKind : public PhaseKindDef {
     p->dir.assign(1, '.');  // (assign: GCC 12 warns, -Wrestrict, on = ".")
   }
   bool IorBlocks() const override { return false; }
+  uint32_t IoKeys() const override { return kIoSizes; }  // transfer_size: its block
 
   void WriteToml(const PhasePlan& p, TomlLines* out) const override {
     const BackendPlan& b = p.Own<BackendPlan>();

@@ -69,6 +69,8 @@ absl::Status CheckMdtestPhase(const TableReader& r, const std::string& op, Phase
 class MdtestKind : public PhaseKindDef {
  public:
   v1::PhaseKind wire() const override { return v1::MDTEST; }
+  // fsync: mdtest -Y (a sync after each phase); verify: -X (file_read).
+  uint32_t IoKeys() const override { return kIoFsync | kIoVerify; }
 
   std::vector<std::string> OwnKeys() const override {
     std::vector<std::string> keys = keys_.Keys();
@@ -94,6 +96,8 @@ class MdtestKind : public PhaseKindDef {
     WriteKeepAndDelay(p, out);
     out->String("md_op", MdtestOpName(md.md_op));
     keys_.Write(md, out);
+    out->Bool("fsync", p.fsync);
+    out->Bool("verify", p.verify);
   }
 
   void FillSpec(const PhasePlan& p, v1::PhaseSpec* s) const override {

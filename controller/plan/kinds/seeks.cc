@@ -18,6 +18,10 @@ namespace {
 class SeeksKind : public PhaseKindDef {
  public:
   v1::PhaseKind wire() const override { return v1::SEEKS; }
+  // file_per_process only to refuse it below, with bonnie++'s reason.
+  uint32_t IoKeys() const override {
+    return kIoSizes | kIoFilePerProcess | kIoFsync | kIoFsyncPerTransfer | kIoDirect | kIoVerify;
+  }
 
   void SetDefaults(PhasePlan* p) const override { p->transfer_bytes = kDefaultSeekTransferBytes; }
 

@@ -28,6 +28,7 @@ double LogUniformMean(uint64_t lo, uint64_t hi) {
 class SmallFilesKind : public PhaseKindDef {
  public:
   v1::PhaseKind wire() const override { return v1::SMALL_FILES; }
+  uint32_t IoKeys() const override { return kIoFsyncPerTransfer; }  // an fsync per file
 
   std::vector<std::string> OwnKeys() const override { return keys_.Keys(); }
   std::vector<SweptKey> SweptKeys() const override { return keys_.Swept(); }
@@ -58,6 +59,7 @@ class SmallFilesKind : public PhaseKindDef {
   void WriteToml(const PhasePlan& p, TomlLines* out) const override {
     WriteKeepAndDelay(p, out);
     keys_.Write(p.Own<SmallFilesPlan>(), out);
+    out->Bool("fsync_per_transfer", p.fsync_per_transfer);
   }
 
   void FillSpec(const PhasePlan& p, v1::PhaseSpec* s) const override {

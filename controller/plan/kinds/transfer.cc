@@ -14,6 +14,12 @@ class TransferKind : public PhaseKindDef {
   explicit TransferKind(v1::PhaseKind kind) : kind_(kind) {}
   v1::PhaseKind wire() const override { return kind_; }
   bool IorTransfer() const override { return true; }
+  // A read syncs nothing; a write's check is verify_after_write (IOR -W).
+  uint32_t IoKeys() const override {
+    if (kind_ == v1::READ) return kIoAllKeys & ~(kIoFsync | kIoFsyncPerTransfer);
+    if (kind_ == v1::WRITE) return kIoAllKeys & ~kIoVerify;
+    return kIoAllKeys;
+  }
 
   void WriteToml(const PhasePlan& p, TomlLines* out) const override {
     out->Bool("file_per_process", p.file_per_process);
