@@ -21,6 +21,7 @@
 #include "agent/workloads/command_process.h"
 #include "common/clock.h"
 #include "common/errors.h"
+#include "common/files.h"
 #include "common/log.h"
 #include "common/names.h"
 #include "common/status_macros.h"
@@ -187,6 +188,15 @@ AgentCore::~AgentCore() {
 absl::StatusOr<std::unique_ptr<AgentCore>> AgentCore::Create(const AgentOptions& options) {
   auto roots = AllowedRoots::Create(options.roots);
   if (!roots.ok()) return roots.status();
+  for (const std::string& root : roots->roots()) {
+    if (!IsSystemDirectory(root) || options.allow_system_roots) continue;
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "allowed root %s is a system directory (\"/\", /etc, /usr, /var/lib, ...): a plan could "
+        "create, write and remove files there as this agent; give the directory benchmarks "
+        "write to (roots = [\"/lustre/scratch/lockstep\"]), or --allow_system_roots (config "
+        "[permissions] system_roots = true) if it is meant",
+        root));
+  }
   for (const std::string& program : options.allow_commands) {
     if (program.empty() || program[0] != '/') {
       return absl::InvalidArgumentError(absl::StrFormat(

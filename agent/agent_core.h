@@ -43,6 +43,10 @@ struct AgentOptions {
   // lfs / lctl are run (argument vectors, never a shell) only when allowed:
   // striping, client checksums, lock LRU flush.
   bool allow_lustre = false;
+  // A system directory (common/files.h IsSystemDirectory: "/", /etc, /usr,
+  // ...) among the roots is refused at Create unless allowed (config
+  // [permissions] system_roots, --allow_system_roots).
+  bool allow_system_roots = false;
   LustreToolsOptions lustre_options;
   // Server agents: the Ceph daemons this host serves (config [ceph]): their
   // counters in telemetry, their caches in cache barriers, their state in

@@ -15,7 +15,7 @@ namespace {
 
 constexpr uint64_t kUint32Max = std::numeric_limits<uint32_t>::max();
 
-constexpr std::array<FlagSpec, 35> kAgentFlags = {{
+constexpr std::array<FlagSpec, 36> kAgentFlags = {{
     {.name = "config", .value_name = "FILE",
      .help = "agent configuration file (TOML, see deploy/agent.toml.example); it sets what the "
              "flags set plus limits (max_tasks, max_bytes_per_phase); flags given explicitly "
@@ -48,6 +48,9 @@ constexpr std::array<FlagSpec, 35> kAgentFlags = {{
              "\"*\": any certificate from the CA."},
     {.name = "allow_drop_caches", .kind = FlagKind::kBool, .default_value = "true",
      .help = "let controllers sync and drop this host's page cache (needs root)"},
+    {.name = "allow_system_roots", .kind = FlagKind::kBool,
+     .help = "let a --root be a system directory (/, /etc, /usr, /var/lib, ...); refused "
+             "otherwise (config [permissions] system_roots)"},
     {.name = "allow_lustre", .kind = FlagKind::kBool,
      .help = "let controllers run lfs setstripe/getstripe and lctl set_param (client "
              "checksums, lock LRU)"},
@@ -206,6 +209,7 @@ absl::StatusOr<AgentConfig> AgentConfigFromFlags(const ParsedFlags& f) {
   if (use("default_lease_ms")) o.default_lease_ms = static_cast<uint32_t>(f.GetUint("default_lease_ms"));
   if (use("allow_drop_caches")) o.allow_drop_caches = f.GetBool("allow_drop_caches");
   if (use("allow_lustre")) o.allow_lustre = f.GetBool("allow_lustre");
+  if (use("allow_system_roots")) o.allow_system_roots = f.GetBool("allow_system_roots");
   if (use("lfs")) o.lustre_options.lfs = f.GetString("lfs");
   if (use("lctl")) o.lustre_options.lctl = f.GetString("lctl");
   for (const std::string* tool : {&o.lustre_options.lfs, &o.lustre_options.lctl}) {

@@ -185,9 +185,13 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text, const std:
     if (!(s = GetStrings(source, *t, "allow", &c.tls_allow)).ok()) return s;
   }
   if (const toml::table* t = Table(root, "permissions")) {
-    if (!(s = CheckKeys(source, *t, "[permissions]", {"drop_caches", "lustre"})).ok()) return s;
+    if (!(s = CheckKeys(source, *t, "[permissions]", {"drop_caches", "lustre", "system_roots"}))
+             .ok()) {
+      return s;
+    }
     if (!(s = GetBool(source, *t, "drop_caches", &c.options.allow_drop_caches)).ok()) return s;
     if (!(s = GetBool(source, *t, "lustre", &c.options.allow_lustre)).ok()) return s;
+    if (!(s = GetBool(source, *t, "system_roots", &c.options.allow_system_roots)).ok()) return s;
   }
   if (const toml::table* t = Table(root, "lustre")) {
     if (!(s = CheckKeys(source, *t, "[lustre]", {"lfs", "lctl"})).ok()) return s;

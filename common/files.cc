@@ -169,4 +169,18 @@ bool PathIsUnder(const std::string& path, const std::string& root) {
                           path[root.size()] == '/');
 }
 
+bool IsSystemDirectory(const std::string& path) {
+  if (path == "/") return true;
+  static const char* const kSystem[] = {"/etc", "/usr",  "/boot",    "/bin", "/sbin",
+                                        "/proc", "/sys", "/var/lib", "/root"};
+  for (const char* s : kSystem) {
+    if (PathIsUnder(path, s)) return true;
+  }
+  if (PathIsUnder(path, "/dev")) return !PathIsUnder(path, "/dev/shm");
+  // /lib, /lib64, /lib32, /libx32 ...
+  const size_t slash = path.find('/', 1);
+  const std::string top = path.substr(0, slash);
+  return top.rfind("/lib", 0) == 0;
+}
+
 }  // namespace lockstep

@@ -42,6 +42,11 @@ absl::Status MakeDirectories(const std::string& dir, mode_t mode);
 // "/". Both absolute and normal (no "..", no trailing '/').
 bool PathIsUnder(const std::string& path, const std::string& root);
 
+// "/", /etc, /usr, /boot, /bin, /sbin, /lib*, /proc, /sys, /dev (but
+// /dev/shm), /var/lib, /root, or below one of them: where benchmark files
+// have no business. `path` is absolute and normal.
+bool IsSystemDirectory(const std::string& path);
+
 // `path` made absolute against the working directory and normalized by its
 // text (no symlinks resolved); `path` normalized when the working directory
 // cannot be read.

@@ -42,20 +42,6 @@ LocalWritePlaces CommandLineWritePlaces(std::vector<std::string> roots) {
   return places;
 }
 
-bool IsSystemDirectory(const std::string& path) {
-  if (path == "/") return true;
-  static const char* const kSystem[] = {"/etc", "/usr",  "/boot",    "/bin", "/sbin",
-                                        "/proc", "/sys", "/var/lib", "/root"};
-  for (const char* s : kSystem) {
-    if (PathIsUnder(path, s)) return true;
-  }
-  if (PathIsUnder(path, "/dev")) return !PathIsUnder(path, "/dev/shm");
-  // /lib, /lib64, /lib32, /libx32 ...
-  const size_t slash = path.find('/', 1);
-  const std::string top = path.substr(0, slash);
-  return top.rfind("/lib", 0) == 0;
-}
-
 std::string WhereItLands(const std::string& dir, const std::string& cwd) {
   std::filesystem::path p = Normal(dir.empty() || dir[0] != '/' ? cwd + "/" + dir : dir);
   // The longest existing prefix, its symlinks resolved; the rest as written.

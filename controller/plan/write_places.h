@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/files.h"
 #include "controller/plan/plan.h"
 
 namespace lockstep {
@@ -29,10 +30,7 @@ struct LocalWritePlaces {
 // named_on_command_line.
 LocalWritePlaces CommandLineWritePlaces(std::vector<std::string> roots);
 
-// "/", /etc, /usr, /boot, /bin, /sbin, /lib*, /proc, /sys, /dev (but
-// /dev/shm), /var/lib, /root, or below one of them. `path` is absolute and
-// normal.
-bool IsSystemDirectory(const std::string& path);
+// IsSystemDirectory: common/files.h (the agents refuse such roots too).
 
 // `dir` made absolute (against `cwd`), normalized, and with the symlinks of
 // its longest existing prefix resolved: where a write there would land.

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_format.h"
+#include "common/files.h"
 #include "common/status_macros.h"
 #include "common/tls.h"
 #include "common/tls_ca.h"
@@ -45,6 +46,44 @@ absl::Status MakeLocalTls(const std::string& dir, std::vector<std::string>* argv
   return absl::OkStatus();
 }
 
+// The plan's directories the agents need: each absolute one made and given
+// as a --root of its own (in *argv), each relative one made below `root`.
+absl::Status MakePlanDirs(const LocalAgentsOptions& options, const std::string& root,
+                          std::vector<std::string>* argv) {
+  for (const std::string& r : options.extra_roots) {
+    std::error_code ec;
+    std::filesystem::create_directories(r, ec);
+    if (ec) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "local agents: cannot create the plan's directory %s: %s; create it or change the "
+          "plan's dir",
+          r, ec.message()));
+    }
+    argv->insert(argv->end(), {"--root", r});
+  }
+  for (const std::string& rel : options.relative_dirs) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(root) / rel, ec);
+    if (ec) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "local agents: cannot create the plan's directory %s below %s: %s; create it or "
+          "change the plan's dir",
+          rel, root, ec.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Whether an agent command line names a --root that is a system directory.
+bool NamesASystemRoot(const std::vector<std::string>& argv) {
+  for (size_t i = 0; i + 1 < argv.size(); ++i) {
+    std::error_code ec;
+    const std::filesystem::path real = std::filesystem::canonical(argv[i + 1], ec);
+    if (argv[i] == "--root" && !ec && IsSystemDirectory(real.string())) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<LocalAgents>> LocalAgents::Start(const LocalAgentsOptions& options) {
@@ -78,27 +117,11 @@ absl::StatusOr<std::unique_ptr<LocalAgents>> LocalAgents::Start(const LocalAgent
         "local agents: cannot make their TLS certificates in %s: %s", agents->log_dir_,
         tls.message()));
   }
-  for (const std::string& r : options.extra_roots) {
-    std::error_code ec;
-    std::filesystem::create_directories(r, ec);
-    if (ec) {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "local agents: cannot create the plan's directory %s: %s; create it or change the "
-          "plan's dir",
-          r, ec.message()));
-    }
-    argv.insert(argv.end(), {"--root", r});
-  }
-  for (const std::string& rel : options.relative_dirs) {
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(agents->root_) / rel, ec);
-    if (ec) {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "local agents: cannot create the plan's directory %s below %s: %s; create it or "
-          "change the plan's dir",
-          rel, agents->root_, ec.message()));
-    }
-  }
+  RETURN_IF_ERROR(MakePlanDirs(options, agents->root_, &argv));
+  // A system directory among the roots passed the controller's own guard
+  // (CheckLocalWritePlace: the user named it with --root): the agents may
+  // take it too.
+  if (NamesASystemRoot(argv)) argv.push_back("--allow_system_roots");
   for (const std::string& program : options.allow_commands) {
     argv.insert(argv.end(), {"--allow_command", program});
   }

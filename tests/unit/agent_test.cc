@@ -69,6 +69,30 @@ TEST(Roots, ResolvesInsideAndRefusesEscapes) {
   EXPECT_FALSE(AllowedRoots::Create({}).ok());
 }
 
+// The agent runs as root and a plan may create, write and remove files
+// anywhere below a root: a system directory as a root (also through a
+// symlink that leads into /usr) is refused at Create, naming it and the
+// fix, unless allowed; a directory of one's own and /dev/shm are not one.
+TEST(AgentCore, ASystemDirectoryAsARootIsRefusedUnlessAllowed) {
+  TempDir tmp;
+  std::filesystem::create_directory_symlink("/usr/share", tmp / "share");
+  AgentOptions o;
+  o.telemetry = false;
+  for (const std::string& root : {std::string("/"), std::string("/etc"), tmp / "share"}) {
+    o.roots = {tmp.path(), root};
+    auto core = AgentCore::Create(o);
+    ASSERT_FALSE(core.ok()) << root;
+    EXPECT_THAT(core.status().message(), HasSubstr("is a system directory")) << root;
+    EXPECT_THAT(core.status().message(), HasSubstr("--allow_system_roots")) << root;
+  }
+  o.roots = {tmp.path(), tmp / "share"};
+  o.allow_system_roots = true;
+  EXPECT_OK(AgentCore::Create(o));
+  o.allow_system_roots = false;
+  o.roots = {tmp.path(), "/dev/shm"};
+  EXPECT_OK(AgentCore::Create(o));
+}
+
 v1::PhaseSpec Spec(v1::PhaseKind kind, bool fpp) {
   v1::PhaseSpec s;
   s.set_phase_id("t0/r0/p");
