@@ -229,10 +229,16 @@ absl::Status SetKey(const std::string& section, const std::string& key, const YA
     if (s.ok()) return s;
     return absl::InvalidArgumentError(absl::StrFormat("%s: %s", where, s.message()));
   }
+  const std::string keys = KeysOf(section);
+  if (keys.empty()) {  // an override's section (a file's is checked before)
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: unknown section %s (in %s = %s): lockstep dlio does not run it; use one of %s",
+        where, section, name, Text(value), absl::StrJoin(kSections, ", ")));
+  }
   return absl::InvalidArgumentError(absl::StrFormat(
       "%s: unknown key %s (value %s): lockstep dlio does not run it; remove it, or use one "
       "of %s: %s (lockstep dlio --help)",
-      where, name, Text(value), section, KeysOf(section)));
+      where, name, Text(value), section, keys));
 }
 
 absl::Status ReadSection(const std::string& source, const std::string& section,
@@ -296,9 +302,8 @@ absl::StatusOr<DlioConfig> ParseDlioConfig(const std::string& text, const std::s
     for (const char* s : kSections) known = known || section == s;
     if (!known) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: unknown section %s: lockstep dlio does not run it; remove it, or use one of "
-          "model, framework, workflow, dataset, reader, train, checkpoint, metric",
-          Where(source, kv.first), section));
+          "%s: unknown section %s: lockstep dlio does not run it; remove it, or use one of %s",
+          Where(source, kv.first), section, absl::StrJoin(kSections, ", ")));
     }
     absl::Status s = ReadSection(source, section, kv.second, &c);
     if (!s.ok()) return s;

@@ -269,6 +269,12 @@ TEST(DlioConfig, HydraOverridesApplyAsTheYamlWould) {
                                        "train.epoch"));
   EXPECT_THAT(ApplyDlioOverride("++workload.epochs=3", &*c).message(),
               HasSubstr("not workload.SECTION.KEY=VALUE"));
+  // A section no workload has: named, with the sections there are (before,
+  // "use one of nosuch: " and nothing).
+  EXPECT_THAT(ApplyDlioOverride("++workload.nosuch.key=1", &*c).message(),
+              HasSubstr("unknown section nosuch (in nosuch.key = 1): lockstep dlio does not run "
+                        "it; use one of model, framework, workflow, dataset, reader, train, "
+                        "checkpoint, metric"));
 }
 
 TEST(DlioConfig, TrainOnlyIsTheSweepsStep) {
