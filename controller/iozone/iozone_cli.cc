@@ -157,11 +157,14 @@ absl::Status ApplyFlag(char letter, IozoneOptions* o, std::vector<std::string>* 
   return absl::OkStatus();
 }
 
-// -F: the next -t names (IOzone takes exactly as many as children).
+// -F: the next -t names (IOzone takes exactly as many as children). An
+// option ("-i", Lockstep's "--local") ends them: it is not a file name.
 absl::Status ReadFileNames(const std::vector<std::string>& args, size_t* i, IozoneOptions* o) {
   if (o->children == 0) return Bad("-F", "give -t N before -F (IOzone's rule)");
   o->files.clear();
-  while (o->files.size() < o->children && *i + 1 < args.size()) o->files.push_back(args[++*i]);
+  while (o->files.size() < o->children && *i + 1 < args.size() && args[*i + 1][0] != '-') {
+    o->files.push_back(args[++*i]);
+  }
   if (o->files.size() < o->children) {
     return Bad("-F", absl::StrFormat("%u file names for -t %u; give one name per child",
                                      o->files.size(), o->children));

@@ -148,6 +148,8 @@ TEST(IozoneCli, RefusesWhatItDoesNotRunByName) {
   EXPECT_THAT(Error("-t 2"), HasSubstr("iozone: -i: give the tests"));
   EXPECT_THAT(Error("-i 0 -F a b -t 2"), HasSubstr("give -t N before -F"));
   EXPECT_THAT(Error("-i 0 -t 3 -F a b"), HasSubstr("-F: 2 file names for -t 3"));
+  // An option after too few names is not taken for one (before: "1: unexpected argument").
+  EXPECT_THAT(Error("-i 0 -t 2 -F a --local 1"), HasSubstr("-F: 1 file names for -t 2"));
   EXPECT_THAT(Error("-i 0 -t 2 -F /a/f /b/f"), HasSubstr("in different directories"));
   EXPECT_THAT(Error("-i 0 -t 2 -F /a/f /a/f"), HasSubstr("-F: /a/f is given twice"));
   EXPECT_THAT(Error("-i 0 -t 1 -F /a/"), HasSubstr("names no file"));
