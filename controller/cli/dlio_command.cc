@@ -175,11 +175,6 @@ void RemoveCreatedDirs(const DlioRun& run) {
   }
 }
 
-// A set-up error the user fixes (exit 2), whatever its code.
-absl::Status Usage(const absl::Status& s) {
-  return s.ok() ? s : absl::InvalidArgumentError(s.message());
-}
-
 // What one run said: its exit code, and its train phase's AU.
 struct StepResult {
   int exit_code = kExitOk;
@@ -237,19 +232,18 @@ absl::StatusOr<AcceleratorSweep> SweepOf(const ParsedFlags& f, DlioRun* run) {
 // and checkpoint folders and the plan; one run, or with
 // --find-max-accelerators one run per accelerator count. After each run
 // DLIO's per-epoch and [METRIC] lines.
-class DlioFrontEnd final : public FrontEnd {
+class DlioFrontEnd final : public FlagsFrontEnd {
  public:
-  explicit DlioFrontEnd(const ParsedFlags& f) : f_(f) {}
+  explicit DlioFrontEnd(const ParsedFlags& f) : FlagsFrontEnd(f) {}
 
   const char* name() const override { return "dlio"; }
   // The workload, its overrides and the sweep, before any agent is reached.
   absl::StatusOr<CliCommand> Parse(const std::vector<std::string>& /*args*/,
                                    const FileReader& /*read_file*/) override {
-    const std::string& path = f_.positional()[0];
-    auto text = ReadPlanInput(path, "a DLIO config");
-    if (!text.ok()) return Usage(text.status());
-    auto config = ParseDlioConfig(*text, path);
-    if (!config.ok()) return Usage(config.status());
+    auto text = ReadInput("a DLIO config");
+    if (!text.ok()) return text.status();
+    auto config = ParseDlioConfig(*text, f_.positional()[0]);
+    if (!config.ok()) return UsageError(config.status());
     run_.config = *std::move(config);
     for (size_t i = 1; i < f_.positional().size(); ++i) {
       const std::string& a = f_.positional()[i];
@@ -257,9 +251,9 @@ class DlioFrontEnd final : public FrontEnd {
         return absl::InvalidArgumentError(
             absl::StrFormat("%s is not an override; write ++workload.SECTION.KEY=VALUE", a));
       }
-      RETURN_IF_ERROR(Usage(ApplyDlioOverride(a, &run_.config)));
+      RETURN_IF_ERROR(UsageError(ApplyDlioOverride(a, &run_.config)));
     }
-    RETURN_IF_ERROR(Usage(CheckDlioCheckpointFolder(run_.config)));
+    RETURN_IF_ERROR(UsageError(CheckDlioCheckpointFolder(run_.config)));
     for (const std::string& n : run_.config.ignored) PrintToStdout(NoteLine(n));
     DlioPlanOptions& po = run_.plan_options;
     po.data_dir = f_.GetString("data-dir");
@@ -270,10 +264,7 @@ class DlioFrontEnd final : public FrontEnd {
       if (!sweep.ok()) return sweep.status();
       sweep_ = *std::move(sweep);
     }
-    CliCommand cmd;
-    cmd.controller.out_dir = f_.GetString("out");
-    cmd.controller.history = HistoryRecordingOf(f_);  // each run, every step of a sweep
-    return cmd;
+    return CommandOfFlags();  // history: each run, every step of a sweep
   }
   absl::Status SetUpAgents(const std::atomic<bool>* interrupted, CliCommand* cmd,
                            RunOptions* o) override {
@@ -312,7 +303,7 @@ class DlioFrontEnd final : public FrontEnd {
     const DlioPlan dp = DlioToPlan(run_.config, po);
     for (const std::string& note : dp.notes) PrintToStdout(NoteLine(note));
     auto parsed = ParsePlan(dp.toml, run_.config.path + " (as a plan)");
-    if (!parsed.ok()) return Usage(parsed.status());
+    if (!parsed.ok()) return UsageError(parsed.status());
     *plan = *std::move(parsed);
     plan->text = dp.toml;
     return absl::OkStatus();
@@ -353,7 +344,6 @@ class DlioFrontEnd final : public FrontEnd {
     if (po.smoke && !po.later_runs_read_dataset) RemoveCreatedDirs(run_);
   }
 
-  const ParsedFlags& f_;
   DlioRun run_;
   std::optional<AcceleratorSweep> sweep_;
 };

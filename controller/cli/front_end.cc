@@ -63,8 +63,24 @@ void FrontEnd::KeepNotes(const CliCommand& cmd, v1::FrontEndReport* report) cons
 
 absl::Status TranslatedFrontEnd::SetUpAgents(const std::atomic<bool>* /*interrupted*/,
                                              CliCommand* cmd, RunOptions* o) {
-  absl::Status s = SetUpTranslatedAgents(Placement(*cmd), cmd, o);
-  return s.ok() ? s : absl::InvalidArgumentError(s.message());
+  return UsageError(SetUpTranslatedAgents(Placement(*cmd), cmd, o));
+}
+
+absl::StatusOr<std::string> FlagsFrontEnd::ReadInput(const char* what) const {
+  auto text = ReadPlanInput(f_.positional()[0], what);
+  if (!text.ok()) return UsageError(text.status());
+  return text;
+}
+
+CliCommand FlagsFrontEnd::CommandOfFlags() const {
+  CliCommand cmd;
+  cmd.controller.out_dir = f_.GetString("out");
+  cmd.controller.history = HistoryRecordingOf(f_);
+  return cmd;
+}
+
+absl::Status UsageError(const absl::Status& error) {
+  return error.ok() ? error : absl::InvalidArgumentError(error.message());
 }
 
 int SetUpExitCode(const absl::Status& error) {

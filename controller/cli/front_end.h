@@ -17,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/flags.h"
 #include "controller/cli/reach_agents.h"
 #include "controller/ior/ior_cli.h"
 #include "controller/record/run_observer.h"
@@ -79,6 +80,26 @@ class TranslatedFrontEnd : public FrontEnd {
   absl::Status SetUpAgents(const std::atomic<bool>* interrupted, CliCommand* cmd,
                            RunOptions* o) final;
 };
+
+// A front end whose flags are Lockstep's own (io500, dlio: the ParsedFlags
+// of its CommandSpec, which outlive it): its input is the first positional
+// argument; --out and the history flags (--history, --db, --site, --tag) as
+// `lockstep run` takes them.
+class FlagsFrontEnd : public FrontEnd {
+ protected:
+  explicit FlagsFrontEnd(const ParsedFlags& f) : f_(f) {}
+  // The text of the first positional argument (`what`: "an IO500 ini
+  // file"); an error is a usage error.
+  absl::StatusOr<std::string> ReadInput(const char* what) const;
+  // A command with the flags' results directory and history settings.
+  CliCommand CommandOfFlags() const;
+
+  const ParsedFlags& f_;
+};
+
+// `error` as a usage error (InvalidArgument, exit 2) whatever its code; OK
+// stays OK.
+absl::Status UsageError(const absl::Status& error);
 
 // The exit code of a set-up error (cli/exit_codes.h): Cancelled 130
 // (interrupted), Unavailable 3 (an agent could not be reached), Internal 1

@@ -44,11 +44,6 @@ struct Io500Run {
   std::vector<std::string> notes;
 };
 
-// A set-up error the user fixes (exit 2), whatever its code.
-absl::Status Usage(const absl::Status& s) {
-  return s.ok() ? s : absl::InvalidArgumentError(s.message());
-}
-
 // The directories and the plan of run->config (into *plan, through
 // `lockstep run`'s checks); `o` holds the agents.
 absl::Status SetUp(const ParsedFlags& f, RunOptions* o, Io500Run* run, Plan* plan) {
@@ -72,11 +67,11 @@ absl::Status SetUp(const ParsedFlags& f, RunOptions* o, Io500Run* run, Plan* pla
   // with --root.
   const LocalWritePlaces places = CommandLineWritePlaces(f.GetList("root"));
   if (local) {
-    RETURN_IF_ERROR(Usage(CheckLocalWritePlace(s.datadir, places, "[global] datadir")));
+    RETURN_IF_ERROR(UsageError(CheckLocalWritePlace(s.datadir, places, "[global] datadir")));
   }
-  RETURN_IF_ERROR(Usage(CheckLocalWritePlace(s.resultdir, places, "[global] resultdir")));
+  RETURN_IF_ERROR(UsageError(CheckLocalWritePlace(s.resultdir, places, "[global] resultdir")));
   std::string note;
-  RETURN_IF_ERROR(Usage(PrepareIo500DataDir(s.datadir, local, &note)));
+  RETURN_IF_ERROR(UsageError(PrepareIo500DataDir(s.datadir, local, &note)));
   if (!note.empty()) run->notes.push_back(note);
   std::error_code ec;
   fs::create_directories(s.resultdir, ec);
@@ -86,7 +81,7 @@ absl::Status SetUp(const ParsedFlags& f, RunOptions* o, Io500Run* run, Plan* pla
         ec.message()));
   }
   *plan = BuildIo500Plan(c, s, &run->notes);
-  RETURN_IF_ERROR(Usage(SetPlanText(plan, "io500")));
+  RETURN_IF_ERROR(UsageError(SetPlanText(plan, "io500")));
   if (s.stonewall_seconds != kIo500StonewallSeconds) {
     run->notes.push_back(absl::StrFormat("stonewall %u s, not 300: the run is [INVALID] for "
                                          "IO500",
@@ -206,24 +201,20 @@ namespace {
 // agents first (the plan needs the client count), then the directories and
 // the plan; after the run IO500's files from every phase's per-agent
 // records, also when a phase failed.
-class Io500FrontEnd final : public FrontEnd {
+class Io500FrontEnd final : public FlagsFrontEnd {
  public:
-  explicit Io500FrontEnd(const ParsedFlags& f) : f_(f) {}
+  explicit Io500FrontEnd(const ParsedFlags& f) : FlagsFrontEnd(f) {}
 
   const char* name() const override { return "io500"; }
   // The ini, before any agent is reached.
   absl::StatusOr<CliCommand> Parse(const std::vector<std::string>& /*args*/,
                                    const FileReader& /*read_file*/) override {
-    const std::string& path = f_.positional()[0];
-    auto text = ReadPlanInput(path, "an IO500 ini file");
-    if (!text.ok()) return Usage(text.status());
-    auto config = ParseIo500Config(*text, path);
-    if (!config.ok()) return Usage(config.status());
+    auto text = ReadInput("an IO500 ini file");
+    if (!text.ok()) return text.status();
+    auto config = ParseIo500Config(*text, f_.positional()[0]);
+    if (!config.ok()) return UsageError(config.status());
     run_.config = *std::move(config);
-    CliCommand cmd;
-    cmd.controller.out_dir = f_.GetString("out");
-    cmd.controller.history = HistoryRecordingOf(f_);
-    return cmd;
+    return CommandOfFlags();
   }
   absl::Status SetUpAgents(const std::atomic<bool>* interrupted, CliCommand* cmd,
                            RunOptions* o) override {
@@ -257,7 +248,6 @@ class Io500FrontEnd final : public FrontEnd {
   }
 
  private:
-  const ParsedFlags& f_;
   Io500Run run_;
   // IO500's files read every phase's per-agent records, a failed one's too,
   // and print the IOR phases' telemetry lines.
