@@ -61,6 +61,9 @@ std::optional<int> RefuseLocalWritePlaces(const ParsedFlags& f, const Plan& plan
   }
   places.roots = f.GetList("root");
   absl::Status s = CheckLocalWritePlaces(plan, places);
+  if (s.ok() && !options.local_root.empty()) {  // the agents' root itself, as a plan's dir
+    s = CheckLocalWritePlace(options.local_root, places, "--local_root");
+  }
   if (s.ok()) return std::nullopt;
   std::fprintf(stderr, "lockstep: %s\n", std::string(s.message()).c_str());
   return kExitUsage;
@@ -132,6 +135,7 @@ int RunCommand(const CommandCall& call) {
   options.insecure = f.GetBool("insecure");
   options.force = f.GetBool("force");
   options.local_root = f.GetString("local_root");
+  options.named_roots = f.GetList("root");
   if (absl::Status tls = TlsFromFlags(f, &options); !tls.ok()) {
     std::fprintf(stderr, "lockstep: %s\n", std::string(tls.message()).c_str());
     return kExitUsage;

@@ -90,7 +90,10 @@ absl::Status PlaceLocally(const ParsedFlags& f, DlioRun* run, std::string* local
     }
     root = common;
   }
-  *local_root = root.string();
+  // Folders whose common ancestor is a system directory ("/" of /mnt/data
+  // and /scratch/ckpt): the data folder is the root, and the checkpoint
+  // folder, an absolute phase directory, a root of its own.
+  *local_root = IsSystemDirectory(root.string()) ? data : root.string();
   return absl::OkStatus();
 }
 

@@ -97,7 +97,9 @@ int RunFrontEnd(FrontEnd& tool, const std::vector<std::string>& args,
                 const std::string& command_line, const std::atomic<bool>* interrupted) {
   FileReader reader = [](const std::string& path) { return ReadPlanInput(path, "an input file"); };
   absl::StatusOr<CliCommand> cmd = tool.Parse(args, reader);
-  absl::Status set_up = cmd.ok() ? tool.BeforeAgents(*cmd) : cmd.status();
+  // What the command line says, or a summary file it names, is a usage
+  // error whatever its code; the set-up's codes say more (SetUpExitCode).
+  absl::Status set_up = UsageError(cmd.ok() ? tool.BeforeAgents(*cmd) : cmd.status());
   RunOptions options;
   if (set_up.ok()) {
     options.out_dir = cmd->controller.out_dir;

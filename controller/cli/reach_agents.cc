@@ -196,6 +196,7 @@ absl::Status FrontEndAgentsFromFlags(const ParsedFlags& f, const std::atomic<boo
         "--local cannot be combined with --agents, --hostfile or --agents-from");
   }
   if (o->agents.empty()) o->local_agents = local > 0 ? static_cast<int>(local) : 2;
+  o->named_roots = f.GetList("root");
   return absl::OkStatus();
 }
 
@@ -234,6 +235,14 @@ absl::Status PlaceLocally(const LocalPlacement& placement, CliCommand* cmd, std:
     }
     *root = std::filesystem::canonical(p.parent_path(), ec).string();
     placed = (std::filesystem::path(*root) / p.filename()).string();
+    if (IsSystemDirectory(*root)) {  // "/newdir": the agents take the new directory alone
+      std::filesystem::create_directory(placed, ec);
+      if (ec) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s %s: cannot create it: %s", placement.what, dir, ec.message()));
+      }
+      *root = placed;
+    }
   } else {
     return absl::InvalidArgumentError(absl::StrFormat(
         "directory %s does not exist; create it first%s", abs.string(), placement.missing_note));
@@ -250,6 +259,7 @@ absl::Status SetUpTranslatedAgents(const LocalPlacement& placement, CliCommand* 
     return TlsFromDir(cmd->controller.tls_dir, cmd->controller.insecure, options);
   }
   options->local_agents = cmd->controller.local_agents;
+  options->named_roots = cmd->controller.roots;
   return PlaceLocally(placement, cmd, &options->local_root);
 }
 

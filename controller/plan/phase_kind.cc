@@ -175,11 +175,15 @@ absl::Status RefuseIoKeysNotRead(const TableReader& r, const PhaseKindDef& kind)
         readers.push_back(k->name());
       }
     }
-    const std::string last = readers.back();
-    readers.pop_back();
+    std::string kinds = readers.empty() ? "no" : readers.back();
+    if (readers.size() > 1) {
+      readers.pop_back();
+      kinds = absl::StrCat(absl::StrJoin(readers, ", "), " and ", kinds);
+    }
+    const std::string hint = kind.IoKeyHint(row.key);
     return r.Error(*given, row.key,
-                   absl::StrFormat("applies to %s and %s phases, not to kind = \"%s\"; drop it",
-                                   absl::StrJoin(readers, ", "), last, kind.name()));
+                   absl::StrFormat("applies to %s phases, not to kind = \"%s\"%s; drop it", kinds,
+                                   kind.name(), hint.empty() ? "" : " (" + hint + ")"));
   }
   return absl::OkStatus();
 }

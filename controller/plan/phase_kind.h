@@ -175,6 +175,9 @@ class PhaseKindDef {
   // key and one operation of the kind (fsync on a read, verify on a write)
   // are checked apart.
   virtual uint32_t IoKeys() const { return 0; }
+  // What to give instead of shared I/O key `key`, which this kind does not
+  // read, for its refusal ("" for nothing more than the kinds that read it).
+  virtual std::string IoKeyHint(const std::string& /*key*/) const { return ""; }
   // Writes this kind's keys of `p` for PlanToToml, with the shared keep and
   // delay_seconds where the kind puts them (WriteKeepAndDelay); ParsePlan
   // of the text gives `p` back.

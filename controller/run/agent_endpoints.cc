@@ -49,6 +49,7 @@ RunError StartLocalAgents(const Plan& plan, const RunOptions& options, int count
   LocalAgentsOptions lo;
   lo.count = count;
   lo.root = options.local_root;
+  lo.named_roots = options.named_roots;
   if (RunError e = ExtraRoots(plan, options.local_root, &lo.extra_roots, &lo.relative_dirs)) {
     return e;
   }

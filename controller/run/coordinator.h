@@ -35,6 +35,9 @@ struct RunOptions {
   int local_agents = 0;
   // Allowed root of the local agents; empty: a new temporary directory.
   std::string local_root;
+  // The --root directories the user named: a local agent takes a system
+  // directory (common/files.h) as a root only below one of them.
+  std::vector<std::string> named_roots;
   // Plaintext to agents; refused for non-loopback addresses.
   bool insecure = false;
   // Run even where an agent reports less free space than its share.

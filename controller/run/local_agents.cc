@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -74,14 +75,24 @@ absl::Status MakePlanDirs(const LocalAgentsOptions& options, const std::string& 
   return absl::OkStatus();
 }
 
-// Whether an agent command line names a --root that is a system directory.
-bool NamesASystemRoot(const std::vector<std::string>& argv) {
+// Whether an agent command line names a --root that is a system directory,
+// each such root lying below one the user named (`named`).
+bool NamedSystemRootsOnly(const std::vector<std::string>& argv,
+                          const std::vector<std::string>& named) {
+  bool any = false;
   for (size_t i = 0; i + 1 < argv.size(); ++i) {
     std::error_code ec;
-    const std::filesystem::path real = std::filesystem::canonical(argv[i + 1], ec);
-    if (argv[i] == "--root" && !ec && IsSystemDirectory(real.string())) return true;
+    const std::string real = std::filesystem::canonical(argv[i + 1], ec).string();
+    if (argv[i] != "--root" || ec || !IsSystemDirectory(real)) continue;
+    const bool below_named = std::any_of(named.begin(), named.end(), [&](const std::string& n) {
+      std::error_code ec2;
+      const std::string r = std::filesystem::canonical(n, ec2).string();
+      return !ec2 && PathIsUnder(real, r);
+    });
+    if (!below_named) return false;
+    any = true;
   }
-  return false;
+  return any;
 }
 
 }  // namespace
@@ -118,10 +129,10 @@ absl::StatusOr<std::unique_ptr<LocalAgents>> LocalAgents::Start(const LocalAgent
         tls.message()));
   }
   RETURN_IF_ERROR(MakePlanDirs(options, agents->root_, &argv));
-  // A system directory among the roots passed the controller's own guard
-  // (CheckLocalWritePlace: the user named it with --root): the agents may
-  // take it too.
-  if (NamesASystemRoot(argv)) argv.push_back("--allow_system_roots");
+  // A system directory the user named with --root (the controller's guard,
+  // CheckLocalWritePlace, asks for that): the agents may take it too; any
+  // other is theirs to refuse.
+  if (NamedSystemRootsOnly(argv, options.named_roots)) argv.push_back("--allow_system_roots");
   for (const std::string& program : options.allow_commands) {
     argv.insert(argv.end(), {"--allow_command", program});
   }

@@ -43,6 +43,10 @@ struct LocalAgentsOptions {
   // run as the user who started the agents (--command_user: that account,
   // root included, since that user owns both sides).
   std::vector<std::string> allow_commands;
+  // The --root directories the user named: a root that is a system
+  // directory is passed with --allow_system_roots only below one of them
+  // (else the agent refuses it, naming it).
+  std::vector<std::string> named_roots;
   absl::Duration start_timeout = absl::Seconds(10);
 };
 

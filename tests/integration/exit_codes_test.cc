@@ -168,6 +168,15 @@ TEST(ExitCodes, LocalAgentsRefuseSystemDirectories) {
   EXPECT_EQ(allowed.exit_code, kExitOk) << allowed.Output();
   std::error_code ec;
   std::filesystem::remove_all("/var/tmp/lockstep-exit-codes", ec);
+  // The agents' root itself (--local_root) is checked as a plan's dir is:
+  // before, every dir being absolute, /usr/share became the agent's root.
+  std::string in_tmp = tmp.WritePlan(
+      PlanBuilder().AddPhase(PlanPhase("w", "write").Set("dir", "/tmp/lockstep-exit-codes-lr")));
+  RunResult root = tmp.Lockstep({"run", "--local", "1", "--local_root", "/usr/share", "--out",
+                                 tmp.results_dir(), in_tmp});
+  EXPECT_EQ(root.exit_code, kExitUsage) << root.Output();
+  EXPECT_THAT(root.err, HasSubstr("--local_root \"/usr/share\" is a system directory"));
+  std::filesystem::remove_all("/tmp/lockstep-exit-codes-lr", ec);
 }
 
 }  // namespace

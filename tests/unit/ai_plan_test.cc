@@ -96,6 +96,10 @@ TEST(AiPlan, RefusesTheIssuesBadInputNamingPositionKeyValueAndFix) {
   EXPECT_THAT(Error("kind = \"checkpoint\"\ncheckpoint_op = \"write\"\nmodel = \"gpt-5\"\n"),
               HasSubstr("llama3-8b, llama3-70b, llama3-405b or llama3-1t"));
   EXPECT_THAT(Error("kind = \"checkpoint\"\ncheckpoint_op = \"write\"\n"), HasSubstr("shard_size"));
+  // A read syncs nothing: fsync there was taken and ignored.
+  EXPECT_THAT(Error("kind = \"checkpoint\"\ncheckpoint_op = \"read\"\nshard_size = \"4m\"\n"
+                    "fsync = true\n"),
+              HasSubstr("a checkpoint read syncs nothing: drop it"));
   EXPECT_THAT(Error("kind = \"train\"\n" + kDataset + "batch_size = 1\ncompute = \"gpu\"\n"),
               HasSubstr("compute"));
 }

@@ -212,6 +212,7 @@ TEST(Plan, BadAgents) {
 TEST(Plan, PhaseOptionConflicts) {
   EXPECT_THAT(Error(WithPhase("verify = true\n")),
               HasSubstr("applies to read, rewrite, mdtest and seeks phases, not to kind = \"write\""));
+  EXPECT_THAT(Error(WithPhase("verify = true\n")), HasSubstr("verify_after_write (IOR -W)"));
   EXPECT_THAT(Error(WithPhase("direct = true\ntransfer_size = 512\nblock_size = 1024\n")),
               HasSubstr("O_DIRECT needs"));
 }

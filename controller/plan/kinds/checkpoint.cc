@@ -61,6 +61,11 @@ class CheckpointKind : public PhaseKindDef {
     }
     RETURN_IF_ERROR(r.Uint32("checkpoints", 1, kMaxCheckpoints, &a.checkpoints));
     if (a.checkpoint_op == v1::CHECKPOINT_WRITE && r.Get("fsync") == nullptr) p->fsync = true;
+    if (a.checkpoint_op == v1::CHECKPOINT_READ && p->fsync) {
+      return r.Error(*r.Get("fsync"), "fsync",
+                     "syncs each shard a checkpoint write wrote; a checkpoint read syncs nothing: "
+                     "drop it");
+    }
     return absl::OkStatus();
   }
 

@@ -20,6 +20,14 @@ class TransferKind : public PhaseKindDef {
     if (kind_ == v1::WRITE) return kIoAllKeys & ~kIoVerify;
     return kIoAllKeys;
   }
+  std::string IoKeyHint(const std::string& key) const override {
+    if (kind_ == v1::WRITE && key == "verify") {
+      return "a write checks what it wrote with verify_after_write (IOR -W); verify on the read "
+             "phase checks what the write wrote (IOR -R)";
+    }
+    if (kind_ == v1::READ && key.rfind("fsync", 0) == 0) return "a read writes nothing to sync";
+    return "";
+  }
 
   void WriteToml(const PhasePlan& p, TomlLines* out) const override {
     out->Bool("file_per_process", p.file_per_process);
