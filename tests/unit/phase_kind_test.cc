@@ -255,6 +255,42 @@ TEST(PhaseKindTest, AnIoKeyTheKindReadsSurvivesThePlansText) {
   EXPECT_GE(kept, 25);
 }
 
+// The run's and a phase's cache barrier, a layout and client checksums come
+// back from the plan's text too (before, PlanToToml wrote none of them: an
+// io500 run with drop-caches = TRUE recorded a plan without its barrier).
+TEST(PhaseKindTest, PlanToTomlKeepsTheCacheBarrierLayoutAndChecksums) {
+  auto plan = ParsePlan(
+      "[run]\ncache = \"all\"\ndrop_mode = 1\ncache_required = true\n"
+      "[[agent]]\naddress = \"h:1\"\n"
+      "[[phase]]\nname = \"w\"\nkind = \"write\"\ndir = \"/d\"\ncache = \"clients\"\n"
+      "stripe_count = -1\nstripe_size = \"1m\"\nstripe_index = 2\nstripe_pool = \"flash\"\n"
+      "checksums = false\n"
+      "[[phase]]\nname = \"m\"\nkind = \"mdtest\"\ndir = \"/d\"\nmd_op = \"file_create\"\n"
+      "md_items = 3\nobject_size = \"4m\"\nchecksums = true\n",
+      "p.toml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const std::string text = PlanToToml(*plan);
+  auto again = ParsePlan(text, "again.toml");
+  ASSERT_TRUE(again.ok()) << again.status() << "\n" << text;
+  EXPECT_EQ(again->cache, "all") << text;
+  EXPECT_EQ(again->drop_mode, 1u);
+  EXPECT_TRUE(again->cache_required);
+  const PhasePlan& w = again->phases[0];
+  EXPECT_EQ(w.cache, "clients");
+  EXPECT_TRUE(w.set_stripe);
+  EXPECT_EQ(w.stripe_count, -1);
+  EXPECT_EQ(w.stripe_size_bytes, 1u << 20);
+  EXPECT_EQ(w.stripe_index, 2);
+  EXPECT_EQ(w.stripe_pool, "flash");
+  EXPECT_EQ(w.checksums, v1::CHECKSUMS_OFF);
+  const PhasePlan& m = again->phases[1];
+  EXPECT_TRUE(m.set_stripe);
+  EXPECT_EQ(m.object_size_bytes, 4u << 20);
+  EXPECT_EQ(m.checksums, v1::CHECKSUMS_ON);
+  EXPECT_TRUE(m.cache.empty());
+  EXPECT_EQ(PlanToToml(*again), text);  // one text for one plan
+}
+
 TEST(PhaseKindTest, SetWorkloadFieldsFillsOnlyTheKindsFields) {
   PhasePlan p;
   p.kind = v1::WRITE;
