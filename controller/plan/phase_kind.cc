@@ -33,8 +33,30 @@ void TomlLines::Double(const char* key, double v) {
   absl::StrAppendFormat(out_, "%s = %s\n", key, text);
 }
 
+std::string TomlQuoted(const std::string& v) {
+  std::string out = "\"";
+  for (const char c : v) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if ((u < 0x20 && c != '\t') || u == 0x7f) {
+      absl::StrAppendFormat(&out, "\\u%04X", u);
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
 void TomlLines::String(const char* key, const std::string& v) {
-  absl::StrAppendFormat(out_, "%s = \"%s\"\n", key, v);
+  absl::StrAppend(out_, key, " = ", TomlQuoted(v), "\n");
+}
+
+void TomlLines::StringList(const char* key, const std::vector<std::string>& v) {
+  std::vector<std::string> quoted;
+  for (const std::string& s : v) quoted.push_back(TomlQuoted(s));
+  absl::StrAppend(out_, key, " = [", absl::StrJoin(quoted, ", "), "]\n");
 }
 
 const char* PhaseKindDef::name() const { return PhaseKindName(wire()); }
@@ -149,7 +171,13 @@ constexpr IoKeyRow kIoKeyRows[] = {
     {"fsync_per_transfer", kIoFsyncPerTransfer, false, /*flag=*/true},
     {"direct", kIoDirect, false, /*flag=*/true},
     {"verify", kIoVerify, false, /*flag=*/true},
-    {"reorder_tasks", kIoReorder, false, /*flag=*/true}};
+    {"reorder_tasks", kIoReorder, false, /*flag=*/true},
+    {"stripe_count", kIoLayout},
+    {"stripe_size", kIoLayout},
+    {"stripe_index", kIoLayout},
+    {"stripe_pool", kIoLayout},
+    {"object_size", kIoLayout},
+    {"checksums", kIoChecksums}};  // false turns them off: not a no-op
 
 // false, or a sweep of falses only.
 bool OnlyFalse(const toml::node& n) {

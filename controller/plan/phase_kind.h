@@ -109,6 +109,10 @@ struct PhaseEstimate {
   std::string note;
 };
 
+// `v` as a TOML basic string, quoted: '"' and '\\' escaped, control
+// characters as \uXXXX (TOML allows none raw but tab).
+std::string TomlQuoted(const std::string& v);
+
 // Appends "key = value" lines of a [[phase]] table (PlanToToml).
 class TomlLines {
  public:
@@ -119,7 +123,8 @@ class TomlLines {
   void UintAlways(const char* key, uint64_t v);  // 0 too
   void Int(const char* key, int64_t v);
   void Double(const char* key, double v);       // only when non-zero; exact
-  void String(const char* key, const std::string& v);
+  void String(const char* key, const std::string& v);          // TomlQuoted
+  void StringList(const char* key, const std::vector<std::string>& v);  // ["a", "b"]
 
  private:
   std::string* out_;
@@ -136,7 +141,9 @@ enum IoKey : uint32_t {
   kIoDirect = 1u << 4,            // direct
   kIoVerify = 1u << 5,            // verify
   kIoReorder = 1u << 6,           // reorder_tasks
-  kIoAllKeys = (1u << 7) - 1,
+  kIoLayout = 1u << 7,            // stripe_count, stripe_size, stripe_index, stripe_pool, object_size
+  kIoChecksums = 1u << 8,         // checksums
+  kIoAllKeys = (1u << 9) - 1,
 };
 
 class PhaseKindDef {

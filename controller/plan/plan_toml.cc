@@ -11,16 +11,6 @@
 namespace lockstep {
 namespace {
 
-// A TOML basic string: '"' and '\\' escaped.
-std::string TomlQuoted(const std::string& v) {
-  std::string out = "\"";
-  for (char c : v) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 // [run]'s cache barrier (io500's drop-caches = TRUE sets it), where it is
 // not the default.
 void WriteCacheKeys(const Plan& plan, std::string* out) {
@@ -47,23 +37,21 @@ void WriteLayoutKeys(const PhasePlan& p, TomlLines* out) {
 }  // namespace
 
 std::string PlanToToml(const Plan& plan) {
-  std::string s = absl::StrFormat("# translated by lockstep\n[run]\nname = \"%s\"\nrepetitions = %u\nseed = %u\n",
-                                  plan.name, plan.repetitions, plan.seed);
+  std::string s = absl::StrFormat("# translated by lockstep\n[run]\nname = %s\nrepetitions = %u\nseed = %u\n",
+                                  TomlQuoted(plan.name), plan.repetitions, plan.seed);
   WriteCacheKeys(plan, &s);
   for (const AgentPlan& a : plan.agents) {
-    s += absl::StrFormat("\n[[agent]]\naddress = \"%s\"\nrole = \"%s\"\n", a.address,
+    s += absl::StrFormat("\n[[agent]]\naddress = %s\nrole = \"%s\"\n", TomlQuoted(a.address),
                          RoleName(a.role));
   }
   for (const PhasePlan& p : plan.phases) {
-    s += absl::StrFormat("\n[[phase]]\nname = \"%s\"\nkind = \"%s\"\ndir = \"%s\"\nfile_name = \"%s\"\n",
-                         p.name, PhaseKindName(p.kind), p.dir, p.file_name);
-    s += absl::StrFormat("tasks_per_agent = %u\n", p.tasks_per_agent.empty() ? 1 : p.tasks_per_agent[0]);
-    if (!p.file_names.empty()) {
-      std::vector<std::string> quoted;
-      for (const std::string& n : p.file_names) quoted.push_back(TomlQuoted(n));
-      s += absl::StrFormat("file_names = [%s]\n", absl::StrJoin(quoted, ", "));
-    }
+    s += absl::StrFormat("\n[[phase]]\nname = %s\nkind = \"%s\"\n", TomlQuoted(p.name),
+                         PhaseKindName(p.kind));
     TomlLines lines(&s);
+    lines.String("dir", p.dir);
+    lines.String("file_name", p.file_name);
+    lines.UintAlways("tasks_per_agent", p.tasks_per_agent.empty() ? 1 : p.tasks_per_agent[0]);
+    if (!p.file_names.empty()) lines.StringList("file_names", p.file_names);
     KindOf(p.kind).WriteToml(p, &lines);
     WriteLayoutKeys(p, &lines);
     if (!p.stonewall_count_from.empty()) lines.String("stonewall_count_from", p.stonewall_count_from);

@@ -17,6 +17,7 @@
 #include "controller/plan/sweep.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "controller/plan/kinds/command_plan.h"
 #include "controller/plan/kinds/mdtest_plan.h"
 #include "controller/plan/kinds/seeks_plan.h"
 #include "controller/plan/kinds/small_files_plan.h"
@@ -185,6 +186,10 @@ const IoKeyCase kIoKeyCases[] = {
     {"verify", kIoVerify, "verify = true\n", true, [](const PhasePlan& p) { return p.verify; }},
     {"reorder_tasks", kIoReorder, "reorder_tasks = true\n", true,
      [](const PhasePlan& p) { return p.reorder_tasks; }},
+    {"stripe_count", kIoLayout, "stripe_count = 4\n", false,
+     [](const PhasePlan& p) { return p.set_stripe && p.stripe_count == 4; }},
+    {"checksums", kIoChecksums, "checksums = false\n", false,
+     [](const PhasePlan& p) { return p.checksums == v1::CHECKSUMS_OFF; }},
 };
 
 TEST(PhaseKindTest, EveryKindHasAMinimalPhaseForTheseTests) {
@@ -227,7 +232,7 @@ TEST(PhaseKindTest, AnIoKeyTheKindDoesNotReadIsRefusedNamingTheKindsThatDo) {
       EXPECT_TRUE(off.ok()) << k->name() << " " << c.key << " = false: " << off.status();
     }
   }
-  EXPECT_GE(refused, 30);  // net, find and command alone refuse all seven
+  EXPECT_GE(refused, 30);  // net and find alone refuse all nine
 }
 
 // Every shared I/O key a kind reads comes back from the plan's text
@@ -289,6 +294,32 @@ TEST(PhaseKindTest, PlanToTomlKeepsTheCacheBarrierLayoutAndChecksums) {
   EXPECT_EQ(m.checksums, v1::CHECKSUMS_ON);
   EXPECT_TRUE(m.cache.empty());
   EXPECT_EQ(PlanToToml(*again), text);  // one text for one plan
+}
+
+// A command phase, and strings holding quotes, backslashes and a tab, come
+// back from the plan's text (before, PlanToToml wrote no argv, env, timeout
+// or tail, and wrote strings unescaped: a '"' in a dir broke the TOML).
+TEST(PhaseKindTest, PlanToTomlKeepsACommandAndEscapesItsStrings) {
+  const std::string dir = "/d/a \"quoted\" back\\slash\tand tab";
+  auto plan = ParsePlan(
+      "[[agent]]\naddress = \"h:1\"\n[[phase]]\nname = \"c\"\nkind = \"command\"\n"
+      "dir = \"/d/a \\\"quoted\\\" back\\\\slash\\tand tab\"\n"
+      "argv = [\"/usr/bin/tar\", \"xf\", \"a \\\"b\\\".tar\"]\nenv = [\"A=1\", \"B=x\\\\y\"]\n"
+      "timeout_seconds = 30\ntail_size = \"8k\"\n",
+      "p.toml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->phases[0].dir, dir);
+  const std::string text = PlanToToml(*plan);
+  auto again = ParsePlan(text, "again.toml");
+  ASSERT_TRUE(again.ok()) << again.status() << "\n" << text;
+  const PhasePlan& c = again->phases[0];
+  EXPECT_EQ(c.dir, dir);
+  const CommandPlan& cp = c.Own<CommandPlan>();
+  EXPECT_EQ(cp.command_argv, (std::vector<std::string>{"/usr/bin/tar", "xf", "a \"b\".tar"}));
+  EXPECT_EQ(cp.command_env, (std::vector<std::string>{"A=1", "B=x\\y"}));
+  EXPECT_EQ(cp.command_timeout_seconds, 30u);
+  EXPECT_EQ(cp.command_tail_bytes, 8192u);
+  EXPECT_EQ(TomlQuoted("a\x01" "b"), "\"a\\u0001b\"");
 }
 
 TEST(PhaseKindTest, SetWorkloadFieldsFillsOnlyTheKindsFields) {

@@ -103,7 +103,8 @@ class BackendKind : public PhaseKindDef {
     p->dir.assign(1, '.');  // (assign: GCC 12 warns, -Wrestrict, on = ".")
   }
   bool IorBlocks() const override { return false; }
-  uint32_t IoKeys() const override { return kIoSizes; }  // transfer_size: its block
+  // transfer_size: its block; the scratch directory's file system judges a layout.
+  uint32_t IoKeys() const override { return kIoSizes | kIoLayout | kIoChecksums; }
 
   void WriteToml(const PhasePlan& p, TomlLines* out) const override {
     const BackendPlan& b = p.Own<BackendPlan>();

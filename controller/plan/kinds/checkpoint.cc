@@ -27,7 +27,8 @@ class CheckpointKind : public PhaseKindDef {
 
   void SetDefaults(PhasePlan* p) const override { SetAiChunkDefault(p); }
   bool IorBlocks() const override { return false; }
-  uint32_t IoKeys() const override { return kIoSizes | kIoFsync; }  // fsync: each shard's
+  // fsync: each shard's.
+  uint32_t IoKeys() const override { return kIoSizes | kIoFsync | kIoLayout | kIoChecksums; }
 
   std::vector<std::string> OwnKeys() const override {
     return {"checkpoint_op", "model", "shard_size", "checkpoints"};

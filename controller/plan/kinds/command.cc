@@ -168,6 +168,8 @@ absl::Status ReadCommandKeys(const TableReader& r, PhasePlan* p) {
 class CommandKind : public PhaseKindDef {
  public:
   v1::PhaseKind wire() const override { return v1::COMMAND; }
+  // The program may write files in the phase's directory.
+  uint32_t IoKeys() const override { return kIoLayout | kIoChecksums; }
 
   std::vector<std::string> OwnKeys() const override {
     return {"argv", "env", "timeout_seconds", "tail_size"};
@@ -179,6 +181,15 @@ class CommandKind : public PhaseKindDef {
     RETURN_IF_ERROR(RefuseOwnKeys(r, *p));
     if (p->kind != wire()) return absl::OkStatus();
     return ReadCommandKeys(r, p);
+  }
+
+  void WriteToml(const PhasePlan& p, TomlLines* out) const override {
+    const CommandPlan& cp = p.Own<CommandPlan>();
+    WriteKeepAndDelay(p, out);
+    out->StringList("argv", cp.command_argv);
+    if (!cp.command_env.empty()) out->StringList("env", cp.command_env);
+    out->Uint("timeout_seconds", cp.command_timeout_seconds);
+    out->UintAlways("tail_size", cp.command_tail_bytes);
   }
 
   // argv[0] as the plan wrote it; each agent's copy names its program

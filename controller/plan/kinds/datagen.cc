@@ -42,7 +42,7 @@ class DatagenKind : public PhaseKindDef {
 
   void SetDefaults(PhasePlan* p) const override { SetAiChunkDefault(p); }
   bool IorBlocks() const override { return false; }
-  uint32_t IoKeys() const override { return kIoSizes | kIoFsync; }
+  uint32_t IoKeys() const override { return kIoSizes | kIoFsync | kIoLayout | kIoChecksums; }
 
   std::vector<std::string> OwnKeys() const override {
     std::vector<std::string> keys = DatasetKeys();

@@ -37,6 +37,9 @@ absl::Status ReadFindSize(const TableReader& r, FindPlan* fp) {
 class FindKind : public PhaseKindDef {
  public:
   v1::PhaseKind wire() const override { return v1::FIND; }
+  // No shared I/O key: it reads names and attributes; a layout or checksum
+  // setting would only change the directory it searches.
+  uint32_t IoKeys() const override { return 0; }
 
   std::vector<std::string> OwnKeys() const override {
     return {"find_newer_than", "find_size", "find_name"};

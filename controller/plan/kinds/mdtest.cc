@@ -70,7 +70,7 @@ class MdtestKind : public PhaseKindDef {
  public:
   v1::PhaseKind wire() const override { return v1::MDTEST; }
   // fsync: mdtest -Y (a sync after each phase); verify: -X (file_read).
-  uint32_t IoKeys() const override { return kIoFsync | kIoVerify; }
+  uint32_t IoKeys() const override { return kIoFsync | kIoVerify | kIoLayout | kIoChecksums; }
 
   std::vector<std::string> OwnKeys() const override {
     std::vector<std::string> keys = keys_.Keys();

@@ -90,6 +90,12 @@ std::vector<std::string> PairLines(const v1::PhaseRecord& pr,
 class NetKind : public PhaseKindDef {
  public:
   v1::PhaseKind wire() const override { return v1::NET; }
+  // No shared I/O key: its data goes between agents, not through a file
+  // system (its sizes are its own keys).
+  uint32_t IoKeys() const override { return 0; }
+  std::string IoKeyHint(const std::string& key) const override {
+    return key == "transfer_size" ? "a net phase's size per send is message_size" : "";
+  }
 
   // No files: the agents hold their first root (agent/workloads/net.h).
   // (assign: GCC 12 warns, -Wrestrict, on = ".")

@@ -20,7 +20,8 @@ class SeeksKind : public PhaseKindDef {
   v1::PhaseKind wire() const override { return v1::SEEKS; }
   // file_per_process only to refuse it below, with bonnie++'s reason.
   uint32_t IoKeys() const override {
-    return kIoSizes | kIoFilePerProcess | kIoFsync | kIoFsyncPerTransfer | kIoDirect | kIoVerify;
+    return kIoSizes | kIoFilePerProcess | kIoFsync | kIoFsyncPerTransfer | kIoDirect | kIoVerify |
+           kIoLayout | kIoChecksums;
   }
 
   void SetDefaults(PhasePlan* p) const override { p->transfer_bytes = kDefaultSeekTransferBytes; }

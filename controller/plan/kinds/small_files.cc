@@ -28,7 +28,8 @@ double LogUniformMean(uint64_t lo, uint64_t hi) {
 class SmallFilesKind : public PhaseKindDef {
  public:
   v1::PhaseKind wire() const override { return v1::SMALL_FILES; }
-  uint32_t IoKeys() const override { return kIoFsyncPerTransfer; }  // an fsync per file
+  // fsync_per_transfer: an fsync per file.
+  uint32_t IoKeys() const override { return kIoFsyncPerTransfer | kIoLayout | kIoChecksums; }
 
   std::vector<std::string> OwnKeys() const override { return keys_.Keys(); }
   std::vector<SweptKey> SweptKeys() const override { return keys_.Swept(); }
