@@ -140,7 +140,8 @@ absl::Status WriteOutputs(const Io500Run& run, const RunOutcome& outcome,
     if (p.figures.name == "timestamp") TouchTimestampFile(s.resultdir, p.start_unix_ns);
   }
   RETURN_IF_ERROR(WriteIo500Output(out, s.resultdir));
-  PrintToStdout("\n" + FormatIo500Summary(out));
+  // StrCat, not "\n" + string&&: GCC 12 warns falsely there (-Wrestrict, bug 105329).
+  PrintToStdout(absl::StrCat("\n", FormatIo500Summary(out)));
   PrintToStdout(absl::StrFormat("# lockstep io500: IO500's files are in %s\n", s.resultdir));
   return absl::OkStatus();
 }
