@@ -187,7 +187,8 @@ class PhaseKindDef {
   virtual std::string IoKeyHint(const std::string& /*key*/) const { return ""; }
   // Writes this kind's keys of `p` for PlanToToml, with the shared keep and
   // delay_seconds where the kind puts them (WriteKeepAndDelay); ParsePlan
-  // of the text gives `p` back.
+  // of the text gives `p` back (tests/unit/phase_kind_test.cc holds every
+  // kind's own keys to it).
   virtual void WriteToml(const PhasePlan& p, TomlLines* out) const { WriteKeepAndDelay(p, out); }
 
   // ---- a run --------------------------------------------------------------

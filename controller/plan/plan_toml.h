@@ -1,6 +1,8 @@
 // A plan rendered back as the TOML `lockstep run` takes: what the front ends
 // (ior, mdtest, iozone, io500, bonnie) store as plan.toml for the plans they
-// translate. ParsePlan of the text gives the plan back.
+// translate. ParsePlan of the text gives the plan back, each key at its
+// first test's value: a sweep (a list) is not written back as one (front
+// ends build none).
 #ifndef LOCKSTEP_CONTROLLER_PLAN_PLAN_TOML_H_
 #define LOCKSTEP_CONTROLLER_PLAN_PLAN_TOML_H_
 
@@ -11,8 +13,9 @@
 
 namespace lockstep {
 
-// [run] name, repetitions, seed; every [[agent]]; every [[phase]] with its
-// shared keys and its kind's (PhaseKindDef::WriteToml).
+// [run] name, repetitions, seed and the cache barrier; every [[agent]];
+// every [[phase]] with its shared keys and its kind's (PhaseKindDef::
+// WriteToml), strings escaped (TomlQuoted).
 std::string PlanToToml(const Plan& plan);
 
 // A front end's plan: plan->text = PlanToToml(*plan), then that text put

@@ -138,6 +138,64 @@ TEST(PhaseKindTest, PlanToTomlRoundTripsEveryKindsKeys) {
   EXPECT_EQ(again->phases[2].Own<SeeksPlan>().seek_rewrite_pct, 10u);
 }
 
+// Every kind's own keys, each given, come back from the plan's text: each
+// is written, and the spec made from the text is the one made from the
+// plan. Before, a find phase lost find_newer_than, find_size and find_name
+// (io500's plan.toml held an unfiltered find) and a command phase its argv.
+TEST(PhaseKindTest, EveryKindsOwnKeysSurviveThePlansText) {
+  const std::map<std::string, std::string> every_key = {
+      {"small_files", "small_files = 7\nsmall_file_min_size = \"1k\"\n"
+                      "small_file_max_size = \"64k\"\nsmall_files_per_dir = 50\n"},
+      {"mdtest", "md_op = \"file_create\"\nmd_branching = 2\nmd_depth = 2\nmd_items = 9\n"
+                 "md_unique_dir = true\nmd_write_size = 16\nmd_read_size = 16\n"
+                 "md_leaf_only = true\nmd_neighbor_shift = 1\nmd_stonewall_seconds = 3\n"},
+      {"find", "find_newer_than = \"w\"\nfind_size = 3901\nfind_name = \"*01*\"\n"},
+      {"command", "argv = [\"/bin/true\"]\nenv = [\"A=1\"]\ntimeout_seconds = 30\n"
+                  "tail_size = \"8k\"\n"},
+      {"seeks", "seeks = 5\nseek_rewrite_pct = 20\n"},
+      {"train", "format = \"records\"\nnum_files = 4\nsamples_per_file = 2\n"
+                "record_size = \"64k\"\nrecord_size_stdev = \"1k\"\nfile_prefix = \"img\"\n"
+                "epochs = 2\nbatch_size = 2\nread_threads = 2\nprefetch_batches = 3\n"
+                "computation_time_seconds = 0.01\ncomputation_time_stdev_seconds = 0.001\n"
+                "compute = \"spin\"\nfile_shuffle = \"seed\"\nsample_shuffle = \"seed\"\n"
+                "shuffle_seed = 5\nau_threshold = 0.5\ntotal_training_steps = 3\n"},
+      {"datagen", "format = \"records\"\nnum_files = 4\nsamples_per_file = 2\n"
+                  "record_size = \"64k\"\nrecord_size_stdev = \"1k\"\nfile_prefix = \"img\"\n"
+                  "dataset_memory_multiple = 2.5\n"},
+      {"checkpoint", "checkpoint_op = \"write\"\nmodel = \"llama3-8b\"\nshard_size = \"1m\"\n"
+                     "checkpoints = 2\n"},
+      {"net", "streams = 2\nmessage_size = \"64k\"\nduration_seconds = 2\nping_count = 5\n"
+              "ping_size = 64\ninterface = \"lo\"\n"},
+      {"backend", "method = \"file\"\nsize = \"8m\"\n"}};
+  for (const PhaseKindDef* k : AllKinds()) {
+    if (k->OwnKeys().empty()) continue;
+    const auto keys = every_key.find(k->name());
+    if (keys == every_key.end()) {
+      ADD_FAILURE() << "add kind " << k->name() << " to every_key, with each of its own keys";
+      continue;
+    }
+    for (const std::string& key : k->OwnKeys()) {
+      EXPECT_THAT(keys->second, HasSubstr(key + " = ")) << k->name() << ": give " << key;
+    }
+    auto plan = ParsePlan(absl::StrCat("[[agent]]\naddress = \"h:1\"\n[[agent]]\naddress = \"h:2\"\n"
+                                       "[[phase]]\nname = \"w\"\nkind = \"write\"\ndir = \"/d\"\n"
+                                       "[[phase]]\nname = \"p\"\nkind = \"", k->name(),
+                                       "\"\ndir = \"/d\"\n", keys->second),
+                          "p.toml");
+    ASSERT_TRUE(plan.ok()) << k->name() << ": " << plan.status();
+    const std::string text = PlanToToml(*plan);
+    for (const std::string& key : k->OwnKeys()) {
+      EXPECT_THAT(text, HasSubstr("\n" + key + " = ")) << k->name() << " did not write " << key;
+    }
+    auto again = ParsePlan(text, "again.toml");
+    ASSERT_TRUE(again.ok()) << again.status() << "\n" << text;
+    v1::PhaseSpec before, after;
+    SetWorkloadFields(plan->phases[1], 7, &before);
+    SetWorkloadFields(again->phases[1], 7, &after);
+    EXPECT_EQ(before.DebugString(), after.DebugString()) << k->name() << "\n" << text;
+  }
+}
+
 // A phase of each kind with only what the kind needs, for the shared I/O
 // keys' tests below; a kind added without one here fails them.
 const std::map<std::string, std::string>& MinimalPhases() {

@@ -168,8 +168,14 @@ absl::Status ReadCommandKeys(const TableReader& r, PhasePlan* p) {
 class CommandKind : public PhaseKindDef {
  public:
   v1::PhaseKind wire() const override { return v1::COMMAND; }
-  // The program may write files in the phase's directory.
-  uint32_t IoKeys() const override { return kIoLayout | kIoChecksums; }
+  // No shared I/O key: its directory is made by the command's own Prepare,
+  // after the agent applies a layout or checksums (phase_preparer.cc).
+  uint32_t IoKeys() const override { return 0; }
+  std::string IoKeyHint(const std::string& key) const override {
+    if (key.rfind("stripe_", 0) != 0 && key != "object_size" && key != "checksums") return "";
+    return "the command's directory does not exist when they would be applied; set them on "
+           "its directory beforehand (lfs setstripe), or in an earlier phase of that directory";
+  }
 
   std::vector<std::string> OwnKeys() const override {
     return {"argv", "env", "timeout_seconds", "tail_size"};

@@ -67,6 +67,14 @@ class FindKind : public PhaseKindDef {
     return absl::OkStatus();
   }
 
+  void WriteToml(const PhasePlan& p, TomlLines* out) const override {
+    const FindPlan& fp = p.Own<FindPlan>();
+    WriteKeepAndDelay(p, out);
+    if (!fp.find_newer_than.empty()) out->String("find_newer_than", fp.find_newer_than);
+    if (fp.find_match_size) out->UintAlways("find_size", fp.find_size_bytes);
+    if (!fp.find_name_glob.empty()) out->String("find_name", fp.find_name_glob);
+  }
+
   // find_newer_unix_ns: the run sets it from the named phase's start
   // (controller/run/phase_specs.h SetEarlierStart, from StartInstantOf).
   void FillSpec(const PhasePlan& p, v1::PhaseSpec* s) const override {

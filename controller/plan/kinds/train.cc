@@ -75,8 +75,7 @@ class TrainKind : public PhaseKindDef {
 
   void SetDefaults(PhasePlan* p) const override { SetAiChunkDefault(p); }
   bool IorBlocks() const override { return false; }
-  // It creates no file: a layout would only restripe the dataset's directory.
-  uint32_t IoKeys() const override { return kIoSizes | kIoChecksums; }
+  uint32_t IoKeys() const override { return kIoSizes | kIoLayout | kIoChecksums; }
 
   // Its own; the dataset keys it reads are datagen's (ai_shared.h).
   std::vector<std::string> OwnKeys() const override {
