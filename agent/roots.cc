@@ -13,6 +13,8 @@
 #include "absl/strings/str_join.h"
 #include "common/errors.h"
 #include "common/files.h"
+#include "common/text_escape.h"
+#include "common/utf8.h"
 
 namespace lockstep {
 namespace {
@@ -80,6 +82,14 @@ absl::StatusOr<AllowedRoots> AllowedRoots::Create(const std::vector<std::string>
     if (::stat(real->c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
       return absl::InvalidArgumentError(
           absl::StrFormat("allowed root %s is not a directory; fix --root", r));
+    }
+    if (!IsUtf8(*real)) {
+      // Its path travels in HostFacts and every phase's messages: protobuf
+      // strings, which must be UTF-8 (the agent would fail at its first reply).
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "allowed root %s resolves to %s, which is not UTF-8; give a root whose real path is "
+          "UTF-8 (rename the directory or a link on the way)",
+          r, EscapeForTerminal(*real)));
     }
     out.roots_.push_back(*real);
   }

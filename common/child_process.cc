@@ -19,6 +19,7 @@
 #include "common/clock.h"
 #include "common/process_runner.h"
 #include "common/spawn.h"
+#include "common/utf8.h"
 
 namespace lockstep {
 namespace {

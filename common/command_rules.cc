@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/limits.h"
+#include "common/utf8.h"
 
 namespace lockstep {
 namespace {
@@ -122,10 +123,8 @@ std::string LastLines(const std::string& text, int lines) {
   }
   std::string out = absl::StrJoin(kept, " | ");
   if (out.size() > kMaxBytes) {
-    size_t from = out.size() - kMaxBytes;
     // Not inside a UTF-8 character: errors travel in protobuf strings.
-    while (from < out.size() && (static_cast<unsigned char>(out[from]) & 0xC0) == 0x80) ++from;
-    out = "..." + out.substr(from);
+    out = "..." + out.substr(Utf8BoundaryFrom(out, out.size() - kMaxBytes));
   }
   return out;
 }

@@ -12,6 +12,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/sizes.h"
+#include "common/text_escape.h"
+#include "common/utf8.h"
 
 namespace lockstep {
 namespace {
@@ -384,9 +386,30 @@ absl::StatusOr<std::optional<FlagValue>> ParseOneFlag(const std::vector<std::str
   return value;
 }
 
+absl::Status ArgumentsAreUtf8(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (IsUtf8(args[i])) continue;
+    const std::string& a = args[i];
+    std::string what = absl::StrCat("argument \"", EscapeForTerminal(a), "\"");
+    if (const size_t eq = a.find('='); absl::StartsWith(a, "-") && eq != std::string::npos &&
+                                       IsUtf8(std::string_view(a).substr(0, eq))) {
+      what = absl::StrCat("the value of ", a.substr(0, eq), " (\"",
+                          EscapeForTerminal(std::string_view(a).substr(eq + 1)), "\")");
+    } else if (i > 0 && absl::StartsWith(args[i - 1], "-") && !absl::StartsWith(a, "-") &&
+               IsUtf8(args[i - 1])) {
+      absl::StrAppend(&what, " (after ", args[i - 1], ")");
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " is not UTF-8; plans, results and the agents' messages are UTF-8 text: give it "
+              "in UTF-8 (a path: rename what is not)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
                                        const CommandSpec& command) {
   ParsedFlags out;
+  if (absl::Status s = ArgumentsAreUtf8(args); !s.ok()) return s;
   for (const std::string& a : args) {
     if (a == "--") break;
     if (IsHelpWord(a)) {

@@ -140,6 +140,14 @@ class ParsedFlags {
 absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
                                        const CommandSpec& command);
 
+// OK when every word of `args` is UTF-8. Otherwise InvalidArgument naming
+// the word (escaped), the word before it or its flag, and the fix: plans, the
+// record and the wire are UTF-8 text, so a value that is not would fail
+// later, far from its cause (a protobuf string that does not serialise, a
+// plan text that does not parse). ParseFlags checks its words; the front
+// ends with their own option parsers check theirs.
+absl::Status ArgumentsAreUtf8(const std::vector<std::string>& args);
+
 // For command lines that mix their own options with the table's (lockstep
 // ior/mdtest): reads the flag at args[*i], advancing *i past a separate
 // value. nullopt, *i unchanged, when args[*i] is not "--NAME" or

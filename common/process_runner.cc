@@ -28,6 +28,7 @@
 #include "common/spawn.h"
 #include "common/status_macros.h"
 #include "common/supervisor.h"
+#include "common/utf8.h"
 
 
 namespace lockstep {
@@ -256,33 +257,6 @@ class Watcher {
   struct rusage usage_ = {};
 };
 
-// Length of the valid UTF-8 sequence at s[i], or 0.
-size_t Utf8SequenceAt(const std::string& s, size_t i) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  if (c < 0x80) return 1;
-  size_t len = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range
-  if (c >= 0xC2 && c <= 0xDF) {
-    len = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    len = 3;
-    if (c == 0xE0) lo = 0xA0;  // overlong
-    if (c == 0xED) hi = 0x9F;  // surrogates
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    len = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + len > s.size() || b(i + 1) < lo || b(i + 1) > hi) return 0;
-  for (size_t k = 2; k < len; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-  }
-  return len;
-}
-
 }  // namespace
 
 absl::Status ProbeAsAccount(const std::string& dir, const std::string& program,
@@ -329,29 +303,6 @@ absl::StatusOr<v1::CommandResult> RunProcess(const ProcessLaunch& launch,
   Watcher watcher(launch, *supervisor, start_mono_ns, std::exchange(out.read_fd, -1),
                   std::exchange(err.read_fd, -1), std::exchange(supervision.read_fd, -1));
   return watcher.Run(abort);
-}
-
-std::string Utf8Tail(const std::string& bytes, size_t max_bytes) {
-  size_t from = bytes.size() > max_bytes ? bytes.size() - max_bytes : 0;
-  // A character cut by the window is dropped, not replaced.
-  for (int k = 0; k < 3 && from < bytes.size() && from > 0 &&
-                  (static_cast<unsigned char>(bytes[from]) & 0xC0) == 0x80;
-       ++k) {
-    ++from;
-  }
-  std::string out;
-  out.reserve(bytes.size() - from);
-  for (size_t i = from; i < bytes.size();) {
-    const size_t len = Utf8SequenceAt(bytes, i);
-    if (len == 0) {
-      out += '?';
-      ++i;
-    } else {
-      out.append(bytes, i, len);
-      i += len;
-    }
-  }
-  return out;
 }
 
 // ---- Running a tool ---------------------------------------------------------

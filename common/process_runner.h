@@ -78,7 +78,7 @@ struct ProcessLaunch {
 // Runs `launch` and waits for it: its times (real on the monotonic clock,
 // from fork to reap; user, sys and max RSS from wait4, the program and the
 // children it waited for), its exit status or signal, and the last
-// tail_bytes of stdout and stderr (valid UTF-8: see Utf8Tail) with the
+// tail_bytes of stdout and stderr (valid UTF-8: see Utf8Tail in common/utf8.h) with the
 // bytes each carried (more than the tail kept: the output was truncated).
 // At the timeout, or once *abort is true, the program's process group gets
 // SIGTERM, then after kill_grace SIGKILL as below (timed_out is set for the
@@ -105,11 +105,6 @@ absl::StatusOr<v1::CommandResult> RunProcess(const ProcessLaunch& launch,
 // naming the step that failed; Internal when no child could be made.
 absl::Status ProbeAsAccount(const std::string& dir, const std::string& program,
                             const CommandAccount& account);
-
-// The last at most `max_bytes` of `bytes`, cut at a character boundary and
-// with every invalid UTF-8 sequence replaced by '?': protobuf strings (and
-// run.json) must be UTF-8, and a program prints what it likes.
-std::string Utf8Tail(const std::string& bytes, size_t max_bytes);
 
 // ---- Running a tool ---------------------------------------------------------
 

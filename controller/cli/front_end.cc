@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/flags.h"
 #include "controller/cli/cli_common.h"
 #include "controller/cli/exit_codes.h"
 #include "controller/cli/printed_report.h"
@@ -96,7 +97,9 @@ int SetUpExitCode(const absl::Status& error) {
 int RunFrontEnd(FrontEnd& tool, const std::vector<std::string>& args,
                 const std::string& command_line, const std::atomic<bool>* interrupted) {
   FileReader reader = [](const std::string& path) { return ReadPlanInput(path, "an input file"); };
-  absl::StatusOr<CliCommand> cmd = tool.Parse(args, reader);
+  const absl::Status words = ArgumentsAreUtf8(args);
+  absl::StatusOr<CliCommand> cmd =
+      words.ok() ? tool.Parse(args, reader) : absl::StatusOr<CliCommand>(words);
   // What the command line says, or a summary file it names, is a usage
   // error whatever its code; the set-up's codes say more (SetUpExitCode).
   absl::Status set_up = UsageError(cmd.ok() ? tool.BeforeAgents(*cmd) : cmd.status());

@@ -179,5 +179,22 @@ TEST(ExitCodes, LocalAgentsRefuseSystemDirectories) {
   std::filesystem::remove_all("/tmp/lockstep-exit-codes-lr", ec);
 }
 
+// Before, a path that was not UTF-8 failed far from its cause: `ior -o` as a
+// plan.toml line that did not parse, `run --local_root` as an agent lost
+// (its HostFacts did not serialise). Now both are usage errors naming it.
+TEST(ExitCodes, AnArgumentThatIsNotUtf8IsAUsageError) {
+  TestCluster tmp;
+  const std::string bad = tmp / "r\xff";
+  RunResult ior = tmp.Lockstep({"ior", "-w", "-o", bad + "/f", "--local", "1"});
+  EXPECT_EQ(ior.exit_code, kExitUsage) << ior.Output();
+  EXPECT_THAT(ior.err, HasSubstr("\\xff/f\" (after -o) is not UTF-8"));
+  std::string plan = tmp.WritePlan(PlanBuilder().AddPhase(PlanPhase("w", "write").Set("dir", "d")));
+  RunResult run = tmp.Lockstep(
+      {"run", "--local", "1", "--local_root", bad, "--out", tmp.results_dir(), plan});
+  EXPECT_EQ(run.exit_code, kExitUsage) << run.Output();
+  EXPECT_THAT(run.err, HasSubstr("(after --local_root) is not UTF-8"));
+  EXPECT_FALSE(std::filesystem::exists(bad));
+}
+
 }  // namespace
 }  // namespace lockstep::testing

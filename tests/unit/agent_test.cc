@@ -69,6 +69,19 @@ TEST(Roots, ResolvesInsideAndRefusesEscapes) {
   EXPECT_FALSE(AllowedRoots::Create({}).ok());
 }
 
+// Its path travels in protobuf strings: a root whose real path is not UTF-8
+// (here reached through a link whose own name is) is refused at start.
+TEST(Roots, ARootWhoseRealPathIsNotUtf8IsRefused) {
+  TempDir tmp;
+  std::filesystem::create_directories(tmp / "caf\xe9");
+  std::filesystem::create_directory_symlink(tmp / "caf\xe9", tmp / "cafe");
+  auto roots = AllowedRoots::Create({tmp / "cafe"});
+  EXPECT_EQ(roots.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(roots.status().message(), HasSubstr("caf\\xe9, which is not UTF-8"));
+  std::filesystem::create_directories(tmp / "caf\xc3\xa9");
+  EXPECT_OK(AllowedRoots::Create({tmp / "caf\xc3\xa9"}));
+}
+
 // The agent runs as root and a plan may create, write and remove files
 // anywhere below a root: a system directory as a root (also through a
 // symlink that leads into /usr) is refused at Create, naming it and the

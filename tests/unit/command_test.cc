@@ -168,15 +168,6 @@ TEST(CommandAccount, CleanEnvironment) {
                           "LANG=en_US.UTF-8", "A=1"));
 }
 
-TEST(CommandProcess, Utf8TailIsValidAndKeepsTheEnd) {
-  EXPECT_EQ(Utf8Tail("hello", 3), "llo");
-  EXPECT_EQ(Utf8Tail("h\xc3\xa9llo", 5), "\xc3\xa9llo");
-  EXPECT_EQ(Utf8Tail("h\xc3\xa9llo", 4), "llo");  // half a character is dropped
-  EXPECT_EQ(Utf8Tail("a\xff" "b\xc3", 10), "a?b?");
-  EXPECT_EQ(Utf8Tail("\xed\xa0\x80", 10), "???");  // a surrogate
-  EXPECT_EQ(Utf8Tail("\xf0\x9f\x98\x80!", 10), "\xf0\x9f\x98\x80!");
-}
-
 TEST(CommandWorkload, TheAgentRefusesWhatItsConfigDoesNotAllow) {
   v1::PhaseSpec s;
   s.set_phase_id("t0/r0/id");

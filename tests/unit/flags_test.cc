@@ -146,6 +146,28 @@ TEST(Flags, DoubleDashEndsTheFlagsAndDashIsPositional) {
   EXPECT_THAT(f->positional(), ElementsAre("-", "x"));
 }
 
+// A word that is not UTF-8 would fail far from its cause (a protobuf
+// string, a plan text): refused first, naming it and the word before it.
+TEST(Flags, AWordThatIsNotUtf8IsRefusedNamingItAndTheWordBefore) {
+  const CommandSpec spec = {.program = "lockstep", .name = "run", .flags = kFlags};
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"--out", "/tmp/r\xff"}, "argument \"/tmp/r\\xff\" (after --out)"},
+           {{"--tag=n\xc3"}, "the value of --tag (\"n\\xc3\")"},
+           {{"plan\xe9.toml"}, "argument \"plan\\xe9.toml\""},
+           {{"-o", "f\xff"}, "argument \"f\\xff\" (after -o)"},
+           {{"--n\xffpe"}, "argument \"--n\\xffpe\""}}) {
+    auto f = ParseFlags(c.args, spec);
+    EXPECT_EQ(f.status().code(), absl::StatusCode::kInvalidArgument) << c.says;
+    EXPECT_THAT(f.status().message(), HasSubstr(c.says + " is not UTF-8"));
+    EXPECT_THAT(ArgumentsAreUtf8(c.args).message(), HasSubstr(c.says));
+  }
+  EXPECT_OK(ArgumentsAreUtf8({"--out", "/tmp/caf\xc3\xa9", "--tag=\xe2\x9c\x93"}));
+}
+
 TEST(Flags, HelpWinsOverEverythingBeforeDoubleDash) {
   for (const char* line : {"--help", "-h", "--nope --help", "--local 999 -h PLAN"}) {
     auto f = Parse(line);
