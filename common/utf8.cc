@@ -30,14 +30,16 @@ size_t Utf8SequenceAt(std::string_view text, size_t i, uint32_t* code_point) {
   return n;
 }
 
-bool IsUtf8(std::string_view text) {
+size_t FirstNonUtf8(std::string_view text) {
   for (size_t i = 0; i < text.size();) {
     const size_t n = Utf8SequenceAt(text, i);
-    if (n == 0) return false;
+    if (n == 0) return i;
     i += n;
   }
-  return true;
+  return std::string_view::npos;
 }
+
+bool IsUtf8(std::string_view text) { return FirstNonUtf8(text) == std::string_view::npos; }
 
 size_t Utf8BoundaryFrom(std::string_view text, size_t i) {
   for (int k = 0; k < 3 && i > 0 && i < text.size() &&

@@ -18,6 +18,10 @@ namespace lockstep {
 // point above U+10FFFF). i < text.size().
 size_t Utf8SequenceAt(std::string_view text, size_t i, uint32_t* code_point = nullptr);
 
+// The offset of the first byte of `text` that does not begin a UTF-8
+// sequence, or std::string_view::npos when the whole of it is UTF-8.
+size_t FirstNonUtf8(std::string_view text);
+
 // True when the whole of `text` is UTF-8.
 bool IsUtf8(std::string_view text);
 

@@ -12,6 +12,7 @@
 #include "common/sizes.h"
 #include "common/status_macros.h"
 #include "common/text_escape.h"
+#include "common/utf8.h"
 #include "controller/plan/limits.h"
 #include "controller/plan/phase_table.h"
 #include "controller/plan/plan_bounds.h"
@@ -381,7 +382,20 @@ absl::StatusOr<Plan> LoadPlan(const std::string& path) {
 }
 
 absl::StatusOr<std::string> ReadPlanInput(const std::string& path, const char* what) {
-  return ReadFileAtMost(path, kMaxPlanFileBytes, what);
+  absl::StatusOr<std::string> text = ReadFileAtMost(path, kMaxPlanFileBytes, what);
+  if (!text.ok()) return text;
+  // Its values end in a plan text, the record and the wire, all UTF-8: a
+  // byte that is not is refused here, where its line can still be named.
+  if (const size_t bad = FirstNonUtf8(*text); bad != std::string::npos) {
+    const size_t newline = bad == 0 ? std::string::npos : text->rfind('\n', bad - 1);
+    const size_t column = newline == std::string::npos ? bad + 1 : bad - newline;
+    const auto line = 1 + std::count(text->begin(), text->begin() + bad, '\n');
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s:%d:%d: byte 0x%02x is not UTF-8; %s is read as UTF-8 text: save it as UTF-8 "
+        "(iconv -t UTF-8)",
+        path, line, column, static_cast<unsigned char>((*text)[bad]), what));
+  }
+  return text;
 }
 
 }  // namespace lockstep

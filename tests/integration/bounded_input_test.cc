@@ -95,6 +95,28 @@ TEST(BoundedInput, DevZeroAsDlioConfigAndIo500IniIsRefused) {
   EXPECT_THAT(io500.err, HasSubstr("the most an IO500 ini file may be"));
 }
 
+// A byte that is not UTF-8 in a file a plan is made from: refused naming
+// the file, line and column. Before, an IO500 ini's value surfaced as
+// "plan.toml:10:17: malformed TOML", and a hostfile's host as a message with
+// the raw byte (its run.json error field did not serialise).
+TEST(BoundedInput, AByteThatIsNotUtf8IsRefusedWhereItStands) {
+  TempDir tmp;
+  WriteFile(tmp / "a.ini", "[global]\ndatadir = " + tmp / "io\xff" + "\n");
+  CommandResult io500 = Lockstep({"io500", tmp / "a.ini", "--local", "1"});
+  EXPECT_EQ(io500.exit_code, 2) << io500.err;
+  const std::string column = std::to_string(tmp.path().size() + 14);  // "datadir = " DIR "/io"
+  EXPECT_THAT(io500.err, HasSubstr(tmp / "a.ini:2:" + column + ": byte 0xff is not UTF-8"));
+  WriteFile(tmp / "hosts", "127.0.0.1:7001\nh\xe9:7000\n");
+  WriteFile(tmp / "p.toml", Phase(tmp.path()));
+  CommandResult run = Lockstep({"run", "--hostfile", tmp / "hosts", "--insecure", tmp / "p.toml"});
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_THAT(run.err, HasSubstr(tmp / "hosts:2:2: byte 0xe9 is not UTF-8; a hostfile is read"));
+  WriteFile(tmp / "d.yaml", "model: m\xc3\n");
+  CommandResult dlio = Lockstep({"dlio", tmp / "d.yaml", "--local", "1"});
+  EXPECT_EQ(dlio.exit_code, 2) << dlio.err;
+  EXPECT_THAT(dlio.err, HasSubstr(tmp / "d.yaml:1:9: byte 0xc3 is not UTF-8"));
+}
+
 // The case: under ulimit -v 2000000 the controller died of an
 // uncaught std::bad_alloc (exit 134). Now the input is refused first, and an
 // allocation that fails anyway ends with code 10 and a message, never 134.
