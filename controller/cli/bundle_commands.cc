@@ -103,7 +103,10 @@ int ExportBundleCommand(const ParsedFlags& f) {
   }
   LazyHistory db(f.GetString("db"));
   auto run = ResolveRunRef(f.positional()[0], &db, {.restore_telemetry = false});
-  if (!run.ok()) return Fail("export", run.status());
+  if (!run.ok()) {  // naming no run is a bad command line (exit 2), as for the others
+    const int code = Fail("export", run.status());
+    return absl::IsNotFound(run.status()) ? kExitUsage : code;
+  }
   auto content = ContentOf(*run, &db, site, DescribeSystem(run->record, described));
   if (!content.ok()) return Fail("export", content.status());
   auto bundle = SignBundle(*content, *credential);

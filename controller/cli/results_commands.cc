@@ -32,6 +32,13 @@ int Fail(const char* cmd, const absl::Status& s) {
   return s.code() == absl::StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
 }
 
+// A run reference that names no run (NotFound) is a bad command line, exit
+// 2, as gate has it; an unreadable one (a run still going, a damaged db) 1.
+int FailRef(const char* cmd, const absl::Status& s) {
+  Fail(cmd, s);
+  return absl::IsNotFound(s) || absl::IsInvalidArgument(s) ? kExitUsage : kExitFailure;
+}
+
 // The run `ref` names (results/run_ref.h); what a damaged telemetry side file
 // left out goes to stderr as a warning, and the run is read all the same.
 absl::StatusOr<ResolvedRun> ReadRunRef(const char* cmd, const std::string& ref,
@@ -225,7 +232,7 @@ int ExportCommand(const std::vector<std::string>& args) {
   if (!db_file.ok()) return Fail("export", db_file.status());
   LazyHistory db(*db_file);
   auto run = ReadRunRef("export", f->positional()[0], &db);
-  if (!run.ok()) return Fail("export", run.status());
+  if (!run.ok()) return FailRef("export", run.status());
   const bool others = HasOutputs(*f);
   std::string out = f->positional().size() == 2 ? f->positional()[1] : (others ? "" : "-");
   if (out == "-") {
@@ -270,7 +277,7 @@ int CompareCommand(const std::vector<std::string>& args) {
     std::vector<v1::RunRecord>& group = groups.emplace_back();
     for (absl::string_view ref : absl::StrSplit(side, ',', absl::SkipEmpty())) {
       auto run = ReadRun("compare", std::string(ref), &db);
-      if (!run.ok()) return Fail("compare", run.status());
+      if (!run.ok()) return FailRef("compare", run.status());
       group.push_back(*run);
       runs.push_back(std::move(*run));
     }
@@ -386,7 +393,7 @@ int ReportCommand(const std::vector<std::string>& args) {
         continue;
       }
       auto run = ReadRun("report", ref, &db);
-      if (!run.ok()) return Fail("report", run.status());
+      if (!run.ok()) return FailRef("report", run.status());
       std::string text = FormatRunSummary(*run);
       std::fwrite(text.data(), 1, text.size(), stdout);
     }
@@ -395,7 +402,7 @@ int ReportCommand(const std::vector<std::string>& args) {
   std::vector<v1::RunRecord> runs;
   for (const auto& ref : f->positional()) {
     auto run = ReadRun("report", ref, &db, {.allow_journal = true});
-    if (!run.ok()) return Fail("report", run.status());
+    if (!run.ok()) return FailRef("report", run.status());
     runs.push_back(std::move(*run));
   }
   if (auto s = WriteOutputs(*f, runs, &db); !s.ok()) return Fail("report", s);

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/wire_version.h"
 #include "controller/cli/exit_codes.h"
 #include "gmock/gmock.h"
@@ -177,6 +178,27 @@ TEST(ExitCodes, LocalAgentsRefuseSystemDirectories) {
   EXPECT_EQ(root.exit_code, kExitUsage) << root.Output();
   EXPECT_THAT(root.err, HasSubstr("--local_root \"/usr/share\" is a system directory"));
   std::filesystem::remove_all("/tmp/lockstep-exit-codes-lr", ec);
+}
+
+// A run reference that names no run is a bad command line for every
+// command that reads runs, as for gate (before, report, compare and export
+// exited 1, gate 2).
+TEST(ExitCodes, ARunReferenceThatNamesNoRunIsAUsageError) {
+  TestCluster tmp;
+  const std::string db = tmp / "history.db";
+  const std::string certs = tmp / "certs";
+  ASSERT_EQ(tmp.Lockstep({"certs", "init", "--dir", certs, "--agent", "s"}).exit_code, kExitOk);
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"report", "--db", db, "nosuch"},
+           {"compare", "--db", db, "nosuch", "nosuch2"},
+           {"export", "--db", db, "nosuch", "--csv", tmp / "x.csv"},
+           {"export", "--db", db, "--bundle", "nosuch", tmp / "x.lsbundle", "--key",
+            certs + "/agent-s.key", "--cert", certs + "/agent-s.pem"},
+           {"gate", "--db", db, "nosuch"}}) {
+    RunResult r = tmp.Lockstep(args);
+    EXPECT_EQ(r.exit_code, kExitUsage) << absl::StrJoin(args, " ") << "\n" << r.Output();
+    EXPECT_THAT(r.err, HasSubstr("nosuch: not a directory with run.json"));
+  }
 }
 
 // Before, a path that was not UTF-8 failed far from its cause: `ior -o` as a
