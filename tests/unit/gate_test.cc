@@ -390,7 +390,7 @@ TEST_F(GateCommandTest, OtherCommandsExitCodes) {
   EXPECT_EQ(CompareCommand({"--db", db, "a", b}), 0);
   EXPECT_EQ(CompareCommand({"--db", db, "a", "b", a}), 0);
   EXPECT_EQ(CompareCommand({"--db", db, "a"}), 2);
-  EXPECT_EQ(CompareCommand({"--db", db, "a", "zzz"}), 1);
+  EXPECT_EQ(CompareCommand({"--db", db, "a", "zzz"}), 2);  // names no run: a bad command line
   EXPECT_EQ(ExportCommand({"--db", db, "a", dir_ + "/a-out.json"}), 0);
   EXPECT_EQ(*ReadFileToString(dir_ + "/a-out.json"), *ReadFileToString(a));
   EXPECT_EQ(ExportCommand({"--db", db, "b", "--openmetrics", dir_ + "/b.om", "--influx",

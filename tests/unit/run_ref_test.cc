@@ -171,7 +171,7 @@ TEST_F(RunRefTest, CompareTakesEveryForm) {
   EXPECT_EQ(CompareCommand({"--db", db_, "base", slow_dir_, slow_json_, "--csv", dir_ / "c.csv"}),
             0);
   EXPECT_TRUE(std::filesystem::exists(dir_ / "c.csv"));
-  EXPECT_EQ(CompareCommand({"--db", db_, base_dir_, "nope"}), 1);
+  EXPECT_EQ(CompareCommand({"--db", db_, base_dir_, "nope"}), 2);
 }
 
 TEST_F(RunRefTest, GateTakesEveryFormForRunAndBaseline) {
@@ -196,7 +196,7 @@ TEST_F(RunRefTest, ExportTakesEveryForm) {
   }
   EXPECT_EQ(ExportCommand({"--db", db_, slow_dir_, "--csv", dir_ / "slow.csv"}), 0);
   EXPECT_TRUE(std::filesystem::exists(dir_ / "slow.csv"));
-  EXPECT_EQ(ExportCommand({"--db", db_, "nope", dir_ / "x.json"}), 1);
+  EXPECT_EQ(ExportCommand({"--db", db_, "nope", dir_ / "x.json"}), 2);
 }
 
 TEST_F(RunRefTest, ADamagedTelemetrySideFileIsAWarningNotAnUnreadableRun) {
@@ -225,7 +225,7 @@ TEST_F(RunRefTest, ReportWritesOutputsForEveryForm) {
   ASSERT_OK(csv);
   EXPECT_THAT(*csv, HasSubstr("base"));
   EXPECT_THAT(*csv, HasSubstr("crashed"));
-  EXPECT_EQ(ReportCommand({"--db", db_, "nope", "--csv", dir_ / "n.csv"}), 1);
+  EXPECT_EQ(ReportCommand({"--db", db_, "nope", "--csv", dir_ / "n.csv"}), 2);
 }
 
 TEST_F(RunRefTest, ReportWithoutOutputsPrintsEachSummary) {
