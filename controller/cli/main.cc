@@ -118,6 +118,10 @@ void LimitMallocArenas() {
 // allocation can).
 int GuardedMain(int argc, char** argv) {
   std::set_terminate(OnTerminate);
+  // A peer that closes (a results service answering 413, a reader of
+  // stdout such as `head`) makes a write fail with EPIPE, handled where it
+  // happens, instead of killing the process before it spools or cleans up.
+  ::signal(SIGPIPE, SIG_IGN);
   LimitMallocArenas();
   try {
     return Main(argc, argv);

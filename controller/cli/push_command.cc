@@ -4,6 +4,8 @@
 
 #include <array>
 #include <cstdio>
+#include <optional>
+#include <set>
 
 #include <toml++/toml.h>
 
@@ -11,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/files.h"
 #include "common/status_macros.h"
 #include "controller/cli/command_specs.h"
 #include "controller/cli/exit_codes.h"
@@ -49,6 +52,9 @@ constexpr std::array<FlagSpec, 10> kPushFlags = {{
              "(stored with the run; a spooled run keeps it)"},
 }};
 
+// A CA file: a few certificates, a few KB each.
+constexpr uint64_t kMaxCaFileBytes = 1 << 20;
+
 int Fail(const absl::Status& s) {
   std::fprintf(stderr, "lockstep push: %s\n", std::string(s.message()).c_str());
   return s.code() == absl::StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
@@ -61,25 +67,53 @@ struct Pusher {
   std::string site;
   v1::SiteDescription described;
   RunVisibility visibility;  // --visibility, for the runs named now
-  int stored = 0, already = 0, spooled = 0, refused = 0;
+  bool visibility_given = false;  // and set on a run the service has already
+  int stored = 0, already = 0, spooled = 0, refused = 0, lost = 0;
+  std::set<std::string> sent;  // content hashes tried by this push
 
-  void Send(const v1::RunBundle& bundle, const std::string& what,
-            const RunVisibility& as) {
+  // Sends `bundle` unless this push has tried its content already (a run
+  // named that waited in the spool too). The result, or nullopt when skipped.
+  std::optional<PushResult> Send(const v1::RunBundle& bundle, const std::string& what,
+                                 const RunVisibility& as) {
+    if (!sent.insert(Sha256Hex(bundle.content())).second) {
+      std::printf("%s: sent from the spool above\n", what.c_str());
+      return std::nullopt;
+    }
     PushResult r = PushOrSpool(target, spool, bundle, as);
     const char* verdict = r.kind == PushResult::kStored          ? "stored"
                           : r.kind == PushResult::kAlreadyStored ? "already stored"
                           : r.kind == PushResult::kUnreachable   ? "NOT delivered"
                                                                  : "REFUSED";
-    (r.kind == PushResult::kStored ? stored
+    (r.kind == PushResult::kStored          ? stored
      : r.kind == PushResult::kAlreadyStored ? already
-     : r.kind == PushResult::kUnreachable ? spooled : refused)++;
+     : r.kind == PushResult::kUnreachable   ? (r.spooled ? spooled : lost)
+                                            : refused)++;
     std::printf("%s: %s: %s\n", what.c_str(), verdict, r.message.c_str());
+    return r;
+  }
+
+  // A run named now: sent, and when the service had it already and
+  // --visibility was given, its visibility set as asked.
+  void SendNamed(const v1::RunBundle& bundle, const std::string& what) {
+    std::optional<PushResult> r = Send(bundle, what, visibility);
+    if (!r || r->kind != PushResult::kAlreadyStored || !visibility_given) return;
+    v1::BundleContent content;
+    content.ParseFromString(bundle.content());
+    absl::Status s = SetRunVisibility(target, content.run_id(), visibility);
+    if (s.ok()) {
+      std::printf("%s: visibility set to %s\n", what.c_str(),
+                  RunVisibilityText(visibility).c_str());
+    } else {
+      std::printf("%s: visibility NOT set: %s\n", what.c_str(), std::string(s.message()).c_str());
+      ++refused;
+    }
   }
 
   int ExitCode() const {
-    std::printf("pushed: %d stored, %d already stored, %d spooled, %d refused\n", stored,
-                already, spooled, refused);
-    if (refused > 0) return kExitFailure;
+    std::printf("pushed: %d stored, %d already stored, %d spooled, %d refused", stored, already,
+                spooled, refused);
+    std::printf(lost > 0 ? ", %d neither delivered nor spooled\n" : "\n", lost);
+    if (refused > 0 || lost > 0) return kExitFailure;
     return spooled > 0 ? kExitConnect : kExitOk;
   }
 
@@ -108,6 +142,7 @@ struct Pusher {
 absl::Status Setup(const PushSettings& f, Pusher* p) {
   p->spool = f.spool;
   p->visibility = f.visibility;
+  p->visibility_given = f.visibility_given;
   p->target.url = f.url;
   RETURN_IF_ERROR(CheckServiceUrl(p->target.url));
   if (f.credentials.empty() || f.ca.empty()) {
@@ -126,6 +161,12 @@ absl::Status Setup(const PushSettings& f, Pusher* p) {
   p->target.cert_path = p->credential.cert_path;
   p->target.key_path = p->credential.key_path;
   p->target.ca_path = f.ca;
+  // Before any push: a CA that cannot be read is a bad command line, not a
+  // service that cannot be reached (whose runs would be spooled).
+  if (absl::StatusOr<std::string> ca = ReadFileAtMost(f.ca, kMaxCaFileBytes, "a CA file");
+      !ca.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--ca: ", ca.status().message()));
+  }
   return absl::OkStatus();
 }
 
@@ -137,7 +178,14 @@ void SendSpool(Pusher* p) {
                    std::string(bundle.status().message()).c_str());
       continue;
     }
-    p->Send(*bundle, absl::StrCat("spooled ", path), SpooledVisibility(path));
+    std::optional<PushResult> r =
+        p->Send(*bundle, absl::StrCat("spooled ", path), SpooledVisibility(path));
+    if (r && r->kind == PushResult::kRefused) {
+      absl::StatusOr<std::string> kept = SetAsideRefused(path);
+      std::printf("  %s\n", kept.ok() ? absl::StrCat("moved to ", *kept,
+                                                     ": kept, and not sent again").c_str()
+                                      : std::string(kept.status().message()).c_str());
+    }
   }
 }
 
@@ -187,7 +235,8 @@ int PushCommand(const std::vector<std::string>& args) {
                               .ca = f->GetString("ca"), .site = f->GetString("site"),
                               .site_file = f->GetString("site-file"),
                               .spool = f->GetString("spool"), .db = f->GetString("db"),
-                              .visibility = *visibility};
+                              .visibility = *visibility,
+                              .visibility_given = f->Has("visibility")};
   if (absl::Status s = Setup(settings, &p); !s.ok()) return Fail(s);
   std::vector<std::string> refs = f->positional();
   LazyHistory db(f->GetString("db"));
@@ -209,7 +258,7 @@ int PushCommand(const std::vector<std::string>& args) {
       ++p.refused;
       continue;
     }
-    p.Send(*bundle, ref, p.visibility);
+    p.SendNamed(*bundle, ref);
   }
   return p.ExitCode();
 }
@@ -230,7 +279,7 @@ int PushRunDirectory(const PushSettings& settings, const std::string& run_dir) {
   LazyHistory db(settings.db);
   auto bundle = p.FromRef(run_dir, &db);
   if (!bundle.ok()) return Fail(bundle.status());
-  p.Send(*bundle, run_dir, p.visibility);
+  p.SendNamed(*bundle, run_dir);
   return p.ExitCode();
 }
 

@@ -49,8 +49,10 @@ struct PushSettings {
   std::string url, credentials, ca, site, site_file;
   std::string spool = "lockstep-results/spool";
   std::string db = "lockstep-results/history.db";
-  // Who else sees the runs pushed now.
+  // Who else sees the runs pushed now; when given on the command line, also
+  // set on a run the service has already.
   RunVisibility visibility;
+  bool visibility_given = false;
 };
 
 // The plan's [run] KEY (push, push_credentials, push_ca, push_visibility)

@@ -18,6 +18,9 @@
 namespace lockstep {
 
 inline constexpr char kDefaultSpoolDir[] = "lockstep-results/spool";
+// Below the spool: bundles the service refused, kept as evidence and never
+// sent again by themselves.
+inline constexpr char kRefusedSpoolDir[] = "refused";
 
 struct PushTarget {
   std::string url;        // https://HOST:PORT
@@ -32,14 +35,17 @@ struct PushResult {
   enum Kind { kStored, kAlreadyStored, kRefused, kUnreachable } kind = kUnreachable;
   int http_status = 0;    // 0 when no answer came
   std::string message;    // the service's text, or why it could not be reached
+  bool spooled = false;   // kUnreachable: a copy waits in the spool
   bool delivered() const { return kind == kStored || kind == kAlreadyStored; }
 };
 
-// InvalidArgument naming the URL when it is not https://HOST[:PORT][/].
+// InvalidArgument naming the URL when it is not https://HOST[:PORT][/] (or
+// https://[IPv6][:PORT]) with a port from 1 to 65535.
 absl::Status CheckServiceUrl(const std::string& url);
 
 // One POST of the serialised bundle, asking that the run be stored with
-// `visibility` (?visibility=, when not shared). Never spools by itself.
+// `visibility` (?visibility=, when not shared). Never spools by itself. A
+// bundle larger than kMaxBundleBytes is refused here, unsent.
 PushResult PushBundle(const PushTarget& target, const v1::RunBundle& bundle,
                       const RunVisibility& visibility);
 
@@ -47,6 +53,11 @@ PushResult PushBundle(const PushTarget& target, const v1::RunBundle& bundle,
 // the body on 200; otherwise Unavailable (unreachable, 5xx) or the
 // service's refusal as PermissionDenied/NotFound/InvalidArgument, with its text.
 absl::StatusOr<std::string> ServiceGet(const PushTarget& target, const std::string& path);
+
+// Sets who else sees the stored run `run_id` of the site of `target`
+// (POST /api/v1/runs/ID/visibility); errors as ServiceGet's.
+absl::Status SetRunVisibility(const PushTarget& target, const std::string& run_id,
+                              const RunVisibility& visibility);
 
 // The spool: SPOOL/SHA256.lsbundle files written atomically, the content's
 // SHA-256 as computed here; a bundle pushed with another visibility than
@@ -65,6 +76,11 @@ RunVisibility SpooledVisibility(const std::string& path);
 // so); when it was delivered and a copy was spooled, the copy is removed.
 PushResult PushOrSpool(const PushTarget& target, const std::string& spool_dir,
                        const v1::RunBundle& bundle, const RunVisibility& visibility);
+
+// Moves a spooled bundle the service refused to SPOOL/refused/ (the same
+// name), so that it is kept and not sent again by every later push; its new
+// path.
+absl::StatusOr<std::string> SetAsideRefused(const std::string& spooled_path);
 
 }  // namespace lockstep
 

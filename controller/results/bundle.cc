@@ -30,7 +30,8 @@ namespace {
 
 constexpr char kGetCredential[] =
     "a site signs with its key and the certificate the results service's CA issued for it "
-    "(Subject CN = the site's name); pass --key FILE --cert FILE or --credentials DIR";
+    "(Subject CN = the site's name); give --credentials DIR (as `lockstep-service admit` "
+    "wrote it), or for export --key FILE --cert FILE";
 
 bool IsFile(const std::string& path) {
   struct stat st;
@@ -388,7 +389,7 @@ absl::StatusOr<v1::RunBundle> ParseBundle(std::string_view bytes, std::string_vi
 }
 
 absl::StatusOr<v1::RunBundle> ReadBundleFile(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
+  ASSIGN_OR_RETURN(std::string bytes, ReadFileAtMost(path, kMaxBundleBytes, "a run bundle"));
   return ParseBundle(bytes, path);
 }
 

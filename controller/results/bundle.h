@@ -32,6 +32,9 @@ namespace lockstep {
 inline constexpr char kBundleExtension[] = ".lsbundle";
 inline constexpr char kBundleSignatureAlgorithm[] = "ecdsa-p256-sha256";
 inline constexpr uint32_t kBundleVersion = 1;
+// The largest bundle a results service takes (its request limit), and so
+// the largest one push sends and a bundle file read may be.
+inline constexpr size_t kMaxBundleBytes = size_t{512} << 20;
 
 // A site's signing credential: an EC P-256 private key and its certificate
 // (PEM text), with the files they came from for messages.

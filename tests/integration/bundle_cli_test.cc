@@ -99,5 +99,52 @@ TEST(BundleCli, ExportVerifyTamperAndCompareSites) {
   EXPECT_THAT(forced.out, HasSubstr("workloads differ"));
 }
 
+// `lockstep push` without a service: what it does with the run when the
+// service cannot be reached, and the command lines it refuses before
+// trying (before, a missing --ca or port 99999 spooled the run and exited 3,
+// and a spool that could not be written still counted the run as spooled).
+TEST(BundleCli, PushWithoutAServiceSpoolsOnceAndRefusesBadSettings) {
+  TestCluster tmp;
+  const std::string certs = tmp / "certs";
+  ASSERT_EQ(RunLockstep({"certs", "init", "--dir", certs, "--agent", "hlrs"}).exit_code, 0);
+  const std::string creds = tmp / "creds";
+  std::filesystem::create_directories(creds);
+  std::filesystem::copy_file(certs + "/agent-hlrs.key", creds + "/site-hlrs.key");
+  std::filesystem::copy_file(certs + "/agent-hlrs.pem", creds + "/site-hlrs.pem");
+  RunResult a = tmp.Lockstep({"run", "--local", "1", "--out", tmp.results_dir(),
+                              WritePlan(tmp, "a", "64k")});
+  ASSERT_EQ(a.exit_code, 0) << a.Output();
+  const std::string spool = tmp / "spool";
+  auto push = [&](const std::string& to, const std::string& ca, const std::string& spool_dir) {
+    return RunLockstep({"push", a.run_dir, "--to", to, "--credentials", creds, "--ca", ca,
+                        "--spool", spool_dir});
+  };
+  const std::string ca = certs + "/ca.pem";
+  CommandResult no_ca = push("https://127.0.0.1:1", tmp / "nosuch.pem", spool);
+  EXPECT_EQ(no_ca.exit_code, 2) << no_ca.out << no_ca.err;
+  EXPECT_THAT(no_ca.err, HasSubstr("--ca: "));
+  for (const char* url : {"https://127.0.0.1:99999", "https://127.0.0.1:0", "https://[::1"}) {
+    CommandResult bad = push(url, ca, spool);
+    EXPECT_EQ(bad.exit_code, 2) << url << "\n" << bad.out << bad.err;
+    EXPECT_THAT(bad.err, HasSubstr("service URL")) << url;
+  }
+  EXPECT_FALSE(std::filesystem::exists(spool));
+
+  const std::string file = tmp / "not-a-dir";
+  std::ofstream(file) << "x";
+  CommandResult lost = push("https://127.0.0.1:1", ca, file);
+  EXPECT_EQ(lost.exit_code, 1) << lost.out << lost.err;
+  EXPECT_THAT(lost.out, HasSubstr("0 spooled, 0 refused, 1 neither delivered nor spooled"));
+
+  CommandResult spooled = push("https://[::1]:1", ca, spool);
+  EXPECT_EQ(spooled.exit_code, 3) << spooled.out << spooled.err;
+  EXPECT_THAT(spooled.out, HasSubstr("1 spooled"));
+  // Again: the spooled copy is tried first, and the run named not twice.
+  CommandResult again = push("https://127.0.0.1:1", ca, spool);
+  EXPECT_EQ(again.exit_code, 3) << again.out << again.err;
+  EXPECT_THAT(again.out, HasSubstr("sent from the spool above"));
+  EXPECT_THAT(again.out, HasSubstr("pushed: 0 stored, 0 already stored, 1 spooled, 0 refused"));
+}
+
 }  // namespace
 }  // namespace lockstep::testing

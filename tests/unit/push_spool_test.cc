@@ -85,5 +85,52 @@ TEST(PushSpool, AnEmbargoChosenNowMustEndLater) {
   }
 }
 
+TEST(PushSpool, AServiceUrlIsHttpsWithAPortInRange) {
+  for (const char* url : {"https://results.example.org", "https://h:8443", "https://h:8443/",
+                          "https://[::1]:8443", "https://[fe80::1]", "https://10.0.0.1:1"}) {
+    EXPECT_TRUE(CheckServiceUrl(url).ok()) << url;
+  }
+  for (const char* url : {"http://h:8443", "https://h:0", "https://h:65536", "https://h:99999",
+                          "https://h:x", "https://[::1", "https://::1:8443", "https://h/x",
+                          "https://[h]:1"}) {
+    const absl::Status s = CheckServiceUrl(url);
+    EXPECT_TRUE(absl::IsInvalidArgument(s)) << url;
+    EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr(url));
+  }
+}
+
+// A spool that cannot be written keeps nothing: the result says so, and
+// the push does not count the run as spooled.
+TEST(PushSpool, ASpoolThatCannotBeWrittenIsNotCountedAsSpooled) {
+  testing::TempDir dir;
+  ASSERT_TRUE(WriteFileAtomically(dir / "file", "x").ok());
+  v1::RunBundle bundle;
+  bundle.set_content("run");
+  const PushResult r = PushOrSpool(Unreachable(), dir / "file", bundle, RunVisibility{});
+  EXPECT_EQ(r.kind, PushResult::kUnreachable);
+  EXPECT_FALSE(r.spooled);
+  EXPECT_THAT(r.message, ::testing::HasSubstr("NOT spooled"));
+  const PushResult kept = PushOrSpool(Unreachable(), dir / "spool", bundle, RunVisibility{});
+  EXPECT_TRUE(kept.spooled) << kept.message;
+}
+
+// A spooled bundle the service refused is moved aside, kept, and no longer
+// among the spooled bundles every later push sends.
+TEST(PushSpool, ARefusedSpooledBundleIsSetAside) {
+  testing::TempDir dir;
+  const std::string spool = dir / "spool";
+  v1::RunBundle bundle;
+  bundle.set_content("refused run");
+  ASSERT_TRUE(SpoolBundle(spool, bundle, RunVisibility{}).ok());
+  ASSERT_EQ(SpooledBundles(spool).size(), 1u);
+  const std::string path = SpooledBundles(spool)[0];
+  auto moved = SetAsideRefused(path);
+  ASSERT_TRUE(moved.ok()) << moved.status();
+  EXPECT_EQ(*moved, spool + "/refused/" + std::filesystem::path(path).filename().string());
+  EXPECT_TRUE(std::filesystem::exists(*moved));
+  EXPECT_TRUE(SpooledBundles(spool).empty());
+  EXPECT_FALSE(SetAsideRefused(path).ok());  // gone from the spool
+}
+
 }  // namespace
 }  // namespace lockstep
