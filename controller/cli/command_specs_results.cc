@@ -125,11 +125,14 @@ constexpr CommandSpec kCompare = {
     .handler = CompareHandler,
 };
 
-constexpr std::array<FlagSpec, 5> kGateFlags = {{
+constexpr std::array<FlagSpec, 6> kGateFlags = {{
     kDbFlag,
     {.name = "baseline", .value_name = "RUN|last-good", .default_value = "last-good",
      .help = "the run to compare with; last-good: the newest complete run of the same plan "
-             "in the db"},
+             "and site in the db"},
+    {.name = "site", .value_name = "NAME",
+     .help = "the site whose runs may be last-good and the noise window (default: the site RUN "
+             "was recorded with; with --db https://..., the credential's site; else any)"},
     {.name = "max-drop", .kind = FlagKind::kList, .value_name = "PCT|METRIC=PCT",
      .help = "the largest bandwidth drop that passes, as 5% or 5; METRIC=PCT (an operation, a "
              "phase name or an AI figure, e.g. write=10%, au=2%, "

@@ -64,6 +64,19 @@ int Usage(const CommandSpec& command, const std::string& error) {
   return kExitUsage;
 }
 
+// The site whose runs may be the gate's baseline and noise window: --site;
+// else the site the gated run was recorded with; else, against a results
+// service (whose mirror holds every site's shared runs, and whose runs any
+// site may push with any start time), the credential's site; else any.
+absl::StatusOr<std::optional<std::string>> GateSite(const ParsedFlags& f, const std::string& db_path,
+                                                    LazyHistory* db, const std::string& run_id) {
+  if (f.Has("site")) return f.GetString("site");
+  if (absl::StatusOr<HistoryStore*> store = db->Get(); store.ok()) {
+    if (absl::StatusOr<std::string> site = (*store)->SiteOf(run_id); site.ok()) return *site;
+  }
+  return ServiceSiteFor(db_path);
+}
+
 int GateExitCodeFor(GateVerdict verdict) {
   switch (verdict) {
     case GateVerdict::kPass: return kGatePass;
@@ -316,6 +329,11 @@ int GateCommand(const std::vector<std::string>& args) {
     Fail("gate", run.status());
     return kGateBadInput;
   }
+  auto site = GateSite(*f, db_path, &db, run->run_id());
+  if (!site.ok()) {
+    Fail("gate", site.status());
+    return kGateBadInput;
+  }
   const std::string& baseline_ref = f->GetString("baseline");
   v1::RunRecord baseline;
   if (baseline_ref == "last-good") {
@@ -325,7 +343,7 @@ int GateCommand(const std::vector<std::string>& args) {
                    std::string(store.status().message()).c_str());
       return store.status().code() == absl::StatusCode::kNotFound ? kGateNoBaseline : kGateBadInput;
     }
-    auto id = (*store)->LastGood(*run);
+    auto id = (*store)->LastGood(*run, *site);
     if (!id.ok()) {
       std::fprintf(stderr, "lockstep gate: no baseline found: %s\n",
                    std::string(id.status().message()).c_str());
@@ -347,7 +365,7 @@ int GateCommand(const std::vector<std::string>& args) {
   }
   if (*window > 0) {
     auto store = db.Get();
-    auto loaded = store.ok() ? LoadNoiseWindow(**store, baseline, *window, run->run_id())
+    auto loaded = store.ok() ? LoadNoiseWindow(**store, baseline, *window, run->run_id(), *site)
                              : Annotate(store.status(), "--noise-window needs the history db");
     if (!loaded.ok()) {
       Fail("gate", loaded.status());

@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "common/json.h"
 #include "common/status_macros.h"
+#include "common/text_escape.h"
 #include "controller/push/push_client.h"
 #include "controller/results/bundle.h"
 #include "controller/results/history.h"
@@ -56,8 +57,11 @@ absl::StatusOr<std::string> HistoryDbFor(const std::string& db) {
         "certificate and key) and LOCKSTEP_SERVICE_CA=FILE (the service's CA)"));
   }
   int limit = 2000;
-  if (const char* n = std::getenv("LOCKSTEP_SERVICE_RUNS"); n != nullptr) {
-    (void)absl::SimpleAtoi(n, &limit);
+  if (const char* n = std::getenv("LOCKSTEP_SERVICE_RUNS");
+      n != nullptr && (!absl::SimpleAtoi(n, &limit) || limit < 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "LOCKSTEP_SERVICE_RUNS=", EscapeForTerminal(n),
+        ": give how many of the newest runs to read from the service, a number from 1"));
   }
   ASSIGN_OR_RETURN(SiteCredential cred, ReadSiteCredentialDir(creds, ""));
   PushTarget target{.url = std::string(absl::StripSuffix(db, "/")), .cert_path = cred.cert_path,
@@ -82,6 +86,18 @@ absl::StatusOr<std::string> HistoryDbFor(const std::string& db) {
     RETURN_IF_ERROR(store->Record(run, listed.site(), {}, json));
   }
   return path;
+}
+
+absl::StatusOr<std::optional<std::string>> ServiceSiteFor(const std::string& db) {
+  if (!absl::StartsWith(db, "https://")) return std::nullopt;
+  const char* creds = std::getenv("LOCKSTEP_SERVICE_CREDENTIALS");
+  if (creds == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--db ", db, " is a results service: set LOCKSTEP_SERVICE_CREDENTIALS=DIR"));
+  }
+  ASSIGN_OR_RETURN(SiteCredential cred, ReadSiteCredentialDir(creds, ""));
+  ASSIGN_OR_RETURN(std::string site, CertificateSite(cred.cert_pem, cred.cert_path));
+  return site;
 }
 
 }  // namespace lockstep

@@ -10,6 +10,7 @@
 #ifndef LOCKSTEP_CONTROLLER_CLI_SERVICE_HISTORY_H_
 #define LOCKSTEP_CONTROLLER_CLI_SERVICE_HISTORY_H_
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -19,6 +20,10 @@ namespace lockstep {
 // `db` unchanged when it is not an https:// URL; otherwise the path of the
 // temporary copy (removed at exit). Errors name the service and the fix.
 absl::StatusOr<std::string> HistoryDbFor(const std::string& db);
+
+// For `db` a results service: the site of the credential the commands use
+// there (its certificate's CN); nullopt for a local db.
+absl::StatusOr<std::optional<std::string>> ServiceSiteFor(const std::string& db);
 
 }  // namespace lockstep
 

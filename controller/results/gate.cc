@@ -96,7 +96,8 @@ absl::StatusOr<int> ParseNoiseWindow(std::string_view text_in) {
 
 absl::StatusOr<NoiseWindow> LoadNoiseWindow(const HistoryStore& store,
                                             const v1::RunRecord& baseline, int n,
-                                            const std::string& run_id) {
+                                            const std::string& run_id,
+                                            const std::optional<std::string>& site) {
   const std::string flag = absl::StrFormat("--noise-window %d", n);
   if (n < 1) {
     return absl::InvalidArgumentError(absl::StrCat(flag, ": a window needs at least one run"));
@@ -104,7 +105,7 @@ absl::StatusOr<NoiseWindow> LoadNoiseWindow(const HistoryStore& store,
   NoiseWindow w;
   w.baseline_id = baseline.run_id();
   w.requested = n;
-  auto ids = store.CompleteRunsBefore(baseline, n, run_id);
+  auto ids = store.CompleteRunsBefore(baseline, n, run_id, site);
   if (!ids.ok()) return Annotate(ids.status(), flag);
   for (const std::string& id : *ids) {
     auto run = store.Load(id);

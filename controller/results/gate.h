@@ -83,12 +83,13 @@ struct NoiseWindow {
 };
 
 // The window of `n` runs for gating `run_id` against `baseline`:
-// store.CompleteRunsBefore(baseline, n, run_id), each loaded for its means.
-// REQUIRES: n >= 1. Errors: those of CompleteRunsBefore and Load, prefixed
-// with "--noise-window N".
+// store.CompleteRunsBefore(baseline, n, run_id, site), each loaded for its
+// means. REQUIRES: n >= 1. Errors: those of CompleteRunsBefore and Load,
+// prefixed with "--noise-window N".
 absl::StatusOr<NoiseWindow> LoadNoiseWindow(const HistoryStore& store,
                                             const v1::RunRecord& baseline, int n,
-                                            const std::string& run_id);
+                                            const std::string& run_id,
+                                            const std::optional<std::string>& site);
 
 struct GateOptions {
   MaxDrop max_drop;

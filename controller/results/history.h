@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -138,15 +139,23 @@ class HistoryStore {
   // equals run.name(). Runs that started after `run` never appear, so
   // recording them cannot change the answer. Runs whose started_at did not
   // parse when recorded never appear either (their place is unknown).
-  // `run` need not be in the db. InvalidArgument when run.started_at is not
-  // a time (ParseDateOrTime; names the run and the value).
+  // `run` need not be in the db. With `site`, only that site's runs (a db
+  // mirrored from a results service holds every site's shared runs).
+  // InvalidArgument when run.started_at is not a time (ParseDateOrTime;
+  // names the run and the value).
   absl::StatusOr<std::vector<std::string>> CompleteRunsBefore(
-      const v1::RunRecord& run, int limit, const std::string& exclude_run_id = "") const;
+      const v1::RunRecord& run, int limit, const std::string& exclude_run_id = "",
+      const std::optional<std::string>& site = std::nullopt) const;
 
   // The baseline `lockstep gate --baseline last-good` uses for `run`: the
-  // newest of CompleteRunsBefore(run). NotFound (naming the plan, the run and
-  // the db) when there is none; InvalidArgument as CompleteRunsBefore.
-  absl::StatusOr<std::string> LastGood(const v1::RunRecord& run) const;
+  // newest of CompleteRunsBefore(run, site). NotFound (naming the plan, the
+  // run, the site and the db) when there is none; InvalidArgument as
+  // CompleteRunsBefore.
+  absl::StatusOr<std::string> LastGood(const v1::RunRecord& run,
+                                       const std::optional<std::string>& site = std::nullopt) const;
+
+  // The site `run_id` was recorded with; NotFound when it is not recorded.
+  absl::StatusOr<std::string> SiteOf(const std::string& run_id) const;
 
   // The bandwidth of one result (ResultKey::ToString()) across the runs the
   // filter selects, newest first.

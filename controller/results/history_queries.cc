@@ -156,7 +156,8 @@ absl::StatusOr<RunSummary> HistoryStore::Summary(const std::string& run_id) cons
 }
 
 absl::StatusOr<std::vector<std::string>> HistoryStore::CompleteRunsBefore(
-    const v1::RunRecord& run, int limit, const std::string& exclude_run_id) const {
+    const v1::RunRecord& run, int limit, const std::string& exclude_run_id,
+    const std::optional<std::string>& site) const {
   auto started_ns = ParseDateOrTime(run.started_at());
   if (!started_ns.ok()) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -164,21 +165,23 @@ absl::StatusOr<std::vector<std::string>> HistoryStore::CompleteRunsBefore(
         "before it is unknown; pass --baseline RUN_ID|run.json",
         run.run_id(), run.started_at()));
   }
+  // ?6 = 1: any site; else the site ?7.
   const char* sql_hash =
-      "SELECT run_id FROM runs WHERE plan_sha256 = ? AND status = 'complete' "
-      "AND started_ns > 0 AND started_ns <= ? AND run_id != ? AND run_id != ? "
-      "ORDER BY started_ns DESC, run_id DESC LIMIT ?";
+      "SELECT run_id FROM runs WHERE plan_sha256 = ?1 AND status = 'complete' "
+      "AND started_ns > 0 AND started_ns <= ?2 AND run_id != ?3 AND run_id != ?4 "
+      "AND (?6 = 1 OR site = ?7) ORDER BY started_ns DESC, run_id DESC LIMIT ?5";
   const char* sql_name =
-      "SELECT run_id FROM runs WHERE name = ? AND status = 'complete' "
-      "AND started_ns > 0 AND started_ns <= ? AND run_id != ? AND run_id != ? "
-      "ORDER BY started_ns DESC, run_id DESC LIMIT ?";
+      "SELECT run_id FROM runs WHERE name = ?1 AND status = 'complete' "
+      "AND started_ns > 0 AND started_ns <= ?2 AND run_id != ?3 AND run_id != ?4 "
+      "AND (?6 = 1 OR site = ?7) ORDER BY started_ns DESC, run_id DESC LIMIT ?5";
   std::vector<std::string> ids;
   for (int pass = 0; pass < 2 && ids.empty(); ++pass) {
     const std::string& what = pass == 0 ? run.plan_sha256() : run.name();
     if (what.empty()) continue;
     Stmt q(db_, path_);
     RETURN_IF_ERROR(q.Prepare(pass == 0 ? sql_hash : sql_name));
-    q.BindAll({what, *started_ns, run.run_id(), exclude_run_id, int64_t{limit > 0 ? limit : -1}});
+    q.BindAll({what, *started_ns, run.run_id(), exclude_run_id, int64_t{limit > 0 ? limit : -1},
+               int64_t{site.has_value() ? 0 : 1}, site.value_or("")});
     for (;;) {
       ASSIGN_OR_RETURN(bool row, q.Step("cannot look up the runs before a run"));
       if (!row) break;
@@ -188,15 +191,26 @@ absl::StatusOr<std::vector<std::string>> HistoryStore::CompleteRunsBefore(
   return ids;
 }
 
-absl::StatusOr<std::string> HistoryStore::LastGood(const v1::RunRecord& run) const {
-  ASSIGN_OR_RETURN(std::vector<std::string> ids, CompleteRunsBefore(run, 1));
+absl::StatusOr<std::string> HistoryStore::LastGood(const v1::RunRecord& run,
+                                                   const std::optional<std::string>& site) const {
+  ASSIGN_OR_RETURN(std::vector<std::string> ids, CompleteRunsBefore(run, 1, "", site));
   if (!ids.empty()) return ids[0];
   return absl::NotFoundError(absl::StrFormat(
-      "no complete run of plan %s (sha256 %s) recorded at or before run %s (started %s) in the "
-      "history db %s; record one with `lockstep import`, or pass --baseline RUN_ID|run.json",
+      "no complete run of plan %s (sha256 %s)%s recorded at or before run %s (started %s) in "
+      "the history db %s; record one with `lockstep import`, or pass --baseline RUN_ID|run.json",
       run.name().empty() ? "(unnamed)" : run.name(),
-      run.plan_sha256().empty() ? "(none)" : run.plan_sha256(), run.run_id(), run.started_at(),
-      path_));
+      run.plan_sha256().empty() ? "(none)" : run.plan_sha256(),
+      site.has_value() ? absl::StrCat(" of site \"", *site, "\"") : "", run.run_id(),
+      run.started_at(), path_));
+}
+
+absl::StatusOr<std::string> HistoryStore::SiteOf(const std::string& run_id) const {
+  Stmt q(db_, path_);
+  RETURN_IF_ERROR(q.Prepare("SELECT site FROM runs WHERE run_id = ?"));
+  q.BindAll({run_id});
+  ASSIGN_OR_RETURN(bool row, q.Step("cannot look up a run's site"));
+  if (!row) return absl::NotFoundError(absl::StrCat("run ", run_id, " is not recorded"));
+  return q.Text(0);
 }
 
 absl::StatusOr<std::vector<ResultPoint>> HistoryStore::ResultTrend(const std::string& result_key,

@@ -297,6 +297,24 @@ TEST_F(GateCommandTest, LastGoodNeverPicksARunRecordedAfterTheGatedRun) {
   EXPECT_TRUE(Has(first.err, "recorded at or before run base")) << first.err;
 }
 
+// Another site's run of the plan (in a db mirrored from a results service,
+// any site's shared run) is never the baseline of this site's run unless
+// --site names it: a site could push a fast run with an earlier start time.
+TEST_F(GateCommandTest, LastGoodIsARunOfTheGatedRunsSite) {
+  std::string db = dir_ + "/h.db";
+  std::string base = Write("base.json", MkRun("base", {{"write", 4, Reps(1000, 0.01, 5)}}, Day(10)));
+  std::string bait = Write("bait.json", MkRun("bait", {{"write", 4, Reps(9000, 0.01, 5)}}, Day(11)));
+  std::string run = Write("run.json", MkRun("run", {{"write", 4, Reps(1000, 0.01, 5, 3)}}, Day(12)));
+  ASSERT_EQ(ImportCommand({"--db", db, "--site", "lab", base, run}), 0);
+  ASSERT_EQ(ImportCommand({"--db", db, "--site", "other", bait}), 0);
+  GateOutput g = RunGate({"run", "--db", db});
+  EXPECT_EQ(g.exit_code, kGatePass) << g.out << g.err;
+  EXPECT_TRUE(Has(g.out, "gate: run run against baseline base")) << g.out;
+  GateOutput other = RunGate({"run", "--db", db, "--site", "other"});
+  EXPECT_EQ(other.exit_code, kGateRegression) << other.out << other.err;
+  EXPECT_TRUE(Has(other.out, "against baseline bait")) << other.out;
+}
+
 // (3) --noise-window N is exactly the N complete runs of the baseline's plan
 // recorded before the baseline: not later runs, not other plans, not failed
 // runs, never the gated run.
@@ -330,7 +348,7 @@ TEST_F(GateCommandTest, TheNoiseWindowIsTheNRunsBeforeTheBaseline) {
   auto b = (*store)->Load("B");
   ASSERT_TRUE(b.ok());
   auto ids = [&](int n, const std::string& gated) {
-    auto w = LoadNoiseWindow(**store, *b, n, gated);
+    auto w = LoadNoiseWindow(**store, *b, n, gated, std::nullopt);
     EXPECT_TRUE(w.ok()) << w.status();
     return w.ok() ? w->run_ids : std::vector<std::string>{"error"};
   };
@@ -339,7 +357,7 @@ TEST_F(GateCommandTest, TheNoiseWindowIsTheNRunsBeforeTheBaseline) {
   EXPECT_EQ(ids(3, "RUN"), V({"w4", "w3", "w2"}));
   EXPECT_EQ(ids(10, "RUN"), V({"w4", "w3", "w2", "w1"}));
   EXPECT_EQ(ids(3, "w3"), V({"w4", "w2", "w1"}));  // never the gated run
-  auto w = LoadNoiseWindow(**store, *b, 3, "RUN");
+  auto w = LoadNoiseWindow(**store, *b, 3, "RUN", std::nullopt);
   ASSERT_TRUE(w.ok());
   EXPECT_EQ(w->means.at(kWriteKey).size(), 3u);
   EXPECT_NEAR(w->means.at(kWriteKey)[0], Mean(Reps(1000, 0.01, 5)), 1e-9);  // w4 first

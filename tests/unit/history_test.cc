@@ -12,6 +12,7 @@
 #include "controller/results/compare.h"
 #include "controller/results/run_json.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "unit/results_fixtures.h"
 
@@ -19,6 +20,7 @@ namespace lockstep {
 namespace {
 
 using testing::TempDir;
+using ::testing::HasSubstr;
 
 TEST(HistoryStore, RecordLoadListRoundTrip) {
   std::string dir = TempDir("hist");
@@ -153,6 +155,34 @@ TEST(HistoryStore, CompleteRunsBeforeIsByStartTimeAndNeverLater) {
   EXPECT_EQ(before(2, ""), V({"c", "b"}));
   EXPECT_EQ(before(2, "c"), V({"b", "a"}));
   EXPECT_EQ(*(*store)->LastGood(x), "c");
+}
+
+// A db mirrored from a results service holds every site's shared runs, and
+// any site may push a run of the same plan with an earlier start time: the
+// gate's last-good and noise window are then the gated site's own runs.
+TEST(HistoryStore, LastGoodOfOneSiteNeverTakesAnotherSitesRun) {
+  std::string dir = TempDir("hist");
+  auto store = HistoryStore::Open(dir + "/h.db");
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto rec = [&](const std::string& id, const std::string& started, const std::string& site) {
+    SynthRun s;
+    s.run_id = id;
+    s.started_at = started;
+    s.results = {{"write", 4, Reps(1000, 0.02, 3)}};
+    EXPECT_TRUE((*store)->Record(MakeRun(s), site, {}).ok());
+    return MakeRun(s);
+  };
+  rec("ours", "2026-01-01T00:00:00Z", "lab");
+  rec("bait", "2026-01-02T00:00:00Z", "other");
+  v1::RunRecord x = rec("x", "2026-01-03T00:00:00Z", "lab");
+  EXPECT_EQ(*(*store)->LastGood(x), "bait");  // any site
+  EXPECT_EQ(*(*store)->LastGood(x, "lab"), "ours");
+  EXPECT_EQ(*(*store)->CompleteRunsBefore(x, 0, "", "lab"), std::vector<std::string>{"ours"});
+  auto none = (*store)->LastGood(x, "third");
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(none.status().message()), HasSubstr("of site \"third\""));
+  EXPECT_EQ(*(*store)->SiteOf("bait"), "other");
+  EXPECT_EQ((*store)->SiteOf("nope").status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST(HistoryStore, ImportThenExportKeepsTheFileByteForByte) {
