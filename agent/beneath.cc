@@ -359,14 +359,25 @@ std::string BeneathDir::HeldPath() const {
   return absl::StrFormat("/proc/%d/fd/%d", ::getpid(), fd_);
 }
 
-int BeneathDir::OpenFile(const std::string& path, int flags, mode_t mode) const {
-  const int fd = Open(path, flags | O_NONBLOCK, mode);
-  if (fd < 0) return -1;
+int SettleDataFile(int fd, int flags) {
   struct stat st;
-  int err = ::fstat(fd, &st) != 0 ? errno : S_ISREG(st.st_mode) ? 0 : ENXIO;
+  if (::fstat(fd, &st) != 0) return errno;
+  if (!S_ISREG(st.st_mode)) return ENXIO;
+  // Another name of the file may stand outside the roots (a hard link
+  // planted at the path): writing or truncating would reach it there.
+  if ((flags & O_ACCMODE) != O_RDONLY && st.st_nlink > 1) return EMLINK;
   // F_SETFL takes the status flags only (access mode and creation flags are
   // ignored): `flags` as asked, O_NONBLOCK cleared unless asked for.
-  if (err == 0 && (flags & O_NONBLOCK) == 0 && ::fcntl(fd, F_SETFL, flags) != 0) err = errno;
+  if ((flags & O_NONBLOCK) == 0 && ::fcntl(fd, F_SETFL, flags) != 0) return errno;
+  if ((flags & O_TRUNC) != 0 && st.st_size > 0 && ::ftruncate(fd, 0) != 0) return errno;
+  return 0;
+}
+
+int BeneathDir::OpenFile(const std::string& path, int flags, mode_t mode) const {
+  // O_TRUNC waits until the file is known to be one the phase may change.
+  const int fd = Open(path, (flags & ~O_TRUNC) | O_NONBLOCK, mode);
+  if (fd < 0) return -1;
+  const int err = SettleDataFile(fd, flags);
   if (err == 0) return fd;
   ::close(fd);
   errno = err;
@@ -468,6 +479,10 @@ std::string BeneathErrorText(int err) {
   if (err == ENXIO) {
     return "not a regular file (a FIFO, socket or device file stands at the path; a data file "
            "must be a regular file)";
+  }
+  if (err == EMLINK) {
+    return "the file has more than one name (a hard link; another name may be outside the "
+           "agent's roots), so the agent does not write it; remove the file or its other names";
   }
   return std::strerror(err);
 }

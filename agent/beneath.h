@@ -80,13 +80,14 @@ class BeneathDir : public std::enable_shared_from_this<BeneathDir> {
   // a last symlink (lstat); Rename works between any two paths below.
   int Open(const std::string& path, int flags, mode_t mode = 0) const;
   // Open for a task's data file, one that a plan may point at among files
-  // others can write (a READ of an existing data set, a rewrite): anything
-  // but a regular file is refused with ENXIO (BeneathErrorText says so). A
-  // FIFO, socket or device planted at the name would otherwise block the
-  // open or the reads: the open is non-blocking, then the descriptor is
-  // blocking again as `flags` asked. Costs an fstat and an fcntl per open;
-  // workloads that open a file per item (mdtest, small_files) use Open in
-  // directories their phase made (0775, the agent's).
+  // others can write (a READ of an existing data set, a rewrite, a
+  // directory a user owns): anything but a regular file is refused with
+  // ENXIO, and a file opened for writing that has more than one name with
+  // EMLINK (BeneathErrorText says so). A FIFO, socket or device planted at
+  // the name would otherwise block the open or the reads, and a hard link
+  // to a file outside the roots would have that file written: the open is
+  // non-blocking and without O_TRUNC, then SettleDataFile checks the file
+  // and applies `flags`. Costs an fstat and an fcntl per open.
   int OpenFile(const std::string& path, int flags, mode_t mode = 0) const;
   int Mkdir(const std::string& path, mode_t mode) const;
   int Rmdir(const std::string& path) const;
@@ -129,9 +130,17 @@ class BeneathDir : public std::enable_shared_from_this<BeneathDir> {
   ino_t inode_ = 0;
 };
 
+// For `fd`, just opened with O_NONBLOCK and without O_TRUNC at a data path
+// (OpenFile, or an openat of a workload that holds its directory): 0 when it
+// is a regular file, and one with a single name when `flags` writes, then
+// made as `flags` asks (O_NONBLOCK cleared unless asked, emptied for
+// O_TRUNC); else the errno (ENXIO, EMLINK, or the call's), `fd` left open.
+int SettleDataFile(int fd, int flags);
+
 // A sentence for an errno of a BeneathDir operation: ELOOP and EXDEV say
 // that the agent follows no symlink and leaves no directory below its
-// roots, ENXIO that a data file is no regular file (OpenFile); others are
+// roots, ENXIO that a data file is no regular file and EMLINK that one to
+// write has another name (OpenFile); others are
 // strerror's.
 std::string BeneathErrorText(int err);
 

@@ -132,7 +132,7 @@ class DatagenWorkload : public Workload {
       task.Fail({.what = what, .path = path, .err = err, .offset = offset});
       return 0;
     };
-    const int fd = dir_->Open(path, O_CREAT | O_WRONLY | O_TRUNC, 0664);
+    const int fd = dir_->OpenFile(path, O_CREAT | O_WRONLY | O_TRUNC, 0664);
     if (fd < 0) return fail("cannot create", errno, 0);
     uint64_t offset = 0;
     int err = 0;

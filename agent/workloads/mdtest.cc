@@ -390,8 +390,13 @@ class MdtestWorkload::TaskRun {
 
   // mdtest -w: create, write md_write_bytes, close.
   int CreateFile(int dfd, const char* name) const {
-    const int fd = ::openat(dfd, name, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0664);
+    const int fd =
+        ::openat(dfd, name, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0664);
     if (fd < 0) return errno;
+    if (const int bad = SettleDataFile(fd, O_WRONLY); bad != 0) {
+      ::close(fd);
+      return bad;
+    }
     const uint64_t wbytes = s_.md_write_bytes();
     int err = wbytes > 0 ? WriteAll(fd, buf_, wbytes) : 0;
     if (::close(fd) != 0 && err == 0) err = errno;
@@ -400,8 +405,12 @@ class MdtestWorkload::TaskRun {
 
   // mdtest -e: open, read md_read_bytes, close; a short file is an error.
   int ReadFile(int dfd, const char* name) const {
-    const int fd = ::openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    const int fd = ::openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) return errno;
+    if (const int bad = SettleDataFile(fd, O_RDONLY); bad != 0) {
+      ::close(fd);
+      return bad;
+    }
     const uint64_t rbytes = s_.md_read_bytes();
     size_t got = 0;
     int err = rbytes > 0 ? ReadAll(fd, buf_, rbytes, &got) : 0;

@@ -213,7 +213,7 @@ class SmallFilesWorkload : public Workload {
 
     // 0 or the errno of the open, write, fsync or close.
     int CreateAndWrite(const std::string& path, uint64_t size) {
-      const int fd = dir_.Open(path, O_CREAT | O_WRONLY | O_TRUNC, 0664);
+      const int fd = dir_.OpenFile(path, O_CREAT | O_WRONLY | O_TRUNC, 0664);
       if (fd < 0) return errno;
       int err = WriteAll(fd, t_.buf.get(), size);
       if (err == 0 && s_.fsync_per_transfer() && ::fsync(fd) != 0) err = errno;
@@ -224,7 +224,7 @@ class SmallFilesWorkload : public Workload {
     // False (and the task failed) when file `i` cannot be read or differs.
     bool ReadBackOne(uint64_t i, uint64_t size) {
       const std::string path = FilePath(i);
-      const int fd = dir_.Open(path, O_RDONLY);
+      const int fd = dir_.OpenFile(path, O_RDONLY);
       if (fd < 0) {
         Fail("cannot open for read-back", path, errno, 0, false);
         return false;

@@ -346,6 +346,31 @@ TEST_P(BeneathTest, OpenFileOfARegularFileIsBlockingAsAsked) {
   EXPECT_EQ(errno, ENXIO);
 }
 
+// A hard link planted at a data path to a file outside the roots (no
+// symlink on the way, so the walk and openat2 let it through): a write
+// open is refused with EMLINK and the outside file is neither truncated nor
+// written; reading it stays allowed (a data set may be hard-linked). Before,
+// a write phase filled the outside file with its pattern.
+TEST_P(BeneathTest, AFileWithAnotherNameIsNotWrittenNorTruncated) {
+  ASSERT_EQ(::link((outside_ / "victim").c_str(), (root_ / "a/linked").c_str()), 0)
+      << std::strerror(errno);
+  for (const int flags : {O_WRONLY | O_CREAT | O_TRUNC, O_RDWR | O_CREAT, O_WRONLY}) {
+    EXPECT_EQ(root_dir_->OpenFile("a/linked", flags, 0644), -1) << "flags " << flags;
+    EXPECT_EQ(errno, EMLINK) << "flags " << flags;
+  }
+  ExpectOutsideUntouched();  // "precious": neither truncated nor written
+  const int reader = root_dir_->OpenFile("a/linked", O_RDONLY);
+  EXPECT_GE(reader, 0) << std::strerror(errno);
+  if (reader >= 0) ::close(reader);
+  EXPECT_THAT(BeneathErrorText(EMLINK), HasSubstr("more than one name"));
+  // One name: O_TRUNC empties it, as asked.
+  std::ofstream(root_ / "a/one") << "data";
+  const int one = root_dir_->OpenFile("a/one", O_WRONLY | O_TRUNC);
+  ASSERT_GE(one, 0) << std::strerror(errno);
+  ::close(one);
+  EXPECT_EQ(fs::file_size(root_ / "a/one"), 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(OpenAt2AndWalk, BeneathTest, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool>& info) {
                            return info.param ? std::string("ComponentWalk")

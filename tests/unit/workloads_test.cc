@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <set>
 #include <thread>
 
@@ -407,6 +408,52 @@ TEST(Mdtest, VerifiedReadCatchesDataOfAnotherRun) {
   ASSERT_FALSE(stale.ok());
   EXPECT_THAT(stale.error(), HasSubstr("data differs from what mdtest -w wrote"));
   EXPECT_TRUE(stale.tasks(0).verify_failed() || stale.tasks(1).verify_failed());
+}
+
+// mdtest opens an item by name in a directory it holds (not OpenFile): a
+// FIFO planted at an item fails that item at once instead of blocking the
+// task in open(2) (the agent then could not abort or stop), and a hard link
+// to a file outside is not written. A regression is released by opening the
+// FIFO's other end after a deadline, and fails instead of hanging.
+TEST(Mdtest, AFifoOrAHardLinkAtAnItemFailsItAndChangesNothingOutside) {
+  TempDir tmp, outside;
+  v1::PhaseSpec s = Spec(v1::MDTEST);
+  s.set_md_items(4);
+  s.set_md_write_bytes(100);
+  s.set_md_read_bytes(100);
+  for (v1::MdtestOp op : {v1::MD_TREE_CREATE, v1::MD_FILE_CREATE}) {
+    s.set_md_op(op);
+    ASSERT_TRUE(RunSpec(s, tmp.path()).ok()) << op;
+  }
+  std::vector<std::filesystem::path> items;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(tmp.path())) {
+    if (e.is_regular_file()) items.push_back(e.path());
+  }
+  ASSERT_GE(items.size(), 2u);
+  std::filesystem::remove(items[0]);
+  ASSERT_EQ(::mkfifo(items[0].c_str(), 0666), 0);
+  for (v1::MdtestOp op : {v1::MD_FILE_READ, v1::MD_FILE_CREATE}) {
+    s.set_md_op(op);
+    auto run = std::async(std::launch::async, [&] { return RunSpec(s, tmp.path()); });
+    if (run.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+      const int other = ::open(items[0].c_str(), O_RDWR | O_NONBLOCK);
+      run.wait();
+      if (other >= 0) ::close(other);
+      FAIL() << "mdtest blocked on a FIFO at an item, op " << op;
+    }
+    const v1::PhaseResult r = run.get();
+    EXPECT_FALSE(r.ok()) << op;
+    EXPECT_THAT(r.error(), HasSubstr("not a regular file")) << op;
+  }
+  std::filesystem::remove(items[0]);
+  std::ofstream(outside / "victim") << "precious";
+  std::filesystem::remove(items[1]);
+  std::filesystem::create_hard_link(outside / "victim", items[1]);
+  s.set_md_op(v1::MD_FILE_CREATE);
+  const v1::PhaseResult linked = RunSpec(s, tmp.path());
+  EXPECT_FALSE(linked.ok());
+  EXPECT_THAT(linked.error(), HasSubstr("more than one name"));
+  EXPECT_EQ(std::filesystem::file_size(outside / "victim"), 8u);
 }
 
 TEST(Mdtest, RenameChainsTheItemsAsMdtest) {
