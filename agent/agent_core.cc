@@ -125,11 +125,18 @@ struct AgentCore::Impl {
     }
     LogInfo("test hook: %s delayed by %d ms", call,
             absl::ToInt64Milliseconds(options.test_delay_call));
+    WaitOutDelay(options.test_delay_call, session);
+  }
+
+  // Waits `delay` (IOR -d before a Prepare answers, a test hook) without
+  // holding mu, until shutdown or the end of the calling session at most.
+  // False when it was cut short.
+  bool WaitOutDelay(absl::Duration delay, const std::string& session) ABSL_LOCKS_EXCLUDED(mu) {
     absl::MutexLock lock(&mu);
     auto over = [this, &session]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
       return shutting_down || sessions.id() != session;
     };
-    mu.AwaitWithTimeout(absl::Condition(&over), options.test_delay_call);
+    return !mu.AwaitWithTimeout(absl::Condition(&over), delay);
   }
 
   // Checks the session and the role, and drops a prepared phase this one
@@ -174,15 +181,17 @@ AgentCore::AgentCore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
   impl_->watchdog = std::thread([raw] { raw->WatchdogMain(); });
 }
 
+void AgentCore::BeginShutdown() {
+  absl::MutexLock lock(&impl_->mu);
+  impl_->shutting_down = true;
+}
+
 AgentCore::~AgentCore() {
-  std::unique_ptr<PhaseRunner> r;
-  {
-    absl::MutexLock lock(&impl_->mu);
-    impl_->shutting_down = true;
-    r = std::move(impl_->runner);
-  }
+  BeginShutdown();
   if (impl_->watchdog.joinable()) impl_->watchdog.join();
-  r.reset();
+  std::unique_ptr<PhaseRunner> r;  // destroyed (its tasks joined) without mu
+  absl::MutexLock lock(&impl_->mu);
+  r = std::move(impl_->runner);
 }
 
 absl::StatusOr<std::unique_ptr<AgentCore>> AgentCore::Create(const AgentOptions& options) {
@@ -287,9 +296,8 @@ absl::StatusOr<v1::AttachReply> AgentCore::Attach(const v1::AttachRequest& reque
                                     kAttachWaitForLeftovers)) {
       return WithKind(absl::FailedPreconditionError(absl::StrFormat(
                           "busy: still removing the files of run %s, whose controller's lease "
-                          "expired (%s so far); attach again when it is done",
-                          impl_->removing_run_id,
-                          absl::FormatDuration(kAttachWaitForLeftovers))),
+                          "expired (this Attach waited %s); attach again when it is done",
+                          impl_->removing_run_id, absl::FormatDuration(kAttachWaitForLeftovers))),
                       v1::BUSY);
     }
     RETURN_IF_ERROR(impl_->sessions.CheckAttach());
@@ -414,6 +422,14 @@ absl::StatusOr<v1::PrepareReply> AgentCore::Prepare(const v1::PrepareRequest& re
   }
   std::shared_ptr<const BeneathDir> created_dir;
   absl::StatusOr<PreparedPhase> phase = impl_->preparer->Prepare(spec, &created_dir);
+  // IOR -d: the delay, never timed, after the phase's checks and before its
+  // start barrier; Detach, the lease's end and a stopping agent cut it short.
+  if (phase.ok() && spec.delay_seconds() > 0) {
+    LogInfo("phase %s: waiting out delay_seconds %u", spec.phase_id(), spec.delay_seconds());
+    if (!impl_->WaitOutDelay(absl::Seconds(spec.delay_seconds()), request.session_id())) {
+      phase = absl::AbortedError(absl::StrCat(spec.phase_id(), ": delay cut short (stopping)"));
+    }
+  }
   // The phase's telemetry window opens at the Start from this sample: not on
   // the way from the Start's arrival to the instant.
   if (phase.ok()) impl_->telemetry->Prime();

@@ -83,6 +83,10 @@ class AgentCore {
   static absl::StatusOr<std::unique_ptr<AgentCore>> Create(const AgentOptions& options);
   ~AgentCore();
 
+  // The agent is stopping (a signal): calls that wait (a phase's delay, a
+  // test hook) end now, so that the server's shutdown is not held by them.
+  void BeginShutdown();
+
   v1::HostFacts Facts() const;
 
   // Takes the agent for one run. FailedPrecondition "busy: run R from C since

@@ -12,13 +12,16 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "agent/agent_core.h"
@@ -39,6 +42,10 @@
 
 namespace lockstep {
 namespace {
+
+// How long a signalled agent waits for its calls to end before it exits
+// without them (a handler stuck where no cancellation reaches).
+constexpr absl::Duration kShutdownBound = absl::Seconds(10);
 
 // Parses the command line into `config`. An exit code when the process ends
 // here: 0 after --help or --help-man, 2 for a bad command line.
@@ -205,10 +212,11 @@ class HeldGrpcLog {
 
 // Serves `service` on config.listen until SIGINT or SIGTERM; the port it
 // listens on goes to *bound_port when given. 0, 1 when the port cannot be
-// had, 2 when --announce cannot write its file.
+// had, 2 when --announce cannot write its file. `stopping` is called at the
+// signal, before the server stops.
 int Serve(const AgentConfig& config, const std::pair<std::string, int>& hostport,
           const std::shared_ptr<grpc::ServerCredentials>& creds, grpc::Service* service,
-          std::atomic<int>* bound_port) {
+          std::atomic<int>* bound_port, const std::function<void()>& stopping) {
   const sigset_t signals = StopSignals();
   grpc::ServerBuilder builder;
   int port = 0;
@@ -247,8 +255,23 @@ int Serve(const AgentConfig& config, const std::pair<std::string, int>& hostport
   int sig = 0;
   sigwait(&signals, &sig);
   LogInfo("signal %d: shutting down", sig);
+  stopping();
+  // Shutdown cancels the calls still going after 2 s, but Wait also waits
+  // for their handlers, and one may be stuck where no cancellation reaches
+  // (a task blocked in a file system, a long delay): the agent exits anyway
+  // once kShutdownBound has passed, saying so.
+  absl::Notification stopped;
+  std::thread bound([&] {
+    if (stopped.WaitForNotificationWithTimeout(kShutdownBound)) return;
+    LogError("shutdown: calls still running %s after the signal; exiting without them",
+             absl::FormatDuration(kShutdownBound));
+    if (announced) RemoveAnnouncement(config.announce_dir, *announced);
+    std::_Exit(1);
+  });
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   server->Wait();
+  stopped.Notify();
+  bound.join();
   if (announced) RemoveAnnouncement(config.announce_dir, *announced);
   return 0;
 }
@@ -346,7 +369,9 @@ int Main(int argc, char** argv) {
     return 2;
   }
   std::unique_ptr<grpc::Service> service = MakeAgentService(core->get(), service_options);
-  const int exit_code = Serve(config, *hostport, creds, service.get(), bound_port.get());
+  AgentCore* const agent = core->get();
+  const int exit_code = Serve(config, *hostport, creds, service.get(), bound_port.get(),
+                              [agent] { agent->BeginShutdown(); });
   core->reset();
   RemoveLocalDir(config.local_dir);
   return exit_code;

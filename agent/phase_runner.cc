@@ -23,6 +23,7 @@
 #include "common/errors.h"
 #include "common/histogram.h"
 #include "common/names.h"
+#include "common/status_macros.h"
 
 namespace lockstep {
 namespace {
@@ -433,9 +434,8 @@ absl::StatusOr<std::unique_ptr<PhaseRunner>> PhaseRunner::Prepare(
     std::shared_ptr<const BeneathDir> dir, const RunnerOptions& options) {
   if (absl::Status s = CheckCommonSpec(spec); !s.ok()) return s;
   if (absl::Status s = workload->Validate(); !s.ok()) return s;
-  // IOR -d: the delay comes before the stale files are removed and before
-  // the start barrier, so it is never timed.
-  if (spec.delay_seconds() > 0) absl::SleepFor(absl::Seconds(spec.delay_seconds()));
+  // IOR -d (delay_seconds) is waited out by AgentCore::Prepare, where the
+  // end of the session or of the agent cuts it short.
   auto impl = std::make_unique<Impl>();
   impl->spec = spec;
   impl->dir = std::move(dir);
@@ -538,14 +538,29 @@ absl::Status PhaseRunner::SetPeers(const std::vector<v1::NetPeer>& peers) {
   return impl_->workload->SetPeers(peers);
 }
 
-absl::StatusOr<uint32_t> RemovePhaseFiles(const v1::PhaseSpec& spec, const BeneathDir& dir) {
+namespace {
+
+// A phase's workload for removing its files, checked as Prepare checks it:
+// a Cleanup's spec is a request too (total_tasks 0 looped for ever in a
+// datagen removal, a deep mdtest tree grew the agent by gigabytes).
+absl::StatusOr<std::unique_ptr<Workload>> CheckedWorkload(const v1::PhaseSpec& spec) {
   auto workload = MakeWorkload(spec);
+  if (!workload.ok()) return workload.status();
+  RETURN_IF_ERROR(CheckCommonSpec(spec));
+  RETURN_IF_ERROR((*workload)->Validate());
+  return workload;
+}
+
+}  // namespace
+
+absl::StatusOr<uint32_t> RemovePhaseFiles(const v1::PhaseSpec& spec, const BeneathDir& dir) {
+  auto workload = CheckedWorkload(spec);
   if (!workload.ok()) return workload.status();
   return (*workload)->RemoveFiles(dir);
 }
 
 absl::StatusOr<uint32_t> RemovePhaseFiles(const v1::PhaseSpec& spec, const std::string& dir) {
-  auto workload = MakeWorkload(spec);  // the kind first, as the other
+  auto workload = CheckedWorkload(spec);  // the kind first, as the other
   if (!workload.ok()) return workload.status();
   auto held = HoldTrusted(dir);
   if (!held.ok()) return held.status();

@@ -32,6 +32,10 @@ inline constexpr uint64_t kMaxAgentBufferBytes = uint64_t{64} << 30;
 // Sizes (block × segments × tasks × agents, a file's size) are checked in
 // 64 bits and refused beyond kMaxFileOffsetBytes (common/checked_math.h).
 
+// A phase's delay before its start (delay_seconds, IOR -d): the agent's
+// Prepare waits it out, so it bounds how long a Prepare may take.
+inline constexpr uint32_t kMaxDelaySeconds = 86400;
+
 // The largest file of a small_files phase; each task holds a buffer of it.
 inline constexpr uint64_t kMaxSmallFileBytes = uint64_t{64} << 20;
 

@@ -8,6 +8,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/text_escape.h"
 
 namespace lockstep {
 namespace {
@@ -28,12 +29,15 @@ void SetMinLogLevel(LogLevel level) { g_min_level = static_cast<int>(level); }
 
 void LogLine(LogLevel level, std::string_view message) {
   if (static_cast<int>(level) < g_min_level.load()) return;
+  // One entry, one line: a newline or control in a name a request carries
+  // (a plan's dir or file name) is escaped, never a forged line of its own.
+  const std::string text = EscapeForTerminal(message);
   const char* sev = level == LogLevel::kInfo ? "I" : level == LogLevel::kWarning ? "W" : "E";
   std::string when = absl::FormatTime("%H:%M:%E3S", absl::Now(), absl::LocalTimeZone());
   absl::MutexLock lock(&g_mu);
   std::string line = absl::StrFormat("%s %s %s[%d] %s\n", sev, when,
                                      g_tag ? *g_tag : std::string("lockstep"), ::getpid(),
-                                     std::string(message));
+                                     text);
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
 }

@@ -114,6 +114,10 @@ absl::Status CheckCommonSpec(const v1::PhaseSpec& s) {
       return SpecError(s, absl::StrFormat("task file name \"%s\" must be a plain name", name));
     }
   }
+  if (s.delay_seconds() > kMaxDelaySeconds) {
+    return SpecError(s, absl::StrFormat("delay_seconds %u is more than %u (a day)",
+                                        s.delay_seconds(), kMaxDelaySeconds));
+  }
   if (s.tasks() == 0) return SpecError(s, "no tasks for this agent");
   if (s.total_tasks() == 0 || s.first_rank() + s.tasks() > s.total_tasks()) {
     return SpecError(s, absl::StrFormat("ranks %u..%u do not fit in %u tasks", s.first_rank(),

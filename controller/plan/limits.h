@@ -44,7 +44,7 @@ inline constexpr uint32_t kMaxPlanAgents = 100000;          // [run] client_agen
 // (kTransferAlignBytes and kDirectIoAlignBytes: common/limits.h)
 inline constexpr uint64_t kMaxSegments = UINT32_MAX;     // segments, IOR -s
 inline constexpr uint32_t kMaxStonewallSeconds = 86400 * 7;  // stonewall_seconds, IOR -D
-inline constexpr uint32_t kMaxDelaySeconds = 86400;      // delay_seconds, IOR -d
+// kMaxDelaySeconds (delay_seconds, IOR -d): common/limits.h
 inline constexpr uint32_t kMaxReorderNodeOffset = 1u << 20;  // reorder_node_offset, IOR -Q
 
 // ---- Lustre striping -------------------------------------------------------

@@ -31,6 +31,7 @@ namespace lockstep::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
@@ -186,6 +187,32 @@ void ExpectInterruptWithinASecond(TestCluster& cluster, const std::string& call,
       EXPECT_TRUE(cluster.Files(i).empty());
     });
   }
+}
+
+// SIGTERM to an agent waiting out a phase's delay (IOR -d, here 10 minutes):
+// the delay ends and the agent exits within seconds, not by its shutdown
+// bound (security review: the Prepare thread slept the whole delay, which
+// Abort, Detach and the lease's end did not cut, and SIGTERM hung).
+TEST_F(HangTest, AnAgentWaitingOutADelayStopsOnSigterm) {
+  ASSERT_OK(cluster_.Start(1));
+  const std::string plan = cluster_.WritePlan(
+      cluster_.Plan().Set("name", "delay").Set("lease_ms", kLeaseMs).AddPhase(
+          SmallWrite().Set("delay_seconds", 600)));
+  auto ctl = cluster_.StartRun(plan, {"--history=false"});
+  ASSERT_EVENTUALLY_WITHIN(milliseconds(15000), [&] {
+    EXPECT_THAT(ReadFileToString(cluster_.log_path(0)).value_or(""),
+                HasSubstr("waiting out delay_seconds 600"))
+        << ctl->Output();
+  });
+  const int pid = cluster_.pid(0);
+  const auto t0 = Clock::now();
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  ASSERT_EVENTUALLY_WITHIN(milliseconds(kSanitizerBuild ? 9000 : 5000),
+                           [&] { EXPECT_TRUE(Exited(pid)); });
+  Report("SIGTERM to an agent in a 600 s delay: agent exit", MsSince(t0, Clock::now()));
+  const std::string log = ReadFileToString(cluster_.log_path(0)).value_or("");
+  EXPECT_THAT(log, HasSubstr("shutting down"));
+  EXPECT_THAT(log, Not(HasSubstr("exiting without them")));
 }
 
 TEST_F(HangTest, CtrlCDuringALongPrepareExitsWithinASecond) {

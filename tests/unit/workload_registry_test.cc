@@ -103,5 +103,32 @@ TEST(WorkloadRegistry, EachKindChecksItsOwnFields) {
   }
 }
 
+// A Cleanup's spec is checked as a Prepare's (security review: a datagen
+// removal with total_tasks 0 looped for ever on an agent thread, an mdtest
+// removal of branching 10 and depth 7 grew the agent to 2.4 GB), and no
+// file is touched for a refused one.
+TEST(WorkloadRegistry, RemovingAPhasesFilesChecksItsSpecFirst) {
+  testing::TempDir tmp;
+  v1::PhaseSpec datagen = SpecOf(v1::DATAGEN);
+  datagen.set_num_files(4);
+  datagen.set_total_tasks(0);
+  auto looped = RemovePhaseFiles(datagen, tmp.path());
+  EXPECT_EQ(looped.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(looped.status().message(), HasSubstr("do not fit in 0 tasks"));
+  v1::PhaseSpec tree = SpecOf(v1::MDTEST);
+  tree.set_md_op(v1::MD_TREE_REMOVE);
+  tree.set_md_branching(10);
+  tree.set_md_depth(7);
+  auto deep = RemovePhaseFiles(tree, tmp.path());
+  EXPECT_EQ(deep.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(deep.status().message(), HasSubstr("a tree of more than"));
+  v1::PhaseSpec delayed = SpecOf(v1::WRITE);
+  delayed.set_transfer_bytes(8);
+  delayed.set_block_bytes(8);
+  delayed.set_delay_seconds(86401);
+  auto late = RemovePhaseFiles(delayed, tmp.path());
+  EXPECT_THAT(late.status().message(), HasSubstr("delay_seconds 86401 is more than 86400"));
+}
+
 }  // namespace
 }  // namespace lockstep
