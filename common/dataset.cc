@@ -8,6 +8,7 @@
 #include <random>
 
 #include "absl/strings/str_format.h"
+#include "common/checked_math.h"
 #include "common/limits.h"
 #include "common/mix.h"
 
@@ -262,6 +263,17 @@ absl::Status CheckDatasetSpec(const v1::PhaseSpec& s) {
   }
   if (s.samples_per_file() == 0) return SpecError(s, "samples_per_file is 0");
   if (s.record_bytes() == 0) return SpecError(s, "record size is 0");
+  // The largest file must have a size a file can have: a record is at most
+  // record + 9 stdev (DatasetRecordBytes: Box-Muller's |z| < 8.6), with
+  // room for npz's headers and its 8 bytes a sample. Before, the product
+  // wrapped: a "2-byte" file was written and the train phase read short.
+  const uint64_t widest =
+      SaturatingAdd(s.record_bytes(), SaturatingMul(9, s.record_stdev_bytes()));
+  if (SaturatingMul(SaturatingAdd(widest, 8), s.samples_per_file()) > kMaxFileOffsetBytes / 2) {
+    return SpecError(s, absl::StrFormat("records of up to %u bytes x %u samples a file do not fit "
+                                        "in a file (at most %u bytes)",
+                                        widest, s.samples_per_file(), kMaxFileOffsetBytes / 2));
+  }
   if (s.file_prefix().find('/') != std::string::npos) {
     return SpecError(s, absl::StrFormat("file prefix \"%s\" contains '/'", s.file_prefix()));
   }

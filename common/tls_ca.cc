@@ -265,7 +265,7 @@ absl::StatusOr<CertRole> CertRoleOfPem(const std::string& pem, const std::string
   EXTENDED_KEY_USAGE_free(eku);
   if (twice) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "certificate %s carries more than one Lockstep role; issue one certificate per role "
+        "%s carries more than one Lockstep role; issue one certificate per role "
         "with `lockstep certs issue`",
         source));
   }

@@ -130,5 +130,23 @@ TEST(WorkloadRegistry, RemovingAPhasesFilesChecksItsSpecFirst) {
   EXPECT_THAT(late.status().message(), HasSubstr("delay_seconds 86401 is more than 86400"));
 }
 
+// record_bytes x samples_per_file wrapped in 64 bits: a datagen "file" of 2
+// bytes was written and the train phase after it read short. Refused.
+TEST(WorkloadRegistry, ADatasetWhoseFileSizeOverflowsIsRefused) {
+  v1::PhaseSpec s = SpecOf(v1::DATAGEN);
+  s.set_dataset_format(v1::DATASET_FORMAT_RECORDS);
+  s.set_num_files(1);
+  s.set_samples_per_file(2);
+  s.set_record_bytes(9223372036854775809ull);
+  auto w = MakeWorkload(s);
+  ASSERT_OK(w);
+  EXPECT_THAT((*w)->Validate().message(), HasSubstr("do not fit in a file"));
+  s.set_record_bytes(1 << 20);
+  s.set_record_stdev_bytes(uint64_t{1} << 61);  // the widest record is what counts
+  EXPECT_THAT((*MakeWorkload(s))->Validate().message(), HasSubstr("do not fit in a file"));
+  s.set_record_stdev_bytes(1 << 10);
+  EXPECT_OK((*MakeWorkload(s))->Validate());
+}
+
 }  // namespace
 }  // namespace lockstep
