@@ -148,8 +148,8 @@ int VerifyCommand(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
-int CompareSitesCommand(const ParsedFlags& f) {
-  auto store = HistoryStore::Open(f.GetString("db"), {.create_if_missing = false});
+int CompareSitesCommand(const ParsedFlags& f, const std::string& db_file) {
+  auto store = HistoryStore::Open(db_file, {.create_if_missing = false});
   if (!store.ok()) return Fail("compare", store.status());
   SiteCompareOptions options;
   options.sites = f.GetList("sites");

@@ -22,8 +22,9 @@ namespace lockstep {
 
 // `export` with --bundle given: `f` is export's parsed flags.
 int ExportBundleCommand(const ParsedFlags& f);
-// `compare` with --sites given: `f` is compare's parsed flags.
-int CompareSitesCommand(const ParsedFlags& f);
+// `compare` with --sites given: `f` is compare's parsed flags, `db_file`
+// the history db its --db names (a local copy when that is a service).
+int CompareSitesCommand(const ParsedFlags& f, const std::string& db_file);
 int VerifyCommand(const std::vector<std::string>& args);
 
 }  // namespace lockstep

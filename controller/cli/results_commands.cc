@@ -275,13 +275,12 @@ int CompareCommand(const std::vector<std::string>& args) {
   const CommandSpec& spec = CompareCommandSpec();
   auto f = ParseFlags(args, spec);
   if (auto code = HelpOrUsageExit(spec, f)) return *code;
-  if (!f->GetList("sites").empty()) {
-    if (!f->positional().empty()) return Usage(spec, "give --sites or runs, not both");
-    return CompareSitesCommand(*f);
-  }
-  if (f->positional().size() < 2) return Usage(spec, "give at least two runs");
-  auto db_file = HistoryDbFor(f->GetString("db"));
+  const bool sites = !f->GetList("sites").empty();
+  if (sites && !f->positional().empty()) return Usage(spec, "give --sites or runs, not both");
+  if (!sites && f->positional().size() < 2) return Usage(spec, "give at least two runs");
+  auto db_file = HistoryDbFor(f->GetString("db"));  // a service's runs, copied
   if (!db_file.ok()) return Fail("compare", db_file.status());
+  if (sites) return CompareSitesCommand(*f, *db_file);
   LazyHistory db(*db_file);
   // A side is RUN or RUN,RUN,...: a group pooled (its median over all runs).
   std::vector<std::vector<v1::RunRecord>> groups;

@@ -139,9 +139,13 @@ absl::StatusOr<std::unique_ptr<RunStore>> RunStore::Create(const std::string& ou
   std::unique_ptr<RunStore> store(new RunStore());
   absl::BitGen gen;
   for (int attempt = 0; attempt < 20; ++attempt) {
+    // 48 random bits: a results service keeps every site's run ids in one
+    // namespace, and sites run the same plans nightly at the same second
+    // (16 bits gave two such runs a 1 in 65,536 chance to collide, the later
+    // one then refused for ever).
     std::string id = absl::StrFormat(
-        "%s-%s-%04x", absl::FormatTime("%Y%m%d-%H%M%S", absl::Now(), absl::UTCTimeZone()), safe,
-        absl::Uniform<uint32_t>(gen, 0, 0x10000));
+        "%s-%s-%012x", absl::FormatTime("%Y%m%d-%H%M%S", absl::Now(), absl::UTCTimeZone()), safe,
+        absl::Uniform<uint64_t>(gen, 0, uint64_t{1} << 48));
     std::string dir = out_dir + "/" + id;
     if (::mkdir(dir.c_str(), 0755) == 0) {
       store->run_id_ = id;

@@ -47,7 +47,8 @@ JsonSplit SplitJsonAt(const std::string& object_json, const std::string& key);
 
 class RunStore {
  public:
-  // Creates <out_dir>/<run-id>/ (out_dir too, if missing) and copies the plan.
+  // Creates <out_dir>/<run-id>/ (out_dir too, if missing) and copies the plan;
+  // the run id is UTC start second, the run name and 48 random bits.
   // PermissionDenied naming out_dir, its owner and mode when another
   // account than ours and root could rename entries in it (it owns it, or
   // may write it and the sticky bit is not set: /tmp is fine).

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <set>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -20,6 +21,22 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+
+// A run id is the UTC second, the plan's name made safe, and 48 random bits
+// (12 hex digits): sites running one plan at the same second push into one
+// namespace on a results service, where 16 bits collided 1 time in 65,536.
+TEST(RunStore, ARunIdEndsInFortyEightRandomBits) {
+  testing::TempDir tmp;
+  std::set<std::string> suffixes;
+  for (int i = 0; i < 4; ++i) {
+    auto store = RunStore::Create(tmp.path(), "night ly/x", "[[phase]]\n");
+    ASSERT_TRUE(store.ok()) << store.status();
+    const std::string& id = (*store)->run_id();
+    EXPECT_THAT(id, ::testing::MatchesRegex("[0-9]{8}-[0-9]{6}-night_ly_x-[0-9a-f]{12}")) << id;
+    suffixes.insert(id.substr(id.size() - 12));
+  }
+  EXPECT_EQ(suffixes.size(), 4u);
+}
 
 TEST(RunStore, AResultsDirectoryOthersMayRenameInIsRefused) {
   testing::TempDir tmp;
