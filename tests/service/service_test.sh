@@ -301,15 +301,41 @@ PY
 echo "ok: efficiency per site beside the layers, in the class CSV"
 
 # The results commands against the service, as site B: history lists what B
-# may read; gate takes the shared history as its baseline.
+# may read; gate's last-good is a run of B's own (none here: exit 3), another
+# site's shared run only with --site (a site could push a fast run of the
+# plan with an earlier start time and become everyone's baseline).
 export LOCKSTEP_SERVICE_CREDENTIALS="$T/creds/siteb" LOCKSTEP_SERVICE_CA="$T/svc/ca.pem"
 "$LOCKSTEP" history --db "$URL" >"$T/hist" 2>&1 || fail "history --db URL: $(cat "$T/hist")"
 grep -q "$(id_of "$A1")" "$T/hist" && grep -q "$(id_of "$B1")" "$T/hist" \
     && ! grep -q "$(id_of "$A3")" "$T/hist" || fail "history --db URL as site B: $(cat "$T/hist")"
 set +e; "$LOCKSTEP" gate "$(id_of "$B1")" --db "$URL" >"$T/gate" 2>&1; rc=$?; set -e
-[ $rc = 0 ] || [ $rc = 1 ] || fail "gate --db URL: exit $rc: $(cat "$T/gate")"
+[ $rc = 3 ] && grep -q 'of site "siteb"' "$T/gate" || fail "gate --db URL, own site: exit $rc: $(cat "$T/gate")"
+set +e; "$LOCKSTEP" gate "$(id_of "$B1")" --db "$URL" --site sitea >"$T/gate" 2>&1; rc=$?; set -e
+[ $rc = 0 ] || [ $rc = 1 ] || fail "gate --db URL --site sitea: exit $rc: $(cat "$T/gate")"
+grep -q "against baseline" "$T/gate" && ! grep -q "against baseline $(id_of "$B1")" "$T/gate" \
+    || fail "gate --site sitea: not against a run of site A: $(cat "$T/gate")"
+# compare --sites reads the service's runs as the others do (it opened the
+# URL as a file); export to a reader that goes away (head) leaves no copy of
+# the service's runs behind (SIGPIPE killed it before it removed them).
+"$LOCKSTEP" compare --sites sitea,siteb --plan nightly --db "$URL" >"$T/cmp" 2>&1 \
+    || fail "compare --sites --db URL: $(cat "$T/cmp")"
+grep -q sitea "$T/cmp" && grep -q siteb "$T/cmp" || fail "compare --sites --db URL: $(cat "$T/cmp")"
+mirrors() { find /tmp -maxdepth 1 -name 'lockstep-service-history.*' | wc -l; }
+before=$(mirrors)
+"$LOCKSTEP" export "$(id_of "$B1")" - --db "$URL" 2>"$T/export.err" | head -c 10 >/dev/null || true
+[ "$(mirrors)" = "$before" ] || fail "export | head left a copy of the service's runs: $(cat "$T/export.err")"
 unset LOCKSTEP_SERVICE_CREDENTIALS LOCKSTEP_SERVICE_CA
-echo "ok: history and gate against the service (gate exit $rc)"
+echo "ok: history, gate (own site, then --site), compare --sites and export against the service"
+
+# push --visibility on a run the service has already sets it (it said
+# "already stored" and left the run as it was).
+[ "$(push siteb --visibility private "$B1")" = 0 ] && grep -q "visibility set to private" "$T/out" \
+    && [ "$(q "select visibility from runs where run_id = '$(id_of "$B1")'")" = private ] \
+    || fail "push --visibility private of a stored run: $(cat "$T/out")"
+[ "$(push siteb --visibility shared "$B1")" = 0 ] \
+    && [ "$(q "select visibility from runs where run_id = '$(id_of "$B1")'")" = shared ] \
+    || fail "push --visibility shared of a stored run: $(cat "$T/out")"
+echo "ok: push --visibility of a run already stored sets it"
 
 # PostgreSQL stopped under the running service, then started again.
 as_pg "$PGBIN/pg_ctl" -D "$T/pg/data" -m fast -w stop >/dev/null
