@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/files.h"
+#include "common/pem.h"
 #include "common/status_macros.h"
 #include "controller/cli/command_specs.h"
 #include "controller/cli/exit_codes.h"
@@ -131,6 +132,11 @@ int VerifyCommand(const std::vector<std::string>& args) {
   if (!f->GetString("ca").empty()) {
     auto text = ReadFileToString(f->GetString("ca"));
     if (!text.ok()) return Fail("verify", text.status());
+    // A --ca that holds no certificate is a bad command line (exit 2), not a
+    // bundle whose chain failed (6).
+    if (auto certs = ParseCertBundle(*text, "--ca " + f->GetString("ca")); !certs.ok()) {
+      return Usage(spec, std::string(certs.status().message()));
+    }
     ca = std::move(*text);
   }
   const BundleVerdict v = VerifyBundle(*bundle, ca, path);

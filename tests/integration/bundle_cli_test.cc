@@ -59,6 +59,12 @@ TEST(BundleCli, ExportVerifyTamperAndCompareSites) {
   CommandResult refused = RunLockstep({"verify", bad, "--ca", certs + "/ca.pem"});
   EXPECT_EQ(refused.exit_code, 6) << refused.out << refused.err;
   EXPECT_THAT(refused.err, HasSubstr(bad + ": hash check failed"));
+  // A --ca that is no certificate is a bad command line, not a failed chain.
+  const std::string not_ca = tmp / "not-a-ca.pem";
+  ASSERT_TRUE(WriteFileAtomically(not_ca, "garbage\n").ok());
+  CommandResult bad_ca = RunLockstep({"verify", bundle, "--ca", not_ca});
+  EXPECT_EQ(bad_ca.exit_code, 2) << bad_ca.out << bad_ca.err;
+  EXPECT_THAT(bad_ca.err, HasSubstr("--ca " + not_ca));
 
   // A site that is not the certificate's is refused before anything is written.
   CommandResult other = RunLockstep({"export", "--bundle", a.run_dir, tmp / "x.lsbundle",
