@@ -388,15 +388,23 @@ class MdtestWorkload::TaskRun {
     return err;
   }
 
-  // mdtest -w: create, write md_write_bytes, close.
+  // mdtest -w: create, write md_write_bytes, close. A new item is made with
+  // O_EXCL, so it is a regular file with one name and needs no check; one
+  // that exists (a rerun) is opened non-blocking and checked as OpenFile's
+  // (a FIFO or a hard link planted at its name fails the item). The check on
+  // every item cost ~1.5 us of an ~8.4 us create on tmpfs.
   int CreateFile(int dfd, const char* name) const {
-    const int fd =
-        ::openat(dfd, name, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0664);
-    if (fd < 0) return errno;
-    if (const int bad = SettleDataFile(fd, O_WRONLY); bad != 0) {
-      ::close(fd);
-      return bad;
+    constexpr int kFlags = O_WRONLY | O_CLOEXEC | O_NOFOLLOW;
+    int fd = ::openat(dfd, name, kFlags | O_CREAT | O_EXCL, 0664);
+    if (fd < 0 && errno == EEXIST) {
+      fd = ::openat(dfd, name, kFlags | O_NONBLOCK);
+      // O_NONBLOCK stays: it changes nothing for a regular file.
+      if (const int bad = fd < 0 ? 0 : SettleDataFile(fd, O_WRONLY | O_NONBLOCK); bad != 0) {
+        ::close(fd);
+        return bad;
+      }
     }
+    if (fd < 0) return errno;
     const uint64_t wbytes = s_.md_write_bytes();
     int err = wbytes > 0 ? WriteAll(fd, buf_, wbytes) : 0;
     if (::close(fd) != 0 && err == 0) err = errno;
@@ -404,16 +412,17 @@ class MdtestWorkload::TaskRun {
   }
 
   // mdtest -e: open, read md_read_bytes, close; a short file is an error.
+  // Non-blocking, so that a FIFO planted at the name cannot hold the task
+  // (it reads short and is then named); a regular file reads as ever.
   int ReadFile(int dfd, const char* name) const {
     const int fd = ::openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) return errno;
-    if (const int bad = SettleDataFile(fd, O_RDONLY); bad != 0) {
-      ::close(fd);
-      return bad;
-    }
     const uint64_t rbytes = s_.md_read_bytes();
     size_t got = 0;
     int err = rbytes > 0 ? ReadAll(fd, buf_, rbytes, &got) : 0;
+    if ((err != 0 || got < rbytes) && SettleDataFile(fd, O_RDONLY | O_NONBLOCK) == ENXIO) {
+      err = ENXIO;
+    }
     ::close(fd);
     if (err == 0 && got < rbytes) err = EIO;  // mdtest: "unable to read file"
     return err;
