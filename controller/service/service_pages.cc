@@ -107,8 +107,8 @@ std::string TrendPage(const Viewer& v, const std::string& site, const std::strin
   }
   PlotSpec spec{.title = absl::StrCat(plan, " at ", site, ": median per run"),
                 .x_label = "run (oldest = 1)", .y_label = "MiB/s", .kind = "trend"};
-  absl::StrAppend(&out, "<p><a href=\"", UrlSegment(plan), ".csv\">CSV</a></p>",
-                  LinePlot(spec, list));
+  absl::StrAppend(&out, "<p><a href=\"/sites/", UrlSegment(site), "/plans/", UrlSegment(plan),
+                  ".csv\">CSV</a></p>", LinePlot(spec, list));
   std::set<std::string> keys;
   for (const ResultRow& r : data.results) keys.insert(r.result_key);
   std::map<std::pair<std::string, std::string>, const ResultRow*> cell;
