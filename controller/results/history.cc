@@ -27,16 +27,27 @@
 
 namespace lockstep {
 
-absl::StatusOr<int64_t> ParseDateOrTime(std::string_view text) {
+absl::StatusOr<absl::Time> ParseInstant(std::string_view text) {
   std::string s(absl::StripAsciiWhitespace(absl::string_view(text.data(), text.size())));
   absl::Time t;
   std::string err;
-  if (absl::ParseTime(absl::RFC3339_full, s, &t, &err) ||
-      absl::ParseTime("%Y-%m-%d", s, absl::UTCTimeZone(), &t, &err)) {
-    return absl::ToUnixNanos(t);
+  if (!absl::ParseTime(absl::RFC3339_full, s, &t, &err) &&
+      !absl::ParseTime("%Y-%m-%d", s, absl::UTCTimeZone(), &t, &err)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "\"%s\" is not a date: use YYYY-MM-DD or RFC 3339 (2026-01-31T12:00:00Z)", s));
   }
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "\"%s\" is not a date: use YYYY-MM-DD or RFC 3339 (2026-01-31T12:00:00Z)", s));
+  const absl::TimeZone utc = absl::UTCTimeZone();
+  if (t < absl::FromCivil(absl::CivilDay(1, 1, 1), utc) ||
+      t >= absl::FromCivil(absl::CivilDay(10000, 1, 1), utc)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "\"%s\" is not a date from 0001-01-01 to 9999-12-31 (a year has four digits)", s));
+  }
+  return t;
+}
+
+absl::StatusOr<int64_t> ParseDateOrTime(std::string_view text) {
+  ASSIGN_OR_RETURN(const absl::Time t, ParseInstant(text));
+  return absl::ToUnixNanos(t);
 }
 
 namespace {

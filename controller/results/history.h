@@ -36,6 +36,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "controller/results/run_json.h"  // the store keeps each run as its run.json
 #include "lockstep/v1/results.pb.h"
 
@@ -45,7 +46,13 @@ namespace lockstep {
 
 inline constexpr char kDefaultHistoryPath[] = "lockstep-results/history.db";
 
-// Parses "2026-01-31" (a whole UTC day starts) or RFC 3339 into unix ns.
+// Parses "2026-01-31" (a whole UTC day starts) or RFC 3339 (surrounding
+// whitespace ignored). InvalidArgument naming the text when it is neither, or
+// when it is before 0001-01-01 or after 9999-12-31 (absl parses "99999-01-01"
+// as a year, which no one meant).
+absl::StatusOr<absl::Time> ParseInstant(std::string_view text);
+// ParseInstant in unix ns; an instant after 2262-04-11 (the end of int64 ns)
+// is that day.
 absl::StatusOr<int64_t> ParseDateOrTime(std::string_view text);
 
 // ---- the store ---------------------------------------------------------------

@@ -9,22 +9,13 @@
 #include "absl/time/time.h"
 #include "common/files.h"
 #include "common/status_macros.h"
+#include "controller/results/csv_cell.h"
 #include "controller/plan/sweep.h"
 
 namespace lockstep {
 namespace {
 
 // ---- escaping ------------------------------------------------------------------
-
-std::string Csv(std::string_view s) {
-  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 std::string OmLabel(std::string_view s) {
   std::string out;
@@ -78,15 +69,16 @@ std::string RenderCsv(const std::vector<v1::RunRecord>& runs) {
     for (const auto& t : r.tests()) {
       for (const auto& s : t.summary()) {
         std::vector<std::string> f = {
-            Csv(r.run_id()), Csv(r.name()), Csv(r.plan_sha256()), Csv(r.started_at()),
-            Csv(r.status()), absl::StrCat(t.test_id()), Csv(s.phase()), Csv(s.operation()),
-            Csv(s.api()), absl::StrCat(s.num_tasks()), absl::StrCat(s.tasks_per_node()),
+            CsvCell(r.run_id()), CsvCell(r.name()), CsvCell(r.plan_sha256()),
+            CsvCell(r.started_at()), CsvCell(r.status()), absl::StrCat(t.test_id()),
+            CsvCell(s.phase()), CsvCell(s.operation()), CsvCell(s.api()),
+            absl::StrCat(s.num_tasks()), absl::StrCat(s.tasks_per_node()),
             absl::StrCat(s.transfer_bytes()), absl::StrCat(s.block_bytes()),
             absl::StrCat(s.segments()), s.file_per_process() ? "1" : "0",
             absl::StrCat(s.repetitions()), G(s.bw_mean_mib()), G(s.bw_std_mib()),
             G(s.bw_min_mib()), G(s.bw_max_mib()), G(s.ops_mean()), G(s.ops_std()),
-            G(s.mean_time_s()), G(s.aggregate_mib()), Csv(RepsText(s, ";")),
-            Csv(SweepLabel(t.sweep()))};
+            G(s.mean_time_s()), G(s.aggregate_mib()), CsvCell(RepsText(s, ";")),
+            CsvCell(SweepLabel(t.sweep()))};
         absl::StrAppend(&o, absl::StrJoin(f, ","), "\n");
       }
     }

@@ -16,10 +16,13 @@ absl::StatusOr<RunVisibility> ParseRunVisibility(std::string_view text) {
   if (words == "private") return RunVisibility{.kind = RunVisibility::kPrivate};
   if (absl::StartsWith(words, "embargo ")) {
     const absl::string_view when = words.substr(8);
-    auto ns = ParseDateOrTime(std::string_view(when.data(), when.size()));
-    if (ns.ok()) {
-      return RunVisibility{.kind = RunVisibility::kEmbargo, .until_unix_s = *ns / 1'000'000'000};
+    auto until = ParseInstant(std::string_view(when.data(), when.size()));
+    if (!until.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("visibility \"", words, "\": ",
+                                                     until.status().message()));
     }
+    return RunVisibility{.kind = RunVisibility::kEmbargo,
+                         .until_unix_s = absl::ToUnixSeconds(*until)};
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "visibility \"", words, "\": give shared, private or \"embargo YYYY-MM-DD\""));

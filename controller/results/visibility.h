@@ -22,8 +22,9 @@ struct RunVisibility {
 };
 
 // "shared", "private" or "embargo DATE" (YYYY-MM-DD, a UTC day's start, or
-// RFC 3339); surrounding whitespace ignored. InvalidArgument naming the
-// text and the three forms.
+// RFC 3339, up to 9999-12-31: history.h ParseInstant); surrounding whitespace
+// ignored. InvalidArgument naming the text and the three forms, or the date
+// and why it is none.
 absl::StatusOr<RunVisibility> ParseRunVisibility(std::string_view text);
 
 // A visibility chosen now (`lockstep push --visibility`, `lockstep run`'s

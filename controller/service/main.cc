@@ -11,38 +11,52 @@
 //   lockstep-service revoke  NAME --db CONNINFO
 //   lockstep-service migrate --db CONNINFO
 //   lockstep-service serve   --db CONNINFO --tls_dir DIR [--listen HOST:PORT]
+//                            [--http_threads N] [--request_head_timeout_s S]
 #include <signal.h>
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include <openssl/rand.h>
 
-#include "absl/strings/numbers.h"
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/time.h"
 #include "common/files.h"
 #include "common/flags.h"
 #include "common/pem.h"
 #include "common/tls_ca.h"
 #include "controller/service/service_db.h"
 #include "controller/service/service_http.h"
+#include "controller/service/service_input.h"
 
 namespace lockstep {
 namespace {
 
-constexpr std::array<FlagSpec, 7> kFlags = {{
+constexpr std::array<FlagSpec, 9> kFlags = {{
     {.name = "db", .value_name = "CONNINFO",
      .default_value = "dbname=lockstep",
      .help = "the PostgreSQL database, as libpq's connection string"},
     {.name = "tls_dir", .value_name = "DIR", .default_value = "/etc/lockstep/service",
      .help = "the service's CA (ca.pem, ca.key) and certificate (service.pem, service.key)"},
     {.name = "listen", .value_name = "HOST:PORT", .default_value = "127.0.0.1:8443",
-     .help = "serve: the address to listen on (HTTPS only)"},
+     .help = "serve: the address to listen on (HTTPS only; an IPv6 address in brackets, "
+             "[::1]:8443)"},
+    {.name = "http_threads", .kind = FlagKind::kUint, .value_name = "N", .default_value = "256",
+     .help = "serve: connections served at once, a thread each (slow clients hold one too)",
+     .min = 8, .max = 4096},
+    {.name = "request_head_timeout_s", .kind = FlagKind::kUint, .value_name = "S",
+     .default_value = "10",
+     .help = "serve: close a connection that has not sent a whole request head this long after "
+             "its TLS handshake began or its last answer",
+     .min = 1, .max = 300},
     {.name = "out", .value_name = "DIR", .default_value = ".",
      .help = "admit: where the site's certificate and key are written (site-SITE.pem/.key)"},
     {.name = "host", .kind = FlagKind::kList, .value_name = "NAME,...",
@@ -86,14 +100,13 @@ void OnSignal(int) {
 }
 
 int Serve(const ParsedFlags& f, ServiceDb& db) {
-  const std::string& listen = f.GetString("listen");
-  const size_t colon = listen.rfind(':');
+  auto listen = ParseListenAddress(f.GetString("listen"));
+  if (!listen.ok()) return Fail(listen.status());
   ServiceOptions o;
-  o.listen_host = listen.substr(0, colon);
-  if (colon == std::string::npos || !absl::SimpleAtoi(listen.substr(colon + 1), &o.port)) {
-    return Fail(absl::InvalidArgumentError(
-        absl::StrCat("--listen ", listen, ": give HOST:PORT, e.g. 127.0.0.1:8443")));
-  }
+  o.listen_host = listen->host;
+  o.port = listen->port;
+  o.http_threads = static_cast<int>(f.GetUint("http_threads"));
+  o.request_head_timeout = absl::Seconds(f.GetUint("request_head_timeout_s"));
   const std::string dir = f.GetString("tls_dir");
   o.cert_path = dir + "/service.pem";
   o.key_path = dir + "/service.key";
@@ -110,14 +123,79 @@ int Serve(const ParsedFlags& f, ServiceDb& db) {
   sa.sa_handler = OnSignal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
-  std::printf("lockstep-service: serving https://%s:%d/ (database %s)\n", o.listen_host.c_str(),
-              service.port(), db.conninfo_for_display().c_str());
+  std::printf("lockstep-service: serving https://%s/ (database %s)\n",
+              HostPort(o.listen_host, service.port()).c_str(), db.conninfo_for_display().c_str());
   std::fflush(stdout);
   while (!migrated.ok()) {  // keep trying until the database answers
     ::sleep(2);
     migrated = db.Migrate();
   }
   service.Wait();
+  return 0;
+}
+
+// Places `staging`.pem and .key at `prefix`.pem and .key with link(2),
+// which never replaces a file; `staging`'s files are removed either way.
+absl::Status PlaceWithoutReplacing(const std::string& staging, const std::string& prefix) {
+  absl::Status placed;
+  std::vector<std::string> linked;
+  for (const char* ext : {".key", ".pem"}) {
+    const std::string to = prefix + ext;
+    if (::link((staging + ext).c_str(), to.c_str()) != 0) {
+      placed = absl::AlreadyExistsError(absl::StrCat(
+          "cannot write ", to, ": ", std::strerror(errno),
+          "; a credential's files are never written over: move them away or give another --out"));
+      break;
+    }
+    linked.push_back(to);
+  }
+  if (!placed.ok()) {
+    for (const std::string& path : linked) ::unlink(path.c_str());
+  }
+  for (const char* ext : {".key", ".pem"}) ::unlink((staging + ext).c_str());
+  return placed;
+}
+
+// `admit SITE`: the name and the database are asked first, the certificate
+// is written only where no file is (never over a site's credential: an
+// admit of a site admitted already changes nothing), and its files are
+// removed again when the database then refuses (an admit at the same time).
+int AdmitSite(ServiceDb& db, const std::string& name, const std::string& tls_dir,
+              const std::string& out, int days) {
+  if (absl::Status s = CheckPrincipalName(name); !s.ok()) return Fail(s);
+  auto p = db.FindPrincipal(name);
+  if (p.ok() && p->revoked_unix_s == 0) {
+    return Fail(absl::AlreadyExistsError(absl::StrCat(
+        "\"", name, "\" is admitted already; revoke it first (lockstep-service revoke ", name,
+        ") to issue a new credential; nothing was written")));
+  }
+  if (!p.ok() && !absl::IsNotFound(p.status())) return Fail(p.status());
+  const std::string prefix = absl::StrCat(out, "/site-", name);
+  for (const char* ext : {".pem", ".key"}) {
+    if (::access((prefix + ext).c_str(), F_OK) == 0) {
+      return Fail(absl::AlreadyExistsError(absl::StrCat(
+          prefix, ext, " exists; a credential's files are never written over: move them away "
+          "or give another --out; nothing was written")));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  const std::string staging = absl::StrCat(out, "/.site-", name, ".", ::getpid());
+  if (absl::Status s = IssueCertificate(tls_dir, staging, CertRole::kSite, name, {}, -3600, days);
+      !s.ok()) {
+    return Fail(s);
+  }
+  if (absl::Status s = PlaceWithoutReplacing(staging, prefix); !s.ok()) return Fail(s);
+  auto pem = ReadFileToString(prefix + ".pem");
+  auto cert = pem.ok() ? ParseCert(*pem, prefix + ".pem") : pem.status();
+  absl::Status admitted =
+      cert.ok() ? db.Admit(name, "site", "", CertSha256Hex(cert->get())) : cert.status();
+  if (!admitted.ok()) {
+    for (const char* ext : {".key", ".pem"}) ::unlink((prefix + ext).c_str());
+    return Fail(admitted);
+  }
+  std::printf("admitted site %s: %s.pem and %s.key (give them to the site, with %s/ca.pem)\n",
+              name.c_str(), prefix.c_str(), prefix.c_str(), tls_dir.c_str());
   return 0;
 }
 
@@ -153,23 +231,7 @@ int Main(const std::vector<std::string>& args) {
     return 0;
   }
   if (name.empty()) return Fail(absl::InvalidArgumentError(absl::StrCat(cmd, ": give a name")));
-  if (cmd == "admit") {
-    std::error_code ec;
-    std::filesystem::create_directories(f->GetString("out"), ec);
-    const std::string prefix = absl::StrCat(f->GetString("out"), "/site-", name);
-    if (absl::Status s = IssueCertificate(dir, prefix, CertRole::kSite, name, {}, -3600, days); !s.ok()) {
-      return Fail(s);
-    }
-    auto pem = ReadFileToString(prefix + ".pem");
-    auto cert = pem.ok() ? ParseCert(*pem, prefix + ".pem") : pem.status();
-    if (!cert.ok()) return Fail(cert.status());
-    if (absl::Status s = db.Admit(name, "site", "", CertSha256Hex(cert->get())); !s.ok()) {
-      return Fail(s);
-    }
-    std::printf("admitted site %s: %s.pem and %s.key (give them to the site, with %s/ca.pem)\n",
-                name.c_str(), prefix.c_str(), prefix.c_str(), dir.c_str());
-    return 0;
-  }
+  if (cmd == "admit") return AdmitSite(db, name, dir, f->GetString("out"), days);
   if (cmd == "reader") {
     const std::string token = NewToken();
     if (absl::Status s = db.Admit(name, "reader", Sha256Hex(token)); !s.ok()) return Fail(s);

@@ -5,6 +5,7 @@
 #include <libpq-fe.h>
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <pqxx/pqxx>
 #include <utility>
@@ -17,6 +18,7 @@
 #include "controller/results/compare.h"
 #include "controller/results/history.h"
 #include "controller/results/run_json.h"
+#include "controller/service/service_input.h"
 
 namespace lockstep {
 namespace {
@@ -116,6 +118,35 @@ std::vector<ResultRowData> ResultRowsOf(const v1::RunRecord& run, int* client_ag
   return rows;
 }
 
+// The run's text that goes into text columns: UTF-8 (protobuf saw to it)
+// without NUL, which PostgreSQL's text cannot hold and libpq would cut at
+// ("night\0ly" stored as "night").
+absl::Status CheckTextColumns(const v1::BundleContent& content, const v1::RunRecord& run,
+                              const std::vector<ResultRowData>& rows) {
+  const std::pair<const char*, const std::string*> fields[] = {
+      {"run.json name", &run.name()},
+      {"run.json plan_sha256", &run.plan_sha256()},
+      {"run.json started_at", &run.started_at()},
+      {"run.json status", &run.status()},
+      {"the bundle's workload_hash", &content.workload_hash()},
+      {"the bundle's workload_class", &content.workload_class()},
+      {"site.toml system", &content.system().site().system()}};
+  for (const auto& [what, text] : fields) {
+    if (absl::Status s = CheckStorableText(what, *text); !s.ok()) return s;
+  }
+  for (const ResultRowData& r : rows) {
+    if (absl::Status s = CheckStorableText(
+            "a result's key (run.json's phase, operation, API and sweep)", r.key);
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = CheckStorableText("run.json summary operation", r.operation); !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 namespace {
@@ -142,14 +173,35 @@ std::string WithoutPassword(const std::string& conninfo) {
 
 }  // namespace
 
-ServiceDb::ServiceDb(std::string conninfo, int max_idle_connections)
+ServiceDb::ServiceDb(std::string conninfo, int max_idle_connections, int max_connections)
     : conninfo_(std::move(conninfo)),
       shown_conninfo_(WithoutPassword(conninfo_)),
-      max_idle_(max_idle_connections) {}
+      max_idle_(max_idle_connections),
+      max_in_use_(std::max(1, max_connections)) {}
 
 ServiceDb::~ServiceDb() = default;
 
 absl::Status ServiceDb::With(const std::function<void(pqxx::connection&)>& body) {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!slot_free_.wait_for(lock, std::chrono::seconds(30),
+                             [this] { return in_use_ < max_in_use_; })) {
+      return absl::UnavailableError(absl::StrCat(
+          "the results database is busy: all ", max_in_use_, " connections of this service "
+          "were in use for 30 s; nothing was stored, try again"));
+    }
+    ++in_use_;
+  }
+  absl::Status s = OnConnection(body);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --in_use_;
+  }
+  slot_free_.notify_one();
+  return s;
+}
+
+absl::Status ServiceDb::OnConnection(const std::function<void(pqxx::connection&)>& body) {
   // A pooled connection may have died with a restarted server: then every
   // idle one has, so they are dropped and the body runs once more on a new
   // connection. Running it again is safe: a transaction that broke did not
@@ -243,6 +295,7 @@ absl::Status ServiceDb::Migrate() {
 
 absl::Status ServiceDb::Admit(const std::string& name, const std::string& role,
                               const std::string& token_sha256, const std::string& cert_sha256) {
+  if (absl::Status s = CheckPrincipalName(name); !s.ok()) return s;
   bool already = false;
   absl::Status s = With([&](pqxx::connection& c) {
     pqxx::work w(c);
@@ -369,16 +422,23 @@ absl::StatusOr<PushOutcome> ServiceDb::StoreRun(const v1::RunBundle& bundle,
   }
   int client_agents = 0;
   const std::vector<ResultRowData> rows = ResultRowsOf(*run, &client_agents);
+  if (absl::Status s = CheckTextColumns(content, *run, rows); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(s.message(), "; nothing was stored"));
+  }
   auto started_ns = ParseDateOrTime(run->started_at());
   const std::string bytes = bundle.SerializeAsString();
   PushOutcome outcome = PushOutcome::kStored;
-  std::string other_sha;
+  std::string other_sha, other_site;
   absl::Status s = With([&](pqxx::connection& c) {
     pqxx::work w(c);
-    pqxx::result existing = w.exec_params(
-        "SELECT content_sha256, bundle FROM runs WHERE run_id = $1", content.run_id());
-    if (!existing.empty()) {
+    // The run stored under this id, if any: this run (already stored), or
+    // another (other_sha and other_site say whose).
+    const auto stored_already = [&] {
+      pqxx::result existing = w.exec_params(
+          "SELECT content_sha256, bundle, site FROM runs WHERE run_id = $1", content.run_id());
+      if (existing.empty()) return false;
       other_sha = existing[0][0].as<std::string>();
+      other_site = existing[0][2].as<std::string>();
       outcome = PushOutcome::kAlreadyStored;
       // The same run packed from another source (its run directory, then
       // its history db: `push --all`) is that run, already stored: same
@@ -387,8 +447,9 @@ absl::StatusOr<PushOutcome> ServiceDb::StoreRun(const v1::RunBundle& bundle,
           IsSameRun(pqxx::binarystring(existing[0][1]).str(), content, *run)) {
         other_sha.clear();
       }
-      return;
-    }
+      return true;
+    };
+    if (stored_already()) return;
     const std::string system_pb = content.system().SerializeAsString();
     std::optional<double> started_s;
     if (started_ns.ok()) started_s = static_cast<double>(*started_ns) / 1e9;
@@ -403,8 +464,8 @@ absl::StatusOr<PushOutcome> ServiceDb::StoreRun(const v1::RunBundle& bundle,
         content.system().site().system(), pqxx::binarystring(system_pb), started_s,
         run->started_at(), run->status(), client_agents, static_cast<int64_t>(bytes.size()),
         pqxx::binarystring(bytes), VisibilityColumn(visibility), EmbargoColumn(visibility));
-    if (id.empty()) {  // a concurrent push of the same run won
-      outcome = PushOutcome::kAlreadyStored;
+    if (id.empty()) {  // a concurrent push of this run id won (now committed)
+      if (!stored_already()) outcome = PushOutcome::kAlreadyStored;
       return;
     }
     const int64_t run_pk = id[0][0].as<int64_t>();
@@ -418,6 +479,13 @@ absl::StatusOr<PushOutcome> ServiceDb::StoreRun(const v1::RunBundle& bundle,
     w.commit();
   });
   if (!s.ok()) return s;
+  if (!other_sha.empty() && other_sha != bundle.content_sha256() &&
+      other_site != content.site()) {
+    // Another site's run, perhaps private: neither its site nor its hash.
+    return absl::AlreadyExistsError(absl::StrFormat(
+        "run id %s names another site's run on this service: a run id names one run, so this "
+        "one cannot be stored under it; nothing was stored", content.run_id()));
+  }
   if (!other_sha.empty() && other_sha != bundle.content_sha256()) {
     return absl::AlreadyExistsError(absl::StrFormat(
         "run %s is stored already with content sha256 %s, and this bundle's is %s: a run id "
@@ -442,10 +510,11 @@ absl::Status ServiceDb::SetVisibility(const std::string& site, const std::string
     w.commit();
   });
   if (!s.ok()) return s;
-  if (owner.empty()) return absl::NotFoundError(absl::StrCat("no run ", run_id, " is stored"));
+  // Another site's run is answered as one that does not exist: it may be
+  // private, and neither its owner nor its existence is this site's to learn.
   if (owner != site) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "run ", run_id, " is site ", owner, "'s; site ", site, " may change only its own runs"));
+    return absl::NotFoundError(absl::StrCat("site ", site, " has no run ", run_id,
+                                            " on this service; a site changes only its own runs"));
   }
   return absl::OkStatus();
 }

@@ -23,6 +23,7 @@
 #ifndef LOCKSTEP_CONTROLLER_SERVICE_SERVICE_DB_H_
 #define LOCKSTEP_CONTROLLER_SERVICE_SERVICE_DB_H_
 
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -57,12 +58,17 @@ enum class PushOutcome { kStored, kAlreadyStored };
 class ServiceDb {
  public:
   // `conninfo`: libpq's ("host=/tmp/x port=5432 dbname=lockstep user=lockstep").
-  explicit ServiceDb(std::string conninfo, int max_idle_connections = 8);
+  // At most `max_connections` are open at once (PostgreSQL's max_connections
+  // is 100 by default, and the service serves more clients at once than
+  // that); a call waits up to 30 s for one, then is Unavailable.
+  explicit ServiceDb(std::string conninfo, int max_idle_connections = 8,
+                     int max_connections = 32);
   ~ServiceDb();
   ServiceDb(const ServiceDb&) = delete;
   ServiceDb& operator=(const ServiceDb&) = delete;
 
-  // Runs `body` on a pooled connection. Exceptions of libpqxx become
+  // Runs `body` on a pooled connection (REQUIRES: not from within another
+  // With's body). Exceptions of libpqxx become
   // statuses: a broken or refused connection is Unavailable (the connection
   // is dropped; the next call connects again), an SQL error Internal.
   absl::Status With(const std::function<void(pqxx::connection&)>& body);
@@ -73,10 +79,11 @@ class ServiceDb {
   absl::Status Migrate();
   absl::StatusOr<int> Version();
 
-  // Admits `name` with `role`; a reader's token is stored as its SHA-256, a
-  // site's certificate as its `cert_sha256`, the only one then taken for it.
-  // AlreadyExists when admitted and not revoked; a revoked name is admitted
-  // again (a new certificate or token: the old one stays refused).
+  // Admits `name` (InvalidArgument unless CheckPrincipalName passes) with
+  // `role`; a reader's token is stored as its SHA-256, a site's certificate
+  // as its `cert_sha256`, the only one then taken for it. AlreadyExists when
+  // admitted and not revoked; a revoked name is admitted again (a new
+  // certificate or token: the old one stays refused).
   absl::Status Admit(const std::string& name, const std::string& role,
                      const std::string& token_sha256, const std::string& cert_sha256 = "");
   absl::Status Revoke(const std::string& name);
@@ -88,12 +95,15 @@ class ServiceDb {
   // typed rows and `visibility`, in one transaction: a run pushed private is
   // never seen by another site, not even for a moment. The same content
   // hash again is kAlreadyStored (its visibility as it was). AlreadyExists
-  // when the run id is stored with another content (naming both hashes).
+  // when the run id is stored with another content: naming both hashes when
+  // the stored run is the same site's, neither its site nor its hash when it
+  // is another's. InvalidArgument when a text column's value holds NUL
+  // (service_input.h CheckStorableText, naming the field).
   absl::StatusOr<PushOutcome> StoreRun(const v1::RunBundle& bundle,
                                        const v1::BundleContent& content,
                                        const RunVisibility& visibility);
-  // Only the run's own site may (PermissionDenied otherwise; NotFound naming
-  // the run).
+  // Only the run's own site may: another site's run is NotFound, as a run
+  // that does not exist is, word for word (it may be private).
   absl::Status SetVisibility(const std::string& site, const std::string& run_id,
                              const RunVisibility& visibility);
 
@@ -101,11 +111,16 @@ class ServiceDb {
   const std::string& conninfo_for_display() const { return shown_conninfo_; }
 
  private:
+  absl::Status OnConnection(const std::function<void(pqxx::connection&)>& body);
+
   std::string conninfo_;
   std::string shown_conninfo_;
   int max_idle_;
+  int max_in_use_;
   std::mutex mu_;
-  std::vector<std::unique_ptr<pqxx::connection>> idle_;
+  std::condition_variable slot_free_;
+  int in_use_ = 0;  // guarded by mu_: With calls running
+  std::vector<std::unique_ptr<pqxx::connection>> idle_;  // guarded by mu_
 };
 
 // The visibility rule as SQL over `runs r`, for a viewer whose own site is

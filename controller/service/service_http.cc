@@ -7,6 +7,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -29,6 +30,8 @@
 #include "controller/results/report.h"
 #include "controller/results/run_json.h"
 #include "controller/results/visibility.h"
+#include "controller/service/head_deadline.h"
+#include "controller/service/service_input.h"
 #include "controller/service/service_pages.h"
 #include "controller/service/service_queries.h"
 
@@ -112,9 +115,10 @@ absl::StatusOr<Viewer> Authenticate(ServiceDb& db, const httplib::Request& req) 
     if (!peer.role.ok()) return absl::PermissionDeniedError(peer.role.status().message());
     if (*peer.role != CertRole::kSite) {
       return absl::PermissionDeniedError(absl::StrCat(
-          "the client certificate CN=", cn, " carries the role ", std::string(CertRoleName(*peer.role)),
-          ", not a site's: only a site certificate of this service (`lockstep-service admit ",
-          cn, "`) may push; ", ReissueCommand(CertRole::kSite, cn)));
+          "the client certificate CN=", cn, " carries the role ",
+          std::string(CertRoleName(*peer.role)),
+          ", not a site's: only a site certificate of this service (`lockstep-service admit ", cn,
+          "`) may push; ", ReissueCommand(CertRole::kSite, cn)));
     }
     auto p = db.FindPrincipal(cn);
     if (p.status().code() == absl::StatusCode::kNotFound || (p.ok() && p->role != "site")) {
@@ -159,6 +163,10 @@ absl::StatusOr<Viewer> Authenticate(ServiceDb& db, const httplib::Request& req) 
   return Viewer{.name = p->name, .is_site = false};
 }
 
+constexpr char kBundleTypeAdvice[] =
+    "send a run bundle as Content-Type: application/x-lockstep-bundle (curl --data-binary "
+    "@RUN.lsbundle -H 'Content-Type: application/x-lockstep-bundle'), as lockstep push does";
+
 // What a request with a body must pass before cpp-httplib reads it (it reads
 // the body after the pre-routing handler): a declared length within
 // `max_bytes`, no chunked transfer (0.11 enforces its payload limit only on
@@ -184,14 +192,26 @@ absl::Status CheckBeforeBody(size_t max_bytes, const httplib::Request& req) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "the body is ", length, " bytes; this service takes at most ", max_bytes));
   }
+  if (length == 0) return absl::OkStatus();
   // A client certificate of this service's CA (TLS has verified its chain):
   // an admitted site, or one that was; its body is read and its request
   // answered in full (a revoked site is told so). No certificate: a reader
   // or no one, neither of whom sends a body.
-  if (length == 0 || !PeerCertificateOf(req).cn.empty()) return absl::OkStatus();
-  return absl::UnauthenticatedError(
-      "no credential: a request with a body comes from a site, with its client certificate "
-      "(`lockstep-service admit SITE` issues one)");
+  if (PeerCertificateOf(req).cn.empty()) {
+    return absl::UnauthenticatedError(
+        "no credential: a request with a body comes from a site, with its client certificate "
+        "(`lockstep-service admit SITE` issues one)");
+  }
+  // httplib keeps a multipart body's parts out of the body (curl -F); a
+  // form over its limit (curl --data-binary's type) is read and refused with
+  // 413, which OwnErrorText explains.
+  const std::string type = req.get_header_value("Content-Type");
+  if (absl::StartsWith(type, "multipart/form-data")) {
+    return absl::UnimplementedError(absl::StrCat(
+        "a body of Content-Type ", type, " is a form, which this service does not take: ",
+        kBundleTypeAdvice));
+  }
+  return absl::OkStatus();
 }
 
 using Handler = std::function<absl::Status(const Viewer&, const httplib::Request&,
@@ -245,9 +265,17 @@ absl::Status Push(ServiceDb& db, const std::string& ca_pem, int answer_delay_ms,
   if (answer_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(answer_delay_ms));
   const bool stored = *outcome == PushOutcome::kStored;
   res.status = stored ? 201 : 200;
+  // An embargo that has ended is stored as given (a run that waited in a
+  // site's spool past its embargo goes out as it was asked): the answer says
+  // that the run is shared.
+  std::string note;
+  if (stored && !CheckChosenVisibility(visibility, absl::ToUnixSeconds(absl::Now())).ok()) {
+    note = absl::StrCat("; its ", RunVisibilityText(visibility),
+                        " has already ended, so it is shared");
+  }
   res.set_content(absl::StrCat(stored ? "stored" : "already stored", " run ",
                                verdict.content.run_id(), " sha256 ", verdict.content_sha256,
-                               "\n"),
+                               note, "\n"),
                   "text/plain");
   return absl::OkStatus();
 }
@@ -298,6 +326,75 @@ absl::StatusOr<std::string> RunJsonOf(ServiceDb& db, const Viewer& v, const std:
   return content.run_json();
 }
 
+// What httplib answers itself (no route: 404; a form over its limit: 413;
+// a request it cannot parse: 400) comes with an empty body: these say why.
+std::string OwnErrorText(const httplib::Request& req, int status) {
+  const std::string type = req.get_header_value("Content-Type");
+  if (status == 413 && absl::StartsWith(type, "application/x-www-form-urlencoded")) {
+    return absl::StrCat("lockstep-service: a body of Content-Type ", type,
+                        " is a form, taken up to ", CPPHTTPLIB_FORM_URL_ENCODED_PAYLOAD_MAX_LENGTH,
+                        " bytes: ", kBundleTypeAdvice, "\n");
+  }
+  switch (status) {
+    case 404:
+      return "lockstep-service: nothing is served at this path; the pages are /, /index.csv, "
+             "/sites/SITE/plans/PLAN[.csv], /runs/RUN_ID[.csv|.lsbundle] and "
+             "/classes/HASH[.csv], the API /api/v1/runs (docs/results-service.md)\n";
+    case 413:
+      return absl::StrCat("lockstep-service: the body is larger than this service takes; ",
+                          kBundleTypeAdvice, "\n");
+    case 400:
+      return "lockstep-service: the request is not HTTP this service reads\n";
+    default:
+      return absl::StrCat("lockstep-service: HTTP status ", status, "\n");
+  }
+}
+
+// The answer of a request refused before its body is read (pre-routing).
+httplib::Server::HandlerResponse RefuseUnread(httplib::Response& res, const absl::Status& s) {
+  const int code = absl::IsFailedPrecondition(s)  ? 411
+                   : absl::IsResourceExhausted(s) ? 413
+                   : absl::IsUnimplemented(s)     ? 415
+                                                  : 0;
+  if (code == 0) {
+    Refuse(res, s);  // a credential's refusal, or a path that is not text (400)
+  } else {
+    res.status = code;
+    res.set_content(absl::StrCat("lockstep-service: ", s.message(), "\n"), "text/plain");
+  }
+  res.set_header("Connection", "close");  // the body is not read
+  return httplib::Server::HandlerResponse::Handled;
+}
+
+// The server's limits: threads, keep-alive, the request head's deadline
+// (`head`), the body's checks before it is read, and error bodies.
+void SetLimits(httplib::SSLServer& server, HeadDeadline* head, const ServiceOptions& o) {
+  const size_t threads = static_cast<size_t>(std::max(1, o.http_threads));
+  server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // An idle keep-alive connection holds a thread too: short, and few requests.
+  server.set_keep_alive_timeout(2);
+  server.set_keep_alive_max_count(5);
+  server.set_payload_max_length(o.max_bundle_bytes);
+  server.set_pre_routing_handler(
+      [head, max_bytes = o.max_bundle_bytes](const httplib::Request& req,
+                                             httplib::Response& res) {
+        head->HeadRead(req.ssl);
+        absl::Status refused = CheckRequestText(req.path, req.params);
+        if (refused.ok()) refused = CheckBeforeBody(max_bytes, req);
+        if (refused.ok()) return httplib::Server::HandlerResponse::Unhandled;
+        return RefuseUnread(res, refused);
+      });
+  server.set_logger(
+      [head](const httplib::Request& req, const httplib::Response&) { head->Answered(req.ssl); });
+  httplib::Server::HandlerWithResponse error_body = [](const httplib::Request& req,
+                                                       httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    res.set_content(OwnErrorText(req, res.status), "text/plain");
+    return httplib::Server::HandlerResponse::Handled;
+  };
+  server.set_error_handler(std::move(error_body));
+}
+
 }  // namespace
 
 ResultsService::ResultsService(ServiceOptions options, ServiceDb* db)
@@ -323,8 +420,8 @@ void ResultsService::Routes() {
   s.Get("/api/v1/runs", Guarded(db, [db](const Viewer& v, const httplib::Request& req,
                                          httplib::Response& res) {
           int limit = 1000;
-          if (req.has_param("limit") && !absl::SimpleAtoi(req.get_param_value("limit"), &limit)) {
-            return absl::InvalidArgumentError("limit: give a number");
+          if (req.has_param("limit")) {
+            ASSIGN_OR_RETURN(limit, ParseRunsLimit(req.get_param_value("limit")));
           }
           auto runs = QueryRuns(*db, v, req.get_param_value("site"), req.get_param_value("plan"),
                                 req.get_param_value("class"), limit);
@@ -372,7 +469,9 @@ void ResultsService::Routes() {
           }
           return absl::OkStatus();
         }));
-  s.Get(R"(/sites/([^/]+)/plans/([^/]+?)(\.csv)?)",
+  // A plan's name may hold '/' (its link encodes it as %2F, which httplib
+  // decodes before matching): the plan is the rest of the path.
+  s.Get(R"(/sites/([^/]+)/plans/([\s\S]+?)(\.csv)?)",
         Guarded(db, [db](const Viewer& v, const httplib::Request& req, httplib::Response& res) {
           auto data = QueryTrend(*db, v, req.matches[1], req.matches[2], 1000);
           if (!data.ok()) return data.status();
@@ -422,7 +521,9 @@ absl::Status ResultsService::Start() {
   ca_pem_ = *ca;
   std::string tls_error;
   const ServiceOptions& o = options_;
-  server_ = std::make_unique<httplib::SSLServer>([&o, &tls_error](SSL_CTX& ctx) {
+  head_deadline_ = std::make_unique<HeadDeadline>(options_.request_head_timeout);
+  HeadDeadline* head = head_deadline_.get();
+  server_ = std::make_unique<httplib::SSLServer>([&o, &tls_error, head](SSL_CTX& ctx) {
     SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
     if (SSL_CTX_use_certificate_chain_file(&ctx, o.cert_path.c_str()) != 1) {
       tls_error = absl::StrCat("cannot use the service certificate ", o.cert_path);
@@ -436,6 +537,7 @@ absl::Status ResultsService::Start() {
     SSL_CTX_set_client_CA_list(&ctx, SSL_load_client_CA_file(o.ca_path.c_str()));
     // Ask for a site certificate, verify it when sent, accept none (readers).
     SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER, nullptr);
+    head->Watch(&ctx);
     return true;
   });
   if (!server_->is_valid()) {
@@ -443,26 +545,7 @@ absl::Status ResultsService::Start() {
         absl::StrCat("lockstep-service TLS: ", tls_error.empty() ? "bad TLS set-up" : tls_error,
                      "; make them with `lockstep-service init`"));
   }
-  server_->set_payload_max_length(options_.max_bundle_bytes);
-  server_->set_pre_routing_handler(
-      [max_bytes = options_.max_bundle_bytes](const httplib::Request& req,
-                                              httplib::Response& res) {
-        absl::Status refused = CheckBeforeBody(max_bytes, req);
-        if (refused.ok()) return httplib::Server::HandlerResponse::Unhandled;
-        const int code = absl::IsFailedPrecondition(refused)  ? 411
-                         : absl::IsResourceExhausted(refused) ? 413
-                         : absl::IsUnimplemented(refused)     ? 415
-                                                              : 0;
-        if (code == 0) {
-          Refuse(res, refused);  // the credential's refusal
-        } else {
-          res.status = code;
-          res.set_content(absl::StrCat("lockstep-service: ", refused.message(), "\n"),
-                          "text/plain");
-        }
-        res.set_header("Connection", "close");  // the body is not read
-        return httplib::Server::HandlerResponse::Handled;
-      });
+  SetLimits(*server_, head_deadline_.get(), options_);
   Routes();
   if (options_.port == 0) {
     port_ = server_->bind_to_any_port(options_.listen_host);
@@ -470,8 +553,9 @@ absl::Status ResultsService::Start() {
     port_ = server_->bind_to_port(options_.listen_host, options_.port) ? options_.port : -1;
   }
   if (port_ <= 0) {
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", options_.listen_host, ":",
-                                               options_.port, " (in use? another address?)"));
+    return absl::UnavailableError(absl::StrCat("cannot listen on ",
+                                               HostPort(options_.listen_host, options_.port),
+                                               " (in use? another address?)"));
   }
   thread_ = std::thread([this] { server_->listen_after_bind(); });
   return absl::OkStatus();

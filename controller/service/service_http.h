@@ -23,6 +23,11 @@
 //   GET  /login?token=T[&next=/PATH] sets the reader's cookie (HttpOnly,
 //                                    Secure, SameSite=Lax), then to PATH
 //
+// Before any of them (the pre-routing handler): a path or query parameter
+// that is not UTF-8 without NUL is 400 naming it (service_input.h), and a
+// body is refused unread unless CheckBeforeBody passes. Every error answer
+// has a body that says what went wrong, httplib's own (404, 413) too.
+//
 // The database unreachable: every request that needs it answers 503 with
 // the reason, and the next request connects again (service_db.h).
 #ifndef LOCKSTEP_CONTROLLER_SERVICE_SERVICE_HTTP_H_
@@ -33,6 +38,7 @@
 #include <thread>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "controller/service/service_db.h"
 
 namespace httplib {
@@ -40,6 +46,8 @@ class SSLServer;
 }
 
 namespace lockstep {
+
+class HeadDeadline;
 
 struct ServiceOptions {
   std::string listen_host = "127.0.0.1";
@@ -49,6 +57,13 @@ struct ServiceOptions {
   std::string ca_path;             // the service's CA: sites' certificates chain to it
   size_t max_bundle_bytes = 512u << 20;
   int answer_delay_ms = 0;         // fault tests only: answer a stored push this late
+  // Connections served at once, one thread each for as long as the
+  // connection lasts (cpp-httplib's pool); slow clients count.
+  int http_threads = 256;
+  // A connection that has not sent a complete request head this long after
+  // its TLS handshake began, or after its last answer, is closed
+  // (head_deadline.h).
+  absl::Duration request_head_timeout = absl::Seconds(10);
 };
 
 class ResultsService {
@@ -68,6 +83,8 @@ class ResultsService {
   ServiceOptions options_;
   ServiceDb* db_;
   std::string ca_pem_;
+  // Before server_: it outlives the server's connections.
+  std::unique_ptr<HeadDeadline> head_deadline_;
   std::unique_ptr<httplib::SSLServer> server_;
   std::thread thread_;
   int port_ = 0;

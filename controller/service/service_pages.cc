@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "controller/results/csv_cell.h"
 #include "controller/results/report.h"
 #include "controller/results/svg_plot.h"
 #include "controller/results/system_description.h"
@@ -32,21 +33,6 @@ std::string Head(const std::string& title, const Viewer& v) {
       "<title>", Esc(title), "</title>", kStyle, "</head><body><nav><a href=\"/\">sites</a>",
       "<span class=\"muted\">signed in as ", Esc(v.name), v.is_site ? " (site)" : " (reader)",
       "</span></nav><h1>", Esc(title), "</h1>");
-}
-
-// One CSV cell of text a site sent: quoted when it holds a comma, quote or
-// line break, and a cell a spreadsheet would take for a formula (=, +, -,
-// @, or a tab or CR first) prefixed with ' (OWASP's advice for CSV
-// injection).
-std::string Csv(std::string_view s) {
-  std::string cell(s);
-  if (!cell.empty() && std::string_view("=+-@\t\r").find(cell[0]) != std::string_view::npos) {
-    cell.insert(0, 1, '\'');
-  }
-  if (cell.find_first_of(",\"\n\r") == std::string::npos) return cell;
-  std::string out = "\"";
-  for (char c : cell) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 std::string Mib(double v) { return absl::StrFormat("%.2f", v); }
@@ -95,8 +81,8 @@ std::string IndexPage(const Viewer& v, const std::vector<SitePlanRow>& rows) {
 std::string IndexCsv(const std::vector<SitePlanRow>& rows) {
   std::string out = "site,system,plan,runs,last_started_at,workload_hash\n";
   for (const SitePlanRow& r : rows) {
-    absl::StrAppend(&out, Csv(r.site), ",", Csv(r.system_name), ",", Csv(r.plan), ",", r.runs,
-                    ",", Csv(r.last_started_at), ",", Csv(r.workload_hash), "\n");
+    absl::StrAppend(&out, CsvCell(r.site), ",", CsvCell(r.system_name), ",", CsvCell(r.plan), ",",
+                    r.runs, ",", CsvCell(r.last_started_at), ",", CsvCell(r.workload_hash), "\n");
   }
   return out;
 }
@@ -121,8 +107,8 @@ std::string TrendPage(const Viewer& v, const std::string& site, const std::strin
   }
   PlotSpec spec{.title = absl::StrCat(plan, " at ", site, ": median per run"),
                 .x_label = "run (oldest = 1)", .y_label = "MiB/s", .kind = "trend"};
-  absl::StrAppend(&out, "<p><a href=\"", UrlSegment(plan), ".csv\">CSV</a></p>",
-                  LinePlot(spec, list));
+  absl::StrAppend(&out, "<p><a href=\"/sites/", UrlSegment(site), "/plans/", UrlSegment(plan),
+                  ".csv\">CSV</a></p>", LinePlot(spec, list));
   std::set<std::string> keys;
   for (const ResultRow& r : data.results) keys.insert(r.result_key);
   std::map<std::pair<std::string, std::string>, const ResultRow*> cell;
@@ -152,11 +138,10 @@ std::string TrendCsv(const TrendData& data) {
                     "min_mib_s,max_mib_s,repetitions,tasks\n";
   for (const ResultRow& x : data.results) {
     const RunRow& r = *run_of[x.run_id];
-    absl::StrAppend(&out, Csv(r.run_id), ",", Csv(r.site), ",", Csv(r.name), ",",
-                    Csv(r.started_at), ",", Csv(r.status), ",", Csv(x.result_key), ",",
-                    Csv(x.operation), ",",
-                    Mib(x.median_mib_s), ",", Mib(x.min_mib_s), ",", Mib(x.max_mib_s), ",",
-                    x.repetitions, ",", x.num_tasks, "\n");
+    absl::StrAppend(&out, CsvCell(r.run_id), ",", CsvCell(r.site), ",", CsvCell(r.name), ",",
+                    CsvCell(r.started_at), ",", CsvCell(r.status), ",", CsvCell(x.result_key),
+                    ",", CsvCell(x.operation), ",", Mib(x.median_mib_s), ",", Mib(x.min_mib_s),
+                    ",", Mib(x.max_mib_s), ",", x.repetitions, ",", x.num_tasks, "\n");
   }
   return out;
 }
@@ -232,7 +217,8 @@ std::string ClassCsv(const ClassData& data) {
   std::string out = "workload_hash,result,site,median_mib_s,min_mib_s,max_mib_s,runs,"
                     "client_agents,tasks,efficiency\n";
   for (const SiteResultRow& r : data.rows) {
-    absl::StrAppend(&out, Csv(data.workload_hash), ",", Csv(r.result_key), ",", Csv(r.site), ",",
+    absl::StrAppend(&out, CsvCell(data.workload_hash), ",", CsvCell(r.result_key), ",",
+                    CsvCell(r.site), ",",
                     Mib(r.median_mib_s), ",", Mib(r.min_mib_s), ",", Mib(r.max_mib_s), ",",
                     r.runs, ",", r.client_agents, ",", r.num_tasks, ",",
                     r.efficiency ? absl::StrFormat("%.4f", *r.efficiency) : "", "\n");

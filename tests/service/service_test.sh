@@ -50,6 +50,29 @@ for s in sitea siteb sitec; do
   "$SERVICE" admit $s --db "$DB" --tls_dir "$T/svc" --out "$T/creds/$s" >/dev/null
 done
 "$SERVICE" revoke sitec --db "$DB" >/dev/null
+# admit never writes over a credential: a site admitted already is refused
+# before its files are touched (its key and certificate were replaced, then
+# refused: the site was locked out); a revoked site's old files in --out stay
+# too. A name that cannot be a file name is refused naming its character.
+admit_out() {  # ARGS... -> exit code; output in $T/out
+  set +e; "$SERVICE" admit "$@" --db "$DB" --tls_dir "$T/svc" >"$T/out" 2>&1; local rc=$?; set -e
+  echo $rc
+}
+creds_sum() { cat "$T/creds/$1/site-$1.pem" "$T/creds/$1/site-$1.key" | sha256sum; }
+before=$(creds_sum sitea)
+[ "$(admit_out sitea --out "$T/creds/sitea")" = 1 ] \
+    && grep -q "admitted already.*nothing was written" "$T/out" || fail "admit of an admitted site: $(cat "$T/out")"
+before_c=$(creds_sum sitec)
+[ "$(admit_out sitec --out "$T/creds/sitec")" = 1 ] && grep -q "never written over" "$T/out" \
+    || fail "admit over a revoked site's files: $(cat "$T/out")"
+[ "$(creds_sum sitea)" = "$before" ] && [ "$(creds_sum sitec)" = "$before_c" ] \
+    || fail "admit wrote over a site's credential"
+[ "$(admit_out team/a --out "$T/creds/team")" = 2 ] && grep -q "it holds '/'" "$T/out" \
+    && [ ! -e "$T/creds/team" ] || fail "admit team/a: $(cat "$T/out")"
+admitted=$(q "select count(*) from principals where name in ('sitec', 'team/a')
+               and revoked_unix_s is null")
+[ "$admitted" = 0 ] || fail "a refused admit admitted"
+echo "ok: admit refuses an admitted site and a name that is no file name, writing nothing"
 # sited: a site certificate of the service's CA (site role), never admitted;
 # siten: admitted, but its certificate (made by hand) carries no site role.
 site_cert() {  # NAME [EXTENSIONS]
@@ -240,6 +263,34 @@ for view in "as_site siteb" as_reader; do
   $view "$URL/runs/$(id_of "$A3")" -o /dev/null && fail "$view read the private run's page"
 done
 as_site sitea "$URL/sites/sitea/plans/nightly.csv" | grep -q "$(id_of "$A3")" || fail "site A cannot see its own private run"
+# Nor from the answers to site B's own requests: a push under the private
+# run's id names neither its site nor its hash (it named both), and its
+# visibility is answered as for an id that does not exist, word for word
+# (it was "run X is site sitea's").
+cp -r "$B1" "$T/collide"
+python3 - "$T/collide/run.json" "$(id_of "$A3")" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["run_id"] = sys.argv[2]
+json.dump(r, open(sys.argv[1], "w"))
+PY
+"$LOCKSTEP" export --bundle "$T/collide" "$T/collide.lsbundle" --credentials "$T/creds/siteb" \
+    >/dev/null || fail "export of the colliding run"
+A3_SHA=$(q "select content_sha256 from runs where run_id = '$(id_of "$A3")'")
+[ "$(push siteb "$T/collide.lsbundle")" = 1 ] && grep -q "names another site's run" "$T/out" \
+    && ! grep -q -e sitea -e "${A3_SHA:0:12}" "$T/out" \
+    || fail "push over a private run's id: $(cat "$T/out")"
+vis_answer() {  # RUN_ID -> "CODE BODY" of site B's POST, the id replaced by RUN
+  local code
+  code=$(curl -s --cacert "$T/svc/ca.pem" --cert "$T/creds/siteb/site-siteb.pem" \
+      --key "$T/creds/siteb/site-siteb.key" -d private -o "$T/vis" -w '%{http_code}' \
+      "$URL/api/v1/runs/$1/visibility")
+  echo "$code $(sed "s/$1/RUN/g" "$T/vis")"
+}
+hidden=$(vis_answer "$(id_of "$A3")")
+absent=$(vis_answer 20261208-000000-nightly-none)
+[ "$hidden" = "$absent" ] && [ "${hidden%% *}" = 404 ] \
+    || fail "visibility of a private run [$hidden] vs no run [$absent]"
 as_site sitea -d shared "$URL/api/v1/runs/$(id_of "$A2")/visibility" >/dev/null
 echo "ok: private and embargoed runs hidden from site B and readers in every page and CSV"
 
@@ -376,4 +427,80 @@ mkdir -p "$T/shots"
 python3 "$SRC/tests/service/page_check.py" "$CHROMIUM" "$T" "$URL" "$TOKEN" "$SPKI" \
     "$T/expect.json" "$T/shots" || fail "web view (expected: $(cat "$T/expect.json"))"
 echo "ok: trend and cross-site pages in Chromium: right medians, 1300 px, nothing outside"
+
+# Runs whose run.json was edited (after the pages above, which count the
+# runs of the nightly plan's class): NEW_ID NAME_JSON SITE SOURCE_RUN.
+variant() {
+  cp -r "$4" "$T/$1"
+  python3 - "$T/$1/run.json" "$1" "$2" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["run_id"], r["name"] = sys.argv[2], json.loads(sys.argv[3])
+json.dump(r, open(sys.argv[1], "w"))
+PY
+  "$LOCKSTEP" export --bundle "$T/$1" "$T/$1.lsbundle" --credentials "$T/creds/$3" >/dev/null \
+      || fail "export of $1"
+}
+site_args() { echo --cert "$T/creds/$1/site-$1.pem" --key "$T/creds/$1/site-$1.key"; }
+push_raw() {  # SITE BUNDLE [QUERY] -> HTTP code; body in $T/body (curl, not lockstep push)
+  curl -s --cacert "$T/svc/ca.pem" $(site_args "$1") \
+      -H "Content-Type: application/x-lockstep-bundle" --data-binary @"$2" -o "$T/body" \
+      -w '%{http_code}' "$URL/api/v1/runs${3:-}"
+}
+code_of() {  # CURL ARGS... -> HTTP code; body in $T/body
+  curl -s --cacert "$T/svc/ca.pem" -o "$T/body" -w '%{http_code}' "$@"
+}
+
+# A plan named with '/' has its trend page and CSV (the route stopped at the
+# decoded %2F: 404 with an empty body).
+variant x-slash-1 '"team/nightly <b>"' sitea "$A1"
+[ "$(push_raw sitea "$T/x-slash-1.lsbundle")" = 201 ] || fail "push x-slash-1: $(cat "$T/body")"
+link=$(as_site sitea "$URL/" | grep -o 'href="/sites/sitea/plans/team[^"]*"' | head -1 \
+    | cut -d'"' -f2)
+[ "$link" = "/sites/sitea/plans/team%2Fnightly%20%3Cb%3E" ] || fail "the index links $link"
+as_site sitea "$URL$link" | grep -q "x-slash-1" || fail "the trend page of team/nightly <b>"
+as_site sitea "$URL$link.csv" | grep -q "^x-slash-1,sitea,team/nightly <b>," \
+    || fail "the trend CSV of team/nightly <b>"
+[ "$(code_of $(site_args sitea) "$URL/sites/sitea/nothing")" = 404 ] \
+    && grep -q "nothing is served at this path" "$T/body" \
+    || fail "a 404 without a body: $(cat "$T/body")"
+echo "ok: a plan named with '/' has its page and CSV; a 404 says why"
+
+# A formula in a plan's name stays text in the run's CSV, as in the index's.
+variant x-csv-1 '"=HYPERLINK(\"http://evil.example/x\",\"y\")"' sitea "$A1"
+[ "$(push_raw sitea "$T/x-csv-1.lsbundle")" = 201 ] || fail "push x-csv-1: $(cat "$T/body")"
+as_site sitea "$URL/runs/x-csv-1.csv" | grep -q "^x-csv-1,\"'=HYPERLINK(" \
+    || fail "run CSV: $(as_site sitea "$URL/runs/x-csv-1.csv" | sed -n 2p)"
+echo "ok: the run CSV guards a formula in the plan's name"
+
+# A NUL in the plan's name was cut off in storing (plan "night"): refused.
+variant x-nul-1 '"night\u0000ly"' sitea "$A1"
+[ "$(push_raw sitea "$T/x-nul-1.lsbundle")" = 400 ] && grep -q "run.json name holds a NUL byte" \
+    "$T/body" || fail "a NUL in the name: $(cat "$T/body")"
+[ "$(q "select count(*) from runs where run_id = 'x-nul-1'")" = 0 ] || fail "x-nul-1 was stored"
+echo "ok: a plan name with NUL refused naming the field"
+
+# Bad input is 400 naming it, not 500 (PostgreSQL refused it); a bundle sent
+# with curl's form type is told which type to use (an empty 413).
+[ "$(code_of $(site_args siteb) "$URL/api/v1/runs?limit=-1")" = 400 ] \
+    && grep -q "query parameter limit" "$T/body" || fail "limit=-1: $(cat "$T/body")"
+[ "$(code_of $(site_args siteb) "$URL/runs/%ff")" = 400 ] && grep -q "the path is not UTF-8" \
+    "$T/body" || fail "/runs/%ff: $(cat "$T/body")"
+[ "$(code_of $(site_args siteb) "$URL/api/v1/runs?site=%ff%fe")" = 400 ] \
+    && grep -q "query parameter site is not UTF-8" "$T/body" || fail "site=%ff%fe: $(cat "$T/body")"
+[ "$(code_of $(site_args sitea) --data-binary @"$T/x-csv-1.lsbundle" "$URL/api/v1/runs")" = 413 ] \
+    && grep -q "application/x-lockstep-bundle" "$T/body" || fail "a form body: $(cat "$T/body")"
+[ "$(code_of $(site_args sitea) -d "embargo 99999-01-01" \
+    "$URL/api/v1/runs/$(id_of "$A1")/visibility")" = 400 ] && grep -q "9999-12-31" "$T/body" \
+    || fail "embargo 99999-01-01: $(cat "$T/body")"
+echo "ok: limit=-1, bytes that are not UTF-8, a form body and a year 99999 answered 4xx naming them"
+
+# A push's embargo that has already ended is stored as given (a run that
+# waited in a spool goes out as asked): shared, and the answer says so.
+variant x-ended-1 '"ended"' sitea "$A1"
+[ "$(push_raw sitea "$T/x-ended-1.lsbundle" "?visibility=embargo%202020-01-01")" = 201 ] \
+    && grep -q "embargo 2020-01-01 has already ended, so it is shared" "$T/body" \
+    || fail "a push with an ended embargo: $(cat "$T/body")"
+as_reader "$URL/api/v1/runs?plan=ended" | grep -q x-ended-1 || fail "x-ended-1 is not shared"
+echo "ok: a push whose embargo has ended is stored shared, and says so"
 echo "PASS"

@@ -6,9 +6,11 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "common/files.h"
 #include "common/sizes.h"
+#include "controller/results/csv_cell.h"
 #include "controller/results/history.h"
 #include "controller/results/report_figures.h"
 #include "controller/results/report_labels.h"
@@ -323,6 +325,33 @@ TEST(ReportCsv, OneRowPerResult) {
   size_t cols = Count(lines[0], ",");
   for (const auto& l : lines) EXPECT_EQ(Count(l, ","), cols) << l;
   EXPECT_TRUE(Has(lines[1], "run-a,seed,")) << lines[1];
+}
+
+// A plan's name is a site's text: in a CSV it must stay text. Before one
+// CSV cell function, `lockstep report --csv` and the service's /runs/ID.csv
+// wrote =HYPERLINK(...) as it came, a formula to a spreadsheet.
+TEST(ReportCsv, AFormulaInAPlanNameIsText) {
+  v1::RunRecord run = ScalingRun("run-a", 1.0);
+  run.set_name("=HYPERLINK(\"http://evil.example/x\",\"click\")");
+  std::vector<std::string> lines = absl::StrSplit(RenderCsv({run}), '\n', absl::SkipEmpty());
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_TRUE(absl::StartsWith(
+      lines[1], "run-a,\"'=HYPERLINK(\"\"http://evil.example/x\"\",\"\"click\"\")\","))
+      << lines[1];
+}
+
+TEST(CsvCell, QuotesAndGuardsFormulas) {
+  EXPECT_EQ(CsvCell("nightly"), "nightly");
+  EXPECT_EQ(CsvCell(""), "");
+  EXPECT_EQ(CsvCell("a,b"), "\"a,b\"");
+  EXPECT_EQ(CsvCell("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(CsvCell("two\nlines"), "\"two\nlines\"");
+  for (const char* formula : {"=1+1", "+1", "-1", "@SUM(A1)", "\tx", "\rx"}) {
+    const std::string cell = CsvCell(formula);
+    EXPECT_TRUE(absl::StartsWith(cell, "'") || absl::StartsWith(cell, "\"'")) << cell;
+  }
+  EXPECT_EQ(CsvCell("=cmd|' /C calc'!A0"), "'=cmd|' /C calc'!A0");
+  EXPECT_EQ(CsvCell("a=b"), "a=b");  // only a first character makes a formula
 }
 
 TEST(ReportExport, OpenMetricsAndInflux) {
