@@ -39,6 +39,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "controller/results/bundle.h"
 #include "controller/service/service_db.h"
 
 namespace httplib {
@@ -55,7 +56,7 @@ struct ServiceOptions {
   std::string cert_path;           // the service's certificate (PEM)
   std::string key_path;            // its key
   std::string ca_path;             // the service's CA: sites' certificates chain to it
-  size_t max_bundle_bytes = 512u << 20;
+  size_t max_bundle_bytes = kMaxBundleBytes;  // what push sends at most
   int answer_delay_ms = 0;         // fault tests only: answer a stored push this late
   // Connections served at once, one thread each for as long as the
   // connection lasts (cpp-httplib's pool); slow clients count.
