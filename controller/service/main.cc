@@ -31,6 +31,7 @@
 #include "absl/time/time.h"
 #include "common/files.h"
 #include "common/flags.h"
+#include "common/net.h"
 #include "common/pem.h"
 #include "common/tls_ca.h"
 #include "controller/service/service_db.h"
@@ -124,7 +125,8 @@ int Serve(const ParsedFlags& f, ServiceDb& db) {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   std::printf("lockstep-service: serving https://%s/ (database %s)\n",
-              HostPort(o.listen_host, service.port()).c_str(), db.conninfo_for_display().c_str());
+              JoinHostPort(o.listen_host, service.port()).c_str(),
+              db.conninfo_for_display().c_str());
   std::fflush(stdout);
   while (!migrated.ok()) {  // keep trying until the database answers
     ::sleep(2);

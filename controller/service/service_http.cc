@@ -22,6 +22,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/files.h"
+#include "common/net.h"
 #include "common/pem.h"
 #include "common/status_macros.h"
 #include "common/tls_ca.h"
@@ -554,7 +555,7 @@ absl::Status ResultsService::Start() {
   }
   if (port_ <= 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ",
-                                               HostPort(options_.listen_host, options_.port),
+                                               JoinHostPort(options_.listen_host, options_.port),
                                                " (in use? another address?)"));
   }
   thread_ = std::thread([this] { server_->listen_after_bind(); });

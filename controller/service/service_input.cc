@@ -1,12 +1,14 @@
 #include "controller/service/service_input.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/net.h"
 #include "common/utf8.h"
 
 namespace lockstep {
@@ -82,31 +84,21 @@ absl::StatusOr<int> ParseRunsLimit(std::string_view text) {
 }
 
 absl::StatusOr<ListenAddress> ParseListenAddress(std::string_view text) {
-  ListenAddress out;
-  std::string_view port;
-  if (!text.empty() && text[0] == '[') {
-    const size_t close = text.find(']');
-    if (close != std::string_view::npos && close + 1 < text.size() && text[close + 1] == ':') {
-      out.host = std::string(text.substr(1, close - 1));
-      port = text.substr(close + 2);
-    }
-  } else if (const size_t colon = text.rfind(':'); colon != std::string_view::npos) {
-    out.host = std::string(text.substr(0, colon));
-    port = text.substr(colon + 1);
+  std::string address(text);
+  // An IPv6 address without brackets ("::1:8443", the form --listen took
+  // first): split at its last colon.
+  if (!address.empty() && address[0] != '[' &&
+      std::count(address.begin(), address.end(), ':') > 1) {
+    const size_t colon = address.rfind(':');
+    address = absl::StrCat("[", address.substr(0, colon), "]", address.substr(colon));
   }
-  if (out.host.empty() || !absl::SimpleAtoi(absl::string_view(port.data(), port.size()),
-                                            &out.port) ||
-      out.port < 0 || out.port > 65535) {
+  auto split = SplitHostPort(address);
+  if (!split.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--listen ", std::string(text),
                      ": give HOST:PORT, e.g. 127.0.0.1:8443, 0.0.0.0:8443 or [::1]:8443"));
   }
-  return out;
-}
-
-std::string HostPort(const std::string& host, int port) {
-  if (host.find(':') != std::string::npos) return absl::StrCat("[", host, "]:", port);
-  return absl::StrCat(host, ":", port);
+  return ListenAddress{.host = std::move(split->first), .port = split->second};
 }
 
 }  // namespace lockstep

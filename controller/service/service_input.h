@@ -35,16 +35,16 @@ absl::Status CheckRequestText(std::string_view path,
 inline constexpr int kMaxRunsListed = 100000;
 absl::StatusOr<int> ParseRunsLimit(std::string_view text);
 
-// `lockstep-service serve --listen`: "HOST:PORT", "[IPV6]:PORT", or an IPv6
-// address without brackets split at its last colon ("::1:8443"). PORT 0 to
+// `lockstep-service serve --listen`: "HOST:PORT", "[IPV6]:PORT" (SplitHostPort
+// of common/net.h), or an IPv6 address without brackets split at its last
+// colon ("::1:8443"). PORT 0 to
 // 65535 (0: any free port).
 struct ListenAddress {
   std::string host;  // without brackets
   int port = 0;
 };
 absl::StatusOr<ListenAddress> ParseListenAddress(std::string_view text);
-// "HOST:PORT", an IPv6 host in brackets: for a URL or a message.
-std::string HostPort(const std::string& host, int port);
+// (Back to "HOST:PORT", "[IPV6]:PORT": JoinHostPort of common/net.h.)
 
 }  // namespace lockstep
 

@@ -21,6 +21,7 @@
 #include "common/tls_ca.h"
 #include "controller/service/service_db.h"
 #include "controller/service/service_http.h"
+#include "common/net.h"
 #include "controller/service/service_input.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
@@ -93,8 +94,8 @@ TEST(ServiceInput, ListenTakesABracketedIpv6Address) {
                           "[::1:8443"}) {
     EXPECT_FALSE(ParseListenAddress(bad).ok()) << bad;
   }
-  EXPECT_EQ(HostPort("::1", 8443), "[::1]:8443");
-  EXPECT_EQ(HostPort("127.0.0.1", 8443), "127.0.0.1:8443");
+  EXPECT_EQ(JoinHostPort("::1", 8443), "[::1]:8443");
+  EXPECT_EQ(JoinHostPort("127.0.0.1", 8443), "127.0.0.1:8443");
 }
 
 // ---- the HTTPS front, in this process ---------------------------------------
