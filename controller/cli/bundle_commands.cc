@@ -104,9 +104,9 @@ int ExportBundleCommand(const ParsedFlags& f) {
   }
   LazyHistory db(f.GetString("db"));
   auto run = ResolveRunRef(f.positional()[0], &db, {.restore_telemetry = false});
-  if (!run.ok()) {  // naming no run is a bad command line (exit 2), as for the others
-    const int code = Fail("export", run.status());
-    return absl::IsNotFound(run.status()) ? kExitUsage : code;
+  if (!run.ok()) {
+    Fail("export", run.status());
+    return ExitCodeForRunRef(run.status());
   }
   auto content = ContentOf(*run, &db, site, DescribeSystem(run->record, described));
   if (!content.ok()) return Fail("export", content.status());

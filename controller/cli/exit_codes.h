@@ -2,6 +2,7 @@
 #ifndef LOCKSTEP_CONTROLLER_CLI_EXIT_CODES_H_
 #define LOCKSTEP_CONTROLLER_CLI_EXIT_CODES_H_
 
+#include "absl/status/status.h"
 #include "controller/run/run_failure.h"
 
 namespace lockstep {
@@ -46,6 +47,14 @@ constexpr int ExitCodeFor(RunFailure failure) {
     case RunFailure::kOther: break;
   }
   return kExitFailure;
+}
+
+// The exit code of a results command whose run reference (results/run_ref.h)
+// could not be read: one that names no run (NotFound) or is malformed is a
+// bad command line, as for gate; one that cannot be read now (a run still
+// going, a damaged db) is a failure.
+inline int ExitCodeForRunRef(const absl::Status& s) {
+  return absl::IsNotFound(s) || absl::IsInvalidArgument(s) ? kExitUsage : kExitFailure;
 }
 
 }  // namespace lockstep

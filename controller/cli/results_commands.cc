@@ -32,11 +32,10 @@ int Fail(const char* cmd, const absl::Status& s) {
   return s.code() == absl::StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
 }
 
-// A run reference that names no run (NotFound) is a bad command line, exit
-// 2, as gate has it; an unreadable one (a run still going, a damaged db) 1.
+// Fail for a run reference that could not be read (ExitCodeForRunRef).
 int FailRef(const char* cmd, const absl::Status& s) {
   Fail(cmd, s);
-  return absl::IsNotFound(s) || absl::IsInvalidArgument(s) ? kExitUsage : kExitFailure;
+  return ExitCodeForRunRef(s);
 }
 
 // The run `ref` names (results/run_ref.h); what a damaged telemetry side file
